@@ -1,0 +1,67 @@
+"""fusetorch: PyTorch's classic API on numpy, with a compiler to fused C/CUDA kernels.
+
+    import fusetorch as torch
+
+Names are defined in the subpackages and re-exported here.
+"""
+from . import cuda, ir, tracer  # noqa: F401
+from .ir.dtypes import (ALIASES as _ALIASES, DType as dtype, bool_ as bool,  # noqa: A001
+                        can_cast, float16, float32, float64, int8, int16, int32, int64,
+                        promote_types, uint8)
+from .runtime.device import device
+from .tracer import Size, Tensor
+from .tracer.creation import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,
+                              Generator, HalfTensor, IntTensor, LongTensor, ShortTensor, arange,
+                              as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
+                              initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand,
+                              rand_like, randint, randint_like, randn, randn_like, randperm, seed,
+                              tensor, zeros, zeros_like)
+from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, any, argmax,
+                                argmin, bmm, cat, chunk, clamp, clip, clone, concat, concatenate,
+                                cos, div, dot, eq, equal, exp, flatten, flip, gather, ge, gt,
+                                index_select, le, log, logical_and, logical_not, logical_or, lt,
+                                masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul,
+                                mv, narrow, ne, neg, negative, nonzero, permute, pow, prod,
+                                reciprocal, relu, repeat as _repeat, reshape, rsqrt, rsub,
+                                scatter_add, sigmoid, sign, sin, split, sqrt, square, squeeze,
+                                stack, std, sub, sum, swapaxes, t, tanh, transpose, unbind,
+                                unflatten, unsqueeze, var, where)
+from .tracer.printing import set_printoptions
+
+float = float32  # noqa: A001
+double = float64
+half = float16
+long = int64
+int = int32  # noqa: A001
+short = int16
+true_divide = divide = div
+multiply = mul
+subtract = sub
+
+
+def is_tensor(obj) -> "builtins.bool":
+    return isinstance(obj, Tensor)
+
+
+def numel(input: Tensor) -> "builtins.int":
+    return input.numel()
+
+
+def is_floating_point(input: Tensor) -> "builtins.bool":
+    return input.is_floating_point()
+
+
+def get_default_dtype() -> dtype:
+    return ir.dtypes.default_float()
+
+
+def set_default_dtype(d: dtype) -> None:
+    ir.dtypes.set_default_dtype(d)
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    from .tracer.dispatch import promote_args
+    return promote_args("add", [tensor1, tensor2])[0]
+
+
+__version__ = "0.1.0"

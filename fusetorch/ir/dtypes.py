@@ -1,0 +1,134 @@
+"""Element types and PyTorch's type-promotion rules, as pure data (no numpy here).
+
+The `DType` objects defined here are the user-facing `fusetorch.float32`, ... objects too: the IR,
+the tracer and the user all speak of the same eight values.
+"""
+from __future__ import annotations
+
+
+class DType:
+    """An element type: `fusetorch.float32` prints as `torch.float32` like PyTorch's."""
+
+    __slots__ = ("name", "short", "itemsize", "category", "rank", "c_type")
+
+    # category: 0 bool, 1 integer, 2 floating. rank orders types inside a category.
+    def __init__(self, name: str, short: str, itemsize: int, category: int, rank: int, c_type: str):
+        self.name = name
+        self.short = short
+        self.itemsize = itemsize
+        self.category = category
+        self.rank = rank
+        self.c_type = c_type
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.category == 2
+
+    @property
+    def is_signed(self) -> bool:
+        return self.name not in ("bool", "uint8")
+
+    @property
+    def is_complex(self) -> bool:
+        return False
+
+    def __repr__(self) -> str:
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (by_name, (self.name,))
+
+
+bool_ = DType("bool", "b8", 1, 0, 0, "bool")
+uint8 = DType("uint8", "u8", 1, 1, 1, "uint8_t")
+int8 = DType("int8", "i8", 1, 1, 1, "int8_t")
+int16 = DType("int16", "i16", 2, 1, 2, "int16_t")
+int32 = DType("int32", "i32", 4, 1, 3, "int32_t")
+int64 = DType("int64", "i64", 8, 1, 4, "int64_t")
+float16 = DType("float16", "f16", 2, 2, 1, "_Float16")
+float32 = DType("float32", "f32", 4, 2, 2, "float")
+float64 = DType("float64", "f64", 8, 2, 3, "double")
+
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+_BY_NAME = {d.name: d for d in ALL}
+# PyTorch's aliases; `torch.float` is float32, `torch.int` is int32, `torch.long` int64, ...
+ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
+           "short": int16}
+
+_default_float = float32
+
+
+def by_name(name: str) -> DType:
+    return _BY_NAME[name] if name in _BY_NAME else ALIASES[name]
+
+
+def default_float() -> DType:
+    return _default_float
+
+
+def set_default_dtype(d: DType) -> None:
+    global _default_float
+    if not isinstance(d, DType) or not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default_float = d
+
+
+def promote_types(a: DType, b: DType) -> DType:
+    """torch.promote_types for the supported dtypes."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        return a if a.category > b.category else b
+    if a.category == 2:
+        return a if a.rank > b.rank else b
+    if a.category == 0:
+        return a
+    # integers: uint8 is the odd one out; mixing it with int8 needs int16.
+    if a is uint8 or b is uint8:
+        other = b if a is uint8 else a
+        return int16 if other is int8 else other
+    return a if a.rank > b.rank else b
+
+
+def _combine(higher: DType | None, lower: DType | None) -> DType | None:
+    """Let a lower-priority participant (0-d tensor, Python scalar) take part only when its
+    category is above the higher-priority result's: PyTorch's `combine_categories`."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.category == 2:
+        return higher
+    if higher.category == 0 or lower.category == 2:
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(value: object) -> DType:
+    """The dtype a Python scalar takes part in promotion with (a 'wrapped number')."""
+    if isinstance(value, bool):
+        return bool_
+    if isinstance(value, int):
+        return int64
+    if isinstance(value, float):
+        return _default_float
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+def result_type(dims: list[DType], zero_dims: list[DType], scalars: list[DType]) -> DType:
+    """torch.result_type: tensors with dimensions rank first, then 0-d tensors, then scalars."""
+    tiers = []
+    for group in (dims, zero_dims, scalars):
+        r = None
+        for d in group:
+            r = d if r is None else promote_types(r, d)
+        tiers.append(r)
+    out = _combine(_combine(tiers[0], tiers[1]), tiers[2])
+    if out is None:
+        raise TypeError("result_type needs at least one operand")
+    return out
+
+
+def can_cast(src: DType, dst: DType) -> bool:
+    """torch.can_cast as used by in-place ops and `out=`: no float -> int, no int -> bool."""
+    return src.category <= dst.category

@@ -1,0 +1,1 @@
+"""Where arrays and kernels live: devices, eager implementations, the reference interpreter."""

@@ -1,0 +1,232 @@
+"""Eager implementations of every primitive, for an array module `xp` (numpy, or cupy).
+
+`make_table(xp)` returns {op name: fn}. Elementwise entries take arrays (or Python scalars) and
+are ufuncs where possible, so the eager path adds no Python frame; other entries take arrays then
+the node's attributes as keywords. Inputs arrive already promoted to one dtype by the tracer.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..ir import dtypes as dt
+from .device import NP_DTYPES
+
+# PyTorch computes log(0) = -inf and 0/0 = nan silently; so does fusetorch. Filtering by module
+# keeps numpy's warnings for the user's own numpy code and costs nothing per call (np.errstate
+# would cost about 1.3 us per op).
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"fusetorch\.runtime\.eager")
+
+
+class _Generator:
+    """The global random generator behind rand/randn/randint and `manual_seed`."""
+
+    def __init__(self, seed: int = 0):
+        self.seed(seed)
+
+    def seed(self, seed: int) -> None:
+        self.initial = int(seed)
+        self.np = np.random.Generator(np.random.PCG64(int(seed) & (2**64 - 1)))
+
+
+GENERATOR = _Generator(np.random.SeedSequence().entropy & (2**63 - 1))
+
+
+def _random(xp, shape, dtype, dist, low=None, high=None):
+    g, npdt = GENERATOR.np, NP_DTYPES[dtype]
+    if dist == "uniform":
+        wide = npdt if npdt in (np.float32, np.float64) else np.float64
+        out = g.random(shape, dtype=wide)
+        if low not in (None, 0.0) or high not in (None, 1.0):
+            out = out * (high - low) + low
+    elif dist == "normal":
+        wide = npdt if npdt in (np.float32, np.float64) else np.float64
+        out = g.standard_normal(shape, dtype=wide)
+    elif dist == "randint":
+        out = g.integers(low, high, size=shape, dtype=np.int64)
+    else:
+        raise ValueError(f"unknown distribution {dist}")
+    return xp.asarray(out.astype(npdt, copy=False))
+
+
+def _pow(a, b):
+    try:
+        return np.power(a, b)
+    except ValueError as e:  # integers to negative integer powers
+        raise RuntimeError("Integers to negative integer powers are not allowed.") from e
+
+
+def _sigmoid(x):
+    # exp of a non-positive number only: no overflow for large |x|
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+
+
+def _sign(x):
+    return np.sign(x) if x.dtype != np.bool_ else x.copy()
+
+
+def _clamp(x, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if min is not None:
+        x = np.maximum(x, min)
+    if max is not None:
+        x = np.minimum(x, max)
+    return x
+
+
+def _index_tuple(spec, idx) -> tuple:
+    """The numpy index for an IR index spec (see ir.ops.index_shape)."""
+    out = []
+    for item in spec:
+        tag = item[0]
+        if tag == "int":
+            out.append(item[1])
+        elif tag == "slice":
+            out.append(slice(item[1], item[2], item[3]))
+        elif tag == "none":
+            out.append(None)
+        else:
+            out.append(idx[item[1]])
+    if not idx:
+        out.append(Ellipsis)  # keeps x[0] of a 1-d array a 0-d view, not a numpy scalar copy
+    return tuple(out)
+
+
+def _check_bounds(x_shape, spec, idx):
+    dim = 0
+    for item in spec:
+        if item[0] == "tensor":
+            a = idx[item[1]]
+            n = x_shape[dim]
+            if a.size and (a.max() >= n or a.min() < -n):
+                bad = int(a.max()) if a.max() >= n else int(a.min())
+                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+        if item[0] != "none":
+            dim += 1
+
+
+def _index(x, *idx, spec):
+    if idx:
+        _check_bounds(x.shape, spec, idx)
+    return x[_index_tuple(spec, idx)]
+
+
+def _index_put(x, v, *idx, spec, accumulate=False, inplace=False):
+    out = x if inplace else x.copy()
+    key = _index_tuple(spec, idx)
+    if idx:
+        _check_bounds(x.shape, spec, idx)
+    if accumulate:
+        np.add.at(out, key, v)
+    else:
+        out[key] = v
+    return out
+
+
+def _grid_index(index, dim):
+    """Open-grid index that pairs `index` along `dim` with the positions in the other dims."""
+    key = []
+    for i, n in enumerate(index.shape):
+        if i == dim:
+            key.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[i] = n
+            key.append(np.arange(n).reshape(shape))
+    return tuple(key)
+
+
+def _check_gather_index(index, size, dim):
+    if index.size and (index.max() >= size or index.min() < -size):
+        bad = int(index.max()) if index.max() >= size else int(index.min())
+        raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def _gather(x, index, dim):
+    _check_gather_index(index, x.shape[dim], dim)
+    return x[_grid_index(index, dim)]
+
+
+def _scatter_add(x, index, src, dim):
+    _check_gather_index(index, x.shape[dim], dim)
+    out = x.copy()
+    src = src[tuple(slice(0, n) for n in index.shape)]
+    np.add.at(out, _grid_index(index, dim), src)
+    return out
+
+
+def _nonzero(x):
+    return np.stack(np.nonzero(x), axis=1).astype(np.int64, copy=False).reshape(-1, x.ndim)
+
+
+def _reduce(fn):
+    def run(x, dims, keepdim):
+        return fn(x, axis=dims, keepdims=keepdim)
+    return run
+
+
+def _arg_reduce(fn):
+    def run(x, dims, keepdim):
+        return fn(x, axis=dims[0], keepdims=keepdim).astype(np.int64, copy=False)
+    return run
+
+
+def _extreme(fn, name):
+    def run(x, dims, keepdim):
+        for d in dims:
+            if x.shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+        return fn(x, axis=dims, keepdims=keepdim)
+    return run
+
+
+def make_table(xp) -> dict:
+    """The eager implementation of every primitive for array module `xp`."""
+    t = {
+        # sources
+        "full": lambda shape, dtype, value: xp.full(shape, value, dtype=NP_DTYPES[dtype]),
+        "iota": lambda shape, dtype, start, step: (
+            start + xp.arange(shape[0], dtype=np.float64 if dtype.is_floating_point else np.int64)
+            * step).astype(NP_DTYPES[dtype], copy=False),
+        "constant": lambda shape, dtype, value, digest=None: xp.asarray(value,
+                                                                       dtype=NP_DTYPES[dtype]),
+        "random": lambda shape, dtype, dist, low=None, high=None: _random(
+            xp, shape, dtype, dist, low, high),
+        # unary
+        "neg": xp.negative, "exp": xp.exp, "log": xp.log, "sqrt": xp.sqrt, "sin": xp.sin,
+        "cos": xp.cos, "tanh": xp.tanh, "abs": xp.abs, "sign": _sign, "sigmoid": _sigmoid,
+        "relu": lambda x: xp.maximum(x, 0).astype(x.dtype, copy=False),
+        "logical_not": xp.logical_not,
+        "copy": lambda x: xp.array(x, copy=True, order="C"),
+        "cast": lambda x, dtype: x.astype(NP_DTYPES[dtype]),
+        "clamp": _clamp,
+        # binary
+        "add": xp.add, "sub": xp.subtract, "mul": xp.multiply, "div": xp.true_divide,
+        "pow": _pow, "maximum": xp.maximum, "minimum": xp.minimum,
+        "eq": xp.equal, "ne": xp.not_equal, "lt": xp.less, "le": xp.less_equal,
+        "gt": xp.greater, "ge": xp.greater_equal,
+        "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
+        "bitwise_xor": xp.bitwise_xor,
+        "where": xp.where,
+        # reductions
+        "sum": _reduce(xp.sum), "prod": _reduce(xp.prod),
+        "max": _extreme(xp.max, "max"), "min": _extreme(xp.min, "min"),
+        "argmax": _arg_reduce(xp.argmax), "argmin": _arg_reduce(xp.argmin),
+        # movement
+        "reshape": lambda x, shape: xp.reshape(x, shape),
+        "permute": lambda x, perm: xp.transpose(x, perm),
+        "expand": lambda x, shape: xp.broadcast_to(x, shape),
+        "index": _index, "index_put": _index_put,
+        "cat": lambda *xs, dim: xp.concatenate(xs, axis=dim),
+        "gather": _gather, "scatter_add": _scatter_add, "nonzero": _nonzero,
+        # extern
+        "matmul": xp.matmul,
+    }
+    return t
+
+
+def np_dtype(d: dt.DType):
+    return NP_DTYPES[d]

@@ -1,0 +1,6 @@
+"""Tensors that execute eagerly and record into the IR."""
+from . import methods as _methods  # noqa: F401  (binds Tensor's methods and operators)
+from .tensor import Size, Tensor
+from .trace import Recorder, capture, run, trace
+
+__all__ = ["Size", "Tensor", "Recorder", "capture", "run", "trace"]

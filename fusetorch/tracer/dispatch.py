@@ -1,0 +1,244 @@
+"""The one path every tensor operation takes: check inputs, infer shape and dtype from the op
+table, run the eager implementation, wrap the result, and record a node when a recording wants it.
+
+Three entry points, by the kind of primitive:
+  elementwise(name, *args)      Tensors and Python scalars, broadcast and type-promoted
+  apply(name, tensors, attrs)   reductions, movement and extern ops (no promotion)
+  source(name, attrs, backend)  creation ops
+
+The common case, two tensors of one dtype and device with nothing recording, is checked first and
+costs one ufunc call plus the result object: `x + y` on small tensors must stay within a few
+microseconds of numpy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import dtypes as dt
+from ..ir.ops import OPS
+from ..ir.shapes import broadcast_many, broadcast_shapes
+from ..runtime.device import NP_DTYPES
+from .tensor import Tensor
+
+# The active recording (a tracer.trace.Recorder), or None. Every op checks it, so it is a plain
+# module global rather than anything slower to read.
+RECORDER = None
+
+_new = Tensor._make
+_ndarray = np.ndarray
+_FLOAT_OUT = {n for n, d in OPS.items() if d.promote == "float"}
+_BOOL_OUT = {n for n, d in OPS.items() if d.promote == "compare"} | {"logical_not"}
+# Ops whose inputs and output share the dtype of two same-dtype float or integer tensors; bool
+# inputs take the general path, which knows PyTorch's special cases for them.
+_FAST = {n for n, d in OPS.items() if d.kind == "elementwise" and d.nin == 2
+         and d.promote in ("same", "compare")}
+_SCALARS = (int, float)
+
+
+def _check_devices(tensors) -> object:
+    be = tensors[0]._be
+    for t in tensors[1:]:
+        if t._be is not be:
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{be.device} and {t._be.device}!")
+    return be
+
+
+def binary(name: str, a, b) -> Tensor:
+    """A binary elementwise op; `a` or `b` may be a Python scalar."""
+    if RECORDER is None:
+        if b.__class__ is Tensor and a.__class__ is Tensor:
+            dtype = a._dtype
+            if dtype is b._dtype and a._be is b._be and dtype.category and name in _FAST:
+                ad, bd = a._data, b._data
+                if ad.shape != bd.shape:
+                    broadcast_shapes(ad.shape, bd.shape)  # raises PyTorch's error
+                out = a._be.impl[name](ad, bd)
+                if out.__class__ is not _ndarray:
+                    out = np.asarray(out)
+                return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
+        elif a.__class__ is Tensor and b.__class__ in _SCALARS:
+            dtype = a._dtype
+            if dtype.category == 2 and (name in _FAST or name in _FLOAT_OUT):
+                out = a._be.impl[name](a._data, b)
+                if out.__class__ is not _ndarray:
+                    out = np.asarray(out)
+                return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
+    return elementwise(name, a, b)
+
+
+def unary(name: str, a: Tensor) -> Tensor:
+    """A unary elementwise op (no attributes)."""
+    if RECORDER is None and a._dtype.category == 2:
+        out = a._be.impl[name](a._data)
+        if out.__class__ is not _ndarray:
+            out = np.asarray(out)
+        return _new(out, dt.bool_ if name in _BOOL_OUT else a._dtype, a._be)
+    return elementwise(name, a)
+
+
+def promote_args(name: str, args) -> tuple:
+    """(compute dtype, output dtype) of an elementwise op over tensors and scalars."""
+    promote = OPS[name].promote
+    part = args[1:] if name == "where" else args
+    dims, zero, scal = [], [], []
+    for a in part:
+        if isinstance(a, Tensor):
+            (dims if a._data.ndim else zero).append(a._dtype)
+        else:
+            scal.append(dt.scalar_dtype(a))
+    compute = dt.result_type(dims, zero, scal)
+    if promote == "float" and not compute.is_floating_point:
+        compute = dt.default_float()
+    elif promote == "integral" and compute.is_floating_point:
+        raise RuntimeError(f'"{name}_cpu" not implemented for \'{_torch_name(compute)}\'')
+    _check_bool(name, compute)
+    return compute, (dt.bool_ if name in _BOOL_OUT else compute)
+
+
+def _torch_name(d: dt.DType) -> str:
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}[d.name]
+
+
+def _check_bool(name: str, compute: dt.DType) -> None:
+    if compute is not dt.bool_:
+        return
+    if name == "sub":
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if name == "neg":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+
+
+def _scalar_as(value, d: dt.DType):
+    if d.category == 2:
+        return float(value)
+    if d.category == 1:
+        return int(value)
+    return bool(value)
+
+
+def elementwise(name: str, *args) -> Tensor:
+    """The general elementwise path: promotion (with explicit casts), broadcasting, recording."""
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    for a in args:
+        if not isinstance(a, (Tensor, bool, int, float)):
+            raise TypeError(f"{name}(): argument must be a Tensor or a number, "
+                            f"not {type(a).__name__}")
+    be = _check_devices(tensors)
+    compute, out_dtype = promote_args(name, args)
+    shape = broadcast_many([t._data.shape for t in tensors])
+    ins = []
+    for i, a in enumerate(args):
+        want = dt.bool_ if (name == "where" and i == 0) else compute
+        if isinstance(a, Tensor):
+            if a._dtype is not want:
+                if name == "where" and i == 0:
+                    raise RuntimeError("where expected condition to be a boolean tensor, but got "
+                                       f"a tensor with dtype {_torch_name(a._dtype)}")
+                a = cast(a, want)
+        else:
+            a = _scalar_as(a, want)
+        ins.append(a)
+    attrs = {}
+    out = be.impl[name](*[a._data if isinstance(a, Tensor) else a for a in ins])
+    out = _as_array(out, out_dtype, be)
+    if out.shape != shape:  # an op whose eager result does not broadcast like the rule says
+        raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
+    result = _new(out, out_dtype, be)
+    if RECORDER is not None:
+        RECORDER.record(name, ins, attrs, result, compute)
+    return result
+
+
+def _as_array(out, d: dt.DType, be):
+    npdt = NP_DTYPES[d]
+    if out.__class__ is not _ndarray:
+        out = be.xp.asarray(out)
+    if out.dtype != npdt:
+        out = out.astype(npdt)
+    return out
+
+
+def cast(t: Tensor, d: dt.DType) -> Tensor:
+    if t._dtype is d:
+        return t
+    return apply("cast", [t], {"dtype": d})
+
+
+def apply(name: str, tensors, attrs: dict) -> Tensor:
+    """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors."""
+    opdef = OPS[name]
+    be = _check_devices(tensors) if len(tensors) > 1 else tensors[0]._be
+    shapes = [t._data.shape for t in tensors]
+    shape = opdef.shape(shapes, attrs) if opdef.shape is not None else None
+    dtype = opdef.dtype([t._dtype for t in tensors], attrs)
+    out = be.impl[name](*[t._data for t in tensors], **attrs)
+    out = _as_array(out, dtype, be)
+    if shape is not None and out.shape != tuple(shape):
+        raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
+    result = _new(out, dtype, be)
+    if RECORDER is not None:
+        RECORDER.record(name, tensors, attrs, result)
+    return result
+
+
+def source(name: str, attrs: dict, be) -> Tensor:
+    """Run a creation primitive on backend `be`."""
+    out = be.impl[name](**attrs)
+    result = _new(_as_array(out, attrs["dtype"], be), attrs["dtype"], be)
+    if RECORDER is not None:
+        RECORDER.record(name, [], attrs, result)
+    return result
+
+
+def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
+    """`t[spec] = v` in place: the buffer is written directly (views of `t` see it), and a
+    recording sees `t` become the value of an `index_put` node."""
+    from ..ir.ops import index_shape
+    tensors = [t, v] + idx
+    _check_devices(tensors)
+    region = index_shape([t._data.shape] + [i._data.shape for i in idx], {"spec": spec})
+    if broadcast_many([region, v._data.shape]) != tuple(region):
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v._data.shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(region)}")
+    if not t._data.flags.writeable:
+        raise RuntimeError(_OVERLAP)
+    t._be.impl["index_put"](t._data, v._data, *[i._data for i in idx], spec=spec,
+                            inplace=True)
+    t._bump_version()
+    if RECORDER is not None:
+        RECORDER.record("index_put", tensors, {"spec": spec, "accumulate": False}, t)
+
+
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def copy_into(t: Tensor, value: Tensor) -> Tensor:
+    """Write `value` (already of `t`'s shape after broadcasting) into `t`'s buffer: the eager
+    half of every in-place op. Recordings then see `t` as `value`."""
+    if t._be is not value._be:
+        _check_devices([t, value])
+    if not t._data.flags.writeable:
+        raise RuntimeError(_OVERLAP)
+    t._be.xp.copyto(t._data, value._data, casting="unsafe")
+    t._bump_version()
+    if RECORDER is not None:
+        RECORDER.alias(t, cast(value, t._dtype))
+    return t
+
+
+def record_inplace(t: Tensor, value: Tensor) -> None:
+    """After `t`'s buffer has been overwritten with `value`, make recordings see `t` as `value`."""
+    if RECORDER is not None:
+        RECORDER.alias(t, value)
+
+
+def is_recording() -> bool:
+    return RECORDER is not None

@@ -1,0 +1,625 @@
+"""The torch-level math functions, composed from primitives through dispatch.
+
+Every function here is what `fusetorch.<name>` and `Tensor.<name>` call. Compositions are chosen
+so that values (and later gradients) match PyTorch: mean divides the sum by n, var subtracts the
+mean before squaring, clamp is its own primitive so that its gradient at the bounds is PyTorch's.
+"""
+from __future__ import annotations
+
+import builtins as _b  # this module defines its own sum, min, max, all, any
+import math
+from collections import namedtuple
+
+from ..ir import dtypes as dt
+from ..ir.shapes import infer_reshape, norm_dim, norm_dims, numel
+from . import dispatch as D
+from .tensor import Tensor
+
+binary, unary, elementwise, apply, cast = D.binary, D.unary, D.elementwise, D.apply, D.cast
+
+
+def _tensor(x, like: Tensor | None = None) -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    from .creation import tensor
+    return tensor(x, device=like.device if like is not None else None)
+
+
+def write_out(result: Tensor, out: Tensor | None) -> Tensor:
+    """Copy `result` into `out=` the way PyTorch does: resize if needed, cast if allowed."""
+    if out is None:
+        return result
+    if not dt.can_cast(result._dtype, out._dtype):
+        raise RuntimeError(f"result type {D._torch_name(result._dtype)} can't be cast to the "
+                           f"desired output type {D._torch_name(out._dtype)}")
+    if out._data.shape != result._data.shape:
+        out._data = out._be.xp.empty(result._data.shape, dtype=out._data.dtype)
+    out._be.xp.copyto(out._data, result._data, casting="unsafe")
+    out._bump_version()
+    D.record_inplace(out, cast(result, out._dtype))
+    return out
+
+
+# ---------------------------------------------------------------- elementwise
+
+def add(input, other, *, alpha=1, out=None) -> Tensor:
+    if alpha != 1:
+        other = binary("mul", other, alpha)
+    return write_out(binary("add", input, other), out)
+
+
+def sub(input, other, *, alpha=1, out=None) -> Tensor:
+    if alpha != 1:
+        other = binary("mul", other, alpha)
+    return write_out(binary("sub", input, other), out)
+
+
+def rsub(input, other, *, alpha=1) -> Tensor:
+    return sub(other, input, alpha=alpha)
+
+
+def mul(input, other, *, out=None) -> Tensor:
+    return write_out(binary("mul", input, other), out)
+
+
+def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
+    if rounding_mode is not None:
+        raise NotImplementedError("div(rounding_mode=...) is not supported yet")
+    return write_out(binary("div", input, other), out)
+
+
+def pow(input, exponent, *, out=None) -> Tensor:
+    return write_out(binary("pow", input, exponent), out)
+
+
+def maximum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    return write_out(binary("maximum", input, _tensor(other, input)), out)
+
+
+def minimum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    return write_out(binary("minimum", input, _tensor(other, input)), out)
+
+
+def where(condition: Tensor, input=None, other=None) -> Tensor:
+    if input is None and other is None:
+        return tuple(nonzero(condition).t())
+    return elementwise("where", condition, input, other)
+
+
+def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        r = input
+        if min is not None:
+            r = maximum(r, min)
+        if max is not None:
+            r = minimum(r, max)
+        return write_out(r, out)
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    bounds = [b for b in (min, max) if b is not None]
+    compute, _ = D.promote_args("clamp", [input] + bounds)
+    attrs = {"min": None if min is None else D._scalar_as(min, compute),
+             "max": None if max is None else D._scalar_as(max, compute)}
+    return write_out(apply("clamp", [cast(input, compute)], attrs), out)
+
+
+clip = clamp
+
+
+def _unary(name):
+    def fn(input: Tensor, *, out=None) -> Tensor:
+        return write_out(unary(name, input), out)
+    fn.__name__ = name
+    fn.__doc__ = f"Elementwise {name}; integer inputs compute in the default float dtype." \
+        if D.OPS[name].promote == "float" else f"Elementwise {name}."
+    return fn
+
+
+exp, log, sqrt, sin, cos, tanh, sigmoid, abs, neg, sign, relu, logical_not = (
+    _unary(n) for n in ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg",
+                        "sign", "relu", "logical_not"))
+negative, absolute = neg, abs
+
+
+def square(input: Tensor) -> Tensor:
+    return binary("mul", input, input)
+
+
+def rsqrt(input: Tensor) -> Tensor:
+    return binary("div", 1.0, sqrt(input))
+
+
+def reciprocal(input: Tensor) -> Tensor:
+    return binary("div", 1.0, input)
+
+
+def eq(input, other, *, out=None):
+    return write_out(binary("eq", input, other), out)
+
+
+def ne(input, other, *, out=None):
+    return write_out(binary("ne", input, other), out)
+
+
+def lt(input, other, *, out=None):
+    return write_out(binary("lt", input, other), out)
+
+
+def le(input, other, *, out=None):
+    return write_out(binary("le", input, other), out)
+
+
+def gt(input, other, *, out=None):
+    return write_out(binary("gt", input, other), out)
+
+
+def ge(input, other, *, out=None):
+    return write_out(binary("ge", input, other), out)
+
+
+def logical_and(input, other):
+    return binary("bitwise_and", cast(input, dt.bool_), cast(_tensor(other, input), dt.bool_))
+
+
+def logical_or(input, other):
+    return binary("bitwise_or", cast(input, dt.bool_), cast(_tensor(other, input), dt.bool_))
+
+
+def equal(input: Tensor, other: Tensor) -> bool:
+    return input.shape == other.shape and bool(eq(input, other).all())
+
+
+def allclose(input: Tensor, other: Tensor, rtol=1e-5, atol=1e-8, equal_nan=False) -> bool:
+    import numpy as np
+    return bool(np.allclose(input._host(), other._host(), rtol=rtol, atol=atol,
+                            equal_nan=equal_nan))
+
+
+# ---------------------------------------------------------------- reductions
+
+ReturnMax = namedtuple("max", ["values", "indices"])
+ReturnMin = namedtuple("min", ["values", "indices"])
+for _rt in (ReturnMax, ReturnMin):
+    _rt.__repr__ = lambda self: (f"torch.return_types.{type(self).__name__}(\n"
+                                 f"values={self.values},\nindices={self.indices})")
+
+
+def _sum_dtype(x: Tensor, dtype) -> dt.DType:
+    if dtype is not None:
+        return dtype
+    return x._dtype if x._dtype.is_floating_point else dt.int64
+
+
+def _dims(dim, ndim: int) -> tuple:
+    if isinstance(dim, (list, tuple)) and len(dim) == 0:
+        dim = None  # PyTorch's legacy: an empty dim list reduces everything
+    return norm_dims(dim, ndim)
+
+
+def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    x = cast(input, _sum_dtype(input, dtype))
+    r = apply("sum", [x], {"dims": _dims(dim, x.ndim), "keepdim": keepdim})
+    return write_out(r, out)
+
+
+def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
+    x = input if dtype is None else cast(input, dtype)
+    if not x._dtype.is_floating_point:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
+                           "floating point or complex dtype. Got: " + D._torch_name(x._dtype))
+    dims = _dims(dim, x.ndim)
+    n = numel([x.shape[d] for d in dims])
+    s = apply("sum", [x], {"dims": dims, "keepdim": keepdim})
+    return write_out(binary("div", s, n), out)
+
+
+def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    x = cast(input, _sum_dtype(input, dtype))
+    dims = norm_dims(None if dim is None else norm_dim(dim, x.ndim), x.ndim)
+    return apply("prod", [x], {"dims": dims, "keepdim": keepdim})
+
+
+def _extreme(name: str, arg: str, result_type, input: Tensor, dim, keepdim, out):
+    if isinstance(dim, Tensor):
+        return (maximum if name == "max" else minimum)(input, dim, out=out)
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        return write_out(apply(name, [input], {"dims": norm_dims(None, input.ndim),
+                                               "keepdim": False}), out)
+    d = norm_dim(dim, input.ndim)
+    dims = (d,) if input.ndim else ()
+    values = apply(name, [input], {"dims": dims, "keepdim": keepdim})
+    x = input if input.ndim else reshape(input, (1,))
+    indices = apply(arg, [x], {"dims": (d,), "keepdim": keepdim and input.ndim > 0})
+    return result_type(values, indices)
+
+
+def max(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
+    return _extreme("max", "argmax", ReturnMax, input, dim, keepdim, out)
+
+
+def min(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
+    return _extreme("min", "argmin", ReturnMin, input, dim, keepdim, out)
+
+
+def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    return apply("max", [input], {"dims": _dims(dim, input.ndim), "keepdim": keepdim})
+
+
+def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    return apply("min", [input], {"dims": _dims(dim, input.ndim), "keepdim": keepdim})
+
+
+def _arg(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0.")
+        r = apply(name, [reshape(input, (-1,))], {"dims": (0,), "keepdim": False})
+        return reshape(r, (1,) * input.ndim) if keepdim else r
+    d = norm_dim(dim, input.ndim)
+    x = input if input.ndim else reshape(input, (1,))
+    return apply(name, [x], {"dims": (d,), "keepdim": keepdim and input.ndim > 0})
+
+
+def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _arg("argmax", input, dim, keepdim)
+
+
+def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _arg("argmin", input, dim, keepdim)
+
+
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    """Variance; `unbiased` (legacy) or `correction` (default 1) as in PyTorch."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    if correction is None:
+        correction = 0 if unbiased is False else 1
+    if not input._dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    dims = _dims(dim, input.ndim)
+    n = numel([input.shape[d] for d in dims])
+    centered = sub(input, mean(input, dims, keepdim=True))
+    ss = apply("sum", [binary("mul", centered, centered)], {"dims": dims, "keepdim": keepdim})
+    return binary("div", ss, float(n - correction) if n > correction else 0.0)
+
+
+def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    b = cast(input, dt.bool_)
+    if b.numel() == 0 and dim is None:
+        return _full_like_scalar(True, b)
+    return apply("min", [b], {"dims": _dims(dim, b.ndim), "keepdim": keepdim})
+
+
+def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    b = cast(input, dt.bool_)
+    if b.numel() == 0 and dim is None:
+        return _full_like_scalar(False, b)
+    return apply("max", [b], {"dims": _dims(dim, b.ndim), "keepdim": keepdim})
+
+
+def _full_like_scalar(value, like: Tensor) -> Tensor:
+    return D.source("full", {"shape": (), "dtype": dt.bool_, "value": value}, like._be)
+
+
+# ---------------------------------------------------------------- matmul
+
+def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    a, b = input, other
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{a.ndim}D and {b.ndim}D")
+    if a.ndim == 1 and b.ndim == 1:
+        if a.shape[0] != b.shape[0]:
+            raise RuntimeError(
+                f"inconsistent tensor size, expected tensor [{a.shape[0]}] and src "
+                f"[{b.shape[0]}] to have the same number of elements, but got {a.shape[0]} and "
+                f"{b.shape[0]} elements respectively")
+        r = apply("matmul", [reshape(a, (1, -1)), reshape(b, (-1, 1))], {})
+        return write_out(reshape(r, ()), out)
+    if b.ndim == 1:
+        if a.ndim == 2 and a.shape[1] != b.shape[0]:
+            raise RuntimeError(f"size mismatch, got input ({a.shape[0]}), mat "
+                               f"({a.shape[0]}x{a.shape[1]}), vec ({b.shape[0]})")
+        r = apply("matmul", [a, reshape(b, (-1, 1))], {})
+        return write_out(reshape(r, r.shape[:-1]), out)
+    if a.ndim == 1:
+        r = apply("matmul", [reshape(a, (1, -1)), b], {})
+        return write_out(reshape(r, r.shape[:-2] + r.shape[-1:]), out)
+    return write_out(apply("matmul", [a, b], {}), out)
+
+
+def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
+    if input.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if mat2.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    return write_out(apply("matmul", [input, mat2], {}), out)
+
+
+def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3
+                           else "batch2 must be a 3D tensor")
+    return apply("matmul", [input, mat2], {})
+
+
+def mv(input: Tensor, vec: Tensor) -> Tensor:
+    return matmul(input, vec)
+
+
+def dot(input: Tensor, other: Tensor) -> Tensor:
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
+                           "tensors")
+    return matmul(input, other)
+
+
+# ---------------------------------------------------------------- movement
+
+def _shape_arg(shape) -> tuple:
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+def reshape(input: Tensor, shape) -> Tensor:
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    if shape == input._data.shape:
+        return apply("reshape", [input], {"shape": shape})
+    return apply("reshape", [input], {"shape": infer_reshape(shape, input._data.size)})
+
+
+def view(input: Tensor, *shape) -> Tensor:
+    if len(shape) == 1 and isinstance(shape[0], dt.DType):
+        raise NotImplementedError("view(dtype) is not supported")
+    shape = infer_reshape(_shape_arg(shape), input._data.size)
+    if not _can_view(input._data, shape):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return apply("reshape", [input], {"shape": shape})
+
+
+def _can_view(data, shape) -> bool:
+    try:
+        data.reshape(shape, copy=False)
+    except ValueError:
+        return False
+    return True
+
+
+def permute(input: Tensor, *dims) -> Tensor:
+    dims = _shape_arg(dims)
+    if len(dims) == input.ndim:  # else the shape rule reports the length mismatch
+        dims = tuple(norm_dim(d, input.ndim) for d in dims)
+    return apply("permute", [input], {"perm": dims})
+
+
+def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    n = input.ndim
+    d0, d1 = norm_dim(dim0, n), norm_dim(dim1, n)
+    perm = list(range(n))
+    if n:
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+    return apply("permute", [input], {"perm": tuple(perm)})
+
+
+swapaxes = transpose
+
+
+def t(input: Tensor) -> Tensor:
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
+                           f"{input.ndim}D")
+    return transpose(input, 0, -1) if input.ndim == 2 else apply(
+        "permute", [input], {"perm": tuple(range(input.ndim))})
+
+
+def squeeze(input: Tensor, dim=None) -> Tensor:
+    shape = input.shape
+    if dim is None:
+        new = tuple(s for s in shape if s != 1)
+    else:
+        dims = norm_dims(dim, input.ndim)
+        new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
+    return apply("reshape", [input], {"shape": new})
+
+
+def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    d = norm_dim(dim, input.ndim + 1)
+    shape = input.shape
+    return apply("reshape", [input], {"shape": tuple(shape[:d]) + (1,) + tuple(shape[d:])})
+
+
+def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if input.ndim == 0:
+        return apply("reshape", [input], {"shape": (1,)})
+    s, e = norm_dim(start_dim, input.ndim), norm_dim(end_dim, input.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    shape = input.shape
+    new = tuple(shape[:s]) + (numel(shape[s:e + 1]),) + tuple(shape[e + 1:])
+    return apply("reshape", [input], {"shape": new})
+
+
+def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
+    d = norm_dim(dim, input.ndim)
+    shape = input.shape
+    sizes = infer_reshape(tuple(sizes), shape[d])
+    return apply("reshape", [input], {"shape": tuple(shape[:d]) + sizes + tuple(shape[d + 1:])})
+
+
+def expand(input: Tensor, *sizes) -> Tensor:
+    return apply("expand", [input], {"shape": _shape_arg(sizes)})
+
+
+def contiguous(input: Tensor) -> Tensor:
+    if input._data.flags.c_contiguous:
+        return input
+    return unary_copy(input)
+
+
+def unary_copy(input: Tensor) -> Tensor:
+    return apply("copy", [input], {})
+
+
+def clone(input: Tensor) -> Tensor:
+    return unary_copy(input)
+
+
+def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    # PyTorch's legacy: 1-d empty tensors are skipped
+    kept = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)] or tensors[:1]
+    ref = kept[0]
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = norm_dim(dim, ref.ndim)
+    target = dt.result_type([x._dtype for x in kept], [], [])
+    return write_out(apply("cat", [cast(x, target) for x in kept], {"dim": d}), out)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    ref = tensors[0].shape
+    for i, x in enumerate(tensors):
+        if x.shape != ref:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(ref)} at entry 0 and {list(x.shape)} at entry {i}")
+    d = norm_dim(dim, len(ref) + 1)
+    return cat([unsqueeze(x, d) for x in tensors], d, out=out)
+
+
+def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    d = norm_dim(dim, input.ndim)
+    n = input.shape[d]
+    if start < 0:
+        start += n
+    if not (0 <= start <= n and 0 <= length <= n - start):
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return _slice(input, d, start, start + length)
+
+
+def _slice(input: Tensor, d: int, start: int, stop: int) -> Tensor:
+    spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("slice", start, stop, 1),)
+    return apply("index", [input], {"spec": spec})
+
+
+def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    d = norm_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, int):
+        step = split_size_or_sections
+        if step <= 0 and n:
+            raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                               f"dimension size of {n}")
+        sizes = [_b.min(step, n - i) for i in range(0, n, step)] if n else [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if _b.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got "
+                               f"split_sizes={sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(_slice(tensor, d, start, start + s))
+        start += s
+    return tuple(out)
+
+
+def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    d = norm_dim(dim, input.ndim)
+    n = input.shape[d]
+    return split(input, _b.max(1, math.ceil(n / chunks)) if n else 0, d)
+
+
+def unbind(input: Tensor, dim: int = 0) -> tuple:
+    d = norm_dim(dim, input.ndim)
+    return tuple(squeeze(p, d) for p in split(input, 1, d))
+
+
+def _check_index(name: str, index: Tensor) -> None:
+    if index._dtype is not dt.int64:
+        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+
+
+def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    _check_index("gather", index)
+    return apply("gather", [input, index], {"dim": norm_dim(dim, input.ndim)})
+
+
+def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    _check_index("scatter_add", index)
+    return apply("scatter_add", [input, index, cast(src, input._dtype)],
+                 {"dim": norm_dim(dim, input.ndim)})
+
+
+def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    d = norm_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("tensor", 0),)
+    return apply("index", [input, cast(reshape(index, (-1,)), dt.int64)], {"spec": spec})
+
+
+def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        value = cast(value, input._dtype)
+    else:
+        value = D._scalar_as(value, input._dtype)
+    if mask._dtype is not dt.bool_:
+        raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{mask._dtype.name}")
+    return elementwise("where", mask, value, input)
+
+
+def nonzero(input: Tensor, *, as_tuple: bool = False):
+    r = apply("nonzero", [input], {})
+    return tuple(unbind(r, 1)) if as_tuple else r
+
+
+def flip(input: Tensor, dims) -> Tensor:
+    dims = norm_dims(dims, input.ndim)
+    spec = tuple(("slice", 0, s, 1) for s in input.shape)
+    idx = []
+    from .creation import arange
+    for d in dims:
+        idx.append(arange(input.shape[d] - 1, -1, -1, device=input.device))
+    # index by reversed aranges, one advanced index per dim, each on its own axis
+    r = input
+    for d, ix in zip(dims, idx):
+        sp = spec[:d] + (("tensor", 0),)
+        r = apply("index", [r, ix], {"spec": sp})
+    return r
+
+
+def repeat(input: Tensor, *sizes) -> Tensor:
+    sizes = _shape_arg(sizes)
+    if len(sizes) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    shape = (1,) * (len(sizes) - input.ndim) + tuple(input.shape)
+    x = reshape(input, tuple(v for s in shape for v in (1, s)))
+    x = expand(x, *[v for r, s in zip(sizes, shape) for v in (r, s)])
+    return reshape(x, tuple(r * s for r, s in zip(sizes, shape)))

@@ -1,0 +1,164 @@
+"""`tensor[key]` and `tensor[key] = value`, normalised to the IR's `index` and `index_put` specs.
+
+Reading is two steps, as in PyTorch: ints, slices, None and Ellipsis first (a view), then the
+advanced (tensor) indices on what is left, so that `x[0, :, [0, 1]]` has PyTorch's shape [3, 2]
+rather than numpy's [2, 3]. Boolean masks become integer indices through `nonzero`.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import dtypes as dt
+from . import dispatch as D
+from .tensor import Tensor
+
+
+def _as_index_tensor(item, like: Tensor) -> Tensor:
+    if not isinstance(item, Tensor):
+        from .creation import tensor
+        item = tensor(np.asarray(item) if not isinstance(item, (list, tuple)) else item,
+                      device=like.device)
+        if item.numel() == 0 and item._dtype.is_floating_point:
+            item = D.cast(item, dt.int64)  # x[[]] selects nothing
+    if item._dtype.is_floating_point:
+        raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    return item
+
+
+def _normalise(t: Tensor, key) -> list:
+    """Split `key` into ('int', i) / ('slice', a, b, step) / ('none',) / ('tensor', T) /
+    ('mask', T) items covering the tensor's dims (Ellipsis expanded)."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    items = []
+    for k in key:
+        if k is None:
+            items.append(("none",))
+        elif k is Ellipsis:
+            items.append(("ellipsis",))
+        elif isinstance(k, slice):
+            items.append(("pyslice", k))
+        elif isinstance(k, (bool, np.bool_)):
+            raise NotImplementedError("indexing with a Python bool is not supported")
+        elif isinstance(k, (int, np.integer)):
+            items.append(("pyint", int(k)))
+        elif isinstance(k, Tensor) and k.ndim == 0 and k._dtype.category == 1:
+            items.append(("pyint", int(k.item())))
+        else:
+            k = _as_index_tensor(k, t)
+            if k._dtype in (dt.bool_, dt.uint8):
+                items.append(("mask", D.cast(k, dt.bool_)))
+            else:
+                items.append(("tensor", D.cast(k, dt.int64)))
+    used = sum(it[1].ndim if it[0] == "mask" else 1 for it in items
+               if it[0] not in ("none", "ellipsis"))
+    if used > t.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {t.ndim}")
+    if sum(1 for it in items if it[0] == "ellipsis") > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    out, dim = [], 0
+    for it in items:
+        tag = it[0]
+        if tag == "ellipsis":
+            for _ in range(t.ndim - used):
+                out.append(("slice", 0, t.shape[dim], 1))
+                dim += 1
+        elif tag == "none":
+            out.append(it)
+        elif tag == "pyint":
+            n = t.shape[dim]
+            i = it[1]
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {n}")
+            out.append(("int", i + n if i < 0 else i))
+            dim += 1
+        elif tag == "pyslice":
+            s = it[1]
+            if s.step is not None and s.step <= 0:
+                raise ValueError("step must be greater than zero")
+            out.append(("slice",) + s.indices(t.shape[dim]))
+            dim += 1
+        elif tag == "mask":
+            m = it[1]
+            for j in range(m.ndim):
+                if m.shape[j] != t.shape[dim + j]:
+                    raise IndexError(
+                        f"The shape of the mask {list(m.shape)} at index {j} does not match the "
+                        f"shape of the indexed tensor {list(t.shape)} at index {dim + j}")
+            out.append(it)
+            dim += m.ndim
+        else:
+            out.append(it)
+            dim += 1
+    return out
+
+
+def _expand_masks(items: list) -> tuple[list, list]:
+    """Replace each mask by one ('tensor', k) item per mask dim; return (spec, index tensors)."""
+    from .functional import nonzero, unbind
+    spec, idx = [], []
+    for it in items:
+        if it[0] == "mask":
+            for col in (unbind(nonzero(it[1]), 1) if it[1].ndim else ()):
+                spec.append(("tensor", len(idx)))
+                idx.append(col)
+            if it[1].ndim == 0:
+                raise NotImplementedError("indexing with a 0-d boolean mask is not supported")
+        elif it[0] == "tensor":
+            spec.append(("tensor", len(idx)))
+            idx.append(it[1])
+        else:
+            spec.append(it)
+    return spec, idx
+
+
+def _is_trivial(spec, shape) -> bool:
+    return all(it[0] == "slice" and it[1:] == (0, n, 1) for it, n in zip(spec, shape))
+
+
+def getitem(t: Tensor, key) -> Tensor:
+    items = _normalise(t, key)
+    advanced = [it for it in items if it[0] in ("tensor", "mask")]
+    if not advanced:
+        spec = tuple(items)
+        return D.apply("index", [t], {"spec": spec})
+    # step 1: the basic part, with the advanced dims kept whole
+    basic, adv = [], []  # adv: (dim in step 1's result, item)
+    src = pos = 0
+    for it in items:
+        tag = it[0]
+        if tag in ("tensor", "mask"):
+            n = it[1].ndim if tag == "mask" else 1
+            for _ in range(n):
+                basic.append(("slice", 0, t.shape[src], 1))
+                src += 1
+            adv.append((pos, it))
+            pos += n
+        else:
+            basic.append(it)
+            src += tag != "none"
+            pos += tag != "int"
+    x = t if _is_trivial(basic, t.shape) else D.apply("index", [t], {"spec": tuple(basic)})
+    # step 2: the advanced indices on the dims they now sit at
+    items2, at = [], 0
+    for p, it in adv:
+        while at < p:
+            items2.append(("slice", 0, x.shape[at], 1))
+            at += 1
+        items2.append(it)
+        at += it[1].ndim if it[0] == "mask" else 1
+    spec2, idx = _expand_masks(items2)
+    return D.apply("index", [x] + idx, {"spec": tuple(spec2)})
+
+
+def setitem(t: Tensor, key, value) -> None:
+    spec, idx = _expand_masks(_normalise(t, key))
+    if isinstance(value, Tensor):
+        v = D.cast(value, t._dtype)
+    elif isinstance(value, (bool, int, float)):
+        v = D.source("full", {"shape": (), "dtype": t._dtype,
+                              "value": D._scalar_as(value, t._dtype)}, t._be)
+    else:
+        from .creation import tensor
+        v = tensor(value, dtype=t._dtype, device=t.device)
+    D.index_put_(t, v, idx, tuple(spec))

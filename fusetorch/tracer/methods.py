@@ -1,0 +1,332 @@
+"""Tensor methods and operators, bound to the functions in `functional.py`.
+
+`x.exp()` is `functional.exp(x)`; `x.add_(y)` computes `add(x, y)` and writes it into x's buffer
+(`_inplace`), which is how every in-place method works: functional value, then an in-place copy
+that bumps the version counter and lets recordings see the new value.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import dtypes as dt
+from ..ir.shapes import broadcast_shapes
+from ..runtime import device as _dev
+from . import creation as C
+from . import dispatch as D
+from . import functional as F
+from . import indexing
+from .tensor import Tensor
+
+
+def _inplace(self: Tensor, value: Tensor) -> Tensor:
+    if value._data.shape != self._data.shape:
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
+                           f"broadcast shape {list(value._data.shape)}")
+    if not dt.can_cast(value._dtype, self._dtype):
+        raise RuntimeError(f"result type {D._torch_name(value._dtype)} can't be cast to the "
+                           f"desired output type {D._torch_name(self._dtype)}")
+    return D.copy_into(self, value)
+
+
+def _inplace_binary(name: str):
+    """`x.op_(y)`: for same-dtype float operands the ufunc writes straight into x's buffer."""
+    direct = name in ("add", "sub", "mul", "div")
+
+    def method(self: Tensor, other, **kw) -> Tensor:
+        if direct and not kw and D.RECORDER is None and self._dtype.category == 2 \
+                and self._data.flags.writeable:
+            od = None
+            if other.__class__ is Tensor and other._dtype is self._dtype \
+                    and other._be is self._be:
+                od = other._data
+                if od.shape != self._data.shape and \
+                        broadcast_shapes(self._data.shape, od.shape) != self._data.shape:
+                    od = None
+            elif other.__class__ in (int, float):
+                od = other
+            if od is not None:
+                self._be.impl[name](self._data, od, out=self._data)
+                self._bump_version()
+                return self
+        return _inplace(self, getattr(F, name)(self, other, **kw))
+    method.__name__ = name + "_"
+    return method
+
+
+def _inplace_of(fn):
+    def method(self: Tensor, *args, **kw) -> Tensor:
+        return _inplace(self, fn(self, *args, **kw))
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def _method(fn):
+    def method(self, *args, **kw):
+        return fn(self, *args, **kw)
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+# plain methods: x.name(...) == F.name(x, ...)
+for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "clamp", "clip", "exp",
+              "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg", "negative", "sign",
+              "relu", "logical_not", "logical_and", "logical_or", "square", "rsqrt",
+              "reciprocal", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "prod", "max",
+              "min", "amax", "amin", "argmax", "argmin", "var", "std", "all", "any", "matmul",
+              "mm", "bmm", "mv", "dot", "permute", "transpose", "swapaxes", "t", "squeeze",
+              "unsqueeze", "flatten", "unflatten", "expand", "contiguous", "clone", "narrow",
+              "split", "chunk", "unbind", "gather", "scatter_add", "index_select", "masked_fill",
+              "nonzero", "flip", "repeat", "view", "equal", "allclose", "rsub"):
+    setattr(Tensor, _name, _method(getattr(F, _name)))
+
+for _name in ("add", "sub", "mul", "div", "pow"):
+    setattr(Tensor, _name + "_", _inplace_binary(_name))
+for _name in ("clamp", "clip", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs",
+              "neg", "sign", "relu", "square", "masked_fill", "scatter_add", "maximum",
+              "minimum", "reciprocal"):
+    setattr(Tensor, _name + "_", _inplace_of(getattr(F, _name)))
+Tensor.true_divide = Tensor.div
+Tensor.multiply = Tensor.mul
+Tensor.subtract = Tensor.sub
+Tensor.divide = Tensor.div
+
+
+def _reshape(self, *shape):
+    return F.reshape(self, F._shape_arg(shape))
+
+
+def _where(self, condition, other):
+    return F.where(condition, self, other)
+
+
+def _view_as(self, other):
+    return F.view(self, tuple(other.shape))
+
+
+def _reshape_as(self, other):
+    return F.reshape(self, tuple(other.shape))
+
+
+def _expand_as(self, other):
+    return F.expand(self, tuple(other.shape))
+
+
+def _type_as(self, other):
+    return self.to(other._dtype)
+
+
+Tensor.reshape = _reshape
+Tensor.where = _where
+Tensor.view_as = _view_as
+Tensor.reshape_as = _reshape_as
+Tensor.expand_as = _expand_as
+Tensor.type_as = _type_as
+Tensor.T = property(lambda self: F.permute(self, *reversed(range(self.ndim))))
+Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
+
+
+def _zero_(self):
+    return self.fill_(0)
+
+
+def _fill_(self, value):
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        value = value.item()
+    v = D.source("full", {"shape": tuple(self.shape), "dtype": self._dtype,
+                          "value": D._scalar_as(value, self._dtype)}, self._be)
+    return D.copy_into(self, v)
+
+
+def _copy_(self, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        src = C.tensor(src)
+    if src._be is not self._be:
+        src = src.to(self._be.device)
+    v = D.cast(src, self._dtype)
+    if v._data.shape != self._data.shape:
+        v = F.expand(v, tuple(self.shape))
+    return D.copy_into(self, v)
+
+
+def _detach(self):
+    from .tensor import _alias
+    return _alias(self)
+
+
+def _detach_(self):
+    self._node = None
+    self.requires_grad = False
+    return self
+
+
+Tensor.zero_ = _zero_
+Tensor.fill_ = _fill_
+Tensor.copy_ = _copy_
+Tensor.detach = _detach
+Tensor.detach_ = _detach_
+
+
+# ------------------------------------------------------------ dtype and device conversion
+
+_TYPE_NAMES = {c.__name__: d for d, c in C.LEGACY.items()}
+
+
+def _parse_to(args, kw):
+    dtype, dev, copy = kw.pop("dtype", None), kw.pop("device", None), kw.pop("copy", False)
+    kw.pop("non_blocking", None)
+    kw.pop("memory_format", None)
+    if kw:
+        raise TypeError(f"to() got unexpected keyword arguments {sorted(kw)}")
+    for a in args:
+        if isinstance(a, dt.DType):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype, dev = a._dtype, a._be.device
+        elif isinstance(a, (str, _dev.device, int)) and not isinstance(a, bool):
+            dev = a
+        elif isinstance(a, bool):
+            copy = a if dtype is not None else copy
+    return dtype, dev, copy
+
+
+def _to(self, *args, **kw):
+    """to(dtype), to(device), to(device, dtype), to(other), with copy=False semantics."""
+    dtype, dev, copy = _parse_to(args, kw)
+    t = self
+    if dev is not None:
+        be = _dev.backend(_dev.device(dev) if not isinstance(dev, _dev.device) else dev)
+        if be is not t._be:
+            t = _transfer(t, be)
+    if dtype is not None and dtype is not t._dtype:
+        t = D.cast(t, dtype)
+    if copy and t is self:
+        t = F.clone(self)
+    return t
+
+
+def _transfer(t: Tensor, be) -> Tensor:
+    """Copy to another device (numpy <-> cupy)."""
+    if be.xp is np:
+        data = t._be.xp.asnumpy(t._data)
+    else:
+        data = be.xp.asarray(t._data)
+    out = Tensor._make(data, t._dtype, be)
+    out.requires_grad = t.requires_grad
+    return out
+
+
+def _type(self, dtype=None, non_blocking=False, **_):
+    if dtype is None:
+        return "torch." + C.LEGACY[self._dtype].__name__
+    if isinstance(dtype, str):
+        name = dtype.rsplit(".", 1)[-1]
+        if name not in _TYPE_NAMES:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = _TYPE_NAMES[name]
+    elif isinstance(dtype, type) and hasattr(dtype, "dtype"):
+        dtype = dtype.dtype
+    return D.cast(self, dtype)
+
+
+Tensor.to = _to
+Tensor.type = _type
+Tensor.cpu = lambda self: _to(self, "cpu")
+Tensor.cuda = lambda self, device=None, non_blocking=False: _to(
+    self, _dev.device("cuda", device if isinstance(device, int) else 0)
+    if not isinstance(device, (str, _dev.device)) else device)
+for _name, _d in (("float", dt.float32), ("double", dt.float64), ("half", dt.float16),
+                  ("long", dt.int64), ("int", dt.int32), ("short", dt.int16),
+                  ("char", dt.int8), ("byte", dt.uint8), ("bool", dt.bool_)):
+    setattr(Tensor, _name, (lambda d: lambda self: D.cast(self, d))(_d))
+
+
+def _new_factory(fn):
+    def method(self, *args, dtype=None, device=None, requires_grad=False, **kw):
+        return fn(*args, dtype=dtype or self._dtype, device=device or self._be.device,
+                  requires_grad=requires_grad, **kw)
+    return method
+
+
+Tensor.new_zeros = _new_factory(C.zeros)
+Tensor.new_ones = _new_factory(C.ones)
+Tensor.new_empty = _new_factory(C.empty)
+Tensor.new_full = _new_factory(C.full)
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: C.tensor(
+    data, dtype=dtype or self._dtype, device=device or self._be.device,
+    requires_grad=requires_grad)
+
+
+def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    return _copy_(self, C._random(tuple(self.shape), self._dtype, "uniform", self._be.device,
+                                  False, generator, float(a), float(b)))
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    r = C._random(tuple(self.shape), self._dtype, "normal", self._be.device, False, generator)
+    return _copy_(self, F.add(F.mul(r, std), mean))
+
+
+Tensor.uniform_ = _uniform_
+Tensor.normal_ = _normal_
+
+
+# ------------------------------------------------------------ operators
+
+def _rev(name):
+    def op(self, other):
+        return D.binary(name, other, self)
+    return op
+
+
+def _fwd(name):
+    def op(self, other):
+        return D.binary(name, self, other)
+    return op
+
+
+def _matmul_r(self, other):
+    return F.matmul(C.tensor(other) if not isinstance(other, Tensor) else other, self)
+
+
+Tensor.__add__ = Tensor.__radd__ = _fwd("add")
+Tensor.__sub__ = _fwd("sub")
+Tensor.__rsub__ = _rev("sub")
+Tensor.__mul__ = Tensor.__rmul__ = _fwd("mul")
+Tensor.__truediv__ = _fwd("div")
+Tensor.__rtruediv__ = _rev("div")
+Tensor.__pow__ = _fwd("pow")
+Tensor.__rpow__ = _rev("pow")
+Tensor.__matmul__ = lambda self, other: F.matmul(self, other)
+Tensor.__rmatmul__ = _matmul_r
+Tensor.__eq__ = _fwd("eq")
+Tensor.__ne__ = _fwd("ne")
+Tensor.__lt__ = _fwd("lt")
+Tensor.__le__ = _fwd("le")
+Tensor.__gt__ = _fwd("gt")
+Tensor.__ge__ = _fwd("ge")
+Tensor.__and__ = Tensor.__rand__ = _fwd("bitwise_and")
+Tensor.__or__ = Tensor.__ror__ = _fwd("bitwise_or")
+Tensor.__xor__ = Tensor.__rxor__ = _fwd("bitwise_xor")
+Tensor.__neg__ = lambda self: D.unary("neg", self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: D.unary("abs", self)
+
+
+def _invert(self):
+    if self._dtype is not dt.bool_:
+        raise NotImplementedError("bitwise_not is only supported for bool tensors")
+    return D.elementwise("logical_not", self)
+
+
+Tensor.__invert__ = _invert
+Tensor.__iadd__ = _inplace_binary("add")
+Tensor.__isub__ = _inplace_binary("sub")
+Tensor.__imul__ = _inplace_binary("mul")
+Tensor.__itruediv__ = _inplace_binary("div")
+Tensor.__ipow__ = _inplace_binary("pow")
+Tensor.__getitem__ = indexing.getitem
+Tensor.__setitem__ = indexing.setitem

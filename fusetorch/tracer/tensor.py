@@ -1,0 +1,286 @@
+"""Tensor: an array on a device with a dtype, plus what autograd and recording attach to it.
+
+The class holds state and the Python protocol (operators, printing, conversion); the math lives
+in `functional.py` and every operation goes through `dispatch.py`. Methods are bound to those
+functions at the bottom of this file.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import dtypes as dt
+from ..runtime import device as _device
+
+_object_new = object.__new__
+
+
+class Size(tuple):
+    """`tensor.size()`: a tuple that prints as `torch.Size([2, 3])`."""
+
+    def __repr__(self) -> str:
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+    def __getitem__(self, k):
+        r = tuple.__getitem__(self, k)
+        return Size(r) if isinstance(k, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class Tensor:
+    """A multi-dimensional array. `Tensor(2, 3)` and `Tensor([1, 2])` are PyTorch's legacy
+    constructors (float32); prefer `fusetorch.tensor(data)`."""
+
+    __slots__ = ("_data", "_dtype", "_be", "requires_grad", "_grad", "_node", "_vc", "_base",
+                 "__weakref__", "__dict__")
+    # numpy must defer to Tensor's reflected operators: `ndarray + Tensor` gives a Tensor
+    __array_priority__ = 1000
+
+    @staticmethod
+    def _make(data, dtype, be) -> "Tensor":
+        t = _object_new(Tensor)
+        t._data = data
+        t._dtype = dtype
+        t._be = be
+        t.requires_grad = False
+        t._grad = None
+        t._node = None
+        t._vc = None
+        t._base = None
+        return t
+
+    def __init__(self, *args, device=None, **kwargs):
+        from .creation import legacy_new
+        src = legacy_new(dt.default_float(), args, device)
+        self._data, self._dtype, self._be = src._data, src._dtype, src._be
+        self.requires_grad = False
+        self._grad = None
+        self._node = None
+        self._vc = None
+        self._base = None
+
+    # ------------------------------------------------------------ attributes
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim: int | None = None):
+        if dim is None:
+            return Size(self._data.shape)
+        from ..ir.shapes import norm_dim
+        return self._data.shape[norm_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self) -> dt.DType:
+        return self._dtype
+
+    @property
+    def device(self) -> _device.device:
+        return self._be.device
+
+    @property
+    def is_cuda(self) -> bool:
+        return self._be.device.type == "cuda"
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return int(self._data.size)
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return int(self._data.size) * self._dtype.itemsize
+
+    def stride(self, dim: int | None = None):
+        st = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        if dim is None:
+            return st
+        from ..ir.shapes import norm_dim
+        return st[norm_dim(dim, self._data.ndim)]
+
+    def is_contiguous(self) -> bool:
+        return bool(self._data.flags.c_contiguous)
+
+    def is_floating_point(self) -> bool:
+        return self._dtype.is_floating_point
+
+    def data_ptr(self) -> int:
+        return int(self._data.__array_interface__["data"][0]) if self._be.xp is np \
+            else int(self._data.data.ptr)
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        self._grad = value
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._node is None
+
+    @property
+    def grad_fn(self):
+        return None
+
+    @property
+    def data(self) -> "Tensor":
+        """The same storage as a tensor outside autograd (`w.data -= lr * g`)."""
+        return _alias(self)
+
+    @data.setter
+    def data(self, value: "Tensor") -> None:
+        self._data, self._dtype, self._be = value._data, value._dtype, value._be
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0] if self._vc is not None else 0
+
+    def _bump_version(self) -> None:
+        root = self._base if self._base is not None else self
+        if root._vc is None:
+            root._vc = [0]
+        root._vc[0] += 1
+        self._vc = root._vc
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if requires_grad and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self.requires_grad = requires_grad
+        return self
+
+    # ------------------------------------------------------------ conversion to Python
+
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The tensor's own memory as a numpy array (no copy)."""
+        if self._be.xp is not np:
+            if force:
+                return self._be.xp.asnumpy(self._data)
+            raise TypeError(f"can't convert {self._be.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        if self.requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        return self._data
+
+    def _host(self) -> np.ndarray:
+        return self._data if self._be.xp is np else self._be.xp.asnumpy(self._data)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
+                               "Scalar")
+        return self._host().reshape(()).item()
+
+    def tolist(self):
+        return self._host().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._host()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __len__(self) -> int:
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        n = self._data.size
+        if n != 1:
+            what = "no values" if n == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
+        return bool(self.item())
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self._dtype.category != 1 or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __complex__(self) -> complex:
+        return complex(self.item())
+
+    __hash__ = object.__hash__
+
+    # ------------------------------------------------------------ printing
+
+    def __repr__(self, *, tensor_contents=None) -> str:
+        from .printing import format_tensor
+        suffixes = []
+        if self._be.device.type != "cpu":
+            suffixes.append(f"device='{self._be.device}'")
+        fn = self.grad_fn
+        if fn is not None:
+            suffixes.append(f"grad_fn=<{type(fn).__name__}>")
+        elif self.requires_grad:
+            suffixes.append("requires_grad=True")
+        return format_tensor(self._host(), self._dtype.name, suffixes)
+
+    __str__ = __repr__
+
+    def __format__(self, spec: str) -> str:
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(str(self), spec)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self._host(), self._dtype.name, str(self._be.device),
+                           self.requires_grad))
+
+    def __deepcopy__(self, memo):
+        t = _alias(self)
+        t._data = self._be.xp.array(self._data, copy=True)
+        t.requires_grad = self.requires_grad
+        memo[id(self)] = t
+        return t
+
+
+def _alias(t: Tensor) -> Tensor:
+    """A new tensor over the same storage, outside autograd."""
+    a = Tensor._make(t._data, t._dtype, t._be)
+    a._base = t if t._base is None else t._base
+    return a
+
+
+def _rebuild(data, dtype_name, dev, requires_grad):
+    from .creation import tensor
+    return tensor(data, dtype=dt.by_name(dtype_name), device=dev, requires_grad=requires_grad)

@@ -1,0 +1,127 @@
+"""Capturing eager execution into an `ir.Graph`.
+
+    with fusetorch.tracer.trace(x) as rec:
+        y = (x * 2).exp().sum(1)
+    g = rec.graph(y)          # inputs: x, then any other outside tensor in order of first use
+    print(g)                  # %0 = input() : f32[3,4] ...
+    (y2,) = run(g, x2)        # the same program on new values
+
+Every op still runs eagerly while recording; the recorder only adds one node per primitive. A
+tensor from outside the trace becomes an `input` node the first time an op reads it.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from contextlib import contextmanager
+from typing import Callable, Iterator, Sequence
+
+from ..ir.graph import Graph, Node, make_node
+from . import dispatch as D
+from .tensor import Tensor
+
+_PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_source() -> str | None:
+    """`file:line` of the innermost frame outside fusetorch: the user's line behind an op."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIR) and not fn.startswith("<frozen"):
+            return f"{os.path.basename(fn)}:{f.f_lineno}"
+        f = f.f_back
+    return None
+
+
+class Recorder:
+    """Maps tensors to the nodes that compute them while a trace is active."""
+
+    def __init__(self):
+        self._nodes: dict[int, Node] = {}
+        self._keep: list[Tensor] = []  # ids are keys: keep those tensors alive while recording
+        self.inputs: list[Node] = []
+        self.input_tensors: list[Tensor] = []
+
+    def _set(self, t: Tensor, n: Node) -> None:
+        if id(t) not in self._nodes:
+            self._keep.append(t)
+        self._nodes[id(t)] = n
+
+    def input(self, t: Tensor) -> Node:
+        """Declare `t` a graph input (done implicitly for any outside tensor an op reads)."""
+        n = self._nodes.get(id(t))
+        if n is None:
+            n = make_node("input", [], {"shape": tuple(t._data.shape), "dtype": t._dtype})
+            self.inputs.append(n)
+            self.input_tensors.append(t)
+            self._set(t, n)
+        return n
+
+    def node(self, t: Tensor) -> Node:
+        n = self._nodes.get(id(t))
+        return n if n is not None else self.input(t)
+
+    def record(self, op: str, ins: Sequence, attrs: dict, result: Tensor,
+               scalar_dtype=None) -> Node:
+        nodes = [self.node(x) if isinstance(x, Tensor) else self._scalar(x, scalar_dtype)
+                 for x in ins]
+        if op == "constant" and "digest" not in attrs:
+            attrs = dict(attrs, digest=hashlib.sha256(result._host().tobytes()).hexdigest())
+        n = make_node(op, nodes, attrs, {"source": user_source()}, shape=tuple(result.shape))
+        if n.shape != tuple(result._data.shape) or n.dtype is not result._dtype:
+            raise AssertionError(f"recorded {n} but eager gave {result._dtype} "
+                                 f"{tuple(result._data.shape)}")
+        self._set(result, n)
+        return n
+
+    def _scalar(self, value, dtype) -> Node:
+        return make_node("constant", [], {"shape": (), "dtype": dtype, "value": value})
+
+    def alias(self, t: Tensor, value: Tensor) -> None:
+        """`t` was overwritten in place with `value`."""
+        self._set(t, self.node(value))
+
+    def graph(self, *outputs: Tensor) -> Graph:
+        """The graph computing `outputs` from the recorded inputs."""
+        if len(outputs) == 1 and isinstance(outputs[0], (list, tuple)):
+            outputs = tuple(outputs[0])
+        return Graph(self.inputs, [self.node(o) for o in outputs])
+
+
+@contextmanager
+def trace(*inputs: Tensor) -> Iterator[Recorder]:
+    """Record every op run inside the block; `inputs` become the first graph inputs."""
+    rec = Recorder()
+    for t in inputs:
+        rec.input(t)
+    prev, D.RECORDER = D.RECORDER, rec
+    try:
+        yield rec
+    finally:
+        D.RECORDER = prev
+
+
+def capture(fn: Callable, *args: Tensor) -> tuple[Graph, object]:
+    """Trace one call `fn(*args)`; returns (graph, fn's result). Graph inputs: args, in order."""
+    with trace(*args) as rec:
+        out = fn(*args)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    return rec.graph(*outs), out
+
+
+def run(graph: Graph, *inputs: Tensor) -> list[Tensor]:
+    """Run `graph` on new input tensors with the eager implementations."""
+    from ..runtime.interpret import run_graph
+    if len(inputs) != len(graph.inputs):
+        raise TypeError(f"graph takes {len(graph.inputs)} inputs, got {len(inputs)}")
+    be = inputs[0]._be if inputs else None
+    from ..runtime.device import cpu_backend
+    be = be or cpu_backend()
+    for n, t in zip(graph.inputs, inputs):
+        if tuple(t._data.shape) != n.shape or t._dtype is not n.dtype:
+            raise RuntimeError(f"graph input expects {n.type_str()}, got "
+                               f"{t._dtype.short}{list(t._data.shape)}")
+    arrays = run_graph(graph, [t._data for t in inputs], be.impl, be.xp)
+    return [Tensor._make(a, n.dtype, be) for a, n in zip(arrays, graph.outputs)]
