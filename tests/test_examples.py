@@ -1,0 +1,21 @@
+"""Each example runs as a script (a few steps) and does what it says."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_example(name: str, *args: str) -> str:
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / name), *args],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_two_layer_net_tensors_drives_loss_down():
+    out = run_example("two_layer_net_tensors.py", "--steps", "300")
+    first, last = map(float, re.search(r"loss went from (\S+) to (\S+)", out).groups())
+    # 300 steps of the classic tutorial take the loss down by many orders of magnitude
+    assert last < first * 1e-4
