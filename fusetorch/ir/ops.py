@@ -14,7 +14,7 @@ IR elementwise nodes are monomorphic: the tracer inserts `cast` nodes so that al
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from . import dtypes as dt
@@ -31,7 +31,8 @@ class OpDef:
     dtype: Callable  # (in_dtypes, attrs) -> out dtype
     promote: Optional[str] = None
     c_expr: Optional[str] = None  # '{0}', '{1}': operands; '{f}': 'f' for float32, '' for double
-    vjp: Optional[Callable] = None  # (node, cotangent, emit) -> input cotangents (autograd issue)
+    vjp: Optional[Callable] = None  # (builder, node, cotangent) -> one cotangent per input
+    saves: tuple = ()  # forward values the VJP reads: input positions (ints or slices), 'out'
     doc: str = ""
     attrs: tuple = field(default_factory=tuple)  # names of the attributes the op carries
 
@@ -74,10 +75,18 @@ def _bool_dtype(dtypes, a):
     return dt.bool_
 
 
+# PyTorch's names for dtypes in its messages: ScalarType names and C++ type names.
+_SCALAR_NAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+                "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double"}
+_CPP_NAME = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
+             "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float",
+             "float64": "double"}
+
+
 def _where_dtype(dtypes, a):
     if dtypes[0] is not dt.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {dtypes[0].name.capitalize()}")
+                           f"with dtype {_SCALAR_NAME[dtypes[0].name]}")
     return _same_dtype(dtypes[1:], a)
 
 
@@ -126,7 +135,13 @@ def index_shape(shapes, a) -> tuple:
             continue
         if tag == "tensor":
             s = shapes[1 + item[1]]
-            adv_shape = s if adv_shape is None else broadcast_many([adv_shape, s])
+            try:
+                adv_shape = s if adv_shape is None else broadcast_many([adv_shape, s])
+            except RuntimeError:
+                raise IndexError("shape mismatch: indexing tensors could not be broadcast "
+                                 "together with shapes " + ", ".join(
+                                     str(list(shapes[1 + it[1]])) for it in spec
+                                     if it[0] == "tensor")) from None
             if adv_pos is None:
                 adv_pos = len(basic)
             elif gap:
@@ -180,8 +195,17 @@ def _gather_shape(shapes, a):
     return idx
 
 
-def _scatter_add_shape(shapes, _a):
-    return shapes[0]
+def _scatter_add_shape(shapes, a):
+    x, idx, src, d = shapes[0], shapes[1], shapes[2], a["dim"]
+    for name, s in (("self", x), ("src", src)):
+        if len(idx) != len(s):
+            raise RuntimeError(
+                f"Index tensor must have the same number of dimensions as {name} tensor")
+    if any((i != d and n > x[i]) or n > src[i] for i, n in enumerate(idx)):
+        raise RuntimeError(
+            f"Expected index {list(idx)} to be no larger than self {list(x)} apart from "
+            f"dimension {d} and to be no larger size than src {list(src)}")
+    return x
 
 
 def _matmul_shape(shapes, _a):
@@ -191,7 +215,7 @@ def _matmul_shape(shapes, _a):
 def _matmul_dtype(dtypes, a):
     if dtypes[0] is not dtypes[1]:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{dtypes[0].name} != {dtypes[1].name}")
+                           f"{_CPP_NAME[dtypes[0].name]} != {_CPP_NAME[dtypes[1].name]}")
     return dtypes[0]
 
 
@@ -287,6 +311,14 @@ _def("scatter_add", "movement", 3, _scatter_add_shape, lambda d, a: d[0], attrs=
 _def("nonzero", "movement", 1, None, _int64_dtype,
      doc="indices of the non-zero elements, shape [n, ndim]: data-dependent")
 
+# Custom autograd Functions: opaque to the compiler (a graph break), differentiated by the
+# user's Python backward. `custom_vjp` reads its context from the `custom` node's saved value.
+_def("custom", "extern", None, None, lambda d, a: a["dtype"], attrs=("fn", "positions", "dtype"),
+     doc="out = fn.forward(ctx, *inputs): a user's autograd.Function")
+_def("custom_vjp", "extern", 2, _attr_shape, _attr_dtype,
+     attrs=("index", "positions", "shape", "dtype"),
+     doc="the gradient for input `index` of a custom node, from (cotangent, context)")
+
 # Extern: library calls in compiled code.
 _def("matmul", "extern", 2, _matmul_shape, _matmul_dtype,
      doc="batched matrix product of tensors with >= 2 dims, batch dims broadcast")
@@ -294,3 +326,275 @@ _def("matmul", "extern", 2, _matmul_shape, _matmul_dtype,
 
 def get(name: str) -> OpDef:
     return OPS[name]
+
+
+# ---------------------------------------------------------------- VJP rules
+#
+# rule(b, node, g) -> one cotangent (or None: no gradient) per input of `node`. `b` is an
+# ir.grad.Builder; `b.value(n)` is the forward value of node n (saved during the forward pass,
+# so each rule's `saves` says which values it reads: input positions, and 'out' for the output).
+# Conventions follow PyTorch at ties and edges; each rule says which one where it matters.
+
+def _x(node, i=0):
+    return node.inputs[i]
+
+
+def _vjp_neg(b, n, g):
+    return (b.op("neg", g),)
+
+
+def _vjp_exp(b, n, g):
+    return (b.op("mul", g, b.value(n)),)
+
+
+def _vjp_log(b, n, g):
+    return (b.op("div", g, b.value(_x(n))),)
+
+
+def _vjp_sqrt(b, n, g):
+    # g / (2 sqrt(x)): inf at x = 0, as PyTorch gives
+    two = b.const(2.0, n.dtype)
+    return (b.op("div", g, b.op("mul", two, b.value(n))),)
+
+
+def _vjp_sin(b, n, g):
+    return (b.op("mul", g, b.op("cos", b.value(_x(n)))),)
+
+
+def _vjp_cos(b, n, g):
+    return (b.op("neg", b.op("mul", g, b.op("sin", b.value(_x(n))))),)
+
+
+def _vjp_tanh(b, n, g):
+    y = b.value(n)
+    return (b.op("mul", g, b.op("sub", b.const(1.0, n.dtype), b.op("mul", y, y))),)
+
+
+def _vjp_sigmoid(b, n, g):
+    y = b.value(n)
+    return (b.op("mul", g, b.op("mul", y, b.op("sub", b.const(1.0, n.dtype), y))),)
+
+
+def _vjp_abs(b, n, g):
+    # sign(0) = 0: abs has gradient 0 at 0, as in PyTorch
+    return (b.op("mul", g, b.op("sign", b.value(_x(n)))),)
+
+
+def _vjp_relu(b, n, g):
+    # relu passes 0 at 0 (PyTorch's convention; maximum(x, 0) would pass half)
+    return (b.where0(b.op("gt", b.value(n), b.zero(n.dtype)), g),)
+
+
+def _vjp_zero(b, n, g):
+    return (None,) * len(n.inputs)
+
+
+def _vjp_identity(b, n, g):
+    return (g,)
+
+
+def _vjp_cast(b, n, g):
+    src = _x(n).dtype
+    return (b.op("cast", g, dtype=src) if src.is_floating_point else None,)
+
+
+def _vjp_clamp(b, n, g):
+    # the gradient passes where min <= x <= max (PyTorch's clamp)
+    x = b.value(_x(n))
+    lo, hi = n.attrs.get("min"), n.attrs.get("max")
+    keep = None
+    for cmp, bound in (("ge", lo), ("le", hi)):
+        if bound is not None:
+            c = b.op(cmp, x, b.const(bound, n.dtype))
+            keep = c if keep is None else b.op("bitwise_and", keep, c)
+    return (b.where0(keep, g),)
+
+
+def _vjp_add(b, n, g):
+    return (b.sum_to(g, _x(n, 0).shape), b.sum_to(g, _x(n, 1).shape))
+
+
+def _vjp_sub(b, n, g):
+    return (b.sum_to(g, _x(n, 0).shape), b.sum_to(b.op("neg", g), _x(n, 1).shape))
+
+
+def _vjp_mul(b, n, g):
+    x, y = _x(n, 0), _x(n, 1)
+    return (b.sum_to(b.op("mul", g, b.value(y)), x.shape),
+            b.sum_to(b.op("mul", g, b.value(x)), y.shape))
+
+
+def _vjp_div(b, n, g):
+    x, y = _x(n, 0), _x(n, 1)
+    yv = b.value(y)
+    gx = b.op("div", g, yv)
+    gy = b.op("neg", b.op("div", b.op("mul", g, b.value(x)), b.op("mul", yv, yv)))
+    return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
+
+
+def _vjp_pow(b, n, g):
+    # d/dx = e * x^(e-1), 0 where e == 0; d/de = x^e * log(x), 0 where x == 0 and e >= 0
+    x, e = _x(n, 0), _x(n, 1)
+    xv, ev, zero = b.value(x), b.value(e), b.zero(n.dtype)
+    dx = b.op("mul", ev, b.op("pow", xv, b.op("sub", ev, b.const(1.0, n.dtype))))
+    dx = b.op("where", b.op("eq", ev, zero), zero, dx)
+    gx = b.sum_to(b.op("mul", g, dx), x.shape)
+    if not e.inputs and e.op == "constant":
+        return (gx, None)
+    de = b.op("mul", b.value(n), b.op("log", xv))
+    de = b.op("where", b.op("bitwise_and", b.op("eq", xv, zero), b.op("ge", ev, zero)),
+              zero, de)
+    return (gx, b.sum_to(b.op("mul", g, de), e.shape))
+
+
+def _vjp_extreme(cmp):
+    def rule(b, n, g):
+        # ties split the gradient in half (PyTorch's maximum/minimum)
+        x, y = _x(n, 0), _x(n, 1)
+        xv, yv = b.value(x), b.value(y)
+        half = b.op("mul", g, b.const(0.5, n.dtype))
+        tie = b.op("eq", xv, yv)
+        gx = b.op("where", tie, half, b.where0(b.op(cmp, xv, yv), g))
+        gy = b.op("where", tie, half, b.where0(b.op(cmp, yv, xv), g))
+        return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
+    return rule
+
+
+def _vjp_where(b, n, g):
+    c = b.value(_x(n, 0))
+    zero = b.zero(n.dtype)
+    return (None, b.sum_to(b.op("where", c, g, zero), _x(n, 1).shape),
+            b.sum_to(b.op("where", c, zero, g), _x(n, 2).shape))
+
+
+def _vjp_sum(b, n, g):
+    return (b.expand_reduced(g, _x(n).shape, n.attrs["dims"], n.attrs["keepdim"]),)
+
+
+def _vjp_max_min(b, n, g):
+    # amax/amin and full max()/min(): ties share the gradient evenly (max(dim) is a gather
+    # of argmax, so its gradient goes to the returned index instead)
+    x = _x(n)
+    dims, keep, shape = n.attrs["dims"], n.attrs["keepdim"], x.shape
+    xv, out = b.value(x), b.expand_reduced(b.value(n), shape, dims, keep)
+    hit = b.op("cast", b.op("eq", xv, out), dtype=n.dtype)
+    count = b.op("sum", hit, dims=dims, keepdim=True)
+    share = b.op("div", b.expand_reduced(g, shape, dims, keep),
+                 b.expand_reduced(count, shape, dims, True))
+    return (b.op("mul", share, hit),)
+
+
+def _vjp_prod(b, n, g):
+    # the product of the other elements, also where x has zeros (out / x would be nan there)
+    x = _x(n)
+    dims, keep, shape, dtype = n.attrs["dims"], n.attrs["keepdim"], x.shape, n.dtype
+    xv, zero, one = b.value(x), b.zero(dtype), b.const(1.0, dtype)
+    is0 = b.op("eq", xv, zero)
+    nz = b.op("where", is0, one, xv)
+    p_nz = b.expand_reduced(b.op("prod", nz, dims=dims, keepdim=True), shape, dims, True)
+    zeros = b.expand_reduced(b.op("sum", b.op("cast", is0, dtype=dtype), dims=dims,
+                                  keepdim=True), shape, dims, True)
+    at_zero = b.op("where", b.op("eq", zeros, one), p_nz, zero)
+    elsewhere = b.op("where", b.op("eq", zeros, zero), b.op("div", p_nz, nz), zero)
+    local = b.op("where", is0, at_zero, elsewhere)
+    return (b.op("mul", b.expand_reduced(g, shape, dims, keep), local),)
+
+
+def _vjp_reshape(b, n, g):
+    return (b.op("reshape", g, shape=_x(n).shape),)
+
+
+def _vjp_permute(b, n, g):
+    perm = n.attrs["perm"]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return (b.op("permute", g, perm=tuple(inv)),)
+
+
+def _vjp_expand(b, n, g):
+    return (b.sum_to(g, _x(n).shape),)
+
+
+def _vjp_index(b, n, g):
+    x, spec = _x(n), n.attrs["spec"]
+    idx = [b.value(i) for i in n.inputs[1:]]
+    advanced = bool(idx)  # repeated indices must add up; basic indexing never repeats
+    base = b.zeros(x.shape, x.dtype)
+    return (b.op("index_put", base, g, *idx, spec=spec, accumulate=advanced),) + \
+        (None,) * len(idx)
+
+
+def _vjp_index_put(b, n, g):
+    x, v = _x(n, 0), _x(n, 1)
+    spec, acc = n.attrs["spec"], n.attrs["accumulate"]
+    idx = [b.value(i) for i in n.inputs[2:]]
+    gx = g if acc else b.op("index_put", g, b.zero(g.dtype), *idx, spec=spec, accumulate=False)
+    gv = b.sum_to(b.op("index", g, *idx, spec=spec), v.shape)
+    return (gx, gv) + (None,) * len(idx)
+
+
+def _vjp_cat(b, n, g):
+    d, out, start = n.attrs["dim"], [], 0
+    for x in n.inputs:
+        stop = start + x.shape[d]
+        spec = tuple(("slice", 0, s, 1) for s in g.shape[:d]) + (("slice", start, stop, 1),)
+        out.append(b.op("index", g, spec=spec))
+        start = stop
+    return tuple(out)
+
+
+def _vjp_gather(b, n, g):
+    x, idx = _x(n, 0), b.value(_x(n, 1))
+    return (b.op("scatter_add", b.zeros(x.shape, x.dtype), idx, g, dim=n.attrs["dim"]), None)
+
+
+def _vjp_scatter_add(b, n, g):
+    idx = b.value(_x(n, 1))
+    return (g, None, b.op("gather", g, idx, dim=n.attrs["dim"]))
+
+
+def _transpose_last(b, x):
+    perm = tuple(range(len(x.shape) - 2)) + (len(x.shape) - 1, len(x.shape) - 2)
+    return b.op("permute", x, perm=perm)
+
+
+def _vjp_matmul(b, n, g):
+    x, y = _x(n, 0), _x(n, 1)
+    gx = b.op("matmul", g, _transpose_last(b, b.value(y)))
+    gy = b.op("matmul", _transpose_last(b, b.value(x)), g)
+    return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
+
+
+def _vjp_custom(b, n, g):
+    ctx = b.value(n)  # the node's saved value is the Function's ctx
+    return tuple(
+        b.op("custom_vjp", g, ctx, index=i, positions=n.attrs["positions"], shape=x.shape,
+             dtype=x.dtype) if x.dtype.is_floating_point else None
+        for i, x in enumerate(n.inputs))
+
+
+_VJP = {
+    "neg": (_vjp_neg, ()), "exp": (_vjp_exp, ("out",)), "log": (_vjp_log, (0,)),
+    "sqrt": (_vjp_sqrt, ("out",)), "sin": (_vjp_sin, (0,)), "cos": (_vjp_cos, (0,)),
+    "tanh": (_vjp_tanh, ("out",)), "sigmoid": (_vjp_sigmoid, ("out",)),
+    "abs": (_vjp_abs, (0,)), "sign": (_vjp_zero, ()), "relu": (_vjp_relu, ("out",)),
+    "logical_not": (_vjp_zero, ()), "copy": (_vjp_identity, ()), "cast": (_vjp_cast, ()),
+    "clamp": (_vjp_clamp, (0,)),
+    "add": (_vjp_add, ()), "sub": (_vjp_sub, ()), "mul": (_vjp_mul, (0, 1)),
+    "div": (_vjp_div, (0, 1)), "pow": (_vjp_pow, (0, 1, "out")),
+    "maximum": (_vjp_extreme("gt"), (0, 1)), "minimum": (_vjp_extreme("lt"), (0, 1)),
+    "where": (_vjp_where, (0,)),
+    "sum": (_vjp_sum, ()), "prod": (_vjp_prod, (0,)),
+    "max": (_vjp_max_min, (0, "out")), "min": (_vjp_max_min, (0, "out")),
+    "reshape": (_vjp_reshape, ()), "permute": (_vjp_permute, ()),
+    "expand": (_vjp_expand, ()), "index": (_vjp_index, (slice(1, None),)),
+    "index_put": (_vjp_index_put, (slice(2, None),)), "cat": (_vjp_cat, ()),
+    "gather": (_vjp_gather, (1,)), "scatter_add": (_vjp_scatter_add, (1,)),
+    "matmul": (_vjp_matmul, (0, 1)), "custom": (_vjp_custom, ()),
+}
+for _n in ("eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "argmax", "argmin", "nonzero"):
+    _VJP[_n] = (_vjp_zero, ())
+for _n, (_rule, _saves) in _VJP.items():
+    OPS[_n] = replace(OPS[_n], vjp=_rule, saves=_saves)

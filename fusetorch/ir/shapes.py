@@ -61,8 +61,9 @@ def norm_dims(dims, ndim: int) -> tuple:
     if isinstance(dims, int):
         dims = (dims,)
     out = tuple(sorted(norm_dim(d, ndim) for d in dims))
-    if len(set(out)) != len(out):
-        raise RuntimeError(f"dim {out} appears multiple times in the list of dims")
+    for a, b in zip(out, out[1:]):
+        if a == b:
+            raise RuntimeError(f"dim {a} appears multiple times in the list of dims")
     return tuple(d for d in out if d < ndim) if ndim else ()
 
 
@@ -72,11 +73,15 @@ def infer_reshape(shape: Shape, size: int) -> Shape:
     neg = [i for i, d in enumerate(shape) if d == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
-    for d in shape:
+    for i, d in enumerate(shape):
         if d < -1:
-            raise RuntimeError(f"invalid shape dimension {d}")
+            raise RuntimeError(f"invalid shape dimension {d} at index {i} of shape {list(shape)}")
     if neg:
         rest = numel(shape[:neg[0]] + shape[neg[0] + 1:])
+        if rest == 0 and size == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {list(shape)} because the "
+                f"unspecified dimension size -1 can be any value and is ambiguous")
         if rest == 0 or size % rest:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {size}")
         shape = shape[:neg[0]] + (size // rest,) + shape[neg[0] + 1:]
@@ -95,7 +100,8 @@ def expand_shape(src: Shape, target: Shape) -> Shape:
             f"tensor ({len(src)})")
     off = len(target) - len(src)
     out = []
-    for i, t in enumerate(target):
+    for i in reversed(range(len(target))):  # PyTorch checks (and reports) from the last dim
+        t = target[i]
         s = src[i - off] if i >= off else None
         if t == -1:
             if s is None:
@@ -109,7 +115,7 @@ def expand_shape(src: Shape, target: Shape) -> Shape:
                 f"non-singleton dimension {i}.  Target sizes: {list(target)}.  "
                 f"Tensor sizes: {list(src)}")
         out.append(t)
-    return tuple(out)
+    return tuple(reversed(out))
 
 
 def _tensor_type(_shape: Shape) -> str:

@@ -15,8 +15,9 @@ from .device import NP_DTYPES
 
 # PyTorch computes log(0) = -inf and 0/0 = nan silently; so does fusetorch. Filtering by module
 # keeps numpy's warnings for the user's own numpy code and costs nothing per call (np.errstate
-# would cost about 1.3 us per op).
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"fusetorch\.runtime\.eager")
+# would cost about 1.3 us per op). The tracer's fast paths and the interpreter call the ufuncs
+# themselves, so all runtime and tracer modules are covered.
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"fusetorch\.(runtime|tracer)\.")
 
 
 class _Generator:
@@ -54,7 +55,13 @@ def _pow(a, b):
     try:
         return np.power(a, b)
     except ValueError as e:  # integers to negative integer powers
-        raise RuntimeError("Integers to negative integer powers are not allowed.") from e
+        if not isinstance(b, np.ndarray):
+            raise RuntimeError("Integers to negative integer powers are not allowed.") from e
+    # a tensor exponent: PyTorch's integer power, 1 ** -n == 1, (-1) ** -n == +-1, else 0
+    neg = b < 0
+    out = np.power(a, np.where(neg, 0, b))
+    small = np.where(a == -1, np.where(b % 2 == 0, 1, -1), np.where(a == 1, 1, 0))
+    return np.where(neg, small, out).astype(out.dtype, copy=False)
 
 
 def _sigmoid(x):
@@ -103,7 +110,9 @@ def _check_bounds(x_shape, spec, idx):
             n = x_shape[dim]
             if a.size and (a.max() >= n or a.min() < -n):
                 bad = int(a.max()) if a.max() >= n else int(a.min())
-                raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+                # PyTorch numbers the dimension by the index tensor's position among them
+                raise IndexError(f"index {bad} is out of bounds for dimension {item[1]} with "
+                                 f"size {n}")
         if item[0] != "none":
             dim += 1
 
@@ -140,7 +149,7 @@ def _grid_index(index, dim):
 
 
 def _check_gather_index(index, size, dim):
-    if index.size and (index.max() >= size or index.min() < -size):
+    if index.size and (index.max() >= size or index.min() < 0):
         bad = int(index.max()) if index.max() >= size else int(index.min())
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
@@ -159,6 +168,8 @@ def _scatter_add(x, index, src, dim):
 
 
 def _nonzero(x):
+    if x.ndim == 0:  # numpy refuses 0-d input; PyTorch gives shape (1, 0) or (0, 0)
+        return np.zeros((int(bool(x)), 0), dtype=np.int64)
     return np.stack(np.nonzero(x), axis=1).astype(np.int64, copy=False).reshape(-1, x.ndim)
 
 
@@ -181,6 +192,11 @@ def _extreme(fn, name):
                 raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
         return fn(x, axis=dims, keepdims=keepdim)
     return run
+
+
+def _custom(*xs, fn, positions, dtype):
+    raise NotImplementedError(f"a captured graph holding the custom Function {fn.__name__} "
+                              "cannot be re-run: custom Functions are graph breaks")
 
 
 def make_table(xp) -> dict:
@@ -224,6 +240,9 @@ def make_table(xp) -> dict:
         "gather": _gather, "scatter_add": _scatter_add, "nonzero": _nonzero,
         # extern
         "matmul": xp.matmul,
+        "custom": _custom,
+        "custom_vjp": lambda g, ctx, index, positions, shape, dtype: ctx.input_grad(
+            g, positions[index], shape, dtype),
     }
     return t
 

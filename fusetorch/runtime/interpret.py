@@ -23,6 +23,10 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
             args = [env[id(i)] for i in node.inputs]
             out = impl[node.op](*args, **node.attrs) if node.attrs else impl[node.op](*args)
         out = xp.asarray(out)
+        if out.shape != node.shape:  # a data-dependent size (nonzero) differs from the trace's
+            raise RuntimeError(
+                f"{node.op} gave shape {list(out.shape)} but the graph was recorded with "
+                f"{list(node.shape)}; a data-dependent shape cannot change between runs")
         if out.dtype != NP_DTYPES[node.dtype]:
             out = out.astype(NP_DTYPES[node.dtype])
         env[id(node)] = out

@@ -25,6 +25,9 @@ def _backend(device):
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     if requires_grad:
+        if not t._dtype.is_floating_point:
+            raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                               "gradients")
         t.requires_grad_(True)
     return t
 
@@ -56,8 +59,9 @@ def _const(array: np.ndarray, d: dt.DType, be) -> Tensor:
     return D.source("constant", attrs, be)
 
 
-def _to_host(data):
-    """Nested lists of numbers and tensors to a numpy array with PyTorch's dtype inference."""
+def _to_host(data, exact: bool = False):
+    """Nested lists of numbers and tensors to a numpy array with PyTorch's dtype inference.
+    `exact` keeps Python floats in float64 (a dtype was asked for: no rounding through float32)."""
     if isinstance(data, Tensor):
         return data._host()
     if isinstance(data, (list, tuple)):
@@ -65,22 +69,63 @@ def _to_host(data):
             data = [_to_host(x) for x in data]
         try:
             arr = np.array(data)
-        except ValueError as e:
-            raise ValueError(f"expected sequence of equal lengths: {e}") from None
-        if arr.dtype == np.float64 and not _has_np_float64(data):
-            arr = arr.astype(NP_DTYPES[dt.default_float()])
-        if arr.dtype == object:
+        except ValueError:
+            arr = None
+        if arr is None or arr.dtype == object:
+            _ragged_error(data)
             raise ValueError("too many dimensions or ragged nested sequence")
+        if arr.dtype.kind in "USV":
+            bad = next(x for x in _leaves(data) if isinstance(x, (str, bytes)))
+            raise TypeError(f"new(): invalid data type '{type(bad).__name__}'")
+        if arr.dtype == np.float64 and not exact and not _has_np_float64(data):
+            arr = arr.astype(NP_DTYPES[dt.default_float()])
         return arr
-    if isinstance(data, (bool, np.bool_)):
-        return np.array(data, dtype=np.bool_)
-    if isinstance(data, (int, np.integer)) and not isinstance(data, np.integer):
-        return np.array(data, dtype=np.int64)
-    if isinstance(data, float):
-        return np.array(data, dtype=NP_DTYPES[dt.default_float()])
+    # numpy scalars first: np.float64 is a subclass of float and keeps its dtype
     if isinstance(data, (np.ndarray, np.generic)):
         return np.asarray(data)
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    if isinstance(data, bool):
+        return np.array(data, dtype=np.bool_)
+    if isinstance(data, int):
+        return np.array(data, dtype=np.int64)
+    if isinstance(data, float):
+        return np.array(data, dtype=np.float64 if exact else NP_DTYPES[dt.default_float()])
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _leaves(data):
+    if isinstance(data, (list, tuple)):
+        for x in data:
+            yield from _leaves(x)
+    else:
+        yield data
+
+
+def _ragged_error(data) -> None:
+    """PyTorch's error for a nested sequence that is not rectangular: the sizes are taken from
+    the first element at each depth, and the first sequence that disagrees is named."""
+    sizes, x = [], data
+    while isinstance(x, (list, tuple)):
+        sizes.append(len(x))
+        if not x:
+            break
+        x = x[0]
+
+    def walk(x, d):
+        if d == len(sizes):
+            if isinstance(x, (list, tuple)):
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an "
+                                "integer")
+            return
+        if not isinstance(x, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[d]:
+            raise ValueError(f"expected sequence of length {sizes[d]} at dim {d} "
+                             f"(got {len(x)})")
+        for y in x:
+            walk(y, d + 1)
+    walk(data, 0)
 
 
 def _has_np_float64(data) -> bool:
@@ -100,7 +145,7 @@ def tensor(data, *, dtype: dt.DType | None = None, device=None,
                       "sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
-    arr = _to_host(data)
+    arr = _to_host(data, exact=dtype is not None)
     d = dtype if dtype is not None else dtype_from_numpy(arr.dtype)
     arr = np.array(arr, dtype=NP_DTYPES[d], copy=True)
     return _finish(_const(arr, d, _backend(device)), requires_grad)
@@ -155,6 +200,9 @@ def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **_) ->
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{type(size).__name__}")
     if dtype is None:
         dtype = dt.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor)
                                 else fill_value)
@@ -197,6 +245,9 @@ def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_gr
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
     d = _float_dtype(dtype)
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     arr = np.eye(n, n if m is None else m, dtype=NP_DTYPES[d])
     return _finish(_const(arr, d, _backend(device)), requires_grad)
 
@@ -210,7 +261,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = dt.default_float() if any(isinstance(v, float) for v in vals) else dt.int64
     n = max(0, math.ceil((end - start) / step))
@@ -292,12 +343,19 @@ def _swap(generator: Generator, fn):
         GENERATOR.np = saved
 
 
+def _check_float(dtype: dt.DType, kernel: str) -> None:
+    if not dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{D._torch_name(dtype)}\'')
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_float(_float_dtype(dtype), "check_uniform_bounds")
     return _random(_size(size), _float_dtype(dtype), "uniform", device, requires_grad,
                    generator, 0.0, 1.0)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_float(_float_dtype(dtype), "normal_kernel_cpu")
     return _random(_size(size), _float_dtype(dtype), "normal", device, requires_grad, generator)
 
 
@@ -307,6 +365,9 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
     args = list(args)
     if size is None:
         size = args.pop()
+        if not isinstance(size, (tuple, list)):
+            raise TypeError(f"randint(): argument 'size' (position {len(args) + 1}) must be "
+                            f"tuple of ints, not {type(size).__name__}")
     low, high = (0, args[0]) if len(args) == 1 else args
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
@@ -345,6 +406,8 @@ def legacy_new(d: dt.DType, args: tuple, device) -> Tensor:
     to `d`), `Tensor(Size)`, `Tensor()` (empty)."""
     if not args:
         return empty(0, dtype=d, device=device)
+    if len(args) == 1 and isinstance(args[0], (float, bool)):
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
     if len(args) == 1 and isinstance(args[0], Tensor):
         src = args[0]
         if src._dtype is not d:

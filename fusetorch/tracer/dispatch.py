@@ -92,7 +92,12 @@ def promote_args(name: str, args) -> tuple:
     if promote == "float" and not compute.is_floating_point:
         compute = dt.default_float()
     elif promote == "integral" and compute.is_floating_point:
-        raise RuntimeError(f'"{name}_cpu" not implemented for \'{_torch_name(compute)}\'')
+        raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                  f'\'{_torch_name(compute)}\'')
+    if name == "sub" and compute is not dt.bool_ and dt.bool_ in dims + zero + scal:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
     _check_bool(name, compute)
     return compute, (dt.bool_ if name in _BOOL_OUT else compute)
 
@@ -123,8 +128,29 @@ def _scalar_as(value, d: dt.DType):
     return bool(value)
 
 
+def _wrap_int(v: int, d: dt.DType) -> int:
+    """A Python int taking part in an op of integer dtype `d`, wrapped to d's range."""
+    bits = 8 * d.itemsize
+    v &= (1 << bits) - 1
+    if d.is_signed and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def _numpy_args(args) -> tuple:
+    """numpy arrays take part as tensors of their dtype (`ndarray + tensor` is a Tensor, as in
+    PyTorch), numpy scalars as the Python numbers they hold."""
+    from .creation import tensor
+    like = next((a for a in args if isinstance(a, Tensor)), None)
+    dev = like.device if like is not None else None
+    return tuple(tensor(a, device=dev) if isinstance(a, _ndarray) else
+                 a.item() if isinstance(a, np.generic) else a for a in args)
+
+
 def elementwise(name: str, *args) -> Tensor:
     """The general elementwise path: promotion (with explicit casts), broadcasting, recording."""
+    if any(isinstance(a, (_ndarray, np.generic)) for a in args):
+        args = _numpy_args(args)
     tensors = [a for a in args if isinstance(a, Tensor)]
     for a in args:
         if not isinstance(a, (Tensor, bool, int, float)):
@@ -142,6 +168,8 @@ def elementwise(name: str, *args) -> Tensor:
                     raise RuntimeError("where expected condition to be a boolean tensor, but got "
                                        f"a tensor with dtype {_torch_name(a._dtype)}")
                 a = cast(a, want)
+        elif want.category == 1 and name != "where":
+            a = _wrap_int(int(a), want)  # PyTorch wraps: int32 tensor + 2**40, uint8 + (-1)
         else:
             a = _scalar_as(a, want)
         ins.append(a)
@@ -204,7 +232,14 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     tensors = [t, v] + idx
     _check_devices(tensors)
     region = index_shape([t._data.shape] + [i._data.shape for i in idx], {"spec": spec})
-    if broadcast_many([region, v._data.shape]) != tuple(region):
+    try:
+        fits = broadcast_many([region, v._data.shape]) == tuple(region)
+    except RuntimeError:
+        fits = False
+    if not fits:
+        if not idx:  # basic indexing copies into a view: PyTorch reports copy_'s expand error
+            from ..ir.shapes import expand_shape
+            expand_shape(v._data.shape, tuple(region))
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(v._data.shape)} cannot "
                            f"be broadcast to indexing result of shape {list(region)}")
     if not t._data.flags.writeable:

@@ -42,15 +42,26 @@ def write_out(result: Tensor, out: Tensor | None) -> Tensor:
 
 # ---------------------------------------------------------------- elementwise
 
+def _times_alpha(input, other, alpha):
+    """`alpha * other` for add/sub, with PyTorch's checks of alpha against the result type."""
+    result = D.promote_args("add", [input, other])[0]
+    if isinstance(alpha, bool) and result is not dt.bool_:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if isinstance(alpha, float) and not result.is_floating_point:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    return binary("mul", other, alpha) if isinstance(other, Tensor) else other * alpha
+
+
 def add(input, other, *, alpha=1, out=None) -> Tensor:
     if alpha != 1:
-        other = binary("mul", other, alpha)
+        other = _times_alpha(input, other, alpha)
     return write_out(binary("add", input, other), out)
 
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     if alpha != 1:
-        other = binary("mul", other, alpha)
+        other = _times_alpha(input, other, alpha)
     return write_out(binary("sub", input, other), out)
 
 
@@ -82,7 +93,7 @@ def minimum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
     if input is None and other is None:
-        return tuple(nonzero(condition).t())
+        return nonzero(condition, as_tuple=True)
     return elementwise("where", condition, input, other)
 
 
@@ -181,7 +192,7 @@ ReturnMax = namedtuple("max", ["values", "indices"])
 ReturnMin = namedtuple("min", ["values", "indices"])
 for _rt in (ReturnMax, ReturnMin):
     _rt.__repr__ = lambda self: (f"torch.return_types.{type(self).__name__}(\n"
-                                 f"values={self.values},\nindices={self.indices})")
+                                 f"values={self.values!r},\nindices={self.indices!r})")
 
 
 def _sum_dtype(x: Tensor, dtype) -> dt.DType:
@@ -237,30 +248,50 @@ def _extreme(name: str, arg: str, result_type, input: Tensor, dim, keepdim, out)
     return result_type(values, indices)
 
 
-def max(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
+def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
+    if other is not None:  # torch.max(input, other=...)
+        return maximum(input, other, out=out)
     return _extreme("max", "argmax", ReturnMax, input, dim, keepdim, out)
 
 
-def min(input: Tensor, dim=None, keepdim: bool = False, *, out=None):
+def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
+    if other is not None:
+        return minimum(input, other, out=out)
     return _extreme("min", "argmin", ReturnMin, input, dim, keepdim, out)
 
 
+def _amax_amin(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
+    dims = _dims(dim, input.ndim)
+    if input.numel() == 0:  # PyTorch's errors; the dim is reported as the caller wrote it
+        if dim is None or (not isinstance(dim, int) and len(dim) == 0):
+            raise RuntimeError(f"a{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        for g in ((dim,) if isinstance(dim, int) else dim):
+            if input.shape[norm_dim(g, input.ndim)] == 0:
+                raise IndexError(f"a{name}(): Expected reduction dim {g} to have non-zero "
+                                 "size.")
+    return apply(name, [input], {"dims": dims, "keepdim": keepdim})
+
+
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    return apply("max", [input], {"dims": _dims(dim, input.ndim), "keepdim": keepdim})
+    return _amax_amin("max", input, dim, keepdim)
 
 
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
-    return apply("min", [input], {"dims": _dims(dim, input.ndim), "keepdim": keepdim})
+    return _amax_amin("min", input, dim, keepdim)
 
 
 def _arg(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     if dim is None:
         if input.numel() == 0:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
-                               "input.numel() == 0.")
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             "input.numel() == 0.")
         r = apply(name, [reshape(input, (-1,))], {"dims": (0,), "keepdim": False})
         return reshape(r, (1,) * input.ndim) if keepdim else r
     d = norm_dim(dim, input.ndim)
+    if input.ndim and input.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     x = input if input.ndim else reshape(input, (1,))
     return apply(name, [x], {"dims": (d,), "keepdim": keepdim and input.ndim > 0})
 
@@ -292,18 +323,25 @@ def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
 
 
-def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
+    from ..ir.shapes import reduce_shape
     b = cast(input, dt.bool_)
-    if b.numel() == 0 and dim is None:
-        return _full_like_scalar(True, b)
-    return apply("min", [b], {"dims": _dims(dim, b.ndim), "keepdim": keepdim})
+    dims = _dims(dim, b.ndim)
+    if _b.any(b.shape[d] == 0 for d in dims):  # nothing to reduce: the identity
+        shape = reduce_shape(tuple(b.shape), dims, keepdim)
+        r = D.source("full", {"shape": shape, "dtype": dt.bool_, "value": name == "all"},
+                     b._be)
+    else:
+        r = apply("min" if name == "all" else "max", [b], {"dims": dims, "keepdim": keepdim})
+    return cast(r, dt.uint8) if input._dtype is dt.uint8 else r  # PyTorch keeps uint8
+
+
+def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    return _all_any("all", input, dim, keepdim)
 
 
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    b = cast(input, dt.bool_)
-    if b.numel() == 0 and dim is None:
-        return _full_like_scalar(False, b)
-    return apply("max", [b], {"dims": _dims(dim, b.ndim), "keepdim": keepdim})
+    return _all_any("any", input, dim, keepdim)
 
 
 def _full_like_scalar(value, like: Tensor) -> Tensor:
@@ -312,11 +350,33 @@ def _full_like_scalar(value, like: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------- matmul
 
+def _check_batched_matmul(sa: tuple, sb: tuple) -> None:
+    """PyTorch's errors for a matmul with a batch: a >= 3-d input times a 1-d or 2-d one folds
+    its batch into rows (mv / mm messages); other shapes broadcast the batch dims, then bmm."""
+    from ..ir.shapes import broadcast_shapes
+    if len(sa) >= 3 and len(sb) <= 2:
+        rows = numel(sa[:-1])
+        if sa[-1] != sb[0]:
+            raise RuntimeError(
+                f"size mismatch, got input ({rows}), mat ({rows}x{sa[-1]}), vec ({sb[0]})"
+                if len(sb) == 1 else
+                f"mat1 and mat2 shapes cannot be multiplied ({rows}x{sa[-1]} and "
+                f"{sb[0]}x{sb[1]})")
+        return
+    batch = numel(broadcast_shapes(sa[:-2], sb[:-2]))
+    m2 = sb[-2] if len(sb) > 1 else sb[0]
+    if sa[-1] != m2:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{batch}, {sa[-1]}] but got: [{batch}, {m2}].")
+
+
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{a.ndim}D and {b.ndim}D")
+    if a.ndim > 2 or b.ndim > 2:
+        _check_batched_matmul(tuple(a.shape), tuple(b.shape))
     if a.ndim == 1 and b.ndim == 1:
         if a.shape[0] != b.shape[0]:
             raise RuntimeError(
@@ -349,6 +409,10 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3
                            else "batch2 must be a 3D tensor")
+    (b, _, m), (b2, m2, _) = input.shape, mat2.shape
+    if b != b2 or m != m2:  # bmm does not broadcast the batch
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b}, {m}] but got: [{b2}, {m2}].")
     return apply("matmul", [input, mat2], {})
 
 
@@ -459,7 +523,8 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 
 
 def expand(input: Tensor, *sizes) -> Tensor:
-    return apply("expand", [input], {"shape": _shape_arg(sizes)})
+    from ..ir.shapes import expand_shape
+    return apply("expand", [input], {"shape": expand_shape(input._data.shape, _shape_arg(sizes))})
 
 
 def contiguous(input: Tensor) -> Tensor:
@@ -479,7 +544,7 @@ def clone(input: Tensor) -> Tensor:
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # PyTorch's legacy: 1-d empty tensors are skipped
     kept = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)] or tensors[:1]
     ref = kept[0]
@@ -509,6 +574,9 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     d = norm_dim(dim, input.ndim)
     n = input.shape[d]
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
     if start < 0:
         start += n
     if not (0 <= start <= n and 0 <= length <= n - start):
@@ -526,6 +594,9 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
         step = split_size_or_sections
+        if step < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got "
+                               f"split_size={step}")
         if step <= 0 and n:
             raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
                                f"dimension size of {n}")
@@ -548,27 +619,33 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = norm_dim(dim, input.ndim)
     n = input.shape[d]
-    return split(input, _b.max(1, math.ceil(n / chunks)) if n else 0, d)
+    if n == 0:  # PyTorch: `chunks` empty pieces
+        return tuple(_slice(input, d, 0, 0) for _ in range(chunks))
+    return split(input, _b.max(1, math.ceil(n / chunks)), d)
 
 
 def unbind(input: Tensor, dim: int = 0) -> tuple:
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = norm_dim(dim, input.ndim)
     return tuple(squeeze(p, d) for p in split(input, 1, d))
 
 
 def _check_index(name: str, index: Tensor) -> None:
-    if index._dtype is not dt.int64:
-        raise RuntimeError(f"{name}(): Expected dtype int64 for index")
+    if index._dtype is not dt.int64 and index._dtype is not dt.int32:
+        raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     _check_index("gather", index)
-    return apply("gather", [input, index], {"dim": norm_dim(dim, input.ndim)})
+    return apply("gather", [input, cast(index, dt.int64)], {"dim": norm_dim(dim, input.ndim)})
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    _check_index("scatter_add", index)
-    return apply("scatter_add", [input, index, cast(src, input._dtype)],
+    _check_index("scatter", index)
+    if src._dtype is not input._dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    return apply("scatter_add", [input, cast(index, dt.int64), src],
                  {"dim": norm_dim(dim, input.ndim)})
 
 
@@ -576,6 +653,16 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     d = norm_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if index._dtype is not dt.int64 and index._dtype is not dt.int32:
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    if input.ndim == 0:
+        if index.numel() != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
+                               f"{index.numel()} value(s)")
+        return reshape(index_select(reshape(input, (1,)), 0, index), ())
+    ix = index._host()
+    if ix.size and (ix.min() < 0 or ix.max() >= input.shape[d]):
+        raise IndexError("index out of range in self")
     spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("tensor", 0),)
     return apply("index", [input, cast(reshape(index, (-1,)), dt.int64)], {"spec": spec})
 
@@ -595,12 +682,14 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False):
+    if as_tuple and input.ndim == 0:  # PyTorch: a 0-d input counts as 1-d here
+        input = reshape(input, (1,))
     r = apply("nonzero", [input], {})
     return tuple(unbind(r, 1)) if as_tuple else r
 
 
-def flip(input: Tensor, dims) -> Tensor:
-    dims = norm_dims(dims, input.ndim)
+def flip(input: Tensor, *args, dims=None) -> Tensor:
+    dims = norm_dims(_shape_arg(args) if dims is None else _shape_arg((dims,)), input.ndim)
     spec = tuple(("slice", 0, s, 1) for s in input.shape)
     idx = []
     from .creation import arange

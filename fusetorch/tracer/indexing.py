@@ -29,6 +29,11 @@ def _normalise(t: Tensor, key) -> list:
     """Split `key` into ('int', i) / ('slice', a, b, step) / ('none',) / ('tensor', T) /
     ('mask', T) items covering the tensor's dims (Ellipsis expanded)."""
     if not isinstance(key, tuple):
+        if t.ndim == 0 and isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        if t.ndim == 0 and isinstance(key, slice):
+            raise IndexError("slice() cannot be applied to a 0-dim tensor.")
         key = (key,)
     items = []
     for k in key:
@@ -74,7 +79,9 @@ def _normalise(t: Tensor, key) -> list:
             dim += 1
         elif tag == "pyslice":
             s = it[1]
-            if s.step is not None and s.step <= 0:
+            if s.step == 0:
+                raise ValueError("slice step cannot be zero")
+            if s.step is not None and s.step < 0:
                 raise ValueError("step must be greater than zero")
             out.append(("slice",) + s.indices(t.shape[dim]))
             dim += 1
@@ -117,6 +124,11 @@ def _is_trivial(spec, shape) -> bool:
 
 
 def getitem(t: Tensor, key) -> Tensor:
+    if isinstance(key, (bool, np.bool_)) or (isinstance(key, Tensor) and key.ndim == 0
+                                             and key._dtype is dt.bool_):
+        # a lone 0-d mask: a new leading dim of size 1 (True) or 0 (False), as in PyTorch
+        r = D.apply("index", [t], {"spec": (("none",),)})
+        return r if bool(key) else D.apply("index", [r], {"spec": (("slice", 0, 0, 1),)})
     items = _normalise(t, key)
     advanced = [it for it in items if it[0] in ("tensor", "mask")]
     if not advanced:
@@ -152,7 +164,10 @@ def getitem(t: Tensor, key) -> Tensor:
 
 
 def setitem(t: Tensor, key, value) -> None:
-    spec, idx = _expand_masks(_normalise(t, key))
+    items = _normalise(t, key)
+    if len(items) == 1 and items[0][0] == "mask" and _setitem_mask(t, items[0][1], value):
+        return
+    spec, idx = _expand_masks(items)
     if isinstance(value, Tensor):
         v = D.cast(value, t._dtype)
     elif isinstance(value, (bool, int, float)):
@@ -161,4 +176,34 @@ def setitem(t: Tensor, key, value) -> None:
     else:
         from .creation import tensor
         v = tensor(value, dtype=t._dtype, device=t.device)
+    if v.ndim and v.shape[0] == 1:  # PyTorch drops a value's leading 1-sized dims
+        shape = tuple(v.shape)
+        while shape and shape[0] == 1:
+            shape = shape[1:]
+        v = D.apply("reshape", [v], {"shape": shape})
     D.index_put_(t, v, idx, tuple(spec))
+
+
+def _setitem_mask(t: Tensor, mask: Tensor, value) -> bool:
+    """`t[mask] = v` where v does not span the selected elements (a number, or a tensor that
+    broadcasts over the dims after the mask's) is `where(mask, v, t)` written into t: its graph
+    does not depend on how many elements the mask selects. False: not such a case."""
+    from ..ir.shapes import broadcast_shapes
+    rest = tuple(t.shape[mask.ndim:])
+    if isinstance(value, Tensor):
+        if value.ndim > len(rest):
+            return False
+        try:
+            if broadcast_shapes(tuple(value.shape), rest) != rest:
+                return False
+        except RuntimeError:
+            return False  # the general path reports PyTorch's shape mismatch
+        v = D.cast(value, t._dtype)
+    elif isinstance(value, (bool, int, float)):
+        v = D._scalar_as(value, t._dtype)
+    else:
+        return False
+    if len(rest):
+        mask = D.apply("reshape", [mask], {"shape": tuple(mask.shape) + (1,) * len(rest)})
+    D.copy_into(t, D.elementwise("where", mask, v, t))
+    return True

@@ -148,6 +148,9 @@ def _copy_(self, src, non_blocking=False):
         src = src.to(self._be.device)
     v = D.cast(src, self._dtype)
     if v._data.shape != self._data.shape:
+        if broadcast_shapes(self._data.shape, v._data.shape) != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
+                               f"broadcast shape {list(v._data.shape)}")
         v = F.expand(v, tuple(self.shape))
     return D.copy_into(self, v)
 
@@ -224,7 +227,7 @@ def _type(self, dtype=None, non_blocking=False, **_):
         return "torch." + C.LEGACY[self._dtype].__name__
     if isinstance(dtype, str):
         name = dtype.rsplit(".", 1)[-1]
-        if name not in _TYPE_NAMES:
+        if name not in _TYPE_NAMES or not dtype.startswith("torch."):
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = _TYPE_NAMES[name]
     elif isinstance(dtype, type) and hasattr(dtype, "dtype"):
@@ -317,6 +320,9 @@ Tensor.__abs__ = lambda self: D.unary("abs", self)
 
 
 def _invert(self):
+    if self._dtype.is_floating_point:
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
     if self._dtype is not dt.bool_:
         raise NotImplementedError("bitwise_not is only supported for bool tensors")
     return D.elementwise("logical_not", self)

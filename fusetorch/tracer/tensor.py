@@ -35,6 +35,9 @@ class Size(tuple):
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
 
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
 
 class Tensor:
     """A multi-dimensional array. `Tensor(2, 3)` and `Tensor([1, 2])` are PyTorch's legacy
@@ -60,7 +63,9 @@ class Tensor:
 
     def __init__(self, *args, device=None, **kwargs):
         from .creation import legacy_new
-        src = legacy_new(dt.default_float(), args, device)
+        # `Tensor(t)` aliases t whatever its dtype (only the typed constructors check it)
+        src = args[0] if len(args) == 1 and isinstance(args[0], Tensor) \
+            else legacy_new(dt.default_float(), args, device)
         self._data, self._dtype, self._be = src._data, src._dtype, src._be
         self.requires_grad = False
         self._grad = None
@@ -78,6 +83,8 @@ class Tensor:
         if dim is None:
             return Size(self._data.shape)
         from ..ir.shapes import norm_dim
+        if self._data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[norm_dim(dim, self._data.ndim)]
 
     @property
@@ -118,10 +125,16 @@ class Tensor:
         return int(self._data.size) * self._dtype.itemsize
 
     def stride(self, dim: int | None = None):
-        st = tuple(s // self._dtype.itemsize for s in self._data.strides)
+        if self._data.size == 0:  # numpy's strides of empty arrays are arbitrary
+            from ..ir.shapes import contiguous_strides
+            st = contiguous_strides(self._data.shape)
+        else:
+            st = tuple(s // self._dtype.itemsize for s in self._data.strides)
         if dim is None:
             return st
         from ..ir.shapes import norm_dim
+        if self._data.ndim == 0:
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return st[norm_dim(dim, self._data.ndim)]
 
     def is_contiguous(self) -> bool:
@@ -172,8 +185,7 @@ class Tensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point and complex dtype can require "
-                               "gradients")
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
@@ -225,9 +237,13 @@ class Tensor:
         return bool(self.item())
 
     def __float__(self) -> float:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return float(self.item())
 
     def __int__(self) -> int:
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
         return int(self.item())
 
     def __index__(self) -> int:
@@ -260,7 +276,9 @@ class Tensor:
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:
             return self.item().__format__(spec)
-        return object.__format__(str(self), spec)
+        if spec:
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
     def __reduce_ex__(self, protocol):
         return (_rebuild, (self._host(), self._dtype.name, str(self._be.device),

@@ -43,6 +43,7 @@ class Recorder:
         self._keep: list[Tensor] = []  # ids are keys: keep those tensors alive while recording
         self.inputs: list[Node] = []
         self.input_tensors: list[Tensor] = []
+        self.parent: Recorder | None = None  # an enclosing trace, which records the same ops
 
     def _set(self, t: Tensor, n: Node) -> None:
         if id(t) not in self._nodes:
@@ -74,6 +75,8 @@ class Recorder:
             raise AssertionError(f"recorded {n} but eager gave {result._dtype} "
                                  f"{tuple(result._data.shape)}")
         self._set(result, n)
+        if self.parent is not None:
+            self.parent.record(op, ins, attrs, result, scalar_dtype)
         return n
 
     def _scalar(self, value, dtype) -> Node:
@@ -82,6 +85,8 @@ class Recorder:
     def alias(self, t: Tensor, value: Tensor) -> None:
         """`t` was overwritten in place with `value`."""
         self._set(t, self.node(value))
+        if self.parent is not None:
+            self.parent.alias(t, value)
 
     def graph(self, *outputs: Tensor) -> Graph:
         """The graph computing `outputs` from the recorded inputs."""
@@ -96,6 +101,7 @@ def trace(*inputs: Tensor) -> Iterator[Recorder]:
     rec = Recorder()
     for t in inputs:
         rec.input(t)
+    rec.parent = D.RECORDER
     prev, D.RECORDER = D.RECORDER, rec
     try:
         yield rec
