@@ -4,11 +4,13 @@
 
 Names are defined in the subpackages and re-exported here.
 """
-from . import cuda, ir, tracer  # noqa: F401
+from . import autograd, cuda, ir, tracer  # noqa: F401
 from .ir.dtypes import (ALIASES as _ALIASES, DType as dtype, bool_ as bool,  # noqa: A001
                         can_cast, float16, float32, float64, int8, int16, int32, int64,
                         promote_types, uint8)
 from .runtime.device import device
+from .tracer.autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+                              set_grad_enabled)
 from .tracer import Size, Tensor
 from .tracer.creation import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,
                               Generator, HalfTensor, IntTensor, LongTensor, ShortTensor, arange,

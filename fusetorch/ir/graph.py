@@ -19,10 +19,11 @@ from .dtypes import DType
 
 
 class Node:
-    """One primitive applied to earlier nodes. `meta` holds what is not part of the meaning of the
-    node (the user's source line, values kept for backward)."""
+    """One primitive applied to earlier nodes. `meta` and `saved` hold what is not part of the
+    meaning of the node: the user's source line, a grad_fn name; the forward values a recorded
+    node keeps for its VJP (set by the tracer's autograd, opaque here)."""
 
-    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "meta", "__weakref__")
+    __slots__ = ("op", "inputs", "attrs", "shape", "dtype", "meta", "saved", "__weakref__")
 
     def __init__(self, op: str, inputs: tuple, attrs: dict, shape: tuple, dtype: DType,
                  meta: dict | None = None):
@@ -32,6 +33,7 @@ class Node:
         self.shape = shape
         self.dtype = dtype
         self.meta = meta
+        self.saved = None
 
     @property
     def opdef(self) -> _ops.OpDef:

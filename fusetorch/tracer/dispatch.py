@@ -20,9 +20,12 @@ from ..ir.shapes import broadcast_many, broadcast_shapes
 from ..runtime.device import NP_DTYPES
 from .tensor import Tensor
 
-# The active recording (a tracer.trace.Recorder), or None. Every op checks it, so it is a plain
-# module global rather than anything slower to read.
+# The active recording (a tracer.trace.Recorder), or None; grad mode; and autograd's recording
+# function (tracer.autograd.record, registered by that module). Every op reads these, so they
+# are plain module globals rather than anything slower to read.
 RECORDER = None
+GRAD_ENABLED = True
+GRAD_RECORD = None
 
 _new = Tensor._make
 _ndarray = np.ndarray
@@ -50,7 +53,9 @@ def binary(name: str, a, b) -> Tensor:
     if RECORDER is None:
         if b.__class__ is Tensor and a.__class__ is Tensor:
             dtype = a._dtype
-            if dtype is b._dtype and a._be is b._be and dtype.category and name in _FAST:
+            if (a._requires_grad or b._requires_grad) and GRAD_ENABLED:
+                pass
+            elif dtype is b._dtype and a._be is b._be and dtype.category and name in _FAST:
                 ad, bd = a._data, b._data
                 if ad.shape != bd.shape:
                     broadcast_shapes(ad.shape, bd.shape)  # raises PyTorch's error
@@ -60,7 +65,8 @@ def binary(name: str, a, b) -> Tensor:
                 return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
         elif a.__class__ is Tensor and b.__class__ in _SCALARS:
             dtype = a._dtype
-            if dtype.category == 2 and (name in _FAST or name in _FLOAT_OUT):
+            if dtype.category == 2 and (name in _FAST or name in _FLOAT_OUT) and not (
+                    a._requires_grad and GRAD_ENABLED):
                 out = a._be.impl[name](a._data, b)
                 if out.__class__ is not _ndarray:
                     out = np.asarray(out)
@@ -70,7 +76,7 @@ def binary(name: str, a, b) -> Tensor:
 
 def unary(name: str, a: Tensor) -> Tensor:
     """A unary elementwise op (no attributes)."""
-    if RECORDER is None and a._dtype.category == 2:
+    if RECORDER is None and a._dtype.category == 2 and not (a._requires_grad and GRAD_ENABLED):
         out = a._be.impl[name](a._data)
         if out.__class__ is not _ndarray:
             out = np.asarray(out)
@@ -181,6 +187,8 @@ def elementwise(name: str, *args) -> Tensor:
     result = _new(out, out_dtype, be)
     if RECORDER is not None:
         RECORDER.record(name, ins, attrs, result, compute)
+    if GRAD_ENABLED and any(t._requires_grad for t in tensors):
+        GRAD_RECORD(name, ins, attrs, result, compute)
     return result
 
 
@@ -211,8 +219,14 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     if shape is not None and out.shape != tuple(shape):
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
+    if opdef.kind == "movement" and out.base is not None and len(tensors) == 1 \
+            and np.may_share_memory(out, tensors[0]._data):
+        base = tensors[0]  # a view: it shares its base's version counter
+        result._base = base._base if base._base is not None else base
     if RECORDER is not None:
         RECORDER.record(name, tensors, attrs, result)
+    if GRAD_ENABLED and any(t._requires_grad for t in tensors):
+        GRAD_RECORD(name, tensors, attrs, result)
     return result
 
 
@@ -244,11 +258,15 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
                            f"be broadcast to indexing result of shape {list(region)}")
     if not t._data.flags.writeable:
         raise RuntimeError(_OVERLAP)
+    grad = check_inplace(t, v)
     t._be.impl["index_put"](t._data, v._data, *[i._data for i in idx], spec=spec,
                             inplace=True)
     t._bump_version()
+    attrs = {"spec": spec, "accumulate": False}
     if RECORDER is not None:
-        RECORDER.record("index_put", tensors, {"spec": spec, "accumulate": False}, t)
+        RECORDER.record("index_put", tensors, attrs, t)
+    if grad:
+        GRAD_RECORD("index_put", tensors, attrs, t)
 
 
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
@@ -262,11 +280,31 @@ def copy_into(t: Tensor, value: Tensor) -> Tensor:
         _check_devices([t, value])
     if not t._data.flags.writeable:
         raise RuntimeError(_OVERLAP)
+    grad = check_inplace(t, value)
     t._be.xp.copyto(t._data, value._data, casting="unsafe")
     t._bump_version()
+    if RECORDER is not None or grad:
+        value = cast(value, t._dtype)
     if RECORDER is not None:
-        RECORDER.alias(t, cast(value, t._dtype))
+        RECORDER.alias(t, value)
+    if grad:
+        t._node, t._requires_grad = value._node, True
     return t
+
+
+def check_inplace(t: Tensor, value=None) -> bool:
+    """Refuse in-place writes autograd cannot follow; True if this write must be recorded."""
+    if not GRAD_ENABLED:
+        return False
+    if t._requires_grad and t.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    grad = t._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
+    if grad and t._base is not None and (t._base._requires_grad or t._requires_grad):
+        raise NotImplementedError(
+            "an in-place operation on a view of a tensor that requires grad is not supported "
+            "yet: write into a clone, or build the result out of place (torch.where, torch.cat)")
+    return grad
 
 
 def record_inplace(t: Tensor, value: Tensor) -> None:

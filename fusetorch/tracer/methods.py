@@ -34,6 +34,8 @@ def _inplace_binary(name: str):
 
     def method(self: Tensor, other, **kw) -> Tensor:
         if direct and not kw and D.RECORDER is None and self._dtype.category == 2 \
+                and not (D.GRAD_ENABLED and (self._requires_grad or getattr(
+                    other, "_requires_grad", False))) \
                 and self._data.flags.writeable:
             od = None
             if other.__class__ is Tensor and other._dtype is self._dtype \
@@ -162,7 +164,7 @@ def _detach(self):
 
 def _detach_(self):
     self._node = None
-    self.requires_grad = False
+    self._requires_grad = False
     return self
 
 
@@ -218,7 +220,7 @@ def _transfer(t: Tensor, be) -> Tensor:
     else:
         data = be.xp.asarray(t._data)
     out = Tensor._make(data, t._dtype, be)
-    out.requires_grad = t.requires_grad
+    out._requires_grad = t._requires_grad  # a device copy of a leaf is a leaf (autograd: TBD)
     return out
 
 

@@ -6,6 +6,8 @@ functions at the bottom of this file.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..ir import dtypes as dt
@@ -43,7 +45,7 @@ class Tensor:
     """A multi-dimensional array. `Tensor(2, 3)` and `Tensor([1, 2])` are PyTorch's legacy
     constructors (float32); prefer `fusetorch.tensor(data)`."""
 
-    __slots__ = ("_data", "_dtype", "_be", "requires_grad", "_grad", "_node", "_vc", "_base",
+    __slots__ = ("_data", "_dtype", "_be", "_requires_grad", "_grad", "_node", "_vc", "_base",
                  "__weakref__", "__dict__")
     # numpy must defer to Tensor's reflected operators: `ndarray + Tensor` gives a Tensor
     __array_priority__ = 1000
@@ -54,7 +56,7 @@ class Tensor:
         t._data = data
         t._dtype = dtype
         t._be = be
-        t.requires_grad = False
+        t._requires_grad = False
         t._grad = None
         t._node = None
         t._vc = None
@@ -67,7 +69,7 @@ class Tensor:
         src = args[0] if len(args) == 1 and isinstance(args[0], Tensor) \
             else legacy_new(dt.default_float(), args, device)
         self._data, self._dtype, self._be = src._data, src._dtype, src._be
-        self.requires_grad = False
+        self._requires_grad = False
         self._grad = None
         self._node = None
         self._vc = None
@@ -147,21 +149,81 @@ class Tensor:
         return int(self._data.__array_interface__["data"][0]) if self._be.xp is np \
             else int(self._data.data.ptr)
 
+    # ------------------------------------------------------------ autograd
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if not value and not self.is_leaf:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach().")
+        if value and not self._dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(value)
+
     @property
     def grad(self):
+        if self._grad is None and not self.is_leaf and not self.retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed "
+                "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() "
+                "on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+                "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 "
+                "for more informations.", UserWarning, stacklevel=2)
         return self._grad
 
     @grad.setter
     def grad(self, value) -> None:
+        if value is not None and tuple(value.shape) != tuple(self._data.shape):
+            raise RuntimeError(f"assigned grad has data of a different size")
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def is_leaf(self) -> bool:
-        return self._node is None
+        n = self._node
+        return n is None or n.op == "input"
 
     @property
     def grad_fn(self):
-        return None
+        """The recorded function that made this tensor (None for leaves), PyTorch's names."""
+        n = self._node
+        if n is None or n.op == "input":
+            return None
+        from .grad_fn import grad_fn
+        return grad_fn(n)
+
+    def retain_grad(self) -> None:
+        """Keep the gradient of this non-leaf tensor in `.grad` on backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if not self.is_leaf:
+            import weakref
+            self._node.meta = dict(self._node.meta or {}, retain=weakref.ref(self))
+
+    @property
+    def retains_grad(self) -> bool:
+        n = self._node
+        return bool(n is not None and n.meta and "retain" in n.meta)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
+                 inputs=None) -> None:
+        """Accumulate the gradient of this tensor into the leaves' `.grad`."""
+        from .autograd import backward
+        backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
+                 inputs)
+
+    def register_hook(self, hook):
+        raise NotImplementedError("tensor hooks are not supported yet")
 
     @property
     def data(self) -> "Tensor":
@@ -184,8 +246,6 @@ class Tensor:
         self._vc = root._vc
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
-        if requires_grad and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 

@@ -1,0 +1,27 @@
+"""`fusetorch.autograd`: PyTorch's autograd names, re-exported from the tracer."""
+from __future__ import annotations
+
+import warnings
+
+from ..tracer.autograd import (backward, backward_graph_text, enable_grad, forward_graph, grad,
+                               inference_mode, is_grad_enabled, no_grad, set_grad_enabled)
+from ..tracer.function import Function, FunctionCtx
+from ..tracer.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from ..tracer.tensor import Tensor, _alias
+
+
+def Variable(tensor: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:
+    """The legacy wrapper: returns a Tensor over the same data (Variables and Tensors merged in
+    PyTorch 0.4)."""
+    if volatile:
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                      "instead.", UserWarning, stacklevel=2)
+    t = _alias(tensor)  # shares storage and version counter with `tensor`
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+__all__ = ["Function", "FunctionCtx", "GradcheckError", "Variable", "backward",
+           "backward_graph_text", "enable_grad", "forward_graph", "grad", "gradcheck",
+           "gradgradcheck", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]

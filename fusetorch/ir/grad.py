@@ -1,0 +1,131 @@
+"""Symbolic differentiation: a forward graph -> a backward graph, in the same IR.
+
+Reverse mode in one loop, as in micrograd: walk the forward nodes in reverse topological order,
+look up each node's VJP rule in the op table, and accumulate the cotangents it returns for the
+node's inputs. The rules build IR through a `Builder`; whenever a rule needs a forward value it
+asks `b.value(node)`, which becomes an input of the backward graph, bound at run time to the
+value saved during the forward pass.
+
+    bw = backward_graph(outputs=[loss], wrt=[w1, w2])
+    bw.graph            # inputs: cotangents of the outputs, then the forward values used
+    bw.values           # the forward node behind each value input, in order
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from . import dtypes as dt
+from .graph import Graph, Node, make_node, toposort
+from .ops import OPS
+
+
+class Builder:
+    """What VJP rules build with: `b.op('mul', g, b.value(x))`, plus a few compositions that
+    many rules share (summing a broadcast cotangent back to an input's shape)."""
+
+    def __init__(self):
+        self.values: list[tuple[Node, Node]] = []  # (input node of the backward graph, forward)
+        self._value_of: dict[int, Node] = {}
+
+    def op(self, name: str, *inputs: Node, **attrs) -> Node:
+        return make_node(name, inputs, attrs)
+
+    def value(self, fwd: Node) -> Node:
+        """The forward value of `fwd`, as a node of the backward graph. A scalar constant is
+        copied in (it is part of the structure, not a value to bind)."""
+        if fwd.op == "constant" and isinstance(fwd.attrs.get("value"), (bool, int, float)):
+            return self.const(fwd.attrs["value"], fwd.dtype)
+        v = self._value_of.get(id(fwd))
+        if v is None:
+            v = make_node("input", [], {"shape": fwd.shape, "dtype": fwd.dtype})
+            self._value_of[id(fwd)] = v
+            self.values.append((v, fwd))
+        return v
+
+    def const(self, value, dtype: dt.DType) -> Node:
+        return make_node("constant", [], {"shape": (), "dtype": dtype, "value": value})
+
+    def zeros(self, shape: tuple, dtype: dt.DType) -> Node:
+        return make_node("full", [], {"shape": tuple(shape), "dtype": dtype, "value": 0})
+
+    def zero(self, dtype: dt.DType) -> Node:
+        return self.const(0 if dtype.category < 2 else 0.0, dtype)
+
+    def sum_to(self, g: Node, shape: tuple) -> Node:
+        """Sum `g` over the dims that broadcasting added or stretched, giving `shape`."""
+        shape = tuple(shape)
+        if g.shape == shape:
+            return g
+        lead = len(g.shape) - len(shape)
+        dims = tuple(range(lead)) + tuple(
+            i + lead for i, s in enumerate(shape) if s == 1 and g.shape[i + lead] != 1)
+        if dims:
+            g = self.op("sum", g, dims=dims, keepdim=False)
+        if g.shape != shape:
+            g = self.op("reshape", g, shape=shape)
+        return g
+
+    def expand_reduced(self, g: Node, x_shape: tuple, dims: tuple, keepdim: bool) -> Node:
+        """Broadcast a reduction's cotangent back over the reduced dims."""
+        if not keepdim:
+            kept = tuple(1 if i in dims else s for i, s in enumerate(x_shape))
+            g = self.op("reshape", g, shape=kept)
+        return self.op("expand", g, shape=tuple(x_shape)) if g.shape != tuple(x_shape) else g
+
+    def where0(self, cond: Node, g: Node) -> Node:
+        """g where cond holds, else 0."""
+        return self.op("where", cond, g, self.zero(g.dtype))
+
+
+@dataclass
+class BackwardGraph:
+    graph: Graph
+    values: list  # forward node for each value input (after the cotangent inputs)
+    n_cotangents: int
+
+
+def needs_grad(order: Sequence[Node], wrt: Sequence[Node]) -> set:
+    """ids of the nodes that depend on some `wrt` node through floating-point values."""
+    need = {id(w) for w in wrt}
+    for n in order:
+        if id(n) not in need and n.dtype.is_floating_point and any(
+                id(i) in need for i in n.inputs):
+            need.add(id(n))
+    return need
+
+
+def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
+                   also: Sequence[Node] = ()) -> BackwardGraph:
+    """Graph computing d(outputs)/d(wrt) . cotangents, one output per `wrt` node (zeros where no
+    path reaches it), then one per `also` node (the cotangent reaching it: `retain_grad`)."""
+    order = toposort(outputs)
+    need = needs_grad(order, wrt)
+    b = Builder()
+    ct_inputs = [make_node("input", [], {"shape": o.shape, "dtype": o.dtype}) for o in outputs]
+    ct: dict[int, Node] = {}
+    for o, c in zip(outputs, ct_inputs):
+        ct[id(o)] = _accumulate(b, ct.get(id(o)), c)
+    for n in reversed(order):
+        g = ct.get(id(n))
+        if g is None or not n.inputs:
+            continue
+        d = OPS[n.op]
+        if not any(id(i) in need for i in n.inputs):
+            continue
+        if d.vjp is None:
+            raise NotImplementedError(f"no VJP rule for primitive '{n.op}'")
+        for x, c in zip(n.inputs, d.vjp(b, n, g)):
+            if c is not None and id(x) in need:
+                if c.shape != x.shape or c.dtype is not x.dtype:
+                    raise AssertionError(f"VJP of {n.op} gave {c.type_str()} for an input of "
+                                         f"type {x.type_str()}")
+                ct[id(x)] = _accumulate(b, ct.get(id(x)), c)
+    outs = [ct.get(id(w)) or b.zeros(w.shape, w.dtype) for w in wrt]
+    outs += [ct.get(id(a)) or b.zeros(a.shape, a.dtype) for a in also]
+    graph = Graph(ct_inputs + [v for v, _ in b.values], outs)
+    return BackwardGraph(graph, [f for _, f in b.values], len(ct_inputs))
+
+
+def _accumulate(b: Builder, old: Node | None, new: Node) -> Node:
+    return new if old is None else b.op("add", old, new)

@@ -1,0 +1,430 @@
+"""Autograd: recording the graph during eager execution, and backward by symbolic differentiation.
+
+Recording (`record`, called by dispatch when grad mode is on and an input requires grad) adds one
+`ir.Node` per primitive and keeps only the values its VJP rule reads (`OpDef.saves`), each with
+the version of its tensor at that moment. `backward` then:
+  1. collects the recorded nodes between the roots and the leaves (topological order),
+  2. gets the backward graph from `ir.grad.backward_graph` (cached by the structure of the forward
+     graph, so a training loop differentiates once and then only re-binds values),
+  3. binds the cotangents and the saved values (checking versions) and runs it: with the
+     reference interpreter on arrays, or, for `create_graph=True`, through dispatch so that the
+     gradient computation is itself recorded,
+  4. accumulates into leaf `.grad` and frees the saved values unless `retain_graph`.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+from collections import OrderedDict
+from typing import Sequence
+
+import numpy as np
+
+from ..ir import dtypes as dt
+from ..ir.grad import backward_graph
+from ..ir.graph import Graph, Node, toposort
+from ..ir.ops import OPS
+from ..runtime.interpret import run_graph
+from . import dispatch as D
+from .tensor import Tensor
+
+FREED = object()  # a node's `saved` after backward without retain_graph
+
+_SECOND_BACKWARD = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward.")
+
+
+# ---------------------------------------------------------------- grad mode
+
+class _GradMode:
+    """Base of no_grad / enable_grad / set_grad_enabled: context manager and decorator."""
+
+    _value = True
+
+    def __enter__(self):
+        self._prev = D.GRAD_ENABLED
+        D.GRAD_ENABLED = self._value
+        return self
+
+    def __exit__(self, *exc):
+        D.GRAD_ENABLED = self._prev
+        return False
+
+    def __call__(self, fn):
+        mode = type(self)
+
+        def wrapper(*args, **kwargs):
+            with mode() if mode is not set_grad_enabled else set_grad_enabled(self._value):
+                return fn(*args, **kwargs)
+        wrapper.__name__ = getattr(fn, "__name__", "wrapper")
+        wrapper.__doc__ = getattr(fn, "__doc__", None)
+        wrapper.__wrapped__ = fn
+        return wrapper
+
+
+class no_grad(_GradMode):
+    """Ops inside run without recording: `with no_grad(): w -= lr * w.grad`."""
+
+    _value = False
+
+
+class enable_grad(_GradMode):
+    _value = True
+
+
+class set_grad_enabled(_GradMode):
+    """`set_grad_enabled(False)` as a call, a context manager or a decorator."""
+
+    def __init__(self, mode: bool):
+        self._value = bool(mode)
+        self._prev = D.GRAD_ENABLED
+        D.GRAD_ENABLED = self._value  # as a plain call it takes effect at once
+
+    def __enter__(self):
+        return self
+
+
+class inference_mode(no_grad):
+    def __init__(self, mode: bool = True):
+        self._value = not mode
+
+
+def is_grad_enabled() -> bool:
+    return D.GRAD_ENABLED
+
+
+# ---------------------------------------------------------------- recording
+
+def _root(t: Tensor) -> Tensor:
+    return t._base if t._base is not None else t
+
+
+def _saved_entry(t: Tensor):
+    root = _root(t)
+    if root._vc is None:
+        root._vc = [0]
+    return (t._data, root._vc, root._vc[0], t)
+
+
+def leaf_node(t: Tensor) -> Node:
+    """The `input` node standing for leaf `t` in recorded graphs (made once per tensor)."""
+    n = t._node
+    if n is None:
+        n = Node("input", (), {"shape": tuple(t._data.shape), "dtype": t._dtype},
+                 tuple(t._data.shape), t._dtype, {"leaf": weakref.ref(t)})
+        t._node = n
+    return n
+
+
+def _node_of(x, dtype) -> Node:
+    if isinstance(x, Tensor):
+        if x._node is not None:
+            return x._node
+        if x._requires_grad:
+            return leaf_node(x)
+        return Node("input", (), {"shape": tuple(x._data.shape), "dtype": x._dtype},
+                    tuple(x._data.shape), x._dtype)
+    return Node("constant", (), {"shape": (), "dtype": dtype, "value": x}, (), dtype)
+
+
+def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=None) -> None:
+    """Add the node computing `result`; called by dispatch when an input requires grad."""
+    if not result._dtype.is_floating_point:
+        return  # integer and bool results carry no gradient
+    nodes = tuple(_node_of(x, scalar_dtype) for x in ins)
+    node = Node(op, nodes, attrs, tuple(result._data.shape), result._dtype)
+    saves = OPS[op].saves
+    if saves:
+        saved = {}
+        for s in saves:
+            if s == "out":
+                saved[id(node)] = _saved_entry(result)
+            else:
+                for i in (range(len(ins))[s] if isinstance(s, slice) else (s,)):
+                    x = ins[i]
+                    if isinstance(x, Tensor):
+                        saved[id(nodes[i])] = _saved_entry(x)
+        node.saved = saved
+    result._node = node
+    result._requires_grad = result._dtype.is_floating_point
+
+
+def label(result: Tensor, name: str, *inputs) -> Tensor:
+    """Name the recorded node of a composite the way PyTorch names its grad_fn (`MeanBackward0`),
+    with the composite's inputs as its `next_functions`."""
+    n = result._node
+    if n is not None and n.op != "input":
+        ins = tuple(x._node if isinstance(x, Tensor) else None for x in inputs)
+        n.meta = {"grad_fn": name, "inputs": ins}
+    return result
+
+
+# ---------------------------------------------------------------- backward
+
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 256
+
+
+def _structure_key(order: list, wrt: list, also: list):
+    pos = {id(n): i for i, n in enumerate(order)}
+    parts = []
+    for n in order:
+        parts.append((n.op, n.shape, n.dtype, tuple(pos[id(i)] for i in n.inputs),
+                      tuple(n.attrs.items()) if n.op != "input" else ()))
+    key = (tuple(parts), tuple(pos.get(id(w), -1) for w in wrt),  # -1: not reached
+           tuple(pos[id(a)] for a in also))
+    try:
+        hash(key)
+    except TypeError:  # an unhashable attribute: differentiate afresh
+        return None, pos
+    return key, pos
+
+
+def _plan(roots: list, wrt: list, also: list):
+    """(backward graph, forward order) for these roots, from the cache when the structure is
+    one seen before."""
+    order = toposort(roots)
+    key, pos = _structure_key(order, wrt, also)
+    hit = _CACHE.get(key) if key is not None else None
+    if hit is None:
+        bw = backward_graph(roots, wrt, also)
+        hit = (bw, [pos[id(f)] for f in bw.values])
+        if key is not None:
+            _CACHE[key] = hit
+            if len(_CACHE) > _CACHE_SIZE:
+                _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(key)
+    return hit[0], [order[p] for p in hit[1]], order
+
+
+def _bind_values(order: list, fwd_nodes: list) -> list:
+    """The saved value of each forward node the backward graph reads, version-checked."""
+    table: dict[int, tuple] = {}
+    freed = False
+    for n in order:
+        s = n.saved
+        if s is FREED:
+            freed = True
+        elif s is not None:
+            table.update(s)
+    out = []
+    for f in fwd_nodes:
+        entry = table.get(id(f))
+        if entry is None:
+            leaf = (f.meta or {}).get("leaf") if f.op == "input" else None
+            if leaf is not None and leaf() is not None:
+                t = leaf()
+                entry = (t._data, None, 0, t)
+            elif freed:
+                raise RuntimeError(_SECOND_BACKWARD)
+            else:
+                raise AssertionError(f"backward needs the value of a {f.op} node that was not "
+                                     "saved: its consumer's `saves` is incomplete")
+        data, vc, version, tensor = entry
+        if vc is not None and vc[0] != version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [torch.{_type_name(tensor)} {list(data.shape)}] is at "
+                f"version {vc[0]}; expected version {version} instead. Hint: the backtrace "
+                "further above shows the operation that failed to compute its gradient. The "
+                "variable in question was changed in there or anywhere later. Good luck!")
+        out.append(entry)
+    return out
+
+
+def _type_name(t: Tensor) -> str:
+    from .creation import LEGACY
+    return LEGACY[t._dtype].__name__
+
+
+def _free(order: list) -> None:
+    for n in order:
+        if n.op != "input":
+            n.saved = FREED
+
+
+def _leaf_of(n: Node):
+    ref = (n.meta or {}).get("leaf") if n.op == "input" else None
+    return ref() if ref is not None else None
+
+
+def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also: list,
+                 retain_graph: bool, create_graph: bool) -> list:
+    """Cotangents for `wrt_nodes` (then `also`), as Tensors."""
+    root_nodes = [r._node for r in roots]
+    bw, fwd_values, order = _plan(root_nodes, wrt_nodes, also)
+    values = _bind_values(order, fwd_values)
+    be = roots[0]._be
+    if create_graph:
+        outs = _run_recorded(bw, grads, fwd_values, values, be)
+    else:
+        arrays = [g._data for g in grads] + [v[0] for v in values]
+        out_arrays = run_graph(bw.graph, arrays, be.impl, be.xp)
+        outs = []
+        for a, n in zip(out_arrays, bw.graph.outputs):
+            outs.append(Tensor._make(a, n.dtype, be))
+    if not retain_graph:
+        _free(order)
+    return outs
+
+
+def _run_recorded(bw, grads, fwd_values, values, be) -> list:
+    """Interpret the backward graph through dispatch, so its ops are recorded (create_graph)."""
+    env: dict[int, Tensor] = {}
+    ins = bw.graph.inputs
+    for node, g in zip(ins, grads):
+        env[id(node)] = g
+    for node, f, v in zip(ins[bw.n_cotangents:], fwd_values, values):
+        leaf = _leaf_of(f)
+        if leaf is not None:
+            env[id(node)] = leaf
+        else:
+            t = Tensor._make(v[0], f.dtype, be)
+            if f.op != "input":
+                t._node, t._requires_grad = f, True
+            env[id(node)] = t
+    with enable_grad():
+        for node in bw.graph.nodes:
+            if id(node) in env:
+                continue
+            env[id(node)] = _dispatch_node(node, [env[id(i)] for i in node.inputs], be)
+    return [env[id(o)] for o in bw.graph.outputs]
+
+
+def _dispatch_node(node: Node, args: list, be) -> Tensor:
+    d = OPS[node.op]
+    if d.kind == "source":
+        return D.source(node.op, dict(node.attrs), be)
+    if d.kind == "elementwise" and not node.attrs:
+        return D.elementwise(node.op, *args)
+    return D.apply(node.op, args, dict(node.attrs))
+
+
+def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
+    if not create_graph:
+        a = g._data
+        if not (a.flags.owndata and a.flags.writeable and a.flags.c_contiguous):
+            a = np.array(a, copy=True) if g._be.xp is np else g._be.xp.array(a, copy=True)
+        g = Tensor._make(a, g._dtype, g._be)
+    if t._grad is None:
+        t._grad = g
+    elif create_graph or D.GRAD_ENABLED and t._grad._requires_grad:
+        t._grad = t._grad + g
+    else:
+        t._grad._data += g._data
+
+
+def _roots_and_grads(tensors, grad_tensors, create_graph: bool):
+    roots, grads = [], []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not t._requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        if g is None:
+            if t._data.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            g = D.source("full", {"shape": tuple(t._data.shape), "dtype": t._dtype,
+                                  "value": 1.0}, t._be)
+        elif not isinstance(g, Tensor):
+            from .creation import tensor
+            g = tensor(g, dtype=t._dtype)
+        if tuple(g._data.shape) != tuple(t._data.shape):
+            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                               f"{g.shape} and output[{i}] has a shape of {t.shape}.")
+        if g._dtype is not t._dtype:
+            g = D.cast(g, t._dtype)
+        if t._node is None:  # a leaf as its own root
+            leaf_node(t)
+        roots.append(t)
+        grads.append(g)
+    return roots, grads
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
+             inputs=None) -> None:
+    """Accumulate d(tensors)/d(leaf) into each leaf's `.grad` (torch.autograd.backward)."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    if grad_tensors is None:
+        grad_tensors = [None] * len(tensors)
+    elif isinstance(grad_tensors, Tensor):
+        grad_tensors = [grad_tensors]
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    roots, grads = _roots_and_grads(tensors, list(grad_tensors), create_graph)
+    order = toposort([r._node for r in roots])
+    if inputs is not None:
+        targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+        wrt = [t._node if t._node is not None else leaf_node(t) for t in targets]
+    else:
+        wrt, targets = [], []
+        for n in order:
+            leaf = _leaf_of(n)
+            if leaf is not None and leaf._requires_grad:
+                wrt.append(n)
+                targets.append(leaf)
+    retained = [(n, n.meta["retain"]()) for n in order
+                if n.meta and "retain" in n.meta and n.meta["retain"]() is not None]
+    also = [n for n, _ in retained]
+    with no_grad() if not create_graph else enable_grad():
+        outs = run_backward(roots, grads, wrt, also, retain_graph, create_graph)
+        for t, g in zip(targets, outs[:len(wrt)]):
+            if t._node is not None and t._node.op != "input":  # a non-leaf in `inputs=`
+                t._grad = g
+            else:
+                _accumulate_leaf(t, g, create_graph)
+        for (_, t), g in zip(retained, outs[len(wrt):]):
+            _accumulate_leaf(t, g, create_graph)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
+         allow_unused: bool = False, materialize_grads: bool = False):
+    """torch.autograd.grad: the gradients of `outputs` with respect to `inputs`, returned
+    (not accumulated into `.grad`)."""
+    outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    single = isinstance(inputs, Tensor)
+    inputs = [inputs] if single else list(inputs)
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor):
+        grad_outputs = [grad_outputs]
+    retain_graph = create_graph if retain_graph is None else retain_graph
+    for i, t in enumerate(inputs):
+        if not t._requires_grad:
+            raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+    roots, grads = _roots_and_grads(outputs, list(grad_outputs), create_graph)
+    wrt = [t._node if t._node is not None else leaf_node(t) for t in inputs]
+    reachable = {id(n) for n in toposort([r._node for r in roots])}
+    used = [id(w) in reachable for w in wrt]
+    if not all(used) and not (allow_unused or materialize_grads):
+        raise RuntimeError("One of the differentiated Tensors appears to not have been used in "
+                           "the graph. Set allow_unused=True if this is the desired behavior.")
+    with no_grad() if not create_graph else enable_grad():
+        outs = run_backward(roots, grads, wrt, [], retain_graph, create_graph)
+    result = tuple(g if u or materialize_grads else None for g, u in zip(outs, used))
+    return result
+
+
+def backward_graph_text(root: Tensor, inputs: Sequence[Tensor] | None = None) -> str:
+    """The IR text of the backward graph that `root.backward()` would run (for reading)."""
+    if root._node is None:
+        raise RuntimeError("element 0 of tensors does not require grad and does not have a "
+                           "grad_fn")
+    order = toposort([root._node])
+    if inputs is None:
+        wrt = [n for n in order if _leaf_of(n) is not None]
+    else:
+        wrt = [t._node if t._node is not None else leaf_node(t) for t in inputs]
+    return backward_graph([root._node], wrt).graph.text()
+
+
+def forward_graph(root: Tensor) -> Graph:
+    """The recorded forward graph behind `root` (leaves and non-grad values as inputs)."""
+    order = toposort([root._node])
+    return Graph([n for n in order if n.op == "input"], [root._node])
+
+
+D.GRAD_RECORD = record

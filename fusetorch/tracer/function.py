@@ -1,0 +1,140 @@
+"""`autograd.Function`: custom ops whose backward is the user's Python code.
+
+    class MyReLU(Function):
+        @staticmethod
+        def forward(ctx, input):
+            ctx.save_for_backward(input)
+            return input.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            input, = ctx.saved_tensors
+            grad_input = grad_output.clone()
+            grad_input[input < 0] = 0
+            return grad_input
+
+`apply` runs `forward` without recording and records one `custom` node. Its VJP rule emits one
+`custom_vjp` node per input; the first of them to run calls the user's `backward` once for that
+cotangent and the others read the cached result.
+"""
+from __future__ import annotations
+
+from . import dispatch as D
+from .autograd import FREED, _SECOND_BACKWARD, _saved_entry, enable_grad, no_grad, record
+from .tensor import Tensor
+
+
+class FunctionCtx:
+    """The `ctx` of a custom Function: saved tensors and flags shared by forward and backward."""
+
+    def __init__(self, fn: type, args: tuple):
+        self._fn = fn
+        self.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        self._saved = ()
+        self._grads_for = None
+        self._grads = None
+        self._materialize = True
+        self.non_differentiable = ()
+
+    def save_for_backward(self, *tensors) -> None:
+        self._saved = tuple(_saved_entry(t) if isinstance(t, Tensor) else (t, None, 0, t)
+                            for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._saved is FREED:
+            raise RuntimeError(_SECOND_BACKWARD)
+        out = []
+        for _data, vc, version, t in self._saved:
+            if vc is not None and vc[0] != version:
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: [{list(t.shape)}] is at version {vc[0]}; expected "
+                    f"version {version} instead.")
+            out.append(t)
+        return tuple(out)
+
+    def mark_non_differentiable(self, *outputs) -> None:
+        self.non_differentiable = outputs
+
+    def mark_dirty(self, *tensors) -> None:
+        pass
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self._materialize = value
+
+    def _free(self) -> None:
+        self._saved = FREED
+
+    def _input_grads(self, g: Tensor) -> list:
+        """The user's backward for cotangent `g`, called once per backward run."""
+        res = self._fn.backward(self, g)
+        res = res if isinstance(res, tuple) else (res,)
+        if len(res) != len(self.needs_input_grad):
+            raise RuntimeError(
+                f"function {self._fn.__name__}Backward returned an incorrect number of "
+                f"gradients (expected {len(self.needs_input_grad)}, got {len(res)})")
+        return list(res)
+
+    def input_grad(self, g_array, index: int, shape: tuple, dtype):
+        """Gradient array for input `index` (eager backward: runs without recording)."""
+        if self._grads_for is not g_array:
+            g = Tensor._make(g_array, self._out_dtype, self._out_be)
+            with no_grad():
+                self._grads = [r._data if isinstance(r, Tensor) else r
+                               for r in self._input_grads(g)]
+            self._grads_for = g_array
+        r = self._grads[index]
+        if r is None:
+            return self._out_be.xp.zeros(shape, dtype=g_array.dtype)
+        return r
+
+    def input_grad_recorded(self, g: Tensor, index: int) -> Tensor:
+        """Gradient tensor for input `index`, recorded (create_graph=True)."""
+        if self._grads_for is not g:
+            with enable_grad():
+                self._grads = self._input_grads(g)
+            self._grads_for = g
+        r = self._grads[index]
+        if r is None:
+            from .creation import zeros
+            return zeros(self._in_shapes[index], dtype=g.dtype)
+        return r
+
+
+class Function:
+    """Base class of custom autograd ops: define static `forward(ctx, ...)` and
+    `backward(ctx, *grad_outputs)`, call `YourFunction.apply(...)`."""
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom "
+                                  "autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for "
+                                  "your custom autograd.Function to use it with backward mode "
+                                  "AD.")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = FunctionCtx(cls, args)
+        with no_grad():
+            out = cls.forward(ctx, *args, **kwargs)
+        if not (D.GRAD_ENABLED and any(ctx.needs_input_grad)):
+            return out
+        if not isinstance(out, Tensor):
+            raise NotImplementedError("custom Functions with several outputs are not supported "
+                                      "yet: return one Tensor")
+        if out._node is not None or any(out is a for a in args):
+            from .tensor import _alias
+            out = _alias(out)  # the Function's output is a new node even if forward returned x
+        ctx._out_dtype, ctx._out_be = out._dtype, out._be
+        ctx._in_shapes = tuple(tuple(a.shape) if isinstance(a, Tensor) else () for a in args)
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        record("custom", tensors, {"fn": cls, "positions": positions, "dtype": out._dtype}, out)
+        node = out._node
+        node.saved = {id(node): (ctx, None, 0, None)}
+        return out

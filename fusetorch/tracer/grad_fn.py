@@ -1,0 +1,98 @@
+"""`tensor.grad_fn`: a read-only view of a recorded node with PyTorch's names.
+
+`y.grad_fn` prints as `<AddBackward0 object at ...>` and `y.grad_fn.next_functions` walks to
+the producers of its inputs (`AccumulateGrad` for leaves), as in the tutorials. Composites made
+of several primitives (mean, var, t, ...) carry their PyTorch name in `node.meta['grad_fn']`.
+"""
+from __future__ import annotations
+
+from ..ir.graph import Node
+
+_SPECIAL = {
+    "reshape": "ViewBackward0", "cast": "ToCopyBackward0", "copy": "CloneBackward0",
+    "clamp": "ClampBackward1", "index": "IndexBackward0", "index_put": "IndexPutBackward0",
+    "scatter_add": "ScatterAddBackward0", "max": "MaxBackward1", "min": "MinBackward1",
+}
+
+
+def grad_fn_name(node: Node) -> str:
+    meta = node.meta or {}
+    if "grad_fn" in meta:
+        return meta["grad_fn"]
+    op = node.op
+    if op in _SPECIAL:
+        return _SPECIAL[op]
+    if op == "pow":
+        base, exp = node.inputs
+        return "PowBackward0" if exp.op == "constant" else (
+            "PowBackward2" if base.op == "constant" else "PowBackward1")
+    if op == "sum":
+        full = len(node.attrs["dims"]) == len(node.inputs[0].shape) and not node.attrs["keepdim"]
+        return "SumBackward0" if full else "SumBackward1"
+    if op == "matmul":
+        return "MmBackward0" if len(node.inputs[0].shape) == 2 == len(node.inputs[1].shape) \
+            else "BmmBackward0"
+    return "".join(p.capitalize() for p in op.split("_")) + "Backward0"
+
+
+class BackwardFunction:
+    """What `grad_fn` returns; one subclass per PyTorch name so `type(f).__name__` matches."""
+
+    __slots__ = ("_node",)
+
+    def __init__(self, node: Node):
+        self._node = node
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        meta = self._node.meta or {}
+        inputs = meta["inputs"] if "inputs" in meta else self._node.inputs
+        return tuple((_function_of(n), 0) for n in inputs)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, BackwardFunction) and other._node is self._node
+
+    def __hash__(self) -> int:
+        return hash(id(self._node))
+
+
+class AccumulateGrad:
+    """The end of a walk: where a leaf's gradient is accumulated."""
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    next_functions = ()
+
+    def name(self) -> str:
+        return "torch::autograd::AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {hex(id(self))}>"
+
+
+_CLASSES: dict[str, type] = {}
+
+
+def _function_of(n: Node | None):
+    if n is None or n.op == "constant":
+        return None
+    if n.op == "input":
+        ref = (n.meta or {}).get("leaf")
+        leaf = ref() if ref is not None else None
+        return AccumulateGrad(leaf) if leaf is not None and leaf.requires_grad else None
+    return grad_fn(n)
+
+
+def grad_fn(node: Node) -> BackwardFunction:
+    name = grad_fn_name(node)
+    cls = _CLASSES.get(name)
+    if cls is None:
+        cls = _CLASSES[name] = type(name, (BackwardFunction,), {"__slots__": ()})
+    return cls(node)
