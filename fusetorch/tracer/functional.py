@@ -7,15 +7,36 @@ mean before squaring, clamp is its own primitive so that its gradient at the bou
 from __future__ import annotations
 
 import builtins as _b  # this module defines its own sum, min, max, all, any
+import functools
 import math
 from collections import namedtuple
 
 from ..ir import dtypes as dt
 from ..ir.shapes import infer_reshape, norm_dim, norm_dims, numel
+from . import autograd as A
 from . import dispatch as D
 from .tensor import Tensor
 
 binary, unary, elementwise, apply, cast = D.binary, D.unary, D.elementwise, D.apply, D.cast
+
+
+def _grad_name(name):
+    """Label what a composite returns with PyTorch's grad_fn name for it (`MeanBackward0`), so
+    `y.grad_fn` reads as in PyTorch although several primitives were recorded. `name` is a
+    string or a function of the call's arguments."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(input, *args, **kw):
+            r = fn(input, *args, **kw)
+            if D.GRAD_ENABLED:
+                ins = tuple(input) if isinstance(input, (list, tuple)) else (input,)
+                if _b.any(isinstance(x, Tensor) and x._requires_grad for x in ins):
+                    label = name(input, *args, **kw) if callable(name) else name
+                    for x in (r if isinstance(r, tuple) else (r,)):
+                        A.label(x, label, *ins)
+            return r
+        return wrapper
+    return deco
 
 
 def _tensor(x, like: Tensor | None = None) -> Tensor:
@@ -65,6 +86,7 @@ def sub(input, other, *, alpha=1, out=None) -> Tensor:
     return write_out(binary("sub", input, other), out)
 
 
+@_grad_name("RsubBackward1")
 def rsub(input, other, *, alpha=1) -> Tensor:
     return sub(other, input, alpha=alpha)
 
@@ -132,10 +154,12 @@ exp, log, sqrt, sin, cos, tanh, sigmoid, abs, neg, sign, relu, logical_not = (
 negative, absolute = neg, abs
 
 
+@_grad_name("PowBackward0")
 def square(input: Tensor) -> Tensor:
     return binary("mul", input, input)
 
 
+@_grad_name("RsqrtBackward0")
 def rsqrt(input: Tensor) -> Tensor:
     return binary("div", 1.0, sqrt(input))
 
@@ -213,6 +237,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None)
     return write_out(r, out)
 
 
+@_grad_name(lambda x, dim=None, *a, **k: "MeanBackward0" if dim is None else "MeanBackward1")
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     x = input if dtype is None else cast(input, dtype)
     if not x._dtype.is_floating_point:
@@ -224,6 +249,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
     return write_out(binary("div", s, n), out)
 
 
+@_grad_name(lambda x, dim=None, *a, **k: "ProdBackward0" if dim is None else "ProdBackward1")
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     x = cast(input, _sum_dtype(input, dtype))
     dims = norm_dims(None if dim is None else norm_dim(dim, x.ndim), x.ndim)
@@ -241,11 +267,18 @@ def _extreme(name: str, arg: str, result_type, input: Tensor, dim, keepdim, out)
         return write_out(apply(name, [input], {"dims": norm_dims(None, input.ndim),
                                                "keepdim": False}), out)
     d = norm_dim(dim, input.ndim)
-    dims = (d,) if input.ndim else ()
-    values = apply(name, [input], {"dims": dims, "keepdim": keepdim})
     x = input if input.ndim else reshape(input, (1,))
-    indices = apply(arg, [x], {"dims": (d,), "keepdim": keepdim and input.ndim > 0})
-    return result_type(values, indices)
+    if x.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    # the values are gathered at the returned indices, so that the gradient goes to that index
+    # (PyTorch's max(dim)); a plain max reduction would share it among ties
+    idx = apply(arg, [x], {"dims": (d,), "keepdim": True})
+    values = apply("gather", [x, idx], {"dim": d})
+    if not (keepdim and input.ndim):
+        shape = tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
+        values = apply("reshape", [values], {"shape": shape})
+        idx = apply("reshape", [idx], {"shape": shape})
+    return result_type(A.label(values, f"{name.capitalize()}Backward0", input), idx)
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
@@ -274,10 +307,12 @@ def _amax_amin(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return apply(name, [input], {"dims": dims, "keepdim": keepdim})
 
 
+@_grad_name("AmaxBackward0")
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     return _amax_amin("max", input, dim, keepdim)
 
 
+@_grad_name("AminBackward0")
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
     return _amax_amin("min", input, dim, keepdim)
 
@@ -304,6 +339,7 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     return _arg("argmin", input, dim, keepdim)
 
 
+@_grad_name("VarBackward0")
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """Variance; `unbiased` (legacy) or `correction` (default 1) as in PyTorch."""
     if isinstance(dim, bool):
@@ -319,6 +355,7 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
     return binary("div", ss, float(n - correction) if n > correction else 0.0)
 
 
+@_grad_name("StdBackward0")
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
 
@@ -416,10 +453,12 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     return apply("matmul", [input, mat2], {})
 
 
+@_grad_name("MvBackward0")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
     return matmul(input, vec)
 
 
+@_grad_name("DotBackward0")
 def dot(input: Tensor, other: Tensor) -> Tensor:
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
@@ -468,6 +507,7 @@ def permute(input: Tensor, *dims) -> Tensor:
     return apply("permute", [input], {"perm": dims})
 
 
+@_grad_name("TransposeBackward0")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     n = input.ndim
     d0, d1 = norm_dim(dim0, n), norm_dim(dim1, n)
@@ -480,6 +520,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
 swapaxes = transpose
 
 
+@_grad_name("TBackward0")
 def t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
@@ -488,6 +529,7 @@ def t(input: Tensor) -> Tensor:
         "permute", [input], {"perm": tuple(range(input.ndim))})
 
 
+@_grad_name(lambda x, dim=None: "SqueezeBackward0" if dim is None else "SqueezeBackward1")
 def squeeze(input: Tensor, dim=None) -> Tensor:
     shape = input.shape
     if dim is None:
@@ -498,6 +540,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     return apply("reshape", [input], {"shape": new})
 
 
+@_grad_name("UnsqueezeBackward0")
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     d = norm_dim(dim, input.ndim + 1)
     shape = input.shape
@@ -558,6 +601,7 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
 concat = concatenate = cat
 
 
+@_grad_name("StackBackward0")
 def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     tensors = list(tensors)
     if not tensors:
@@ -571,6 +615,7 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     return cat([unsqueeze(x, d) for x in tensors], d, out=out)
 
 
+@_grad_name("SliceBackward0")
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     d = norm_dim(dim, input.ndim)
     n = input.shape[d]
@@ -589,6 +634,7 @@ def _slice(input: Tensor, d: int, start: int, stop: int) -> Tensor:
     return apply("index", [input], {"spec": spec})
 
 
+@_grad_name("SplitBackward0")
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     d = norm_dim(dim, tensor.ndim)
     n = tensor.shape[d]
@@ -614,6 +660,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return tuple(out)
 
 
+@_grad_name("SplitBackward0")
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
@@ -649,6 +696,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
                  {"dim": norm_dim(dim, input.ndim)})
 
 
+@_grad_name("IndexSelectBackward0")
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     d = norm_dim(dim, input.ndim)
     if index.ndim > 1:
@@ -667,6 +715,7 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return apply("index", [input, cast(reshape(index, (-1,)), dt.int64)], {"spec": spec})
 
 
+@_grad_name("MaskedFillBackward0")
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     if isinstance(value, Tensor):
         if value.ndim:
@@ -688,6 +737,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
     return tuple(unbind(r, 1)) if as_tuple else r
 
 
+@_grad_name("FlipBackward0")
 def flip(input: Tensor, *args, dims=None) -> Tensor:
     dims = norm_dims(_shape_arg(args) if dims is None else _shape_arg((dims,)), input.ndim)
     spec = tuple(("slice", 0, s, 1) for s in input.shape)
@@ -703,6 +753,7 @@ def flip(input: Tensor, *args, dims=None) -> Tensor:
     return r
 
 
+@_grad_name("RepeatBackward0")
 def repeat(input: Tensor, *sizes) -> Tensor:
     sizes = _shape_arg(sizes)
     if len(sizes) < input.ndim:

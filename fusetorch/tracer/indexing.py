@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import dtypes as dt
+from . import autograd as A
 from . import dispatch as D
 from .tensor import Tensor
 
@@ -133,7 +134,13 @@ def getitem(t: Tensor, key) -> Tensor:
     advanced = [it for it in items if it[0] in ("tensor", "mask")]
     if not advanced:
         spec = tuple(items)
-        return D.apply("index", [t], {"spec": spec})
+        r = D.apply("index", [t], {"spec": spec})
+        if r._node is not None:  # PyTorch's names: x[0] is a select, x[1:] a slice
+            tags = {it[0] for it in spec}
+            name = "SelectBackward0" if "int" in tags else (
+                "UnsqueezeBackward0" if tags == {"none"} else "SliceBackward0")
+            A.label(r, name, t)
+        return r
     # step 1: the basic part, with the advanced dims kept whole
     basic, adv = [], []  # adv: (dim in step 1's result, item)
     src = pos = 0
