@@ -8,7 +8,7 @@ value saved during the forward pass.
 
     bw = backward_graph(outputs=[loss], wrt=[w1, w2])
     bw.graph            # inputs: cotangents of the outputs, then the forward values used
-    bw.values           # the forward node behind each value input, in order
+    bw.values           # (forward node, 'value' or 'context') behind each value input
 """
 from __future__ import annotations
 
@@ -25,8 +25,9 @@ class Builder:
     many rules share (summing a broadcast cotangent back to an input's shape)."""
 
     def __init__(self):
-        self.values: list[tuple[Node, Node]] = []  # (input node of the backward graph, forward)
-        self._value_of: dict[int, Node] = {}
+        # (input node of the backward graph, forward node, 'value' or 'context')
+        self.values: list[tuple[Node, Node, str]] = []
+        self._value_of: dict[tuple, Node] = {}
 
     def op(self, name: str, *inputs: Node, **attrs) -> Node:
         return make_node(name, inputs, attrs)
@@ -36,11 +37,20 @@ class Builder:
         copied in (it is part of the structure, not a value to bind)."""
         if fwd.op == "constant" and isinstance(fwd.attrs.get("value"), (bool, int, float)):
             return self.const(fwd.attrs["value"], fwd.dtype)
-        v = self._value_of.get(id(fwd))
+        return self._placeholder(fwd, "value")
+
+    def context(self, fwd: Node) -> Node:
+        """An opaque per-call object saved by `fwd` (a custom Function's ctx), distinct from its
+        value."""
+        return self._placeholder(fwd, "context")
+
+    def _placeholder(self, fwd: Node, part: str) -> Node:
+        key = (id(fwd), part)
+        v = self._value_of.get(key)
         if v is None:
             v = make_node("input", [], {"shape": fwd.shape, "dtype": fwd.dtype})
-            self._value_of[id(fwd)] = v
-            self.values.append((v, fwd))
+            self._value_of[key] = v
+            self.values.append((v, fwd, part))
         return v
 
     def const(self, value, dtype: dt.DType) -> Node:
@@ -81,7 +91,7 @@ class Builder:
 @dataclass
 class BackwardGraph:
     graph: Graph
-    values: list  # forward node for each value input (after the cotangent inputs)
+    values: list  # (forward node, part) behind each value input (after the cotangent inputs)
     n_cotangents: int
 
 
@@ -123,8 +133,8 @@ def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
                 ct[id(x)] = _accumulate(b, ct.get(id(x)), c)
     outs = [ct.get(id(w)) or b.zeros(w.shape, w.dtype) for w in wrt]
     outs += [ct.get(id(a)) or b.zeros(a.shape, a.dtype) for a in also]
-    graph = Graph(ct_inputs + [v for v, _ in b.values], outs)
-    return BackwardGraph(graph, [f for _, f in b.values], len(ct_inputs))
+    graph = Graph(ct_inputs + [v for v, _, _ in b.values], outs)
+    return BackwardGraph(graph, [(f, part) for _, f, part in b.values], len(ct_inputs))
 
 
 def _accumulate(b: Builder, old: Node | None, new: Node) -> Node:

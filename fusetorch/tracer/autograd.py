@@ -192,14 +192,14 @@ def _plan(roots: list, wrt: list, also: list):
     hit = _CACHE.get(key) if key is not None else None
     if hit is None:
         bw = backward_graph(roots, wrt, also)
-        hit = (bw, [pos[id(f)] for f in bw.values])
+        hit = (bw, [(pos[id(f)], part) for f, part in bw.values])
         if key is not None:
             _CACHE[key] = hit
             if len(_CACHE) > _CACHE_SIZE:
                 _CACHE.popitem(last=False)
     else:
         _CACHE.move_to_end(key)
-    return hit[0], [order[p] for p in hit[1]], order
+    return hit[0], [(order[p], part) for p, part in hit[1]], order
 
 
 def _bind_values(order: list, fwd_nodes: list) -> list:
@@ -213,18 +213,13 @@ def _bind_values(order: list, fwd_nodes: list) -> list:
         elif s is not None:
             table.update(s)
     out = []
-    for f in fwd_nodes:
-        entry = table.get(id(f))
+    for f, part in fwd_nodes:
+        entry = table.get(id(f) if part == "value" else (part, id(f)))
         if entry is None:
-            leaf = (f.meta or {}).get("leaf") if f.op == "input" else None
-            if leaf is not None and leaf() is not None:
-                t = leaf()
-                entry = (t._data, None, 0, t)
-            elif freed:
+            if freed:
                 raise RuntimeError(_SECOND_BACKWARD)
-            else:
-                raise AssertionError(f"backward needs the value of a {f.op} node that was not "
-                                     "saved: its consumer's `saves` is incomplete")
+            raise AssertionError(f"backward needs the value of a {f.op} node that was not "
+                                 "saved: its consumer's `saves` is incomplete")
         data, vc, version, tensor = entry
         if vc is not None and vc[0] != version:
             raise RuntimeError(
@@ -279,7 +274,10 @@ def _run_recorded(bw, grads, fwd_values, values, be) -> list:
     ins = bw.graph.inputs
     for node, g in zip(ins, grads):
         env[id(node)] = g
-    for node, f, v in zip(ins[bw.n_cotangents:], fwd_values, values):
+    for node, (f, part), v in zip(ins[bw.n_cotangents:], fwd_values, values):
+        if part == "context":
+            env[id(node)] = v[0]
+            continue
         leaf = _leaf_of(f)
         if leaf is not None:
             env[id(node)] = leaf
@@ -297,6 +295,9 @@ def _run_recorded(bw, grads, fwd_values, values, be) -> list:
 
 
 def _dispatch_node(node: Node, args: list, be) -> Tensor:
+    if node.op == "custom_vjp":  # the user's backward, recorded: args are (cotangent, ctx)
+        a = node.attrs
+        return args[1].input_grad_recorded(args[0], a["positions"][a["index"]])
     d = OPS[node.op]
     if d.kind == "source":
         return D.source(node.op, dict(node.attrs), be)
@@ -400,8 +401,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     reachable = {id(n) for n in toposort([r._node for r in roots])}
     used = [id(w) in reachable for w in wrt]
     if not all(used) and not (allow_unused or materialize_grads):
-        raise RuntimeError("One of the differentiated Tensors appears to not have been used in "
-                           "the graph. Set allow_unused=True if this is the desired behavior.")
+        raise RuntimeError(f"The differentiated Tensor at index {used.index(False)} appears to "
+                           "not have been used in the graph. Set allow_unused=True if this is the "
+                           "desired behavior.")
     with no_grad() if not create_graph else enable_grad():
         outs = run_backward(roots, grads, wrt, [], retain_graph, create_graph)
     result = tuple(g if u or materialize_grads else None for g, u in zip(outs, used))

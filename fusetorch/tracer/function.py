@@ -136,5 +136,5 @@ class Function:
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         record("custom", tensors, {"fn": cls, "positions": positions, "dtype": out._dtype}, out)
         node = out._node
-        node.saved = {id(node): (ctx, None, 0, None)}
+        node.saved = {("context", id(node)): (ctx, None, 0, None)}
         return out

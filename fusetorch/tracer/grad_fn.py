@@ -20,6 +20,8 @@ def grad_fn_name(node: Node) -> str:
     if "grad_fn" in meta:
         return meta["grad_fn"]
     op = node.op
+    if op == "custom":
+        return node.attrs["fn"].__name__ + "Backward"
     if op in _SPECIAL:
         return _SPECIAL[op]
     if op == "pow":

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 
-from .autograd import grad, no_grad
+from .autograd import enable_grad, grad, no_grad
 from .tensor import Tensor
 
 
@@ -106,9 +106,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
     def first_derivative(*args):
         xs, gos = args[:n], args[n:]
-        ys = _outputs(func, xs)
-        gs = grad(ys, [xs[i] for i in diff_pos], list(gos), create_graph=True,
-                  allow_unused=True)
+        with enable_grad():  # the numerical pass calls this under no_grad
+            ys = _outputs(func, xs)
+            gs = grad(ys, [xs[i] for i in diff_pos], list(gos), create_graph=True,
+                      allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_derivative, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol,
