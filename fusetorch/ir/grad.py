@@ -133,8 +133,13 @@ def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
                 ct[id(x)] = _accumulate(b, ct.get(id(x)), c)
     outs = [ct.get(id(w)) or b.zeros(w.shape, w.dtype) for w in wrt]
     outs += [ct.get(id(a)) or b.zeros(a.shape, a.dtype) for a in also]
-    graph = Graph(ct_inputs + [v for v, _, _ in b.values], outs)
-    return BackwardGraph(graph, [(f, part) for _, f, part in b.values], len(ct_inputs))
+    # only the forward values some output reads: a rule also builds cotangents for inputs that
+    # need none (the tensor in `y * 3`), and their values must not be bound or version-checked
+    # (PyTorch lets `y.mul_(3)` follow `y * 3` on a non-leaf)
+    live = {id(n) for n in toposort(outs)}
+    values = [(v, f, part) for v, f, part in b.values if id(v) in live]
+    graph = Graph(ct_inputs + [v for v, _, _ in values], outs)
+    return BackwardGraph(graph, [(f, part) for _, f, part in values], len(ct_inputs))
 
 
 def _accumulate(b: Builder, old: Node | None, new: Node) -> Node:

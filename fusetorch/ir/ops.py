@@ -435,6 +435,8 @@ def _vjp_div(b, n, g):
 def _vjp_pow(b, n, g):
     # d/dx = e * x^(e-1), 0 where e == 0; d/de = x^e * log(x), 0 where x == 0 and e >= 0
     x, e = _x(n, 0), _x(n, 1)
+    if e.op == "constant" and isinstance(e.attrs.get("value"), (int, float)):
+        return (_vjp_pow_scalar(b, n, g, e.attrs["value"]), None)
     xv, ev, zero = b.value(x), b.value(e), b.zero(n.dtype)
     dx = b.op("mul", ev, b.op("pow", xv, b.op("sub", ev, b.const(1.0, n.dtype))))
     dx = b.op("where", b.op("eq", ev, zero), zero, dx)
@@ -445,6 +447,18 @@ def _vjp_pow(b, n, g):
     de = b.op("where", b.op("bitwise_and", b.op("eq", xv, zero), b.op("ge", ev, zero)),
               zero, de)
     return (gx, b.sum_to(b.op("mul", g, de), e.shape))
+
+
+def _vjp_pow_scalar(b, n, g, e):
+    """x ** c for a constant c: the common case (x ** 2) without a general pow in backward."""
+    x = _x(n, 0)
+    if e == 0:
+        return b.zeros(x.shape, x.dtype)
+    if e == 1:
+        return b.sum_to(g, x.shape)
+    xv = b.value(x)
+    local = xv if e == 2 else b.op("pow", xv, b.const(e - 1, n.dtype))
+    return b.sum_to(b.op("mul", g, b.op("mul", b.const(e, n.dtype), local)), x.shape)
 
 
 def _vjp_extreme(cmp):

@@ -66,13 +66,22 @@ class _GradMode:
         return wrapper
 
 
-class no_grad(_GradMode):
+class _NoParamGradMode(_GradMode):
+    """Also usable as a bare decorator (`@no_grad`, without parentheses), as in PyTorch 2."""
+
+    def __new__(cls, orig_func=None, *args, **kwargs):
+        if callable(orig_func) and not isinstance(orig_func, bool):
+            return cls()(orig_func)
+        return super().__new__(cls)
+
+
+class no_grad(_NoParamGradMode):
     """Ops inside run without recording: `with no_grad(): w -= lr * w.grad`."""
 
     _value = False
 
 
-class enable_grad(_GradMode):
+class enable_grad(_NoParamGradMode):
     _value = True
 
 
@@ -86,6 +95,10 @@ class set_grad_enabled(_GradMode):
 
     def __enter__(self):
         return self
+
+    def __call__(self, fn):
+        D.GRAD_ENABLED = self._prev  # as a decorator it only applies inside `fn` (PyTorch)
+        return super().__call__(fn)
 
 
 class inference_mode(no_grad):

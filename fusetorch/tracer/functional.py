@@ -164,6 +164,7 @@ def rsqrt(input: Tensor) -> Tensor:
     return binary("div", 1.0, sqrt(input))
 
 
+@_grad_name("ReciprocalBackward0")
 def reciprocal(input: Tensor) -> Tensor:
     return binary("div", 1.0, input)
 
@@ -357,7 +358,13 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
 
 @_grad_name("StdBackward0")
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
-    return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+    v = var(input, dim, unbiased, keepdim, correction=correction)
+    if not (D.GRAD_ENABLED and input._requires_grad):
+        return sqrt(v)
+    # PyTorch's std passes a 0 gradient where std == 0 (sqrt's would be inf * 0 = nan): the
+    # two-where form keeps the inf out of the backward
+    zero = eq(v, 0.0)
+    return elementwise("where", zero, 0.0, sqrt(elementwise("where", zero, 1.0, v)))
 
 
 def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
@@ -671,6 +678,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(input, _b.max(1, math.ceil(n / chunks)), d)
 
 
+@_grad_name("UnbindBackward0")
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")

@@ -227,8 +227,10 @@ class Tensor:
 
     @property
     def data(self) -> "Tensor":
-        """The same storage as a tensor outside autograd (`w.data -= lr * g`)."""
-        return _alias(self)
+        """The same storage as a tensor outside autograd (`w.data -= lr * g`). Unlike
+        `detach()` it has its own version counter, so in-place writes through it are not seen
+        by autograd (PyTorch)."""
+        return Tensor._make(self._data, self._dtype, self._be)
 
     @data.setter
     def data(self, value: "Tensor") -> None:
