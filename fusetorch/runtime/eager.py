@@ -228,8 +228,11 @@ def make_table(xp) -> dict:
         "bitwise_xor": xp.bitwise_xor,
         "where": xp.where,
         # reductions
-        "sum": _reduce(xp.sum), "prod": _reduce(xp.prod),
-        "max": _extreme(xp.max, "max"), "min": _extreme(xp.min, "min"),
+        # ufunc.reduce skips numpy's Python-level sum() wrapper (a few us per call)
+        "sum": _reduce(xp.add.reduce if xp is np else xp.sum),
+        "prod": _reduce(xp.multiply.reduce if xp is np else xp.prod),
+        "max": _extreme(xp.maximum.reduce if xp is np else xp.max, "max"),
+        "min": _extreme(xp.minimum.reduce if xp is np else xp.min, "min"),
         "argmax": _arg_reduce(xp.argmax), "argmin": _arg_reduce(xp.argmin),
         # movement
         "reshape": lambda x, shape: xp.reshape(x, shape),

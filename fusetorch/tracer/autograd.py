@@ -235,14 +235,28 @@ def _bind_values(order: list, fwd_nodes: list) -> list:
                                  "saved: its consumer's `saves` is incomplete")
         data, vc, version, tensor = entry
         if vc is not None and vc[0] != version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [torch.{_type_name(tensor)} {list(data.shape)}] is at "
-                f"version {vc[0]}; expected version {version} instead. Hint: the backtrace "
-                "further above shows the operation that failed to compute its gradient. The "
-                "variable in question was changed in there or anywhere later. Good luck!")
+            # PyTorch names the op that made the value: for a value saved as its op's own
+            # output that op, else the tensor's current grad_fn (after the in-place op)
+            own = isinstance(f.saved, dict) and id(f) in f.saved
+            raise RuntimeError(modified_message(tensor, data.shape, vc[0], version,
+                                                f if own else getattr(tensor, "_node", None)))
         out.append(entry)
     return out
+
+
+def modified_message(tensor, shape, now: int, expected: int, made_by) -> str:
+    """PyTorch's error for a saved value modified in place before backward."""
+    name = ""
+    if made_by is not None and made_by.op != "input":
+        import re
+        from .grad_fn import grad_fn_name
+        op = re.sub(r"Backward\d*$", "", grad_fn_name(made_by))
+        name = f", which is output 0 of {op},"
+    return ("one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [torch.{_type_name(tensor)} {list(shape)}]{name} is at version "
+            f"{now}; expected version {expected} instead. Hint: enable anomaly detection to find "
+            "the operation that failed to compute its gradient, with "
+            "torch.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
 def _type_name(t: Tensor) -> str:

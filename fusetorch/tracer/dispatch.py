@@ -281,6 +281,8 @@ def copy_into(t: Tensor, value: Tensor) -> Tensor:
     if not t._data.flags.writeable:
         raise RuntimeError(_OVERLAP)
     grad = check_inplace(t, value)
+    if grad and value._node is not None:
+        _keep_original(t, value._node)
     t._be.xp.copyto(t._data, value._data, casting="unsafe")
     t._bump_version()
     if RECORDER is not None or grad:
@@ -290,6 +292,17 @@ def copy_into(t: Tensor, value: Tensor) -> Tensor:
     if grad:
         t._node, t._requires_grad = value._node, True
     return t
+
+
+def _keep_original(t: Tensor, node) -> None:
+    """The op computing an in-place result may have saved `t` itself (`y.mul_(b)` needs y's old
+    value for b's gradient, `y.pow_(2)` for y's): keep a copy of the value about to be
+    overwritten, as PyTorch saves the original self of an in-place op."""
+    saved = getattr(node, "saved", None)
+    if isinstance(saved, dict):
+        for k, e in saved.items():
+            if e[3] is t:
+                saved[k] = (t._be.xp.array(e[0], copy=True), None, 0, None)
 
 
 def check_inplace(t: Tensor, value=None) -> bool:

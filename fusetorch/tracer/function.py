@@ -47,10 +47,8 @@ class FunctionCtx:
         out = []
         for _data, vc, version, t in self._saved:
             if vc is not None and vc[0] != version:
-                raise RuntimeError(
-                    "one of the variables needed for gradient computation has been modified by "
-                    f"an inplace operation: [{list(t.shape)}] is at version {vc[0]}; expected "
-                    f"version {version} instead.")
+                from .autograd import modified_message
+                raise RuntimeError(modified_message(t, _data.shape, vc[0], version, t._node))
             out.append(t)
         return tuple(out)
 

@@ -170,8 +170,27 @@ def getitem(t: Tensor, key) -> Tensor:
     return D.apply("index", [x] + idx, {"spec": tuple(spec2)})
 
 
+def _makes_view(items: list, shape: tuple) -> bool:
+    """Whether PyTorch's `t[key] = v` writes through a view of t (its basic part is not the
+    whole of t): then its error for a leaf names the view."""
+    src = 0
+    for it in items:
+        if it[0] in ("int", "none"):
+            return True
+        if it[0] == "slice":
+            if it[1:] != (0, shape[src], 1):
+                return True
+            src += 1
+        else:
+            src += it[1].ndim if it[0] == "mask" else 1
+    return False
+
+
 def setitem(t: Tensor, key, value) -> None:
     items = _normalise(t, key)
+    if D.GRAD_ENABLED and t._requires_grad and t.is_leaf and _makes_view(items, t.shape):
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
     if len(items) == 1 and items[0][0] == "mask" and _setitem_mask(t, items[0][1], value):
         return
     spec, idx = _expand_masks(items)
@@ -212,5 +231,8 @@ def _setitem_mask(t: Tensor, mask: Tensor, value) -> bool:
         return False
     if len(rest):
         mask = D.apply("reshape", [mask], {"shape": tuple(mask.shape) + (1,) * len(rest)})
-    D.copy_into(t, D.elementwise("where", mask, v, t))
+    new = D.elementwise("where", mask, v, t)
+    if new._node is not None and new._node.op == "where":
+        A.label(new, "IndexPutBackward0", t, v)  # PyTorch's name for `t[mask] = v`
+    D.copy_into(t, new)
     return True

@@ -163,7 +163,8 @@ class Tensor:
                 "computed variable in a subgraph that doesn't require differentiation use "
                 "var_no_grad = var.detach().")
         if value and not self._dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self._requires_grad = bool(value)
 
     @property
@@ -181,7 +182,10 @@ class Tensor:
     @grad.setter
     def grad(self, value) -> None:
         if value is not None and tuple(value.shape) != tuple(self._data.shape):
-            raise RuntimeError(f"assigned grad has data of a different size")
+            raise RuntimeError(
+                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
+                f"size '{list(self._data.shape)}'. Please ensure that the gradient and the "
+                "tensor are the same size")
         self._grad = value
 
     @grad.deleter
@@ -248,6 +252,8 @@ class Tensor:
         self._vc = root._vc
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        if requires_grad and not self._dtype.is_floating_point:  # PyTorch's wording differs
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
 
