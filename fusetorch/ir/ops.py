@@ -208,6 +208,32 @@ def _scatter_add_shape(shapes, a):
     return x
 
 
+def _window_out(size: int, k: int, stride: int, pad: int, dil: int) -> int:
+    return (size + 2 * pad - dil * (k - 1) - 1) // stride + 1
+
+
+def unfold2d_shape(x: tuple, a: dict) -> tuple:
+    if len(x) != 4:
+        raise RuntimeError(f"Expected 4D (batch mode) tensor for input, but got: {list(x)}")
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = a["kernel"], a["stride"], a["padding"], a["dilation"]
+    oh = _window_out(x[2], kh, sh, ph, dh)
+    ow = _window_out(x[3], kw, sw, pw, dw)
+    if oh <= 0 or ow <= 0:
+        raise RuntimeError(
+            f"Given input size: ({x[1]}x{x[2]}x{x[3]}). Calculated output size: "
+            f"({x[1]}x{oh}x{ow}). Output size is too small")
+    return (x[0], x[1], kh, kw, oh, ow)
+
+
+def fold2d_shape(cols: tuple, a: dict) -> tuple:
+    n, c, kh, kw, oh, ow = cols
+    h, w = a["size"]
+    want = unfold2d_shape((n, c, h, w), dict(a, pad_value=0))
+    if tuple(cols) != want:
+        raise RuntimeError(f"fold2d: windows {list(cols)} do not match size {[h, w]}")
+    return (n, c, h, w)
+
+
 def _matmul_shape(shapes, _a):
     return matmul_shape(shapes[0], shapes[1])
 
@@ -310,6 +336,15 @@ _def("scatter_add", "movement", 3, _scatter_add_shape, lambda d, a: d[0], attrs=
      doc="a copy of x with src added at index along dim; inputs x, index, src")
 _def("nonzero", "movement", 1, None, _int64_dtype,
      doc="indices of the non-zero elements, shape [n, ndim]: data-dependent")
+
+_def("unfold2d", "movement", 1, lambda s, a: unfold2d_shape(s[0], a), _same_dtype,
+     attrs=("kernel", "stride", "padding", "dilation", "pad_value"),
+     doc="sliding windows of x[N, C, H, W] as [N, C, kh, kw, OH, OW] (im2col without the "
+         "copy); padding reads pad_value (0, or -inf for max pooling)")
+_def("fold2d", "movement", 1, lambda s, a: fold2d_shape(s[0], a), _same_dtype,
+     attrs=("size", "kernel", "stride", "padding", "dilation"),
+     doc="the adjoint of unfold2d: windows [N, C, kh, kw, OH, OW] summed back into "
+         "[N, C, *size] (col2im)")
 
 # Custom autograd Functions: opaque to the compiler (a graph break), differentiated by the
 # user's Python backward. `custom_vjp` reads its context from the `custom` node's saved value.
@@ -588,6 +623,18 @@ def _vjp_custom(b, n, g):
         for i, x in enumerate(n.inputs))
 
 
+def _vjp_unfold2d(b, n, g):
+    a = n.attrs
+    return (b.op("fold2d", g, size=_x(n).shape[2:], kernel=a["kernel"], stride=a["stride"],
+                 padding=a["padding"], dilation=a["dilation"]),)
+
+
+def _vjp_fold2d(b, n, g):
+    a = n.attrs
+    return (b.op("unfold2d", g, kernel=a["kernel"], stride=a["stride"], padding=a["padding"],
+                 dilation=a["dilation"], pad_value=0.0),)
+
+
 _VJP = {
     "neg": (_vjp_neg, ()), "exp": (_vjp_exp, ("out",)), "log": (_vjp_log, (0,)),
     "sqrt": (_vjp_sqrt, ("out",)), "sin": (_vjp_sin, (0,)), "cos": (_vjp_cos, (0,)),
@@ -606,6 +653,7 @@ _VJP = {
     "index_put": (_vjp_index_put, (slice(2, None),)), "cat": (_vjp_cat, ()),
     "gather": (_vjp_gather, (1,)), "scatter_add": (_vjp_scatter_add, (1,)),
     "matmul": (_vjp_matmul, (0, 1)), "custom": (_vjp_custom, ()),
+    "unfold2d": (_vjp_unfold2d, ()), "fold2d": (_vjp_fold2d, ()),
 }
 for _n in ("eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
            "argmax", "argmin", "nonzero"):

@@ -6,6 +6,7 @@ the node's attributes as keywords. Inputs arrive already promoted to one dtype b
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -167,6 +168,35 @@ def _scatter_add(x, index, src, dim):
     return out
 
 
+def _unfold2d(xp, x, kernel, stride, padding, dilation, pad_value):
+    """Windows as a read-only strided view of the (padded) input: no copy until a consumer
+    (matmul) needs one."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    if ph or pw:
+        x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=pad_value)
+    n, c, h, w = x.shape
+    oh = (h - dh * (kh - 1) - 1) // sh + 1
+    ow = (w - dw * (kw - 1) - 1) // sw + 1
+    s0, s1, s2, s3 = x.strides
+    shape, strides = (n, c, kh, kw, oh, ow), (s0, s1, s2 * dh, s3 * dw, s2 * sh, s3 * sw)
+    if xp is np:
+        return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=False)
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
+def _fold2d(xp, cols, size, kernel, stride, padding, dilation):
+    """Sum each window position back where it came from: kh * kw strided adds."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    n, c, _, _, oh, ow = cols.shape
+    h, w = size
+    out = xp.zeros((n, c, h + 2 * ph, w + 2 * pw), dtype=cols.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            out[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                j * dw:j * dw + sw * (ow - 1) + 1:sw] += cols[:, :, i, j]
+    return out[:, :, ph:ph + h, pw:pw + w]
+
+
 def _nonzero(x):
     if x.ndim == 0:  # numpy refuses 0-d input; PyTorch gives shape (1, 0) or (0, 0)
         return np.zeros((int(bool(x)), 0), dtype=np.int64)
@@ -241,6 +271,7 @@ def make_table(xp) -> dict:
         "index": _index, "index_put": _index_put,
         "cat": lambda *xs, dim: xp.concatenate(xs, axis=dim),
         "gather": _gather, "scatter_add": _scatter_add, "nonzero": _nonzero,
+        "unfold2d": functools.partial(_unfold2d, xp), "fold2d": functools.partial(_fold2d, xp),
         # extern
         "matmul": xp.matmul,
         "custom": _custom,

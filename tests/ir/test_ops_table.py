@@ -162,6 +162,10 @@ EXAMPLES = {
     "gather": ([_f(3, 4), _i(2, 4, hi=3)], {"dim": 0}),
     "scatter_add": ([_f(3, 4), _i(3, 2, hi=4), _f(3, 5)], {"dim": 1}),
     "nonzero": ([_f(3, 4) > 0], {}),
+    "unfold2d": ([_f(2, 3, 7, 6)], {"kernel": (3, 2), "stride": (2, 1), "padding": (1, 0),
+                                    "dilation": (1, 2), "pad_value": 0.0}),
+    "fold2d": ([_f(2, 3, 3, 2, 4, 4)], {"size": (7, 6), "kernel": (3, 2), "stride": (2, 1),
+                                         "padding": (1, 0), "dilation": (1, 2)}),
     "matmul": ([_f(5, 1, 2, 3), _f(4, 3, 6)], {}),
 }
 BOOL_IN = {"logical_not"}
