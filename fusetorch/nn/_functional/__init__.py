@@ -1,0 +1,1 @@
+"""The implementations behind nn.functional, one family per file."""

@@ -1,0 +1,2 @@
+"""nn.functional: dropout."""
+__all__: list = []

@@ -1,0 +1,2 @@
+"""nn.functional: linear."""
+__all__: list = []

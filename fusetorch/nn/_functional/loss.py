@@ -1,0 +1,2 @@
+"""nn.functional: loss."""
+__all__: list = []

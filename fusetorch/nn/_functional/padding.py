@@ -1,0 +1,2 @@
+"""nn.functional: padding."""
+__all__: list = []

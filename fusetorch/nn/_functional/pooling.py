@@ -1,0 +1,2 @@
+"""nn.functional: pooling."""
+__all__: list = []

@@ -1,0 +1,2 @@
+"""nn.functional: sparse."""
+__all__: list = []

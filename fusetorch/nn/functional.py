@@ -1,0 +1,14 @@
+"""`fusetorch.nn.functional`: the functional form of each layer and loss.
+
+Every function is composed from tensor operations (so autograd and the compiler see ordinary
+primitives); the implementations live in `_functional/`, one family per file.
+"""
+from ._functional.activation import *  # noqa: F401,F403
+from ._functional.conv import *  # noqa: F401,F403
+from ._functional.dropout import *  # noqa: F401,F403
+from ._functional.linear import *  # noqa: F401,F403
+from ._functional.loss import *  # noqa: F401,F403
+from ._functional.normalization import *  # noqa: F401,F403
+from ._functional.padding import *  # noqa: F401,F403
+from ._functional.pooling import *  # noqa: F401,F403
+from ._functional.sparse import *  # noqa: F401,F403

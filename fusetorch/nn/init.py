@@ -1,0 +1,1 @@
+"""`fusetorch.nn.init`: parameter initialisation as in PyTorch."""

@@ -1,0 +1,429 @@
+"""`nn.Module`: the base of every layer and model.
+
+Attributes that are Parameters, Modules or registered buffers are kept in `_parameters`,
+`_modules` and `_buffers`, which is what `parameters()`, `state_dict()`, `to()` and `repr` walk.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict, namedtuple
+from typing import Callable, Iterator
+
+from ..tracer.autograd import no_grad
+from ..tracer.tensor import Tensor
+from .parameter import Buffer, Parameter
+
+_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+class _IncompatibleKeysRepr(_IncompatibleKeys):
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+
+class RemovableHandle:
+    """Returned by `register_*_hook`; `handle.remove()` unregisters the hook."""
+
+    _next_id = 0
+
+    def __init__(self, hooks: dict):
+        self._hooks = hooks
+        self.id = RemovableHandle._next_id
+        RemovableHandle._next_id += 1
+
+    def remove(self) -> None:
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Module:
+    """Base class for all neural network modules. Subclasses define `forward` and assign their
+    parameters and submodules as attributes in `__init__` (after `super().__init__()`)."""
+
+    training: bool
+    _version = 1
+
+    def __init__(self, *args, **kwargs):
+        if args or kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() takes no arguments")
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", OrderedDict())
+        object.__setattr__(self, "_buffers", OrderedDict())
+        object.__setattr__(self, "_non_persistent_buffers", set())
+        object.__setattr__(self, "_modules", OrderedDict())
+        object.__setattr__(self, "_forward_hooks", OrderedDict())
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+
+    forward: Callable
+
+    def forward(self, *input):  # noqa: F811
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
+                                  '"forward" function')
+
+    def __call__(self, *args, **kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            r = hook(self, args)
+            if r is not None:
+                args = r if isinstance(r, tuple) else (r,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            r = hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    # ------------------------------------------------------------ attributes
+
+    def __setattr__(self, name: str, value) -> None:
+        d = self.__dict__
+        if "_parameters" not in d:
+            if isinstance(value, (Parameter, Module)):
+                raise AttributeError("cannot assign parameters or modules before "
+                                     "Module.__init__() call")
+            object.__setattr__(self, name, value)
+            return
+        params, modules, buffers = d["_parameters"], d["_modules"], d["_buffers"]
+        if isinstance(value, Parameter):
+            self._discard(name)
+            self.register_parameter(name, value)
+        elif name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                                "(torch.nn.Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            self._discard(name)
+            modules[name] = value
+        elif name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                                f"'{name}' (torch.nn.Module or None expected)")
+            modules[name] = None
+        elif isinstance(value, Buffer):
+            self._discard(name)
+            self.register_buffer(name, value, persistent=value.persistent)
+        elif name in buffers:
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
+                                "(torch.Tensor or None expected)")
+            buffers[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def _discard(self, name: str) -> None:
+        for dname in ("_parameters", "_modules", "_buffers"):
+            self.__dict__[dname].pop(name, None)
+        self.__dict__.pop(name, None)
+        self._non_persistent_buffers.discard(name)
+
+    def __getattr__(self, name: str):
+        d = self.__dict__
+        for dname in ("_parameters", "_buffers", "_modules"):
+            if dname in d and name in d[dname]:
+                return d[dname][name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __delattr__(self, name: str) -> None:
+        for dname in ("_parameters", "_buffers", "_modules"):
+            if name in self.__dict__[dname]:
+                del self.__dict__[dname][name]
+                self._non_persistent_buffers.discard(name)
+                return
+        object.__delattr__(self, name)
+
+    def __dir__(self):
+        return sorted(set(object.__dir__(self)) | set(self._parameters) | set(self._buffers)
+                      | set(self._modules))
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        if not isinstance(name, str) or "." in name or name == "":
+            raise KeyError(f'parameter name can\'t contain "." or be empty, got {name!r}')
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
+                            f"'{name}' (torch.nn.Parameter or None required)")
+        if hasattr(type(self), name) or (name in self.__dict__ and name not in self._parameters):
+            raise KeyError(f"attribute '{name}' already exists")
+        self._parameters[name] = param
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        if not isinstance(name, str) or "." in name or name == "":
+            raise KeyError(f'buffer name can\'t contain "." or be empty, got {name!r}')
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
+                            f"'{name}' (torch Tensor or None required)")
+        if name in self._parameters or name in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers.discard(name)
+        else:
+            self._non_persistent_buffers.add(name)
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a Module subclass")
+        if not isinstance(name, str) or "." in name or name == "":
+            raise KeyError(f'module name can\'t contain "." or be empty, got {name!r}')
+        if hasattr(type(self), name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> "Module":
+        mod = self
+        for part in target.split(".") if target else ():
+            if part not in mod._modules:
+                raise AttributeError(f"{mod._get_name()} has no attribute `{part}`")
+            mod = mod._modules[part]
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if name not in mod._parameters:
+            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
+        return mod._parameters[name]
+
+    # ------------------------------------------------------------ walking
+
+    def named_modules(self, memo=None, prefix: str = "", remove_duplicate: bool = True):
+        memo = set() if memo is None else memo
+        if remove_duplicate:
+            if id(self) in memo:
+                return
+            memo.add(id(self))
+        yield prefix, self
+        for name, m in self._modules.items():
+            if m is not None:
+                yield from m.named_modules(memo, prefix + ("." if prefix else "") + name,
+                                           remove_duplicate)
+
+    def modules(self) -> Iterator["Module"]:
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self):
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
+
+    def children(self) -> Iterator["Module"]:
+        for _, m in self.named_children():
+            yield m
+
+    def _named_members(self, attr: str, prefix: str, recurse: bool, remove_duplicate: bool):
+        seen = set()
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for mod_prefix, mod in mods:
+            for name, v in getattr(mod, attr).items():
+                if v is None or (remove_duplicate and id(v) in seen):
+                    continue
+                seen.add(id(v))
+                yield mod_prefix + ("." if mod_prefix else "") + name, v
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True):
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True):
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, b in self.named_buffers(recurse=recurse):
+            yield b
+
+    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+        for m in self.children():
+            m.apply(fn)
+        fn(self)
+        return self
+
+    # ------------------------------------------------------------ modes and grads
+
+    def train(self, mode: bool = True) -> "Module":
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            if p.grad is None:
+                continue
+            if set_to_none:
+                p.grad = None
+            else:
+                p.grad.detach_()
+                p.grad.zero_()
+
+    # ------------------------------------------------------------ devices and dtypes
+
+    def _apply(self, fn: Callable[[Tensor], Tensor]) -> "Module":
+        for m in self.children():
+            m._apply(fn)
+        with no_grad():
+            for p in self._parameters.values():
+                if p is None:
+                    continue
+                new = fn(p)
+                if new is not p:
+                    p.data = new  # the Parameter object stays: optimizers keep working
+                if p._grad is not None:
+                    g = fn(p._grad)
+                    if g is not p._grad:
+                        p._grad = g
+            for name, b in self._buffers.items():
+                if b is not None:
+                    self._buffers[name] = fn(b)
+        return self
+
+    def to(self, *args, **kwargs) -> "Module":
+        """to(device), to(dtype) (floating parameters only), to(device, dtype), to(tensor)."""
+        from ..tracer.methods import _parse_to
+        dtype, dev, _ = _parse_to(args, dict(kwargs))
+        if dtype is not None and not dtype.is_floating_point:
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
+                            f"got desired dtype={dtype}")
+
+        def convert(t: Tensor) -> Tensor:
+            return t.to(dev, dtype if t.is_floating_point() else None)
+        return self._apply(convert)
+
+    def cuda(self, device=None) -> "Module":
+        return self._apply(lambda t: t.cuda(device))
+
+    def cpu(self) -> "Module":
+        return self._apply(lambda t: t.cpu())
+
+    def type(self, dst_type) -> "Module":
+        return self._apply(lambda t: t.type(dst_type))
+
+    def float(self) -> "Module":
+        return self._apply(lambda t: t.float() if t.is_floating_point() else t)
+
+    def double(self) -> "Module":
+        return self._apply(lambda t: t.double() if t.is_floating_point() else t)
+
+    def half(self) -> "Module":
+        return self._apply(lambda t: t.half() if t.is_floating_point() else t)
+
+    # ------------------------------------------------------------ state
+
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """Parameters and persistent buffers by dotted name (sharing memory with the module)."""
+        if args:  # the legacy positional form state_dict(destination, prefix, keep_vars)
+            destination = args[0]
+            prefix = args[1] if len(args) > 1 else prefix
+            keep_vars = args[2] if len(args) > 2 else keep_vars
+        out = OrderedDict() if destination is None else destination
+        for name, p in self._parameters.items():
+            if p is not None:
+                out[prefix + name] = p if keep_vars else p.detach()
+        for name, b in self._buffers.items():
+            if b is not None and name not in self._non_persistent_buffers:
+                out[prefix + name] = b if keep_vars else b.detach()
+        for name, m in self._modules.items():
+            if m is not None:
+                m.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
+        return out
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
+        """Copy `state_dict`'s tensors into this module's parameters and buffers."""
+        own = self.state_dict(keep_vars=True)
+        missing = [k for k in own if k not in state_dict]
+        unexpected = [k for k in state_dict if k not in own]
+        errors = []
+        with no_grad():
+            for k, target in own.items():
+                if k not in state_dict:
+                    continue
+                src = state_dict[k]
+                if not isinstance(src, Tensor):
+                    errors.append(f'While copying the parameter named "{k}", expected torch.Tensor '
+                                  f"or Tensor-like object from checkpoint but received "
+                                  f"{type(src)}")
+                    continue
+                if tuple(src.shape) != tuple(target.shape):
+                    errors.append(f"size mismatch for {k}: copying a param with shape "
+                                  f"{src.shape} from checkpoint, the shape in current model is "
+                                  f"{target.shape}.")
+                    continue
+                target.copy_(src)
+        if strict:
+            if unexpected:
+                errors.insert(0, "Unexpected key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+            if missing:
+                errors.insert(0, "Missing key(s) in state_dict: "
+                              + ", ".join(f'"{k}"' for k in missing) + ". ")
+        if errors:
+            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
+                               + "\n\t".join(errors))
+        return _IncompatibleKeysRepr(missing, unexpected)
+
+    # ------------------------------------------------------------ hooks
+
+    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, args, output)` after each forward; a non-None result replaces output."""
+        h = RemovableHandle(self._forward_hooks)
+        self._forward_hooks[h.id] = hook
+        return h
+
+    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, args)` before each forward; a non-None result replaces the args."""
+        h = RemovableHandle(self._forward_pre_hooks)
+        self._forward_pre_hooks[h.id] = hook
+        return h
+
+    # ------------------------------------------------------------ printing
+
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        return ""
+
+    def __repr__(self) -> str:
+        lines = []
+        extra = self.extra_repr()
+        if extra:
+            lines = extra.split("\n")
+        for name, m in self._modules.items():
+            mod = repr(m).replace("\n", "\n  ")
+            lines.append(f"({name}): {mod}")
+        main = self._get_name() + "("
+        if lines:
+            if len(lines) == 1 and not self._modules:
+                main += lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"

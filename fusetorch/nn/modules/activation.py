@@ -1,0 +1,2 @@
+"""nn layers: activation."""
+__all__: list = []

@@ -1,0 +1,2 @@
+"""nn layers: conv."""
+__all__: list = []

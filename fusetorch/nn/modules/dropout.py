@@ -1,0 +1,2 @@
+"""nn layers: dropout."""
+__all__: list = []

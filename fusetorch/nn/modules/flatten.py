@@ -1,0 +1,2 @@
+"""nn layers: flatten."""
+__all__: list = []

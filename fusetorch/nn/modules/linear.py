@@ -1,0 +1,2 @@
+"""nn layers: linear."""
+__all__: list = []

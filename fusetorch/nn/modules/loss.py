@@ -1,0 +1,2 @@
+"""nn layers: loss."""
+__all__: list = []

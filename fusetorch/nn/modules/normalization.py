@@ -1,0 +1,2 @@
+"""nn layers: normalization."""
+__all__: list = []

@@ -1,0 +1,2 @@
+"""nn layers: pooling."""
+__all__: list = []

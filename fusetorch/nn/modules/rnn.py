@@ -1,0 +1,2 @@
+"""nn layers: rnn."""
+__all__: list = []

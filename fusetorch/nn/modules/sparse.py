@@ -1,0 +1,2 @@
+"""nn layers: sparse."""
+__all__: list = []

@@ -1,0 +1,1 @@
+"""`fusetorch.optim`: optimizers and learning-rate schedulers."""

@@ -1,0 +1,1 @@
+"""`fusetorch.utils.data`: datasets, samplers and the DataLoader."""
