@@ -12,14 +12,17 @@ from ..tracer.autograd import no_grad
 from ..tracer.tensor import Tensor
 from .parameter import Buffer, Parameter
 
-_IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+_IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
 
 class _IncompatibleKeysRepr(_IncompatibleKeys):
+    __slots__ = ()
+
     def __repr__(self) -> str:
         if not self.missing_keys and not self.unexpected_keys:
             return "<All keys matched successfully>"
-        return super().__repr__()
+        return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
+                f"unexpected_keys={self.unexpected_keys})")
 
 
 class RemovableHandle:

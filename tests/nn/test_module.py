@@ -1,0 +1,199 @@
+"""nn.Module core: registration, walking, modes, state dicts, devices/dtypes, hooks, repr.
+
+Expected strings were printed by PyTorch 2.13 for the same module definitions.
+"""
+import copy
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+import fusetorch.nn as nn
+
+
+class Leaf(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(3, 2))
+        self.register_buffer("rm", torch.zeros(2))
+        self.register_buffer("tmp", torch.zeros(1), persistent=False)
+
+    def forward(self, x):
+        return x @ self.w
+
+
+def model():
+    return nn.Sequential(Leaf(), nn.Sequential(Leaf()))
+
+
+def test_registration_and_walking():
+    m = model()
+    assert [n for n, _ in m.named_parameters()] == ["0.w", "1.0.w"]
+    assert [n for n, _ in m.named_buffers()] == ["0.rm", "0.tmp", "1.0.rm", "1.0.tmp"]
+    assert [n for n, _ in m.named_modules()] == ["", "0", "1", "1.0"]
+    assert [n for n, _ in m.named_children()] == ["0", "1"]
+    assert len(list(m.modules())) == 4
+    assert all(isinstance(p, nn.Parameter) and p.requires_grad for p in m.parameters())
+    assert m.get_submodule("1.0") is m[1][0]
+    assert m.get_parameter("1.0.w") is m[1][0].w
+
+
+def test_shared_parameter_is_listed_once():
+    a = Leaf()
+    m = nn.ModuleList([a, a])
+    assert len(list(m.parameters())) == 1
+
+
+def test_assignment_rules():
+    m = Leaf()
+    m.w = None
+    assert m.w is None and "w" in m._parameters
+    with pytest.raises(TypeError):
+        m.w = torch.ones(2)  # a plain tensor is not a Parameter
+    m.rm = torch.ones(2)  # a buffer may be replaced by a tensor
+    assert m.rm.tolist() == [1.0, 1.0]
+    with pytest.raises(AttributeError, match="'Leaf' object has no attribute 'nope'"):
+        m.nope
+    del m.rm
+    assert "rm" not in m._buffers
+
+
+def test_assign_before_init_is_an_error():
+    class Bad(nn.Module):
+        def __init__(self):
+            self.w = nn.Parameter(torch.ones(1))
+            super().__init__()
+
+    with pytest.raises(AttributeError, match="before Module.__init__"):
+        Bad()
+
+
+def test_forward_missing():
+    class E(nn.Module):
+        pass
+
+    with pytest.raises(NotImplementedError, match='missing the required "forward"'):
+        E()(1)
+
+
+def test_repr():
+    assert repr(model()) == ("Sequential(\n  (0): Leaf()\n  (1): Sequential(\n    (0): Leaf()\n"
+                             "  )\n)")
+    assert repr(nn.Parameter(torch.ones(2))) == ("Parameter containing:\n"
+                                                 "tensor([1., 1.], requires_grad=True)")
+
+
+def test_train_eval_propagate():
+    m = model()
+    m.eval()
+    assert not any(x.training for x in m.modules())
+    m.train()
+    assert all(x.training for x in m.modules())
+
+
+def test_state_dict_shares_memory_and_skips_non_persistent():
+    m = model()
+    sd = m.state_dict()
+    assert list(sd) == ["0.w", "0.rm", "1.0.w", "1.0.rm"]
+    assert not sd["0.w"].requires_grad
+    sd["0.w"].numpy()[0, 0] = 5.0
+    assert m[0].w[0, 0].item() == 5.0  # the state dict aliases the parameters
+
+
+def test_load_state_dict_round_trip_and_errors():
+    m, n = model(), model()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.copy_(torch.randn(*p.shape))
+    assert repr(n.load_state_dict(m.state_dict())) == "<All keys matched successfully>"
+    x = torch.randn(4, 3)
+    np.testing.assert_array_equal(m[0](x).detach().numpy(), n[0](x).detach().numpy())
+
+    sd = m.state_dict()
+    del sd["0.w"]
+    sd["extra"] = torch.zeros(1)
+    with pytest.raises(RuntimeError) as e:
+        n.load_state_dict(sd)
+    assert str(e.value) == ('Error(s) in loading state_dict for Sequential:\n\tMissing key(s) in '
+                            'state_dict: "0.w". \n\tUnexpected key(s) in state_dict: "extra". ')
+    sd = m.state_dict()
+    sd["0.w"] = torch.zeros(2, 2)
+    with pytest.raises(RuntimeError, match=r"size mismatch for 0\.w: copying a param with shape "
+                                           r"torch\.Size\(\[2, 2\]\) from checkpoint, the shape "
+                                           r"in current model is torch\.Size\(\[3, 2\]\)\."):
+        n.load_state_dict(sd)
+    r = n.load_state_dict({"0.w": torch.zeros(3, 2)}, strict=False)
+    assert repr(r) == ("_IncompatibleKeys(missing_keys=['0.rm', '1.0.w', '1.0.rm'], "
+                       "unexpected_keys=[])")
+    assert n[0].w.abs().sum().item() == 0
+
+
+def test_to_double_keeps_parameter_objects():
+    m = Leaf()
+    w = m.w
+    m.double()
+    assert m.w is w and m.w.dtype is torch.float64 and m.rm.dtype is torch.float64
+    m.to(torch.float32)
+    assert m.w.dtype is torch.float32
+    with pytest.raises(TypeError, match="floating point"):
+        m.to(torch.int64)
+
+
+def test_zero_grad_and_requires_grad():
+    m = Leaf()
+    m(torch.ones(1, 3)).sum().backward()
+    np.testing.assert_array_equal(m.w.grad.numpy(), np.ones((3, 2)))
+    m.zero_grad(set_to_none=False)
+    np.testing.assert_array_equal(m.w.grad.numpy(), np.zeros((3, 2)))
+    m.zero_grad()
+    assert m.w.grad is None
+    m.requires_grad_(False)
+    assert not m.w.requires_grad
+
+
+def test_apply_visits_children_first():
+    order = []
+    model().apply(lambda mod: order.append(type(mod).__name__))
+    assert order == ["Leaf", "Leaf", "Sequential", "Sequential"]
+
+
+def test_forward_hooks():
+    m = Leaf()
+    seen = []
+    h = m.register_forward_hook(lambda mod, args, out: out * 2)
+    pre = m.register_forward_pre_hook(lambda mod, args: seen.append(args[0].shape))
+    out = m(torch.ones(1, 3))
+    assert out.tolist() == [[6.0, 6.0]] and seen == [torch.Size([1, 3])]
+    h.remove()
+    pre.remove()
+    assert m(torch.ones(1, 3)).tolist() == [[3.0, 3.0]] and len(seen) == 1
+
+
+def test_deepcopy_is_independent():
+    m = Leaf()
+    c = copy.deepcopy(m)
+    assert isinstance(c.w, nn.Parameter) and c.w is not m.w
+    with torch.no_grad():
+        c.w.add_(1)
+    assert m.w.sum().item() == 6.0
+
+
+def test_containers():
+    s = nn.Sequential(Leaf(), Leaf(), Leaf())
+    assert len(s) == 3 and isinstance(s[1:], nn.Sequential) and len(s[1:]) == 2
+    s.append(Leaf())
+    assert list(s._modules) == ["0", "1", "2", "3"]
+    del s[0]
+    assert list(s._modules) == ["0", "1", "2"]
+    ml = nn.ModuleList([Leaf()])
+    ml.append(Leaf())
+    ml += [Leaf()]
+    assert len(ml) == 3 and len(list(ml.parameters())) == 3
+    with pytest.raises(IndexError):
+        ml[3]
+    md = nn.ModuleDict({"a": Leaf()})
+    md["b"] = Leaf()
+    assert list(md.keys()) == ["a", "b"] and "a" in md
+    assert [n for n, _ in md.named_parameters()] == ["a.w", "b.w"]
+    pl = nn.ParameterList([nn.Parameter(torch.ones(1)), torch.zeros(2)])
+    assert all(isinstance(p, nn.Parameter) for p in pl) and len(list(pl.parameters())) == 2
