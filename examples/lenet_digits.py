@@ -5,7 +5,7 @@ pixel noise, so the network has to learn shapes, not pixels. The classic LeNet (
 max-pool stages, three linear layers) trains with SGD + momentum on mini-batches from a
 DataLoader and is scored on images it never saw.
 
-    python examples/lenet_digits.py [--epochs 3] [--train 3000]
+    python examples/lenet_digits.py [--epochs 4] [--train 3000]
 """
 import argparse
 
@@ -74,7 +74,7 @@ def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     return (pred == y).float().mean().item()
 
 
-def main(epochs: int = 3, n_train: int = 3000) -> float:
+def main(epochs: int = 4, n_train: int = 3000) -> float:
     torch.manual_seed(0)
     xtr, ytr = draw_digits(n_train, seed=1)
     xte, yte = draw_digits(1000, seed=2)
@@ -83,7 +83,7 @@ def main(epochs: int = 3, n_train: int = 3000) -> float:
 
     model = LeNet()
     print(model)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.9)
     criterion = nn.CrossEntropyLoss()
     print(f"before training: test accuracy {accuracy(model, xte, yte):.3f}")
     for epoch in range(epochs):
@@ -102,7 +102,7 @@ def main(epochs: int = 3, n_train: int = 3000) -> float:
 
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--epochs", type=int, default=3)
+    p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--train", type=int, default=3000)
     a = p.parse_args()
     main(a.epochs, a.train)

@@ -21,15 +21,18 @@ from .tracer.creation import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, 
                               tensor, zeros, zeros_like)
 from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, any, argmax,
                                 argmin, bmm, cat, chunk, clamp, clip, clone, concat, concatenate,
-                                cos, div, dot, eq, equal, exp, flatten, flip, gather, ge, gt,
-                                index_select, le, log, logical_and, logical_not, logical_or, lt,
+                                cos, div, dot, eq, equal, erf, exp, expm1, flatten, flip, gather,
+                                ge, gt, index_select, le, log, log1p, logical_and, logical_not,
+                                logical_or, lt,
                                 masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul,
                                 mv, narrow, ne, neg, negative, nonzero, permute, pow, prod,
                                 reciprocal, relu, repeat as _repeat, reshape, rsqrt, rsub,
                                 scatter_add, sigmoid, sign, sin, split, sqrt, square, squeeze,
                                 stack, std, sub, sum, swapaxes, t, tanh, transpose, unbind,
                                 unflatten, unsqueeze, var, where)
+from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
 from .tracer.printing import set_printoptions
+from .serialization import load, save
 
 float = float32  # noqa: A001
 double = float64

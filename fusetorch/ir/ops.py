@@ -265,11 +265,14 @@ _UNARY = [
     ("neg", "same", "(-{0})"),
     ("exp", "float", "exp{f}({0})"),
     ("log", "float", "log{f}({0})"),
+    ("log1p", "float", "log1p{f}({0})"),
+    ("expm1", "float", "expm1{f}({0})"),
     ("sqrt", "float", "sqrt{f}({0})"),
     ("sin", "float", "sin{f}({0})"),
     ("cos", "float", "cos{f}({0})"),
     ("tanh", "float", "tanh{f}({0})"),
     ("sigmoid", "float", "(1 / (1 + exp{f}(-{0})))"),
+    ("erf", "float", "erf{f}({0})"),
     ("abs", "same", "fabs{f}({0})"),
     ("sign", "same", "(({0} > 0) - ({0} < 0))"),
     ("relu", "same", "({0} > 0 ? {0} : 0)"),
@@ -386,6 +389,14 @@ def _vjp_log(b, n, g):
     return (b.op("div", g, b.value(_x(n))),)
 
 
+def _vjp_log1p(b, n, g):
+    return (b.op("div", g, b.op("add", b.value(_x(n)), b.const(1.0, n.dtype))),)
+
+
+def _vjp_expm1(b, n, g):
+    return (b.op("mul", g, b.op("add", b.value(n), b.const(1.0, n.dtype))),)
+
+
 def _vjp_sqrt(b, n, g):
     # g / (2 sqrt(x)): inf at x = 0, as PyTorch gives
     two = b.const(2.0, n.dtype)
@@ -408,6 +419,13 @@ def _vjp_tanh(b, n, g):
 def _vjp_sigmoid(b, n, g):
     y = b.value(n)
     return (b.op("mul", g, b.op("mul", y, b.op("sub", b.const(1.0, n.dtype), y))),)
+
+
+def _vjp_erf(b, n, g):
+    # d/dx erf(x) = 2 / sqrt(pi) * exp(-x^2)
+    x = b.value(_x(n))
+    k = b.const(1.1283791670955126, n.dtype)
+    return (b.op("mul", g, b.op("mul", k, b.op("exp", b.op("neg", b.op("mul", x, x))))),)
 
 
 def _vjp_abs(b, n, g):
@@ -639,6 +657,7 @@ _VJP = {
     "neg": (_vjp_neg, ()), "exp": (_vjp_exp, ("out",)), "log": (_vjp_log, (0,)),
     "sqrt": (_vjp_sqrt, ("out",)), "sin": (_vjp_sin, (0,)), "cos": (_vjp_cos, (0,)),
     "tanh": (_vjp_tanh, ("out",)), "sigmoid": (_vjp_sigmoid, ("out",)),
+    "erf": (_vjp_erf, (0,)), "log1p": (_vjp_log1p, (0,)), "expm1": (_vjp_expm1, ("out",)),
     "abs": (_vjp_abs, (0,)), "sign": (_vjp_zero, ()), "relu": (_vjp_relu, ("out",)),
     "logical_not": (_vjp_zero, ()), "copy": (_vjp_identity, ()), "cast": (_vjp_cast, ()),
     "clamp": (_vjp_clamp, (0,)),

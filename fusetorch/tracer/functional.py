@@ -148,9 +148,10 @@ def _unary(name):
     return fn
 
 
-exp, log, sqrt, sin, cos, tanh, sigmoid, abs, neg, sign, relu, logical_not = (
+(exp, log, sqrt, sin, cos, tanh, sigmoid, abs, neg, sign, relu, logical_not, erf, log1p,
+ expm1) = (
     _unary(n) for n in ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg",
-                        "sign", "relu", "logical_not"))
+                        "sign", "relu", "logical_not", "erf", "log1p", "expm1"))
 negative, absolute = neg, abs
 
 
@@ -167,6 +168,54 @@ def rsqrt(input: Tensor) -> Tensor:
 @_grad_name("ReciprocalBackward0")
 def reciprocal(input: Tensor) -> Tensor:
     return binary("div", 1.0, input)
+
+
+@_grad_name("AddcmulBackward0")
+def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
+    """`input + value * tensor1 * tensor2`, multiplied in PyTorch's kernel order."""
+    t = tensor1 if value == 1 else binary("mul", tensor1, value)
+    return write_out(binary("add", input, binary("mul", t, tensor2)), out)
+
+
+@_grad_name("AddcdivBackward0")
+def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
+    """`input + value * tensor1 / tensor2`, in PyTorch's kernel order."""
+    if not tensor1._dtype.is_floating_point and not tensor2._dtype.is_floating_point:
+        raise RuntimeError(
+            "Integer division with addcdiv is no longer supported, and in a future  release "
+            "addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv "
+            "behavior can be implemented as (input + value * torch.trunc(tensor1 / tensor2))"
+            ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
+            "float inputs. The future addcdiv behavior is just the latter implementation: "
+            "(input + value * tensor1 / tensor2), for all dtypes.")
+    t = tensor1 if value == 1 else binary("mul", tensor1, value)
+    return write_out(binary("add", input, binary("div", t, tensor2)), out)
+
+
+@_grad_name(lambda input, end, weight, **_: "LerpBackward1" if isinstance(weight, Tensor)
+            else "LerpBackward0")
+def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
+    """`input + weight * (end - input)`. Like PyTorch's kernel, weights of magnitude >= 0.5
+    compute `end - (end - input) * (1 - weight)` instead, which is exact at weight 1."""
+    if not input._dtype.is_floating_point:
+        kind = "tensor" if isinstance(weight, Tensor) else "scalar"
+        raise NotImplementedError(f'"lerp_kernel_{kind}" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
+    for name, other in (("end", end), ("weight", weight)):
+        if isinstance(other, Tensor) and other._dtype is not input._dtype:
+            raise RuntimeError(f"expected dtype {D._torch_name(input._dtype).lower()} for "
+                               f"`{name}` but got dtype {D._torch_name(other._dtype).lower()}")
+    diff = binary("sub", end, input)
+    if not isinstance(weight, Tensor):
+        if _b.abs(weight) < 0.5:
+            r = binary("add", input, binary("mul", diff, weight))
+        else:
+            r = binary("sub", end, binary("mul", diff, 1 - weight))
+    else:
+        low = binary("add", input, binary("mul", weight, diff))
+        high = binary("sub", end, binary("mul", diff, binary("sub", 1, weight)))
+        r = elementwise("where", binary("lt", unary("abs", weight), 0.5), low, high)
+    return write_out(r, out)
 
 
 def eq(input, other, *, out=None):

@@ -73,20 +73,23 @@ def _method(fn):
 # plain methods: x.name(...) == F.name(x, ...)
 for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "clamp", "clip", "exp",
               "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg", "negative", "sign",
-              "relu", "logical_not", "logical_and", "logical_or", "square", "rsqrt",
+              "relu", "erf", "log1p", "expm1", "logical_not", "logical_and", "logical_or",
+              "square", "rsqrt",
               "reciprocal", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "prod", "max",
               "min", "amax", "amin", "argmax", "argmin", "var", "std", "all", "any", "matmul",
               "mm", "bmm", "mv", "dot", "permute", "transpose", "swapaxes", "t", "squeeze",
               "unsqueeze", "flatten", "unflatten", "expand", "contiguous", "clone", "narrow",
               "split", "chunk", "unbind", "gather", "scatter_add", "index_select", "masked_fill",
-              "nonzero", "flip", "repeat", "view", "equal", "allclose", "rsub"):
+              "nonzero", "flip", "repeat", "view", "equal", "allclose", "rsub", "addcmul",
+              "addcdiv", "lerp"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
 
 for _name in ("add", "sub", "mul", "div", "pow"):
     setattr(Tensor, _name + "_", _inplace_binary(_name))
 for _name in ("clamp", "clip", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs",
-              "neg", "sign", "relu", "square", "masked_fill", "scatter_add", "maximum",
-              "minimum", "reciprocal"):
+              "erf", "log1p", "expm1", "neg", "sign", "relu", "square", "masked_fill",
+              "scatter_add", "maximum",
+              "minimum", "reciprocal", "addcmul", "addcdiv", "lerp"):
     setattr(Tensor, _name + "_", _inplace_of(getattr(F, _name)))
 Tensor.true_divide = Tensor.div
 Tensor.multiply = Tensor.mul

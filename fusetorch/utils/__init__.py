@@ -1,1 +1,2 @@
 """`fusetorch.utils`."""
+from . import data  # noqa: F401  (`torch.utils.data.DataLoader` works after `import torch`)

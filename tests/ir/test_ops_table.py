@@ -5,6 +5,7 @@ match their arity, every op has an eager implementation whose results agree with
 and dtype rules, the shape rules raise PyTorch's errors (checked by hand against PyTorch 2.13.0 and
 written in literally), and the `ir` package imports without numpy.
 """
+import math
 import os
 import string
 import subprocess
@@ -238,6 +239,7 @@ def test_eager_sources_agree_with_rules(name):
 REF = {
     "neg": lambda x: -x, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin,
     "cos": np.cos, "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
+    "erf": np.vectorize(math.erf), "log1p": np.log1p, "expm1": np.expm1,
     "abs": np.abs, "sign": lambda x: (x > 0).astype(F) - (x < 0).astype(F),
     "relu": lambda x: np.where(x > 0, x, 0.0), "copy": lambda x: x,
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,

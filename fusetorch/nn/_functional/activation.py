@@ -1,2 +1,263 @@
-"""nn.functional: activation."""
-__all__: list = []
+"""nn.functional: activations, softmax and log_softmax, composed from tensor primitives.
+
+Each composite keeps PyTorch's gradient at its kinks (leaky_relu and elu at 0, hardtanh at its
+bounds, softplus at its threshold) and never lets an unused `where` branch overflow: a branch's
+gradient is multiplied by zero, and 0 * inf would be nan, so arguments of exp are clamped first.
+The result is labelled with PyTorch's grad_fn name (`GeluBackward0`, ...).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+from ...ir import dtypes as dt
+from ...tracer import autograd as A
+from ...tracer import dispatch as D
+from ...tracer import functional as F
+from ...tracer.methods import _inplace
+from ...tracer.tensor import Tensor
+
+__all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "sigmoid", "tanh", "gelu",
+           "elu", "elu_", "softplus", "silu", "mish", "hardtanh", "hardtanh_", "softmax",
+           "softmin", "log_softmax", "logsigmoid", "softsign", "tanhshrink", "threshold",
+           "threshold_", "hardsigmoid", "hardswish", "selu", "celu"]
+
+
+def _label(result: Tensor, name: str, *inputs) -> Tensor:
+    """Name the last recorded node of a composite as PyTorch names its grad_fn."""
+    if D.GRAD_ENABLED and result._requires_grad:
+        A.label(result, name, *inputs)
+    return result
+
+
+def _owned(result: Tensor, *inputs) -> Tensor:
+    """A layer's output owns its storage in PyTorch; here it can be a reshape of a temporary
+    made inside the layer (a matmul or gather result). Drop that view link, so that in-place
+    ops may follow (ReLU(inplace=True) after a bias-free conv or a max pool), which views of
+    tensors that require grad refuse. Safe where it is called: the temporary is unreachable
+    and no backward rule saved it. Views of the caller's own inputs keep their link."""
+    base = result._base
+    if base is not None and all(base is not x and base is not x._base
+                                for x in inputs if isinstance(x, Tensor)):
+        result._base = None
+    return result
+
+
+def _float_only(input: Tensor, kernel: str) -> None:
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
+
+
+def _maybe_inplace(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
+    return _inplace(input, result) if inplace else result
+
+
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """max(x, 0); the gradient at 0 is 0."""
+    return input.relu_() if inplace else F.relu(input)
+
+
+def relu_(input: Tensor) -> Tensor:
+    return input.relu_()
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    """x clipped to [min_val, max_val]; the gradient passes only strictly inside (PyTorch's
+    hardtanh, unlike clamp, passes nothing at the bounds)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    r = F.where(input <= min_val, min_val, F.where(input >= max_val, max_val, input))
+    if r._dtype is not input._dtype:
+        r = D.cast(r, input._dtype)
+    return _maybe_inplace(input, _label(r, "HardtanhBackward0", input), inplace)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x (the slope also at 0, as in PyTorch)."""
+    _float_only(input, "leaky_relu_cpu")
+    r = F.where(input > 0, input, input * negative_slope)
+    return _maybe_inplace(input, _label(r, "LeakyReluBackward0", input), inplace)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def sigmoid(input: Tensor) -> Tensor:
+    return F.sigmoid(input)
+
+
+def tanh(input: Tensor) -> Tensor:
+    return F.tanh(input)
+
+
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x) with Phi the standard normal CDF (through erf), or its tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    _float_only(input, "GeluKernelImpl")
+    if approximate == "none":
+        r = input * 0.5 * (F.erf(input * 0.7071067811865476) + 1.0)
+    else:
+        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
+        r = input * 0.5 * (F.tanh(inner) + 1.0)
+    return _label(r, "GeluBackward0", input)
+
+
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """x where x > 0, else alpha * (exp(x) - 1)."""
+    _float_only(input, "elu_cpu")
+    # clamp: exp of a large positive x overflows in the unused branch
+    neg = F.expm1(F.clamp(input, max=0.0)) * alpha
+    r = F.where(input > 0, input, neg)
+    return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    _float_only(input, "elu_cpu")
+    neg = F.expm1(F.clamp(input, max=0.0)) * alpha
+    r = F.where(input > 0, input, neg) * scale
+    return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    _float_only(input, "elu_cpu")
+    neg = F.expm1(F.clamp(input, max=0.0) / alpha) * alpha
+    r = F.where(input > 0, input, neg)
+    return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
+    _float_only(input, "softplus_cpu")
+    bx = input * beta
+    soft = F.log1p(F.exp(F.clamp(bx, max=float(threshold)))) / beta
+    r = F.where(bx > threshold, input, soft)
+    return _label(r, "SoftplusBackward0", input)
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * sigmoid(x)."""
+    _float_only(input, "silu_cpu")
+    r = input * F.sigmoid(input)
+    return _maybe_inplace(input, _label(r, "SiluBackward0", input), inplace)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * tanh(softplus(x))."""
+    _float_only(input, "mish_cpu")
+    r = input * F.tanh(softplus(input))
+    return _maybe_inplace(input, _label(r, "MishBackward0", input), inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """relu6(x + 3) / 6; the gradient passes strictly inside (-3, 3)."""
+    r = hardtanh(input + 3.0, 0.0, 6.0) / 6.0
+    return _maybe_inplace(input, _label(r, "HardsigmoidBackward0", input), inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """x * relu6(x + 3) / 6."""
+    inner = F.where(input <= -3.0, 0.0, F.where(input >= 3.0, input, input * (input + 3.0) / 6.0))
+    return _maybe_inplace(input, _label(inner, "HardswishBackward0", input), inplace)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    r = -softplus(-input)
+    return _label(r, "LogSigmoidBackward0", input)
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (F.abs(input) + 1)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - F.tanh(input)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value."""
+    r = F.where(input > threshold, input, value)
+    if r._dtype is not input._dtype:
+        r = D.cast(r, input._dtype)
+    return _maybe_inplace(input, _label(r, "ThresholdBackward0", input), inplace)
+
+
+def threshold_(input: Tensor, threshold_: float, value: float) -> Tensor:
+    return threshold(input, threshold_, value, inplace=True)
+
+
+# ---------------------------------------------------------------- softmax family
+
+def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def _prepare(input: Tensor, dim, dtype, name: str, stacklevel: int):
+    if dim is None:
+        dim = _softmax_dim(name, input.ndim, stacklevel + 1)
+    if dtype is not None:
+        input = D.cast(input, dtype)
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
+    x = input if input.ndim else F.reshape(input, (1,))
+    from ...ir.shapes import norm_dim
+    d = norm_dim(dim, max(input.ndim, 1))
+    return input, x, d
+
+
+def _shifted(x: Tensor, d: int) -> Tensor:
+    """x minus its max along d. The max is taken without gradient: softmax is invariant to the
+    shift, so its exact gradient through the max is zero (no_grad still records into traces,
+    unlike detach, so a captured graph computes the same shift)."""
+    with A.no_grad():
+        m = F.amax(x, d, keepdim=True) if x.numel() else F.sum(x, d, keepdim=True)
+    return x - m
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: dt.DType | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) for stability."""
+    orig, x, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
+    e = F.exp(_shifted(x, d))
+    r = e / F.sum(e, d, keepdim=True)
+    if orig.ndim == 0:
+        r = _owned(F.reshape(r, ()), input)
+    return _label(r, "SoftmaxBackward0", input)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: dt.DType | None = None) -> Tensor:
+    if dim is None:
+        dim = _softmax_dim("softmin", input.ndim, _stacklevel)
+    return softmax(-input if dtype is None else -D.cast(input, dtype), dim)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: dt.DType | None = None) -> Tensor:
+    """x - logsumexp(x) along dim, with the max subtracted first so exp never overflows."""
+    orig, x, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
+    z = _shifted(x, d)
+    r = z - F.log(F.sum(F.exp(z), d, keepdim=True))
+    if orig.ndim == 0:
+        r = _owned(F.reshape(r, ()), input)
+    return _label(r, "LogSoftmaxBackward0", input)

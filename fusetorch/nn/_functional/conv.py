@@ -1,2 +1,162 @@
-"""nn.functional: conv."""
-__all__: list = []
+"""nn.functional: conv1d and conv2d as im2col + one batched matmul.
+
+conv2d = `unfold2d` (the windows as a strided view, [N, C, kh, kw, OH, OW]) reshaped to
+[N, G, Cg*kh*kw, OH*OW], multiplied by the weight as [G, Og, Cg*kh*kw]; the product is already
+[N, G, Og, OH*OW], i.e. the output in NCHW order with no transpose. Its gradient is the matmul's
+and `fold2d` (col2im). conv1d is conv2d over a height-1 image.
+"""
+from __future__ import annotations
+
+import warnings
+
+from ...tracer import dispatch as D
+from ...tracer import functional as F
+from ...tracer.creation import LEGACY
+from ...tracer.tensor import Tensor
+from .activation import _label, _owned
+from .padding import pad as _pad
+
+__all__ = ["conv1d", "conv2d"]
+
+
+def _ntuple(value, n: int, name: str) -> tuple:
+    if isinstance(value, (tuple, list)):
+        value = tuple(int(v) for v in value)
+        if len(value) == 1 and n > 1:
+            value = value * n
+        if len(value) != n:
+            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
+                               f"values to match the convolution dimensions, but got "
+                               f"{name}={list(value)}")
+        return value
+    return (int(value),) * n
+
+
+def _type_name(t: Tensor) -> str:
+    return "torch." + LEGACY[t._dtype].__name__
+
+
+def _same_padding(kernel: tuple, dilation: tuple) -> tuple:
+    """(left, extra right) per dim: PyTorch pads total = d * (k - 1), the odd one on the right."""
+    left = tuple(d * (k - 1) // 2 for k, d in zip(kernel, dilation))
+    extra = tuple(d * (k - 1) - 2 * lo for k, d, lo in zip(kernel, dilation, left))
+    return left, extra
+
+
+def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, dilation,
+          groups: int, nd: int) -> Tensor:
+    name = f"conv{nd}d"
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(input.shape)}")
+    if weight.ndim != nd + 2:
+        raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
+                           f"dimensional weight {list(weight.shape)}, but got {input.ndim}-"
+                           f"dimensional input of size {list(input.shape)} instead")
+    stride = _ntuple(stride, nd, "stride")
+    dilation = _ntuple(dilation, nd, "dilation")
+    kernel = tuple(weight.shape[2:])
+    extra = (0,) * nd
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0,) * nd
+        elif padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            padding, extra = _same_padding(kernel, dilation)
+            if any(extra):
+                warnings.warn("Using padding='same' with even kernel lengths and odd dilation "
+                              "may require a zero-padded copy of the input be created",
+                              stacklevel=3)
+        else:
+            raise RuntimeError(f"Invalid padding string: '{padding}'")
+    else:
+        padding = _ntuple(padding, nd, "padding")
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+
+    unbatched = input.ndim == nd + 1
+    x = F.unsqueeze(input, 0) if unbatched else input
+    out_ch = weight.shape[0]
+    if out_ch < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {list(weight.shape)} instead")
+    if out_ch % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(weight.shape)}] "
+                           "instead")
+    if x.shape[1] != weight.shape[1] * groups:
+        raise RuntimeError(f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+                           f"input{list(x.shape)} to have {weight.shape[1] * groups} channels, "
+                           f"but got {x.shape[1]} channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_ch):
+        raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be "
+                           f"1-dimensional with {out_ch} elements, but got bias of size "
+                           f"{list(bias.shape)} instead")
+    spatial = tuple(x.shape[2:])
+    padded = tuple(s + 2 * p + e for s, p, e in zip(spatial, padding, extra))
+    dilated = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(k > s for k, s in zip(dilated, padded)):
+        raise RuntimeError(f"Calculated padded input size per channel: "
+                           f"({' x '.join(map(str, padded))}). Kernel size: "
+                           f"({' x '.join(map(str, dilated))}). Kernel size can't be greater "
+                           "than actual input size")
+    if x._dtype is not weight._dtype:
+        raise RuntimeError(f"Input type ({_type_name(x)}) and weight type ({_type_name(weight)}) "
+                           "should be the same or input should be a MKLDNN tensor and weight is "
+                           "a dense tensor")
+    if bias is not None and bias._dtype is not weight._dtype:
+        raise RuntimeError(f"Input type ({_type_name(x)}) and bias type ({_type_name(bias)}) "
+                           "should be the same")
+    if any(extra):  # 'same' with an even dilated kernel: one more zero on the right
+        pads = []
+        for e in reversed(extra):
+            pads += [0, e]
+        x = _pad(x, pads)
+    w = weight
+    if nd == 1:  # a height-1 image
+        x, w = F.unsqueeze(x, 2), F.unsqueeze(w, 2)
+        stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
+    out = _conv2d(x, w, bias, stride, padding, dilation, groups)
+    if nd == 1:
+        out = F.reshape(out, tuple(out.shape[:2]) + tuple(out.shape[3:]))
+    if unbatched:
+        out = F.reshape(out, tuple(out.shape[1:]))
+    return _label(_owned(out, input, weight, bias), "ConvolutionBackward0", input, weight, bias)
+
+
+def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation: tuple,
+            groups: int) -> Tensor:
+    n = x.shape[0]
+    out_ch, cg, kh, kw = w.shape
+    cols = D.apply("unfold2d", [x], {"kernel": (kh, kw), "stride": stride, "padding": padding,
+                                     "dilation": dilation, "pad_value": 0.0})
+    oh, ow = cols.shape[4], cols.shape[5]
+    k = cg * kh * kw
+    cols = F.reshape(cols, (n, groups, k, oh * ow))  # the im2col copy
+    wm = F.reshape(w, (groups, out_ch // groups, k))
+    out = D.apply("matmul", [wm, cols], {})  # [N, G, Og, OH*OW]: NCHW order already
+    out = F.reshape(out, (n, out_ch, oh, ow))
+    if bias is not None:
+        out = out + F.reshape(bias, (out_ch, 1, 1))
+    return out
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """1-d cross-correlation of input [N, C, L] (or [C, L]) with weight [O, C/groups, k]."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """2-d cross-correlation of input [N, C, H, W] (or [C, H, W]) with weight
+    [O, C/groups, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
+

@@ -1,2 +1,43 @@
-"""nn.functional: linear."""
-__all__: list = []
+"""nn.functional: linear and bilinear maps."""
+from __future__ import annotations
+
+from ...tracer import functional as F
+from ...tracer.tensor import Tensor
+from .activation import _label, _owned
+
+__all__ = ["linear", "bilinear"]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight.T + bias, for input [..., in] and weight [out, in]."""
+    out = _owned(F.matmul(input, F.t(weight)), input, weight)
+    if bias is not None:
+        out = out + bias
+    if input.ndim == 2 and weight.ndim == 2:
+        # PyTorch's grad_fn: addmm(bias, input, weight.t()) or mm(input, weight.t())
+        if bias is None:
+            return _label(out, "MmBackward0", input, weight)
+        return _label(out, "AddmmBackward0", bias, input, weight)
+    return out
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
+             bias: Tensor | None = None) -> Tensor:
+    """y[..., o] = sum_ij x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    o, i, j = weight.shape
+    if input1.shape[-1] != i:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {i}")
+    if input2.shape[-1] != j:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {j}")
+    # x1 @ W as one matmul: W rearranged to [i, o * j]
+    w = F.reshape(F.permute(weight, 1, 0, 2), (i, o * j))
+    t = F.reshape(F.matmul(input1, w), tuple(input1.shape[:-1]) + (o, j))
+    out = F.sum(t * F.unsqueeze(input2, -2), -1)
+    if bias is not None:
+        out = out + bias
+    return out

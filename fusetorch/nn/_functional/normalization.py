@@ -1,2 +1,152 @@
-"""nn.functional: normalization."""
-__all__: list = []
+"""nn.functional: normalization (batch_norm, layer_norm, group_norm), composed from tensor
+operations: `(x - mean) * rsqrt(var + eps)` with the biased variance, then the affine map.
+
+batch_norm in training mode also updates the running statistics in place under no_grad, as
+PyTorch does: `running = (1 - momentum) * running + momentum * batch_stat`, where the variance
+stored is the unbiased one (n / (n - 1) times the biased variance used to normalise).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from ...tracer import autograd as A
+from ...tracer import dispatch as D
+from ...tracer import functional as F
+from ...tracer.tensor import Tensor
+
+__all__ = ["batch_norm", "group_norm", "layer_norm"]
+
+
+def _named(result: Tensor, name: str, *inputs) -> Tensor:
+    if D.GRAD_ENABLED and any(isinstance(x, Tensor) and x._requires_grad for x in inputs):
+        A.label(result, name, *inputs)
+    return result
+
+
+def _verify_batch_size(size) -> None:
+    """Training statistics need more than one value per channel."""
+    prod = size[0]
+    for s in size[2:]:
+        prod *= s
+    if prod == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{size}")
+
+
+def _check_channels(name: str, t: Tensor | None, c: int) -> None:
+    if t is not None and t.numel() != c:
+        raise RuntimeError(f"{name} should contain {c} elements not {t.numel()}")
+
+
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel (dim 1) over the batch and spatial dims. Training uses the batch
+    statistics (and updates `running_mean` / `running_var` in place when given); evaluation
+    uses the running statistics."""
+    if training:
+        _verify_batch_size(input.size())
+        if eps <= 0.0:
+            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.ndim < 2:
+        raise IndexError(f"Dimension out of range (expected to be in range of "
+                         f"[-{max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got 1)")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_channels(name, t, c)
+    if not training:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+    dims = (0,) + tuple(range(2, input.ndim))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if training:
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        out = centered * F.rsqrt(var + eps)
+        if running_mean is not None or running_var is not None:
+            n = input.numel() // c
+            with A.no_grad():
+                if running_mean is not None:
+                    new = mean.reshape((c,)) * momentum + running_mean * (1 - momentum)
+                    running_mean.copy_(new)
+                if running_var is not None:
+                    unbiased = var.reshape((c,)) * (n / (n - 1))
+                    running_var.copy_(unbiased * momentum + running_var * (1 - momentum))
+    else:
+        out = (input - running_mean.reshape(shape)) * F.rsqrt(running_var.reshape(shape) + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return _named(out, "NativeBatchNormBackward0", input, weight, bias)
+
+
+def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise over the last `len(normalized_shape)` dims (biased variance), then
+    `* weight + bias` elementwise over those dims."""
+    if isinstance(normalized_shape, int):
+        raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+                        "ints, not int")
+    ns = tuple(int(s) for s in normalized_shape)
+    k = len(ns)
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*, {', '.join(str(s) for s in ns)}], but got input of size"
+                           f"{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
+                               f"{name} of shape {list(t.shape)} and normalized_shape = "
+                               f"{list(ns)}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = centered * F.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return _named(out, "NativeLayerNormBackward0", input, weight, bias)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each group of `C / num_groups` channels (with the spatial dims) per sample,
+    then a per-channel affine map."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, c = input.shape[0], input.shape[1]
+    _verify_batch_size([n * c // num_groups, num_groups] + list(input.shape[2:]))
+    if c % num_groups != 0:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, "
+                           f"but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {list(t.shape)} and "
+                               f"input of shape {list(input.shape)}")
+    x = input.reshape((n, num_groups, -1))
+    mean = x.mean(2, keepdim=True)
+    centered = x - mean
+    var = (centered * centered).mean(2, keepdim=True)
+    out = (centered * F.rsqrt(var + eps)).reshape(tuple(input.shape))
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return _named(out, "NativeGroupNormBackward0", input, weight, bias)
+

@@ -1,2 +1,318 @@
-"""nn.functional: pooling."""
-__all__: list = []
+"""nn.functional: max, average and adaptive average pooling over `unfold2d` windows.
+
+max_pool2d unfolds with padding -inf, merges each window into one dim and takes `max(dim)`,
+whose values are gathered at the argmax, so the gradient goes to the first maximum of each
+window like PyTorch's. avg_pool2d sums each window and divides by PyTorch's divisor. ceil_mode's
+extra windows read past the bottom/right edge: the input gets that extra padding explicitly.
+The 1-d forms pool a height-1 image.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...tracer import creation as C
+from ...tracer import dispatch as D
+from ...tracer import functional as F
+from ...tracer.tensor import Tensor
+from .activation import _label, _owned
+from .padding import pad as _pad
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool2d"]
+
+
+def _pair(v) -> tuple:
+    if isinstance(v, (tuple, list)):
+        v = tuple(int(a) for a in v)
+        return v * 2 if len(v) == 1 else v
+    return (int(v), int(v))
+
+
+def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling_output_shape: with ceil_mode the last window may start past the end,
+    but not past the input plus its left padding."""
+    span = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = span // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _lowest(x: Tensor) -> float:
+    """The padding value that never wins a max: -inf, or the integer type's minimum."""
+    if x._dtype.is_floating_point:
+        return -float("inf")
+    return int(np.iinfo(x._data.dtype).min) if x._dtype.category == 1 else False
+
+
+def _windows(x: Tensor, kernel, stride, padding, dilation, out_hw, pad_value) -> Tensor:
+    """[N, C, kh, kw, OH, OW] windows, with ceil_mode's extra bottom/right padding added."""
+    h, w = x.shape[2], x.shape[3]
+    extra = [max(0, (o - 1) * s + d * (k - 1) + 1 - (n + 2 * p))
+             for o, s, d, k, n, p in zip(out_hw, stride, dilation, kernel, (h, w), padding)]
+    if extra[0] or extra[1]:
+        x = _pad(x, [0, extra[1], 0, extra[0]], value=pad_value)
+    return D.apply("unfold2d", [x], {"kernel": kernel, "stride": stride, "padding": padding,
+                                     "dilation": dilation, "pad_value": pad_value})
+
+
+def _check_windows(x: Tensor, kernel, stride, padding, dilation, ceil_mode) -> tuple:
+    if 0 in stride:
+        raise RuntimeError("stride should not be zero")
+    if any(k <= 0 for k in kernel):
+        raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} "
+                           f"kW: {kernel[1]}")
+    for k, p, d in zip(kernel, padding, dilation):
+        if p > (d * (k - 1) + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p}, kernel_size={k} and dilation={d}")
+    c, h, w = x.shape[1], x.shape[2], x.shape[3]
+    oh = _out_size(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
+    ow = _out_size(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
+                           f"({c}x{oh}x{ow}). Output size is too small")
+    return oh, ow
+
+
+def _batched(input: Tensor, name: str) -> Tensor:
+    if input.ndim not in (3, 4) or input.numel() == 0 and input.ndim == 3:
+        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+    return F.unsqueeze(input, 0) if input.ndim == 3 else input
+
+
+def _unbatch(r: Tensor, input: Tensor) -> Tensor:
+    return _owned(F.reshape(r, tuple(r.shape[1:])), input) if input.ndim == 3 else r
+
+
+# ---------------------------------------------------------------- max pooling
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = True):
+    """(values, indices): indices into each flattened input plane, as PyTorch returns them."""
+    x = _batched(input, "max_pool2d")
+    kernel = _pair(kernel_size)
+    stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
+    padding, dilation = _pair(padding), _pair(dilation)
+    oh, ow = _check_windows(x, kernel, stride, padding, dilation, ceil_mode)
+    n, c = x.shape[0], x.shape[1]
+    win = _windows(x, kernel, stride, padding, dilation, (oh, ow), _lowest(x))
+    kk = kernel[0] * kernel[1]
+    # windows merged into one dim (the copy); max(dim) gathers at the first argmax
+    values, arg = F.max(F.reshape(win, (n, c, kk, oh, ow)), 2)
+    values = _label(_owned(values, input), "MaxPool2DWithIndicesBackward0", input)
+    if not return_indices:
+        return _unbatch(values, input), None
+    table = C.tensor(_index_table(x.shape[2:], kernel, stride, padding, dilation, (oh, ow)),
+                     device=input.device)
+    table = F.expand(F.reshape(table, (1, 1, kk, oh, ow)), n, c, kk, oh, ow)
+    idx = F.gather(table, 2, F.unsqueeze(arg, 2))
+    idx = F.reshape(idx, (n, c, oh, ow))
+    return _unbatch(values, input), _unbatch(idx, input)
+
+
+def _index_table(hw, kernel, stride, padding, dilation, out_hw) -> np.ndarray:
+    """[kh*kw, OH, OW]: the flat input position (row * W + col) each window element reads."""
+    (h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw), (oh, ow) = (
+        hw, kernel, stride, padding, dilation, out_hw)
+    rows = (np.arange(oh) * sh - ph)[None, :] + (np.arange(kh) * dh)[:, None]  # [kh, OH]
+    cols = (np.arange(ow) * sw - pw)[None, :] + (np.arange(kw) * dw)[:, None]  # [kw, OW]
+    flat = rows[:, None, :, None] * w + cols[None, :, None, :]  # [kh, kw, OH, OW]
+    return flat.reshape(kh * kw, oh, ow).astype(np.int64)
+
+
+def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """Max over each kernel window of [N, C, H, W] (or [C, H, W]); stride defaults to the
+    kernel size; with return_indices also the flat index of each maximum in its plane."""
+    values, idx = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
+                                          ceil_mode, return_indices)
+    return (values, idx) if return_indices else values
+
+
+def _single(v) -> int:
+    if isinstance(v, (tuple, list)):
+        if len(v) != 1:
+            raise RuntimeError(f"max_pool1d() {v} must have 1 value")
+        return int(v[0])
+    return int(v)
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = True):
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
+    k = _single(kernel_size)
+    s = k if stride is None or stride == [] or stride == () else _single(stride)
+    p, d = _single(padding), _single(dilation)
+    if p > k // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
+                           f"got padding={p} and kernel_size={k}")
+    out = _out_size(input.shape[-1], k, s, p, d, ceil_mode)
+    if out < 1:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    x = F.unsqueeze(input, -2)
+    values, idx = max_pool2d_with_indices(x, (1, k), (1, s), (0, p), (1, d), ceil_mode,
+                                          return_indices)
+    values = _owned(F.squeeze(values, -2), input)
+    return values, (F.squeeze(idx, -2) if idx is not None else None)
+
+
+def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+               ceil_mode: bool = False, return_indices: bool = False):
+    """Max over windows along the last dim of [N, C, L] (or [C, L])."""
+    values, idx = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation,
+                                          ceil_mode, return_indices)
+    return (values, idx) if return_indices else values
+
+
+# ---------------------------------------------------------------- average pooling
+
+def _divisors(hw, kernel, stride, padding, out_hw, count_include_pad: bool) -> np.ndarray:
+    """PyTorch's divisor per output cell: the window clipped to the padded input (or, without
+    count_include_pad, to the input itself)."""
+    per_dim = []
+    for n, k, s, p, o in zip(hw, kernel, stride, padding, out_hw):
+        start = np.arange(o) * s - p
+        end = np.minimum(start + k, n + p)
+        size = end - start
+        if not count_include_pad:
+            size = np.minimum(end, n) - np.maximum(start, 0)
+        per_dim.append(size)
+    return (per_dim[0][:, None] * per_dim[1][None, :]).astype(np.float64)
+
+
+def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
+    """Mean over each kernel window of [N, C, H, W] (or [C, H, W]); padded zeros count in the
+    mean when count_include_pad; divisor_override replaces the window size."""
+    if input.ndim < 3:
+        lo, hi = -max(input.ndim, 1), max(input.ndim, 1) - 1
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
+                         f"got -3)")
+    x = _batched(input, "avg_pool2d")
+    kernel = _pair(kernel_size)
+    stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
+    padding = _pair(padding)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    oh, ow = _check_windows(x, kernel, stride, padding, (1, 1), ceil_mode)
+    win = _windows(x, kernel, stride, padding, (1, 1), (oh, ow), 0)
+    sums = F.sum(win, (2, 3))
+    if divisor_override is not None:
+        out = sums / divisor_override
+    else:
+        div = _divisors(x.shape[2:], kernel, stride, padding, (oh, ow), count_include_pad)
+        if (div == kernel[0] * kernel[1]).all():
+            out = sums / (kernel[0] * kernel[1])
+        else:
+            out = sums / C.tensor(div, dtype=sums.dtype if sums.dtype.is_floating_point
+                                  else None, device=input.device)
+    if out._dtype is not input._dtype:  # integer inputs: PyTorch divides in the integer type
+        out = D.cast(out, input._dtype)
+    return _unbatch(_label(out, "AvgPool2DBackward0", input), input)
+
+
+def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
+    """Mean over windows along the last dim of [N, C, L] (or [C, L])."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for avg_pool1d)")
+    k = _single(kernel_size)
+    s = k if stride is None or stride == [] or stride == () else _single(stride)
+    r = avg_pool2d(F.unsqueeze(input, -2), (1, k), (1, s), (0, _single(padding)), ceil_mode,
+                   count_include_pad)
+    return _owned(F.squeeze(r, -2), input)
+
+
+# ---------------------------------------------------------------- adaptive pooling
+
+def _adaptive_size(output_size, hw: tuple, name: str) -> tuple:
+    if isinstance(output_size, (tuple, list)):
+        if len(output_size) != 2:
+            raise RuntimeError(f"{name}: output_size must be 2")
+        return tuple(hw[i] if o is None else int(o) for i, o in enumerate(output_size))
+    return (int(output_size), int(output_size))
+
+
+def _bins(n: int, o: int) -> np.ndarray:
+    """[o, n] averaging matrix: output i averages input [floor(i*n/o), ceil((i+1)*n/o))."""
+    m = np.zeros((o, n))
+    for i in range(o):
+        start, end = (i * n) // o, -((-(i + 1) * n) // o)
+        m[i, start:end] = 1.0 / (end - start)
+    return m
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
+    """Average pooling to a fixed output size: window i spans
+    [floor(i * H / OH), ceil((i + 1) * H / OH)) as in PyTorch."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
+                           f"{list(input.shape)}")
+    h, w = input.shape[-2], input.shape[-1]
+    oh, ow = _adaptive_size(output_size, (h, w), "adaptive_avg_pool2d")
+    if (oh, ow) == (1, 1):  # PyTorch computes this one as a mean (MeanBackward1)
+        return F.mean(input, (-2, -1), keepdim=True)
+    lead = tuple(input.shape[:-2])
+    if oh and ow and h % oh == 0 and w % ow == 0:
+        # equal windows: one reshape and a mean over the window dims
+        r = F.reshape(input, lead + (oh, h // oh, ow, w // ow))
+        r = F.sum(r, (-3, -1)) / ((h // oh) * (w // ow))
+    else:
+        # windows of varying size overlap: average rows then columns with two matmuls
+        ah = C.tensor(_bins(h, oh), dtype=input.dtype, device=input.device)
+        aw = C.tensor(_bins(w, ow).T.copy(), dtype=input.dtype, device=input.device)
+        r = F.matmul(F.matmul(ah, input), aw)
+    return _label(r, "AdaptiveAvgPool2DBackward0", input)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' must be 2D or 3D, but got "
+                           f"{list(input.shape)}")
+    o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+    r = adaptive_avg_pool2d(F.unsqueeze(input, -2), (1, int(o)))
+    return _owned(F.squeeze(r, -2), input)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
+    """Max over PyTorch's adaptive windows; one max per output cell group of equal windows."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(input.shape)}")
+    h, w = input.shape[-2], input.shape[-1]
+    oh, ow = _adaptive_size(output_size, (h, w), "adaptive_max_pool2d")
+    if oh and ow and h % oh == 0 and w % ow == 0 and not return_indices:
+        return max_pool2d(input, (h // oh, w // ow))
+    if return_indices:
+        raise NotImplementedError("adaptive_max_pool2d(return_indices=True) is not supported")
+    # varying windows: one max per output cell, assembled with cat (small outputs in practice)
+    rows = []
+    for i in range(oh):
+        r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
+        cells = []
+        for j in range(ow):
+            c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
+            # max(dim) gathers at the first maximum, where PyTorch sends the gradient
+            win = F.flatten(input[..., r0:r1, c0:c1], -2)
+            cells.append(F.unsqueeze(F.max(win, -1, keepdim=True)[0], -1))
+        rows.append(F.cat(cells, -1))
+    return F.cat(rows, -2)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
+    o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
+    r = adaptive_max_pool2d(F.unsqueeze(input, -2), (1, int(o)), return_indices)
+    return F.squeeze(r, -2)
+
+
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """(sum over each window of x^p)^(1/p)."""
+    kh, kw = _pair(kernel_size)
+    out = avg_pool2d(input ** norm_type, (kh, kw), stride, 0, ceil_mode)
+    return (F.sign(out) * F.relu(F.abs(out)) * (kh * kw)) ** (1.0 / norm_type)

@@ -1,2 +1,271 @@
-"""nn layers: activation."""
-__all__: list = []
+"""nn layers: activations and softmax (reprs as PyTorch prints them)."""
+from __future__ import annotations
+
+import warnings
+
+from ...tracer.tensor import Tensor
+from .._functional import activation as A
+from ..module import Module
+
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "ELU", "SELU", "CELU",
+           "Softplus", "SiLU", "Mish", "Hardtanh", "Hardsigmoid", "Hardswish", "LogSigmoid",
+           "Softsign", "Tanhshrink", "Threshold", "Softmax", "Softmin", "LogSoftmax"]
+
+
+def _inplace_str(inplace: bool, lead: str = "") -> str:
+    return f"{lead}inplace=True" if inplace else ""
+
+
+class ReLU(Module):
+    """max(x, 0)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.relu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class Hardtanh(Module):
+    """x clipped to [min_val, max_val]."""
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
+        super().__init__()
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to `min_val`",
+                          FutureWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to `max_val`",
+                          FutureWarning, stacklevel=2)
+            max_val = max_value
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+        if self.max_val <= self.min_val:
+            raise AssertionError(f"max_val ({self.max_val}) must be greater than min_val "
+                                 f"({self.min_val})")
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_str(self.inplace, ', ')}"
+
+
+class ReLU6(Hardtanh):
+    """min(max(x, 0), 6)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class LeakyReLU(Module):
+    """x for x > 0, negative_slope * x otherwise."""
+
+    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}{_inplace_str(self.inplace, ', ')}"
+
+
+class Sigmoid(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return A.sigmoid(input)
+
+
+class Tanh(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return A.tanh(input)
+
+
+class GELU(Module):
+    """x * Phi(x); approximate='tanh' uses the tanh approximation."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class ELU(Module):
+    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_str(self.inplace, ', ')}"
+
+
+class CELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}{_inplace_str(self.inplace, ', ')}"
+
+
+class SELU(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.selu(input, self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class Softplus(Module):
+    """log(1 + exp(beta * x)) / beta, linear above the threshold."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self) -> str:
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class SiLU(Module):
+    """x * sigmoid(x)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.silu(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class Mish(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.mish(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_str(self.inplace)
+
+
+class Hardsigmoid(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.hardsigmoid(input, self.inplace)
+
+
+class Hardswish(Module):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.hardswish(input, self.inplace)
+
+
+class LogSigmoid(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return A.logsigmoid(input)
+
+
+class Softsign(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return A.softsign(input)
+
+
+class Tanhshrink(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return A.tanhshrink(input)
+
+
+class Threshold(Module):
+    """x where x > threshold, else value."""
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return (f"threshold={self.threshold}, value={self.value}"
+                f"{_inplace_str(self.inplace, ', ')}")
+
+
+class Softmax(Module):
+    """exp(x) / sum(exp(x)) along `dim`."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmin(Softmax):
+    def forward(self, input: Tensor) -> Tensor:
+        return A.softmin(input, self.dim, _stacklevel=5)
+
+
+class LogSoftmax(Module):
+    """log(softmax(x)) along `dim`, computed stably."""
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.log_softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"

@@ -1,2 +1,141 @@
-"""nn layers: conv."""
-__all__: list = []
+"""nn layers: Conv1d and Conv2d, initialised as PyTorch's _ConvNd.reset_parameters."""
+from __future__ import annotations
+
+import math
+
+from ...tracer import creation as C
+from ...tracer.tensor import Tensor
+from .. import init
+from .._functional.conv import conv1d, conv2d
+from .._functional.padding import pad
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = ["Conv1d", "Conv2d"]
+
+_PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
+
+
+def _ntuple(v, n: int) -> tuple:
+    if isinstance(v, (tuple, list)):
+        return tuple(v)
+    return (v,) * n
+
+
+class _ConvNd(Module):
+    """Shared by Conv1d/Conv2d: argument checks, parameters, initialisation and repr."""
+
+    _nd = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: tuple, stride: tuple,
+                 padding, dilation: tuple, transposed: bool, output_padding: tuple, groups: int,
+                 bias: bool, padding_mode: str, device=None, dtype=None) -> None:
+        super().__init__()
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups != 0:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups != 0:
+            raise ValueError("out_channels must be divisible by groups")
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                # PyTorch prints a set here; one fixed order keeps the message reproducible
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of "
+                                 "{'valid', 'same'}")
+            if padding == "same" and any(s != 1 for s in stride):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        if padding_mode not in _PADDING_MODES:
+            raise ValueError("padding_mode must be one of {'circular', 'replicate', 'reflect', "
+                             f"'zeros'}}, but got padding_mode='{padding_mode}'")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.padding = padding
+        self.dilation = dilation
+        self.transposed = transposed
+        self.output_padding = output_padding
+        self.groups = groups
+        self.padding_mode = padding_mode
+        # F.pad's argument for padding_mode != 'zeros': (left, right) pairs, last dim first
+        if isinstance(padding, str):
+            rev = [0, 0] * len(kernel_size)
+            if padding == "same":
+                for d, k, i in zip(dilation, kernel_size, range(len(kernel_size) - 1, -1, -1)):
+                    total = d * (k - 1)
+                    rev[2 * i] = total // 2
+                    rev[2 * i + 1] = total - total // 2
+        else:
+            rev = [p for p in reversed(padding) for _ in range(2)]
+        self._reversed_padding_repeated_twice = rev
+        shape = ((in_channels, out_channels // groups) if transposed
+                 else (out_channels, in_channels // groups)) + tuple(kernel_size)
+        self.weight = Parameter(C.empty(shape, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(C.empty(out_channels, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        # kaiming_uniform_(a=sqrt(5)) is U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the weight
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self) -> str:
+        s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"
+        if self.padding != (0,) * len(self.padding):
+            s += ", padding={padding}"
+        if self.dilation != (1,) * len(self.dilation):
+            s += ", dilation={dilation}"
+        if self.output_padding != (0,) * len(self.output_padding):
+            s += ", output_padding={output_padding}"
+        if self.groups != 1:
+            s += ", groups={groups}"
+        if self.bias is None:
+            s += ", bias=False"
+        if self.padding_mode != "zeros":
+            s += ", padding_mode={padding_mode}"
+        return s.format(**self.__dict__)
+
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+        fn = conv1d if self._nd == 1 else conv2d
+        if self.padding_mode != "zeros":
+            x = pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            return fn(x, weight, bias, self.stride, (0,) * self._nd, self.dilation, self.groups)
+        return fn(input, weight, bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return self._conv_forward(input, self.weight, self.bias)
+
+
+class Conv1d(_ConvNd):
+    """1-d convolution over [N, C_in, L] (or [C_in, L]); weight [C_out, C_in/groups, k]."""
+
+    _nd = 1
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 1), _ntuple(stride, 1),
+                         padding if isinstance(padding, str) else _ntuple(padding, 1),
+                         _ntuple(dilation, 1), False, (0,), groups, bias, padding_mode,
+                         device=device, dtype=dtype)
+
+
+class Conv2d(_ConvNd):
+    """2-d convolution over [N, C_in, H, W] (or [C_in, H, W]); weight
+    [C_out, C_in/groups, kh, kw]."""
+
+    _nd = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 2), _ntuple(stride, 2),
+                         padding if isinstance(padding, str) else _ntuple(padding, 2),
+                         _ntuple(dilation, 2), False, (0, 0), groups, bias, padding_mode,
+                         device=device, dtype=dtype)

@@ -1,2 +1,118 @@
-"""nn layers: linear."""
-__all__: list = []
+"""nn layers: Identity, Linear, Bilinear, with PyTorch's default initialisation."""
+from __future__ import annotations
+
+import math
+
+from ...tracer import creation as C
+from ...tracer.tensor import Tensor
+from .. import init
+from .._functional.linear import bilinear, linear
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
+
+
+class Identity(Module):
+    """Returns its input; accepts and ignores any constructor arguments."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__()
+
+    def forward(self, input: Tensor) -> Tensor:
+        return input
+
+
+class Linear(Module):
+    """y = x @ weight.T + bias, weight [out_features, in_features].
+
+    Initialised as PyTorch does: weight ~ kaiming_uniform_(a=sqrt(5)), i.e.
+    U(-1/sqrt(in), 1/sqrt(in)), and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in))."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(C.empty((out_features, in_features), dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(C.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class LazyLinear(Linear):
+    """A Linear whose in_features is read from the first input it sees."""
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        Module.__init__(self)
+        self.in_features = 0
+        self.out_features = out_features
+        self._factory = {"dtype": dtype, "device": device}
+        self.weight = Parameter(C.empty(0, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(C.empty(0, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input: Tensor) -> Tensor:
+        if self.in_features == 0:
+            self.in_features = input.shape[-1]
+            self.weight = Parameter(C.empty((self.out_features, self.in_features),
+                                            **self._factory))
+            if self.bias is not None:
+                self.bias = Parameter(C.empty(self.out_features, **self._factory))
+            self.reset_parameters()
+            del self._factory
+            self.__class__ = Linear  # as PyTorch's lazy modules become their regular class
+        return linear(input, self.weight, self.bias)
+
+
+class Bilinear(Module):
+    """y = x1^T A x2 + b with weight A [out_features, in1_features, in2_features]; weight and
+    bias ~ U(-1/sqrt(in1_features), 1/sqrt(in1_features))."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(C.empty((out_features, in1_features, in2_features), dtype=dtype,
+                                        device=device))
+        if bias:
+            self.bias = Parameter(C.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        if self.in1_features <= 0:
+            raise ValueError(f"in1_features must be > 0, but got (in1_features="
+                             f"{self.in1_features})")
+        bound = 1 / math.sqrt(self.weight.size(1))
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -1,2 +1,487 @@
-"""nn layers: rnn."""
-__all__: list = []
+"""nn layers: RNN, LSTM, GRU and their cells, with PyTorch's parameter names, shapes, gate order
+and initialisation.
+
+The recurrence is a Python loop over time steps, so any sequence length works (the graph is
+dynamic). Per layer and direction the input projection `x @ W_ih^T + b_ih` is one matmul over all
+steps; each step then adds `h @ W_hh^T` and applies the cell:
+  RNN   h' = act(W_ih x + b_ih + W_hh h + b_hh)
+  LSTM  i, f, g, o = chunks of the gates (that order); c' = f c + i g; h' = o tanh(c')
+        (times W_hr^T when proj_size > 0)
+  GRU   r, z, n: r = s(W_ir x + b_ir + W_hr h + b_hr), z likewise,
+        n = tanh(W_in x + b_in + r (W_hn h + b_hn)), h' = (1 - z) n + z h
+"""
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from ...tracer import functional as F
+from ...tracer.autograd import no_grad
+from ...tracer.creation import empty, zeros
+from ...tracer.tensor import Tensor
+from .._functional.dropout import dropout
+from ..module import Module
+from ..parameter import Parameter
+
+__all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
+
+
+# ---------------------------------------------------------------- cell steps
+
+def _lstm_step(gates: Tensor, c: Tensor, w_hr: Tensor | None) -> tuple:
+    """gates: the summed pre-activations [B, 4H] in PyTorch's order i, f, g, o."""
+    i, f, g, o = gates.chunk(4, 1)
+    c = F.sigmoid(f) * c + F.sigmoid(i) * F.tanh(g)
+    h = F.sigmoid(o) * F.tanh(c)
+    if w_hr is not None:
+        h = h.matmul(w_hr.t())
+    return h, c
+
+
+def _gru_step(gi: Tensor, gh: Tensor, h: Tensor) -> Tensor:
+    """gi = W_i x + b_i and gh = W_h h + b_h, each [B, 3H] in PyTorch's order r, z, n."""
+    i_r, i_z, i_n = gi.chunk(3, 1)
+    h_r, h_z, h_n = gh.chunk(3, 1)
+    r = F.sigmoid(i_r + h_r)
+    z = F.sigmoid(i_z + h_z)
+    n = F.tanh(i_n + r * h_n)
+    return n + z * (h - n)  # = (1 - z) n + z h, PyTorch's kernel order
+
+
+def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
+    y = x.matmul(w.t())
+    return y if b is None else y + b
+
+
+def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
+               has_bias: bool, proj: bool, reverse: bool) -> tuple:
+    """One layer in one direction over x [T, B, I]: returns (outputs [T, B, H], h_T, c_T)."""
+    w_ih, w_hh = weights[0], weights[1]
+    b_ih, b_hh = (weights[2], weights[3]) if has_bias else (None, None)
+    w_hr = weights[-1] if proj else None
+    if mode != "GRU" and b_hh is not None:
+        # both biases add outside any nonlinearity: fold them into the input projection
+        gi_all = _linear(x, w_ih, b_ih + b_hh)
+        b_hh = None
+    else:
+        gi_all = _linear(x, w_ih, b_ih)
+    steps = gi_all.unbind(0)
+    w_hh_t = w_hh.t()
+    outs = [None] * len(steps)
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    for t in order:
+        gh = h.matmul(w_hh_t)
+        if mode == "LSTM":
+            h, c = _lstm_step(steps[t] + gh, c, w_hr)
+        elif mode == "GRU":
+            h = _gru_step(steps[t], gh if b_hh is None else gh + b_hh, h)
+        elif mode == "RNN_TANH":
+            h = F.tanh(steps[t] + gh)
+        else:
+            h = F.relu(steps[t] + gh)
+        outs[t] = h
+    return F.stack(outs, 0), h, c
+
+
+# ---------------------------------------------------------------- RNN, LSTM, GRU
+
+class RNNBase(Module):
+    """Base class of RNN, LSTM and GRU: parameters `weight_ih_l{k}{_reverse}`,
+    `weight_hh_l{k}{_reverse}`, `bias_ih_l{k}{_reverse}`, `bias_hh_l{k}{_reverse}` (and
+    `weight_hr_l{k}{_reverse}` for an LSTM with proj_size), all uniform(-1/sqrt(H), 1/sqrt(H))."""
+
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+        num_directions = 2 if bidirectional else 1
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or \
+                isinstance(dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn("dropout option adds dropout after all but last recurrent layer, so "
+                          "non-zero dropout expects num_layers greater than 1, but got "
+                          f"dropout={dropout} and num_layers={num_layers}", stacklevel=3)
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+        if not isinstance(batch_first, bool):
+            raise TypeError(f"batch_first should be of type bool, got: "
+                            f"{type(batch_first).__name__}")
+        if not isinstance(input_size, int):
+            raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
+        if not isinstance(hidden_size, int):
+            raise TypeError(f"hidden_size should be of type int, got: "
+                            f"{type(hidden_size).__name__}")
+        if hidden_size <= 0:
+            raise ValueError("hidden_size must be greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
+        gate_size = {"LSTM": 4 * hidden_size, "GRU": 3 * hidden_size,
+                     "RNN_TANH": hidden_size, "RNN_RELU": hidden_size}.get(mode)
+        if gate_size is None:
+            raise ValueError("Unrecognized RNN mode: " + mode)
+        self._flat_weights_names = []
+        self._all_weights = []
+        real_hidden = proj_size if proj_size > 0 else hidden_size
+        for layer in range(num_layers):
+            for direction in range(num_directions):
+                layer_input = input_size if layer == 0 else real_hidden * num_directions
+                suffix = "_reverse" if direction == 1 else ""
+                shapes = [("weight_ih", (gate_size, layer_input)),
+                          ("weight_hh", (gate_size, real_hidden))]
+                if bias:
+                    shapes += [("bias_ih", (gate_size,)), ("bias_hh", (gate_size,))]
+                if proj_size > 0:
+                    shapes += [("weight_hr", (proj_size, hidden_size))]
+                names = []
+                for base, shape in shapes:
+                    name = f"{base}_l{layer}{suffix}"
+                    setattr(self, name, Parameter(empty(shape, device=device, dtype=dtype)))
+                    names.append(name)
+                self._flat_weights_names.extend(names)
+                self._all_weights.append(names)
+        self.reset_parameters()
+
+    @property
+    def _flat_weights(self) -> list:
+        return [getattr(self, n) for n in self._flat_weights_names]
+
+    @property
+    def all_weights(self) -> list:
+        return [[getattr(self, w) for w in weights] for weights in self._all_weights]
+
+    def flatten_parameters(self) -> None:
+        """A no-op here (PyTorch compacts weights for cuDNN)."""
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        with no_grad():
+            for weight in self.parameters():
+                weight.uniform_(-stdv, stdv)
+
+    def check_input(self, input: Tensor, batch_sizes=None) -> None:
+        w = self._flat_weights[0]
+        if input.dtype != w.dtype:
+            raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
+                             f"({w.dtype}). Convert input: input.to({w.dtype}), or convert "
+                             f"model: model.to({input.dtype})")
+        if input.dim() != 3:
+            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        if self.input_size != input.size(-1):
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.size(-1)}")
+
+    def get_expected_hidden_size(self, input: Tensor, batch_sizes=None) -> tuple:
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        h = self.proj_size if self.proj_size > 0 else self.hidden_size
+        return (self.num_layers * num_directions, mini_batch, h)
+
+    def check_hidden_size(self, hx: Tensor, expected: tuple,
+                          msg: str = "Expected hidden size {}, got {}") -> None:
+        if tuple(hx.size()) != tuple(expected):
+            raise RuntimeError(msg.format(expected, list(hx.size())))
+
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes=None) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    def _zeros_state(self, input: Tensor, size: int) -> Tensor:
+        num_directions = 2 if self.bidirectional else 1
+        batch = input.size(0) if self.batch_first else input.size(1)
+        return zeros((self.num_layers * num_directions, batch, size), dtype=input.dtype,
+                     device=input.device)
+
+    def _run(self, input: Tensor, hx: Tensor, cx: Tensor | None) -> tuple:
+        """Seq-first or batch-first batched input, states [L * D, B, H]: (output, h_n, c_n)."""
+        x = input.transpose(0, 1) if self.batch_first else input
+        num_directions = 2 if self.bidirectional else 1
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(num_directions):
+                k = layer * num_directions + d
+                weights = [getattr(self, n) for n in self._all_weights[k]]
+                out, h, c = _run_layer(self.mode, x, hx[k], None if cx is None else cx[k],
+                                       weights, self.bias, self.proj_size > 0, d == 1)
+                outs.append(out)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if num_directions == 1 else F.cat(outs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = dropout(x, self.dropout, True)
+        output = x.transpose(0, 1) if self.batch_first else x
+        return output, F.stack(hs, 0), (F.stack(cs, 0) if cx is not None else None)
+
+
+class RNN(RNNBase):
+    """Elman RNN: `RNN(input_size, hidden_size, num_layers=1, nonlinearity='tanh', bias=True,
+    batch_first=False, dropout=0.0, bidirectional=False)`; forward returns (output, h_n)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        if len(args) > 3:
+            self.nonlinearity = args[3]
+            args = args[:3] + args[4:]
+        else:
+            self.nonlinearity = kwargs.pop("nonlinearity", "tanh")
+        if self.nonlinearity == "tanh":
+            mode = "RNN_TANH"
+        elif self.nonlinearity == "relu":
+            mode = "RNN_RELU"
+        else:
+            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' "
+                             "or 'relu'.")
+        super().__init__(mode, *args, **kwargs)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple:
+        return _forward_single_state(self, "RNN", "tensor instead", input, hx)
+
+
+class GRU(RNNBase):
+    """Gated recurrent unit, gates r, z, n as in PyTorch; forward returns (output, h_n)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if "proj_size" in kwargs:
+            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+        super().__init__("GRU", *args, **kwargs)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> tuple:
+        return _forward_single_state(self, "GRU", "instead", input, hx)
+
+
+def _forward_single_state(self: RNNBase, name: str, tail: str, input: Tensor,
+                          hx: Tensor | None) -> tuple:
+    if input.dim() not in (2, 3):
+        raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D {tail}")
+    is_batched = input.dim() == 3
+    batch_dim = 0 if self.batch_first else 1
+    if not is_batched:
+        input = input.unsqueeze(batch_dim)
+        if hx is not None:
+            if hx.dim() != 2:
+                raise RuntimeError(f"For unbatched 2-D input, hx should also be 2-D but got "
+                                   f"{hx.dim()}-D tensor")
+            hx = hx.unsqueeze(1)
+    elif hx is not None and hx.dim() != 3:
+        raise RuntimeError(f"For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D "
+                           "tensor")
+    if hx is None:
+        hx = self._zeros_state(input, self.hidden_size)
+    self.check_forward_args(input, hx)
+    output, h_n, _ = self._run(input, hx, None)
+    if not is_batched:
+        output = output.squeeze(batch_dim)
+        h_n = h_n.squeeze(1)
+    return output, h_n
+
+
+class LSTM(RNNBase):
+    """Long short-term memory, gates i, f, g, o as in PyTorch; forward returns
+    (output, (h_n, c_n)). `proj_size > 0` projects h by `weight_hr_l{k}`."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__("LSTM", *args, **kwargs)
+
+    def get_expected_cell_size(self, input: Tensor, batch_sizes=None) -> tuple:
+        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        num_directions = 2 if self.bidirectional else 1
+        return (self.num_layers * num_directions, mini_batch, self.hidden_size)
+
+    def check_forward_args(self, input: Tensor, hidden: tuple, batch_sizes=None) -> None:
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               "Expected hidden[0] size {}, got {}")
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               "Expected hidden[1] size {}, got {}")
+
+    def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
+        if input.dim() not in (2, 3):
+            raise ValueError(f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
+        is_batched = input.dim() == 3
+        batch_dim = 0 if self.batch_first else 1
+        if not is_batched:
+            input = input.unsqueeze(batch_dim)
+        if hx is None:
+            real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+            hx = (self._zeros_state(input, real_hidden),
+                  self._zeros_state(input, self.hidden_size))
+        else:
+            if is_batched:
+                if hx[0].dim() != 3 or hx[1].dim() != 3:
+                    raise RuntimeError(f"For batched 3-D input, hx and cx should also be 3-D but "
+                                       f"got ({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+            else:
+                if hx[0].dim() != 2 or hx[1].dim() != 2:
+                    raise RuntimeError(f"For unbatched 2-D input, hx and cx should also be 2-D "
+                                       f"but got ({hx[0].dim()}-D, {hx[1].dim()}-D) tensors")
+                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        self.check_forward_args(input, hx)
+        output, h_n, c_n = self._run(input, hx[0], hx[1])
+        if not is_batched:
+            output = output.squeeze(batch_dim)
+            h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
+        return output, (h_n, c_n)
+
+
+# ---------------------------------------------------------------- cells
+
+class RNNCellBase(Module):
+    """Base of the single-step cells: weight_ih [k H, I], weight_hh [k H, H], bias_ih, bias_hh."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.bias = bias
+        self.weight_ih = Parameter(empty((num_chunks * hidden_size, input_size), device=device,
+                                         dtype=dtype))
+        self.weight_hh = Parameter(empty((num_chunks * hidden_size, hidden_size), device=device,
+                                         dtype=dtype))
+        if bias:
+            self.bias_ih = Parameter(empty(num_chunks * hidden_size, device=device, dtype=dtype))
+            self.bias_hh = Parameter(empty(num_chunks * hidden_size, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if "bias" in self.__dict__ and self.bias is not True:
+            s += f", bias={self.bias}"
+        if "nonlinearity" in self.__dict__ and self.nonlinearity != "tanh":
+            s += f", nonlinearity={self.nonlinearity}"
+        return s
+
+    def reset_parameters(self) -> None:
+        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        with no_grad():
+            for weight in self.parameters():
+                weight.uniform_(-stdv, stdv)
+
+    def _prepare(self, name: str, input: Tensor, hx: tuple) -> tuple:
+        """PyTorch's 1-D/2-D handling and the cell checks; returns (batched input, states)."""
+        if input.dim() not in (1, 2):
+            raise ValueError(f"{name}: Expected input to be 1D or 2D, got {input.dim()}D instead")
+        is_batched = input.dim() == 2
+        if not is_batched:
+            input = input.unsqueeze(0)
+        if input.size(1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected "
+                               f"{self.input_size}")
+        states = []
+        for k, h in enumerate(hx):
+            if h is None:
+                h = zeros((input.size(0), self.hidden_size), dtype=input.dtype,
+                          device=input.device)
+            elif not is_batched:
+                h = h.unsqueeze(0)
+            if input.size(0) != h.size(0):
+                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} "
+                                   f"batch size {h.size(0)}")
+            if h.size(1) != self.hidden_size:
+                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.size(1)}, "
+                                   f"expected {self.hidden_size}")
+            states.append(h)
+        return input, states, is_batched
+
+
+class RNNCell(RNNCellBase):
+    """One Elman step: `h' = act(W_ih x + b_ih + W_hh h + b_hh)`."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True,
+                 nonlinearity: str = "tanh", device=None, dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=1, device=device,
+                         dtype=dtype)
+        self.nonlinearity = nonlinearity
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"RNNCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        x, (h,), is_batched = self._prepare("RNNCell", input, (hx,))
+        pre = _linear(x, self.weight_ih, self.bias_ih) + _linear(h, self.weight_hh,
+                                                                 self.bias_hh)
+        if self.nonlinearity == "tanh":
+            ret = F.tanh(pre)
+        elif self.nonlinearity == "relu":
+            ret = F.relu(pre)
+        else:
+            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
+        return ret if is_batched else ret.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    """One LSTM step; forward returns (h', c')."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device,
+                         dtype=dtype)
+
+    def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
+        if hx is not None:
+            for idx, value in enumerate(hx):
+                if value.dim() not in (1, 2):
+                    raise ValueError(f"LSTMCell: Expected hx[{idx}] to be 1D or 2D, got "
+                                     f"{value.dim()}D instead")
+        x, (h, c), is_batched = self._prepare("LSTMCell", input,
+                                              (None, None) if hx is None else tuple(hx))
+        gates = _linear(x, self.weight_ih, self.bias_ih) + _linear(h, self.weight_hh,
+                                                                   self.bias_hh)
+        h, c = _lstm_step(gates, c, None)
+        return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    """One GRU step: returns h'."""
+
+    def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None,
+                 dtype=None) -> None:
+        super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device,
+                         dtype=dtype)
+
+    def forward(self, input: Tensor, hx: Tensor | None = None) -> Tensor:
+        if hx is not None and hx.dim() not in (1, 2):
+            raise ValueError(f"GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead")
+        x, (h,), is_batched = self._prepare("GRUCell", input, (hx,))
+        ret = _gru_step(_linear(x, self.weight_ih, self.bias_ih),
+                        _linear(h, self.weight_hh, self.bias_hh), h)
+        return ret if is_batched else ret.squeeze(0)

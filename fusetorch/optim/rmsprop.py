@@ -1,0 +1,100 @@
+"""RMSprop (Hinton's), optionally centered and with momentum."""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from ..tracer import creation as C
+from ..tracer.tensor import Tensor
+from .optimizer import (Optimizer, _check_differentiable, _new_step, _no_grad_step,
+                        _scalar_dtype, _to_scalar)
+
+__all__ = ["RMSprop"]
+
+
+class RMSprop(Optimizer):
+    """PyTorch's RMSprop. Per parameter, with g the gradient (negated if `maximize`):
+
+        g = g + weight_decay * p
+        v = alpha * v + (1 - alpha) * g * g
+        avg = sqrt(v - ga * ga) + eps  with ga = lerp(ga, g, 1 - alpha)   (centered)
+        avg = sqrt(v) + eps                                               (otherwise)
+        buf = momentum * buf + g / avg;  p = p - lr * buf                 (momentum > 0)
+        p = p - lr * g / avg                                              (otherwise)
+
+    State: `step`, `square_avg`, `momentum_buffer` (momentum > 0), `grad_avg` (centered).
+    """
+
+    def __init__(self, params: Iterable, lr: float = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        _to_scalar(lr)
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
+                    "centered": centered, "weight_decay": weight_decay,
+                    "capturable": capturable, "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable}
+        _check_differentiable(defaults)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        for group in self.param_groups:
+            for key, default in (("momentum", 0), ("centered", False), ("foreach", None),
+                                 ("maximize", False), ("differentiable", False),
+                                 ("capturable", False)):
+                group.setdefault(key, default)
+            for p in group["params"]:
+                p_state = self.state.get(p, [])
+                if len(p_state) != 0 and not isinstance(p_state["step"], Tensor):
+                    p_state["step"] = C.tensor(float(p_state["step"]), dtype=_scalar_dtype())
+
+    @_no_grad_step
+    def step(self, closure: Callable | None = None):
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr = _to_scalar(group["lr"])
+            alpha, eps, wd = group["alpha"], group["eps"], group["weight_decay"]
+            momentum, centered = group["momentum"], group["centered"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _new_step()
+                    state["square_avg"] = C.zeros_like(p)
+                    if momentum > 0:
+                        state["momentum_buffer"] = C.zeros_like(p)
+                    if centered:
+                        state["grad_avg"] = C.zeros_like(p)
+                grad = -p.grad if group["maximize"] else p.grad
+                state["step"] += 1
+                if wd != 0:
+                    grad = grad.add(p, alpha=wd)
+                square_avg = state["square_avg"]
+                square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
+                if centered:
+                    grad_avg = state["grad_avg"]
+                    grad_avg.lerp_(grad, 1 - alpha)
+                    avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+                else:
+                    avg = square_avg.sqrt()
+                avg = avg.add_(eps)
+                if momentum > 0:
+                    buf = state["momentum_buffer"]
+                    buf.mul_(momentum).addcdiv_(grad, avg)
+                    p.add_(buf, alpha=-lr)
+                else:
+                    p.addcdiv_(grad, avg, value=-lr)
+        return loss

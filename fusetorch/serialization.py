@@ -1,0 +1,524 @@
+"""`fusetorch.save` / `fusetorch.load`: tensors, state dicts and optimizer states in a file that
+loading can never execute code from.
+
+PyTorch pickles; a pickle can run any code when loaded. This format holds only data:
+
+    magic  b"\\x89FUSETORCH\\r\\n\\x1a\\n"            14 bytes (catches text-mode mangling)
+    prefix little-endian u32 version, u64 header length, u64 data length
+    header UTF-8 JSON: the object tree, the tensor table, the storage table
+    data   the raw little-endian bytes of each storage, each 64-byte aligned
+    digest sha256 of everything before it             32 bytes
+
+Loading checks the magic, the lengths and the digest before it parses anything, then checks
+every field of the header (types, dtypes from a fixed list, every tensor's extent inside its
+storage), so a truncated, damaged or hostile file raises RuntimeError: never a crash, a hang
+or an allocation larger than the file.
+
+Tensors that share memory (the same tensor twice, views of one array) are stored once, as one
+storage holding the byte span they cover, and load as views of one buffer again. Parameters
+load as Parameters with their `requires_grad`; tensors keep `requires_grad` (as leaves).
+Containers: dict, OrderedDict, defaultdict (of a builtin factory), list, tuple, set,
+frozenset; leaves: None, bool, int, float, complex, str, bytes, dtypes, devices, `Size`,
+numpy arrays and scalars of numeric dtypes. Anything else raises TypeError at save time.
+"""
+from __future__ import annotations
+
+import base64
+import collections
+import hashlib
+import io
+import json
+import os
+import re
+import struct
+import sys
+from typing import Any, BinaryIO, Callable
+
+import numpy as np
+
+from .ir import dtypes as dt
+from .runtime import device as _dev
+from .tracer.tensor import Size, Tensor
+
+__all__ = ["save", "load"]
+
+MAGIC = b"\x89FUSETORCH\r\n\x1a\n"
+VERSION = 1
+_PREFIX = struct.Struct("<IQQ")  # version, header length, data length
+_DIGEST = 32
+_ALIGN = 64
+_CHUNK = 1 << 24  # reads grow with the bytes actually there, never with a claimed length
+
+_TENSOR_DTYPES = {d.name: d for d in dt.ALL}
+_NP_DTYPE = re.compile(r"^[<|][biufc][0-9]{1,2}$")  # numeric numpy dtypes, little-endian
+_FACTORIES = {None: None, "dict": dict, "list": list, "int": int, "float": float, "set": set,
+              "tuple": tuple, "OrderedDict": collections.OrderedDict}
+
+
+def _le(npdt: np.dtype) -> np.dtype:
+    return npdt.newbyteorder("<") if npdt.itemsize > 1 else npdt
+
+
+def _is_le(npdt: np.dtype) -> bool:
+    return npdt.byteorder in ("<", "|") or (npdt.byteorder == "=" and sys.byteorder == "little")
+
+
+def _ptr(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _extent(ptr: int, shape, strides, itemsize: int) -> tuple[int, int]:
+    """[lo, hi) bytes an array with this layout touches (it must not be empty)."""
+    lo = ptr + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+    hi = ptr + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides)) + itemsize
+    return lo, hi
+
+
+# ------------------------------------------------------------------------------------- save
+
+def _key(k) -> str:
+    """A dict key as error messages show it (cheaply: a tensor key is not printed)."""
+    return repr(k) if k is None or type(k) in (bool, int, float, str) else f"<{type(k).__name__}>"
+
+
+class _Encoder:
+    def __init__(self):
+        self.tensors: list[dict] = []
+        self.arrays: list[np.ndarray] = []  # host array of each tensor-table entry
+        self.memo: dict[int, int] = {}  # id(tensor or array) -> tensor-table index
+        self.keep: list = []  # keeps memoised objects alive so their ids stay unique
+        self.active: set[int] = set()  # containers being encoded (cycle check)
+
+    def encode(self, obj, path: str):
+        t = type(obj)
+        if obj is None or t in (bool, int, float, str):
+            return obj  # json writes NaN / Infinity and reads them back; -0.0 survives
+        if isinstance(obj, Tensor):
+            return {"tensor": self._array_entry(obj, path)}
+        if isinstance(obj, np.ndarray) or isinstance(obj, np.generic):
+            return {"ndarray": self._array_entry(obj, path)}
+        if t is complex:
+            return {"complex": [obj.real, obj.imag]}
+        if t is bytes or t is bytearray:
+            return {t.__name__: base64.b64encode(bytes(obj)).decode("ascii")}
+        if t is dt.DType:
+            return {"dtype": obj.name}
+        if t is _dev.device:
+            return {"device": str(obj)}
+        if t is Size:
+            return {"size": list(obj)}
+        if t in (list, tuple, set, frozenset, dict, collections.OrderedDict,
+                 collections.defaultdict):
+            return self._container(obj, t, path)
+        hint = ""
+        if any(c.__name__ == "Module" for c in t.__mro__):
+            hint = "; save its state_dict() instead"
+        elif any(c.__name__ == "Optimizer" for c in t.__mro__):
+            hint = "; save optimizer.state_dict() instead"
+        raise TypeError(
+            f"fusetorch.save cannot store an object of type '{t.__module__}.{t.__qualname__}' "
+            f"(at {path}){hint}. It stores tensors, numbers, strings, bytes, None, dtypes, "
+            "devices and dicts, lists, tuples and sets of these: the format holds no code, so "
+            "loading a file can never run any.")
+
+    def _container(self, obj, t, path: str):
+        if id(obj) in self.active:
+            raise ValueError(f"fusetorch.save: {path} contains itself (a reference cycle); "
+                             "cycles cannot be stored")
+        self.active.add(id(obj))
+        try:
+            if t in (list, tuple, set, frozenset):
+                items = obj if t in (list, tuple) else sorted(obj, key=repr)  # stable bytes
+                return {t.__name__: [self.encode(v, f"{path}[{i}]")
+                                     for i, v in enumerate(items)]}
+            pairs = [[self.encode(k, f"{path} (a key)"), self.encode(v, f"{path}[{_key(k)}]")]
+                     for k, v in obj.items()]
+            if t is dict:
+                return {"dict": pairs}
+            if t is collections.defaultdict:
+                f = obj.default_factory
+                name = None if f is None else getattr(f, "__name__", None)
+                if name not in _FACTORIES or _FACTORIES[name] is not f:
+                    raise TypeError(f"fusetorch.save cannot store the default_factory {f!r} of "
+                                    f"the defaultdict at {path} (builtin types only)")
+                return {"defaultdict": pairs, "factory": name}
+            node = {"odict": pairs}
+            meta = getattr(obj, "_metadata", None)  # PyTorch's state_dict version records
+            if meta is not None:
+                node["metadata"] = self.encode(meta, f"{path}._metadata")
+            return node
+        finally:
+            self.active.discard(id(obj))
+
+    def _array_entry(self, obj, path: str) -> int:
+        if id(obj) in self.memo:
+            return self.memo[id(obj)]
+        if isinstance(obj, Tensor):
+            a = obj._host()
+            from .nn.parameter import Parameter
+            kind = "parameter" if isinstance(obj, Parameter) else "tensor"
+            entry = {"kind": kind, "dtype": obj.dtype.name, "device": str(obj.device),
+                     "requires_grad": bool(obj.requires_grad)}
+        else:
+            a = np.asarray(obj)
+            if a.dtype.kind not in "biufc" or a.dtype.fields is not None:
+                raise TypeError(f"fusetorch.save cannot store a numpy array of dtype {a.dtype} "
+                                f"(at {path}): numeric and bool dtypes only")
+            entry = {"kind": "npscalar" if isinstance(obj, np.generic) else "ndarray",
+                     "dtype": _le(a.dtype).str}
+        entry["shape"] = list(a.shape)
+        self.memo[id(obj)] = len(self.tensors)
+        self.keep.append(obj)
+        self.tensors.append(entry)
+        self.arrays.append(a)
+        return len(self.tensors) - 1
+
+    def storages(self) -> list[np.ndarray]:
+        """Group the arrays by the buffer they live in; each group becomes one storage: the
+        byte span its arrays cover. Fills in each entry's storage, offset and strides."""
+        groups: dict[int, list[int]] = {}
+        roots: dict[int, np.ndarray] = {}
+        alone: list[int] = []
+        for i, a in enumerate(self.arrays):
+            root = a
+            while isinstance(root.base, np.ndarray):
+                root = root.base
+            shareable = a.size > 0 and _is_le(a.dtype) and (
+                root.flags.c_contiguous or root.flags.f_contiguous)
+            if shareable:
+                lo, hi = _extent(_ptr(a), a.shape, a.strides, a.itemsize)
+                shareable = _ptr(root) <= lo and hi <= _ptr(root) + root.nbytes
+            if shareable:
+                groups.setdefault(id(root), []).append(i)
+                roots[id(root)] = root
+            else:
+                alone.append(i)
+        out = []
+        for key, members in groups.items():
+            root = roots[key]
+            spans = [_extent(_ptr(self.arrays[i]), self.arrays[i].shape,
+                             self.arrays[i].strides, self.arrays[i].itemsize) for i in members]
+            # start on a 16-byte boundary of the root, so loaded views keep their alignment
+            start = (min(s[0] for s in spans) - _ptr(root)) // 16 * 16
+            lo, hi = _ptr(root) + start, max(s[1] for s in spans)
+            flat = np.ravel(root, order="K").view(np.uint8)  # a view: the root is contiguous
+            for i in members:
+                a = self.arrays[i]
+                self.tensors[i].update(storage=len(out), offset=_ptr(a) - lo,
+                                       strides=list(a.strides))
+            out.append(flat[start:start + (hi - lo)])
+        for i in alone:  # empty, foreign-strided or big-endian: a contiguous little-endian copy
+            a = np.ascontiguousarray(self.arrays[i], dtype=_le(self.arrays[i].dtype))
+            self.tensors[i].update(storage=len(out), offset=0,
+                                   strides=[s for s in a.strides])
+            out.append(a.reshape(-1).view(np.uint8))
+        return out
+
+
+def _open(f, mode: str):
+    if isinstance(f, (str, os.PathLike)):
+        return open(f, mode), True
+    return f, False
+
+
+def save(obj: Any, f, pickle_module: Any = None, pickle_protocol: int = 2,
+         _use_new_zipfile_serialization: bool = True,
+         _disable_byteorder_record: bool = False) -> None:
+    """Write `obj` (tensors, state dicts, optimizer state dicts, nested containers of those)
+    to a path or a binary file object. `pickle_module`/`pickle_protocol` are accepted for
+    PyTorch compatibility and ignored: nothing is pickled."""
+    enc = _Encoder()
+    root = enc.encode(obj, "obj")
+    storages = enc.storages()
+    table, pos = [], 0
+    for s in storages:
+        pos += -pos % _ALIGN
+        table.append({"offset": pos, "nbytes": int(s.nbytes)})
+        pos += int(s.nbytes)
+    header = json.dumps({"format": "fusetorch", "version": VERSION, "byteorder": "little",
+                         "storages": table, "tensors": enc.tensors, "root": root},
+                        separators=(",", ":")).encode("utf-8")
+    h = hashlib.sha256()
+    fh, owned = _open(f, "wb")
+    try:
+        def write(b) -> None:
+            h.update(b)
+            fh.write(b)
+        write(MAGIC)
+        write(_PREFIX.pack(VERSION, len(header), pos))
+        write(header)
+        at = 0
+        for s, entry in zip(storages, table):
+            if entry["offset"] > at:
+                write(bytes(entry["offset"] - at))
+            write(memoryview(np.ascontiguousarray(s)))
+            at = entry["offset"] + entry["nbytes"]
+        fh.write(h.digest())
+    finally:
+        if owned:
+            fh.close()
+
+
+# ------------------------------------------------------------------------------------- load
+
+class _Corrupt(Exception):
+    """A structural problem found while decoding (becomes RuntimeError)."""
+
+
+class _Passthrough(Exception):
+    """Carries an error raised while placing a tensor (map_location) past the corrupt-file
+    handler unchanged."""
+
+
+def _need(cond: bool, what: str) -> None:
+    if not cond:
+        raise _Corrupt(what)
+
+
+def _is_int(v) -> bool:
+    return type(v) is int
+
+
+def _read_upto(fh: BinaryIO, n: int) -> bytes:
+    """Up to `n` bytes; in one read when the stream says that many are there, else in chunks,
+    so a corrupted length can never make us allocate more than the file holds."""
+    try:
+        if fh.seekable():
+            here = fh.tell()
+            end = fh.seek(0, io.SEEK_END)
+            fh.seek(here)
+            if n <= end - here:
+                return fh.read(n)
+    except (AttributeError, OSError, ValueError):
+        pass
+    buf = io.BytesIO()
+    while n > 0:
+        b = fh.read(min(n, _CHUNK))
+        if not b:
+            break
+        buf.write(b)
+        n -= len(b)
+    return buf.getvalue()
+
+
+def _name(f) -> str:
+    return repr(os.fspath(f)) if isinstance(f, (str, os.PathLike)) else "the file"
+
+
+def _read_verified(f) -> tuple[bytes, bytes]:
+    """The header and data bytes, after the magic, length and checksum checks."""
+    fh, owned = _open(f, "rb")
+    name = _name(f)
+    try:
+        head = _read_upto(fh, len(MAGIC) + _PREFIX.size)
+        if not head:
+            raise RuntimeError(f"fusetorch.load: {name} is empty")
+        if head[:len(MAGIC)] != MAGIC[:len(head)]:
+            hint = " (it looks like a zip archive: a PyTorch checkpoint?)" \
+                if head[:2] == b"PK" else ""
+            raise RuntimeError(f"fusetorch.load: {name} was not written by "
+                               f"fusetorch.save (bad magic number){hint}")
+        if len(head) < len(MAGIC) + _PREFIX.size:
+            raise RuntimeError(f"fusetorch.load: {name} is truncated ({len(head)} bytes)")
+        version, hlen, dlen = _PREFIX.unpack_from(head, len(MAGIC))
+        if version != VERSION:
+            raise RuntimeError(f"fusetorch.load: {name} has format version {version}; this "
+                               f"fusetorch reads version {VERSION} (or the file is corrupted)")
+        want = hlen + dlen + _DIGEST
+        body = _read_upto(fh, want)
+        if len(body) < want:
+            raise RuntimeError(f"fusetorch.load: {name} is truncated or corrupted (expected "
+                               f"{len(head) + want} bytes, found {len(head) + len(body)})")
+        if owned and fh.read(1):
+            raise RuntimeError(f"fusetorch.load: {name} is corrupted (unexpected bytes after "
+                               "the end of the saved data)")
+    finally:
+        if owned:
+            fh.close()
+    digest = hashlib.sha256(head)
+    digest.update(memoryview(body)[:hlen + dlen])
+    if digest.digest() != body[hlen + dlen:]:
+        raise RuntimeError(f"fusetorch.load: {name} is corrupted: checksum mismatch (the file "
+                           "was damaged or modified after it was saved)")
+    return body[:hlen], memoryview(body)[hlen:hlen + dlen]
+
+
+class _Decoder:
+    def __init__(self, header: dict, data: memoryview, restore: Callable):
+        self.table = header["tensors"]
+        self.data = data
+        self.restore = restore
+        self.storages: dict[int, np.ndarray] = {}
+        self.memo: dict[int, Any] = {}
+        st = header["storages"]
+        _need(type(st) is list and type(self.table) is list, "bad tables")
+        for s in st:
+            _need(type(s) is dict and _is_int(s.get("offset")) and _is_int(s.get("nbytes"))
+                  and s["offset"] >= 0 and s["nbytes"] >= 0
+                  and s["offset"] + s["nbytes"] <= len(data), "storage outside the data")
+        self.storage_table = st
+
+    def storage(self, k) -> np.ndarray:
+        _need(_is_int(k) and 0 <= k < len(self.storage_table), "bad storage index")
+        if k not in self.storages:
+            s = self.storage_table[k]
+            buf = np.empty(s["nbytes"], dtype=np.uint8)  # owned and writable
+            buf[:] = np.frombuffer(self.data, dtype=np.uint8, count=s["nbytes"],
+                                   offset=s["offset"])
+            self.storages[k] = buf
+        return self.storages[k]
+
+    def array(self, i):
+        _need(_is_int(i) and 0 <= i < len(self.table), "bad tensor index")
+        if i in self.memo:
+            return self.memo[i]
+        e = self.table[i]
+        _need(type(e) is dict, "bad tensor entry")
+        kind, dname = e.get("kind"), e.get("dtype")
+        shape, strides, offset = e.get("shape"), e.get("strides"), e.get("offset")
+        _need(type(shape) is list and type(strides) is list and len(shape) == len(strides)
+              and len(shape) <= 64 and all(_is_int(n) and n >= 0 for n in shape)
+              and all(_is_int(s) for s in strides) and _is_int(offset), "bad tensor layout")
+        if kind in ("tensor", "parameter"):
+            _need(type(dname) is str and dname in _TENSOR_DTYPES, "bad tensor dtype")
+            d = _TENSOR_DTYPES[dname]
+            npdt = _le(_dev.NP_DTYPES[d])
+        else:
+            _need(kind in ("ndarray", "npscalar") and type(dname) is str
+                  and _NP_DTYPE.match(dname) is not None, "bad array dtype")
+            npdt = np.dtype(dname)
+        buf = self.storage(e.get("storage"))
+        if 0 in shape:
+            a = np.empty(shape, dtype=npdt)
+        else:
+            lo, hi = _extent(offset, shape, strides, npdt.itemsize)
+            _need(0 <= lo and hi <= buf.nbytes, "tensor outside its storage")
+            a = np.ndarray(tuple(shape), dtype=npdt, buffer=buf, offset=offset,
+                           strides=tuple(strides))
+        if sys.byteorder != "little" and npdt.itemsize > 1:  # stored little-endian
+            a = a.astype(npdt.newbyteorder("="))
+        if kind == "npscalar":
+            _need(a.ndim == 0, "bad numpy scalar")
+            out = a[()]
+        elif kind == "ndarray":
+            out = a
+        else:
+            rg, dev = e.get("requires_grad"), e.get("device")
+            _need(type(rg) is bool and (not rg or d.is_floating_point), "bad requires_grad")
+            _need(type(dev) is str, "bad device")
+            try:
+                out = self.restore(Tensor._make(a, d, _dev.cpu_backend()), dev, kind, rg)
+            except Exception as err:  # the caller's map_location failed: not the file's fault
+                raise _Passthrough(err) from None
+        self.memo[i] = out
+        return out
+
+    def decode(self, node):
+        if node is None or type(node) in (bool, int, float, str):
+            return node
+        _need(type(node) is dict and node, "bad node")
+        tag = next(iter(node))
+        v = node[tag]
+        if tag == "tensor" or tag == "ndarray":
+            return self.array(v)
+        if tag in ("list", "tuple", "set", "frozenset"):
+            _need(type(v) is list, "bad sequence")
+            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](
+                self.decode(x) for x in v)
+        if tag in ("dict", "odict", "defaultdict"):
+            _need(type(v) is list and all(type(p) is list and len(p) == 2 for p in v),
+                  "bad mapping")
+            if tag == "dict":
+                out = {}
+            elif tag == "odict":
+                out = collections.OrderedDict()
+                if "metadata" in node:
+                    out._metadata = self.decode(node["metadata"])
+            else:
+                factory = node.get("factory")
+                _need(type(factory) in (str, type(None)) and factory in _FACTORIES,
+                      "bad defaultdict factory")
+                out = collections.defaultdict(_FACTORIES[factory])
+            for k, x in v:
+                out[self.decode(k)] = self.decode(x)
+            return out
+        if tag == "complex":
+            _need(type(v) is list and len(v) == 2 and all(type(x) is float for x in v),
+                  "bad complex")
+            return complex(*v)
+        if tag in ("bytes", "bytearray"):
+            _need(type(v) is str, "bad bytes")
+            raw = base64.b64decode(v.encode("ascii"), validate=True)
+            return raw if tag == "bytes" else bytearray(raw)
+        if tag == "dtype":
+            _need(v in _TENSOR_DTYPES, "bad dtype")
+            return _TENSOR_DTYPES[v]
+        if tag == "device":
+            _need(type(v) is str, "bad device")
+            return _dev.device(v)
+        if tag == "size":
+            _need(type(v) is list and all(_is_int(n) for n in v), "bad size")
+            return Size(v)
+        raise _Corrupt(f"unknown node {tag!r}")
+
+
+def _restorer(map_location) -> Callable:
+    """Place each loaded (cpu) tensor where `map_location` says, then restore its kind."""
+    if not (map_location is None or callable(map_location)
+            or isinstance(map_location, (str, _dev.device, dict))):
+        raise TypeError("map_location should be a string, a torch.device, a dict or a "
+                        f"callable, not {type(map_location).__name__}")
+
+    def target(saved: str) -> str:
+        if map_location is None:
+            return saved
+        if isinstance(map_location, dict):
+            return str(map_location.get(saved, saved))
+        return str(map_location)
+
+    def restore(t: Tensor, saved: str, kind: str, requires_grad: bool):
+        if callable(map_location) and not isinstance(map_location, (dict, _dev.device)):
+            moved = map_location(t, saved)
+            t = t if moved is None else moved
+        else:
+            dev = _dev.device(target(saved))
+            if dev.type == "cuda":
+                from . import cuda
+                if not cuda.is_available():
+                    raise RuntimeError(
+                        "Attempting to deserialize object on a CUDA device but "
+                        "torch.cuda.is_available() is False. If you are running on a CPU-only "
+                        "machine, please use torch.load with map_location=torch.device('cpu') "
+                        "to map your storages to the CPU.")
+            if dev.type != "cpu":
+                t = t.to(dev)
+        if kind == "parameter":
+            from .nn.parameter import Parameter
+            return Parameter(t, requires_grad)
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+    return restore
+
+
+def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = None,
+         mmap: bool | None = None, **pickle_load_args) -> Any:
+    """Read what `save` wrote, from a path or a binary file object. `map_location` ('cpu', a
+    device, a dict from saved to wanted device names, or `fn(tensor, saved_location)`) says
+    where tensors go. The format holds no code, so `weights_only` (True or False) and `mmap`
+    change nothing; they are accepted for PyTorch compatibility. A truncated, damaged or
+    foreign file raises RuntimeError."""
+    restore = _restorer(map_location)
+    header_bytes, data = _read_verified(f)
+    try:
+        header = json.loads(header_bytes.decode("utf-8"))
+        _need(type(header) is dict and header.get("format") == "fusetorch"
+              and header.get("version") == VERSION and "root" in header, "bad header")
+        return _Decoder(header, data, restore).decode(header["root"])
+    except _Passthrough as p:
+        raise p.args[0]
+    except (_Corrupt, ValueError, TypeError, KeyError, IndexError, AttributeError,
+            RecursionError, OverflowError, UnicodeError) as e:
+        detail = str(e) if isinstance(e, _Corrupt) else f"{type(e).__name__}: {e}"
+        raise RuntimeError(f"fusetorch.load: {_name(f)} is corrupted or not a valid fusetorch "
+                           f"file ({detail})") from None
