@@ -162,8 +162,10 @@ def _index_put(x, v, *idx, spec, accumulate=False, inplace=False):
     key = _index_tuple(spec, idx)
     if idx:
         _check_bounds(x.shape, spec, idx)
-    if accumulate:
-        np.add.at(out, key, v)
+    if accumulate and idx:
+        np.add.at(out, key, v)  # advanced indices may repeat: each occurrence must add
+    elif accumulate:
+        out[key] += v  # a basic index (slices, ints) never repeats an element
     else:
         out[key] = v
     return out

@@ -14,14 +14,22 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
     env: dict[int, object] = {}
     for node, value in zip(graph.inputs, inputs):
         env[id(node)] = value
-    for node in graph.nodes:
+    last_use = _last_uses(graph)
+    owners: dict[int, int] = {}  # array id -> how many env entries hold that very array
+    for pos, node in enumerate(graph.nodes):
         if node.op == "input":
             continue
         if node.op == "constant" and not node.inputs:
             out = xp.asarray(node.attrs["value"], dtype=NP_DTYPES[node.dtype])
         else:
             args = [env[id(i)] for i in node.inputs]
-            out = impl[node.op](*args, **node.attrs) if node.attrs else impl[node.op](*args)
+            if node.op in _REUSES_INPUT0 and _dead_after(node.inputs[0], args[0], pos,
+                                                           last_use, owners):
+                out = impl[node.op](*args, **node.attrs, inplace=True)
+                owners[id(args[0])] -= 1  # the dead input hands its buffer to this node
+            else:
+                out = impl[node.op](*args, **node.attrs) if node.attrs else \
+                    impl[node.op](*args)
         out = xp.asarray(out)
         if out.shape != node.shape:  # a data-dependent size (nonzero) differs from the trace's
             raise RuntimeError(
@@ -30,4 +38,27 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
         if out.dtype != NP_DTYPES[node.dtype]:
             out = out.astype(NP_DTYPES[node.dtype])
         env[id(node)] = out
+        owners[id(out)] = owners.get(id(out), 0) + 1
     return [env[id(o)] for o in graph.outputs]
+
+
+# Ops that may write their result into input 0's buffer when nothing else can see it: an
+# index_put chain accumulating many slices' gradients then costs the slices, not the whole.
+_REUSES_INPUT0 = {"index_put"}
+
+
+def _last_uses(graph: Graph) -> dict:
+    last = {id(o): len(graph.nodes) for o in graph.outputs}  # outputs live to the end
+    for pos, node in enumerate(graph.nodes):
+        for i in node.inputs:
+            last[id(i)] = max(last.get(id(i), 0), pos)
+    for n in graph.inputs:
+        last[id(n)] = len(graph.nodes)  # the caller's arrays are never written
+    return last
+
+
+def _dead_after(node, array, pos: int, last_use: dict, owners: dict) -> bool:
+    """True if `array` (the value of `node`) is used by no later node, is held by no other
+    node, and is its own memory (not a view of something that may still be live)."""
+    return (last_use.get(id(node)) == pos and owners.get(id(array)) == 1
+            and getattr(array, "base", 0) is None and array.flags.writeable)
