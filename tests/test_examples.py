@@ -38,3 +38,27 @@ def test_two_layer_net_custom_function_matches_autograd():
     # MyReLU's hand-written backward and clamp's VJP agree, so training follows the same path
     assert a[0] == b[0]
     assert abs(a[1] - b[1]) <= 1e-3 * abs(b[1]) + 1e-6
+
+
+def test_two_layer_net_nn_goes_from_hundreds_to_below_1e3():
+    # the tutorial's claim for nn.Sequential + MSELoss(reduction='sum') + SGD(lr=1e-4)
+    first, last = _loss_drop(run_example("two_layer_net_nn.py", "--steps", "500"))
+    assert first > 100 and last < 1e-3
+
+
+def test_two_layer_net_dataloader_learns():
+    first, last = _loss_drop(run_example("two_layer_net_dataloader.py", "--epochs", "15"))
+    assert last < first / 5
+
+
+def test_lenet_learns_the_synthetic_digits():
+    out = run_example("lenet_digits.py", "--epochs", "2", "--train", "1500")
+    acc = float(re.search(r"final test accuracy (\S+)", out).group(1))
+    assert acc > 0.5  # chance is 0.1; the full default run reaches about 0.97
+
+
+def test_char_rnn_learns_the_text():
+    out = run_example("char_rnn.py", "--steps", "120", "--cell", "gru")
+    first, last = map(float, re.search(r"loss went from (\S+) to (\S+) nats", out).groups())
+    assert first > 3.0 and last < 1.5  # uniform guessing costs log(27) = 3.3 nats
+    assert "sample: 'the compiler " in out

@@ -28,9 +28,22 @@ class Builder:
         # (input node of the backward graph, forward node, 'value' or 'context')
         self.values: list[tuple[Node, Node, str]] = []
         self._value_of: dict[tuple, Node] = {}
+        self._made: dict[tuple, Node] = {}
+        self._keep: list = []
 
     def op(self, name: str, *inputs: Node, **attrs) -> Node:
-        return make_node(name, inputs, attrs)
+        """A node; asking twice for the same op on the same inputs gives the same node (the
+        VJP of x * x asks for g * x twice)."""
+        try:
+            key = (name, tuple(id(i) for i in inputs), tuple(sorted(attrs.items())))
+            hash(key)
+        except TypeError:
+            return make_node(name, inputs, attrs)
+        n = self._made.get(key)
+        if n is None:
+            n = self._made[key] = make_node(name, inputs, attrs)
+            self._keep.append(inputs)  # the ids in `key` must stay unique while building
+        return n
 
     def value(self, fwd: Node) -> Node:
         """The forward value of `fwd`, as a node of the backward graph. A scalar constant is

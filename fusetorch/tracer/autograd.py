@@ -287,8 +287,16 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also
     else:
         arrays = [g._data for g in grads] + [v[0] for v in values]
         out_arrays = run_graph(bw.graph, arrays, be.impl, be.xp)
+        # a gradient may be (a view of) a cotangent or a saved value, or the same buffer as
+        # another gradient: those are copied, so .grad never aliases anything else
+        taken = {id(_root_array(a)) for a in arrays}
         outs = []
         for a, n in zip(out_arrays, bw.graph.outputs):
+            root = _root_array(a)
+            if id(root) in taken or not a.flags.writeable:
+                a = be.xp.array(a, copy=True)
+                root = a
+            taken.add(id(root))
             outs.append(Tensor._make(a, n.dtype, be))
     if not retain_graph:
         _free(order)
@@ -333,12 +341,13 @@ def _dispatch_node(node: Node, args: list, be) -> Tensor:
     return D.apply(node.op, args, dict(node.attrs))
 
 
+def _root_array(a):
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return a
+
+
 def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    if not create_graph:
-        a = g._data
-        if not (a.flags.owndata and a.flags.writeable and a.flags.c_contiguous):
-            a = np.array(a, copy=True) if g._be.xp is np else g._be.xp.array(a, copy=True)
-        g = Tensor._make(a, g._dtype, g._be)
     if t._grad is None:
         t._grad = g
     elif create_graph or D.GRAD_ENABLED and t._grad._requires_grad:

@@ -51,7 +51,7 @@ def _check_devices(tensors) -> object:
 def binary(name: str, a, b) -> Tensor:
     """A binary elementwise op; `a` or `b` may be a Python scalar."""
     if RECORDER is None:
-        if b.__class__ is Tensor and a.__class__ is Tensor:
+        if isinstance(b, Tensor) and isinstance(a, Tensor):  # Parameters too
             dtype = a._dtype
             if (a._requires_grad or b._requires_grad) and GRAD_ENABLED:
                 pass
@@ -63,7 +63,7 @@ def binary(name: str, a, b) -> Tensor:
                 if out.__class__ is not _ndarray:
                     out = np.asarray(out)
                 return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
-        elif a.__class__ is Tensor and b.__class__ in _SCALARS:
+        elif b.__class__ in _SCALARS and isinstance(a, Tensor):
             dtype = a._dtype
             if dtype.category == 2 and (name in _FAST or name in _FLOAT_OUT) and not (
                     a._requires_grad and GRAD_ENABLED):

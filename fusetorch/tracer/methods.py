@@ -33,12 +33,14 @@ def _inplace_binary(name: str):
     direct = name in ("add", "sub", "mul", "div")
 
     def method(self: Tensor, other, **kw) -> Tensor:
+        if kw.keys() == {"alpha"} and name in ("add", "sub") and isinstance(other, Tensor):
+            other, kw = D.binary("mul", other, kw["alpha"]), {}  # p.add_(g, alpha=-lr)
         if direct and not kw and D.RECORDER is None and self._dtype.category == 2 \
                 and not (D.GRAD_ENABLED and (self._requires_grad or getattr(
                     other, "_requires_grad", False))) \
                 and self._data.flags.writeable:
             od = None
-            if other.__class__ is Tensor and other._dtype is self._dtype \
+            if isinstance(other, Tensor) and other._dtype is self._dtype \
                     and other._be is self._be:
                 od = other._data
                 if od.shape != self._data.shape and \
