@@ -34,6 +34,8 @@ from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer 
 from .tracer.printing import set_printoptions
 from .serialization import load, save
 
+from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
+
 float = float32  # noqa: A001
 double = float64
 half = float16

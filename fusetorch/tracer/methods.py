@@ -173,6 +173,18 @@ def _detach_(self):
     return self
 
 
+def _softmax(self, dim=None, dtype=None):
+    from ..nn.functional import softmax  # composed (and tested) in nn.functional
+    return softmax(self, dim, dtype=dtype)
+
+
+def _log_softmax(self, dim=None, dtype=None):
+    from ..nn.functional import log_softmax
+    return log_softmax(self, dim, dtype=dtype)
+
+
+Tensor.softmax = _softmax
+Tensor.log_softmax = _log_softmax
 Tensor.zero_ = _zero_
 Tensor.fill_ = _fill_
 Tensor.copy_ = _copy_

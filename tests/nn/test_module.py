@@ -197,3 +197,13 @@ def test_containers():
     assert [n for n, _ in md.named_parameters()] == ["a.w", "b.w"]
     pl = nn.ParameterList([nn.Parameter(torch.ones(1)), torch.zeros(2)])
     assert all(isinstance(p, nn.Parameter) for p in pl) and len(list(pl.parameters())) == 2
+
+
+def test_softmax_is_also_a_tensor_method_and_a_torch_function():
+    x = torch.randn(3, 4, dtype=torch.float64)
+    e = np.exp(x.numpy() - x.numpy().max(1, keepdims=True))
+    ref = e / e.sum(1, keepdims=True)
+    np.testing.assert_allclose(x.softmax(1).numpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(torch.softmax(x, dim=1).numpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(x.log_softmax(dim=1).numpy(), np.log(ref), rtol=1e-12)
+    np.testing.assert_allclose(torch.log_softmax(x, 1).numpy(), np.log(ref), rtol=1e-12)
