@@ -261,6 +261,8 @@ _def("random", "source", 0, _attr_shape, _attr_dtype,
      doc="draws from the global generator: dist 'uniform' [low, high), 'normal', 'randint'")
 
 # Unary elementwise. c_expr: '{0}' is the operand, '{f}' the float32 suffix of libm names.
+# FT_* are NaN-propagating helpers (as numpy and PyTorch propagate NaN through max, relu,
+# clamp, sign) defined once in the kernel module's preamble (templates/c/module.c.j2).
 _UNARY = [
     ("neg", "same", "(-{0})"),
     ("exp", "float", "exp{f}({0})"),
@@ -274,8 +276,8 @@ _UNARY = [
     ("sigmoid", "float", "(1 / (1 + exp{f}(-{0})))"),
     ("erf", "float", "erf{f}({0})"),
     ("abs", "same", "fabs{f}({0})"),
-    ("sign", "same", "(({0} > 0) - ({0} < 0))"),
-    ("relu", "same", "({0} > 0 ? {0} : 0)"),
+    ("sign", "same", "FT_SIGN({0})"),
+    ("relu", "same", "FT_RELU({0})"),
     ("logical_not", "same", "(!{0})"),
 ]
 for _n, _p, _c in _UNARY:
@@ -287,7 +289,7 @@ _def("copy", "elementwise", 1, _first_shape, _same_dtype, c_expr="{0}",
 _def("cast", "elementwise", 1, _first_shape, _attr_dtype, attrs=("dtype",), c_expr="(({t}){0})",
      doc="convert to attrs['dtype'] ('{t}' is the C type of the result)")
 _def("clamp", "elementwise", 1, _first_shape, _same_dtype, promote="same", attrs=("min", "max"),
-     c_expr="clamp({0}, {min}, {max})",
+     c_expr="FT_CLAMP({0}, {min}, {max})",
      doc="min(max(x, min), max) with either bound optional; the gradient passes where "
          "min <= x <= max, as PyTorch's clamp does")
 
@@ -298,8 +300,8 @@ _BINARY = [
     ("mul", "same", "({0} * {1})"),
     ("div", "float", "({0} / {1})"),
     ("pow", "same", "pow{f}({0}, {1})"),
-    ("maximum", "same", "({0} > {1} ? {0} : {1})"),
-    ("minimum", "same", "({0} < {1} ? {0} : {1})"),
+    ("maximum", "same", "FT_MAX({0}, {1})"),
+    ("minimum", "same", "FT_MIN({0}, {1})"),
     ("eq", "compare", "({0} == {1})"),
     ("ne", "compare", "({0} != {1})"),
     ("lt", "compare", "({0} < {1})"),

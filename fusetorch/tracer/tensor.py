@@ -272,18 +272,21 @@ class Tensor:
         if self.requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
+        _data_read("numpy()")
         return self._data
 
     def _host(self) -> np.ndarray:
         return self._data if self._be.xp is np else self._be.xp.asnumpy(self._data)
 
     def item(self):
+        _data_read("item()")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted to "
                                "Scalar")
         return self._host().reshape(()).item()
 
     def tolist(self):
+        _data_read("tolist()")
         return self._host().tolist()
 
     def __array__(self, dtype=None, copy=None):
@@ -301,6 +304,7 @@ class Tensor:
         return (self[i] for i in range(self._data.shape[0]))
 
     def __bool__(self) -> bool:
+        _data_read("bool()")
         n = self._data.size
         if n != 1:
             what = "no values" if n == 0 else "more than one value"
@@ -361,6 +365,12 @@ class Tensor:
         t.requires_grad = self.requires_grad
         memo[id(self)] = t
         return t
+
+
+def _data_read(what: str) -> None:
+    from . import dispatch
+    if dispatch.RECORDER is not None:
+        dispatch.RECORDER.data_read(what)
 
 
 def _alias(t: Tensor) -> Tensor:

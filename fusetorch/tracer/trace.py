@@ -35,8 +35,16 @@ def user_source() -> str | None:
     return None
 
 
+class GraphBreak(Exception):
+    """A traced call did something a graph cannot hold (read data into Python, a custom
+    Function); `compile` runs that call eagerly instead."""
+
+
 class Recorder:
-    """Maps tensors to the nodes that compute them while a trace is active."""
+    """Maps tensors to the nodes that compute them while a trace is active. `strict` makes data
+    reads raise GraphBreak (set by `compile`; a plain `trace()` lets them through)."""
+
+    strict = False
 
     def __init__(self):
         self._nodes: dict[int, Node] = {}
@@ -49,6 +57,11 @@ class Recorder:
         if id(t) not in self._nodes:
             self._keep.append(t)
         self._nodes[id(t)] = n
+
+    def data_read(self, what: str) -> None:
+        """Called when Python reads a traced tensor's data (`item`, `bool`, `numpy`, ...)."""
+        if self.strict or (self.parent is not None and self.parent.strict):
+            raise GraphBreak(f"{what} reads tensor data at {user_source()}")
 
     def input(self, t: Tensor) -> Node:
         """Declare `t` a graph input (done implicitly for any outside tensor an op reads)."""

@@ -1,0 +1,132 @@
+"""Partition a graph into fused kernel groups and the steps that stay library calls.
+
+A group is a set of elementwise nodes over one iteration space (the output shape they share),
+optionally ending in a `sum` over all dims or over trailing dims of that space. Everything else
+(matmul, movement ops, indexing, max/argmax reductions, integer math) is an `extern` step run
+with the eager implementation: numpy's views make movement ops free, and the kernels read any
+strides, so a permute or an expand between two groups costs no copy.
+
+    plan = partition(graph)
+    plan.steps   # [Group | Extern] in execution order
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir import dtypes as dt
+from ..ir.graph import Graph, Node
+from ..ir.ops import OPS
+
+# dtypes a kernel computes in; integer math stays in numpy (its C semantics differ in corners)
+KERNEL_DTYPES = {dt.float32, dt.float64, dt.bool_}
+_NOT_FUSED = {"copy"}  # `copy` means "a fresh buffer"; its consumers read it from memory
+
+
+@dataclass
+class Group:
+    """One kernel: `nodes` in order; `inputs` read from memory; `outputs` written to memory."""
+    shape: tuple
+    nodes: list = field(default_factory=list)
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    reduce: Node | None = None  # a final sum over `reduce_dims` of the iteration space
+    start: int = 0  # topological position of the first node (inputs must come before it)
+
+    @property
+    def kind(self) -> str:
+        return "reduce" if self.reduce is not None else "pointwise"
+
+
+@dataclass
+class Extern:
+    node: Node
+
+
+@dataclass
+class Plan:
+    graph: Graph
+    steps: list
+
+    def groups(self) -> list:
+        return [s for s in self.steps if isinstance(s, Group)]
+
+
+def _is_scalar_const(n: Node) -> bool:
+    return n.op == "constant" and n.shape == () and isinstance(n.attrs.get("value"),
+                                                               (bool, int, float))
+
+
+def fusible(n: Node) -> bool:
+    d = OPS[n.op]
+    return (d.kind == "elementwise" and n.op not in _NOT_FUSED and d.c_expr is not None
+            and n.dtype in KERNEL_DTYPES
+            and all(i.dtype in KERNEL_DTYPES for i in n.inputs))
+
+
+def _reducible(n: Node, g: Group) -> bool:
+    """A sum over all dims, or over trailing dims, of the group's iteration space."""
+    if n.op != "sum" or n.dtype not in (dt.float32, dt.float64):
+        return False
+    x = n.inputs[0]
+    dims, rank = n.attrs["dims"], len(g.shape)
+    return x.shape == g.shape and rank > 0 and tuple(dims) == tuple(range(rank - len(dims), rank))
+
+
+def partition(graph: Graph) -> Plan:
+    pos = {id(n): i for i, n in enumerate(graph.nodes)}
+    users: dict[int, list] = {}
+    for n in graph.nodes:
+        for i in n.inputs:
+            users.setdefault(id(i), []).append(n)
+    group_of: dict[int, Group] = {}
+    steps: list = []
+    for n in graph.nodes:
+        if n.op == "input" or _is_scalar_const(n):
+            continue
+        if fusible(n):
+            g = _joinable(n, group_of, pos)
+            if g is None:
+                g = Group(shape=n.shape, start=pos[id(n)])
+                steps.append(g)
+            g.nodes.append(n)
+            group_of[id(n)] = g
+            continue
+        g = group_of.get(id(n.inputs[0])) if n.inputs else None
+        if g is not None and g.reduce is None and _reducible(n, g) and \
+                len(users.get(id(n.inputs[0]), ())) == 1 and \
+                not any(o is n.inputs[0] for o in graph.outputs):
+            g.reduce = n
+            g.nodes.append(n)
+            group_of[id(n)] = g
+            continue
+        steps.append(Extern(n))
+    outs = {id(o) for o in graph.outputs}
+    for g in (s for s in steps if isinstance(s, Group)):
+        members = {id(m) for m in g.nodes}
+        seen = set()
+        for m in g.nodes:
+            for i in m.inputs:
+                if id(i) not in members and not _is_scalar_const(i) and id(i) not in seen:
+                    seen.add(id(i))
+                    g.inputs.append(i)
+        for m in g.nodes:
+            external = any(id(u) not in members for u in users.get(id(m), ()))
+            if (external or id(m) in outs) and m is not g.reduce:
+                g.outputs.append(m)
+        if g.reduce is not None:
+            g.outputs.append(g.reduce)
+    return Plan(graph, steps)
+
+
+def _joinable(n: Node, group_of: dict, pos: dict) -> Group | None:
+    """The group of a producer of `n` that `n` can join: same iteration space, not closed by a
+    reduction, and every other input of `n` available before that group starts."""
+    for i in n.inputs:
+        g = group_of.get(id(i))
+        if g is None or g.reduce is not None or g.shape != n.shape:
+            continue
+        ok = all(group_of.get(id(j)) is g or pos[id(j)] < g.start or _is_scalar_const(j)
+                 for j in n.inputs)
+        if ok:
+            return g
+    return None

@@ -1,0 +1,162 @@
+"""A fused group -> a backend-neutral loop kernel: parameters, loops, SSA statements, stores.
+
+Shapes and strides are known (the compiled program is specialised on them, and guards check
+them), so every index is an expression over loop variables with constant strides: a permuted or
+broadcast input is read in place, never copied. The kernel iterates over the group's shape;
+when every parameter is contiguous over it (or a scalar), the loops collapse into one flat loop.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass, field
+
+from ..ir import dtypes as dt
+from ..ir.graph import Node
+from ..ir.ops import OPS
+from .fuse import Group, _is_scalar_const
+
+
+@dataclass
+class Param:
+    name: str
+    ctype: str
+    node: Node
+    strides: tuple  # element strides of the array, aligned to the iteration space
+    output: bool
+
+
+@dataclass
+class Stmt:
+    var: str
+    ctype: str
+    expr: str
+    comment: str
+
+
+@dataclass
+class LoopKernel:
+    name: str
+    shape: tuple  # the iteration space
+    params: list
+    loads: list  # Stmt per input: the value read at the current index
+    body: list  # Stmt per fused node
+    stores: list  # (Param, var) for pointwise outputs
+    flat: bool  # one loop over numel(shape) instead of one loop per dim
+    reduce_var: str | None = None  # the value summed by a reduce kernel
+    reduce_out: Param | None = None
+    reduce_inner: int = 0  # how many trailing dims are summed
+    acc_ctype: str = "double"
+    numel: int = 0
+    comments: list = field(default_factory=list)
+
+    @property
+    def outer_shape(self) -> tuple:
+        return self.shape[:len(self.shape) - self.reduce_inner]
+
+    @property
+    def inner_shape(self) -> tuple:
+        return self.shape[len(self.shape) - self.reduce_inner:]
+
+
+def _aligned_strides(node_shape: tuple, array_strides: tuple, space: tuple) -> tuple:
+    """Element strides of an input read over `space` (broadcast dims read stride 0)."""
+    off = len(space) - len(node_shape)
+    out = []
+    for d in range(len(space)):
+        k = d - off
+        if k < 0 or node_shape[k] == 1:
+            out.append(0)
+        else:
+            out.append(array_strides[k])
+    return tuple(out)
+
+
+def _contiguous(shape: tuple) -> tuple:
+    st, acc = [], 1
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= n
+    return tuple(reversed(st))
+
+
+def literal(value, d: dt.DType) -> str:
+    if d is dt.bool_:
+        return "1" if value else "0"
+    v = float(value)
+    if math.isnan(v):
+        return "NAN"
+    if math.isinf(v):
+        return "INFINITY" if v > 0 else "-INFINITY"
+    text = repr(v)
+    return text + "f" if d is dt.float32 else text
+
+
+def _expr(node: Node, operands: list) -> str:
+    """The op table's C expression for `node`. Elementwise inputs share one dtype (the tracer
+    casts), so the libm suffix follows the last input (`where`'s first input is the mask)."""
+    compute = node.inputs[-1].dtype if node.inputs else node.dtype
+    kw = {"f": "f" if compute is dt.float32 else "", "t": node.dtype.c_type}
+    if node.op == "clamp":
+        lo, hi = node.attrs.get("min"), node.attrs.get("max")
+        kw["min"] = literal(-math.inf if lo is None else lo, node.dtype)
+        kw["max"] = literal(math.inf if hi is None else hi, node.dtype)
+    return OPS[node.op].c_expr.format(*operands, **kw)
+
+
+def lower(group: Group, arrays: dict) -> LoopKernel:
+    """`arrays` maps id(node) -> the array each input node holds at run time (for strides)."""
+    space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
+    params, loads, var_of = [], [], {}
+    for k, n in enumerate(group.inputs):
+        a = arrays[id(n)]
+        st = tuple(s // a.itemsize for s in a.strides) if a.ndim else ()
+        p = Param(f"in{k}", n.dtype.c_type, n, _aligned_strides(n.shape, st, space), False)
+        params.append(p)
+        var_of[id(n)] = f"x{k}"
+        loads.append(Stmt(f"x{k}", n.dtype.c_type, "", f"input {k}: {n.type_str()}"))
+    body = []
+    for n in group.nodes:
+        if n is group.reduce:
+            continue
+        operands = []
+        for i in n.inputs:
+            if _is_scalar_const(i):
+                operands.append(literal(i.attrs["value"], i.dtype))
+            else:
+                operands.append(var_of[id(i)])
+        v = f"t{len(body)}"
+        var_of[id(n)] = v
+        src = (n.meta or {}).get("source")
+        body.append(Stmt(v, n.dtype.c_type, _expr(n, operands),
+                         f"{n.op}{' from ' + src if src else ''}"))
+    stores = []
+    reduce_out = None
+    for k, n in enumerate(group.outputs):
+        if n is group.reduce:
+            reduce_out = Param(f"out{k}", n.dtype.c_type, n, _contiguous(n.shape), True)
+            params.append(reduce_out)
+            continue
+        p = Param(f"out{k}", n.dtype.c_type, n, _contiguous(space), True)
+        params.append(p)
+        stores.append((p, var_of[id(n)]))
+    contiguous = _contiguous(space)
+    flat = group.reduce is None and all(
+        p.strides == contiguous or not any(p.strides) for p in params)
+    kernel = LoopKernel(name="", shape=space, params=params, loads=loads, body=body,
+                        stores=stores, flat=flat, numel=math.prod(space))
+    if group.reduce is not None:
+        kernel.reduce_var = var_of[id(group.reduce.inputs[0])]
+        kernel.reduce_out = reduce_out
+        kernel.reduce_inner = len(group.reduce.attrs["dims"])
+        kernel.acc_ctype = "double"
+    sig = repr([(p.name, p.ctype, p.strides) for p in params] +
+               [(s.expr, s.ctype) for s in body] + [space, kernel.reduce_inner, flat])
+    kernel.name = f"ft_{group.kind}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
+    return kernel
+
+
+def offset(p: Param, loop_vars: list) -> str:
+    """The element offset of `p` at the current loop indices (constant strides)."""
+    terms = [f"{v} * {s}" if s != 1 else v for v, s in zip(loop_vars, p.strides) if s]
+    return " + ".join(terms) if terms else "0"

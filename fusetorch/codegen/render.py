@@ -1,0 +1,39 @@
+"""Loop kernels -> C source, through the Jinja templates in fusetorch/templates/c/.
+
+The templates hold the loop skeletons and OpenMP pragmas; what each statement computes comes
+from the op table's C expressions (via `lower`). Small iteration spaces get serial loops:
+opening an OpenMP parallel region costs about a microsecond (shared/PLATFORM.md).
+"""
+from __future__ import annotations
+
+import jinja2
+
+from . import TEMPLATES
+from .lower import LoopKernel, offset
+
+PARALLEL_MIN = 1 << 16  # elements below which a parallel region costs more than it saves
+
+_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "c")),
+                          undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+
+
+def render_kernel(k: LoopKernel) -> str:
+    loop_vars = [f"i{d}" for d in range(len(k.shape))]
+    offsets = {p.name: offset(p, loop_vars) for p in k.params}
+    loads = [(p, s) for p, s in zip((p for p in k.params if not p.output), k.loads)]
+    ctx = dict(k=k, loads=loads, offsets=offsets, parallel=k.numel >= PARALLEL_MIN)
+    if k.reduce_out is not None:
+        outer = loop_vars[:len(k.outer_shape)]
+        ctx["out_offset"] = offset(k.reduce_out, outer) if outer else "0"
+        return _ENV.get_template("reduce.c.j2").render(**ctx)
+    return _ENV.get_template("pointwise.c.j2").render(**ctx)
+
+
+def render_module(kernels: list) -> str:
+    return _ENV.get_template("module.c.j2").render(kernels=[render_kernel(k) for k in kernels])
+
+
+def declaration(k: LoopKernel) -> str:
+    """The cffi cdef line of a kernel (no `restrict`: cffi's parser does not need it)."""
+    params = ", ".join(f"{'' if p.output else 'const '}{p.ctype}* {p.name}" for p in k.params)
+    return f"void {k.name}({params});"

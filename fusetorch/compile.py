@@ -1,0 +1,204 @@
+"""`fusetorch.compile(fn_or_module)`: trace, optimise, fuse, generate C, build, guard, run.
+
+    cmodel = fusetorch.compile(model)
+    out = cmodel(x)            # first call with these guards: traced, kernels built
+    print(cmodel.graph())      # the IR that runs
+    print(cmodel.kernels())    # what each kernel fuses, its iteration space, bytes moved
+    print(cmodel.source())     # the generated C
+
+Each call is looked up by its guards: every tensor argument's shape, dtype, strides, device and
+requires_grad; the parameters' identities, shapes and dtypes; training mode; grad mode; other
+arguments by value. A new key is traced afresh (a bounded number of variants, with a warning
+when the bound is hit). A call that reads data (`.item()`, `bool(t)`, `.numpy()`, `.tolist()`),
+calls a custom autograd Function, or mutates an input ends its trace: that key runs eagerly,
+with one warning naming the user's line (`fullgraph=True` makes that an error). Without a C
+compiler every call runs eagerly after one warning.
+
+State of this first slice (see ARCHITECTURE.md): calls that need gradients run eagerly; fused
+kernels cover elementwise chains and sums over trailing dims; matmul and movement ops are
+library calls on numpy views.
+"""
+from __future__ import annotations
+
+import warnings
+from collections import OrderedDict
+from typing import Any, Callable
+
+from .ir import passes
+from .runtime.program import Program
+from .tracer import dispatch as D
+from .tracer.tensor import Tensor
+from .tracer.trace import GraphBreak, trace
+
+MAX_VARIANTS = 8
+_EAGER = object()  # a cached decision: this key runs eagerly
+_warned_no_compiler = False
+
+
+class CompiledFunction:
+    """What `compile` returns: called like the original, with compiled variants per guard key."""
+
+    def __init__(self, fn: Callable, fullgraph: bool = False):
+        self._fn = fn
+        self._fullgraph = fullgraph
+        self._variants: OrderedDict = OrderedDict()
+        self._last: Program | None = None
+        self._warned_overflow = False
+
+    @property
+    def _orig_mod(self):
+        return self._fn
+
+    def __getattr__(self, name: str) -> Any:
+        # a compiled module still answers for its parameters, train(), state_dict(), ...
+        return getattr(self.__dict__["_fn"], name)
+
+    def __call__(self, *args, **kwargs):
+        key = self._key(args, kwargs)
+        if key is None:
+            return self._fn(*args, **kwargs)
+        v = self._variants.get(key)
+        if v is None:
+            return self._compile(key, args, kwargs)
+        if v is _EAGER:
+            return self._fn(*args, **kwargs)
+        program, spec, captured, captured_key = v
+        if _guard(captured) != captured_key:  # a tensor the function closes over changed
+            return self._compile(key, args, kwargs)
+        self._variants.move_to_end(key)
+        self._last = program
+        tensors = _tensors(args) + _module_tensors(self._fn) + captured
+        arrays = program.run([t._data for t in tensors])
+        return _wrap(spec, arrays, tensors[0]._be)
+
+    # ------------------------------------------------------------ guards
+
+    def _key(self, args, kwargs):
+        parts = []
+        for a in list(args) + list(kwargs.values()):
+            if isinstance(a, Tensor):
+                parts.append((tuple(a._data.shape), a._dtype, a._data.strides, str(a.device),
+                              a._requires_grad))
+            elif isinstance(a, (int, float, bool, str, type(None))):
+                parts.append(("py", a))
+            else:
+                return None  # an argument we cannot guard on: run eagerly
+        mod = self._fn
+        params = tuple((id(t), tuple(t._data.shape), t._dtype, t._data.strides, t._requires_grad)
+                       for t in _module_tensors(mod))
+        modes = tuple(m.training for m in mod.modules()) if hasattr(mod, "modules") else ()
+        return (tuple(parts), tuple(sorted(kwargs)), params, modes, D.GRAD_ENABLED)
+
+    # ------------------------------------------------------------ tracing and building
+
+    def _compile(self, key, args, kwargs):
+        global _warned_no_compiler
+        tensors = _tensors(args) + _module_tensors(self._fn)
+        needs_grad = D.GRAD_ENABLED and any(t._requires_grad for t in tensors)
+        if needs_grad or kwargs or not tensors:
+            # gradients through compiled programs are the next step of the compile work
+            self._remember(key, _EAGER)
+            return self._fn(*args, **kwargs)
+        try:
+            with trace(*tensors) as rec:
+                rec.strict = True
+                out = self._fn(*args)
+        except GraphBreak as e:
+            if self._fullgraph:
+                raise RuntimeError(f"fusetorch.compile(fullgraph=True): {e}") from None
+            warnings.warn(f"fusetorch.compile: graph break ({e}); this call runs eagerly",
+                          stacklevel=3)
+            self._remember(key, _EAGER)
+            return self._fn(*args)
+        outs, spec = _flatten(out)
+        # tensors the function reads without taking them as arguments (closures, globals)
+        # became extra graph inputs: they are read afresh on every call, and guarded
+        captured = rec.input_tensors[len(tensors):]
+        mutated = [t for k, t in enumerate(rec.input_tensors) if rec.node(t) is not rec.inputs[k]]
+        if mutated or not outs or (D.GRAD_ENABLED and any(t._requires_grad for t in captured)):
+            self._remember(key, _EAGER)
+            return out if not (D.GRAD_ENABLED and captured) else self._fn(*args)
+        tensors = tensors + captured
+        graph = passes.optimize(rec.graph(*outs))
+        program = Program(graph, tensors[0]._be)
+        try:
+            program.run([t._data for t in tensors])  # builds the kernels
+        except Exception as e:  # no compiler, or a build failure: eager, said once
+            from .runtime.cbuild import CompilerUnavailable
+            if isinstance(e, CompilerUnavailable):
+                if not _warned_no_compiler:
+                    warnings.warn(f"fusetorch.compile: no C compiler ({e}); compiled functions "
+                                  "run eagerly", stacklevel=3)
+                    _warned_no_compiler = True
+                self._remember(key, _EAGER)
+                return out
+            raise
+        self._last = program
+        self._remember(key, (program, spec, captured, _guard(captured)))
+        return out
+
+    def _remember(self, key, value) -> None:
+        self._variants[key] = value
+        if len(self._variants) > MAX_VARIANTS:
+            self._variants.popitem(last=False)
+            if not self._warned_overflow:
+                warnings.warn(f"fusetorch.compile: more than {MAX_VARIANTS} variants (shapes, "
+                              "dtypes, modes) of one function; the oldest are evicted",
+                              stacklevel=4)
+                self._warned_overflow = True
+
+    # ------------------------------------------------------------ inspection
+
+    def graph(self) -> str:
+        """The optimised IR of the most recently used compiled variant."""
+        return self._last.graph.text() if self._last is not None else ""
+
+    def kernels(self) -> list:
+        return self._last.describe() if self._last is not None else []
+
+    def source(self) -> str:
+        return (self._last.source or "") if self._last is not None else ""
+
+
+def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic=None,
+            backend=None, mode=None, options=None, disable: bool = False):
+    """Compile a function or Module into fused kernels; usable as a decorator too."""
+    if model is None:
+        return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                  mode=mode, options=options, disable=disable)
+    if disable:
+        return model
+    return CompiledFunction(model, fullgraph=fullgraph)
+
+
+def _guard(tensors: list) -> tuple:
+    return tuple((id(t), tuple(t._data.shape), t._dtype, t._data.strides, t._requires_grad)
+                 for t in tensors)
+
+
+def _tensors(args) -> list:
+    return [a for a in args if isinstance(a, Tensor)]
+
+
+def _module_tensors(fn) -> list:
+    if not hasattr(fn, "parameters"):
+        return []
+    return list(fn.parameters()) + [b for b in fn.buffers()]
+
+
+def _flatten(out):
+    if isinstance(out, Tensor):
+        return [out], None
+    if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
+        return list(out), type(out)
+    return [], None
+
+
+def _wrap(spec, arrays, be):
+    ts = [Tensor._make(a, _dtype_of(a), be) for a in arrays]
+    return ts[0] if spec is None else spec(ts)
+
+
+def _dtype_of(a):
+    from .runtime.device import dtype_from_numpy
+    return dtype_from_numpy(a.dtype)

@@ -1,0 +1,503 @@
+"""Graph -> Graph passes run before code generation: DCE, CSE, simplification, constant folding.
+
+    g = optimize(graph)              # the default passes to a fixpoint, verified after each
+    g = cse(simplify(graph))         # or one pass at a time
+    count_ops(g)                     # {'input': 2, 'mul': 1, ...}
+
+Every pass returns a new `Graph` and never touches the nodes of the one it is given: recorded
+nodes are shared with autograd (their `saved` values, their identity as cache keys). A node whose
+inputs did not change is reused as it is; one whose inputs changed is rebuilt with `make_node`,
+keeping its `meta` (the user's source line). Graph inputs keep their identity and order, outputs
+their count and order (an output may become an input node, or the same node as another output,
+when a pass proves them equal: callers that hand outputs to users copy where aliasing matters).
+
+Each rewrite is exact: the optimized graph computes, bit for bit, what the reference interpreter
+computes for the original (NaN payloads aside), signed zeros, inf and NaN included. So `x * 0`
+is not 0 (inf * 0 is nan), and in floating point `x + 0.0` is not `x` (-0.0 + 0.0 is +0.0):
+only `x + (-0.0)` and `x - 0.0` are.
+"""
+from __future__ import annotations
+
+import math
+import struct
+from typing import Callable, Sequence
+
+from . import dtypes as dt
+from .graph import Graph, Node, make_node
+
+Pass = Callable[[Graph], Graph]
+
+
+# ---------------------------------------------------------------- helpers
+
+def count_ops(g: Graph) -> dict:
+    """Op name -> number of nodes, e.g. `{'input': 1, 'exp': 1}`."""
+    out: dict[str, int] = {}
+    for n in g.nodes:
+        out[n.op] = out.get(n.op, 0) + 1
+    return out
+
+
+def _with_inputs(n: Node, inputs: tuple) -> Node:
+    """`n` itself if its inputs are unchanged, else a new node like it over `inputs`."""
+    if all(a is b for a, b in zip(inputs, n.inputs)):
+        return n
+    return make_node(n.op, inputs, dict(n.attrs), n.meta, shape=n.shape)
+
+
+def _rewrite(g: Graph, rule: Callable[[Node], Node]) -> Graph:
+    """Walk `g` in topological order, rebuilding each node over its rewritten inputs and passing
+    it to `rule`, which returns the node to use in its place (itself, an earlier node, or a new
+    one). Input nodes are never rewritten."""
+    env: dict[int, Node] = {}
+    for n in g.nodes:
+        if n.op == "input":
+            env[id(n)] = n
+            continue
+        env[id(n)] = rule(_with_inputs(n, tuple(env[id(i)] for i in n.inputs)))
+    return Graph(g.inputs, [env[id(o)] for o in g.outputs])
+
+
+_NO = None  # "cannot say exactly" (no folded or scalar value is ever None)
+
+
+def _round_float(x: float, d: dt.DType) -> float:
+    """`x` rounded to float dtype `d` (round to nearest even, overflow to inf)."""
+    if d is dt.float64 or math.isnan(x) or math.isinf(x):
+        return x
+    fmt = "f" if d is dt.float32 else "e"
+    try:
+        return struct.unpack(fmt, struct.pack(fmt, x))[0]
+    except OverflowError:  # rounds past the largest finite value
+        return math.copysign(math.inf, x)
+
+
+def _int_range(d: dt.DType) -> tuple:
+    bits = 8 * d.itemsize
+    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if d.is_signed else (0, (1 << bits) - 1)
+
+
+def _wrap(v: int, d: dt.DType) -> int:
+    """Two's-complement wrap-around of `v` to integer dtype `d`."""
+    bits = 8 * d.itemsize
+    v &= (1 << bits) - 1
+    if d.is_signed and v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return v
+
+
+def scalar_value(n: Node):
+    """The exact value a `constant` or `full` node holds, as a Python bool, int or float of its
+    dtype's meaning (a float32 value rounded to float32), or None when that cannot be said
+    exactly: arrays, non-Python scalars, values the conversion would round twice or reject.
+
+    >>> scalar_value(const(0.1, float32))    # 0.10000000149011612
+    """
+    if n.op not in ("constant", "full"):
+        return _NO
+    v = n.attrs.get("value")
+    d = n.dtype
+    if isinstance(v, bool):
+        return v if d is dt.bool_ else (float(v) if d.is_floating_point else int(v))
+    if isinstance(v, int):
+        if d.is_floating_point:
+            return _round_float(float(v), d) if abs(v) <= 1 << 53 else _NO
+        if d is dt.bool_:
+            return bool(v) if v in (0, 1) else _NO
+        lo, hi = _int_range(d)
+        return int(v) if lo <= v <= hi else _NO
+    if isinstance(v, float):
+        if d.is_floating_point:
+            return _round_float(float(v), d)
+        if d is dt.bool_ or not v.is_integer():
+            return _NO
+        lo, hi = _int_range(d)
+        return int(v) if lo <= v <= hi else _NO
+    return _NO
+
+
+def _is_value(n: Node, want: float) -> bool:
+    v = scalar_value(n)
+    return v is not _NO and not isinstance(v, bool) and v == want
+
+
+def _is_zero(n: Node, negative: bool) -> bool:
+    """`n` is zero, and in floating point a zero of the given sign."""
+    v = scalar_value(n)
+    if v is _NO or isinstance(v, bool) or v != 0:
+        return False
+    return not n.dtype.is_floating_point or (math.copysign(1.0, v) < 0) == negative
+
+
+# ---------------------------------------------------------------- dead code
+
+def dce(g: Graph) -> Graph:
+    """Drop every node no output needs; graph inputs stay, in order, even when unused.
+
+    >>> dce(Graph([x, unused], [exp_x])).nodes   # [x, unused, exp_x]
+    """
+    return Graph(g.inputs, g.outputs)
+
+
+# ---------------------------------------------------------------- common subexpressions
+
+# Never merged: inputs are distinct by definition, random draws are distinct draws, custom
+# Functions are opaque (and may be impure), copy promises a buffer of its own.
+NEVER_MERGE = frozenset({"input", "random", "custom", "custom_vjp", "copy"})
+
+
+class _Unhashable(Exception):
+    pass
+
+
+def _attr_key(v):
+    """A hashable key equal for attribute values that mean the same thing. Floats compare by
+    their bits (so -0.0 and 0.0 differ, and NaN equals itself); bool, int and float stay apart."""
+    if v is None or isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return ("b", v)
+    if isinstance(v, int):
+        return ("i", int(v))
+    if isinstance(v, float):
+        return ("f", struct.pack("<d", v))
+    if isinstance(v, dt.DType):
+        return ("dtype", v.name)
+    if isinstance(v, (tuple, list)):
+        return (type(v).__name__,) + tuple(_attr_key(x) for x in v)
+    raise _Unhashable(type(v).__name__)
+
+
+def _cse_key(n: Node):
+    """(op, inputs, attrs, shape, dtype) for nodes that may merge, else None."""
+    if n.op in NEVER_MERGE:
+        return None
+    attrs = n.attrs
+    try:
+        if n.op == "constant" and not isinstance(attrs.get("value"), (bool, int, float)):
+            digest = attrs.get("digest")
+            if not isinstance(digest, str):
+                return None  # an array nothing names: only itself is known to equal it
+            attrs = {k: v for k, v in attrs.items() if k != "value"}
+        akey = tuple(sorted((k, _attr_key(v)) for k, v in attrs.items()))
+    except _Unhashable:
+        return None
+    return (n.op, tuple(id(i) for i in n.inputs), akey, n.shape, n.dtype.name)
+
+
+def cse(g: Graph) -> Graph:
+    """Merge nodes with the same op, the same (merged) inputs and equal attrs. Array constants
+    compare by their `digest`; `random`, `custom`, `custom_vjp` and `copy` never merge.
+
+    >>> cse(Graph([x], [add(exp(x), exp(x))]))     # one exp, used twice
+    """
+    table: dict[tuple, Node] = {}
+
+    def rule(n: Node) -> Node:
+        key = _cse_key(n)
+        if key is None:
+            return n
+        return table.setdefault(key, n)
+
+    return _rewrite(g, rule)
+
+
+# ---------------------------------------------------------------- algebraic simplification
+
+def _norm_perm(perm) -> tuple:
+    k = len(perm)
+    return tuple(p + k if p < 0 else p for p in perm)
+
+
+def _same_as(x: Node, n: Node) -> Node:
+    """`x` standing for `n`, whose values equal x's broadcast to n's shape (same dtype)."""
+    if x.shape == n.shape:
+        return x
+    return make_node("expand", [x], {"shape": n.shape}, n.meta)
+
+
+def _simplify_node(n: Node) -> Node:
+    """One rewrite of `n`, or `n` itself when no rule applies."""
+    op, ins, d = n.op, n.inputs, n.dtype
+    arith = d is not dt.bool_
+    if op == "mul" and arith:
+        for a, b in ((0, 1), (1, 0)):
+            if _is_value(ins[b], 1):
+                return _same_as(ins[a], n)
+    elif op == "add" and arith:
+        for a, b in ((0, 1), (1, 0)):
+            if _is_zero(ins[b], negative=True):  # x + (-0.0) == x, also for x = -0.0
+                return _same_as(ins[a], n)
+    elif op == "sub" and arith:
+        if _is_zero(ins[1], negative=False):  # x - 0.0 == x, also for x = -0.0
+            return _same_as(ins[0], n)
+    elif op == "div" and d.is_floating_point:
+        if _is_value(ins[1], 1):
+            return _same_as(ins[0], n)
+    elif op == "pow" and arith and ins[1].shape == ():
+        # only a 0-d exponent: numpy's elementwise pow with an array of exponents is not
+        # correctly rounded (float32 x ** 1 can miss x by an ulp), so the interpreter itself
+        # would disagree with the rewrite; with a 0-d exponent it computes x and x * x exactly
+        if _is_value(ins[1], 1):
+            return _same_as(ins[0], n)
+        if _is_value(ins[1], 2) and ins[0].shape == n.shape:
+            return make_node("mul", [ins[0], ins[0]], {}, n.meta)
+    elif op == "neg" and arith:
+        if ins[0].op == "neg":
+            return ins[0].inputs[0]
+    elif op == "reshape":
+        x = ins[0]
+        if x.shape == n.shape:
+            return x
+        if x.op == "reshape":
+            return make_node("reshape", [x.inputs[0]], {"shape": n.shape}, n.meta)
+    elif op == "permute":
+        x, perm = ins[0], _norm_perm(n.attrs["perm"])
+        if perm == tuple(range(len(perm))):
+            return x
+        if x.op == "permute":
+            inner = _norm_perm(x.attrs["perm"])
+            return make_node("permute", [x.inputs[0]],
+                             {"perm": tuple(inner[p] for p in perm)}, n.meta)
+    elif op == "expand":
+        x = ins[0]
+        if x.shape == n.shape:
+            return x
+        if x.op == "expand":
+            return make_node("expand", [x.inputs[0]], {"shape": n.shape}, n.meta)
+    elif op == "cast":
+        if ins[0].dtype is d:
+            return ins[0]
+    return n
+
+
+def simplify(g: Graph) -> Graph:
+    """Exact algebraic identities: x*1, 1*x, x/1, x**1 -> x and x**2 -> x*x (0-d exponents);
+    x + (-0.0), x - 0.0 (any zero for integers) -> x; neg(neg(x)) -> x; reshape(reshape(x)) ->
+    one reshape; permute of permute -> one permute; expand of expand -> one expand; reshape or
+    expand to x's own shape, identity permutes and casts to x's own dtype -> x. Where a constant
+    broadcasts x to a larger shape, x is expanded instead. Never: x*0 (inf, nan), x + 0.0 in
+    floating point (-0.0), arithmetic on bool, removing a `copy`.
+
+    >>> simplify(Graph([x], [mul(neg(neg(x)), 1.0)])).outputs == [x]
+    """
+    def rule(n: Node) -> Node:
+        for _ in range(64):  # a rewrite may enable another on the same node
+            m = _simplify_node(n)
+            if m is n:
+                break
+            n = m
+        return n
+
+    return _rewrite(g, rule)
+
+
+# ---------------------------------------------------------------- constant folding
+
+def _fdiv(a: float, b: float) -> float:
+    if b == 0.0:
+        if a == 0.0 or math.isnan(a):
+            return math.nan
+        neg = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
+        return -math.inf if neg else math.inf
+    return a / b
+
+
+def _arith(fn, floats=True, ints=True):
+    def fold(n, v, src):
+        if src.is_floating_point:
+            return fn(*v) if floats else _NO
+        if src is dt.bool_:
+            return _NO
+        return fn(*v) if ints else _NO
+    return fold
+
+
+def _sqrt(a: float) -> float:
+    if math.isnan(a):
+        return a
+    return math.nan if a < 0 else math.sqrt(a)
+
+
+def _sign(a):
+    if isinstance(a, float):
+        if math.isnan(a):
+            return a
+        if a == 0:
+            return _NO  # which zero numpy gives is not worth promising
+        return 1.0 if a > 0 else -1.0
+    return (a > 0) - (a < 0)
+
+
+def _relu(a):
+    if isinstance(a, float):
+        if math.isnan(a) or a > 0:
+            return a
+        return 0.0 if a < 0 else _NO  # relu(-0.0): which zero is not worth promising
+    return max(a, 0)
+
+
+def _extreme(pick):
+    def fold(n, v, src):
+        a, b = v
+        if src.is_floating_point:
+            if math.isnan(a) or math.isnan(b):
+                return math.nan
+            if a == b and math.copysign(1.0, a) != math.copysign(1.0, b):
+                return _NO  # max(-0.0, 0.0): numpy returns one of them
+        return pick(a, b)
+    return fold
+
+
+def _int_pow(n, v, src):
+    a, b = v
+    if src.is_floating_point or src is dt.bool_ or b < 0:
+        return _NO
+    return pow(a, b, 1 << (8 * src.itemsize))
+
+
+def _bitwise(fn):
+    def fold(n, v, src):
+        return _NO if src.is_floating_point else fn(*v)
+    return fold
+
+
+def _compare(fn):
+    return lambda n, v, src: fn(*v)
+
+
+def _cast(n, v, src):
+    a, dst = v[0], n.attrs["dtype"]
+    if dst is dt.bool_:
+        return a != 0
+    if dst.is_floating_point:
+        if not isinstance(a, float) and abs(a) > 1 << 53:
+            return _NO
+        return float(a)
+    if isinstance(a, float):  # float -> int truncates; nan, inf and out of range are undefined
+        if math.isnan(a) or math.isinf(a):
+            return _NO
+        a = int(a)
+        lo, hi = _int_range(dst)
+        return a if lo <= a <= hi else _NO
+    return int(a)
+
+
+# op -> fold(node, exact input values, input dtype) -> Python value (rounded/wrapped later) or
+# _NO. Only what Python computes exactly as numpy does: + - * / and sqrt are correctly rounded
+# in both (and float64 has enough bits that rounding a float64 result to float32 or float16 is
+# the same as rounding once). Transcendentals (exp, tanh, pow of floats, ...) are left alone:
+# their float32 implementations are not correctly rounded.
+_FOLD = {
+    "neg": _arith(lambda a: -a),
+    "abs": _arith(abs),
+    "sqrt": _arith(_sqrt, ints=False),
+    "sign": _arith(_sign),
+    "relu": _arith(_relu),
+    "logical_not": lambda n, v, src: not v[0],
+    "add": _arith(lambda a, b: a + b),
+    "sub": _arith(lambda a, b: a - b),
+    "mul": _arith(lambda a, b: a * b),
+    "div": _arith(_fdiv, ints=False),
+    "pow": _int_pow,
+    "maximum": _extreme(max),
+    "minimum": _extreme(min),
+    "eq": _compare(lambda a, b: a == b),
+    "ne": _compare(lambda a, b: a != b),
+    "lt": _compare(lambda a, b: a < b),
+    "le": _compare(lambda a, b: a <= b),
+    "gt": _compare(lambda a, b: a > b),
+    "ge": _compare(lambda a, b: a >= b),
+    "bitwise_and": _bitwise(lambda a, b: a & b),
+    "bitwise_or": _bitwise(lambda a, b: a | b),
+    "bitwise_xor": _bitwise(lambda a, b: a ^ b),
+    "where": lambda n, v, src: v[1] if v[0] else v[2],
+    "cast": _cast,
+}
+
+
+def _as_dtype(r, d: dt.DType):
+    """A folded Python result as the value of dtype `d`, or _NO."""
+    if r is _NO:
+        return _NO
+    if d is dt.bool_:
+        return r if isinstance(r, bool) else _NO
+    if d.is_floating_point:
+        return _round_float(float(r), d) if isinstance(r, float) else _NO
+    return _wrap(int(r), d) if isinstance(r, int) and not isinstance(r, bool) else _NO
+
+
+def _fold_node(n: Node) -> Node:
+    fold = _FOLD.get(n.op)
+    if fold is None or not n.inputs:
+        return n
+    values = []
+    for i in n.inputs:
+        if i.op == "constant" and i.shape != ():
+            return n
+        v = scalar_value(i)
+        if v is _NO:
+            return n
+        values.append(v)
+    src = n.inputs[1].dtype if n.op == "where" else n.inputs[0].dtype
+    try:
+        r = _as_dtype(fold(n, values, src), n.dtype)
+    except (ArithmeticError, ValueError):
+        return n
+    if r is _NO:
+        return n
+    if n.shape == ():
+        return make_node("constant", [], {"shape": (), "dtype": n.dtype, "value": r}, n.meta)
+    return make_node("full", [], {"shape": n.shape, "dtype": n.dtype, "value": r}, n.meta)
+
+
+def fold_constants(g: Graph) -> Graph:
+    """Evaluate elementwise nodes whose inputs are all scalar `constant`s or `full`s, exactly
+    as the interpreter would (float32 results rounded to float32, integers wrapped to their
+    width). The result is a 0-d `constant`, or a `full` of the node's shape when a `full`
+    broadcast it. Left alone: transcendental ops, float pow, clamp, copy, array constants,
+    anything whose exact value is in doubt (signed zeros out of max/relu/sign, float -> int of
+    nan or out of range values).
+
+    >>> fold_constants(Graph([], [add(const(0.1, f32), const(0.2, f32))]))  # constant 0.3f
+    """
+    return _rewrite(g, _fold_node)
+
+
+# ---------------------------------------------------------------- the pipeline
+
+DEFAULT: tuple = (fold_constants, simplify, cse, dce)
+
+
+def _check_contract(before: Graph, after: Graph, p: Pass) -> None:
+    name = getattr(p, "__name__", repr(p))
+    if len(after.inputs) != len(before.inputs) or any(
+            a is not b for a, b in zip(after.inputs, before.inputs)):
+        raise AssertionError(f"pass {name} changed the graph's inputs")
+    if len(after.outputs) != len(before.outputs):
+        raise AssertionError(f"pass {name} changed the number of outputs")
+
+
+def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -> Graph:
+    """Run `passes` in order, round after round, until a round leaves the graph's structural
+    hash unchanged (at most `max_rounds`). The graph is verified after every pass, and each pass
+    must keep the inputs (identity, order) and the number of outputs.
+
+    >>> optimize(Graph([x], [mul(neg(neg(x)), add(const(0.5), const(0.5)))])).outputs == [x]
+    """
+    h = g.structural_hash()
+    for _ in range(max_rounds):
+        for p in passes:
+            out = p(g)
+            _check_contract(g, out, p)
+            out.verify()
+            g = out
+        h2 = g.structural_hash()
+        if h2 == h:
+            break
+        h = h2
+    return g
+
+
+__all__ = ["DEFAULT", "NEVER_MERGE", "count_ops", "cse", "dce", "fold_constants", "optimize",
+           "scalar_value", "simplify"]

@@ -1,0 +1,157 @@
+"""fusetorch.compile, first slice: fused C kernels for inference calls, against eager.
+
+Compiled results are compared with the eager run of the same function (and numpy float64 where
+it is easy); kernel counts guard the fusion itself.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+import fusetorch.nn as nn
+from fusetorch.runtime import cbuild
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ftcache"))
+
+
+def close(a, b, rtol=2e-6, atol=1e-6):
+    np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=rtol, atol=atol)
+
+
+def chain(t):
+    return torch.tanh(torch.exp(t * 0.5 + 1).clamp(max=10) * t - 0.25)
+
+
+def test_elementwise_chain_is_one_kernel_reading_once_writing_once():
+    x = torch.randn(1000)
+    cf = torch.compile(chain)
+    first, second = cf(x), cf(x)  # the first call traces and builds, the second runs C
+    close(first, chain(x))
+    close(second, chain(x))
+    (k,) = cf.kernels()
+    assert "reads 4000 B, writes 4000 B" in k and "[mul, add, exp, clamp, mul, sub, tanh]" in k
+    assert "expf(" in cf.source() and "test_compile.py" in cf.source()  # user line comments
+
+
+def test_squared_difference_sum_is_one_reduction_kernel():
+    a, b = torch.randn(3000), torch.randn(3000)
+    cf = torch.compile(lambda u, v: ((u - v) ** 2).sum())
+    cf(a, b)
+    got = cf(a, b)
+    ref = ((a.numpy().astype(np.float64) - b.numpy()) ** 2).sum()
+    assert abs(got.item() - ref) <= 1e-6 * ref
+    (k,) = cf.kernels()
+    assert k.split(":")[1].strip().startswith("reduce") and "writes 4 B" in k
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b, c: (a.t() * b + c[None, :]).exp(),          # permuted and broadcast inputs
+    lambda a, b, c: torch.where(a.t() > 0, b, -b).sigmoid() + c,
+    lambda a, b, c: (b * 2 - c).relu().sum(1),                # sum over the trailing dim
+    lambda a, b, c: (b * 2 - c).sum(0),                       # leading dim: a library call
+    lambda a, b, c: torch.maximum(b, a.t()).abs().sqrt() * c.mean(),
+    lambda a, b, c: ((b - c) ** 2).mean(dim=-1, keepdim=True) + b,
+])
+def test_compiled_matches_eager(fn):
+    a, b, c = torch.randn(5, 4), torch.randn(4, 5), torch.randn(5)
+    cf = torch.compile(fn)
+    cf(a, b, c)
+    close(cf(a, b, c), fn(a, b, c))
+
+
+def test_nan_and_inf_propagate_like_eager():
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), -1.0, 0.0, 2.0])
+    fn = lambda t: torch.maximum(t, t * 0.5).relu().clamp(-1, 1) + t.sign()  # noqa: E731
+    cf = torch.compile(fn)
+    cf(x)
+    np.testing.assert_array_equal(cf(x).numpy(), fn(x).numpy())
+
+
+def test_float64_kernels():
+    x = torch.randn(100, dtype=torch.float64)
+    cf = torch.compile(lambda t: (t.exp() * 3).log())
+    cf(x)
+    # libmvec exp/log are within a few ulp, like numpy's
+    np.testing.assert_allclose(cf(x).numpy(), np.log(np.exp(x.numpy()) * 3), rtol=1e-12)
+
+
+def test_guards_retrace_on_shape_dtype_and_strides():
+    cf = torch.compile(lambda t: (t * 2 + 1).tanh())
+    for x in (torch.randn(3, 4), torch.randn(5, 4), torch.randn(3, 4, dtype=torch.float64),
+              torch.randn(4, 3).t()):
+        cf(x)
+        close(cf(x), (x * 2 + 1).tanh())
+    assert len(cf._variants) == 4
+
+
+def test_module_under_no_grad():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 4))
+    cm = torch.compile(m)
+    x = torch.randn(10, 8)
+    with torch.no_grad():
+        cm(x)
+        close(cm(x), m(x), rtol=1e-5)
+    assert cm.kernels(), "the tanh and the bias adds are fused kernels"
+    assert list(cm.parameters()) == list(m.parameters())  # a compiled module is still the module
+
+
+def test_calls_needing_gradients_run_eagerly_with_autograd():
+    w = torch.randn(4, requires_grad=True)
+    cf = torch.compile(lambda t: (t * w).sum())
+    x = torch.randn(4)
+    cf(x).backward()
+    np.testing.assert_allclose(w.grad.numpy(), x.numpy())
+
+
+def test_graph_break_warns_once_and_runs_eagerly():
+    def fn(t):
+        if t.sum().item() > 0:  # data-dependent Python control flow
+            return t * 2
+        return t * 3
+
+    cf = torch.compile(fn)
+    x = torch.ones(3)
+    with pytest.warns(UserWarning, match=r"graph break .*item\(\).*test_compile.py"):
+        close(cf(x), x * 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        close(cf(x), x * 2)  # the key is remembered: no second warning
+    with pytest.raises(RuntimeError, match="fullgraph=True"):
+        torch.compile(fn, fullgraph=True)(x)
+
+
+def test_no_compiler_warns_once_and_runs_eagerly(monkeypatch):
+    import sys
+    C = sys.modules["fusetorch.compile"]  # the module (fusetorch.compile is the function)
+
+    def no_cc(*a, **k):
+        raise cbuild.CompilerUnavailable("no C compiler found")
+
+    monkeypatch.setattr(cbuild, "build", no_cc)
+    monkeypatch.setattr(C, "_warned_no_compiler", False)
+    cf = torch.compile(lambda t: t.exp() + 1)
+    x = torch.randn(7)
+    with pytest.warns(UserWarning, match="no C compiler"):
+        close(cf(x), x.exp() + 1)
+    close(cf(x), x.exp() + 1)
+
+
+def test_inspection_shows_the_ir():
+    cf = torch.compile(chain)
+    cf(torch.randn(8))
+    text = cf.graph()
+    assert "%0 = input() : f32[8]" in text and "tanh(" in text and text.endswith(")")
+
+
+def test_tensors_read_from_a_closure_are_read_afresh_each_call():
+    w = torch.ones(6)
+    cf = torch.compile(lambda t: (t * w).exp())
+    x = torch.randn(6)
+    cf(x)
+    w.mul_(2)  # the compiled program must see the new value, not a constant from the trace
+    close(cf(x), (x * w).exp())

@@ -1,0 +1,298 @@
+"""runtime/cbuild.py: compile C with the system compiler, cache on disk, load with cffi.
+
+"Did the compiler run?" is observed with a CC wrapper script that logs its invocations, never
+with timings. A library is never modified in place once this process may have loaded it
+(truncating a mapped .so crashes the process): corruption tests copy the cache first.
+"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fusetorch.runtime import cbuild
+
+REAL_CC = shutil.which("cc") or shutil.which("gcc")
+needs_cc = pytest.mark.skipif(REAL_CC is None, reason="no C compiler on this machine")
+
+
+def kernel(name: str) -> tuple[str, str]:
+    """`x = exp(x) + 1` in place: an OpenMP loop over a vectorised expf (PLATFORM.md)."""
+    source = f"""
+#pragma omp declare simd notinbranch
+float expf(float);
+
+void {name}(float* restrict x, long n) {{
+    #pragma omp parallel for simd
+    for (long i = 0; i < n; i++) x[i] = expf(x[i]) + 1.0f;
+}}
+"""
+    return source, f"void {name}(float* x, long n);"
+
+
+def fresh_name() -> str:
+    return "k_" + uuid.uuid4().hex[:12]
+
+
+def check(lib: cbuild.Library, name: str) -> None:
+    x = np.linspace(-5, 5, 10_001, dtype=np.float32)
+    y = x.copy()
+    lib.function(name)(cbuild.as_pointer(y, "float", writable=True), y.size)
+    np.testing.assert_allclose(y, np.exp(x) + 1, rtol=1e-6)
+
+
+def wrapper(tmp_path: Path, body: str = "") -> tuple[str, Path]:
+    """A CC that logs each invocation's arguments, runs `body` (may reject), then the real cc."""
+    log = tmp_path / "cc.log"
+    script = tmp_path / f"cc-{uuid.uuid4().hex[:6]}"
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\n{body}\nexec "{REAL_CC}" "$@"\n')
+    script.chmod(0o755)
+    return str(script), log
+
+
+def compiles(log: Path) -> int:
+    """How many real compilations (not --version probes) the wrapper saw."""
+    if not log.exists():
+        return 0
+    return sum(" -o " in f" {line} " for line in log.read_text().splitlines())
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    path = tmp_path / "cache"
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(path))
+    monkeypatch.delenv("FUSETORCH_PRINT_KERNELS", raising=False)
+    return path
+
+
+# A fresh process that builds one kernel and runs it; loads cbuild.py by path so it does not
+# import the rest of fusetorch. Optional barrier: wait for argv[4] after creating argv[3].
+CHILD = r"""
+import importlib.util, os, sys, time
+import numpy as np
+spec = importlib.util.spec_from_file_location("cbuild", sys.argv[1])
+cbuild = importlib.util.module_from_spec(spec); spec.loader.exec_module(cbuild)
+name = sys.argv[2]
+if len(sys.argv) > 3:
+    open(sys.argv[3], "w").close()
+    while not os.path.exists(sys.argv[4]):
+        time.sleep(0.001)
+source = f'''
+#pragma omp declare simd notinbranch
+float expf(float);
+
+void {name}(float* restrict x, long n) {{
+    #pragma omp parallel for simd
+    for (long i = 0; i < n; i++) x[i] = expf(x[i]) + 1.0f;
+}}
+'''
+lib = cbuild.build(source, f"void {name}(float* x, long n);")
+x = np.linspace(-5, 5, 10_001, dtype=np.float32); y = x.copy()
+lib.function(name)(cbuild.as_pointer(y, "float", writable=True), y.size)
+np.testing.assert_allclose(y, np.exp(x) + 1, rtol=1e-6)
+print("ok", lib.path)
+"""
+
+
+def child(name: str, *barrier: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", CHILD, cbuild.__file__, name, *barrier],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@needs_cc
+def test_build_call_and_cache_layout(cache):
+    name = fresh_name()
+    source, cdef = kernel(name)
+    lib = cbuild.build(source, cdef)
+    check(lib, name)
+    assert lib.source == source and lib[name] is lib.function(name)
+    assert lib.path.parent.parent == cache and lib.path.name == f"{lib.key}.so"
+    assert lib.path.parent.name == lib.key[:2]
+    assert (cache.stat().st_mode & 0o777) == 0o700
+    info = json.loads(lib.path.with_suffix(".json").read_text())
+    data = lib.path.read_bytes()
+    assert info["key"] == lib.key and info["so_size"] == len(data)
+    assert info["so_sha256"] == hashlib.sha256(data).hexdigest()
+    assert not [p for p in cache.iterdir() if p.name.startswith("build-")]  # temp dir removed
+
+
+def test_as_pointer_checks():
+    a = np.arange(6, dtype=np.float32)
+    assert len(cbuild.as_pointer(a, "float")) == 6
+    assert len(cbuild.as_pointer(np.zeros(3, np.float16), "uint16_t")) == 3
+    with pytest.raises(TypeError):
+        cbuild.as_pointer(a.astype(np.float64), "float")
+    with pytest.raises(TypeError):
+        cbuild.as_pointer(a.tolist(), "float")
+    with pytest.raises(TypeError):
+        cbuild.as_pointer(a, "float128")
+    with pytest.raises(ValueError):
+        cbuild.as_pointer(a.reshape(2, 3)[:, :2], "float")
+    a.flags.writeable = False
+    cbuild.as_pointer(a, "float")  # read-only input: fine
+    with pytest.raises(ValueError):
+        cbuild.as_pointer(a, "float", writable=True)
+
+
+@needs_cc
+def test_cache_hit_same_process_and_new_process(cache, tmp_path, monkeypatch):
+    cc, log = wrapper(tmp_path)
+    monkeypatch.setenv("CC", cc)
+    name = fresh_name()
+    lib = cbuild.build(*kernel(name))
+    assert compiles(log) == 1
+    assert cbuild.build(*kernel(name)) is lib
+    proc = child(name)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert out.split() == ["ok", str(lib.path)]
+    assert compiles(log) == 1  # the new process loaded it, no compiler ran
+
+
+@needs_cc
+@pytest.mark.parametrize("damage", ["truncate", "flip", "not_a_library"])
+def test_corrupted_entry_is_rebuilt(damage, cache, tmp_path, monkeypatch):
+    cc, log = wrapper(tmp_path)
+    monkeypatch.setenv("CC", cc)
+    name = fresh_name()
+    good = cbuild.build(*kernel(name))
+    other = tmp_path / "other"
+    shutil.copytree(cache, other)  # damage a copy: the original is mapped in this process
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(other))
+    so = other / good.path.relative_to(cache)
+    data = so.read_bytes()
+    if damage == "truncate":
+        so.write_bytes(data[: len(data) // 2])
+    elif damage == "flip":
+        so.write_bytes(data[:1000] + bytes([data[1000] ^ 0xFF]) + data[1001:])
+    else:  # a sidecar that matches, on a file that dlopen refuses
+        junk = b"not an ELF file" * 100
+        so.write_bytes(junk)
+        meta = so.with_suffix(".json")
+        info = json.loads(meta.read_text())
+        info.update(so_size=len(junk), so_sha256=hashlib.sha256(junk).hexdigest())
+        meta.write_text(json.dumps(info))
+    lib = cbuild.build(*kernel(name))
+    assert lib.path == so and compiles(log) == 2
+    assert so.read_bytes() == data  # same compiler, same source: the same library again
+    check(lib, name)
+
+
+@needs_cc
+def test_default_cache_dir_is_private(tmp_path, monkeypatch):
+    monkeypatch.delenv("FUSETORCH_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    path = cbuild.cache_dir()
+    assert path == tmp_path / "xdg" / "fusetorch"
+    assert (path.stat().st_mode & 0o777) == 0o700
+
+
+@needs_cc
+def test_concurrent_builds_of_one_kernel(cache, tmp_path, monkeypatch):
+    cc, log = wrapper(tmp_path)
+    monkeypatch.setenv("CC", cc)
+    name, go = fresh_name(), tmp_path / "go"
+    ready = [tmp_path / f"ready{i}" for i in range(3)]
+    procs = [child(name, str(r), str(go)) for r in ready]
+    deadline = time.monotonic() + 30
+    while not all(r.exists() for r in ready) and time.monotonic() < deadline:
+        time.sleep(0.005)
+    go.touch()  # all three are importing done and call build() together
+    results = [p.communicate(timeout=60) for p in procs]
+    for p, (out, err) in zip(procs, results):
+        assert p.returncode == 0, err
+        assert out.startswith("ok ")
+    assert compiles(log) == 1  # the lock let one compile and the others load its result
+    assert not [p for p in cache.iterdir() if p.name.startswith("build-")]
+
+
+@needs_cc
+def test_compile_error_reports_compiler_message(cache):
+    source = "void broken(float* x) { x[0] = undeclared_thing; }\n"
+    with pytest.raises(RuntimeError) as info:
+        cbuild.build(source, "void broken(float* x);")
+    message = str(info.value)
+    assert "undeclared_thing" in message and "error" in message
+    kept = Path(message.split("source kept at ")[1].split(")")[0])
+    assert kept.read_text() == source
+    assert str(kept) in message.split("\n", 1)[1]  # the compiler's lines point at the kept file
+
+
+def test_no_compiler(tmp_path, monkeypatch, cache):
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    with pytest.raises(cbuild.CompilerUnavailable):
+        cbuild.build(*kernel(fresh_name()))
+    monkeypatch.delenv("CC")
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    with pytest.raises(cbuild.CompilerUnavailable):
+        cbuild.compiler()
+    assert issubclass(cbuild.CompilerUnavailable, RuntimeError)
+
+
+@needs_cc
+@pytest.mark.parametrize("rejected, used", [("-fopenmp", "-fopenmp-simd"), ("-fopenmp*", None)])
+def test_compiler_without_openmp(rejected, used, cache, tmp_path, monkeypatch):
+    reject = (f'for a in "$@"; do case "$a" in {rejected}) '
+              'echo "error: unsupported option $a" >&2; exit 1;; esac; done')
+    cc, log = wrapper(tmp_path, reject)
+    monkeypatch.setenv("CC", cc)
+    name = fresh_name()
+    with pytest.warns(UserWarning, match="one thread"):
+        lib = cbuild.build(*kernel(name))
+    check(lib, name)
+    flags = json.loads(lib.path.with_suffix(".json").read_text())["flags"]
+    assert "-fopenmp" not in flags and (used in flags if used else "-fopenmp-simd" not in flags)
+    before = compiles(log)
+    name2 = fresh_name()
+    check(cbuild.build(*kernel(name2)), name2)
+    assert compiles(log) == before + 1  # remembered: no second failed attempt
+
+
+@needs_cc
+def test_print_kernels(cache, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FUSETORCH_PRINT_KERNELS", "1")
+    name = fresh_name()
+    source, cdef = kernel(name)
+    cbuild.build(source, cdef)
+    assert source in capsys.readouterr().err
+    cbuild.build(source, cdef)
+    other = tmp_path / "other"
+    shutil.copytree(cache, other)
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(other))
+    cbuild.build(source, cdef)  # loaded from a disk cache, not built: nothing printed
+    assert capsys.readouterr().err == ""
+
+
+@needs_cc
+@pytest.mark.parametrize("how", ["world_writable", "other_owner"])
+def test_unsafe_cache_dir_is_not_used(how, cache, monkeypatch):
+    cache.mkdir()
+    if how == "world_writable":
+        cache.chmod(0o777)
+    else:
+        if os.geteuid() != 0:
+            pytest.skip("needs root to give a directory to another user")
+        os.chown(cache, 65534, 65534)
+    name = fresh_name()
+    with pytest.warns(UserWarning, match="not using kernel cache"):
+        lib = cbuild.build(*kernel(name))
+    check(lib, name)
+    assert cache not in lib.path.parents
+    assert list(cache.iterdir()) == []
+
+
+@needs_cc
+def test_clashing_declarations_are_reported(cache):
+    name = fresh_name()
+    cbuild.build(*kernel(name))
+    source = f"void {name}(double* x) {{ x[0] = 1; }}\n"
+    with pytest.raises(RuntimeError, match="unique"):
+        cbuild.build(source, f"void {name}(double* x);")
