@@ -8,6 +8,8 @@ the layout it was generated for) and call the kernels.
 """
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from ..codegen import fuse, lower, render
@@ -24,6 +26,7 @@ class Program:
         self.source: str | None = None
         self._funcs: list = []
         self._layouts: list = []  # the input strides each kernel was generated for
+        self._buffers: dict = {}  # kernel index -> its output arrays from the last call
 
     # ------------------------------------------------------------ running
 
@@ -41,12 +44,26 @@ class Program:
             if _layout(ins) != self._layouts[k]:
                 raise RuntimeError(f"kernel {self.kernels[k].name} was generated for input "
                                    f"strides {self._layouts[k]}, got {_layout(ins)}")
-            outs = [np.empty(n.shape, NP_DTYPES[n.dtype]) for n in step.outputs]
+            outs = self._output_buffers(k, step.outputs)
             self._funcs[k](*[_pointer(a, self._ffi) for a in ins + outs])
             for n, a in zip(step.outputs, outs):
                 env[id(n)] = a
             k += 1
         return [env[id(o)] for o in self.graph.outputs]
+
+    def _output_buffers(self, k: int, nodes: list) -> list:
+        """Kernel k's output arrays: last call's, where nothing outside this program holds them
+        any more (fresh large arrays cost page faults: ~15 ms per 64 MiB here), else new."""
+        prev = self._buffers.get(k)
+        outs = []
+        for j, n in enumerate(nodes):
+            a = prev[j] if prev is not None else None
+            # references: `prev`'s list and getrefcount's argument; anything more is a user's
+            if a is None or sys.getrefcount(a) > 2:
+                a = np.empty(n.shape, NP_DTYPES[n.dtype])
+            outs.append(a)
+        self._buffers[k] = outs
+        return outs
 
     def _first_run(self, arrays: list) -> list:
         """Run eagerly, remembering each group's input arrays; then build every kernel."""

@@ -155,3 +155,15 @@ def test_tensors_read_from_a_closure_are_read_afresh_each_call():
     cf(x)
     w.mul_(2)  # the compiled program must see the new value, not a constant from the trace
     close(cf(x), (x * w).exp())
+
+
+def test_reused_output_buffers_never_overwrite_results_still_held():
+    cf = torch.compile(lambda t: t * 2 + 1)
+    x = torch.randn(50)
+    cf(x)
+    held = cf(x)          # kept by the caller
+    view = cf(x)[:10]     # kept only through a view
+    cf(torch.ones(50))    # later calls must not write into either
+    cf(torch.ones(50))
+    close(held, x * 2 + 1)
+    close(view, (x * 2 + 1)[:10])

@@ -6,7 +6,6 @@ optimized graph through the reference interpreter on the same arrays (special va
 reduction's summation order may differ between a broadcast view and a materialised array.
 """
 import math
-import struct
 
 import numpy as np
 import pytest
