@@ -14,9 +14,11 @@ calls a custom autograd Function, or mutates an input ends its trace: that key r
 with one warning naming the user's line (`fullgraph=True` makes that an error). Without a C
 compiler every call runs eagerly after one warning.
 
-State of this first slice (see ARCHITECTURE.md): calls that need gradients run eagerly; fused
-kernels cover elementwise chains and sums over trailing dims; matmul and movement ops are
-library calls on numpy views.
+When gradients are needed the forward program also returns the values the symbolic backward
+reads, and the output's grad_fn (`CompiledFunctionBackward`) runs the compiled backward program.
+State of this slice (see ARCHITECTURE.md): one differentiable output per call; fused kernels
+cover elementwise chains and sums over trailing dims; matmul and movement ops are library calls
+on numpy views.
 """
 from __future__ import annotations
 
@@ -25,8 +27,12 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from .ir import passes
+from .ir.grad import backward_graph
+from .ir.graph import Graph
 from .runtime.program import Program
+from .tracer import autograd as A
 from .tracer import dispatch as D
+from .tracer.function import FunctionCtx
 from .tracer.tensor import Tensor
 from .tracer.trace import GraphBreak, trace
 
@@ -62,14 +68,16 @@ class CompiledFunction:
             return self._compile(key, args, kwargs)
         if v is _EAGER:
             return self._fn(*args, **kwargs)
-        program, spec, captured, captured_key = v
+        program, spec, captured, captured_key, backward = v
         if _guard(captured) != captured_key:  # a tensor the function closes over changed
             return self._compile(key, args, kwargs)
         self._variants.move_to_end(key)
         self._last = program
         tensors = _tensors(args) + _module_tensors(self._fn) + captured
         arrays = program.run([t._data for t in tensors])
-        return _wrap(spec, arrays, tensors[0]._be)
+        if backward is None:
+            return _wrap(spec, arrays, tensors[0]._be)
+        return _with_backward(arrays, tensors, *backward)
 
     # ------------------------------------------------------------ guards
 
@@ -94,9 +102,7 @@ class CompiledFunction:
     def _compile(self, key, args, kwargs):
         global _warned_no_compiler
         tensors = _tensors(args) + _module_tensors(self._fn)
-        needs_grad = D.GRAD_ENABLED and any(t._requires_grad for t in tensors)
-        if needs_grad or kwargs or not tensors:
-            # gradients through compiled programs are the next step of the compile work
+        if kwargs or not tensors:
             self._remember(key, _EAGER)
             return self._fn(*args, **kwargs)
         try:
@@ -115,11 +121,21 @@ class CompiledFunction:
         # became extra graph inputs: they are read afresh on every call, and guarded
         captured = rec.input_tensors[len(tensors):]
         mutated = [t for k, t in enumerate(rec.input_tensors) if rec.node(t) is not rec.inputs[k]]
-        if mutated or not outs or (D.GRAD_ENABLED and any(t._requires_grad for t in captured)):
-            self._remember(key, _EAGER)
-            return out if not (D.GRAD_ENABLED and captured) else self._fn(*args)
         tensors = tensors + captured
-        graph = passes.optimize(rec.graph(*outs))
+        wrt = [k for k, t in enumerate(tensors) if t._requires_grad] if D.GRAD_ENABLED else []
+        if mutated or not outs or (wrt and len(outs) != 1):
+            # several differentiable outputs: the joint program returns one for now
+            self._remember(key, _EAGER)
+            return out
+        graph, backward = rec.graph(*outs), None
+        if wrt:
+            # the joint program: the forward also returns every value the backward reads
+            bw = backward_graph(graph.outputs, [rec.inputs[k] for k in wrt])
+            saved = [f for f, _part in bw.values]
+            graph = Graph(graph.inputs, graph.outputs + saved)
+            bprog = Program(passes.optimize(bw.graph), tensors[0]._be)
+            backward = (bprog, tuple(wrt))
+        graph = passes.optimize(graph)
         program = Program(graph, tensors[0]._be)
         try:
             program.run([t._data for t in tensors])  # builds the kernels
@@ -134,7 +150,8 @@ class CompiledFunction:
                 return out
             raise
         self._last = program
-        self._remember(key, (program, spec, captured, _guard(captured)))
+        self._backward = backward[0] if backward else None
+        self._remember(key, (program, spec, captured, _guard(captured), backward))
         return out
 
     def _remember(self, key, value) -> None:
@@ -153,6 +170,11 @@ class CompiledFunction:
         """The optimised IR of the most recently used compiled variant."""
         return self._last.graph.text() if self._last is not None else ""
 
+    def backward_graph(self) -> str:
+        """The optimised IR of its backward program ('' when it needs no gradients)."""
+        b = self.__dict__.get("_backward")
+        return b.graph.text() if b is not None else ""
+
     def kernels(self) -> list:
         return self._last.describe() if self._last is not None else []
 
@@ -169,6 +191,39 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic=N
     if disable:
         return model
     return CompiledFunction(model, fullgraph=fullgraph)
+
+
+class _CompiledCall:
+    """The custom-Function side of a compiled call's output: one node whose backward runs the
+    compiled backward program on the saved forward values. Its grad_fn prints as PyTorch's
+    does for compiled code, `CompiledFunctionBackward`."""
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        if D.GRAD_ENABLED:
+            raise NotImplementedError("double backward through a compiled function is not "
+                                      "supported yet: differentiate the eager function")
+        arrays = ctx.program.run([grad_output._data] + ctx.saved_arrays)
+        return tuple(Tensor._make(a, t._dtype, t._be) for a, t in zip(arrays, ctx.inputs))
+
+
+_CompiledCall.__name__ = "CompiledFunction"  # grad_fn: CompiledFunctionBackward
+
+
+def _with_backward(arrays: list, tensors: list, program: Program, wrt: tuple) -> Tensor:
+    """The output of a compiled call, recorded as one autograd node over the inputs that
+    require grad."""
+    be = tensors[0]._be
+    out = Tensor._make(arrays[0], _dtype_of(arrays[0]), be)
+    inputs = [tensors[k] for k in wrt]
+    ctx = FunctionCtx(_CompiledCall, tuple(inputs))
+    ctx.program, ctx.saved_arrays, ctx.inputs = program, list(arrays[1:]), inputs
+    ctx._out_dtype, ctx._out_be = out._dtype, be
+    ctx._in_shapes = tuple(tuple(t.shape) for t in inputs)
+    A.record("custom", inputs, {"fn": _CompiledCall,
+                                "positions": tuple(range(len(inputs))), "dtype": out._dtype}, out)
+    out._node.saved = {("context", id(out._node)): (ctx, None, 0, None)}
+    return out
 
 
 def _guard(tensors: list) -> tuple:

@@ -235,13 +235,16 @@ def _load(so: Path, meta: Path, key: str, source: str, cdef: str,
         return None
     f = ffi()
     with _lock:
-        if cdef not in _cdefs:
+        # declarations are process-wide: one already made (the same kernel, named by its
+        # content hash, in another module) is not repeated, which cffi would reject
+        new = "\n".join(line for line in cdef.splitlines() if line.strip() not in _cdefs)
+        if new.strip():
             try:
-                f.cdef(cdef)
+                f.cdef(new)
             except (cffi.FFIError, cffi.CDefError) as e:
-                raise RuntimeError(f"fusetorch: cannot declare {cdef!r}: {e} (kernel functions "
+                raise RuntimeError(f"fusetorch: cannot declare {new!r}: {e} (kernel functions "
                                    "need names unique to their kernel)") from None
-            _cdefs.add(cdef)
+            _cdefs.update(line.strip() for line in new.splitlines() if line.strip())
     try:
         lib = f.dlopen(str(so))
     except OSError as e:

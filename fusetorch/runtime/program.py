@@ -49,7 +49,7 @@ class Program:
             for n, a in zip(step.outputs, outs):
                 env[id(n)] = a
             k += 1
-        return [env[id(o)] for o in self.graph.outputs]
+        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays)
 
     def _output_buffers(self, k: int, nodes: list) -> list:
         """Kernel k's output arrays: last call's, where nothing outside this program holds them
@@ -83,7 +83,7 @@ class Program:
             ins = {id(n): env[id(n)] for n in g.inputs}
             seen.append(ins)
         self.build(seen)
-        return [env[id(o)] for o in self.graph.outputs]
+        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays)
 
     # ------------------------------------------------------------ building
 
@@ -112,6 +112,19 @@ class Program:
             out.append(f"{k.name}: {g.kind} [{ops}] over {list(k.shape)}, reads {read} B, "
                        f"writes {written} B")
         return out
+
+
+def _unaliased(outs: list, inputs: list) -> list:
+    """Optimised graphs may return an input (x * 1 -> x) or one node twice (CSE): give each
+    result its own buffer, as eager execution would."""
+    seen = {id(a) for a in inputs}
+    res = []
+    for a in outs:
+        if id(a) in seen:
+            a = a.copy()
+        seen.add(id(a))
+        res.append(a)
+    return res
 
 
 def _nbytes(n) -> int:

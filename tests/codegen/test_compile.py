@@ -100,12 +100,48 @@ def test_module_under_no_grad():
     assert list(cm.parameters()) == list(m.parameters())  # a compiled module is still the module
 
 
-def test_calls_needing_gradients_run_eagerly_with_autograd():
+def test_gradients_flow_through_the_compiled_backward_program():
     w = torch.randn(4, requires_grad=True)
-    cf = torch.compile(lambda t: (t * w).sum())
+    cf = torch.compile(lambda t: (t * w).tanh().sum())
     x = torch.randn(4)
-    cf(x).backward()
-    np.testing.assert_allclose(w.grad.numpy(), x.numpy())
+    cf(x)
+    out = cf(x)  # a compiled call: one node whose backward is a compiled program
+    assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
+    out.backward()
+    np.testing.assert_allclose(w.grad.numpy(), x.numpy() / np.cosh(x.numpy() * w.detach().numpy())
+                               ** 2, rtol=1e-5)
+
+
+def test_compiled_training_step_matches_eager():
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(20, 16), nn.ReLU(), nn.Linear(16, 3))
+    twin = nn.Sequential(nn.Linear(20, 16), nn.ReLU(), nn.Linear(16, 3))
+    twin.load_state_dict(net.state_dict())
+    x, y = torch.randn(8, 20), torch.randn(8, 3)
+    loss_fn = nn.MSELoss()
+    step = torch.compile(lambda a, b: loss_fn(net(a), b))
+    opts = [torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9) for m in (net, twin)]
+    for _ in range(5):
+        for model, opt, fn in ((net, opts[0], step), (twin, opts[1], lambda a, b:
+                                                       loss_fn(twin(a), b))):
+            opt.zero_grad()
+            loss = fn(x, y)
+            loss.backward()
+            opt.step()
+    for p, q in zip(net.parameters(), twin.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5,
+                                   atol=1e-6)
+    assert step.backward_graph().count("matmul") >= 2
+
+
+def test_double_backward_through_compiled_code_is_refused():
+    x = torch.randn(3, requires_grad=True)
+    cf = torch.compile(lambda t: (t ** 3).sum())
+    cf(x)
+    (g,) = torch.autograd.grad(cf(x), x, create_graph=False)
+    np.testing.assert_allclose(g.numpy(), 3 * x.detach().numpy() ** 2, rtol=1e-5)
+    with pytest.raises(NotImplementedError, match="double backward"):
+        torch.autograd.grad(cf(x), x, create_graph=True)
 
 
 def test_graph_break_warns_once_and_runs_eagerly():
