@@ -52,5 +52,51 @@ def main() -> None:
     print("   kernels:", sq.kernels())
 
 
+def training_steps() -> None:
+    """Compiled forward+loss (with its compiled backward) in a training step, against the
+    same step eager, and against hand-written numpy (bench_training.py's references)."""
+    from bench_training import LeNet, numpy_lenet_step, two_layer_numpy
+
+    import fusetorch.nn as nn
+    import fusetorch.nn.functional as F
+
+    def step_of(model, loss_of, opt):
+        def step(x, y):
+            opt.zero_grad()
+            loss = loss_of(x, y)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(1000, 100), nn.ReLU(), nn.Linear(100, 10))
+    mse = nn.MSELoss(reduction="sum")
+    opt = torch.optim.SGD(net.parameters(), lr=1e-4)
+    X, Y = torch.randn(64, 1000), torch.randn(64, 10)
+    ws = [p.detach().numpy().copy() for p in net.parameters()]
+    Xa, Ya = X.numpy().copy(), Y.numpy().copy()
+    compiled = torch.compile(lambda x, y: mse(net(x), y))
+    t_c = best(lambda: step_of(net, compiled, opt)(X, Y), 50)
+    t_e = best(lambda: step_of(net, lambda x, y: mse(net(x), y), opt)(X, Y), 50)
+    t_n = best(lambda: two_layer_numpy(*ws, Xa, Ya), 50)
+    print(f"two-layer step: compiled {t_c * 1e3:.3f} ms  eager {t_e * 1e3:.3f} ms  numpy "
+          f"{t_n * 1e3:.3f} ms  (compiled/numpy {t_c / t_n:.2f}x, eager/compiled "
+          f"{t_e / t_c:.2f}x)")
+
+    model = LeNet()
+    opt2 = torch.optim.SGD(model.parameters(), lr=0.01)
+    x, y = torch.randn(64, 1, 32, 32), torch.randint(0, 10, (64,))
+    params = [p.detach().numpy().copy() for p in model.parameters()]
+    xa, ya = x.numpy().copy(), y.numpy().copy()
+    lc = torch.compile(lambda a, b: F.cross_entropy(model(a), b))
+    t_c = best(lambda: step_of(model, lc, opt2)(x, y), 5)
+    t_e = best(lambda: step_of(model, lambda a, b: F.cross_entropy(model(a), b), opt2)(x, y), 5)
+    t_n = best(lambda: numpy_lenet_step(params, xa, ya), 5)
+    print(f"LeNet step: compiled {t_c * 1e3:.2f} ms  eager {t_e * 1e3:.2f} ms  numpy "
+          f"{t_n * 1e3:.2f} ms  (eager/compiled {t_e / t_c:.2f}x)")
+
+
 if __name__ == "__main__":
     main()
+    training_steps()

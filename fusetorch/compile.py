@@ -137,6 +137,7 @@ class CompiledFunction:
             backward = (bprog, tuple(wrt))
         graph = passes.optimize(graph)
         program = Program(graph, tensors[0]._be)
+        program.user_outputs = len(outs)
         try:
             program.run([t._data for t in tensors])  # builds the kernels
         except Exception as e:  # no compiler, or a build failure: eager, said once

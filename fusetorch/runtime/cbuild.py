@@ -48,6 +48,12 @@ FORMAT_VERSION = 1
 # -fno-math-errno: libm calls may then be vectorised even next to a select (with errno they
 # "clobber memory" and gcc gives up on the loop); results are unchanged, only errno is not set
 FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fopenmp", "-shared", "-fPIC", "-std=c11"]
+
+# OpenMP's worker threads spin for a while after each parallel region; next to numpy's BLAS
+# threads on few cores that spinning steals the CPU (a LeNet step ran 2.5x slower). Sleeping
+# waiters cost a little wake-up latency instead. Read by libgomp when the first kernel library
+# loads; a user's own setting wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 LINK_FLAGS = ["-lm"]  # libmvec's vector expf & co. live in libm; without it dlopen fails
 # What replaces -fopenmp when a compiler rejects it, best first: -fopenmp-simd keeps the `simd`
 # pragmas (vectorised transcendentals) without needing an OpenMP runtime.

@@ -27,6 +27,7 @@ class Program:
         self._funcs: list = []
         self._layouts: list = []  # the input strides each kernel was generated for
         self._buffers: dict = {}  # kernel index -> its output arrays from the last call
+        self.user_outputs: int | None = None  # outputs after these are internal (saved values)
 
     # ------------------------------------------------------------ running
 
@@ -49,7 +50,7 @@ class Program:
             for n, a in zip(step.outputs, outs):
                 env[id(n)] = a
             k += 1
-        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays)
+        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays, self.user_outputs)
 
     def _output_buffers(self, k: int, nodes: list) -> list:
         """Kernel k's output arrays: last call's, where nothing outside this program holds them
@@ -83,7 +84,7 @@ class Program:
             ins = {id(n): env[id(n)] for n in g.inputs}
             seen.append(ins)
         self.build(seen)
-        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays)
+        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays, self.user_outputs)
 
     # ------------------------------------------------------------ building
 
@@ -114,13 +115,14 @@ class Program:
         return out
 
 
-def _unaliased(outs: list, inputs: list) -> list:
+def _unaliased(outs: list, inputs: list, n_user: int | None) -> list:
     """Optimised graphs may return an input (x * 1 -> x) or one node twice (CSE): give each
-    result its own buffer, as eager execution would."""
+    result the user sees its own buffer, as eager execution would. Outputs past `n_user` are
+    values kept for a backward program, which only reads them."""
     seen = {id(a) for a in inputs}
     res = []
-    for a in outs:
-        if id(a) in seen:
+    for k, a in enumerate(outs):
+        if (n_user is None or k < n_user) and id(a) in seen:
             a = a.copy()
         seen.add(id(a))
         res.append(a)
@@ -135,7 +137,7 @@ def _nbytes(n) -> int:
 
 
 def _layout(arrays: list) -> tuple:
-    return tuple((a.shape, a.strides, str(a.dtype)) for a in arrays)
+    return tuple((a.shape, a.strides, a.dtype) for a in arrays)
 
 
 def _pointer(a, ffi):
