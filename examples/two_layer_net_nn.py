@@ -3,14 +3,17 @@
 "PyTorch: nn" and "PyTorch: optim" in one: the model is a Sequential of Linear and ReLU layers,
 the loss is `MSELoss(reduction='sum')`, and `optim.SGD` applies the updates.
 
-    python examples/two_layer_net_nn.py [--steps 500]
+    python examples/two_layer_net_nn.py [--steps 500] [--compile]
+
+With --compile the model runs as fused C kernels (fusetorch.compile), backward included, and
+follows the same loss curve.
 """
 import argparse
 
 import fusetorch as torch
 
 
-def main(steps: int = 500) -> float:
+def main(steps: int = 500, compiled: bool = False) -> float:
     torch.manual_seed(0)
     N, D_in, H, D_out = 64, 1000, 100, 10
     x = torch.randn(N, D_in)
@@ -22,6 +25,8 @@ def main(steps: int = 500) -> float:
         torch.nn.Linear(H, D_out),
     )
     print(model)
+    if compiled:
+        model = torch.compile(model)
     loss_fn = torch.nn.MSELoss(reduction="sum")
     optimizer = torch.optim.SGD(model.parameters(), lr=1e-4)
 
@@ -44,4 +49,6 @@ def main(steps: int = 500) -> float:
 if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=500)
-    main(p.parse_args().steps)
+    p.add_argument("--compile", action="store_true")
+    a = p.parse_args()
+    main(a.steps, a.compile)

@@ -62,3 +62,10 @@ def test_char_rnn_learns_the_text():
     first, last = map(float, re.search(r"loss went from (\S+) to (\S+) nats", out).groups())
     assert first > 3.0 and last < 1.5  # uniform guessing costs log(27) = 3.3 nats
     assert "sample: 'the compiler " in out
+
+
+def test_two_layer_net_nn_compiled_follows_the_same_losses():
+    eager = _loss_drop(run_example("two_layer_net_nn.py", "--steps", "200"))
+    compiled = _loss_drop(run_example("two_layer_net_nn.py", "--steps", "200", "--compile"))
+    assert compiled[0] == eager[0]
+    assert abs(compiled[1] - eager[1]) <= 1e-3 * eager[1] + 1e-6
