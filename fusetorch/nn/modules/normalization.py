@@ -131,23 +131,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(int(s) for s in normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            with no_grad():
-                self.weight.fill_(1.0)
-                if self.bias is not None:
-                    self.bias.zero_()
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return N.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -171,23 +158,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_parameters(self, (num_channels,), affine, bias, device, dtype)
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            with no_grad():
-                self.weight.fill_(1.0)
-                if self.bias is not None:
-                    self.bias.zero_()
+        _reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return N.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
@@ -195,3 +169,21 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
                 f"affine={self.affine}, bias={self.bias is not None}")
+
+
+def _affine_parameters(m: Module, shape: tuple, affine: bool, bias: bool, device, dtype) -> None:
+    """Register the weight (ones) and bias (zeros) of a LayerNorm/GroupNorm, or None for both
+    when not affine; a None bias when bias=False."""
+    m.register_parameter(
+        "weight", Parameter(empty(shape, device=device, dtype=dtype)) if affine else None)
+    m.register_parameter(
+        "bias", Parameter(empty(shape, device=device, dtype=dtype)) if affine and bias else None)
+    _reset_affine(m)
+
+
+def _reset_affine(m: Module) -> None:
+    if m.weight is not None:
+        with no_grad():
+            m.weight.fill_(1.0)
+            if m.bias is not None:
+                m.bias.zero_()
