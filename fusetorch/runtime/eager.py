@@ -199,7 +199,13 @@ def _scatter_add(x, index, src, dim):
     _check_gather_index(index, x.shape[dim], dim)
     out = x.copy()
     src = src[tuple(slice(0, n) for n in index.shape)]
-    np.add.at(out, _grid_index(index, dim), src)
+    if index.shape[dim] == 1 and index.shape == x.shape[:dim] + (1,) + x.shape[dim + 1:]:
+        # one target per row along dim (max(dim)'s gradient, max pooling): no target can
+        # repeat, so a gather-add-put does what np.add.at does, ~10x faster
+        vals = np.take_along_axis(out, index, dim) + src
+        np.put_along_axis(out, index, vals, dim)
+    else:
+        np.add.at(out, _grid_index(index, dim), src)
     return out
 
 
