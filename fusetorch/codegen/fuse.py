@@ -1,8 +1,8 @@
 """Partition a graph into fused kernel groups and the steps that stay library calls.
 
 A group is a set of elementwise nodes over one iteration space (the output shape they share),
-optionally ending in a `sum` over all dims or over trailing dims of that space. Everything else
-(matmul, movement ops, indexing, max/argmax reductions, integer math) is an `extern` step run
+optionally ending in a `sum`, `max` or `min` over all dims or over trailing dims of that space. Everything else
+(matmul, movement ops, indexing, argmax, other reductions, integer math) is an `extern` step run
 with the eager implementation: numpy's views make movement ops free, and the kernels read any
 strides, so a permute or an expand between two groups costs no copy.
 
@@ -29,7 +29,7 @@ class Group:
     nodes: list = field(default_factory=list)
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
-    reduce: Node | None = None  # a final sum over `reduce_dims` of the iteration space
+    reduce: Node | None = None  # a final sum/max/min over trailing dims of the iteration space
     start: int = 0  # topological position of the first node (inputs must come before it)
 
     @property
@@ -64,8 +64,9 @@ def fusible(n: Node) -> bool:
 
 
 def _reducible(n: Node, g: Group) -> bool:
-    """A sum over all dims, or over trailing dims, of the group's iteration space."""
-    if n.op != "sum" or n.dtype not in (dt.float32, dt.float64):
+    """A sum, max or min over all dims, or over trailing dims, of the group's iteration
+    space."""
+    if n.op not in ("sum", "max", "min") or n.dtype not in (dt.float32, dt.float64):
         return False
     x = n.inputs[0]
     dims, rank = n.attrs["dims"], len(g.shape)
@@ -99,6 +100,16 @@ def partition(graph: Graph) -> Plan:
             g.nodes.append(n)
             group_of[id(n)] = g
             continue
+        if n.inputs:
+            # a reduction of a value read from memory (an input, or a group's output that
+            # others read too): a kernel of its own
+            alone = Group(shape=n.inputs[0].shape, start=pos[id(n)])
+            if _reducible(n, alone):
+                alone.reduce = n
+                alone.nodes.append(n)
+                group_of[id(n)] = alone
+                steps.append(alone)
+                continue
         steps.append(Extern(n))
     outs = {id(o) for o in graph.outputs}
     for g in (s for s in steps if isinstance(s, Group)):

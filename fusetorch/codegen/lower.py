@@ -43,10 +43,12 @@ class LoopKernel:
     body: list  # Stmt per fused node
     stores: list  # (Param, var) for pointwise outputs
     flat: bool  # one loop over numel(shape) instead of one loop per dim
-    reduce_var: str | None = None  # the value summed by a reduce kernel
+    reduce_var: str | None = None  # the value a reduce kernel folds
     reduce_out: Param | None = None
     reduce_inner: int = 0  # how many trailing dims are summed
     acc_ctype: str = "double"
+    reduce_op: str = "sum"
+    acc_init: str = "0"
     numel: int = 0
     comments: list = field(default_factory=list)
 
@@ -149,9 +151,14 @@ def lower(group: Group, arrays: dict) -> LoopKernel:
         kernel.reduce_var = var_of[id(group.reduce.inputs[0])]
         kernel.reduce_out = reduce_out
         kernel.reduce_inner = len(group.reduce.attrs["dims"])
-        kernel.acc_ctype = "double"
+        kernel.reduce_op = group.reduce.op
+        # sums accumulate in double (a float32 sum of 2^24 values loses ~1e-5 relative);
+        # max and min are exact in their own type
+        kernel.acc_ctype = "double" if group.reduce.op == "sum" else group.reduce.dtype.c_type
+        kernel.acc_init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY"}[group.reduce.op]
     sig = repr([(p.name, p.ctype, p.strides) for p in params] +
-               [(s.expr, s.ctype) for s in body] + [space, kernel.reduce_inner, flat])
+               [(s.expr, s.ctype) for s in body] + [space, kernel.reduce_inner, flat,
+                                                    kernel.reduce_op])
     kernel.name = f"ft_{group.kind}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
     return kernel
 

@@ -203,3 +203,16 @@ def test_reused_output_buffers_never_overwrite_results_still_held():
     cf(torch.ones(50))
     close(held, x * 2 + 1)
     close(view, (x * 2 + 1)[:10])
+
+
+@pytest.mark.parametrize("fn", [lambda t: t.amax(-1), lambda t: (t * 2).amin((1, 2)),
+                                lambda t: t.max(), lambda t: t.exp().sum()])
+def test_reduction_kernels_propagate_nan(fn):
+    x = torch.randn(3, 4, 5)
+    x[1, 2, 3] = float("nan")
+    cf = torch.compile(fn)
+    cf(x)
+    got, want = cf(x).numpy(), fn(x).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
+    assert np.isnan(got).any() and np.array_equal(np.isnan(got), np.isnan(want))
+    assert any("reduce" in k for k in cf.kernels())
