@@ -9,7 +9,6 @@ Targets from the compile issue: at least 8x and 15x faster than numpy eager.
 """
 from __future__ import annotations
 
-import statistics
 import sys
 import timeit
 from pathlib import Path

@@ -595,7 +595,7 @@ def _vjp_index(b, n, g):
 
 
 def _vjp_index_put(b, n, g):
-    x, v = _x(n, 0), _x(n, 1)
+    v = _x(n, 1)
     spec, acc = n.attrs["spec"], n.attrs["accumulate"]
     idx = [b.value(i) for i in n.inputs[2:]]
     gx = g if acc else b.op("index_put", g, b.zero(g.dtype), *idx, spec=spec, accumulate=False)

@@ -272,3 +272,14 @@ kaiming_uniform = _make_deprecate(kaiming_uniform_)
 kaiming_normal = _make_deprecate(kaiming_normal_)
 orthogonal = _make_deprecate(orthogonal_)
 sparse = _make_deprecate(sparse_)
+
+
+def _default_layer_init(weight: Tensor, bias: Tensor | None) -> None:
+    """PyTorch's reset_parameters for Linear and the convolutions: kaiming_uniform_(a=sqrt(5)),
+    which is U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for the weight, and the same bound for the
+    bias."""
+    kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = _calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        uniform_(bias, -bound, bound)

@@ -13,14 +13,10 @@ the version of its tensor at that moment. `backward` then:
 """
 from __future__ import annotations
 
-import warnings
 import weakref
 from collections import OrderedDict
 from typing import Sequence
 
-import numpy as np
-
-from ..ir import dtypes as dt
 from ..ir.grad import backward_graph
 from ..ir.graph import Graph, Node, toposort
 from ..ir.ops import OPS
@@ -431,7 +427,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     retain_graph = create_graph if retain_graph is None else retain_graph
     for i, t in enumerate(inputs):
         if not t._requires_grad:
-            raise RuntimeError(f"One of the differentiated Tensors does not require grad")
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots, grads = _roots_and_grads(outputs, list(grad_outputs), create_graph)
     wrt = [t._node if t._node is not None else leaf_node(t) for t in inputs]
     reachable = {id(n) for n in toposort([r._node for r in roots])}

@@ -500,7 +500,7 @@ def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
     if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor" if input.ndim != 3
+        raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3
                            else "batch2 must be a 3D tensor")
     (b, _, m), (b2, m2, _) = input.shape, mat2.shape
     if b != b2 or m != m2:  # bmm does not broadcast the batch

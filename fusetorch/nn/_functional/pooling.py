@@ -114,7 +114,7 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
 
 def _index_table(hw, kernel, stride, padding, dilation, out_hw) -> np.ndarray:
     """[kh*kw, OH, OW]: the flat input position (row * W + col) each window element reads."""
-    (h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw), (oh, ow) = (
+    (_h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw), (oh, ow) = (
         hw, kernel, stride, padding, dilation, out_hw)
     rows = (np.arange(oh) * sh - ph)[None, :] + (np.arange(kh) * dh)[:, None]  # [kh, OH]
     cols = (np.arange(ow) * sw - pw)[None, :] + (np.arange(kw) * dw)[:, None]  # [kw, OW]
