@@ -102,7 +102,8 @@ class CompiledFunction:
     def _compile(self, key, args, kwargs):
         global _warned_no_compiler
         tensors = _tensors(args) + _module_tensors(self._fn)
-        if kwargs or not tensors:
+        if kwargs or not tensors or any(t._be.device.type != "cpu" for t in tensors):
+            # (CUDA tensors: the CUDA backend renders the same kernels in the CUDA issue)
             self._remember(key, _EAGER)
             return self._fn(*args, **kwargs)
         try:
@@ -123,6 +124,8 @@ class CompiledFunction:
         mutated = [t for k, t in enumerate(rec.input_tensors) if rec.node(t) is not rec.inputs[k]]
         tensors = tensors + captured
         wrt = [k for k, t in enumerate(tensors) if t._requires_grad] if D.GRAD_ENABLED else []
+        if outs and not outs[0]._dtype.is_floating_point:
+            wrt = []  # an integer result (argmax, a comparison) carries no gradient
         if mutated or not outs or (wrt and len(outs) != 1):
             # several differentiable outputs: the joint program returns one for now
             self._remember(key, _EAGER)

@@ -216,3 +216,12 @@ def test_reduction_kernels_propagate_nan(fn):
     np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True)
     assert np.isnan(got).any() and np.array_equal(np.isnan(got), np.isnan(want))
     assert any("reduce" in k for k in cf.kernels())
+
+
+def test_integer_results_of_inputs_that_require_grad():
+    x = torch.randn(4, 5, requires_grad=True)
+    cf = torch.compile(lambda t: (t * 2 > 0).sum(1))
+    cf(x)
+    got = cf(x)
+    np.testing.assert_array_equal(got.numpy(), (x.detach().numpy() * 2 > 0).sum(1))
+    assert got.grad_fn is None and got.dtype is torch.int64
