@@ -125,6 +125,10 @@ def _is_trivial(spec, shape) -> bool:
 
 
 def getitem(t: Tensor, key) -> Tensor:
+    if D.RECORDER is None and not (t._requires_grad and D.GRAD_ENABLED):
+        r = _basic_view(t, key)
+        if r is not None:
+            return r
     if isinstance(key, (bool, np.bool_)) or (isinstance(key, Tensor) and key.ndim == 0
                                              and key._dtype is dt.bool_):
         # a lone 0-d mask: a new leading dim of size 1 (True) or 0 (False), as in PyTorch
@@ -184,6 +188,32 @@ def _makes_view(items: list, shape: tuple) -> bool:
         else:
             src += it[1].ndim if it[0] == "mask" else 1
     return False
+
+
+_BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def _basic_view(t: Tensor, key) -> Tensor | None:
+    """`x[0]`, `x[:, 1:3]`, `x[None]`... with nothing recording: numpy's view, which is what
+    the `index` primitive computes, without building a spec (a few microseconds per call in
+    RNN loops). None for anything else, or anything that would raise: the general path then
+    gives PyTorch's answer or error."""
+    k = key if key.__class__ is tuple else (key,)
+    for item in k:
+        if item.__class__ not in _BASIC:
+            return None
+        if item.__class__ is slice and item.step is not None and (
+                item.step.__class__ is not int or item.step <= 0):
+            return None
+    if not t._data.ndim:
+        return None
+    try:
+        out = t._data[k + (Ellipsis,)] if not any(i is Ellipsis for i in k) else t._data[k]
+    except (IndexError, TypeError, ValueError):
+        return None
+    r = Tensor._make(out, t._dtype, t._be)
+    r._base = t._base if t._base is not None else t  # a view: one version counter
+    return r
 
 
 def setitem(t: Tensor, key, value) -> None:
