@@ -29,6 +29,7 @@ from typing import Any, Callable
 from .ir import passes
 from .ir.grad import backward_graph
 from .ir.graph import Graph
+from .runtime.device import dtype_from_numpy
 from .runtime.program import Program
 from .tracer import autograd as A
 from .tracer import dispatch as D
@@ -259,5 +260,4 @@ def _wrap(spec, arrays, be):
 
 
 def _dtype_of(a):
-    from .runtime.device import dtype_from_numpy
     return dtype_from_numpy(a.dtype)

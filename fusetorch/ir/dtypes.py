@@ -57,6 +57,11 @@ ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, 
 
 _default_float = float32
 
+# PyTorch's ScalarType names, as its error messages print dtypes ("result type Float ...")
+SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
+                     "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
+                     "float64": "Double"}
+
 
 def by_name(name: str) -> DType:
     return _BY_NAME[name] if name in _BY_NAME else ALIASES[name]

@@ -75,9 +75,7 @@ def _bool_dtype(dtypes, a):
     return dt.bool_
 
 
-# PyTorch's names for dtypes in its messages: ScalarType names and C++ type names.
-_SCALAR_NAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-                "int64": "Long", "float16": "Half", "float32": "Float", "float64": "Double"}
+# PyTorch's C++ type names, as its matmul messages print them.
 _CPP_NAME = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
              "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float",
              "float64": "double"}
@@ -86,7 +84,7 @@ _CPP_NAME = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "i
 def _where_dtype(dtypes, a):
     if dtypes[0] is not dt.bool_:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {_SCALAR_NAME[dtypes[0].name]}")
+                           f"with dtype {dt.SCALAR_TYPE_NAMES[dtypes[0].name]}")
     return _same_dtype(dtypes[1:], a)
 
 

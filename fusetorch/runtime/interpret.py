@@ -19,27 +19,34 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
     for pos, node in enumerate(graph.nodes):
         if node.op == "input":
             continue
-        if node.op == "constant" and not node.inputs:
-            out = xp.asarray(node.attrs["value"], dtype=NP_DTYPES[node.dtype])
+        args = [env[id(i)] for i in node.inputs]
+        if node.op in _REUSES_INPUT0 and _dead_after(node.inputs[0], args[0], pos, last_use,
+                                                       owners):
+            out = eval_node(node, args, impl, xp, inplace=True)
+            owners[id(args[0])] -= 1  # the dead input hands its buffer to this node
         else:
-            args = [env[id(i)] for i in node.inputs]
-            if node.op in _REUSES_INPUT0 and _dead_after(node.inputs[0], args[0], pos,
-                                                           last_use, owners):
-                out = impl[node.op](*args, **node.attrs, inplace=True)
-                owners[id(args[0])] -= 1  # the dead input hands its buffer to this node
-            else:
-                out = impl[node.op](*args, **node.attrs) if node.attrs else \
-                    impl[node.op](*args)
-        out = xp.asarray(out)
+            out = eval_node(node, args, impl, xp)
         if out.shape != node.shape:  # a data-dependent size (nonzero) differs from the trace's
             raise RuntimeError(
                 f"{node.op} gave shape {list(out.shape)} but the graph was recorded with "
                 f"{list(node.shape)}; a data-dependent shape cannot change between runs")
-        if out.dtype != NP_DTYPES[node.dtype]:
-            out = out.astype(NP_DTYPES[node.dtype])
         env[id(node)] = out
         owners[id(out)] = owners.get(id(out), 0) + 1
     return [env[id(o)] for o in graph.outputs]
+
+
+def eval_node(node, args: list, impl: dict, xp, **extra):
+    """One node on its input arrays with the eager table, as an array of the node's dtype."""
+    if node.op == "constant" and not node.inputs:
+        out = xp.asarray(node.attrs["value"], dtype=NP_DTYPES[node.dtype])
+    elif node.attrs or extra:
+        out = impl[node.op](*args, **node.attrs, **extra)
+    else:
+        out = impl[node.op](*args)
+    out = xp.asarray(out)
+    if out.dtype != NP_DTYPES[node.dtype]:
+        out = out.astype(NP_DTYPES[node.dtype])
+    return out
 
 
 # Ops that may write their result into input 0's buffer when nothing else can see it: an

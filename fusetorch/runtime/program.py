@@ -15,6 +15,7 @@ import numpy as np
 from ..codegen import fuse, lower, render
 from ..ir.graph import Graph
 from .device import NP_DTYPES
+from .interpret import eval_node
 
 
 class Program:
@@ -151,18 +152,8 @@ _CTYPES = {"f": "float", "d": "double", "?": "bool"}
 
 
 def _run_node(node, env: dict, impl: dict, xp):
-    """One node with the eager implementations (as the reference interpreter does)."""
-    if node.op == "constant" and not node.inputs:
-        out = xp.asarray(node.attrs["value"], dtype=NP_DTYPES[node.dtype])
-    else:
-        args = [env[id(i)] if id(i) in env else _const(i, xp) for i in node.inputs]
-        out = impl[node.op](*args, **node.attrs) if node.attrs else impl[node.op](*args)
-    out = xp.asarray(out)
-    if out.dtype != NP_DTYPES[node.dtype]:
-        out = out.astype(NP_DTYPES[node.dtype])
-    return out
-
-
-def _const(node, xp):
-    return xp.asarray(node.attrs["value"], dtype=NP_DTYPES[node.dtype])
+    """One extern step. Scalar constants are not steps of the plan (kernels inline them), so
+    one read here is evaluated on the spot."""
+    args = [env[id(i)] if id(i) in env else eval_node(i, [], impl, xp) for i in node.inputs]
+    return eval_node(node, args, impl, xp)
 

@@ -108,12 +108,8 @@ def is_grad_enabled() -> bool:
 
 # ---------------------------------------------------------------- recording
 
-def _root(t: Tensor) -> Tensor:
-    return t._base if t._base is not None else t
-
-
 def _saved_entry(t: Tensor):
-    root = _root(t)
+    root = t._root()
     if root._vc is None:
         root._vc = [0]
     return (t._data, root._vc, root._vc[0], t)

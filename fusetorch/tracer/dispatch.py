@@ -109,9 +109,7 @@ def promote_args(name: str, args) -> tuple:
 
 
 def _torch_name(d: dt.DType) -> str:
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[d.name]
+    return dt.SCALAR_TYPE_NAMES[d.name]
 
 
 def _check_bool(name: str, compute: dt.DType) -> None:
@@ -221,8 +219,7 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     result = _new(out, dtype, be)
     if opdef.kind == "movement" and out.base is not None and len(tensors) == 1 \
             and np.may_share_memory(out, tensors[0]._data):
-        base = tensors[0]  # a view: it shares its base's version counter
-        result._base = base._base if base._base is not None else base
+        result._base = tensors[0]._root()  # a view: it shares its base's version counter
     if RECORDER is not None:
         RECORDER.record(name, tensors, attrs, result)
     if GRAD_ENABLED and any(t._requires_grad for t in tensors):
@@ -305,6 +302,13 @@ def _keep_original(t: Tensor, node) -> None:
                 saved[k] = (t._be.xp.array(e[0], copy=True), None, 0, None)
 
 
+def check_cast(value: Tensor, target: Tensor) -> None:
+    """In-place ops and `out=` may narrow a type only within its category (no float -> int)."""
+    if not dt.can_cast(value._dtype, target._dtype):
+        raise RuntimeError(f"result type {_torch_name(value._dtype)} can't be cast to the "
+                           f"desired output type {_torch_name(target._dtype)}")
+
+
 def check_inplace(t: Tensor, value=None) -> bool:
     """Refuse in-place writes autograd cannot follow; True if this write must be recorded."""
     if not GRAD_ENABLED:
@@ -318,12 +322,6 @@ def check_inplace(t: Tensor, value=None) -> bool:
             "an in-place operation on a view of a tensor that requires grad is not supported "
             "yet: write into a clone, or build the result out of place (torch.where, torch.cat)")
     return grad
-
-
-def record_inplace(t: Tensor, value: Tensor) -> None:
-    """After `t`'s buffer has been overwritten with `value`, make recordings see `t` as `value`."""
-    if RECORDER is not None:
-        RECORDER.alias(t, value)
 
 
 def is_recording() -> bool:

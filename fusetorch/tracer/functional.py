@@ -50,15 +50,10 @@ def write_out(result: Tensor, out: Tensor | None) -> Tensor:
     """Copy `result` into `out=` the way PyTorch does: resize if needed, cast if allowed."""
     if out is None:
         return result
-    if not dt.can_cast(result._dtype, out._dtype):
-        raise RuntimeError(f"result type {D._torch_name(result._dtype)} can't be cast to the "
-                           f"desired output type {D._torch_name(out._dtype)}")
+    D.check_cast(result, out)
     if out._data.shape != result._data.shape:
         out._data = out._be.xp.empty(result._data.shape, dtype=out._data.dtype)
-    out._be.xp.copyto(out._data, result._data, casting="unsafe")
-    out._bump_version()
-    D.record_inplace(out, cast(result, out._dtype))
-    return out
+    return D.copy_into(out, result)
 
 
 # ---------------------------------------------------------------- elementwise

@@ -212,7 +212,7 @@ def _basic_view(t: Tensor, key) -> Tensor | None:
     except (IndexError, TypeError, ValueError):
         return None
     r = Tensor._make(out, t._dtype, t._be)
-    r._base = t._base if t._base is not None else t  # a view: one version counter
+    r._base = t._root()  # a view: one version counter
     return r
 
 

@@ -22,9 +22,7 @@ def _inplace(self: Tensor, value: Tensor) -> Tensor:
     if value._data.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                            f"broadcast shape {list(value._data.shape)}")
-    if not dt.can_cast(value._dtype, self._dtype):
-        raise RuntimeError(f"result type {D._torch_name(value._dtype)} can't be cast to the "
-                           f"desired output type {D._torch_name(self._dtype)}")
+    D.check_cast(value, self)
     return D.copy_into(self, value)
 
 

@@ -247,8 +247,13 @@ class Tensor:
     def _version(self) -> int:
         return self._vc[0] if self._vc is not None else 0
 
+    def _root(self) -> "Tensor":
+        """The tensor owning this one's storage (itself unless it is a view): views share
+        their root's version counter."""
+        return self._base if self._base is not None else self
+
     def _bump_version(self) -> None:
-        root = self._base if self._base is not None else self
+        root = self._root()
         if root._vc is None:
             root._vc = [0]
         root._vc[0] += 1
@@ -376,7 +381,7 @@ def _data_read(what: str) -> None:
 def _alias(t: Tensor) -> Tensor:
     """A new tensor over the same storage, outside autograd."""
     a = Tensor._make(t._data, t._dtype, t._be)
-    a._base = t if t._base is None else t._base
+    a._base = t._root()
     return a
 
 

@@ -268,10 +268,8 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f"\"log_sigmoid_cpu\" not implemented for "
                                   f"'{D._torch_name(input._dtype)}'")
-    if not target._dtype.is_floating_point:
-        # PyTorch computes (1 - target) in the target's dtype and writes the float result into it
-        raise RuntimeError(f"result type {D._torch_name(input._dtype)} can't be cast to the "
-                           f"desired output type {D._torch_name(target._dtype)}")
+    # PyTorch computes (1 - target) in the target's dtype and writes the float result into it
+    D.check_cast(input, target)
     log_sig = F.minimum(input, 0.0) - F.log1p(F.exp(-F.abs(input)))
     if pos_weight is not None:
         log_sig = log_sig * ((pos_weight - 1) * target + 1)
