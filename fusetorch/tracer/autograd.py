@@ -9,7 +9,10 @@ the version of its tensor at that moment. `backward` then:
   3. binds the cotangents and the saved values (checking versions) and runs it: with the
      reference interpreter on arrays, or, for `create_graph=True`, through dispatch so that the
      gradient computation is itself recorded,
-  4. accumulates into leaf `.grad` and frees the saved values unless `retain_graph`.
+  4. accumulates into leaf `.grad` (last-used leaves first, each through its `register_hook`
+     hooks, then its post-accumulate hooks), runs the callbacks queued meanwhile
+     (`queue_callback`: DistributedDataParallel waits for its all-reduces there) and frees the
+     saved values unless `retain_graph`.
 """
 from __future__ import annotations
 
@@ -274,8 +277,11 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also
     bw, fwd_values, order = _plan(root_nodes, wrt_nodes, also)
     values = _bind_values(order, fwd_values)
     be = roots[0]._be
-    if create_graph:
-        outs = _run_recorded(bw, grads, fwd_values, values, be)
+    if create_graph or D.RECORDER is not None:
+        # a trace (compile of a whole training step) must see the backward's ops too
+        if D.RECORDER is not None:
+            D.RECORDER.backward_ran = True
+        outs = _run_recorded(bw, grads, fwd_values, values, be, create_graph)
     else:
         arrays = [g._data for g in grads] + [v[0] for v in values]
         out_arrays = run_graph(bw.graph, arrays, be.impl, be.xp)
@@ -285,18 +291,36 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also
         outs = []
         for a, n in zip(out_arrays, bw.graph.outputs):
             root = _root_array(a)
-            if id(root) in taken or not a.flags.writeable:
+            if id(root) in taken or not D.writeable(a):
                 a = be.xp.array(a, copy=True)
                 root = a
             taken.add(id(root))
             outs.append(Tensor._make(a, n.dtype, be))
+        if any(n.op == "to_device" for n in bw.graph.nodes):
+            _place(outs, list(wrt_nodes) + list(also), be)
     if not retain_graph:
         _free(order)
     return outs
 
 
-def _run_recorded(bw, grads, fwd_values, values, be) -> list:
-    """Interpret the backward graph through dispatch, so its ops are recorded (create_graph)."""
+def _place(outs: list, targets: list, be) -> None:
+    """In a graph that crosses devices each gradient lives where its forward value did: a
+    leaf's device, else the device of the array's module."""
+    from ..runtime.device import backend_of_array
+    for k, (g, f) in enumerate(zip(outs, targets)):
+        leaf = _leaf_of(f)
+        want = leaf._be if leaf is not None else backend_of_array(g._data, be)
+        if want is not g._be:
+            data = g._data
+            if backend_of_array(data, want) is not want:
+                from ..runtime.eager import _to_device
+                data = _to_device(data, str(want.device))
+            outs[k] = Tensor._make(data, g._dtype, want)
+
+
+def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool) -> list:
+    """Interpret the backward graph through dispatch, so its ops are recorded: by autograd
+    (create_graph) and/or by an active trace."""
     env: dict[int, Tensor] = {}
     ins = bw.graph.inputs
     for node, g in zip(ins, grads):
@@ -308,17 +332,24 @@ def _run_recorded(bw, grads, fwd_values, values, be) -> list:
         leaf = _leaf_of(f)
         if leaf is not None:
             env[id(node)] = leaf
+        elif v[3] is not None and v[3]._data is v[0] and (v[3]._node is f or f.op == "input"):
+            env[id(node)] = v[3]  # the forward tensor itself: a trace knows it
         else:
             t = Tensor._make(v[0], f.dtype, be)
             if f.op != "input":
                 t._node, t._requires_grad = f, True
             env[id(node)] = t
-    with enable_grad():
+    given = {id(t) for t in env.values()}
+    with enable_grad() if create_graph else no_grad():
         for node in bw.graph.nodes:
             if id(node) in env:
                 continue
             env[id(node)] = _dispatch_node(node, [env[id(i)] for i in node.inputs], be)
-    return [env[id(o)] for o in bw.graph.outputs]
+        # a gradient that is a cotangent or a saved value itself gets its own buffer, so .grad
+        # never aliases anything else
+        outs = [env[id(o)] for o in bw.graph.outputs]
+        return [o.clone() if id(o) in given or any(o is p for p in outs[:k]) else o
+                for k, o in enumerate(outs)]
 
 
 def _dispatch_node(node: Node, args: list, be) -> Tensor:
@@ -339,13 +370,61 @@ def _root_array(a):
     return a
 
 
+GRAD_HOOKS = "_grad_hooks"  # tensor __dict__ keys: {handle id: hook}
+POST_ACCUMULATE_HOOKS = "_post_accumulate_grad_hooks"
+_FINAL_CALLBACKS: list = []
+
+
+def add_hook(t: Tensor, kind: str, hook):
+    """Register a leaf tensor hook (`Tensor.register_hook` / `register_post_accumulate_grad_hook`).
+    The whole backward graph runs at once, so hooks fire after it, as each leaf's gradient is
+    accumulated; hooks on non-leaf tensors would have to run inside it (not supported yet)."""
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if not t.is_leaf:
+        if kind == POST_ACCUMULATE_HOOKS:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        raise NotImplementedError("register_hook on a non-leaf tensor is not supported yet "
+                                  "(leaf tensors only)")
+    from ..nn.module import RemovableHandle  # the one handle type (module and optimizer hooks)
+    hooks = t.__dict__.setdefault(kind, {})
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def queue_callback(fn) -> None:
+    """Run `fn()` once the backward in progress has accumulated every gradient (PyTorch's
+    `Variable._execution_engine.queue_callback`; meant to be called from a hook)."""
+    _FINAL_CALLBACKS.append(fn)
+
+
+def _hooked(t: Tensor, g: Tensor) -> Tensor:
+    for hook in list(t.__dict__.get(GRAD_HOOKS, {}).values()):
+        r = hook(g)
+        if r is not None:
+            g = r
+    return g
+
+
 def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
+    if t.__dict__.get(GRAD_HOOKS):
+        g = _hooked(t, g)
+    if D.RECORDER is not None:
+        D.RECORDER.grad_access(t, "read")
     if t._grad is None:
         t._grad = g
+    elif D.RECORDER is not None and not create_graph:
+        t._grad.add_(g)  # recorded, so a replay of the trace accumulates too
     elif create_graph or D.GRAD_ENABLED and t._grad._requires_grad:
         t._grad = t._grad + g
     else:
         t._grad._data += g._data
+    post = t.__dict__.get(POST_ACCUMULATE_HOOKS)
+    if post:
+        for hook in list(post.values()):
+            hook(t)
 
 
 def _roots_and_grads(tensors, grad_tensors, create_graph: bool):
@@ -400,13 +479,21 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     also = [n for n, _ in retained]
     with no_grad() if not create_graph else enable_grad():
         outs = run_backward(roots, grads, wrt, also, retain_graph, create_graph)
-        for t, g in zip(targets, outs[:len(wrt)]):
-            if t._node is not None and t._node.op != "input":  # a non-leaf in `inputs=`
-                t._grad = g
-            else:
+        try:
+            # last-used first, the order in which PyTorch's engine finishes leaves (and so
+            # the order DistributedDataParallel's buckets expect)
+            for t, g in reversed(list(zip(targets, outs[:len(wrt)]))):
+                if t._node is not None and t._node.op != "input":  # a non-leaf in `inputs=`
+                    t._grad = g
+                else:
+                    _accumulate_leaf(t, g, create_graph)
+            for (_, t), g in zip(retained, outs[len(wrt):]):
                 _accumulate_leaf(t, g, create_graph)
-        for (_, t), g in zip(retained, outs[len(wrt):]):
-            _accumulate_leaf(t, g, create_graph)
+        finally:
+            callbacks = _FINAL_CALLBACKS[:]
+            _FINAL_CALLBACKS.clear()
+        for fn in callbacks:
+            fn()
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
@@ -434,6 +521,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
                            "desired behavior.")
     with no_grad() if not create_graph else enable_grad():
         outs = run_backward(roots, grads, wrt, [], retain_graph, create_graph)
+        outs = [_hooked(t, g) if t.__dict__.get(GRAD_HOOKS) else g for t, g in zip(inputs, outs)]
     result = tuple(g if u or materialize_grads else None for g, u in zip(outs, used))
     return result
 

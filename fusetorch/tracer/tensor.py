@@ -170,6 +170,8 @@ class Tensor:
     @property
     def grad(self):
         g = self._grad
+        if D.RECORDER is not None:
+            D.RECORDER.grad_access(self, "read")
         if g is not None:
             return g
         if not self.is_leaf and not self.retains_grad:
@@ -189,6 +191,8 @@ class Tensor:
                 f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
                 f"size '{list(self._data.shape)}'. Please ensure that the gradient and the "
                 "tensor are the same size")
+        if D.RECORDER is not None:
+            D.RECORDER.grad_access(self, "set")
         self._grad = value
 
     @grad.deleter
@@ -230,7 +234,16 @@ class Tensor:
                  inputs)
 
     def register_hook(self, hook):
-        raise NotImplementedError("tensor hooks are not supported yet")
+        """Call `hook(grad)` when this leaf's gradient is computed, before it is accumulated; a
+        returned tensor replaces the gradient. Returns a handle with `remove()`."""
+        from .autograd import GRAD_HOOKS, add_hook
+        return add_hook(self, GRAD_HOOKS, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(tensor)` after this leaf's `.grad` has been accumulated (how
+        DistributedDataParallel learns a gradient is ready)."""
+        from .autograd import POST_ACCUMULATE_HOOKS, add_hook
+        return add_hook(self, POST_ACCUMULATE_HOOKS, hook)
 
     @property
     def data(self) -> "Tensor":
@@ -259,6 +272,15 @@ class Tensor:
         root._vc[0] += 1
         self._vc = root._vc
 
+    def share_memory_(self) -> "Tensor":
+        """Move the data into shared memory in place (see `fusetorch.multiprocessing`)."""
+        from ..multiprocessing.reductions import share_memory_
+        return share_memory_(self)
+
+    def is_shared(self) -> bool:
+        from ..multiprocessing.reductions import is_shared
+        return is_shared(self)
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if requires_grad and not self._dtype.is_floating_point:  # PyTorch's wording differs
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
@@ -269,9 +291,10 @@ class Tensor:
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The tensor's own memory as a numpy array (no copy)."""
-        if self._be.xp is not np:
+        if self._be.device.type != "cpu":
             if force:
-                return self._be.xp.asnumpy(self._data)
+                return self._be.xp.asnumpy(self._data) if self._be.xp is not np \
+                    else self._data.copy()
             raise TypeError(f"can't convert {self._be.device} device type tensor to numpy. Use "
                             "Tensor.cpu() to copy the tensor to host memory first.")
         if self.requires_grad and not force:
@@ -295,6 +318,8 @@ class Tensor:
         return self._host().tolist()
 
     def __array__(self, dtype=None, copy=None):
+        if self._be.device.type != "cpu":  # np.asarray(cuda_tensor) is numpy()'s error
+            self.numpy()
         a = self._host()
         return a if dtype is None else a.astype(dtype, copy=False)
 
@@ -388,3 +413,8 @@ def _alias(t: Tensor) -> Tensor:
 def _rebuild(data, dtype_name, dev, requires_grad):
     from .creation import tensor
     return tensor(data, dtype=dt.by_name(dtype_name), device=dev, requires_grad=requires_grad)
+
+
+# dispatch imports this module first; bound here so hot properties (`grad`) read
+# `D.RECORDER` without an import per call
+from . import dispatch as D  # noqa: E402
