@@ -1,4 +1,12 @@
-"""`fusetorch.cuda`: what the CUDA device offers. cupy is imported only when asked for."""
+"""`fusetorch.cuda`: what the CUDA device offers. cupy is imported only when asked for.
+
+Without cupy or without a GPU `is_available()` is False and `device_count()` is 0; the calls that
+need a device then raise PyTorch's "no NVIDIA driver" RuntimeError, and seeding is a no-op (as
+PyTorch seeds lazily).
+"""
+from __future__ import annotations
+
+from ..runtime import device as _dev
 from ..runtime.device import cuda_available
 
 
@@ -8,7 +16,66 @@ def is_available() -> bool:
 
 
 def device_count() -> int:
-    if not cuda_available():
-        return 0
-    import cupy
-    return int(cupy.cuda.runtime.getDeviceCount())
+    return _dev.cuda_device_count()
+
+
+def _backend(device=None) -> _dev.Backend:
+    if device is None:
+        return _dev.backend("cuda:0")
+    if isinstance(device, int):
+        return _dev.backend(f"cuda:{device}")
+    d = _dev.device(device)
+    if d.type != "cuda":
+        raise ValueError(f"Expected a cuda device, but got: {d}")
+    return _dev.backend(d)
+
+
+def current_device() -> int:
+    """The index of the device a bare 'cuda' means (always 0: one device is used)."""
+    return _backend().device.index
+
+
+def synchronize(device=None) -> None:
+    """Wait until every kernel queued on the device has finished."""
+    be = _backend(device)
+    if be.xp.__name__ == "cupy":
+        with be.xp.cuda.Device(be.device.index):
+            be.xp.cuda.runtime.deviceSynchronize()
+
+
+def get_device_name(device=None) -> str:
+    be = _backend(device)
+    if be.xp.__name__ != "cupy":
+        return f"{be.xp.__name__} (a stand-in for a CUDA device)"
+    name = be.xp.cuda.runtime.getDeviceProperties(be.device.index)["name"]
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def get_device_capability(device=None) -> tuple:
+    be = _backend(device)
+    if be.xp.__name__ != "cupy":
+        return (0, 0)
+    cc = be.xp.cuda.Device(be.device.index).compute_capability  # '90'
+    return int(cc[:-1]), int(cc[-1])
+
+
+def manual_seed(seed: int) -> None:
+    """Seed the generator CUDA tensors draw from (rand/randn/randint with device='cuda')."""
+    from ..runtime.eager import CUDA_GENERATOR
+    CUDA_GENERATOR.seed(int(seed))
+
+
+manual_seed_all = manual_seed  # one generator serves every device
+
+
+def seed() -> None:
+    import numpy as np
+    manual_seed(np.random.SeedSequence().entropy & (2**63 - 1))
+
+
+seed_all = seed
+
+
+def initial_seed() -> int:
+    from ..runtime.eager import CUDA_GENERATOR
+    return CUDA_GENERATOR.initial

@@ -357,6 +357,12 @@ _def("custom_vjp", "extern", 2, _attr_shape, _attr_dtype,
      attrs=("index", "positions", "shape", "dtype"),
      doc="the gradient for input `index` of a custom node, from (cotangent, context)")
 
+# Between devices: a copy onto attrs['device'] from attrs['src'] (device names, 'cpu', 'cuda:0').
+# Its own primitive so that `.to('cuda')` is differentiable (the cotangent goes back to `src`)
+# and the interpreter knows where each value of a mixed graph lives.
+_def("to_device", "extern", 1, _first_shape, _same_dtype, attrs=("device", "src"),
+     doc="a copy of x on another device (Tensor.to, .cuda(), .cpu())")
+
 # Extern: library calls in compiled code.
 _def("matmul", "extern", 2, _matmul_shape, _matmul_dtype,
      doc="batched matrix product of tensors with >= 2 dims, batch dims broadcast")
@@ -444,6 +450,10 @@ def _vjp_zero(b, n, g):
 
 def _vjp_identity(b, n, g):
     return (g,)
+
+
+def _vjp_to_device(b, n, g):
+    return (b.op("to_device", g, device=n.attrs["src"], src=n.attrs["device"]),)
 
 
 def _vjp_cast(b, n, g):
@@ -660,6 +670,7 @@ _VJP = {
     "erf": (_vjp_erf, (0,)), "log1p": (_vjp_log1p, (0,)), "expm1": (_vjp_expm1, ("out",)),
     "abs": (_vjp_abs, (0,)), "sign": (_vjp_zero, ()), "relu": (_vjp_relu, ("out",)),
     "logical_not": (_vjp_zero, ()), "copy": (_vjp_identity, ()), "cast": (_vjp_cast, ()),
+    "to_device": (_vjp_to_device, ()),
     "clamp": (_vjp_clamp, (0,)),
     "add": (_vjp_add, ()), "sub": (_vjp_sub, ()), "mul": (_vjp_mul, (0, 1)),
     "div": (_vjp_div, (0, 1)), "pow": (_vjp_pow, (0, 1, "out")),

@@ -94,43 +94,94 @@ def _make_cpu() -> Backend:
     return Backend(device("cpu"), np, make_table(np))
 
 
+_PROBE: list = []  # [cupy module or None], filled by the first probe
+
+
 def _cupy():
-    """cupy if it imports and sees a GPU, else None (the cuda extra is optional)."""
-    try:
-        import cupy
-        if cupy.cuda.runtime.getDeviceCount() > 0:
-            return cupy
-    except Exception:  # no cupy, no driver, no device: all mean "no CUDA"
-        return None
-    return None
+    """cupy if it imports and sees a GPU, else None (the cuda extra is optional). Probed once:
+    importing cupy and asking the driver cost milliseconds."""
+    if not _PROBE:
+        try:
+            import cupy
+            _PROBE.append(cupy if cupy.cuda.runtime.getDeviceCount() > 0 else None)
+        except Exception:  # no cupy, no driver, no device: all mean "no CUDA"
+            _PROBE.append(None)
+    return _PROBE[0]
+
+
+def cuda_device_count() -> int:
+    """GPUs cupy sees; without cupy, the cuda backends registered by hand (tests)."""
+    cp = _cupy()
+    if cp is not None:
+        return int(cp.cuda.runtime.getDeviceCount())
+    return len({id(b) for b in _BACKENDS.values() if b.device.type == "cuda"})
 
 
 def cuda_available() -> bool:
-    return _cupy() is not None
+    return cuda_device_count() > 0
+
+
+def _key(dev) -> str:
+    """The canonical name of a device: a bare 'cuda' means the current device, cuda:0."""
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type == "cpu":
+        return "cpu"
+    return f"cuda:{0 if d.index is None else d.index}"
 
 
 def backend(dev) -> Backend:
     """The backend of a device (given as `device`, string or None for the CPU), created once."""
     if dev is None:
         return _BACKENDS["cpu"]
-    key = str(dev) if not isinstance(dev, str) else dev
-    b = _BACKENDS.get(key)
+    b = _BACKENDS.get(dev) if isinstance(dev, str) else None
     if b is not None:
         return b
-    d = device(key)
-    if d.type == "cpu":
-        b = _BACKENDS["cpu"]
-    else:
-        # the CUDA backend lives here: cupy arrays with the same eager table (issue: CUDA device)
-        cp = _cupy()
-        if cp is None:
-            raise RuntimeError("CUDA is not available: no NVIDIA GPU was found or cupy is not "
-                               "installed (pip install 'fusetorch[cuda]')")
-        from .eager import make_table
-        d = device("cuda", d.index or 0)
-        b = Backend(d, cp, make_table(cp))
-    _BACKENDS[key] = b
+    key = _key(dev)
+    b = _BACKENDS.get(key)
+    if b is None:
+        b = _make_cuda(int(key[5:]))
+        _BACKENDS[key] = b
+    if isinstance(dev, str):
+        _BACKENDS.setdefault(dev, b)  # the spelling asked for, so the next lookup is one dict get
     return b
+
+
+def _make_cuda(index: int) -> Backend:
+    cp = _cupy()
+    if cp is None:
+        # PyTorch's CUDA build on a machine without a driver says this (a CPU-only build raises
+        # AssertionError 'Torch not compiled with CUDA enabled'; fusetorch always has the code)
+        raise RuntimeError("Found no NVIDIA driver on your system. Please check that you have an "
+                           "NVIDIA GPU and installed a driver from "
+                           "http://www.nvidia.com/Download/index.aspx (fusetorch also needs cupy: "
+                           "pip install 'fusetorch[cuda]')")
+    if index >= cuda_device_count():
+        raise RuntimeError("CUDA error: invalid device ordinal")
+    from .eager import CUDA_GENERATOR, make_table
+    return Backend(device("cuda", index), cp, make_table(cp, CUDA_GENERATOR))
+
+
+def register_backend(dev, b: "Backend | None") -> None:
+    """Install (or with None remove) the backend of a device. Tests use it for a CUDA device
+    whose array module is numpy, to exercise the device plumbing on machines without a GPU."""
+    key = _key(dev)
+    if key == "cpu":
+        raise ValueError("the cpu backend is fixed")
+    old = _BACKENDS.get(key)
+    for k in [k for k, v in _BACKENDS.items() if old is not None and v is old]:
+        del _BACKENDS[k]  # and its other spellings ('cuda')
+    if b is not None:
+        _BACKENDS[key] = b
+
+
+def backend_of_array(a, default: Backend) -> Backend:
+    """The backend whose array module made `a`: `default` when it did (also when two backends
+    share numpy), else the CPU for numpy arrays and the CUDA device holding a cupy array."""
+    if isinstance(a, np.ndarray) == (default.xp is np):
+        return default
+    if isinstance(a, np.ndarray):
+        return _BACKENDS["cpu"]
+    return backend(f"cuda:{a.device.id}")
 
 
 _BACKENDS["cpu"] = _make_cpu()

@@ -33,10 +33,13 @@ class _Generator:
 
 
 GENERATOR = _Generator(np.random.SeedSequence().entropy & (2**63 - 1))
+# CUDA tensors draw from their own stream (`torch.cuda.manual_seed` seeds it alone), on the host:
+# the draws then do not depend on the GPU, and a seeded CPU run can be compared with a GPU run
+CUDA_GENERATOR = _Generator(np.random.SeedSequence().entropy & (2**63 - 1))
 
 
-def _random(xp, shape, dtype, dist, low=None, high=None):
-    g, npdt = GENERATOR.np, NP_DTYPES[dtype]
+def _random(xp, shape, dtype, dist, low=None, high=None, gen=None):
+    g, npdt = (gen or GENERATOR).np, NP_DTYPES[dtype]
     if dist == "uniform":
         wide = npdt if npdt in (np.float32, np.float64) else np.float64
         out = g.random(shape, dtype=wide)
@@ -52,23 +55,44 @@ def _random(xp, shape, dtype, dist, low=None, high=None):
     return xp.asarray(out.astype(npdt, copy=False))
 
 
-def _pow(a, b):
-    try:
-        return np.power(a, b)
-    except ValueError as e:  # integers to negative integer powers
-        if not isinstance(b, np.ndarray):
-            raise RuntimeError("Integers to negative integer powers are not allowed.") from e
-    # a tensor exponent: PyTorch's integer power, 1 ** -n == 1, (-1) ** -n == +-1, else 0
+_NEG_POW = "Integers to negative integer powers are not allowed."
+
+
+def _pow(xp, a, b):
+    if xp is np:
+        try:
+            return np.power(a, b)
+        except ValueError as e:  # integers to negative integer powers
+            if not isinstance(b, np.ndarray):
+                raise RuntimeError(_NEG_POW) from e
+        return _int_pow(np, a, b)
+    # cupy gives garbage instead of raising: check integer exponents here
+    if _integral(a) and _integral(b):
+        if not hasattr(b, "dtype"):
+            if b < 0:
+                raise RuntimeError(_NEG_POW)
+            return xp.power(a, b)
+        return _int_pow(xp, a, b)
+    return xp.power(a, b)
+
+
+def _integral(v) -> bool:
+    kind = v.dtype.kind if hasattr(v, "dtype") else ("i" if isinstance(v, int) else "f")
+    return kind in "iu"
+
+
+def _int_pow(xp, a, b):
+    """A tensor exponent: PyTorch's integer power, 1 ** -n == 1, (-1) ** -n == +-1, else 0."""
     neg = b < 0
-    out = np.power(a, np.where(neg, 0, b))
-    small = np.where(a == -1, np.where(b % 2 == 0, 1, -1), np.where(a == 1, 1, 0))
-    return np.where(neg, small, out).astype(out.dtype, copy=False)
+    out = xp.power(a, xp.where(neg, 0, b))
+    small = xp.where(a == -1, xp.where(b % 2 == 0, 1, -1), xp.where(a == 1, 1, 0))
+    return xp.where(neg, small, out).astype(out.dtype, copy=False)
 
 
-def _sigmoid(x):
+def _sigmoid(xp, x):
     # exp of a non-positive number only: no overflow for large |x|
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
 
 
 # erf in float64 without scipy: for |x| <= 2.5 the series
@@ -104,17 +128,17 @@ def _erf(xp, x):
     return xp.copysign(out, x).astype(x.dtype, copy=False).reshape(shape)
 
 
-def _sign(x):
-    return np.sign(x) if x.dtype != np.bool_ else x.copy()
+def _sign(xp, x):
+    return xp.sign(x) if x.dtype != np.bool_ else x.copy()
 
 
-def _clamp(x, min=None, max=None):
+def _clamp(xp, x, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if min is not None:
-        x = np.maximum(x, min)
+        x = xp.maximum(x, min)
     if max is not None:
-        x = np.minimum(x, max)
+        x = xp.minimum(x, max)
     return x
 
 
@@ -157,13 +181,22 @@ def _index(x, *idx, spec):
     return x[_index_tuple(spec, idx)]
 
 
-def _index_put(x, v, *idx, spec, accumulate=False, inplace=False):
+def _add_at(xp, out, key, v) -> None:
+    """out[key] += v where advanced indices may repeat (each occurrence adds)."""
+    if xp is np:
+        np.add.at(out, key, v)
+    else:
+        import cupyx
+        cupyx.scatter_add(out, key, v)
+
+
+def _index_put(xp, x, v, *idx, spec, accumulate=False, inplace=False):
     out = x if inplace else x.copy()
     key = _index_tuple(spec, idx)
     if idx:
         _check_bounds(x.shape, spec, idx)
     if accumulate and idx:
-        np.add.at(out, key, v)  # advanced indices may repeat: each occurrence must add
+        _add_at(xp, out, key, v)  # advanced indices may repeat: each occurrence must add
     elif accumulate:
         out[key] += v  # a basic index (slices, ints) never repeats an element
     else:
@@ -171,7 +204,7 @@ def _index_put(x, v, *idx, spec, accumulate=False, inplace=False):
     return out
 
 
-def _grid_index(index, dim):
+def _grid_index(xp, index, dim):
     """Open-grid index that pairs `index` along `dim` with the positions in the other dims."""
     key = []
     for i, n in enumerate(index.shape):
@@ -180,7 +213,7 @@ def _grid_index(index, dim):
         else:
             shape = [1] * index.ndim
             shape[i] = n
-            key.append(np.arange(n).reshape(shape))
+            key.append(xp.arange(n).reshape(shape))
     return tuple(key)
 
 
@@ -190,22 +223,23 @@ def _check_gather_index(index, size, dim):
         raise RuntimeError(f"index {bad} is out of bounds for dimension {dim} with size {size}")
 
 
-def _gather(x, index, dim):
+def _gather(xp, x, index, dim):
     _check_gather_index(index, x.shape[dim], dim)
-    return x[_grid_index(index, dim)]
+    return x[_grid_index(xp, index, dim)]
 
 
-def _scatter_add(x, index, src, dim):
+def _scatter_add(xp, x, index, src, dim):
     _check_gather_index(index, x.shape[dim], dim)
     out = x.copy()
     src = src[tuple(slice(0, n) for n in index.shape)]
-    if index.shape[dim] == 1 and index.shape == x.shape[:dim] + (1,) + x.shape[dim + 1:]:
+    if xp is np and index.shape[dim] == 1 and \
+            index.shape == x.shape[:dim] + (1,) + x.shape[dim + 1:]:
         # one target per row along dim (max(dim)'s gradient, max pooling): no target can
         # repeat, so a gather-add-put does what np.add.at does, ~10x faster
         vals = np.take_along_axis(out, index, dim) + src
         np.put_along_axis(out, index, vals, dim)
     else:
-        np.add.at(out, _grid_index(index, dim), src)
+        _add_at(xp, out, _grid_index(xp, index, dim), src)
     return out
 
 
@@ -243,10 +277,20 @@ def _fold2d(xp, cols, size, kernel, stride, padding, dilation):
     return out[:, :, ph:ph + h, pw:pw + w]
 
 
-def _nonzero(x):
+def _nonzero(xp, x):
     if x.ndim == 0:  # numpy refuses 0-d input; PyTorch gives shape (1, 0) or (0, 0)
-        return np.zeros((int(bool(x)), 0), dtype=np.int64)
-    return np.stack(np.nonzero(x), axis=1).astype(np.int64, copy=False).reshape(-1, x.ndim)
+        return xp.zeros((int(bool(x)), 0), dtype=np.int64)
+    return xp.stack(xp.nonzero(x), axis=1).astype(np.int64, copy=False).reshape(-1, x.ndim)
+
+
+def _to_device(x, device, src=None):
+    """A copy of `x` on `device` (a device name): the array module of that device's backend.
+    Always a copy, as `.to('cuda')` makes new storage, also when both sides use numpy."""
+    from .device import backend
+    xp = backend(device).xp
+    if xp is np:
+        return x.get() if hasattr(x, "get") and not isinstance(x, np.ndarray) else x.copy()
+    return xp.array(x, copy=True)
 
 
 def _reduce(fn):
@@ -275,8 +319,9 @@ def _custom(*xs, fn, positions, dtype):
                               "cannot be re-run: custom Functions are graph breaks")
 
 
-def make_table(xp) -> dict:
-    """The eager implementation of every primitive for array module `xp`."""
+def make_table(xp, generator: "_Generator | None" = None) -> dict:
+    """The eager implementation of every primitive for array module `xp`; random draws come
+    from `generator` (default: the global CPU one)."""
     t = {
         # sources
         "full": lambda shape, dtype, value: xp.full(shape, value, dtype=NP_DTYPES[dtype]),
@@ -286,20 +331,21 @@ def make_table(xp) -> dict:
         "constant": lambda shape, dtype, value, digest=None: xp.asarray(value,
                                                                        dtype=NP_DTYPES[dtype]),
         "random": lambda shape, dtype, dist, low=None, high=None: _random(
-            xp, shape, dtype, dist, low, high),
+            xp, shape, dtype, dist, low, high, generator),
         # unary
         "neg": xp.negative, "exp": xp.exp, "log": xp.log, "log1p": xp.log1p,
         "expm1": xp.expm1, "sqrt": xp.sqrt, "sin": xp.sin,
-        "cos": xp.cos, "tanh": xp.tanh, "abs": xp.abs, "sign": _sign, "sigmoid": _sigmoid,
+        "cos": xp.cos, "tanh": xp.tanh, "abs": xp.abs, "sign": functools.partial(_sign, xp),
+        "sigmoid": functools.partial(_sigmoid, xp),
         "erf": functools.partial(_erf, xp),
         "relu": lambda x: xp.maximum(x, 0).astype(x.dtype, copy=False),
         "logical_not": xp.logical_not,
         "copy": lambda x: xp.array(x, copy=True, order="C"),
         "cast": lambda x, dtype: x.astype(NP_DTYPES[dtype]),
-        "clamp": _clamp,
+        "clamp": functools.partial(_clamp, xp),
         # binary
         "add": xp.add, "sub": xp.subtract, "mul": xp.multiply, "div": xp.true_divide,
-        "pow": _pow, "maximum": xp.maximum, "minimum": xp.minimum,
+        "pow": functools.partial(_pow, xp), "maximum": xp.maximum, "minimum": xp.minimum,
         "eq": xp.equal, "ne": xp.not_equal, "lt": xp.less, "le": xp.less_equal,
         "gt": xp.greater, "ge": xp.greater_equal,
         "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
@@ -316,9 +362,11 @@ def make_table(xp) -> dict:
         "reshape": lambda x, shape: xp.reshape(x, shape),
         "permute": lambda x, perm: xp.transpose(x, perm),
         "expand": lambda x, shape: xp.broadcast_to(x, shape),
-        "index": _index, "index_put": _index_put,
+        "index": _index, "index_put": functools.partial(_index_put, xp),
         "cat": lambda *xs, dim: xp.concatenate(xs, axis=dim),
-        "gather": _gather, "scatter_add": _scatter_add, "nonzero": _nonzero,
+        "gather": functools.partial(_gather, xp),
+        "scatter_add": functools.partial(_scatter_add, xp),
+        "nonzero": functools.partial(_nonzero, xp), "to_device": _to_device,
         "unfold2d": functools.partial(_unfold2d, xp), "fold2d": functools.partial(_fold2d, xp),
         # extern
         "matmul": xp.matmul,

@@ -5,6 +5,8 @@ captured graph on new inputs before any compiler is involved.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir.graph import Graph
 from .device import NP_DTYPES
 
@@ -16,10 +18,14 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
         env[id(node)] = value
     last_use = _last_uses(graph)
     owners: dict[int, int] = {}  # array id -> how many env entries hold that very array
+    mixed = any(node.op == "to_device" for node in graph.nodes)
+    impl0, xp0 = impl, xp
     for pos, node in enumerate(graph.nodes):
         if node.op == "input":
             continue
         args = [env[id(i)] for i in node.inputs]
+        if mixed:
+            args, impl, xp = _where_inputs_live(node, args, impl0, xp0)
         if node.op in _REUSES_INPUT0 and _dead_after(node.inputs[0], args[0], pos, last_use,
                                                        owners):
             out = eval_node(node, args, impl, xp, inplace=True)
@@ -33,6 +39,20 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
         env[id(node)] = out
         owners[id(out)] = owners.get(id(out), 0) + 1
     return [env[id(o)] for o in graph.outputs]
+
+
+def _where_inputs_live(node, args: list, impl: dict, xp):
+    """A graph that crosses devices (`to_device` nodes) runs each node with the table of the
+    device its inputs are on. Values made by source nodes (constants, zeros) are made with the
+    graph's default table, so an input on another device is copied to the node's device."""
+    if node.op == "to_device" or not args:
+        return args, impl, xp
+    from .device import backend, cpu_backend
+    dev = next((a for a in args if hasattr(a, "dtype") and not isinstance(a, np.ndarray)), None)
+    if dev is None:  # all on the host
+        return args, (impl if xp is np else cpu_backend().impl), np
+    be = backend(f"cuda:{dev.device.id}")
+    return [be.xp.asarray(a) if isinstance(a, np.ndarray) else a for a in args], be.impl, be.xp
 
 
 def eval_node(node, args: list, impl: dict, xp, **extra):
@@ -68,4 +88,4 @@ def _dead_after(node, array, pos: int, last_use: dict, owners: dict) -> bool:
     """True if `array` (the value of `node`) is used by no later node, is held by no other
     node, and is its own memory (not a view of something that may still be live)."""
     return (last_use.get(id(node)) == pos and owners.get(id(array)) == 1
-            and getattr(array, "base", 0) is None and array.flags.writeable)
+            and getattr(array, "base", 0) is None and getattr(array.flags, "writeable", True))

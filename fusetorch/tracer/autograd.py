@@ -308,14 +308,32 @@ def _place(outs: list, targets: list, be) -> None:
     leaf's device, else the device of the array's module."""
     from ..runtime.device import backend_of_array
     for k, (g, f) in enumerate(zip(outs, targets)):
-        leaf = _leaf_of(f)
-        want = leaf._be if leaf is not None else backend_of_array(g._data, be)
+        want = _forward_backend(f) or backend_of_array(g._data, be)
         if want is not g._be:
             data = g._data
             if backend_of_array(data, want) is not want:
                 from ..runtime.eager import _to_device
                 data = _to_device(data, str(want.device))
             outs[k] = Tensor._make(data, g._dtype, want)
+
+
+def _forward_backend(f: Node):
+    """The device a recorded forward value lives on: found at the nearest `to_device` or leaf
+    above it (ops keep their inputs' device). None if the graph above says nothing."""
+    from ..runtime.device import backend
+    stack, seen = [f], set()
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if n.op == "to_device":
+            return backend(n.attrs["device"])
+        leaf = _leaf_of(n)
+        if leaf is not None:
+            return leaf._be
+        stack.extend(reversed(n.inputs))
+    return None
 
 
 def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool) -> list:

@@ -307,8 +307,11 @@ class Generator:
 
 
 def manual_seed(seed: int) -> Generator:
-    """Seed the global generator; rand/randn/randint then repeat their draws."""
+    """Seed the global generators (CPU and CUDA, as PyTorch seeds every device); rand/randn/
+    randint then repeat their draws."""
+    from ..runtime.eager import CUDA_GENERATOR
     GENERATOR.seed(int(seed))
+    CUDA_GENERATOR.seed(int(seed))
     g = Generator.__new__(Generator)
     g._g, g.device = GENERATOR, _dev.device("cpu")
     return g

@@ -17,6 +17,7 @@ import numpy as np
 from ..ir import dtypes as dt
 from ..ir.ops import OPS
 from ..ir.shapes import broadcast_many, broadcast_shapes
+from ..runtime import device as _device
 from ..runtime.device import NP_DTYPES
 from .tensor import Tensor
 
@@ -48,6 +49,27 @@ def _check_devices(tensors) -> object:
     return be
 
 
+def _cpu_scalars_to_device(args: tuple, tensors: list) -> tuple:
+    """Elementwise ops take 0-d CPU tensors with tensors of another device, as PyTorch does
+    (`x.cuda() * torch.tensor(2.)`): they are copied over (differentiably). Any other mix is
+    PyTorch's error naming both devices. Returns (args, backend)."""
+    cpu_scalar = [t._be.device.type == "cpu" and t._data.ndim == 0 for t in tensors]
+    target = next((t._be for t, s in zip(tensors, cpu_scalar) if not s), tensors[0]._be)
+    out = []
+    for a in args:
+        if isinstance(a, Tensor) and a._be is not target:
+            if a._be.device.type != "cpu" or a._data.ndim:
+                _check_devices([next(t for t in tensors if t._be is target), a])
+            a = transfer(a, target)
+        out.append(a)
+    return tuple(out), target
+
+
+def transfer(t: Tensor, be) -> Tensor:
+    """A copy of `t` on backend `be` (`.to(device)`), recorded and differentiable."""
+    return apply("to_device", [t], {"device": str(be.device), "src": str(t._be.device)})
+
+
 def binary(name: str, a, b) -> Tensor:
     """A binary elementwise op; `a` or `b` may be a Python scalar."""
     if RECORDER is None:
@@ -60,8 +82,8 @@ def binary(name: str, a, b) -> Tensor:
                 if ad.shape != bd.shape:
                     broadcast_shapes(ad.shape, bd.shape)  # raises PyTorch's error
                 out = a._be.impl[name](ad, bd)
-                if out.__class__ is not _ndarray:
-                    out = np.asarray(out)
+                if out.__class__ is not _ndarray:  # a numpy scalar from 0-d inputs, or cupy
+                    out = a._be.xp.asarray(out)
                 return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
         elif b.__class__ in _SCALARS and isinstance(a, Tensor):
             dtype = a._dtype
@@ -69,7 +91,7 @@ def binary(name: str, a, b) -> Tensor:
                     a._requires_grad and GRAD_ENABLED):
                 out = a._be.impl[name](a._data, b)
                 if out.__class__ is not _ndarray:
-                    out = np.asarray(out)
+                    out = a._be.xp.asarray(out)
                 return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
     return elementwise(name, a, b)
 
@@ -79,7 +101,7 @@ def unary(name: str, a: Tensor) -> Tensor:
     if RECORDER is None and a._dtype.category == 2 and not (a._requires_grad and GRAD_ENABLED):
         out = a._be.impl[name](a._data)
         if out.__class__ is not _ndarray:
-            out = np.asarray(out)
+            out = a._be.xp.asarray(out)
         return _new(out, dt.bool_ if name in _BOOL_OUT else a._dtype, a._be)
     return elementwise(name, a)
 
@@ -160,7 +182,10 @@ def elementwise(name: str, *args) -> Tensor:
         if not isinstance(a, (Tensor, bool, int, float)):
             raise TypeError(f"{name}(): argument must be a Tensor or a number, "
                             f"not {type(a).__name__}")
-    be = _check_devices(tensors)
+    be = tensors[0]._be
+    if any(t._be is not be for t in tensors):
+        args, be = _cpu_scalars_to_device(args, tensors)
+        tensors = [a for a in args if isinstance(a, Tensor)]
     compute, out_dtype = promote_args(name, args)
     shape = broadcast_many([t._data.shape for t in tensors])
     ins = []
@@ -213,12 +238,14 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     shape = opdef.shape(shapes, attrs) if opdef.shape is not None else None
     dtype = opdef.dtype([t._dtype for t in tensors], attrs)
     out = be.impl[name](*[t._data for t in tensors], **attrs)
+    if name == "to_device":
+        be = _device.backend(attrs["device"])
     out = _as_array(out, dtype, be)
     if shape is not None and out.shape != tuple(shape):
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
     if opdef.kind == "movement" and out.base is not None and len(tensors) == 1 \
-            and np.may_share_memory(out, tensors[0]._data):
+            and be.xp.may_share_memory(out, tensors[0]._data):
         result._base = tensors[0]._root()  # a view: it shares its base's version counter
     if RECORDER is not None:
         RECORDER.record(name, tensors, attrs, result)
@@ -253,7 +280,7 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
             expand_shape(v._data.shape, tuple(region))
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(v._data.shape)} cannot "
                            f"be broadcast to indexing result of shape {list(region)}")
-    if not t._data.flags.writeable:
+    if not writeable(t._data):
         raise RuntimeError(_OVERLAP)
     grad = check_inplace(t, v)
     t._be.impl["index_put"](t._data, v._data, *[i._data for i in idx], spec=spec,
@@ -266,6 +293,11 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
         GRAD_RECORD("index_put", tensors, attrs, t)
 
 
+def writeable(a) -> bool:
+    """numpy marks broadcast and strided-window views read-only; cupy has no such flag."""
+    return getattr(a.flags, "writeable", True)
+
+
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation.")
 
@@ -275,7 +307,7 @@ def copy_into(t: Tensor, value: Tensor) -> Tensor:
     half of every in-place op. Recordings then see `t` as `value`."""
     if t._be is not value._be:
         _check_devices([t, value])
-    if not t._data.flags.writeable:
+    if not writeable(t._data):
         raise RuntimeError(_OVERLAP)
     grad = check_inplace(t, value)
     if grad and value._node is not None:

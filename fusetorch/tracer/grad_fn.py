@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..ir.graph import Node
 
 _SPECIAL = {
-    "reshape": "ViewBackward0", "cast": "ToCopyBackward0", "copy": "CloneBackward0",
+    "reshape": "ViewBackward0", "cast": "ToCopyBackward0", "to_device": "ToCopyBackward0", "copy": "CloneBackward0",
     "clamp": "ClampBackward1", "index": "IndexBackward0", "index_put": "IndexPutBackward0",
     "scatter_add": "ScatterAddBackward0", "max": "MaxBackward1", "min": "MinBackward1",
 }

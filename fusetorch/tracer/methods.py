@@ -6,8 +6,6 @@ that bumps the version counter and lets recordings see the new value.
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ..ir import dtypes as dt
 from ..ir.shapes import broadcast_shapes
 from ..runtime import device as _dev
@@ -218,25 +216,14 @@ def _to(self, *args, **kw):
     dtype, dev, copy = _parse_to(args, kw)
     t = self
     if dev is not None:
-        be = _dev.backend(_dev.device(dev) if not isinstance(dev, _dev.device) else dev)
+        be = _dev.backend(dev)
         if be is not t._be:
-            t = _transfer(t, be)
+            t = D.transfer(t, be)
     if dtype is not None and dtype is not t._dtype:
         t = D.cast(t, dtype)
     if copy and t is self:
         t = F.clone(self)
     return t
-
-
-def _transfer(t: Tensor, be) -> Tensor:
-    """Copy to another device (numpy <-> cupy)."""
-    if be.xp is np:
-        data = t._be.xp.asnumpy(t._data)
-    else:
-        data = be.xp.asarray(t._data)
-    out = Tensor._make(data, t._dtype, be)
-    out._requires_grad = t._requires_grad  # a device copy of a leaf is a leaf (autograd: TBD)
-    return out
 
 
 def _type(self, dtype=None, non_blocking=False, **_):

@@ -168,6 +168,7 @@ EXAMPLES = {
     "fold2d": ([_f(2, 3, 3, 2, 4, 4)], {"size": (7, 6), "kernel": (3, 2), "stride": (2, 1),
                                          "padding": (1, 0), "dilation": (1, 2)}),
     "matmul": ([_f(5, 1, 2, 3), _f(4, 3, 6)], {}),
+    "to_device": ([_f(2, 3)], {"device": "cpu", "src": "cpu"}),
 }
 BOOL_IN = {"logical_not"}
 INT_IN = {"bitwise_and", "bitwise_or", "bitwise_xor"}

@@ -1,0 +1,285 @@
+"""The cuda device's plumbing, tested on any machine through a stand-in CUDA backend.
+
+`fake_cuda` registers, for 'cuda:0', a backend whose array module is numpy with the same eager
+table: tensors on it are labelled cuda:0 and every device rule applies (mixing devices, .to,
+.cpu, .cuda, Module.cuda, printing, autograd across devices), while the arithmetic is numpy's.
+Expected values come from numpy on the host data. PyTorch's messages were read from torch 2.13's
+libraries and checked by hand where a CPU build can reach them (see the report of issue 7).
+Tests that need the real device (cupy on a GPU) are at the bottom, skipped without one.
+"""
+import numpy as np
+import pytest
+
+import fusetorch as torch
+from fusetorch import nn
+from fusetorch.runtime import device as D
+from fusetorch.runtime.eager import CUDA_GENERATOR, make_table
+
+HAVE_GPU = D._cupy() is not None
+
+
+@pytest.fixture
+def fake_cuda():
+    if HAVE_GPU:
+        pytest.skip("a real GPU is present: the stand-in would shadow it")
+    be = D.Backend(D.device("cuda", 0), np, make_table(np, CUDA_GENERATOR))
+    D.register_backend("cuda:0", be)
+    try:
+        yield be
+    finally:
+        D.register_backend("cuda:0", None)
+
+
+# ---------------------------------------------------------------- without any CUDA device
+
+def test_no_cuda_means_nothing_changes():
+    if HAVE_GPU:
+        pytest.skip("a GPU is present")
+    assert torch.cuda.is_available() is False
+    assert torch.cuda.device_count() == 0
+    for f in (lambda: torch.ones(2).cuda(), lambda: torch.ones(2, device="cuda"),
+              lambda: torch.ones(2).to("cuda:0"), lambda: torch.cuda.current_device(),
+              lambda: torch.cuda.synchronize()):
+        with pytest.raises(RuntimeError, match="Found no NVIDIA driver on your system"):
+            f()
+    torch.cuda.manual_seed(1)  # PyTorch seeds lazily: no error without a device
+    torch.cuda.manual_seed_all(1)
+
+
+def test_device_objects():
+    assert str(torch.device("cuda")) == "cuda" and repr(torch.device("cuda")) == \
+        "device(type='cuda')"
+    assert torch.device("cuda:1") == torch.device("cuda", 1) == "cuda:1"
+    assert torch.device(0) == torch.device("cuda:0")
+
+
+# ---------------------------------------------------------------- with the stand-in device
+
+def test_api_with_a_device(fake_cuda):
+    assert torch.cuda.is_available() and torch.cuda.device_count() == 1
+    assert torch.cuda.current_device() == 0
+    torch.cuda.synchronize()
+    assert isinstance(torch.cuda.get_device_name(), str)
+    with pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
+        torch.ones(1, device="cuda:1")  # no such device (and no cupy behind this one)
+
+
+def test_creation_on_the_device(fake_cuda):
+    for t in (torch.zeros(2, 3, device="cuda"), torch.ones(2, device="cuda:0"),
+              torch.full((2,), 3.0, device=torch.device("cuda")), torch.arange(4, device="cuda"),
+              torch.tensor([1.0, 2.0], device="cuda"), torch.eye(2, device="cuda"),
+              torch.rand(3, device="cuda"), torch.randn(3, device="cuda"),
+              torch.randint(0, 5, (3,), device="cuda"), torch.empty(2, device="cuda"),
+              torch.linspace(0, 1, 3, device="cuda")):
+        assert t.device == torch.device("cuda:0") and t.is_cuda, t
+        assert str(t.device) == "cuda:0"
+    x = torch.ones(2, device="cuda")
+    for t in (torch.zeros_like(x), torch.rand_like(x), x.new_zeros(3), x.new_tensor([1.0])):
+        assert t.device == x.device
+
+
+def test_moving_tensors(fake_cuda):
+    a = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    for c in (a.cuda(), a.to("cuda:0"), a.to("cuda"), a.to(torch.device("cuda", 0)), a.cuda(0),
+              a.to(torch.ones(1, device="cuda")), a.to("cuda", torch.float64)):
+        assert c.is_cuda and str(c.device) == "cuda:0"
+        np.testing.assert_array_equal(c.cpu().numpy(), a.numpy())
+    assert a.to("cuda", torch.float64).dtype == torch.float64
+    c = a.cuda()
+    assert c.cuda() is c and a.cpu() is a and a.to("cpu") is a  # no copy when already there
+    c.add_(1)  # the copy owns its memory
+    np.testing.assert_array_equal(a.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+    b = c.cpu()
+    assert b.device == torch.device("cpu") and not b.is_cuda
+    np.testing.assert_array_equal(b.numpy(), [[2.0, 3.0], [4.0, 5.0]])
+    t = torch.ones(3, 4)[:, 1]  # a strided view travels as its values
+    np.testing.assert_array_equal(t.cuda().cpu().numpy(), np.ones(3))
+
+
+def test_numpy_of_a_cuda_tensor_is_an_error(fake_cuda):
+    c = torch.ones(2).cuda()
+    msg = ("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+           "tensor to host memory first.")
+    with pytest.raises(TypeError) as e:
+        c.numpy()
+    assert str(e.value) == msg
+    with pytest.raises(TypeError, match="device type tensor to numpy"):
+        np.asarray(c)
+    assert c.tolist() == [1.0, 1.0] and c.sum().item() == 2.0  # item/tolist copy to the host
+    np.testing.assert_array_equal(c.numpy(force=True), [1.0, 1.0])
+
+
+def test_printing(fake_cuda):
+    assert repr(torch.tensor([1.0, 2.0]).cuda()) == "tensor([1., 2.], device='cuda:0')"
+    x = torch.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+    assert repr(x) == "tensor([1., 2.], device='cuda:0', requires_grad=True)"
+    assert repr(x * 2) == "tensor([2., 4.], device='cuda:0', grad_fn=<MulBackward0>)"
+    assert repr(x.double()) == ("tensor([1., 2.], device='cuda:0', dtype=torch.float64,\n"
+                                "       grad_fn=<ToCopyBackward0>)")  # PyTorch wraps at 80
+
+
+def _devices_error(a, b) -> str:
+    return f"Expected all tensors to be on the same device, but found at least two devices, " \
+           f"{a} and {b}!"
+
+
+def test_mixing_devices_names_both(fake_cuda):
+    g, c = torch.ones(3).cuda(), torch.ones(3)
+    for f, first, second in ((lambda: g + c, "cuda:0", "cpu"), (lambda: c + g, "cpu", "cuda:0"),
+                             (lambda: c * g, "cpu", "cuda:0"), (lambda: torch.maximum(g, c),
+                                                                "cuda:0", "cpu"),
+                             (lambda: torch.where(c > 0, g, c), "cpu", "cuda:0"),
+                             (lambda: torch.cat([g, c]), "cuda:0", "cpu"),
+                             (lambda: g.reshape(1, 3) @ c.reshape(3, 1), "cuda:0", "cpu")):
+        with pytest.raises(RuntimeError) as e:
+            f()
+        assert str(e.value) == _devices_error(first, second)
+    with pytest.raises(RuntimeError, match="same device"):
+        g.add_(c)
+    with pytest.raises(RuntimeError, match="same device"):
+        (g.requires_grad_() * c)
+
+
+def test_cpu_scalar_tensors_mix_with_any_device(fake_cuda):
+    # PyTorch lets 0-d CPU tensors take part in ops on other devices, as Python numbers do
+    g = torch.tensor([1.0, 2.0]).cuda()
+    s = torch.tensor(3.0)
+    for r in (g * s, s * g, g + s, torch.where(g > 1, g, s)):
+        assert r.is_cuda
+    np.testing.assert_array_equal((g * s).cpu().numpy(), [3.0, 6.0])
+    with pytest.raises(RuntimeError, match="cuda:0 and cpu"):
+        torch.ones(1, 1).cuda() + torch.ones(1)  # 1-d is not a scalar
+
+
+def test_eager_math_on_the_device_matches_the_cpu(fake_cuda):
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal((4,)).astype(np.float32)
+    x, y = torch.tensor(a), torch.tensor(b)
+    for f in (lambda p, q: p * q + 1, lambda p, q: torch.exp(p).sum(1), lambda p, q: p @ q,
+              lambda p, q: torch.relu(p).max(dim=0)[0], lambda p, q: p[:, 1:3].t() ** 2,
+              lambda p, q: torch.cat([p, q[None]]), lambda p, q: p.softmax(-1)):
+        got = f(x.cuda(), y.cuda())
+        assert got.is_cuda
+        np.testing.assert_allclose(got.cpu().numpy(), f(x, y).numpy(), rtol=1e-6)
+
+
+def test_gradients_flow_back_across_to(fake_cuda):
+    a = np.array([0.5, -1.0, 2.0])
+    x = torch.tensor(a, requires_grad=True)  # a CPU leaf
+    y = (x * 2).cuda()
+    assert y.grad_fn.name() == "ToCopyBackward0"
+    loss = (y.exp() * torch.tensor(3.0)).sum()  # a CPU scalar joins on the device
+    assert loss.is_cuda
+    loss.backward()
+    assert x.grad.device == torch.device("cpu") and not x.grad.is_cuda
+    np.testing.assert_allclose(x.grad.numpy(), 2 * 3 * np.exp(2 * a), rtol=1e-12)
+    w = torch.tensor(a, requires_grad=True).cuda()  # a non-leaf on the device
+    (gw,) = torch.autograd.grad((w.cpu() ** 2).sum(), w)
+    assert gw.is_cuda
+    np.testing.assert_allclose(gw.cpu().numpy(), 2 * a)
+
+
+def test_gradient_of_a_device_leaf_stays_there(fake_cuda):
+    a = np.array([1.0, 2.0])
+    w = torch.tensor(a, device="cuda", requires_grad=True)
+    (w.cpu() * w.cpu()).sum().backward()
+    assert w.grad.is_cuda
+    np.testing.assert_allclose(w.grad.cpu().numpy(), 2 * a)
+
+
+def test_double_backward_across_devices(fake_cuda):
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = (x.cuda() ** 3).sum()
+    (g,) = torch.autograd.grad(y, x, create_graph=True)
+    assert not g.is_cuda
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [6.0, 12.0])  # d/dx sum(3 x^2) = 6 x
+
+
+def test_module_cuda_and_back(fake_cuda):
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
+    params = list(m.parameters())
+    x = torch.randn(5, 3)
+    want = m(x)
+    assert m.cuda() is m
+    assert [id(p) for p in m.parameters()] == [id(p) for p in params]  # optimizers keep them
+    assert all(p.is_cuda for p in m.parameters()) and all(b.is_cuda for b in m.buffers())
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    out = m(x.cuda())
+    assert out.is_cuda
+    np.testing.assert_allclose(out.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-5)
+    out.sum().backward()
+    assert all(p.grad.is_cuda for p in m.parameters())
+    opt.step()
+    m.cpu()
+    assert not any(p.is_cuda for p in m.parameters())
+    assert not any(p.grad.is_cuda for p in m.parameters())
+    m.to("cuda:0")
+    assert all(p.is_cuda for p in m.parameters())
+    m.to(torch.device("cpu"), torch.float64)
+    assert all(p.dtype == torch.float64 and not p.is_cuda for p in m.parameters())
+
+
+def test_seeding_the_device_generator(fake_cuda):
+    torch.manual_seed(3)  # seeds every device
+    a = torch.rand(4, device="cuda")
+    torch.cuda.manual_seed(3)
+    b = torch.rand(4, device="cuda")
+    np.testing.assert_array_equal(a.cpu().numpy(), b.cpu().numpy())
+    torch.cuda.manual_seed_all(4)
+    c = torch.rand(4, device="cuda")
+    assert not np.array_equal(b.cpu().numpy(), c.cpu().numpy())
+    torch.manual_seed(5)
+    cpu = torch.rand(4)
+    torch.cuda.manual_seed(99)  # the CPU stream is its own
+    torch.manual_seed(5)
+    torch.cuda.manual_seed(99)
+    np.testing.assert_array_equal(torch.rand(4).numpy(), cpu.numpy())
+    assert torch.cuda.initial_seed() == 99
+
+
+def test_save_load_keeps_the_device(fake_cuda, tmp_path):
+    p = tmp_path / "t.pt"
+    torch.save({"w": torch.arange(3.0).cuda()}, p)
+    w = torch.load(p)["w"]
+    assert w.is_cuda
+    w2 = torch.load(p, map_location="cpu")["w"]
+    assert not w2.is_cuda
+    np.testing.assert_array_equal(w2.numpy(), [0.0, 1.0, 2.0])
+
+
+# ---------------------------------------------------------------- the real device
+
+gpu = pytest.mark.skipif(not HAVE_GPU, reason="needs cupy and an NVIDIA GPU")
+
+
+@gpu
+def test_gpu_ops_match_the_cpu():
+    import cupy
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((64, 33)).astype(np.float32)
+    x = torch.tensor(a)
+    g = x.cuda()
+    assert isinstance(g._data, cupy.ndarray)
+    checks = (lambda t: t.exp() + t.sin() * 2, lambda t: t.sum(1), lambda t: t.max(dim=0)[1],
+              lambda t: torch.relu(t) @ t.t(), lambda t: t[t > 0], lambda t: t.pow(2).mean(),
+              lambda t: torch.sigmoid(t).clamp(0.2, 0.7), lambda t: t.softmax(-1),
+              lambda t: torch.cat([t, t], 1)[:, ::3], lambda t: torch.erf(t))
+    for f in checks:
+        np.testing.assert_allclose(f(g).cpu().numpy(), f(x).numpy(), rtol=2e-5, atol=1e-6)
+
+
+@gpu
+def test_gpu_training_step_matches_the_cpu():
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))
+    mc = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 3))
+    mc.load_state_dict(m.state_dict())
+    mc.cuda()
+    x, y = torch.randn(10, 8), torch.randint(0, 3, (10,))
+    for model, xx, yy in ((m, x, y), (mc, x.cuda(), y.cuda())):
+        nn.functional.cross_entropy(model(xx), yy).backward()
+    for p, q in zip(m.parameters(), mc.parameters()):
+        np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-6)
