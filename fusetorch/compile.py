@@ -29,15 +29,17 @@ from typing import Any, Callable
 from .ir import passes
 from .ir.grad import backward_graph
 from .ir.graph import Graph
+from .optim.optimizer import python_state
 from .runtime.device import dtype_from_numpy
 from .runtime.program import Program
 from .tracer import autograd as A
 from .tracer import dispatch as D
 from .tracer.function import FunctionCtx
 from .tracer.tensor import Tensor
-from .tracer.trace import GraphBreak, trace
+from .tracer.trace import trace
 
 MAX_VARIANTS = 8
+_SETTLE_TRIES = 3  # traces of one key that may change optimizer state before it runs eagerly
 _EAGER = object()  # a cached decision: this key runs eagerly
 _warned_no_compiler = False
 
@@ -51,6 +53,7 @@ class CompiledFunction:
         self._variants: OrderedDict = OrderedDict()
         self._last: Program | None = None
         self._warned_overflow = False
+        self._unsettled: dict = {}  # key -> traces whose optimizer state had not settled
 
     @property
     def _orig_mod(self):
@@ -69,16 +72,16 @@ class CompiledFunction:
             return self._compile(key, args, kwargs)
         if v is _EAGER:
             return self._fn(*args, **kwargs)
-        program, spec, captured, captured_key, backward = v
-        if _guard(captured) != captured_key:  # a tensor the function closes over changed
-            return self._compile(key, args, kwargs)
+        tensors = _tensors(args) + _module_tensors(self._fn) + v.resolve()
+        if not v.guard(tensors):  # a tensor the function closes over changed, or the state
+            return self._compile(key, args, kwargs)  # of an optimizer it steps
         self._variants.move_to_end(key)
-        self._last = program
-        tensors = _tensors(args) + _module_tensors(self._fn) + captured
-        arrays = program.run([t._data for t in tensors])
-        if backward is None:
-            return _wrap(spec, arrays, tensors[0]._be)
-        return _with_backward(arrays, tensors, *backward)
+        self._last = v.program
+        arrays = v.program.run([t._data for t in tensors])
+        v.apply_effects(tensors, arrays)
+        if v.backward is None:
+            return _wrap(v.spec, arrays[:v.n_user], tensors[0]._be)
+        return _with_backward(arrays, v.n_outputs, tensors, *v.backward)
 
     # ------------------------------------------------------------ guards
 
@@ -107,41 +110,59 @@ class CompiledFunction:
             # (CUDA tensors: the CUDA backend renders the same kernels in the CUDA issue)
             self._remember(key, _EAGER)
             return self._fn(*args, **kwargs)
-        try:
-            with trace(*tensors) as rec:
-                rec.strict = True
-                out = self._fn(*args)
-        except GraphBreak as e:
+        state_before = python_state()
+        with trace(*tensors) as rec:
+            rec.strict = True
+            out = self._fn(*args)
+        if rec.broken:
+            # the call itself finished eagerly (see Recorder.graph_break)
             if self._fullgraph:
-                raise RuntimeError(f"fusetorch.compile(fullgraph=True): {e}") from None
-            warnings.warn(f"fusetorch.compile: graph break ({e}); this call runs eagerly",
-                          stacklevel=3)
+                raise RuntimeError(f"fusetorch.compile(fullgraph=True): graph break "
+                                   f"({rec.broken})")
+            warnings.warn(f"fusetorch.compile: graph break ({rec.broken}); this function "
+                          "runs eagerly for these inputs", stacklevel=3)
             self._remember(key, _EAGER)
-            return self._fn(*args)
+            return out
         outs, spec = _flatten(out)
-        # tensors the function reads without taking them as arguments (closures, globals)
-        # became extra graph inputs: they are read afresh on every call, and guarded
-        captured = rec.input_tensors[len(tensors):]
-        mutated = [t for k, t in enumerate(rec.input_tensors) if rec.node(t) is not rec.inputs[k]]
-        tensors = tensors + captured
+        if python_state() != state_before:
+            # the call changed what an optimizer keeps in Python (its first step creates state;
+            # a scheduler set a new lr): a replay could not redo that. This call ran eagerly
+            # while tracing; the next one traces again, until the state settles
+            tries = self._unsettled.get(key, 0) + 1
+            self._unsettled[key] = tries
+            if tries >= _SETTLE_TRIES:
+                warnings.warn("fusetorch.compile: the function changes an optimizer's Python "
+                              "state on every call (e.g. a step counter or a new lr); it runs "
+                              "eagerly", stacklevel=3)
+                self._remember(key, _EAGER)
+            return out
+        effects = _Effects.of(rec, len(tensors))
+        if effects is None or not outs:
+            # an in-place write through a view, or nothing to return: run eagerly
+            self._remember(key, _EAGER)
+            return out
+        tensors = tensors + rec.input_tensors[len(tensors):]
         wrt = [k for k, t in enumerate(tensors) if t._requires_grad] if D.GRAD_ENABLED else []
-        if outs and not outs[0]._dtype.is_floating_point:
-            wrt = []  # an integer result (argmax, a comparison) carries no gradient
-        if mutated or not outs or (wrt and len(outs) != 1):
+        if not outs[0]._dtype.is_floating_point or rec.backward_ran:
+            # an integer result carries no gradient; a training step's loss was differentiated
+            # inside the call already (its result is returned without a grad_fn)
+            wrt = []
+        if wrt and len(outs) != 1:
             # several differentiable outputs: the joint program returns one for now
             self._remember(key, _EAGER)
             return out
-        graph, backward = rec.graph(*outs), None
+        results = outs + effects.results(rec)
+        graph, backward = rec.graph(*results), None
         if wrt:
             # the joint program: the forward also returns every value the backward reads
-            bw = backward_graph(graph.outputs, [rec.inputs[k] for k in wrt])
+            bw = backward_graph(graph.outputs[:1], [rec.inputs[k] for k in wrt])
             saved = [f for f, _part in bw.values]
             graph = Graph(graph.inputs, graph.outputs + saved)
             bprog = Program(passes.optimize(bw.graph), tensors[0]._be)
             backward = (bprog, tuple(wrt))
         graph = passes.optimize(graph)
         program = Program(graph, tensors[0]._be)
-        program.user_outputs = len(outs)
+        program.user_outputs = len(results)
         try:
             program.run([t._data for t in tensors])  # builds the kernels
         except Exception as e:  # no compiler, or a build failure: eager, said once
@@ -156,7 +177,8 @@ class CompiledFunction:
             raise
         self._last = program
         self._backward = backward[0] if backward else None
-        self._remember(key, (program, spec, captured, _guard(captured), backward))
+        self._remember(key, _Variant(program, spec, len(outs), len(results), effects,
+                                     tensors, backward))
         return out
 
     def _remember(self, key, value) -> None:
@@ -215,14 +237,15 @@ class _CompiledCall:
 _CompiledCall.__name__ = "CompiledFunction"  # grad_fn: CompiledFunctionBackward
 
 
-def _with_backward(arrays: list, tensors: list, program: Program, wrt: tuple) -> Tensor:
+def _with_backward(arrays: list, n_outputs: int, tensors: list, program: Program,
+                   wrt: tuple) -> Tensor:
     """The output of a compiled call, recorded as one autograd node over the inputs that
     require grad."""
     be = tensors[0]._be
     out = Tensor._make(arrays[0], _dtype_of(arrays[0]), be)
     inputs = [tensors[k] for k in wrt]
     ctx = FunctionCtx(_CompiledCall, tuple(inputs))
-    ctx.program, ctx.saved_arrays, ctx.inputs = program, list(arrays[1:]), inputs
+    ctx.program, ctx.saved_arrays, ctx.inputs = program, list(arrays[n_outputs:]), inputs
     ctx._out_dtype, ctx._out_be = out._dtype, be
     ctx._in_shapes = tuple(tuple(t.shape) for t in inputs)
     A.record("custom", inputs, {"fn": _CompiledCall,
@@ -231,9 +254,95 @@ def _with_backward(arrays: list, tensors: list, program: Program, wrt: tuple) ->
     return out
 
 
-def _guard(tensors: list) -> tuple:
-    return tuple((id(t), tuple(t._data.shape), t._dtype, t._data.strides, t._requires_grad)
-                 for t in tensors)
+class _GradOf:
+    """A traced call read `leaf.grad`: a replay reads the leaf's current gradient, whichever
+    tensor object holds it now."""
+
+    __slots__ = ("leaf",)
+
+    def __init__(self, leaf: Tensor):
+        self.leaf = leaf
+
+
+class _Effects:
+    """What a traced call did besides returning values, which every replay must redo:
+    in-place writes to tensors it read (an optimizer's update of parameters and momentum
+    buffers, BatchNorm's running statistics) and new `.grad` values of leaves (backward,
+    zero_grad). Python-level state is covered by `python_state()` (optimizers) and the guards."""
+
+    def __init__(self, sources: list, mutated: list, grad_sets: list, grad_guards: list):
+        self.sources = sources          # per captured tensor: the tensor, or _GradOf(leaf)
+        self.mutated = mutated          # positions (in the call's tensor list) written in place
+        self.grad_sets = grad_sets      # (leaf, final .grad tensor of the trace, or None)
+        self.grad_guards = grad_guards  # (leaf, whether its .grad was None when first read)
+
+    @staticmethod
+    def of(rec, n_given: int) -> "_Effects | None":
+        """The effects of the trace in `rec`, or None when a replay could not redo them."""
+        events = list(rec.grad_events.values())
+        read_grads = {id(start): leaf for leaf, kind, start in events
+                      if kind == "read" and start is not None}
+        captured = rec.input_tensors[n_given:]
+        sources = [_GradOf(read_grads[id(t)]) if id(t) in read_grads else t for t in captured]
+        mutated = [k for k, t in enumerate(rec.input_tensors) if rec.node(t) is not rec.inputs[k]]
+        if any(rec.input_tensors[k]._base is not None for k in mutated):
+            return None  # the recorder does not follow writes through views to their base
+        grad_sets, grad_guards = [], []
+        for leaf, kind, start in events:
+            if kind == "read":
+                grad_guards.append((leaf, start is None))
+            if leaf._grad is not start:
+                grad_sets.append((leaf, leaf._grad))
+        return _Effects(sources, mutated, grad_sets, grad_guards)
+
+    def results(self, rec) -> list:
+        """The tensors whose final values the program must also return."""
+        return ([rec.input_tensors[k] for k in self.mutated] +
+                [g for _, g in self.grad_sets if g is not None])
+
+
+class _Variant:
+    """One compiled specialisation of a function: its program, guards and effects."""
+
+    def __init__(self, program: Program, spec, n_user: int, n_outputs: int, effects: _Effects,
+                 tensors: list, backward):
+        self.program, self.spec, self.backward = program, spec, backward
+        self.n_user, self.n_outputs, self.effects = n_user, n_outputs, effects
+        self.n_given = len(tensors) - len(effects.sources)
+        self.key = self._guard_key(tensors)
+        self.stateful = bool(effects.mutated or effects.grad_sets)
+        self.python_state = python_state() if self.stateful else None
+
+    def resolve(self) -> list:
+        return [s.leaf._grad if type(s) is _GradOf else s for s in self.effects.sources]
+
+    def _guard_key(self, tensors: list) -> tuple:
+        # a gradient read through `leaf.grad` may be a new tensor object on every call
+        fixed = [True] * self.n_given + [type(s) is not _GradOf for s in self.effects.sources]
+        return tuple((id(t) if f else 0, tuple(t._data.shape), t._dtype, t._data.strides,
+                      t._requires_grad) if t is not None else None
+                     for t, f in zip(tensors, fixed))
+
+    def guard(self, tensors: list) -> bool:
+        if self._guard_key(tensors) != self.key:
+            return False
+        if any((leaf._grad is None) != was_none for leaf, was_none in self.effects.grad_guards):
+            return False
+        return not self.stateful or python_state() == self.python_state
+
+    def apply_effects(self, tensors: list, arrays: list) -> None:
+        k = self.n_user
+        for pos in self.effects.mutated:
+            t = tensors[pos]
+            t._be.xp.copyto(t._data, arrays[k])
+            t._bump_version()
+            k += 1
+        for leaf, g in self.effects.grad_sets:
+            if g is None:
+                leaf._grad = None
+            else:
+                leaf._grad = Tensor._make(arrays[k], g._dtype, leaf._be)
+                k += 1
 
 
 def _tensors(args) -> list:

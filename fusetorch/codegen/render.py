@@ -29,8 +29,15 @@ def render_kernel(k: LoopKernel) -> str:
     return _ENV.get_template("pointwise.c.j2").render(**ctx)
 
 
+def unique(kernels: list) -> list:
+    """Kernels named alike are alike (the name hashes everything the source depends on): a
+    module defines each once."""
+    return list({k.name: k for k in kernels}.values())
+
+
 def render_module(kernels: list) -> str:
-    return _ENV.get_template("module.c.j2").render(kernels=[render_kernel(k) for k in kernels])
+    return _ENV.get_template("module.c.j2").render(
+        kernels=[render_kernel(k) for k in unique(kernels)])
 
 
 def declaration(k: LoopKernel) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import warnings
+import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
@@ -96,6 +97,29 @@ def _check_differentiable(defaults: dict) -> None:
                                   "grad)")
 
 
+# every live optimizer: a compiled training step replays its tensor updates but cannot replay
+# Python-side changes (new state, a Python step counter, a scheduler's new lr), so `compile`
+# guards on `python_state()` (see fusetorch/compile.py)
+_LIVE: "weakref.WeakSet[Optimizer]" = weakref.WeakSet()
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def python_state() -> tuple:
+    """What of all live optimizers' state lives in Python: hyperparameters, which state
+    entries exist, non-tensor state values, and which tensor objects hold the tensor state."""
+    out = []
+    for opt in list(_LIVE):
+        groups = tuple(tuple((k, v) for k, v in g.items() if isinstance(v, _SCALARS) or
+                             (isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v)))
+                       for g in opt.param_groups)
+        state = tuple((id(p), tuple((k, id(v) if isinstance(v, Tensor) else
+                                     v if isinstance(v, _SCALARS) else id(v))
+                                    for k, v in st.items()))
+                      for p, st in opt.state.items())
+        out.append((id(opt), groups, state))
+    return tuple(out)
+
+
 class Optimizer:
     """Base class for all optimizers.
 
@@ -107,6 +131,7 @@ class Optimizer:
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
+        _LIVE.add(self)
         self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
         self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
         self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
@@ -137,6 +162,7 @@ class Optimizer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        _LIVE.add(self)
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
                      "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
                      "_optimizer_load_state_dict_pre_hooks",

@@ -99,7 +99,7 @@ class Program:
             self._funcs = [None]  # nothing to build: extern steps only
             return
         self.source = render.render_module(self.kernels)
-        cdef = "\n".join(render.declaration(k) for k in self.kernels)
+        cdef = "\n".join(render.declaration(k) for k in render.unique(self.kernels))
         lib = build(self.source, cdef)
         self._ffi = ffi()
         self._funcs = [lib.function(k.name) for k in self.kernels]

@@ -118,8 +118,8 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         if D.RECORDER is not None and D.RECORDER.strict:
-            from .trace import GraphBreak, user_source
-            raise GraphBreak(f"custom Function {cls.__name__} at {user_source()}")
+            from .trace import user_source
+            D.RECORDER.graph_break(f"custom Function {cls.__name__} at {user_source()}")
         ctx = FunctionCtx(cls, args)
         with no_grad():
             out = cls.forward(ctx, *args, **kwargs)

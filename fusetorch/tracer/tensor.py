@@ -392,6 +392,7 @@ class Tensor:
     def __deepcopy__(self, memo):
         t = _alias(self)
         t._data = self._be.xp.array(self._data, copy=True)
+        t._base = None  # owns its copy: not a view, its own version counter
         t.requires_grad = self.requires_grad
         memo[id(self)] = t
         return t

@@ -45,6 +45,7 @@ class Recorder:
     reads raise GraphBreak (set by `compile`; a plain `trace()` lets them through)."""
 
     strict = False
+    broken: str | None = None  # why a strict trace stopped recording (see graph_break)
 
     def __init__(self):
         self._nodes: dict[int, Node] = {}
@@ -52,6 +53,10 @@ class Recorder:
         self.inputs: list[Node] = []
         self.input_tensors: list[Tensor] = []
         self.parent: Recorder | None = None  # an enclosing trace, which records the same ops
+        # leaves whose `.grad` the traced code touched: id -> [leaf, first access ('read' or
+        # 'set'), the grad at that moment]. What a replay of the trace must check and redo.
+        self.grad_events: dict[int, list] = {}
+        self.backward_ran = False  # autograd.backward ran inside the trace (recorded)
 
     def _set(self, t: Tensor, n: Node) -> None:
         if id(t) not in self._nodes:
@@ -61,7 +66,25 @@ class Recorder:
     def data_read(self, what: str) -> None:
         """Called when Python reads a traced tensor's data (`item`, `bool`, `numpy`, ...)."""
         if self.strict or (self.parent is not None and self.parent.strict):
-            raise GraphBreak(f"{what} reads tensor data at {user_source()}")
+            self.graph_break(f"{what} reads tensor data at {user_source()}")
+
+    def graph_break(self, reason: str) -> None:
+        """The traced code did something a graph cannot hold. The call goes on eagerly from
+        here, unrecorded (aborting and re-running it would repeat its side effects, such as an
+        optimizer's step); `broken` tells `compile` to run this key eagerly from now on."""
+        r = self
+        while r is not None and r.strict:
+            r.broken = r.broken or reason
+            r = r.parent
+        D.RECORDER = r
+
+    def grad_access(self, leaf: Tensor, kind: str) -> None:
+        """`leaf.grad` is about to be read or assigned (by user code or by backward)."""
+        if id(leaf) not in self.grad_events:
+            self.grad_events[id(leaf)] = [leaf, kind, leaf._grad]
+            self._keep.append(leaf)
+        if self.parent is not None:
+            self.parent.grad_access(leaf, kind)
 
     def input(self, t: Tensor) -> Node:
         """Declare `t` a graph input (done implicitly for any outside tensor an op reads)."""

@@ -1,0 +1,162 @@
+"""Compiling a whole training step (forward, loss, backward, optimizer update) against the same
+step run eagerly on an identical copy of the model: parameters, gradients and optimizer state
+must agree after every step."""
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+import fusetorch.nn as nn
+import fusetorch.nn.functional as F
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ftcache"))
+
+
+def _two_layer():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(20, 16), nn.ReLU(), nn.Linear(16, 3))
+
+
+def _pair(make_model, make_opt):
+    m1 = make_model()
+    m2 = copy.deepcopy(m1)
+    return (m1, make_opt(m1)), (m2, make_opt(m2))
+
+
+def _assert_same(m1, m2, rtol=1e-5, atol=1e-6):
+    for (n, p), q in zip(m1.named_parameters(), m2.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=rtol, atol=atol,
+                                   err_msg=n)
+        assert (p.grad is None) == (q.grad is None), n
+        if p.grad is not None:
+            np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy(), rtol=1e-4, atol=1e-6,
+                                       err_msg=n)
+    for b, c in zip(m1.buffers(), m2.buffers()):
+        np.testing.assert_allclose(b.numpy(), c.numpy(), rtol=rtol, atol=atol)
+
+
+def _run(step_of, make_model=_two_layer, make_opt=lambda m: torch.optim.SGD(m.parameters(), lr=0.05),
+         steps=5, x=None, y=None):
+    (m1, o1), (m2, o2) = _pair(make_model, make_opt)
+    x = torch.randn(8, 20) if x is None else x
+    y = torch.randn(8, 3) if y is None else y
+    eager, compiled = step_of(m1, o1), torch.compile(step_of(m2, o2))
+    for _ in range(steps):
+        l1, l2 = eager(x, y), compiled(x, y)
+        np.testing.assert_allclose(float(l2), float(l1), rtol=1e-5)
+        _assert_same(m1, m2)
+    return compiled
+
+
+def _standard(model, opt):
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    return step
+
+
+def test_sgd_step_compiles_to_kernels_and_matches_eager():
+    compiled = _run(_standard)
+    assert compiled.kernels(), "the step should run compiled kernels"
+    assert "matmul" in compiled.graph()  # forward and backward are in the one program
+
+
+@pytest.mark.parametrize("opts", [dict(momentum=0.9), dict(momentum=0.9, nesterov=True),
+                                  dict(momentum=0.5, dampening=0.1, weight_decay=0.01),
+                                  dict(maximize=True, weight_decay=0.1)])
+def test_sgd_variants(opts):
+    _run(_standard, make_opt=lambda m: torch.optim.SGD(m.parameters(), lr=0.02, **opts), steps=6)
+
+
+def test_gradients_accumulate_without_zero_grad():
+    def step_of(model, opt):
+        def step(x, y):
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            return loss
+        return step
+    _run(step_of, steps=4)
+
+
+def test_zero_grad_at_the_end_and_to_zeros():
+    def step_of(model, opt):
+        def step(x, y):
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=False)
+            return loss
+        return step
+    _run(step_of, steps=4)
+
+
+def test_batchnorm_running_stats_are_updated_in_place():
+    def make():
+        torch.manual_seed(1)
+        return nn.Sequential(nn.Linear(20, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 3))
+    m = _run(_standard, make_model=make, steps=4)
+    assert m.kernels()
+
+
+def test_a_changed_learning_rate_is_seen():
+    (m1, o1), (m2, o2) = _pair(_two_layer, lambda m: torch.optim.SGD(m.parameters(), lr=0.1))
+    s1 = torch.optim.lr_scheduler.StepLR(o1, step_size=2, gamma=0.5)
+    s2 = torch.optim.lr_scheduler.StepLR(o2, step_size=2, gamma=0.5)
+    x, y = torch.randn(8, 20), torch.randn(8, 3)
+    eager, compiled = _standard(m1, o1), torch.compile(_standard(m2, o2))
+    for _ in range(7):
+        eager(x, y)
+        compiled(x, y)
+        s1.step()
+        s2.step()
+        _assert_same(m1, m2)
+
+
+def test_adam_reads_its_step_count_and_runs_eagerly_with_one_warning():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        _run(_standard, make_opt=lambda m: torch.optim.Adam(m.parameters(), lr=0.01), steps=3)
+    breaks = [x for x in w if "graph break" in str(x.message)]
+    assert len(breaks) == 1 and "item" in str(breaks[0].message)
+
+
+def test_classifier_step_with_cross_entropy():
+    torch.manual_seed(3)
+    x, y = torch.randn(16, 20), torch.randint(0, 3, (16,))
+
+    def step_of(model, opt):
+        def step(a, b):
+            opt.zero_grad()
+            loss = F.cross_entropy(model(a), b)
+            loss.backward()
+            opt.step()
+            return loss
+        return step
+    _run(step_of, x=x, y=y, steps=4,
+         make_opt=lambda m: torch.optim.SGD(m.parameters(), lr=0.1, momentum=0.9))
+
+
+def test_parameters_keep_their_identity_and_buffers():
+    (m1, o1), (m2, o2) = _pair(_two_layer, lambda m: torch.optim.SGD(m.parameters(), lr=0.05))
+    data = lambda m: [(id(p), p.detach().numpy().__array_interface__["data"][0])
+                      for p in m.parameters()]
+    before = data(m2)
+    compiled = torch.compile(_standard(m2, o2))
+    x, y = torch.randn(8, 20), torch.randn(8, 3)
+    view = m2[0].weight.detach().numpy()
+    versions = []
+    for _ in range(3):
+        w0 = view.copy()
+        compiled(x, y)
+        assert not np.array_equal(view, w0)  # a numpy view of the parameter sees the update
+        versions.append(m2[0].weight._version)
+    assert data(m2) == before
+    assert versions[0] < versions[1] < versions[2]  # saved-tensor checks see the writes
