@@ -93,6 +93,8 @@ def scalar_value(n: Node):
 
     >>> scalar_value(const(0.1, float32))    # 0.10000000149011612
     """
+    while n.op in ("reshape", "expand") and math.prod(n.inputs[0].shape) == 1:
+        n = n.inputs[0]  # a single value reshaped or broadcast is still that value
     if n.op not in ("constant", "full"):
         return _NO
     v = n.attrs.get("value")
@@ -292,6 +294,33 @@ def simplify(g: Graph) -> Graph:
     return _rewrite(g, rule)
 
 
+def transpose_matmul(g: Graph) -> Graph:
+    """permute(matmul(a, b)) swapping the last two dims -> matmul(b^T, a^T), when nothing else
+    reads the product: the library writes the result in the layout its readers want, instead of
+    a transposed view that the next kernel reads with a large stride (a weight gradient
+    `x^T @ g` consumed as `W -= lr * (x^T @ g)^T`)."""
+    users: dict[int, int] = {}
+    for n in g.nodes:
+        for i in n.inputs:
+            users[id(i)] = users.get(id(i), 0) + 1
+    for o in g.outputs:
+        users[id(o)] = users.get(id(o), 0) + 1
+
+    def rule(n: Node) -> Node:
+        if n.op != "permute" or n.inputs[0].op != "matmul" or users.get(id(n.inputs[0])) != 1:
+            return n
+        perm, k = _norm_perm(n.attrs["perm"]), len(n.shape)
+        if k < 2 or perm != tuple(range(k - 2)) + (k - 1, k - 2):
+            return n
+        a, b = n.inputs[0].inputs
+        if len(a.shape) != k or len(b.shape) != k:
+            return n  # batch broadcasting: leave it
+        swap = lambda x: make_node("permute", [x], {"perm": perm}, n.meta)
+        return make_node("matmul", [swap(b), swap(a)], {}, n.meta)
+
+    return _rewrite(g, rule)
+
+
 # ---------------------------------------------------------------- constant folding
 
 def _fdiv(a: float, b: float) -> float:
@@ -466,7 +495,7 @@ def fold_constants(g: Graph) -> Graph:
 
 # ---------------------------------------------------------------- the pipeline
 
-DEFAULT: tuple = (fold_constants, simplify, cse, dce)
+DEFAULT: tuple = (fold_constants, simplify, transpose_matmul, cse, dce)
 
 
 def _check_contract(before: Graph, after: Graph, p: Pass) -> None:
@@ -500,4 +529,4 @@ def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -
 
 
 __all__ = ["DEFAULT", "NEVER_MERGE", "count_ops", "cse", "dce", "fold_constants", "optimize",
-           "scalar_value", "simplify"]
+           "scalar_value", "simplify", "transpose_matmul"]

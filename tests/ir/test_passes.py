@@ -17,6 +17,7 @@ from fusetorch.ir import dtypes as dt
 from fusetorch.ir.grad import backward_graph
 from fusetorch.ir.graph import Graph, Node, make_node, toposort
 from fusetorch.ir.passes import (DEFAULT, count_ops, cse, dce, fold_constants, optimize,
+                                 transpose_matmul,
                                  scalar_value, simplify)
 from fusetorch.runtime.eager import GENERATOR, make_table
 from fusetorch.runtime.interpret import run_graph
@@ -511,8 +512,10 @@ def test_fold_matches_the_interpreter(name, dtype, vals, cast_to, use_full):
 
 def test_optimize_runs_to_a_fixpoint():
     x = inp((2, 3))
-    # simplify exposes a foldable add (round 2), whose result 1.0 makes mul an identity (round 3)
-    one = op("add", op("reshape", const(0.25), shape=()), op("reshape", const(0.75), shape=()))
+    # simplify drops identity permutes, exposing a foldable add (round 2), whose result 1.0
+    # makes mul an identity
+    one = op("add", op("permute", op("reshape", const(0.25), shape=(1, 1)), perm=(0, 1)),
+             op("permute", op("reshape", const(0.75), shape=(1, 1)), perm=(0, 1)))
     y = op("mul", op("neg", op("neg", x)), one)
     g = Graph([x], [y, op("exp", x), op("exp", x)])
     once = g
@@ -751,3 +754,27 @@ def test_optimized_backward_graphs(net, wshapes, shrinks):
     loss.backward()
     for w, b in zip(ws, got):
         np.testing.assert_allclose(b, w.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_transposed_product_is_computed_in_the_layout_its_reader_wants():
+    a, b = inp((4, 3)), inp((4, 5))
+    at = op("permute", a, perm=(1, 0))
+    t = op("permute", op("matmul", at, b), perm=(1, 0))          # (a^T b)^T : [5, 3]
+    g = Graph([a, b], [op("add", t, const(1.0))])
+    out = transpose_matmul(g)
+    mm = [n for n in out.nodes if n.op == "matmul"]
+    assert len(mm) == 1 and mm[0].shape == (5, 3)                 # b^T a, no transpose after
+    assert not any(n.op == "permute" and n.inputs[0].op == "matmul" for n in out.nodes)
+    arrays = [np.random.rand(4, 3), np.random.rand(4, 5)]
+    np.testing.assert_allclose(run(out, arrays)[0], (arrays[0].T @ arrays[1]).T + 1, rtol=1e-12)
+    # a product that something else also reads is left alone (no second matmul)
+    shared = op("matmul", at, b)
+    g2 = Graph([a, b], [op("permute", shared, perm=(1, 0)), shared])
+    assert count_ops(transpose_matmul(g2))["matmul"] == 1
+
+
+def test_a_broadcast_one_is_still_one():
+    x = inp((2, 3))
+    ones = op("expand", op("reshape", op("full", shape=(), dtype=f64, value=1.0), shape=(1, 1)),
+              shape=(2, 3))
+    assert optimize(Graph([x], [op("mul", ones, x)])).outputs[0] is x
