@@ -1,0 +1,4 @@
+"""`fusetorch.nn.parallel`: data-parallel training over `fusetorch.distributed`."""
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]

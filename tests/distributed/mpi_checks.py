@@ -1,0 +1,336 @@
+"""Run under `mpiexec -n W`: every check on every rank, one line per check on rank 0's stdout:
+`CHECK <name> ok` or `CHECK <name> FAIL <rank: error>`. tests/distributed/test_*.py launch it
+(one launch per world size holds every check: starting MPI is the slow part).
+
+References are independent of the code under test: numpy float64 over every rank's input (each
+rank's input is a formula of its rank, so any rank can compute all of them), and plain
+single-process fusetorch training on the whole batch for DDP.
+"""
+import os
+import runpy
+import sys
+import traceback
+
+import numpy as np
+
+import fusetorch as torch
+import fusetorch.distributed as dist
+from fusetorch.nn.parallel import DistributedDataParallel as DDP
+from fusetorch.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+CHECKS = []
+
+
+def check(fn):
+    CHECKS.append(fn)
+    return fn
+
+
+def rank_data(r: int, shape=(3, 4), dtype=np.float64) -> np.ndarray:
+    """Rank r's input: distinct per rank and element, exact in float32."""
+    n = int(np.prod(shape))
+    return ((np.arange(n) % 7 - 3) * (r + 1) + r * 0.5).reshape(shape).astype(dtype)
+
+
+# ---------------------------------------------------------------- collectives
+
+@check
+def all_reduce_ops():
+    W, r = dist.get_world_size(), dist.get_rank()
+    every = np.stack([rank_data(k) for k in range(W)])
+    refs = {"SUM": every.sum(0), "AVG": every.mean(0), "MAX": every.max(0), "MIN": every.min(0),
+            "PRODUCT": every.prod(0)}
+    for name, ref in refs.items():
+        for dt, tol in ((torch.float32, 1e-6), (torch.float64, 1e-12)):
+            t = torch.tensor(rank_data(r), dtype=dt)
+            assert dist.all_reduce(t, op=getattr(dist.ReduceOp, name)) is None
+            np.testing.assert_allclose(t.numpy(), ref, rtol=tol, err_msg=f"{name} {dt}")
+        if name != "AVG":
+            t = torch.tensor(rank_data(r).astype(np.int64) * 2)
+            dist.all_reduce(t, op=getattr(dist.ReduceOp, name))
+            ints = np.stack([rank_data(k).astype(np.int64) * 2 for k in range(W)])
+            want = {"SUM": ints.sum(0), "MAX": ints.max(0), "MIN": ints.min(0),
+                    "PRODUCT": ints.prod(0)}[name]
+            np.testing.assert_array_equal(t.numpy(), want, err_msg=f"{name} int64")
+
+
+@check
+def all_reduce_non_contiguous_and_half():
+    W, r = dist.get_world_size(), dist.get_rank()
+    base = torch.tensor(rank_data(r, (4, 6)), dtype=torch.float32)
+    view = base.t()[1:5:2]                      # strided view: written back through the base
+    keep = base.numpy().copy()
+    dist.all_reduce(view)
+    full = sum(rank_data(k, (4, 6)) for k in range(W))
+    np.testing.assert_allclose(view.numpy(), full.T[1:5:2], rtol=1e-6)
+    mask = np.ones((4, 6), bool)
+    mask.T[1:5:2] = False
+    np.testing.assert_array_equal(base.numpy()[mask], keep[mask])  # the rest untouched
+    h = torch.tensor(rank_data(r), dtype=torch.float16)
+    dist.all_reduce(h, op=dist.ReduceOp.MAX)
+    np.testing.assert_array_equal(h.numpy(), np.stack([rank_data(k) for k in range(W)])
+                                  .max(0).astype(np.float16))
+
+
+@check
+def async_work_and_barrier():
+    W, r = dist.get_world_size(), dist.get_rank()
+    ts = [torch.full((5,), float(r + i)) for i in range(3)]
+    works = [dist.all_reduce(t, async_op=True) for t in ts]
+    for w in works:
+        assert w.wait() is True and w.is_completed()
+    for i, t in enumerate(ts):
+        np.testing.assert_allclose(t.numpy(), np.full(5, sum(k + i for k in range(W))))
+    assert dist.barrier() is None
+    dist.barrier(async_op=True).wait()
+
+
+@check
+def broadcast_from_each_rank():
+    W, r = dist.get_world_size(), dist.get_rank()
+    for src in range(W):
+        t = torch.tensor(rank_data(r), dtype=torch.float32)
+        dist.broadcast(t, src=src)
+        np.testing.assert_array_equal(t.numpy(), rank_data(src).astype(np.float32))
+        base = torch.tensor(rank_data(r, (3, 4)))
+        col = base[:, 1]                        # non-contiguous
+        dist.broadcast(col, src)
+        np.testing.assert_array_equal(col.numpy(), rank_data(src, (3, 4))[:, 1])
+        np.testing.assert_array_equal(base.numpy()[:, 0], rank_data(r, (3, 4))[:, 0])
+
+
+@check
+def all_gather_and_reduce_scatter():
+    W, r = dist.get_world_size(), dist.get_rank()
+    outs = [torch.zeros(3, 4, dtype=torch.float64) for _ in range(W)]
+    dist.all_gather(outs, torch.tensor(rank_data(r)))
+    for k, o in enumerate(outs):
+        np.testing.assert_array_equal(o.numpy(), rank_data(k))
+    # rank k's input list: input_list[j] = rank_data(k * W + j)
+    for name in ("SUM", "MAX", "AVG"):
+        out = torch.zeros(3, 4, dtype=torch.float64)
+        dist.reduce_scatter(out, [torch.tensor(rank_data(r * W + j)) for j in range(W)],
+                            op=getattr(dist.ReduceOp, name))
+        every = np.stack([rank_data(k * W + r) for k in range(W)])
+        ref = {"SUM": every.sum(0), "MAX": every.max(0), "AVG": every.mean(0)}[name]
+        np.testing.assert_allclose(out.numpy(), ref, rtol=1e-12, err_msg=name)
+
+
+@check
+def errors_as_pytorch():
+    W = dist.get_world_size()
+
+    def raises(exc, match, fn):
+        try:
+            fn()
+        except exc as e:
+            assert match in str(e), f"{match!r} not in {e!r}"
+        else:
+            raise AssertionError(f"no {exc.__name__} ({match})")
+    raises(RuntimeError, "invalid root rank", lambda: dist.broadcast(torch.ones(2), src=W))
+    raises(RuntimeError, "expected length", lambda: dist.all_gather([torch.ones(2)] * (W + 1),
+                                                                    torch.ones(2)))
+    raises(RuntimeError, "invalid tensor size", lambda: dist.all_gather(
+        [torch.ones(3) for _ in range(W)], torch.ones(2)))
+    raises(ValueError, "different dtypes", lambda: dist.all_gather(
+        [torch.ones(2, dtype=torch.float64) for _ in range(W)], torch.ones(2)))
+    raises(RuntimeError, "can't be cast", lambda: dist.all_reduce(
+        torch.ones(2, dtype=torch.int64), op=dist.ReduceOp.AVG))
+    raises(TypeError, "torch.Tensor", lambda: dist.all_reduce([1.0, 2.0]))
+    raises(ValueError, "twice", lambda: dist.init_process_group("mpi"))
+    assert dist.get_backend() == "mpi" and dist.is_initialized()
+
+
+# ---------------------------------------------------------------- DDP
+
+N, D_IN, H, D_OUT = 64, 100, 50, 10
+
+
+def _net(seed: int):
+    torch.manual_seed(seed)
+    return torch.nn.Sequential(torch.nn.Linear(D_IN, H), torch.nn.ReLU(),
+                               torch.nn.Linear(H, D_OUT))
+
+
+def _data():
+    torch.manual_seed(1234)
+    return torch.randn(N, D_IN), torch.randn(N, D_OUT)
+
+
+def _reference(steps: int, lr: float):
+    """Single-process training on the whole batch (mean loss): what DDP must reproduce."""
+    x, y = _data()
+    model = _net(0)
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    for _ in range(steps):
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+    return [p.detach().numpy().copy() for p in model.parameters()]
+
+
+def _train_ddp(steps: int, lr: float, compiled: bool = False, **ddp_kwargs):
+    W, r = dist.get_world_size(), dist.get_rank()
+    x, y = _data()
+    data = TensorDataset(x, y)
+    sampler = DistributedSampler(data, shuffle=True, seed=7)
+    loader = DataLoader(data, batch_size=N // W, sampler=sampler)
+    model = DDP(_net(r), **ddp_kwargs)       # rank 0's initial weights win
+    step_model = torch.compile(model) if compiled else model
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    for epoch in range(steps):
+        sampler.set_epoch(epoch)
+        (xb, yb), = list(loader)              # one batch: this rank's shard of the epoch
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(step_model(xb), yb).backward()
+        opt.step()
+    return model, step_model
+
+
+def _assert_matches_reference(model, steps, lr):
+    ref = _reference(steps, lr)
+    got = [p.detach().numpy() for p in model.module.parameters()]
+    for g, want in zip(got, ref):
+        np.testing.assert_allclose(g, want, rtol=2e-5, atol=2e-6)
+    _assert_same_on_all_ranks(got)
+
+
+def _assert_same_on_all_ranks(arrays):
+    W = dist.get_world_size()
+    for a in arrays:
+        outs = [torch.zeros(a.shape, dtype=torch.float32) for _ in range(W)]
+        dist.all_gather(outs, torch.tensor(a))
+        for o in outs:
+            np.testing.assert_array_equal(o.numpy(), a)
+
+
+@check
+def ddp_matches_single_process():
+    _assert_matches_reference(_train_ddp(20, 0.05)[0], 20, 0.05)
+
+
+@check
+def ddp_small_buckets():
+    model, _ = _train_ddp(20, 0.05, bucket_cap_mb=1e-5)  # 10 bytes: one parameter per bucket
+    assert len(model._buckets) == 4
+    _assert_matches_reference(model, 20, 0.05)
+
+
+@check
+def ddp_compiled():
+    model, compiled = _train_ddp(20, 0.05, compiled=True)
+    assert compiled.kernels(), "the compiled DDP model ran eagerly"
+    shard = _data()[0][:N // dist.get_world_size()]  # the shape it was compiled for
+    compiled(shard)
+    assert "CompiledFunctionBackward" in repr(compiled(shard).grad_fn)
+    _assert_matches_reference(model, 20, 0.05)
+
+
+@check
+def ddp_module_state_and_no_sync():
+    W, r = dist.get_world_size(), dist.get_rank()
+    model = DDP(_net(r))
+    assert model.module is not None
+    keys = list(model.state_dict().keys())
+    assert keys == ["module.0.weight", "module.0.bias", "module.2.weight", "module.2.bias"], keys
+    init = [p.detach().numpy().copy() for p in _net(0).parameters()]
+    for p, want in zip(model.module.parameters(), init):
+        np.testing.assert_array_equal(p.detach().numpy(), want)  # broadcast from rank 0
+    x, y = _data()
+    shard = slice(r * N // W, (r + 1) * N // W)
+    half = (shard.stop - shard.start) // 2
+    parts = [slice(shard.start, shard.start + half), slice(shard.start + half, shard.stop)]
+    with model.no_sync():                     # local accumulation only
+        torch.nn.functional.mse_loss(model(x[parts[0]]), y[parts[0]], reduction="sum").backward()
+    local = model.module[0].weight.grad.numpy().copy()
+    ref_local = _net(0)
+    torch.nn.functional.mse_loss(ref_local(x[parts[0]]), y[parts[0]], reduction="sum").backward()
+    np.testing.assert_allclose(local, ref_local[0].weight.grad.numpy(), rtol=1e-5, atol=1e-6)
+    torch.nn.functional.mse_loss(model(x[parts[1]]), y[parts[1]], reduction="sum").backward()
+    ref = _net(0)
+    torch.nn.functional.mse_loss(ref(x), y, reduction="sum").backward()
+    for p, q in zip(model.module.parameters(), ref.parameters()):  # average of rank sums
+        np.testing.assert_allclose(p.grad.numpy(), q.grad.numpy() / W, rtol=1e-5, atol=1e-5)
+
+
+@check
+def ddp_find_unused_parameters():
+    W, r = dist.get_world_size(), dist.get_rank()
+
+    class TwoHeads(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = torch.nn.Linear(4, 4)
+            self.a = torch.nn.Linear(4, 1)
+            self.b = torch.nn.Linear(4, 1)
+
+        def forward(self, x, head):
+            return getattr(self, head)(self.body(x))
+    torch.manual_seed(0)
+    model = DDP(TwoHeads(), find_unused_parameters=True)
+    x = torch.tensor(rank_data(r, (2, 4)), dtype=torch.float32)
+    head = "a" if r == 0 else "b"              # b is unused on rank 0, a on the others
+    model(x, head).sum().backward()
+    ref = {}
+    for k in range(W):
+        m = TwoHeads()
+        m.load_state_dict(model.module.state_dict())
+        m(torch.tensor(rank_data(k, (2, 4)), dtype=torch.float32), "a" if k == 0 else "b") \
+            .sum().backward()
+        for name, p in m.named_parameters():
+            if p.grad is not None:
+                ref[name] = ref.get(name, 0) + p.grad.numpy() / W
+    for name, p in model.module.named_parameters():
+        np.testing.assert_allclose(p.grad.numpy(), ref[name], rtol=1e-5, atol=1e-6,
+                                   err_msg=name)
+
+
+@check
+def ddp_errors():
+    try:
+        DDP(torch.nn.ReLU())
+    except RuntimeError as e:
+        assert "doesn't have any parameter that requires a gradient" in str(e)
+    else:
+        raise AssertionError("no error for a module without parameters")
+
+
+@check
+def example_ddp_two_layer():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ex = runpy.run_path(os.path.join(here, "..", "..", "examples", "ddp_two_layer.py"))
+    loss, model = ex["main"](steps=30, verbose=False)
+    # the same steps on one process, on the whole batch
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 1000), torch.randn(64, 10)
+    ref = torch.nn.Sequential(torch.nn.Linear(1000, 100), torch.nn.ReLU(),
+                              torch.nn.Linear(100, 10))
+    ref.load_state_dict({k[len("module."):]: v for k, v in model.state_dict().items()})
+    _assert_same_on_all_ranks([p.detach().numpy() for p in model.parameters()])
+    assert np.isfinite(loss) and loss < 700, loss
+
+
+def main():
+    dist.init_process_group("mpi")
+    r = dist.get_rank()
+    only = set(sys.argv[1:])
+    for fn in CHECKS:
+        if only and fn.__name__ not in only:
+            continue
+        err = ""
+        try:
+            fn()
+        except Exception:
+            err = traceback.format_exc()
+        flag = torch.tensor([0 if err else 1], dtype=torch.int64)
+        dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+        if err:
+            sys.stderr.write(f"[rank {r}] {fn.__name__}:\n{err}\n")
+            sys.stderr.flush()
+        if r == 0:
+            print(f"CHECK {fn.__name__} {'ok' if flag.item() else 'FAIL'}", flush=True)
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+"""DistributedDataParallel on 2 and 4 MPI ranks: training the two-layer net on each rank's shard
+ends with the parameters of single-process training on the whole batch (plain, small buckets,
+compiled), no_sync, find_unused_parameters, the example script. The checks run in
+mpi_checks.py, one launch per world size."""
+import pytest
+
+CHECKS = ["ddp_matches_single_process", "ddp_small_buckets", "ddp_compiled",
+          "ddp_module_state_and_no_sync", "ddp_find_unused_parameters", "ddp_errors",
+          "example_ddp_two_layer"]
+
+
+@pytest.mark.parametrize("name", CHECKS)
+def test_ddp(mpi_run, name):
+    mpi_run(name)
+
+
+def test_every_check_is_run_by_a_test():
+    from tests.distributed import mpi_checks
+    from tests.distributed.test_collectives import CHECKS as COLLECTIVES
+    assert sorted(fn.__name__ for fn in mpi_checks.CHECKS) == sorted(CHECKS + COLLECTIVES)
