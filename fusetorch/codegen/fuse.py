@@ -1,7 +1,7 @@
 """Partition a graph into fused kernel groups and the steps that stay library calls.
 
 A group is a set of elementwise nodes over one iteration space (the output shape they share),
-optionally ending in a `sum`, `max` or `min` over all dims or over trailing dims of that space. Everything else
+optionally ending in a `sum`, `max` or `min` over any dims of that space. Everything else
 (matmul, movement ops, indexing, argmax, other reductions, integer math) is an `extern` step run
 with the eager implementation: numpy's views make movement ops free, and the kernels read any
 strides, so a permute or an expand between two groups costs no copy.
@@ -29,7 +29,7 @@ class Group:
     nodes: list = field(default_factory=list)
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
-    reduce: Node | None = None  # a final sum/max/min over trailing dims of the iteration space
+    reduce: Node | None = None  # a final sum/max/min over dims of the iteration space
     start: int = 0  # topological position of the first node (inputs must come before it)
 
     @property
@@ -63,14 +63,16 @@ def fusible(n: Node) -> bool:
             and all(i.dtype in KERNEL_DTYPES for i in n.inputs))
 
 
-def _reducible(n: Node, g: Group) -> bool:
-    """A sum, max or min over all dims, or over trailing dims, of the group's iteration
-    space."""
+def _reducible(n: Node, g: Group, trailing: bool = False) -> bool:
+    """A sum, max or min over any dims of the group's iteration space (`trailing`: only over
+    all dims or trailing dims, which read memory in order)."""
     if n.op not in ("sum", "max", "min") or n.dtype not in (dt.float32, dt.float64):
         return False
     x = n.inputs[0]
-    dims, rank = n.attrs["dims"], len(g.shape)
-    return x.shape == g.shape and rank > 0 and tuple(dims) == tuple(range(rank - len(dims), rank))
+    dims, rank = tuple(n.attrs["dims"]), len(g.shape)
+    if x.shape != g.shape or rank == 0 or not dims:
+        return False
+    return not trailing or dims == tuple(range(rank - len(dims), rank))
 
 
 def partition(graph: Graph) -> Plan:
@@ -102,9 +104,10 @@ def partition(graph: Graph) -> Plan:
             continue
         if n.inputs:
             # a reduction of a value read from memory (an input, or a group's output that
-            # others read too): a kernel of its own
+            # others read too): a kernel of its own, where it reads memory in order (numpy's
+            # own sums over leading dims are as fast as a strided kernel)
             alone = Group(shape=n.inputs[0].shape, start=pos[id(n)])
-            if _reducible(n, alone):
+            if _reducible(n, alone, trailing=True):
                 alone.reduce = n
                 alone.nodes.append(n)
                 group_of[id(n)] = alone

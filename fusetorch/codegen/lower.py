@@ -37,7 +37,7 @@ class Stmt:
 @dataclass
 class LoopKernel:
     name: str
-    shape: tuple  # the iteration space
+    shape: tuple  # the iteration space, in loop order (a reduction's reduced dims last)
     params: list
     loads: list  # Stmt per input: the value read at the current index
     body: list  # Stmt per fused node
@@ -45,7 +45,7 @@ class LoopKernel:
     flat: bool  # one loop over numel(shape) instead of one loop per dim
     reduce_var: str | None = None  # the value a reduce kernel folds
     reduce_out: Param | None = None
-    reduce_inner: int = 0  # how many trailing dims are summed
+    reduce_inner: int = 0  # how many trailing dims (in loop order) are reduced
     acc_ctype: str = "double"
     reduce_op: str = "sum"
     acc_init: str = "0"
@@ -109,11 +109,19 @@ def _expr(node: Node, operands: list) -> str:
 def lower(group: Group, arrays: dict) -> LoopKernel:
     """`arrays` maps id(node) -> the array each input node holds at run time (for strides)."""
     space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
+    # loop order: a reduction's kept dims outside, its reduced dims inside (every index is
+    # strides times loop variables, so reordering the loops is reordering strides)
+    order = tuple(range(len(space)))
+    if group.reduce is not None:
+        dims = tuple(group.reduce.attrs["dims"])
+        order = tuple(d for d in order if d not in dims) + dims
+    reorder = lambda st: tuple(st[d] for d in order)
     params, loads, var_of = [], [], {}
     for k, n in enumerate(group.inputs):
         a = arrays[id(n)]
         st = tuple(s // a.itemsize for s in a.strides) if a.ndim else ()
-        p = Param(f"in{k}", n.dtype.c_type, n, _aligned_strides(n.shape, st, space), False)
+        p = Param(f"in{k}", n.dtype.c_type, n, reorder(_aligned_strides(n.shape, st, space)),
+                  False)
         params.append(p)
         var_of[id(n)] = f"x{k}"
         loads.append(Stmt(f"x{k}", n.dtype.c_type, "", f"input {k}: {n.type_str()}"))
@@ -136,16 +144,17 @@ def lower(group: Group, arrays: dict) -> LoopKernel:
     reduce_out = None
     for k, n in enumerate(group.outputs):
         if n is group.reduce:
-            reduce_out = Param(f"out{k}", n.dtype.c_type, n, _contiguous(n.shape), True)
+            kept = tuple(space[d] for d in order[:len(order) - len(n.attrs["dims"])])
+            reduce_out = Param(f"out{k}", n.dtype.c_type, n, _contiguous(kept), True)
             params.append(reduce_out)
             continue
-        p = Param(f"out{k}", n.dtype.c_type, n, _contiguous(space), True)
+        p = Param(f"out{k}", n.dtype.c_type, n, reorder(_contiguous(space)), True)
         params.append(p)
         stores.append((p, var_of[id(n)]))
     contiguous = _contiguous(space)
     flat = group.reduce is None and all(
         p.strides == contiguous or not any(p.strides) for p in params)
-    kernel = LoopKernel(name="", shape=space, params=params, loads=loads, body=body,
+    kernel = LoopKernel(name="", shape=reorder(space), params=params, loads=loads, body=body,
                         stores=stores, flat=flat, numel=math.prod(space))
     if group.reduce is not None:
         kernel.reduce_var = var_of[id(group.reduce.inputs[0])]
@@ -157,7 +166,7 @@ def lower(group: Group, arrays: dict) -> LoopKernel:
         kernel.acc_ctype = "double" if group.reduce.op == "sum" else group.reduce.dtype.c_type
         kernel.acc_init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY"}[group.reduce.op]
     sig = repr([(p.name, p.ctype, p.strides) for p in params] +
-               [(s.expr, s.ctype) for s in body] + [space, kernel.reduce_inner, flat,
+               [(s.expr, s.ctype) for s in body] + [space, order, kernel.reduce_inner, flat,
                                                     kernel.reduce_op])
     kernel.name = f"ft_{group.kind}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
     return kernel

@@ -76,3 +76,31 @@ def test_layers_values_and_gradients(make):
         grads.append([p.grad.numpy().copy() for p in m.parameters()])
     for g_c, g_e in zip(grads[1], grads[2]):
         np.testing.assert_allclose(g_c, g_e, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("dims", [0, 1, (0, 2), (0, 1), (1, 2), (2, 0, 1)])
+@pytest.mark.parametrize("op", ["sum", "amax", "amin"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions_over_any_dims_fuse_with_their_producers(dims, op, keepdim):
+    x = torch.randn(5, 6, 7, dtype=torch.float64)
+    y = torch.randn(6, 1, dtype=torch.float64)          # broadcast into the space
+    f = torch.compile(lambda a, b: getattr(torch, op)(torch.exp(a * 0.5) - b, dims,
+                                                      keepdim=keepdim))
+    f(x, y)
+    got = f(x, y)
+    ref = {"sum": np.sum, "amax": np.max, "amin": np.min}[op](
+        np.exp(x.numpy() * 0.5) - y.numpy(), axis=dims, keepdims=keepdim)
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-12, atol=1e-12)
+    (k,) = f.kernels()
+    assert k.split(": ")[1].startswith("reduce [mul, exp, sub,"), k
+
+
+def test_bias_gradient_is_one_kernel_over_the_batch():
+    x = torch.randn(16, 8, requires_grad=True)
+    f = torch.compile(lambda t: torch.relu(t * 2 - 1).sum(0))
+    f(x.detach())
+    got = f(x.detach())
+    np.testing.assert_allclose(got.numpy(), np.maximum(x.detach().numpy() * 2 - 1, 0).sum(0),
+                               rtol=1e-6)
+    assert len(f.kernels()) == 1
