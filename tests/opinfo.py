@@ -1,0 +1,910 @@
+"""An OpInfo-style registry of what fusetorch exports, for tests that run every op another way
+(compiled, for now) and compare with eager.
+
+An `OpInfo` is one family of spellings of one operation (`torch.abs`, `Tensor.abs`, `abs_`,
+`__abs__` ...): `variants` maps each public name to a function called as
+`fn(*sample.args, **sample.kwargs)`, and every variant runs on every sample. Samples cover several
+shapes with broadcasting, 0-d, permuted and sliced (non-contiguous) inputs, float32 and float64,
+and integer/bool where the op takes them. A `ModuleInfo` is one nn layer class: a factory, its
+input samples, and the mode (train/eval) it runs in.
+
+`SKIPPED` lists every exported name that no entry covers, with the reason; a test checks that
+`dir(fusetorch)`, `dir(fusetorch.Tensor)`, `dir(fusetorch.nn.functional)` and the nn layer
+classes are all either covered or skipped, so a new export cannot be silently left out.
+
+Sample data comes from a numpy generator seeded by the entry's name, so a failure reproduces.
+Values are kept away from the points where an op's derivative jumps (relu at 0, abs at 0, clamp
+bounds, max ties) so that eager and compiled gradients are both well defined.
+"""
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+import fusetorch as torch
+import fusetorch.nn as nn
+import fusetorch.nn.functional as F
+
+F32, F64, I64, I32, BOOL = torch.float32, torch.float64, torch.int64, torch.int32, torch.bool
+_NP = {F32: np.float32, F64: np.float64, I64: np.int64, I32: np.int32, BOOL: np.bool_,
+       torch.uint8: np.uint8}
+
+
+@dataclass
+class Sample:
+    name: str
+    args: list                      # tensors (possibly inside lists), Python values
+    kwargs: dict = field(default_factory=dict)
+    inplace: bool = True            # in-place variants apply (the result fits the first input)
+
+
+def is_inplace(variant: str) -> bool:
+    """`Tensor.add_`, `Tensor.__iadd__`, `F.relu_`, `F.elu(inplace)`."""
+    base = variant.split("(")[0]
+    return base.endswith("_") and not base.endswith("__") or base.startswith("Tensor.__i") \
+        or "(inplace)" in variant
+
+
+@dataclass
+class OpInfo:
+    name: str
+    variants: dict                  # public name -> fn(*args, **kwargs)
+    samples: Callable[[np.random.Generator], list]
+    grad: bool = True               # differentiable w.r.t. its floating inputs
+    rtol: float = 1e-5              # float32 values; float64 use F64_RTOL
+    atol: float = 1e-6
+    grad_rtol: float = 1e-4
+    grad_atol: float = 1e-5
+
+    def make_samples(self) -> list:
+        return self.samples(np.random.default_rng(zlib.crc32(self.name.encode())))
+
+
+@dataclass
+class ModuleInfo:
+    name: str                       # the class's public name, nn.X
+    make: Callable[[], nn.Module]
+    samples: Callable[[np.random.Generator], list]
+    train: bool = True
+    grad: bool = True
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    grad_rtol: float = 1e-4
+    grad_atol: float = 1e-5
+
+    @property
+    def variants(self) -> dict:
+        return {f"nn.{self.name.split('/')[0]}": None}
+
+    def make_samples(self) -> list:
+        return self.samples(np.random.default_rng(zlib.crc32(self.name.encode())))
+
+
+F64_RTOL, F64_ATOL = 1e-9, 1e-12
+
+# ----------------------------------------------------------------------------- tensor makers
+
+
+def make(rng, shape, dtype=F32, low=-2.0, high=2.0, layout="c", away=()):
+    """A tensor of `shape`; layout 'c' contiguous, 't' the last two dims transposed (built the
+    other way round, then .transpose), 's' a sliced view (offset, step 2 on the last dim).
+    `away`: points the values keep at least 0.05 from (kinks of relu, abs, clamp)."""
+    shape = tuple(shape)
+    if layout == "t" and len(shape) >= 2:
+        base_shape = shape[:-2] + (shape[-1], shape[-2])
+    elif layout == "s" and len(shape) >= 1:
+        base_shape = (shape[0] + 1,) + shape[1:-1] + (2 * shape[-1],) if len(shape) > 1 \
+            else (2 * shape[0] + 1,)
+    else:
+        base_shape = shape
+    if dtype is BOOL:
+        a = rng.random(base_shape) > 0.5
+    elif not dtype.is_floating_point:
+        a = rng.integers(int(low), int(high), base_shape)
+    else:
+        a = rng.uniform(low, high, base_shape)
+        for p in away:
+            near = np.abs(a - p) < 0.05
+            a = np.where(near, p + np.where(a >= p, 0.05, -0.05) + np.sign(a - p + 1e-9) * 0.01,
+                         a)
+    t = torch.from_numpy(np.array(a, dtype=_NP[dtype], order="C"))
+    if layout == "t" and len(shape) >= 2:
+        t = t.transpose(-1, -2)
+    elif layout == "s" and len(shape) >= 1:
+        t = t[1:, ..., ::2] if len(shape) > 1 else t[1::2]
+    assert tuple(t.shape) == shape, (t.shape, shape)
+    return t
+
+
+def unary(low=-2.0, high=2.0, ints=False, bools=False, away=(0.0,), f64=True):
+    def samples(rng):
+        m = lambda shape, dtype=F32, layout="c": make(rng, shape, dtype, low, high, layout,  # noqa
+                                                       away)
+        out = [Sample("f32", [m((4, 5))]), Sample("0d", [m(())]),
+               Sample("perm", [m((4, 5), layout="t")]), Sample("slice", [m((3, 4, 5), layout="s")])]
+        if f64:
+            out += [Sample("f64", [m((4, 5), F64)]), Sample("f64_perm", [m((2, 4, 5), F64, "t")])]
+        if ints:
+            out += [Sample("int64", [make(rng, (4, 5), I64, -5, 6)]),
+                    Sample("int32", [make(rng, (5,), I32, -5, 6)])]
+        if bools:
+            out += [Sample("bool", [make(rng, (4, 5), BOOL)])]
+        return out
+    return samples
+
+
+def binary(a=(-2.0, 2.0), b=(-2.0, 2.0), scalar=0.75, ints=False, int_float=True, away=()):
+    def samples(rng):
+        A = lambda shape, dtype=F32, layout="c": make(rng, shape, dtype, *a, layout, away)  # noqa
+        B = lambda shape, dtype=F32, layout="c": make(rng, shape, dtype, *b, layout, away)  # noqa
+        out = [Sample("same", [A((4, 5)), B((4, 5))]),
+               Sample("bcast", [A((3, 1, 5)), B((4, 5))], inplace=False),
+               Sample("bcast_right", [A((3, 4, 5)), B((4, 1))]),
+               Sample("0d", [A((4, 5)), B(())]),
+               Sample("0d_left", [A(()), B((4, 5))], inplace=False),
+               Sample("perm_slice", [A((4, 5), layout="t"), B((4, 5), layout="s")]),
+               Sample("f64", [A((4, 5), F64), B((5,), F64)]),
+               Sample("promote", [A((4, 5)), B((5,), F64)])]
+        if scalar is not None:
+            out.append(Sample("scalar", [A((4, 5)), scalar]))
+        if int_float:
+            out.append(Sample("int_float", [make(rng, (4, 5), I64, 1, 4), B((4, 5))],
+                              inplace=False))
+        if ints:
+            out.append(Sample("int", [make(rng, (4, 5), I64, -5, 6), make(rng, (5,), I64, 1, 4)]))
+        return out
+    return samples
+
+
+def fixed(*makers):
+    """Samples given explicitly: each maker is (name, fn(rng) -> (args, kwargs))."""
+    def samples(rng):
+        out = []
+        for name, mk in makers:
+            r = mk(rng)
+            args, kwargs = r if isinstance(r, tuple) and len(r) == 2 and isinstance(r[1], dict) \
+                else (r, {})
+            out.append(Sample(name, list(args), kwargs))
+        return out
+    return samples
+
+
+def m(method: str, **bound):
+    """The Tensor method `method` as a function of (self, *args, **kwargs)."""
+    return lambda x, *a, **k: getattr(x, method)(*a, **bound, **k)
+
+
+def inplace(method: str):
+    """The in-place method on a clone, so the traced function mutates only its own value."""
+    return lambda x, *a, **k: getattr(x.clone(), method)(*a, **k)
+
+
+def op(name: str, **bound):
+    return lambda *a, **k: getattr(torch, name)(*a, **bound, **k)
+
+
+# ----------------------------------------------------------------------------- the registry
+
+OPS: list = []
+MODULES: list = []
+
+
+def add(name, variants, samples, **kw):
+    OPS.append(OpInfo(name, variants, samples, **kw))
+
+
+def unary_family(name, samples, torch_names=(), methods=(), inplace_methods=(), dunder=(),
+                 fnames=(), **kw):
+    v = {}
+    for n in torch_names:
+        v[f"torch.{n}"] = getattr(torch, n)
+    for n in methods:
+        v[f"Tensor.{n}"] = m(n)
+    for n in inplace_methods:
+        v[f"Tensor.{n}"] = inplace(n)
+    for n in dunder:
+        v[f"Tensor.{n}"] = m(n)
+    for n in fnames:
+        v[f"F.{n}"] = getattr(F, n)
+    add(name, v, samples, **kw)
+
+
+# elementwise unary
+POS = unary(0.2, 3.0, away=())
+for name, samples, extra in [
+    ("abs", unary(ints=True), dict(torch_names=("abs", "absolute"), dunder=("__abs__",))),
+    ("neg", unary(ints=True), dict(torch_names=("neg", "negative"), methods=("negative",),
+                                   dunder=("__neg__",))),
+    ("exp", unary(), {}), ("log", POS, {}), ("sqrt", POS, {}), ("sin", unary(), {}),
+    ("cos", unary(), {}), ("tanh", unary(), dict(fnames=("tanh",))),
+    ("sigmoid", unary(), dict(fnames=("sigmoid",))),
+    ("sign", unary(ints=True), {}), ("relu", unary(ints=True), dict(fnames=("relu",))),
+    ("erf", unary(), {}), ("log1p", unary(-0.8, 3.0, away=()), {}), ("expm1", unary(), {}),
+    ("square", unary(ints=True), {}), ("reciprocal", POS, {}),
+]:
+    ip = (name + "_",) if hasattr(torch.Tensor, name + "_") else ()
+    kw = dict(torch_names=(name,), methods=(name,), inplace_methods=ip)
+    for k, v in extra.items():
+        kw[k] = tuple(kw.get(k, ())) + tuple(v)
+    unary_family(name, samples, **kw)
+unary_family("rsqrt", POS, torch_names=("rsqrt",), methods=("rsqrt",))
+unary_family("pos", unary(ints=True), dunder=("__pos__",))
+unary_family("logical_not", unary(ints=True, bools=True), torch_names=("logical_not",),
+             methods=("logical_not",), grad=False)
+unary_family("invert", fixed(("bool", lambda r: [make(r, (4, 5), BOOL)]),
+                             ("int", lambda r: [make(r, (4, 5), I64, -9, 9, layout="t")])),
+             dunder=("__invert__",), grad=False)
+
+# elementwise binary
+add("add", {"torch.add": torch.add, "Tensor.add": m("add"), "Tensor.add_": inplace("add_"),
+            "Tensor.__add__": m("__add__"), "Tensor.__radd__": m("__radd__"),
+            "Tensor.__iadd__": inplace("__iadd__"),
+            "torch.add(alpha)": op("add", alpha=2)}, binary(ints=True))
+add("sub", {"torch.sub": torch.sub, "torch.subtract": torch.subtract, "Tensor.sub": m("sub"),
+            "Tensor.subtract": m("subtract"), "Tensor.sub_": inplace("sub_"),
+            "Tensor.__sub__": m("__sub__"), "Tensor.__rsub__": m("__rsub__"),
+            "Tensor.__isub__": inplace("__isub__"), "torch.sub(alpha)": op("sub", alpha=0.5),
+            "torch.rsub": torch.rsub, "Tensor.rsub": m("rsub")}, binary(ints=False))
+add("sub_int", {"torch.sub": torch.sub, "Tensor.__rsub__": m("__rsub__")},
+    fixed(("int", lambda r: [make(r, (4, 5), I64, -5, 6), make(r, (5,), I64, -5, 6)]),
+          ("int_scalar", lambda r: [make(r, (4, 5), I64, -5, 6), 3])))
+add("mul", {"torch.mul": torch.mul, "torch.multiply": torch.multiply, "Tensor.mul": m("mul"),
+            "Tensor.multiply": m("multiply"), "Tensor.mul_": inplace("mul_"),
+            "Tensor.__mul__": m("__mul__"), "Tensor.__rmul__": m("__rmul__"),
+            "Tensor.__imul__": inplace("__imul__")}, binary(ints=True))
+add("div", {"torch.div": torch.div, "torch.divide": torch.divide,
+            "torch.true_divide": torch.true_divide, "Tensor.div": m("div"),
+            "Tensor.divide": m("divide"), "Tensor.true_divide": m("true_divide"),
+            "Tensor.div_": inplace("div_"), "Tensor.__truediv__": m("__truediv__"),
+            "Tensor.__rtruediv__": m("__rtruediv__"), "Tensor.__itruediv__": inplace("__itruediv__")},
+    binary(b=(0.5, 2.0), ints=True))
+add("div_rounding", {"torch.div(trunc)": op("div", rounding_mode="trunc"),
+                     "torch.div(floor)": op("div", rounding_mode="floor")},
+    binary(a=(-5.0, 5.0), b=(0.3, 2.0), ints=True), grad=False)
+add("pow", {"torch.pow": torch.pow, "Tensor.pow": m("pow"), "Tensor.__pow__": m("__pow__"),
+            "Tensor.pow_": inplace("pow_"), "Tensor.__ipow__": inplace("__ipow__")},
+    binary(a=(0.3, 2.0), b=(-1.5, 1.5), scalar=2))
+add("pow_scalar_exponents", {"Tensor.__pow__": m("__pow__")},
+    fixed(("sq", lambda r: [make(r, (4, 5)), 2]), ("half", lambda r: [make(r, (4, 5), F32, .2, 3),
+                                                                      0.5]),
+          ("neg", lambda r: [make(r, (4, 5), F64, .2, 3), -1.5]),
+          ("zero", lambda r: [make(r, (4, 5)), 0]),
+          ("int", lambda r: [make(r, (4, 5), I64, -3, 4), 3])))
+add("rpow", {"Tensor.__rpow__": m("__rpow__")},
+    fixed(("f32", lambda r: [make(r, (4, 5)), 2.0]), ("f64", lambda r: [make(r, (5,), F64), 0.5])))
+add("maximum", {"torch.maximum": torch.maximum, "Tensor.maximum": m("maximum"),
+                "Tensor.maximum_": inplace("maximum_"), "torch.max(other)": torch.max},
+    binary(scalar=None, ints=True))
+add("minimum", {"torch.minimum": torch.minimum, "Tensor.minimum": m("minimum"),
+                "Tensor.minimum_": inplace("minimum_"), "torch.min(other)": torch.min},
+    binary(scalar=None, ints=True))
+for cmp in ("eq", "ne", "lt", "le", "gt", "ge"):
+    add(cmp, {f"torch.{cmp}": getattr(torch, cmp), f"Tensor.{cmp}": m(cmp),
+              f"Tensor.__{cmp}__": m(f"__{cmp}__")}, binary(ints=True), grad=False)
+for lg in ("logical_and", "logical_or"):
+    add(lg, {f"torch.{lg}": getattr(torch, lg), f"Tensor.{lg}": m(lg)},
+        binary(scalar=None, ints=True), grad=False)
+
+
+def _bits(rng):
+    return [make(rng, (4, 5), BOOL), make(rng, (5,), BOOL)]
+
+
+add("bitwise", {"Tensor.__and__": m("__and__"), "Tensor.__or__": m("__or__"),
+                "Tensor.__xor__": m("__xor__"), "Tensor.__rand__": m("__rand__"),
+                "Tensor.__ror__": m("__ror__"), "Tensor.__rxor__": m("__rxor__")},
+    fixed(("bool", _bits), ("int", lambda r: [make(r, (4, 5), I64, -9, 9), make(r, (5,), I64,
+                                                                                 0, 9)]),
+          ("int_scalar", lambda r: [make(r, (4, 5), I32, 0, 99), 6]),
+          ("bool_scalar", lambda r: [make(r, (4, 5), BOOL), True])), grad=False)
+add("where", {"torch.where": torch.where, "Tensor.where": lambda c, a, b: a.where(c, b)},
+    fixed(("same", lambda r: [make(r, (4, 5), BOOL), make(r, (4, 5)), make(r, (4, 5))]),
+          ("bcast", lambda r: [make(r, (3, 1, 5), BOOL), make(r, (4, 5)), make(r, (4, 1))]),
+          ("scalar_other", lambda r: [make(r, (4, 5), BOOL), make(r, (4, 5), layout="t"), 0.0]),
+          ("f64_promote", lambda r: [make(r, (4, 5), BOOL), make(r, (4, 5), F64), make(r, (5,))]),
+          ("int", lambda r: [make(r, (4, 5), BOOL), make(r, (4, 5), I64), make(r, (5,), I64)])))
+add("clamp", {"torch.clamp": torch.clamp, "torch.clip": torch.clip, "Tensor.clamp": m("clamp"),
+              "Tensor.clip": m("clip"), "Tensor.clamp_": inplace("clamp_"),
+              "Tensor.clip_": inplace("clip_")},
+    fixed(("both", lambda r: ([make(r, (4, 5), away=(-0.5, 0.5))], dict(min=-0.5, max=0.5))),
+          ("min", lambda r: ([make(r, (3, 4, 5), layout="s", away=(0.1,))], dict(min=0.1))),
+          ("max", lambda r: ([make(r, (4, 5), F64, layout="t", away=(0.3,))], dict(max=0.3))),
+          ("0d", lambda r: ([make(r, (), away=(-1, 1))], dict(min=-1, max=1))),
+          ("int", lambda r: ([make(r, (4, 5), I64, -9, 9)], dict(min=-2, max=3))),
+          ("tensor_bounds", lambda r: ([make(r, (4, 5))], dict(min=make(r, (5,), F32, -2, -1),
+                                                               max=make(r, (4, 1), F32, 0.2, 1))))))
+add("lerp", {"torch.lerp": torch.lerp, "Tensor.lerp": m("lerp"), "Tensor.lerp_": inplace("lerp_")},
+    fixed(("scalar_w", lambda r: [make(r, (4, 5)), make(r, (4, 5)), 0.3]),
+          ("tensor_w", lambda r: [make(r, (4, 5), layout="t"), make(r, (5,)), make(r, (4, 1))]),
+          ("f64", lambda r: [make(r, (2, 4, 5), F64), make(r, (4, 5), F64), 0.75])))
+for name in ("addcmul", "addcdiv"):
+    add(name, {f"torch.{name}": getattr(torch, name), f"Tensor.{name}": m(name),
+               f"Tensor.{name}_": inplace(name + "_")},
+        fixed(("same", lambda r: [make(r, (4, 5)), make(r, (4, 5)), make(r, (4, 5), F32, .5, 2)]),
+              ("bcast_value", lambda r: ([make(r, (4, 5)), make(r, (5,)), make(r, (4, 1), F32,
+                                                                                .5, 2)],
+                                         dict(value=0.5))),
+              ("f64_perm", lambda r: [make(r, (4, 5), F64, layout="t"), make(r, (4, 5), F64),
+                                      make(r, (4, 5), F64, .5, 2, layout="s")])))
+add("masked_fill", {"torch.masked_fill": torch.masked_fill, "Tensor.masked_fill": m("masked_fill"),
+                    "Tensor.masked_fill_": inplace("masked_fill_")},
+    fixed(("same", lambda r: [make(r, (4, 5)), make(r, (4, 5), BOOL), -1.5]),
+          ("bcast", lambda r: [make(r, (4, 5), F64, layout="t"), make(r, (5,), BOOL), 2.0]),
+          ("0d_value", lambda r: [make(r, (3, 4, 5), layout="s"), make(r, (4, 1), BOOL),
+                                  torch.tensor(0.5)]),
+          ("int", lambda r: [make(r, (4, 5), I64), make(r, (4, 5), BOOL), 7])))
+
+# reductions
+R3 = lambda r, dt=F32, layout="c": make(r, (3, 4, 5), dt, layout=layout)  # noqa: E731
+
+
+def reduce_samples(dims=True, ints=True, full=True):
+    makers = []
+    if full:
+        makers += [("all", lambda r: [R3(r)]), ("0d", lambda r: [make(r, ())])]
+    if dims:
+        makers += [("dim", lambda r: ([R3(r)], dict(dim=1))),
+                   ("dim_last_keep", lambda r: ([R3(r, layout="t")], dict(dim=-1, keepdim=True))),
+                   ("dim_first", lambda r: ([R3(r, F64)], dict(dim=0))),
+                   ("dim_sliced", lambda r: ([R3(r, layout="s")], dict(dim=2)))]
+    if ints:
+        makers += [("int", lambda r: ([make(r, (4, 5), I64, -3, 4)], dict(dim=1)))]
+    return fixed(*makers)
+
+
+def multi_dim_samples(rng):
+    return [Sample("dims02", [R3(rng)], dict(dim=(0, 2))),
+            Sample("dims_keep", [R3(rng, F64, "t")], dict(dim=(1, 2), keepdim=True)),
+            Sample("all", [R3(rng, layout="s")]),
+            Sample("0d", [make(rng, ())])]
+
+
+add("sum", {"torch.sum": torch.sum, "Tensor.sum": m("sum")}, reduce_samples())
+add("sum_dims", {"torch.sum": torch.sum, "Tensor.sum": m("sum")}, multi_dim_samples)
+add("sum_dtype", {"torch.sum(dtype)": op("sum", dtype=F64)},
+    fixed(("f32", lambda r: [R3(r)]), ("int", lambda r: [make(r, (4, 5), I64, -3, 4)])))
+add("mean", {"torch.mean": torch.mean, "Tensor.mean": m("mean")}, reduce_samples(ints=False))
+add("mean_dims", {"torch.mean": torch.mean}, multi_dim_samples)
+add("prod", {"torch.prod": torch.prod, "Tensor.prod": m("prod")},
+    fixed(("all", lambda r: [make(r, (3, 4), F32, 0.5, 1.5)]),
+          ("dim", lambda r: ([make(r, (3, 4, 5), F64, -1.5, 1.5)], dict(dim=1))),
+          ("dim_keep_perm", lambda r: ([make(r, (4, 5), layout="t")], dict(dim=0, keepdim=True))),
+          ("int", lambda r: ([make(r, (4, 5), I64, -3, 4)], dict(dim=1)))))
+add("amax", {"torch.amax": torch.amax, "Tensor.amax": m("amax")}, reduce_samples())
+add("amin", {"torch.amin": torch.amin, "Tensor.amin": m("amin")}, reduce_samples())
+add("amax_dims", {"torch.amax": torch.amax, "torch.amin": torch.amin}, multi_dim_samples)
+add("max_full", {"torch.max": torch.max, "Tensor.max": m("max"), "torch.min": torch.min,
+                 "Tensor.min": m("min")}, reduce_samples(dims=False))
+add("max_dim", {"torch.max(dim)": torch.max, "Tensor.max(dim)": m("max"),
+                "torch.min(dim)": torch.min, "Tensor.min(dim)": m("min")},
+    reduce_samples(full=False))
+add("argmax", {"torch.argmax": torch.argmax, "Tensor.argmax": m("argmax"),
+               "torch.argmin": torch.argmin, "Tensor.argmin": m("argmin")},
+    reduce_samples(), grad=False)
+add("var", {"torch.var": torch.var, "Tensor.var": m("var"), "torch.std": torch.std,
+            "Tensor.std": m("std")},
+    fixed(("all", lambda r: [R3(r)]), ("dim", lambda r: ([R3(r, layout="t")], dict(dim=1))),
+          ("dims_keep", lambda r: ([R3(r, F64)], dict(dim=(0, 2), keepdim=True))),
+          ("biased", lambda r: ([R3(r, layout="s")], dict(dim=-1, unbiased=False))),
+          ("correction", lambda r: ([R3(r)], dict(dim=0, correction=2)))))
+add("all_any", {"torch.all": torch.all, "Tensor.all": m("all"), "torch.any": torch.any,
+                "Tensor.any": m("any")},
+    fixed(("bool", lambda r: [make(r, (3, 4, 5), BOOL)]),
+          ("bool_dim", lambda r: ([make(r, (3, 4, 5), BOOL, layout="t")], dict(dim=1))),
+          ("float_dim_keep", lambda r: ([make(r, (4, 5)) * 0 + (make(r, (4, 5)) > 1)],
+                                        dict(dim=-1, keepdim=True))),
+          ("int", lambda r: [make(r, (4, 5), I64, 0, 3)])), grad=False)
+add("softmax", {"torch.softmax": torch.softmax, "Tensor.softmax": m("softmax"),
+                "F.softmax": F.softmax, "torch.log_softmax": torch.log_softmax,
+                "Tensor.log_softmax": m("log_softmax"), "F.log_softmax": F.log_softmax,
+                "F.softmin": F.softmin},
+    fixed(("last", lambda r: [R3(r), -1]), ("mid_perm", lambda r: [R3(r, layout="t"), 1]),
+          ("first_f64", lambda r: [R3(r, F64), 0]), ("1d", lambda r: [make(r, (7,)), 0])))
+add("softmax_dtype", {"F.softmax(dtype)": lambda x, d: F.softmax(x, d, dtype=F64),
+                      "F.log_softmax(dtype)": lambda x, d: F.log_softmax(x, d, dtype=F64)},
+    fixed(("f32", lambda r: [R3(r), 2])))
+
+# linear algebra
+add("matmul", {"torch.matmul": torch.matmul, "Tensor.matmul": m("matmul"),
+               "Tensor.__matmul__": m("__matmul__"),
+               "Tensor.__rmatmul__": lambda a, b: b.__rmatmul__(a)},
+    fixed(("2d", lambda r: [make(r, (4, 6)), make(r, (6, 5))]),
+          ("perm", lambda r: [make(r, (4, 6), layout="t"), make(r, (6, 5), layout="t")]),
+          ("batched_bcast", lambda r: [make(r, (2, 3, 4, 6)), make(r, (6, 5))]),
+          ("1d_2d", lambda r: [make(r, (6,)), make(r, (6, 5))]),
+          ("2d_1d", lambda r: [make(r, (4, 6), F64), make(r, (6,), F64)]),
+          ("1d_1d", lambda r: [make(r, (6,)), make(r, (6,), layout="s")]),
+          ("batch_1d", lambda r: [make(r, (3, 4, 6)), make(r, (6,))])))
+add("mm_family", {"torch.mm": torch.mm, "Tensor.mm": m("mm")},
+    fixed(("f32", lambda r: [make(r, (4, 6)), make(r, (6, 5), layout="t")]),
+          ("f64", lambda r: [make(r, (4, 6), F64, layout="s"), make(r, (6, 5), F64)])))
+add("bmm", {"torch.bmm": torch.bmm, "Tensor.bmm": m("bmm")},
+    fixed(("f32", lambda r: [make(r, (3, 4, 6)), make(r, (3, 6, 5), layout="t")])))
+add("mv", {"torch.mv": torch.mv, "Tensor.mv": m("mv")},
+    fixed(("f32", lambda r: [make(r, (4, 6), layout="t"), make(r, (6,))])))
+add("dot", {"torch.dot": torch.dot, "Tensor.dot": m("dot")},
+    fixed(("f32", lambda r: [make(r, (6,)), make(r, (6,), layout="s")]),
+          ("f64", lambda r: [make(r, (6,), F64), make(r, (6,), F64)])))
+
+# movement and shape
+X3 = fixed(("f32", lambda r: [R3(r)]), ("perm", lambda r: [R3(r, layout="t")]),
+           ("slice_f64", lambda r: [R3(r, F64, "s")]),
+           ("int", lambda r: [make(r, (3, 4, 5), I64, -5, 6)]))
+
+
+def shape_op(name, variants, args=(), kwargs=None, samples=X3, **kw):
+    add(name, {k: (lambda f: lambda x: f(x, *args, **(kwargs or {})))(f) for k, f in
+               variants.items()}, samples, **kw)
+
+
+shape_op("reshape", {"torch.reshape": torch.reshape, "Tensor.reshape": m("reshape")}, ((5, -1),))
+shape_op("view", {"Tensor.view": m("view")}, (12, 5),
+         samples=fixed(("f32", lambda r: [R3(r)]), ("f64", lambda r: [R3(r, F64)])))
+shape_op("view_as", {"Tensor.view_as": m("view_as"), "Tensor.reshape_as": m("reshape_as")},
+         (torch.zeros(12, 5),), samples=fixed(("f32", lambda r: [R3(r)])))
+shape_op("permute", {"torch.permute": torch.permute, "Tensor.permute": m("permute")},
+         ((2, 0, 1),))
+shape_op("transpose", {"torch.transpose": torch.transpose, "Tensor.transpose": m("transpose"),
+                       "torch.swapaxes": torch.swapaxes, "Tensor.swapaxes": m("swapaxes")},
+         (0, 2))
+add("t", {"torch.t": torch.t, "Tensor.t": m("t"), "Tensor.T": lambda x: x.T,
+          "Tensor.mT": lambda x: x.mT},
+    fixed(("2d", lambda r: [make(r, (4, 5))]), ("perm", lambda r: [make(r, (4, 5), layout="t")]),
+          ("int", lambda r: [make(r, (4, 5), I64)])))
+add("squeeze", {"torch.squeeze": torch.squeeze, "Tensor.squeeze": m("squeeze")},
+    fixed(("all", lambda r: [make(r, (3, 1, 5, 1))]),
+          ("dim", lambda r: [make(r, (3, 1, 5), F64), 1]),
+          ("noop", lambda r: [make(r, (4, 5), layout="t"), 0])))
+add("unsqueeze", {"torch.unsqueeze": torch.unsqueeze, "Tensor.unsqueeze": m("unsqueeze")},
+    fixed(("mid", lambda r: [R3(r), 1]), ("last_perm", lambda r: [R3(r, layout="t"), -1]),
+          ("0d", lambda r: [make(r, ()), 0])))
+add("flatten", {"torch.flatten": torch.flatten, "Tensor.flatten": m("flatten")},
+    fixed(("all", lambda r: [R3(r)]), ("perm", lambda r: [R3(r, layout="t"), 1]),
+          ("range", lambda r: [make(r, (2, 3, 4, 5), F64), 1, 2]), ("0d", lambda r: [make(r, ())])))
+shape_op("unflatten", {"torch.unflatten": torch.unflatten, "Tensor.unflatten": m("unflatten")},
+         (1, (2, 2)))
+add("expand", {"Tensor.expand": lambda x: x.expand(3, 4, 5),
+               "Tensor.expand_as": lambda x: x.expand_as(torch.zeros(3, 4, 5))},
+    fixed(("row", lambda r: [make(r, (4, 1))]), ("0d", lambda r: [make(r, ())]),
+          ("f64", lambda r: [make(r, (5,), F64)])))
+add("copyish", {"Tensor.contiguous": m("contiguous"), "torch.clone": torch.clone,
+                "Tensor.clone": m("clone"), "Tensor.detach": lambda x: x.detach() * 1,
+                "Tensor.cpu": m("cpu"), "Tensor.type_as": lambda x: x.type_as(x)}, X3)
+add("cat", {"torch.cat": lambda a, b, c, d: torch.cat([a, b, c], d),
+            "torch.concat": lambda a, b, c, d: torch.concat([a, b, c], d),
+            "torch.concatenate": lambda a, b, c, d: torch.concatenate([a, b, c], d)},
+    fixed(("dim0", lambda r: [make(r, (2, 5)), make(r, (3, 5), layout="t"), make(r, (1, 5)), 0]),
+          ("dim1_f64", lambda r: [make(r, (4, 2), F64), make(r, (4, 3), F64, layout="s"),
+                                  make(r, (4, 1), F64), 1]),
+          ("promote", lambda r: [make(r, (4, 2)), make(r, (4, 3), F64), make(r, (4, 1), I64), -1]),
+          ("int", lambda r: [make(r, (2, 5), I64), make(r, (3, 5), I64), make(r, (1, 5), I64),
+                             0])))
+add("stack", {"torch.stack": lambda a, b, d: torch.stack([a, b], d)},
+    fixed(("dim0", lambda r: [make(r, (4, 5)), make(r, (4, 5), layout="t"), 0]),
+          ("last", lambda r: [make(r, (4, 5), F64), make(r, (4, 5), F64, layout="s"), -1])))
+add("narrow", {"torch.narrow": torch.narrow, "Tensor.narrow": m("narrow")},
+    fixed(("d1", lambda r: [R3(r), 1, 1, 2]), ("d2_perm", lambda r: [R3(r, layout="t"), 2, 0, 3])))
+add("split", {"torch.split": torch.split, "Tensor.split": m("split")},
+    fixed(("size", lambda r: [R3(r), 2, 1]),
+          ("sections", lambda r: [R3(r, layout="t"), [1, 4], 2])))
+add("chunk", {"torch.chunk": torch.chunk, "Tensor.chunk": m("chunk")},
+    fixed(("d1", lambda r: [R3(r), 2, 1]), ("uneven", lambda r: [R3(r, F64, "s"), 3, -1])))
+add("unbind", {"torch.unbind": torch.unbind, "Tensor.unbind": m("unbind")},
+    fixed(("d0", lambda r: [R3(r), 0]), ("d2_perm", lambda r: [R3(r, layout="t"), 2])))
+add("gather", {"torch.gather": torch.gather, "Tensor.gather": m("gather")},
+    fixed(("d1", lambda r: [make(r, (4, 5)), 1, make(r, (4, 3), I64, 0, 5)]),
+          ("d0_perm", lambda r: [make(r, (4, 5), F64, layout="t"), 0, make(r, (2, 5), I64, 0, 4)])))
+add("scatter_add", {"torch.scatter_add": torch.scatter_add, "Tensor.scatter_add": m("scatter_add"),
+                    "Tensor.scatter_add_": inplace("scatter_add_")},
+    fixed(("d1", lambda r: [make(r, (4, 5)), 1, make(r, (4, 3), I64, 0, 5), make(r, (4, 3))]),
+          ("d0", lambda r: [make(r, (4, 5), F64), 0, make(r, (6, 5), I64, 0, 4),
+                            make(r, (6, 5), F64)])))
+add("index_select", {"torch.index_select": torch.index_select,
+                     "Tensor.index_select": m("index_select")},
+    fixed(("d0", lambda r: [make(r, (4, 5)), 0, torch.tensor([3, 0, 3])]),
+          ("d1_perm", lambda r: [make(r, (4, 5), F64, layout="t"), 1, torch.tensor([4, 1])])))
+add("flip", {"torch.flip": torch.flip, "Tensor.flip": m("flip")},
+    fixed(("d0", lambda r: [R3(r), (0,)]), ("d12_perm", lambda r: [R3(r, layout="t"), (1, 2)]),
+          ("int", lambda r: [make(r, (4, 5), I64), (1,)])))
+add("repeat", {"Tensor.repeat": m("repeat")},
+    fixed(("2d", lambda r: [make(r, (2, 3)), 2, 2]),
+          ("more_dims", lambda r: [make(r, (2, 3), F64, layout="t"), 2, 1, 3])))
+add("getitem", {"Tensor.__getitem__": lambda x, k: x[k]},
+    fixed(("int", lambda r: [R3(r), 1]), ("slice", lambda r: [R3(r, layout="t"), (slice(None),
+                                                                                   slice(1, 3))]),
+          ("step", lambda r: [R3(r), (Ellipsis, slice(None, None, 2))]),
+          ("neg_none", lambda r: [R3(r, F64), (-1, None, slice(2, None))]),
+          ("tensor", lambda r: [R3(r), torch.tensor([2, 0, 2])]),
+          ("two_tensors", lambda r: [R3(r, layout="t"), (torch.tensor([0, 2]), slice(None),
+                                                         torch.tensor([1, 4]))])))
+add("setitem", {"Tensor.__setitem__": lambda x, k, v: _setitem(x, k, v)},
+    fixed(("slice_scalar", lambda r: [R3(r), (slice(None), 1), 0.5]),
+          ("slice_tensor", lambda r: [R3(r, F64), (Ellipsis, slice(0, 2)), make(r, (4, 2), F64)]),
+          ("index_tensor", lambda r: [R3(r), torch.tensor([0, 2]), make(r, (4, 5))])))
+
+
+def _setitem(x, key, value):
+    y = x.clone()
+    y[key] = value
+    return y
+
+
+# casts and conversions
+add("cast", {"Tensor.float": m("float"), "Tensor.double": m("double"), "Tensor.int": m("int"),
+             "Tensor.long": m("long"), "Tensor.bool": m("bool"), "Tensor.short": m("short"),
+             "Tensor.char": m("char"), "Tensor.byte": m("byte"),
+             "Tensor.to": lambda x: x.to(F64), "Tensor.type": lambda x: x.type(torch.float64)},
+    fixed(("f32", lambda r: [make(r, (4, 5), F32, -5, 5)]),
+          ("f64_perm", lambda r: [make(r, (4, 5), F64, 0, 100, layout="t")]),
+          ("int", lambda r: [make(r, (4, 5), I64, -9, 9)]),
+          ("bool", lambda r: [make(r, (4, 5), BOOL)])), grad=False)
+add("cast_grad", {"Tensor.double": m("double"), "Tensor.float": m("float"),
+                  "Tensor.to": lambda x: x.to(F64)},
+    fixed(("f32", lambda r: [make(r, (4, 5))]), ("f64", lambda r: [make(r, (4, 5), F64,
+                                                                        layout="s")])))
+add("half", {"Tensor.half": m("half"), "torch.half(dtype)": lambda x: x.to(torch.float16) * 2},
+    fixed(("f32", lambda r: [make(r, (4, 5))])), grad=False, rtol=1e-3)
+
+# creation functions inside a traced function (a tensor argument makes them part of the trace)
+add("creation", {
+    "torch.zeros_like": lambda x: torch.zeros_like(x) + x,
+    "torch.ones_like": lambda x: torch.ones_like(x) * x,
+    "torch.full_like": lambda x: torch.full_like(x, 2.5) - x,
+    "torch.zeros": lambda x: torch.zeros(4, 5, dtype=x.dtype) + x,
+    "torch.ones": lambda x: torch.ones(5, dtype=x.dtype) * x,
+    "torch.full": lambda x: torch.full((4, 1), 3.0, dtype=x.dtype) * x,
+    "torch.arange": lambda x: torch.arange(5, dtype=x.dtype) * x,
+    "torch.linspace": lambda x: torch.linspace(0, 1, 5, dtype=x.dtype) + x,
+    "torch.logspace": lambda x: torch.logspace(0, 1, 5, dtype=x.dtype) * x,
+    "torch.eye": lambda x: torch.eye(4, 5, dtype=x.dtype) * x,
+    "torch.tensor": lambda x: torch.tensor([1.0, -2.0, 3.0, 0.5, 2.0], dtype=x.dtype) * x,
+    "torch.as_tensor": lambda x: torch.as_tensor([1.0, 2, 3, 4, 5], dtype=x.dtype) + x,
+    "torch.from_numpy": lambda x: torch.from_numpy(np.arange(5.0)).to(x.dtype) + x,
+    "Tensor.new_zeros": lambda x: x.new_zeros(4, 5) + x,
+    "Tensor.new_ones": lambda x: x.new_ones(5) * x,
+    "Tensor.new_full": lambda x: x.new_full((4, 5), 0.5) * x,
+    "Tensor.new_tensor": lambda x: x.new_tensor([1.0, 2, 3, 4, 5]) * x,
+    "Tensor.zero_": lambda x: x.clone().zero_() + x,
+    "Tensor.fill_": lambda x: x.clone().fill_(0.25) * x,
+    "Tensor.copy_": lambda x: torch.zeros(4, 5, dtype=x.dtype).copy_(x * 2),
+    "torch.FloatTensor": lambda x: torch.FloatTensor([1, 2, 3, 4, 5]).to(x.dtype) * x,
+    "torch.DoubleTensor": lambda x: torch.DoubleTensor([1, 2, 3, 4, 5]).to(x.dtype) * x,
+}, fixed(("f32", lambda r: [make(r, (4, 5))]), ("f64_perm", lambda r: [make(r, (4, 5), F64,
+                                                                             layout="t")])))
+
+# ----------------------------------------------------------------------------- nn.functional
+
+ACT = unary(away=(0.0, -1.0, 1.0, 3.0, -3.0, 6.0, 0.5, -0.5), f64=True)
+for name, kwargs in [("relu", {}), ("celu", {}), ("celu", dict(alpha=0.5)), ("elu", {}), ("gelu", {}),
+                     ("gelu", dict(approximate="tanh")), ("hardsigmoid", {}), ("hardswish", {}),
+                     ("hardtanh", {}), ("hardtanh", dict(min_val=-0.5, max_val=0.5)),
+                     ("leaky_relu", {}), ("leaky_relu", dict(negative_slope=0.2)),
+                     ("logsigmoid", {}), ("mish", {}), ("relu6", {}), ("selu", {}), ("silu", {}),
+                     ("softplus", {}), ("softplus", dict(beta=2.0, threshold=1.0)),
+                     ("softsign", {}), ("tanhshrink", {}), ("threshold", dict(threshold=0.5,
+                                                                             value=-2.0))]:
+    fn = getattr(F, name)
+    v = {f"F.{name}": (lambda f, k: lambda x: f(x, **k))(fn, kwargs)}
+    if name + "_" in dir(F):
+        # positional: fusetorch names threshold_'s parameter `threshold_` (PyTorch: threshold)
+        v[f"F.{name}_"] = (lambda f, k: lambda x: f(x.clone(), *k.values()))(getattr(F, name + "_"),
+                                                                            kwargs)
+    if "inplace" in __import__("inspect").signature(fn).parameters:
+        v[f"F.{name}(inplace)"] = (lambda f, k: lambda x: f(x.clone(), inplace=True, **k))(fn,
+                                                                                             kwargs)
+    add(f"F.{name}" + ("" if not kwargs else "(" + ",".join(kwargs) + ")"), v, ACT)
+add("F.dropout_eval", {"F.dropout": lambda x: F.dropout(x, 0.3, training=False),
+                       "F.dropout1d": lambda x: F.dropout1d(x, 0.3, training=False),
+                       "F.dropout2d": lambda x: F.dropout2d(x, 0.3, training=False),
+                       "F.alpha_dropout": lambda x: F.alpha_dropout(x, 0.3, training=False)},
+    fixed(("f32", lambda r: [make(r, (2, 3, 4))]), ("perm", lambda r: [make(r, (2, 4, 3),
+                                                                            layout="t")])))
+add("F.linear", {"F.linear": F.linear},
+    fixed(("bias", lambda r: [make(r, (3, 6)), make(r, (4, 6)), make(r, (4,))]),
+          ("nobias_batched", lambda r: [make(r, (2, 3, 6), layout="t"), make(r, (4, 6))]),
+          ("f64_1d", lambda r: [make(r, (6,), F64), make(r, (4, 6), F64), make(r, (4,), F64)])))
+add("F.bilinear", {"F.bilinear": F.bilinear},
+    fixed(("bias", lambda r: [make(r, (3, 4)), make(r, (3, 5)), make(r, (2, 4, 5)),
+                              make(r, (2,))]),
+          ("nobias", lambda r: [make(r, (3, 4), F64), make(r, (3, 5), F64),
+                                make(r, (2, 4, 5), F64)])))
+add("F.conv2d", {"F.conv2d": F.conv2d},
+    fixed(("basic", lambda r: [make(r, (2, 3, 7, 6)), make(r, (4, 3, 3, 3)), make(r, (4,))]),
+          ("stride_pad_dil", lambda r: ([make(r, (2, 3, 7, 6)), make(r, (4, 3, 3, 2))],
+                                        dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2)))),
+          ("groups_f64", lambda r: ([make(r, (1, 4, 6, 6), F64), make(r, (6, 2, 3, 3), F64)],
+                                    dict(groups=2, padding=1))),
+          ("perm_input", lambda r: ([make(r, (2, 3, 6, 7), layout="t"), make(r, (2, 3, 1, 1))],
+                                    {}))))
+add("F.conv1d", {"F.conv1d": F.conv1d},
+    fixed(("basic", lambda r: [make(r, (2, 3, 9)), make(r, (4, 3, 3)), make(r, (4,))]),
+          ("stride_pad", lambda r: ([make(r, (2, 4, 9), F64), make(r, (2, 2, 3), F64)],
+                                    dict(stride=2, padding=1, groups=2)))))
+POOL_IN = fixed(("f32", lambda r: [make(r, (2, 3, 8, 6))]),
+                ("perm", lambda r: [make(r, (2, 3, 8, 6), layout="t")]),
+                ("f64", lambda r: [make(r, (1, 2, 7, 7), F64)]))
+POOL1_IN = fixed(("f32", lambda r: [make(r, (2, 3, 8))]),
+                 ("f64_slice", lambda r: [make(r, (2, 3, 8), F64, layout="s")]))
+for name, args, samples in [
+    ("avg_pool2d", (2,), POOL_IN), ("avg_pool2d(3,2,1)", (3, 2, 1), POOL_IN),
+    ("avg_pool2d(ceil)", dict(kernel_size=3, stride=2, ceil_mode=True,
+                              count_include_pad=False), POOL_IN),
+    ("max_pool2d", (2,), POOL_IN), ("max_pool2d(3,2,1,dil)", dict(kernel_size=3, stride=2,
+                                                                  padding=1, dilation=1), POOL_IN),
+    ("max_pool2d(ceil)", dict(kernel_size=3, stride=2, ceil_mode=True), POOL_IN),
+    ("max_pool2d_with_indices", (2,), POOL_IN),
+    ("adaptive_avg_pool2d", ((4, 3),), POOL_IN), ("adaptive_avg_pool2d(uneven)", ((3, 4),), POOL_IN),
+    ("adaptive_max_pool2d", ((3, 4),), POOL_IN),
+    ("lp_pool2d", (2.0, 2), fixed(("f32", lambda r: [make(r, (2, 3, 8, 6), F32, 0.2, 2)]))),
+    ("avg_pool1d", (3, 2, 1), POOL1_IN), ("max_pool1d", (2,), POOL1_IN),
+    ("max_pool1d_with_indices", (3, 2), POOL1_IN),
+    ("adaptive_avg_pool1d", (3,), POOL1_IN), ("adaptive_max_pool1d", (3,), POOL1_IN),
+]:
+    fn = getattr(F, name.split("(")[0])
+    call = (lambda f, a: lambda x: f(x, **a))(fn, args) if isinstance(args, dict) else \
+        (lambda f, a: lambda x: f(x, *a))(fn, args)
+    add(f"F.{name}", {f"F.{name.split('(')[0]}": call}, samples)
+add("F.batch_norm", {
+    "F.batch_norm(train)": lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+    "F.batch_norm(eval)": lambda x, w, b: F.batch_norm(x, torch.full((3,), 0.2),
+                                                       torch.full((3,), 1.5), w, b)},
+    fixed(("2d", lambda r: [make(r, (4, 3)), make(r, (3,)), make(r, (3,))]),
+          ("4d_perm", lambda r: [make(r, (2, 3, 4, 5), layout="t"), make(r, (3,)),
+                                 make(r, (3,))]),
+          ("f64_3d", lambda r: [make(r, (2, 3, 5), F64), make(r, (3,), F64), make(r, (3,), F64)])))
+add("F.layer_norm", {"F.layer_norm": lambda x, w, b: F.layer_norm(x, w.shape, w, b),
+                     "F.layer_norm(noaffine)": lambda x, w, b: F.layer_norm(x, w.shape) * w + b},
+    fixed(("last", lambda r: [make(r, (3, 4, 5)), make(r, (5,)), make(r, (5,))]),
+          ("two_dims_perm", lambda r: [make(r, (3, 4, 5), layout="t"), make(r, (4, 5)),
+                                       make(r, (4, 5))]),
+          ("f64", lambda r: [make(r, (2, 5), F64), make(r, (5,), F64), make(r, (5,), F64)])))
+add("F.group_norm", {"F.group_norm": lambda x, w, b: F.group_norm(x, 2, w, b),
+                     "F.group_norm(noaffine)": lambda x, w, b: F.group_norm(x, 2)},
+    fixed(("4d", lambda r: [make(r, (2, 4, 3, 5)), make(r, (4,)), make(r, (4,))]),
+          ("3d_f64", lambda r: [make(r, (2, 4, 5), F64, layout="s"), make(r, (4,), F64),
+                                make(r, (4,), F64)])))
+add("F.embedding", {"F.embedding": F.embedding,
+                    "F.embedding(padding_idx)": lambda i, w: F.embedding(i, w, padding_idx=1)},
+    fixed(("2d_idx", lambda r: [make(r, (3, 4), I64, 0, 6), make(r, (6, 5))]),
+          ("1d_f64", lambda r: [torch.tensor([1, 1, 5, 0]), make(r, (6, 5), F64)])))
+add("F.one_hot", {"F.one_hot": lambda i: F.one_hot(i, 6) * 2},
+    fixed(("1d", lambda r: [make(r, (5,), I64, 0, 6)]), ("2d", lambda r: [make(r, (3, 4), I64,
+                                                                                 0, 6)])),
+    grad=False)
+add("F.pad", {"F.pad": F.pad},
+    fixed(("constant", lambda r: [make(r, (2, 3, 4)), (1, 2)]),
+          ("constant_value", lambda r: ([make(r, (2, 3, 4), F64), (1, 1, 0, 2)], dict(value=-1.))),
+          ("reflect", lambda r: ([make(r, (2, 3, 5)), (2, 1)], dict(mode="reflect"))),
+          ("replicate", lambda r: ([make(r, (1, 2, 3, 4), layout="t"), (1, 1, 2, 0)],
+                                   dict(mode="replicate")))))
+
+# losses: every reduction on one family of inputs
+LOGITS = fixed(
+    ("idx", lambda r: [make(r, (4, 5)), torch.tensor([0, 4, 2, 2])]),
+    ("idx_nd", lambda r: [make(r, (2, 5, 3), layout="s"), make(r, (2, 3), I64, 0, 5)]),
+    ("idx_f64", lambda r: [make(r, (4, 5), F64, layout="t"), torch.tensor([1, 3, 0, 4])]))
+for red in ("mean", "sum", "none"):
+    add(f"F.cross_entropy({red})", {
+        "F.cross_entropy": lambda x, t, red=red: F.cross_entropy(x, t, reduction=red),
+        "F.cross_entropy(weight)": lambda x, t, red=red: F.cross_entropy(
+            x, t, weight=torch.linspace(0.5, 2, 5, dtype=x.dtype), reduction=red),
+        "F.cross_entropy(ignore_index)": lambda x, t, red=red: F.cross_entropy(
+            x, t, ignore_index=2, reduction=red),
+        "F.cross_entropy(label_smoothing)": lambda x, t, red=red: F.cross_entropy(
+            x, t, label_smoothing=0.1, reduction=red),
+        "F.nll_loss": lambda x, t, red=red: F.nll_loss(x.log_softmax(1), t, reduction=red),
+        "F.nll_loss(weight)": lambda x, t, red=red: F.nll_loss(
+            x, t, weight=torch.linspace(0.5, 2, 5, dtype=x.dtype), reduction=red)}, LOGITS)
+add("F.cross_entropy(probs)", {"F.cross_entropy": lambda x, p: F.cross_entropy(x, p.softmax(1))},
+    fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5))])))
+PAIRS = fixed(("same", lambda r: [make(r, (4, 5)), make(r, (4, 5))]),
+              ("perm_f64", lambda r: [make(r, (4, 5), F64, layout="t"), make(r, (4, 5), F64)]),
+              ("0d", lambda r: [make(r, ()), make(r, ())]))
+PROBS = fixed(("same", lambda r: [make(r, (4, 5), F32, 0.05, 0.95), make(r, (4, 5), F32, 0, 1)]),
+              ("f64", lambda r: [make(r, (3, 4), F64, 0.05, 0.95, layout="t"),
+                                 make(r, (3, 4), F64, 0, 1)]))
+for red in ("mean", "sum", "none"):
+    add(f"F.pointwise_losses({red})", {
+        "F.mse_loss": lambda a, b, red=red: F.mse_loss(a, b, reduction=red),
+        "F.l1_loss": lambda a, b, red=red: F.l1_loss(a, b, reduction=red),
+        "F.smooth_l1_loss": lambda a, b, red=red: F.smooth_l1_loss(a, b, reduction=red, beta=0.5),
+        "F.huber_loss": lambda a, b, red=red: F.huber_loss(a, b, reduction=red, delta=0.7),
+        "F.kl_div": lambda a, b, red=red: F.kl_div(a.log_softmax(-1), b.softmax(-1),
+                                                   reduction=red),
+        "F.kl_div(log_target)": lambda a, b, red=red: F.kl_div(a, b, reduction=red,
+                                                               log_target=True),
+        "F.binary_cross_entropy_with_logits": lambda a, b, red=red:
+            F.binary_cross_entropy_with_logits(a, b.sigmoid(), reduction=red),
+    }, PAIRS)
+    add(f"F.binary_cross_entropy({red})", {
+        "F.binary_cross_entropy": lambda a, b, red=red: F.binary_cross_entropy(a, b,
+                                                                               reduction=red),
+        "F.binary_cross_entropy(weight)": lambda a, b, red=red: F.binary_cross_entropy(
+            a, b, weight=b + 0.5, reduction=red)}, PROBS)
+add("F.kl_div(batchmean)", {"F.kl_div": lambda a, b: F.kl_div(a.log_softmax(-1), b.softmax(-1),
+                                                              reduction="batchmean")},
+    fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5))])))
+add("F.bce_with_logits(weights)", {
+    "F.binary_cross_entropy_with_logits(pos_weight)": lambda a, b:
+        F.binary_cross_entropy_with_logits(a, b, weight=b + 1, pos_weight=torch.linspace(
+            0.5, 2, 5, dtype=a.dtype))},
+    fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5), F32, 0, 1)])))
+
+# ----------------------------------------------------------------------------- nn layers
+
+
+def modules(name, make_module, samples, **kw):
+    MODULES.append(ModuleInfo(name, make_module, samples, **kw))
+
+
+IN2 = fixed(("f32", lambda r: [make(r, (3, 6))]), ("perm", lambda r: [make(r, (2, 3, 6),
+                                                                            layout="t")]))
+IMG = fixed(("f32", lambda r: [make(r, (2, 3, 8, 6))]),
+            ("perm", lambda r: [make(r, (2, 3, 8, 6), layout="t")]))
+SEQ = fixed(("f32", lambda r: [make(r, (2, 3, 9))]),
+            ("slice", lambda r: [make(r, (2, 3, 9), layout="s")]))
+modules("Linear", lambda: nn.Linear(6, 4), IN2)
+modules("Linear/nobias", lambda: nn.Linear(6, 4, bias=False), IN2)
+modules("LazyLinear", lambda: nn.LazyLinear(4), IN2)
+modules("Bilinear", lambda: nn.Bilinear(6, 3, 2),
+        fixed(("f32", lambda r: [make(r, (3, 6)), make(r, (3, 3), layout="t")])))
+modules("Identity", lambda: nn.Identity(), IN2)
+modules("Flatten", lambda: nn.Flatten(), IMG)
+modules("Unflatten", lambda: nn.Unflatten(1, (2, 3)), IN2)
+modules("Conv2d", lambda: nn.Conv2d(3, 4, 3, padding=1), IMG)
+modules("Conv2d/strided_groups", lambda: nn.Conv2d(3, 6, (3, 2), stride=2, groups=3, bias=False),
+        IMG)
+modules("Conv1d", lambda: nn.Conv1d(3, 4, 3, stride=2, padding=1), SEQ)
+for name, mk in [("MaxPool2d", lambda: nn.MaxPool2d(2)), ("AvgPool2d", lambda: nn.AvgPool2d(3, 2,
+                                                                                             1)),
+                 ("AdaptiveAvgPool2d", lambda: nn.AdaptiveAvgPool2d((3, 2))),
+                 ("AdaptiveMaxPool2d", lambda: nn.AdaptiveMaxPool2d(2)),
+                 ("LPPool2d", lambda: nn.LPPool2d(2, 2))]:
+    modules(name, mk, IMG if name != "LPPool2d" else
+            fixed(("f32", lambda r: [make(r, (2, 3, 8, 6), F32, 0.2, 2)])))
+for name, mk in [("MaxPool1d", lambda: nn.MaxPool1d(3, 2)), ("AvgPool1d", lambda: nn.AvgPool1d(2)),
+                 ("AdaptiveAvgPool1d", lambda: nn.AdaptiveAvgPool1d(4)),
+                 ("AdaptiveMaxPool1d", lambda: nn.AdaptiveMaxPool1d(4))]:
+    modules(name, mk, SEQ)
+modules("BatchNorm1d/eval", lambda: nn.BatchNorm1d(6),
+        fixed(("2d", lambda r: [make(r, (3, 6))]), ("3d", lambda r: [make(r, (2, 6, 3))])),
+        train=False)
+modules("BatchNorm1d/train", lambda: nn.BatchNorm1d(6),
+        fixed(("2d", lambda r: [make(r, (3, 6))])))
+modules("BatchNorm2d/eval", lambda: nn.BatchNorm2d(3), IMG, train=False)
+modules("BatchNorm2d/train", lambda: nn.BatchNorm2d(3), IMG)
+modules("BatchNorm2d/train_no_stats", lambda: nn.BatchNorm2d(3, track_running_stats=False), IMG)
+modules("BatchNorm3d/eval", lambda: nn.BatchNorm3d(2),
+        fixed(("f32", lambda r: [make(r, (2, 2, 3, 4, 5))])), train=False)
+modules("LayerNorm", lambda: nn.LayerNorm(6), IN2)
+modules("LayerNorm/2d_noaffine", lambda: nn.LayerNorm((3, 6), elementwise_affine=False),
+        fixed(("f32", lambda r: [make(r, (2, 3, 6), layout="t")])))
+modules("GroupNorm", lambda: nn.GroupNorm(3, 6), fixed(("f32", lambda r: [make(r, (2, 6, 4))])))
+modules("Embedding", lambda: nn.Embedding(7, 4, padding_idx=0),
+        fixed(("2d", lambda r: [make(r, (3, 5), I64, 0, 7)])))
+modules("Dropout/eval", lambda: nn.Dropout(0.4), IN2, train=False)
+modules("Dropout1d/eval", lambda: nn.Dropout1d(0.4), SEQ, train=False)
+modules("Dropout2d/eval", lambda: nn.Dropout2d(0.4), IMG, train=False)
+modules("AlphaDropout/eval", lambda: nn.AlphaDropout(0.4), IN2, train=False)
+ACT_IN = fixed(("f32", lambda r: [make(r, (3, 6), away=(0.0, 1.0, -1.0, 0.5, -0.5, 3, -3))]),
+               ("perm", lambda r: [make(r, (3, 6), layout="t", away=(0.0, 1.0, -1.0, .5, -.5))]))
+for name, mk in [("ReLU", nn.ReLU), ("ReLU6", nn.ReLU6), ("Sigmoid", nn.Sigmoid),
+                 ("Tanh", nn.Tanh), ("GELU", nn.GELU), ("SiLU", nn.SiLU), ("Mish", nn.Mish),
+                 ("ELU", nn.ELU), ("CELU", nn.CELU), ("SELU", nn.SELU),
+                 ("LeakyReLU", nn.LeakyReLU), ("Softplus", nn.Softplus),
+                 ("Softsign", nn.Softsign), ("Tanhshrink", nn.Tanhshrink),
+                 ("Hardtanh", nn.Hardtanh), ("Hardsigmoid", nn.Hardsigmoid),
+                 ("Hardswish", nn.Hardswish), ("LogSigmoid", nn.LogSigmoid),
+                 ("Threshold", lambda: nn.Threshold(0.5, -1.0)),
+                 ("Softmax", lambda: nn.Softmax(-1)), ("LogSoftmax", lambda: nn.LogSoftmax(1)),
+                 ("Softmin", lambda: nn.Softmin(0))]:
+    modules(name, mk, ACT_IN)
+modules("ReLU/inplace", lambda: nn.Sequential(nn.Linear(6, 6), nn.ReLU(inplace=True)), IN2)
+for name, mk, samples in [
+    ("MSELoss", nn.MSELoss, PAIRS), ("L1Loss", lambda: nn.L1Loss(reduction="sum"), PAIRS),
+    ("SmoothL1Loss", nn.SmoothL1Loss, PAIRS), ("HuberLoss", lambda: nn.HuberLoss(delta=0.5), PAIRS),
+    ("KLDivLoss", lambda: nn.KLDivLoss(reduction="batchmean", log_target=True), PAIRS),
+    ("BCELoss", nn.BCELoss, PROBS), ("BCEWithLogitsLoss", nn.BCEWithLogitsLoss, PROBS),
+    ("CrossEntropyLoss", nn.CrossEntropyLoss, LOGITS),
+    ("NLLLoss", lambda: nn.NLLLoss(reduction="none"), LOGITS),
+]:
+    modules(name, mk, samples)
+modules("Sequential", lambda: nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)), IN2)
+modules("ModuleList", lambda: _ListNet(), IN2)
+modules("ModuleDict", lambda: _DictNet(), IN2)
+modules("ParameterList", lambda: _ParamListNet(), IN2)
+modules("ParameterDict", lambda: _ParamDictNet(), IN2)
+RNN_IN = fixed(("batch_first", lambda r: [make(r, (2, 4, 3))]),
+               ("perm", lambda r: [make(r, (2, 4, 3), layout="t")]))
+for name, mk in [("RNN", lambda: nn.RNN(3, 5, batch_first=True)),
+                 ("RNN/relu_2layer", lambda: nn.RNN(3, 5, num_layers=2, nonlinearity="relu",
+                                                    batch_first=True)),
+                 ("LSTM", lambda: nn.LSTM(3, 5, batch_first=True)),
+                 ("LSTM/bidir", lambda: nn.LSTM(3, 4, bidirectional=True, batch_first=True)),
+                 ("GRU", lambda: nn.GRU(3, 5, batch_first=True))]:
+    modules(name, mk, RNN_IN, grad_rtol=2e-4)
+CELL_IN = fixed(("f32", lambda r: [make(r, (2, 3))]), ("with_h", lambda r: [make(r, (2, 3)),
+                                                                            make(r, (2, 5))]))
+for name, mk in [("RNNCell", lambda: nn.RNNCell(3, 5)), ("GRUCell", lambda: nn.GRUCell(3, 5))]:
+    modules(name, mk, CELL_IN)
+modules("LSTMCell", lambda: nn.LSTMCell(3, 5), fixed(("f32", lambda r: [make(r, (2, 3))])))
+
+
+class _ListNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(6, 6), nn.Linear(6, 2)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x).tanh()
+        return x
+
+
+class _DictNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleDict({"a": nn.Linear(6, 3), "b": nn.Linear(3, 2)})
+
+    def forward(self, x):
+        return self.layers["b"](self.layers["a"](x).sigmoid())
+
+
+class _ParamListNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ws = nn.ParameterList([nn.Parameter(torch.randn(6, 3)), nn.Parameter(torch.randn(3))])
+
+    def forward(self, x):
+        return x @ self.ws[0] + self.ws[1]
+
+
+class _ParamDictNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ws = nn.ParameterDict({"w": nn.Parameter(torch.randn(6, 3))})
+        self.register_buffer("scale", torch.full((3,), 0.5))
+
+    def forward(self, x):
+        return (x @ self.ws["w"]) * self.scale
+
+# ----------------------------------------------------------------------------- not covered
+
+_NOT_OPS = "not an operation on tensor values (metadata, modes, modules, types or utilities)"
+_RANDOM = "random: compiled and eager draw different numbers by design"
+_DATA = "data-dependent (returns Python values or a data-dependent shape): graph-breaks by " \
+        "design, covered by test_graph_breaking_ops_warn_once_and_match_eager"
+_UNINIT = "uninitialised memory: no value to compare"
+SKIPPED = {
+    **{f"torch.{n}": _NOT_OPS for n in (
+        "Generator", "Size", "Tensor", "autograd", "codegen", "compile", "cuda", "device",
+        "dtype", "enable_grad", "get_default_dtype", "inference_mode", "initial_seed", "ir",
+        "is_floating_point", "is_grad_enabled", "is_tensor", "load", "manual_seed", "nn",
+        "multiprocessing",
+        "no_grad", "numel", "optim", "promote_types", "result_type", "can_cast", "runtime",
+        "save", "seed", "serialization", "set_default_dtype", "set_grad_enabled",
+        "set_printoptions", "tracer", "utils", "bool", "double", "float", "float16", "float32",
+        "float64", "half", "int", "int16", "int32", "int64", "int8", "long", "short", "uint8",
+        "BoolTensor", "ByteTensor", "CharTensor", "HalfTensor", "IntTensor", "LongTensor",
+        "ShortTensor")},
+    **{f"torch.{n}": _RANDOM for n in ("rand", "rand_like", "randn", "randn_like", "randint",
+                                       "randint_like", "randperm")},
+    **{f"torch.{n}": _UNINIT for n in ("empty", "empty_like")},
+    **{f"torch.{n}": _DATA for n in ("nonzero", "equal", "allclose")},
+    **{f"Tensor.{n}": _NOT_OPS for n in (
+        "backward", "data", "data_ptr", "device", "dim", "dtype", "element_size", "grad",
+        "grad_fn", "is_contiguous", "is_cuda", "is_floating_point", "is_leaf", "itemsize",
+        "nbytes", "ndim", "ndimension", "nelement", "numel", "register_hook", "requires_grad",
+        "requires_grad_", "retain_grad", "retains_grad", "shape", "size", "stride", "cuda",
+        "detach_")},
+    **{f"Tensor.{n}": _RANDOM for n in ("normal_", "uniform_")},
+    "Tensor.new_empty": _UNINIT,
+    **{f"Tensor.{n}": _DATA for n in ("item", "tolist", "numpy", "nonzero", "equal", "allclose")},
+    **{f"F.{n}": _RANDOM + " (their eval/training=False identity is covered)" for n in ()},
+    **{f"nn.{n}": _NOT_OPS for n in ("Module", "Parameter", "Buffer", "RNNBase", "RNNCellBase",
+                                     "RemovableHandle")},
+}
+RANDOM_IN_TRAINING = "dropout in training mode is random; its eval form is covered"
