@@ -28,7 +28,9 @@ from typing import Any, Callable
 
 from .ir import passes
 from .ir.grad import backward_graph
+from .codegen.fuse import fusible
 from .ir.graph import Graph
+from .ir.partition import recompute
 from .optim.optimizer import python_state
 from .runtime.device import dtype_from_numpy
 from .runtime.program import Program
@@ -156,9 +158,11 @@ class CompiledFunction:
         if wrt:
             # the joint program: the forward also returns every value the backward reads
             bw = backward_graph(graph.outputs[:1], [rec.inputs[k] for k in wrt])
-            saved = [f for f, _part in bw.values]
+            # cheap elementwise values are recomputed inside the backward's kernels
+            values, bgraph = recompute(bw.graph, bw.n_cotangents, bw.values, fusible)
+            saved = [f for f, _part in values]
             graph = Graph(graph.inputs, graph.outputs + saved)
-            bprog = Program(passes.optimize(bw.graph), tensors[0]._be)
+            bprog = Program(passes.optimize(bgraph), tensors[0]._be)
             backward = (bprog, tuple(wrt))
         graph = passes.optimize(graph)
         program = Program(graph, tensors[0]._be)

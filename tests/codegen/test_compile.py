@@ -225,3 +225,27 @@ def test_integer_results_of_inputs_that_require_grad():
     got = cf(x)
     np.testing.assert_array_equal(got.numpy(), (x.detach().numpy() * 2 > 0).sum(1))
     assert got.grad_fn is None and got.dtype is torch.int64
+
+
+def test_backward_recomputes_cheap_elementwise_values_instead_of_saving_them():
+    x = torch.randn(50, 40, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(40, 30, dtype=torch.float64, requires_grad=True)
+    f = torch.compile(lambda a, b: (torch.sigmoid(a) * torch.tanh(a) @ b).relu().sum())
+    for _ in range(2):
+        x.grad = w.grad = None
+        f(x, w).backward()
+    got = x.grad.numpy().copy(), w.grad.numpy().copy()
+    # saved for backward: x (sigmoid and tanh are recomputed from it), the product's input
+    # (for w's gradient) and the matmul output (relu's mask); never sigmoid(x) or tanh(x)
+    forward = f.graph()
+    saved_line = forward.strip().splitlines()[-1]
+    n_saved = saved_line.count("%") - 1
+    assert n_saved == 3, forward
+    assert "sigmoid" in f.backward_graph() and "tanh" in f.backward_graph()
+    xa, wa = x.detach().numpy(), w.detach().numpy()
+    s, t = 1 / (1 + np.exp(-xa)), np.tanh(xa)
+    h = (s * t) @ wa
+    g = (h > 0).astype(np.float64)
+    gp = g @ wa.T
+    np.testing.assert_allclose(got[1], (s * t).T @ g, rtol=1e-10)
+    np.testing.assert_allclose(got[0], gp * (s * (1 - s) * t + s * (1 - t * t)), rtol=1e-10)
