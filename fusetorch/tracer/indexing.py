@@ -23,6 +23,11 @@ def _as_index_tensor(item, like: Tensor) -> Tensor:
             item = D.cast(item, dt.int64)  # x[[]] selects nothing
     if item._dtype.is_floating_point:
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if item._be is not like._be:
+        if item._be.device.type != "cpu":
+            raise IndexError(f"indices should be either on cpu or on the same device as the "
+                             f"indexed tensor ({like.device})")
+        item = D.transfer(item, like._be)  # CPU indices serve any device (PyTorch)
     return item
 
 

@@ -151,6 +151,21 @@ def test_cpu_scalar_tensors_mix_with_any_device(fake_cuda):
         torch.ones(1, 1).cuda() + torch.ones(1)  # 1-d is not a scalar
 
 
+def test_indexing_across_devices(fake_cuda):
+    g = torch.arange(6.0).reshape(2, 3).cuda()
+    for idx in ([1, 0], torch.tensor([1, 0]), torch.tensor([1, 0]).cuda()):
+        r = g[:, idx]
+        assert r.is_cuda
+        np.testing.assert_array_equal(r.cpu().numpy(), [[1.0, 0.0], [4.0, 3.0]])
+    np.testing.assert_array_equal(g[g > 2].cpu().numpy(), [3.0, 4.0, 5.0])
+    with pytest.raises(IndexError) as e:
+        torch.arange(3.0)[torch.tensor([0]).cuda()]
+    assert str(e.value) == ("indices should be either on cpu or on the same device as the "
+                            "indexed tensor (cpu)")
+    g[0, torch.tensor([2])] = 9.0
+    assert g[0, 2].item() == 9.0
+
+
 def test_eager_math_on_the_device_matches_the_cpu(fake_cuda):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((3, 4)).astype(np.float32)
