@@ -79,3 +79,16 @@ seed_all = seed
 def initial_seed() -> int:
     from ..runtime.eager import CUDA_GENERATOR
     return CUDA_GENERATOR.initial
+
+
+def empty_cache() -> None:
+    """Return cupy's cached, unused device memory to the driver (nothing without a device)."""
+    cp = _dev._cupy()
+    if cp is not None:
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+def memory_allocated(device=None) -> int:
+    """Bytes of device memory held by live arrays (cupy's pool); 0 without a device."""
+    cp = _dev._cupy()
+    return 0 if cp is None else int(cp.get_default_memory_pool().used_bytes())

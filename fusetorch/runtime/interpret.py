@@ -45,9 +45,12 @@ def _where_inputs_live(node, args: list, impl: dict, xp):
     """A graph that crosses devices (`to_device` nodes) runs each node with the table of the
     device its inputs are on. Values made by source nodes (constants, zeros) are made with the
     graph's default table, so an input on another device is copied to the node's device."""
-    if node.op == "to_device" or not args:
-        return args, impl, xp
     from .device import backend, cpu_backend
+    if node.op == "to_device":  # its result lives on the target: asarray it there
+        be = backend(node.attrs["device"])
+        return args, be.impl, be.xp
+    if not args:
+        return args, impl, xp
     dev = next((a for a in args if hasattr(a, "dtype") and not isinstance(a, np.ndarray)), None)
     if dev is None:  # all on the host
         return args, (impl if xp is np else cpu_backend().impl), np

@@ -66,7 +66,12 @@ def _cpu_scalars_to_device(args: tuple, tensors: list) -> tuple:
 
 
 def transfer(t: Tensor, be) -> Tensor:
-    """A copy of `t` on backend `be` (`.to(device)`), recorded and differentiable."""
+    """A copy of `t` on backend `be` (`.to(device)`), recorded and differentiable. `compile`
+    does not take it (a compiled program runs on one device): its trace breaks here."""
+    if RECORDER is not None and (RECORDER.strict or (RECORDER.parent is not None
+                                                     and RECORDER.parent.strict)):
+        from .trace import user_source
+        RECORDER.graph_break(f"a copy from {t._be.device} to {be.device} at {user_source()}")
     return apply("to_device", [t], {"device": str(be.device), "src": str(t._be.device)})
 
 

@@ -44,6 +44,16 @@ def test_no_cuda_means_nothing_changes():
             f()
     torch.cuda.manual_seed(1)  # PyTorch seeds lazily: no error without a device
     torch.cuda.manual_seed_all(1)
+    torch.cuda.empty_cache()
+    assert torch.cuda.memory_allocated() == 0
+
+
+def test_backend_switches_are_accepted():
+    import fusetorch.backends.cudnn as cudnn
+    cudnn.deterministic, cudnn.benchmark = True, False  # what classic scripts set
+    assert cudnn.is_available() is False and cudnn.version() is None
+    assert torch.backends.mps.is_available() is False
+    torch.backends.cuda.matmul.allow_tf32 = True
 
 
 def test_device_objects():
@@ -210,6 +220,22 @@ def test_double_backward_across_devices(fake_cuda):
     assert not g.is_cuda
     g.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), [6.0, 12.0])  # d/dx sum(3 x^2) = 6 x
+
+
+def test_traces_record_copies_and_compile_runs_them_eagerly(fake_cuda):
+    from fusetorch.tracer.trace import run, trace
+    x = torch.tensor([1.0, -2.0])
+    with trace(x) as rec:
+        y = torch.relu(x.cuda()).cpu() * 3
+    g = rec.graph(y)
+    assert [n.op for n in g.nodes].count("to_device") == 2
+    (r,) = run(g, torch.tensor([-1.0, 4.0]))
+    np.testing.assert_array_equal(r.numpy(), [0.0, 12.0])
+    f = torch.compile(lambda t: torch.relu(t.cuda()) * 2)
+    with pytest.warns(UserWarning, match="graph break .*a copy from cpu to cuda:0"):
+        out = f(x)
+    assert out.is_cuda
+    np.testing.assert_array_equal(f(x).cpu().numpy(), [2.0, 0.0])
 
 
 def test_module_cuda_and_back(fake_cuda):

@@ -1,0 +1,10 @@
+"""`torch.backends`: the switches scripts set for vendor libraries (`cudnn.benchmark = True`,
+`cuda.matmul.allow_tf32`, `mps.is_available()`). fusetorch calls none of those libraries, so the
+switches are kept (a script may read them back) and change nothing."""
+from types import SimpleNamespace
+
+from . import cudnn, mps  # noqa: F401
+
+cuda = SimpleNamespace(matmul=SimpleNamespace(allow_tf32=False,
+                                              allow_fp16_reduced_precision_reduction=True),
+                       is_built=lambda: True)
