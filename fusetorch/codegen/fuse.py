@@ -82,15 +82,17 @@ def partition(graph: Graph) -> Plan:
         for i in n.inputs:
             users.setdefault(id(i), []).append(n)
     group_of: dict[int, Group] = {}
+    open_groups: dict[tuple, list] = {}  # iteration space -> groups made over it
     steps: list = []
     for n in graph.nodes:
         if n.op == "input" or _is_scalar_const(n):
             continue
         if fusible(n):
-            g = _joinable(n, group_of, pos)
+            g = _joinable(n, group_of, pos, open_groups.get(n.shape, []))
             if g is None:
                 g = Group(shape=n.shape, start=pos[id(n)])
                 steps.append(g)
+                open_groups.setdefault(n.shape, []).append(g)
             g.nodes.append(n)
             group_of[id(n)] = g
             continue
@@ -132,15 +134,21 @@ def partition(graph: Graph) -> Plan:
     return Plan(graph, steps)
 
 
-def _joinable(n: Node, group_of: dict, pos: dict) -> Group | None:
-    """The group of a producer of `n` that `n` can join: same iteration space, not closed by a
-    reduction, and every other input of `n` available before that group starts."""
+def _joinable(n: Node, group_of: dict, pos: dict, open_groups: list) -> Group | None:
+    """A group `n` can join: same iteration space, not closed by a reduction, and every input
+    of `n` either computed in that group or available before the group starts. A producer's
+    group first (vertical fusion: the value never goes to memory), else any such group
+    (horizontal fusion: independent work over the same space shares one loop and one call)."""
+    def fits(g: Group) -> bool:
+        return g.reduce is None and g.shape == n.shape and all(
+            group_of.get(id(j)) is g or pos[id(j)] < g.start or _is_scalar_const(j)
+            for j in n.inputs)
+
     for i in n.inputs:
         g = group_of.get(id(i))
-        if g is None or g.reduce is not None or g.shape != n.shape:
-            continue
-        ok = all(group_of.get(id(j)) is g or pos[id(j)] < g.start or _is_scalar_const(j)
-                 for j in n.inputs)
-        if ok:
+        if g is not None and fits(g):
+            return g
+    for g in reversed(open_groups):
+        if fits(g):
             return g
     return None

@@ -249,3 +249,17 @@ def test_backward_recomputes_cheap_elementwise_values_instead_of_saving_them():
     gp = g @ wa.T
     np.testing.assert_allclose(got[1], (s * t).T @ g, rtol=1e-10)
     np.testing.assert_allclose(got[0], gp * (s * (1 - s) * t + s * (1 - t * t)), rtol=1e-10)
+
+
+def test_independent_work_over_one_space_shares_a_kernel():
+    a, b, c = torch.randn(30, 20), torch.randn(30, 20), torch.randn(20, 20)
+    f = torch.compile(lambda x, y, z: (torch.exp(x) * 2, torch.sin(y @ z) - 1, x.abs()))
+    f(a, b, c)
+    got = f(a, b, c)
+    want = (np.exp(a.numpy()) * 2, np.sin(b.numpy() @ c.numpy()) - 1, np.abs(a.numpy()))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-5, atol=1e-6)
+    # abs depends on neither exp/mul nor sin/sub: it shares a loop with one of them
+    kernels = f.kernels()
+    assert len(kernels) == 2, kernels
+    assert sum("abs" in k for k in kernels) == 1, kernels
