@@ -51,6 +51,8 @@ class LoopKernel:
     acc_init: str = "0"
     numel: int = 0
     comments: list = field(default_factory=list)
+    blocked: bool = False  # a large float32 sum over everything, read in order: block-wise
+    block: int = 4096
 
     @property
     def outer_shape(self) -> tuple:
@@ -165,8 +167,13 @@ def lower(group: Group, arrays: dict) -> LoopKernel:
         # max and min are exact in their own type
         kernel.acc_ctype = "double" if group.reduce.op == "sum" else group.reduce.dtype.c_type
         kernel.acc_init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY"}[group.reduce.op]
+        kernel.blocked = (group.reduce.op == "sum" and group.reduce.dtype is dt.float32
+                          and kernel.reduce_inner == len(space) and not stores
+                          and kernel.numel >= 4 * kernel.block
+                          and all(p.strides == contiguous or not any(p.strides)
+                                  for p in params if not p.output))
     sig = repr([(p.name, p.ctype, p.strides) for p in params] +
-               [(s.expr, s.ctype) for s in body] + [space, order, kernel.reduce_inner, flat,
+               [(s.expr, s.ctype) for s in body] + [space, order, kernel.reduce_inner, flat, kernel.blocked,
                                                     kernel.reduce_op])
     kernel.name = f"ft_{group.kind}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
     return kernel

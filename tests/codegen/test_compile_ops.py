@@ -104,3 +104,13 @@ def test_bias_gradient_is_one_kernel_over_the_batch():
     np.testing.assert_allclose(got.numpy(), np.maximum(x.detach().numpy() * 2 - 1, 0).sum(0),
                                rtol=1e-6)
     assert len(f.kernels()) == 1
+
+
+def test_a_large_float32_sum_is_as_accurate_as_numpys():
+    x = torch.rand(1 << 18) + 0.5  # same-sign values: the error grows with every addition
+    f = torch.compile(lambda t: (t * 3).sum())
+    f(x)
+    got = float(f(x))
+    ref = float((x.numpy().astype(np.float64) * 3).sum())
+    assert abs(got - ref) / ref < 1e-6  # numpy's pairwise float32 sum is ~1e-7 here
+    assert f.kernels()[0].startswith("ft_reduce")
