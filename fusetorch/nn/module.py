@@ -324,6 +324,11 @@ class Module:
     def cuda(self, device=None) -> "Module":
         return self._apply(lambda t: t.cuda(device))
 
+    def share_memory(self) -> "Module":
+        """Move parameters, their gradients and buffers into shared memory (in place), so
+        processes this module is sent to train the same tensors."""
+        return self._apply(lambda t: t.share_memory_())
+
     def cpu(self) -> "Module":
         return self._apply(lambda t: t.cpu())
 
