@@ -281,15 +281,6 @@ class Tensor:
         from ..multiprocessing.reductions import is_shared
         return is_shared(self)
 
-    def share_memory_(self) -> "Tensor":
-        """Move the data into shared memory in place (see `fusetorch.multiprocessing`)."""
-        from ..multiprocessing.reductions import share_memory_
-        return share_memory_(self)
-
-    def is_shared(self) -> bool:
-        from ..multiprocessing.reductions import is_shared
-        return is_shared(self)
-
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if requires_grad and not self._dtype.is_floating_point:  # PyTorch's wording differs
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
