@@ -32,3 +32,11 @@ def test_reduce_op_names():
     assert dist.ReduceOp.SUM == dist.ReduceOp.SUM != dist.ReduceOp.AVG
     assert str(dist.ReduceOp.MAX) == "RedOpType.MAX"
     assert dist.Backend("MPI") == dist.Backend.MPI == "mpi"
+
+
+def test_nccl_without_cupy_or_gpu_says_what_is_missing():
+    if dist.is_nccl_available():
+        pytest.skip("cupy is installed: the NCCL backend needs a multi-rank GPU run")
+    with pytest.raises(RuntimeError, match="doesn't have NCCL built in.*cupy"):
+        dist.init_process_group("nccl")
+    assert not dist.is_initialized()

@@ -5,7 +5,8 @@ mpi_checks.py, one launch per world size."""
 import pytest
 
 CHECKS = ["ddp_matches_single_process", "ddp_small_buckets", "ddp_compiled",
-          "ddp_module_state_and_no_sync", "ddp_find_unused_parameters", "ddp_errors",
+          "ddp_module_state_and_no_sync", "ddp_find_unused_parameters",
+          "ddp_buffers_broadcast_each_forward", "ddp_errors",
           "example_ddp_two_layer"]
 
 
