@@ -61,6 +61,14 @@ def _aliases(root: Tensor, known: list) -> list:
     return found
 
 
+def empty_shared(shape: tuple, like: Tensor) -> Tensor:
+    """An uninitialised CPU tensor in shared memory, of `like`'s dtype."""
+    a = like._data
+    n = int(np.prod(shape, dtype=np.int64)) * a.itemsize
+    return Tensor._make(storage.view(storage.new_segment(n), 0, shape, None, a.dtype),
+                        like._dtype, cpu_backend())
+
+
 def is_shared(t: Tensor) -> bool:
     if t._be.device.type != "cpu":
         return True  # CUDA memory is shareable by IPC handles (PyTorch says True)

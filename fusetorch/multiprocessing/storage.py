@@ -137,10 +137,10 @@ def data_ptr(a: np.ndarray) -> int:
 
 
 def view(seg: Segment, offset: int, shape, strides, dtype) -> np.ndarray:
-    """The array of `dtype`, `shape` and byte `strides` starting `offset` bytes into `seg`."""
-    raw = np.asarray(seg)
-    return np.ndarray(tuple(shape), np.dtype(dtype), buffer=raw, offset=offset,
-                      strides=tuple(strides))
+    """The array of `dtype`, `shape` and byte `strides` (None: C order) starting `offset`
+    bytes into `seg`."""
+    return np.ndarray(tuple(shape), np.dtype(dtype), buffer=np.asarray(seg), offset=offset,
+                      strides=None if strides is None else tuple(strides))
 
 
 def move_to_shared(arrays: list) -> list:

@@ -349,3 +349,16 @@ def test_the_iterator_is_finished_after_a_worker_died():
         list(it)
     with pytest.raises(StopIteration):  # not a hang
         next(it)
+
+
+@pytest.mark.parametrize("ctx", ["fork", "spawn"])
+def test_worker_batches_arrive_in_shared_memory(ctx):
+    loader = DataLoader(TensorDataset(torch.arange(12.0).reshape(6, 2), torch.arange(6)),
+                        batch_size=3, num_workers=2, multiprocessing_context=ctx,
+                        timeout=GUARD)
+    batches = list(loader)
+    assert all(t.is_shared() for b in batches for t in b)
+    assert_same_batches(batches, list(DataLoader(loader.dataset, batch_size=3)))
+    x = batches[0][0]  # a batch is the main process's own memory: writable
+    x += 1
+    assert x[0, 0].item() == 1.0

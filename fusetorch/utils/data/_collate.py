@@ -14,9 +14,11 @@ from collections.abc import Callable
 import numpy as np
 
 from ...ir import dtypes as dt
+from ...multiprocessing.reductions import empty_shared
 from ...tracer.creation import as_tensor, tensor
 from ...tracer.functional import stack
 from ...tracer.tensor import Tensor
+from ._worker import get_worker_info
 
 __all__ = ["collate", "default_collate", "default_convert", "default_collate_fn_map",
            "collate_tensor_fn", "collate_numpy_array_fn", "collate_numpy_scalar_fn",
@@ -117,8 +119,12 @@ def collate(batch, *, collate_fn_map: dict | None = None):
 
 
 def collate_tensor_fn(batch, *, collate_fn_map: dict | None = None):
-    # PyTorch stacks into shared memory inside workers; here batches are pickled back instead
-    return stack(list(batch), 0)
+    elem = batch[0]
+    out = None
+    if get_worker_info() is not None and elem.device.type == "cpu":
+        # stacked straight into shared memory, the batch goes to the main process as a handle
+        out = empty_shared((len(batch), *elem.shape), elem)
+    return stack(list(batch), 0, out=out)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map: dict | None = None):

@@ -5,8 +5,10 @@ out whole batches of indices round-robin, at most `prefetch_factor` per worker a
 returns the results in sampler order, so the batches equal those of `num_workers=0`. Each
 worker has its own index queue and its own result pipe; the main process waits on the pipes
 and on the workers' process sentinels together (`multiprocessing.connection.wait`), so a worker
-that dies is noticed at once and raises instead of hanging. Batches are pickled through the
-pipe (no shared memory yet).
+that dies is noticed at once and raises instead of hanging. Batches cross as shared memory:
+a worker collates straight into a shared segment, and the pipe carries only the segment's
+file descriptor (see `fusetorch.multiprocessing`), which the main process fetches from the
+worker while unpickling; a worker gone by then counts as a dead worker.
 """
 from __future__ import annotations
 
