@@ -228,6 +228,39 @@ def ddp_compiled():
 
 
 @check
+def ddp_in_a_compiled_training_step():
+    import warnings
+    W, r = dist.get_world_size(), dist.get_rank()
+    x, y = _data()
+    shard = slice(r * N // W, (r + 1) * N // W)
+    xs, ys = x[shard].contiguous(), y[shard].contiguous()
+    model = DDP(_net(r))
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+    @torch.compile
+    def step(xb, yb):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(xb), yb)
+        loss.backward()
+        opt.step()
+        return loss
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(20):
+            step(xs, ys)
+    # the gradient collectives inside backward break the graph: the step runs eagerly, right
+    assert any("graph break (a collective" in str(w.message) for w in caught), caught
+    ref = _net(0)
+    ref_opt = torch.optim.SGD(ref.parameters(), lr=0.05, momentum=0.9)
+    for _ in range(20):
+        ref_opt.zero_grad()
+        torch.nn.functional.mse_loss(ref(x), y).backward()
+        ref_opt.step()
+    for p, q in zip(model.module.parameters(), ref.parameters()):
+        np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5, atol=5e-7)
+
+
+@check
 def ddp_module_state_and_no_sync():
     W, r = dist.get_world_size(), dist.get_rank()
     model = DDP(_net(r))
