@@ -10,6 +10,7 @@ import os
 import runpy
 import sys
 import traceback
+import warnings
 
 import numpy as np
 
@@ -229,7 +230,6 @@ def ddp_compiled():
 
 @check
 def ddp_in_a_compiled_training_step():
-    import warnings
     W, r = dist.get_world_size(), dist.get_rank()
     x, y = _data()
     shard = slice(r * N // W, (r + 1) * N // W)
@@ -321,8 +321,7 @@ def ddp_find_unused_parameters():
 
 @check
 def ddp_buffers_broadcast_each_forward():
-    import warnings
-    W, r = dist.get_world_size(), dist.get_rank()
+    r = dist.get_rank()
 
     def make():
         torch.manual_seed(0)

@@ -46,7 +46,8 @@ def test_with_dataloader():
 
 
 def test_errors_as_pytorch():
-    with pytest.raises(ValueError, match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
+    with pytest.raises(ValueError,
+                       match=r"Invalid rank 2, rank should be in the interval \[0, 1\]"):
         DistributedSampler(range(3), 2, 2)
     with pytest.raises(ValueError, match="Default process group has not been initialized"):
         DistributedSampler(range(3))

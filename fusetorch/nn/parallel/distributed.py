@@ -2,20 +2,18 @@
 are averaged over ranks during backward, so every rank takes the same optimizer step.
 
 How gradients travel: parameters are grouped into buckets (reverse registration order, which is
-about the order backward finishes them; one dtype and device each; the first bucket 1 MiB, the
-others `bucket_cap_mb`; all `bucket_cap_mb` when it is given). A post-accumulate hook on each parameter copies its fresh gradient into
-its bucket's flat buffer; when a bucket is full it is all-reduced without blocking (buckets are
-launched strictly in order, so every rank issues the same collectives in the same sequence). A
-callback queued on the backward waits for all of them, divides by the world size and writes the
-averages back into `.grad`. fusetorch's backward computes every gradient in one graph run and then
+about the order backward finishes them; one dtype and device each; by default a 1 MiB first
+bucket, then 25 MiB ones; all `bucket_cap_mb` when it is given). A post-accumulate hook on each
+parameter copies its fresh gradient into its bucket's flat buffer; a full bucket is all-reduced
+without blocking (buckets are launched strictly in order, so every rank issues the same
+collectives in the same sequence). A callback queued on the backward waits for all of them,
+divides by the world size and writes the averages back into `.grad`. fusetorch's backward computes every gradient in one graph run and then
 accumulates leaves, so the reductions overlap each other and the copies into later buckets, not
 the backward arithmetic itself.
 """
 from __future__ import annotations
 
 import contextlib
-
-import numpy as np
 
 from ... import distributed as dist
 from ...ir.dtypes import int32
