@@ -69,3 +69,13 @@ def test_two_layer_net_nn_compiled_follows_the_same_losses():
     compiled = _loss_drop(run_example("two_layer_net_nn.py", "--steps", "200", "--compile"))
     assert compiled[0] == eager[0]
     assert abs(compiled[1] - eager[1]) <= 1e-3 * eager[1] + 1e-6
+
+
+def test_hogwild_processes_train_the_shared_model():
+    # the main process only evaluates: its model improves only if the workers' updates landed
+    # in the memory it shares with them (spawn pickles the model, so that is the tensor transport)
+    out = run_example("hogwild.py", "--epochs", "2")
+    first, last = _loss_drop(out)
+    before, after = map(float, re.search(r"test accuracy (\S+) -> (\S+)", out).groups())
+    assert last < first / 3 and after > 0.85 > before
+    assert out.count("last batch loss") == 2
