@@ -108,8 +108,10 @@ def _expr(node: Node, operands: list) -> str:
     return OPS[node.op].c_expr.format(*operands, **kw)
 
 
-def lower(group: Group, arrays: dict) -> LoopKernel:
-    """`arrays` maps id(node) -> the array each input node holds at run time (for strides)."""
+def lower(group: Group, arrays: dict, names: dict | None = None) -> LoopKernel:
+    """`arrays` maps id(node) -> the array each input node holds at run time (for strides);
+    `names` maps id(node) -> its name in the graph's text (`%7`), for the comments."""
+    names = names or {}
     space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
     # loop order: a reduction's kept dims outside, its reduced dims inside (every index is
     # strides times loop variables, so reordering the loops is reordering strides)
@@ -126,7 +128,8 @@ def lower(group: Group, arrays: dict) -> LoopKernel:
                   False)
         params.append(p)
         var_of[id(n)] = f"x{k}"
-        loads.append(Stmt(f"x{k}", n.dtype.c_type, "", f"input {k}: {n.type_str()}"))
+        loads.append(Stmt(f"x{k}", n.dtype.c_type, "",
+                          f"input {k}: {names.get(id(n), n.op)} {n.type_str()}"))
     body = []
     for n in group.nodes:
         if n is group.reduce:
@@ -140,8 +143,9 @@ def lower(group: Group, arrays: dict) -> LoopKernel:
         v = f"t{len(body)}"
         var_of[id(n)] = v
         src = (n.meta or {}).get("source")
+        name = f"{names[id(n)]} = " if id(n) in names else ""
         body.append(Stmt(v, n.dtype.c_type, _expr(n, operands),
-                         f"{n.op}{' from ' + src if src else ''}"))
+                         f"{name}{n.op}{' from ' + src if src else ''}"))
     stores = []
     reduce_out = None
     for k, n in enumerate(group.outputs):
@@ -163,6 +167,9 @@ def lower(group: Group, arrays: dict) -> LoopKernel:
         kernel.reduce_out = reduce_out
         kernel.reduce_inner = len(group.reduce.attrs["dims"])
         kernel.reduce_op = group.reduce.op
+        r = group.reduce
+        kernel.comments.append(f"{reduce_out.name}: {names.get(id(r), '')} = {r.op} over dims "
+                               f"{tuple(r.attrs['dims'])} of {r.inputs[0].type_str()}")
         # sums accumulate in double (a float32 sum of 2^24 values loses ~1e-5 relative);
         # max and min are exact in their own type
         kernel.acc_ctype = "double" if group.reduce.op == "sum" else group.reduce.dtype.c_type

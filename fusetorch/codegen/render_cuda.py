@@ -45,7 +45,8 @@ REDUCE_OPS = {"sum": "FtSum", "max": "FtMax", "min": "FtMin"}
 # the LoopKernel fields this renderer reads; any other field must keep its default
 KNOWN_FIELDS = {"name", "shape", "params", "loads", "body", "stores", "flat", "reduce_var",
                 "reduce_out", "reduce_inner", "acc_ctype", "reduce_op", "acc_init", "numel",
-                "comments"}
+                "comments",
+                "blocked", "block"}  # the C backend's block-wise float sums: a CPU detail
 
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "cuda")),
                           undefined=jinja2.StrictUndefined, keep_trailing_newline=True)

@@ -91,8 +91,9 @@ class Program:
 
     def build(self, inputs_per_group: list) -> None:
         from .cbuild import build, ffi
-        self.kernels = [lower.lower(g, ins) for g, ins in zip(self.plan.groups(),
-                                                                inputs_per_group)]
+        names = {id(n): f"%{i}" for i, n in enumerate(self.graph.nodes)}  # as graph.text()
+        self.kernels = [lower.lower(g, ins, names) for g, ins in zip(self.plan.groups(),
+                                                                       inputs_per_group)]
         self._layouts = [_layout([ins[id(n)] for n in g.inputs])
                          for g, ins in zip(self.plan.groups(), inputs_per_group)]
         if not self.kernels:
