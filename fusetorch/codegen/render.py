@@ -6,15 +6,10 @@ opening an OpenMP parallel region costs about a microsecond (shared/PLATFORM.md)
 """
 from __future__ import annotations
 
-import jinja2
-
-from . import TEMPLATES
+from . import environment
 from .lower import LoopKernel, offset
 
 PARALLEL_MIN = 1 << 16  # elements below which a parallel region costs more than it saves
-
-_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "c")),
-                          undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
 
 
 def render_kernel(k: LoopKernel) -> str:
@@ -25,8 +20,8 @@ def render_kernel(k: LoopKernel) -> str:
     if k.reduce_out is not None:
         outer = loop_vars[:len(k.outer_shape)]
         ctx["out_offset"] = offset(k.reduce_out, outer) if outer else "0"
-        return _ENV.get_template("reduce.c.j2").render(**ctx)
-    return _ENV.get_template("pointwise.c.j2").render(**ctx)
+        return environment("c").get_template("reduce.c.j2").render(**ctx)
+    return environment("c").get_template("pointwise.c.j2").render(**ctx)
 
 
 def unique(kernels: list) -> list:
@@ -36,7 +31,7 @@ def unique(kernels: list) -> list:
 
 
 def render_module(kernels: list) -> str:
-    return _ENV.get_template("module.c.j2").render(
+    return environment("c").get_template("module.c.j2").render(
         kernels=[render_kernel(k) for k in unique(kernels)])
 
 
