@@ -70,6 +70,11 @@ def send_then_wait_forever(q):
     signal.pause()
 
 
+def pickle_and_exit(conn):
+    conn.send_bytes(bytes(ForkingPickler.dumps(torch.ones(4))))
+    conn.close()
+
+
 def raise_in_child(i, marker):
     if i == 1:
         raise ValueError(f"boom {marker}")
@@ -142,6 +147,13 @@ def test_received_tensor_keeps_layout_dtype_and_requires_grad_but_not_grad():
     assert type(rp) is nn.Parameter and rp.requires_grad
 
 
+def test_empty_and_zero_dim_tensors_travel():
+    for t in (torch.zeros(0, 3), torch.tensor(2.5), torch.zeros(2, 0, dtype=torch.int64)):
+        r = fp_roundtrip(t)
+        assert r.shape == t.shape and r.dtype == t.dtype and r.is_shared()
+        np.testing.assert_array_equal(r.numpy(), t.numpy())
+
+
 def test_plain_pickle_still_copies():
     t = torch.arange(4.0)
     u = pickle.loads(pickle.dumps(t))
@@ -210,6 +222,19 @@ def test_a_killed_child_leaks_nothing():
     del t
     gc.collect()
     assert memfd_maps() == maps and dev_shm() == shm
+
+
+def test_a_message_from_a_sender_that_is_gone_raises_instead_of_hanging():
+    # the descriptor is fetched from the sender while unpickling (PyTorch's file_descriptor
+    # strategy has the same rule); the DataLoader counts this OSError as a dead worker
+    a, b = FORK.Pipe(duplex=False)
+    p = FORK.Process(target=pickle_and_exit, args=(b,))
+    p.start()
+    b.close()
+    data = a.recv_bytes()
+    p.join(GUARD)
+    with pytest.raises(OSError):
+        pickle.loads(data)
 
 
 def test_a_non_leaf_that_requires_grad_is_refused():

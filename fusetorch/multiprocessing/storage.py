@@ -28,6 +28,8 @@ _MAP_FAILED = ctypes.c_void_p(-1).value
 # (device, inode) of the file -> the live segment over it in this process
 _LIVE: "weakref.WeakValueDictionary[tuple, Segment]" = weakref.WeakValueDictionary()
 _LOCK = threading.Lock()
+if hasattr(os, "register_at_fork"):  # a fork while a feeder thread held the lock
+    os.register_at_fork(after_in_child=lambda: globals().update(_LOCK=threading.Lock()))
 
 
 def _c():
