@@ -80,6 +80,10 @@ def raise_in_child(i, marker):
         raise ValueError(f"boom {marker}")
 
 
+def write_rank(i, t):
+    t[i] = i + 1
+
+
 def exit_with_code(i):
     if i == 0:
         os._exit(3)
@@ -281,3 +285,10 @@ def test_start_processes_reports_an_exit_code():
                        match="process 0 terminated with exit code 3") as e:
         mp.start_processes(exit_with_code, nprocs=2, start_method="fork")
     assert e.value.exit_code == 3
+
+
+def test_spawn_runs_fn_with_the_index_and_shares_tensor_arguments():
+    t = torch.zeros(2)
+    with pytest.warns(FutureWarning, match="only supports start_method=spawn"):
+        mp.spawn(write_rank, args=(t,), nprocs=2, start_method="fork")  # spawns anyway
+    assert t.tolist() == [1.0, 2.0]
