@@ -5,7 +5,7 @@ pixel noise, so the network has to learn shapes, not pixels. The classic LeNet (
 max-pool stages, three linear layers) trains with SGD + momentum on mini-batches from a
 DataLoader and is scored on images it never saw.
 
-    python examples/lenet_digits.py [--epochs 4] [--train 3000]
+    python examples/lenet_digits.py [--epochs 4] [--train 3000] [--compile]
 """
 import argparse
 
@@ -74,7 +74,7 @@ def accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
     return (pred == y).float().mean().item()
 
 
-def main(epochs: int = 4, n_train: int = 3000) -> float:
+def main(epochs: int = 4, n_train: int = 3000, compiled: bool = False) -> float:
     torch.manual_seed(0)
     xtr, ytr = draw_digits(n_train, seed=1)
     xte, yte = draw_digits(1000, seed=2)
@@ -86,13 +86,20 @@ def main(epochs: int = 4, n_train: int = 3000) -> float:
     optimizer = torch.optim.SGD(model.parameters(), lr=0.03, momentum=0.9)
     criterion = nn.CrossEntropyLoss()
     print(f"before training: test accuracy {accuracy(model, xte, yte):.3f}")
+
+    def train_step(xb, yb):
+        optimizer.zero_grad()
+        loss = criterion(model(xb), yb)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    if compiled:  # forward, backward and the SGD update as one compiled program
+        train_step = torch.compile(train_step)
     for epoch in range(epochs):
         total, batches = 0.0, 0
         for xb, yb in loader:
-            optimizer.zero_grad()
-            loss = criterion(model(xb), yb)
-            loss.backward()
-            optimizer.step()
+            loss = train_step(xb, yb)
             total, batches = total + loss.item(), batches + 1
         acc = accuracy(model, xte, yte)
         print(f"epoch {epoch + 1}  mean loss {total / batches:.4f}  test accuracy {acc:.3f}")
@@ -104,5 +111,6 @@ if __name__ == "__main__":
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--train", type=int, default=3000)
+    p.add_argument("--compile", action="store_true", help="compile the whole training step")
     a = p.parse_args()
-    main(a.epochs, a.train)
+    main(a.epochs, a.train, a.compile)

@@ -57,6 +57,16 @@ def test_lenet_learns_the_synthetic_digits():
     assert acc > 0.5  # chance is 0.1; the full default run reaches about 0.97
 
 
+def test_lenet_compiled_training_step_follows_the_same_losses():
+    args = ("--epochs", "1", "--train", "640")
+    eager = run_example("lenet_digits.py", *args)
+    compiled = run_example("lenet_digits.py", *args, "--compile")
+    loss = lambda out: float(re.search(r"mean loss (\S+)", out).group(1))
+    acc = lambda out: float(re.search(r"final test accuracy (\S+)", out).group(1))
+    assert abs(loss(compiled) - loss(eager)) <= 1e-4 * loss(eager)
+    assert abs(acc(compiled) - acc(eager)) <= 0.002  # at most 2 of 1000 digits flip
+
+
 def test_char_rnn_learns_the_text():
     out = run_example("char_rnn.py", "--steps", "120", "--cell", "gru")
     first, last = map(float, re.search(r"loss went from (\S+) to (\S+) nats", out).groups())
