@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -51,20 +53,26 @@ def test_two_layer_net_dataloader_learns():
     assert last < first / 5
 
 
-def test_lenet_learns_the_synthetic_digits():
-    out = run_example("lenet_digits.py", "--epochs", "2", "--train", "1500")
-    acc = float(re.search(r"final test accuracy (\S+)", out).group(1))
+LENET_ARGS = ("--epochs", "2", "--train", "1500")
+
+
+@pytest.fixture(scope="module")
+def lenet_eager():
+    return run_example("lenet_digits.py", *LENET_ARGS)
+
+
+def test_lenet_learns_the_synthetic_digits(lenet_eager):
+    acc = float(re.search(r"final test accuracy (\S+)", lenet_eager).group(1))
     assert acc > 0.5  # chance is 0.1; the full default run reaches about 0.97
 
 
-def test_lenet_compiled_training_step_follows_the_same_losses():
-    args = ("--epochs", "1", "--train", "640")
-    eager = run_example("lenet_digits.py", *args)
-    compiled = run_example("lenet_digits.py", *args, "--compile")
-    loss = lambda out: float(re.search(r"mean loss (\S+)", out).group(1))
+def test_lenet_compiled_training_step_follows_the_same_losses(lenet_eager):
+    compiled = run_example("lenet_digits.py", *LENET_ARGS, "--compile")
+    losses = lambda out: [float(v) for v in re.findall(r"mean loss (\S+)", out)]
     acc = lambda out: float(re.search(r"final test accuracy (\S+)", out).group(1))
-    assert abs(loss(compiled) - loss(eager)) <= 1e-4 * loss(eager)
-    assert abs(acc(compiled) - acc(eager)) <= 0.002  # at most 2 of 1000 digits flip
+    for c, e in zip(losses(compiled), losses(lenet_eager)):
+        assert abs(c - e) <= 1e-3 * e
+    assert abs(acc(compiled) - acc(lenet_eager)) <= 0.005  # at most 5 of 1000 digits flip
 
 
 def test_char_rnn_learns_the_text():
