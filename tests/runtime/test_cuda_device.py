@@ -49,10 +49,8 @@ def test_no_cuda_means_nothing_changes():
 
 
 def test_backend_switches_are_accepted():
-    torch.backends.cudnn.deterministic = True  # what classic scripts set
-    torch.backends.cudnn.benchmark = False
     import fusetorch.backends.cudnn as cudnn
-    assert cudnn.deterministic is True
+    cudnn.deterministic, cudnn.benchmark = True, False  # what classic scripts set
     assert cudnn.is_available() is False and cudnn.version() is None
     assert torch.backends.mps.is_available() is False
     torch.backends.cuda.matmul.allow_tf32 = True
