@@ -49,11 +49,16 @@ def test_no_cuda_means_nothing_changes():
 
 
 def test_backend_switches_are_accepted():
-    import fusetorch.backends.cudnn as cudnn
-    cudnn.deterministic, cudnn.benchmark = True, False  # what classic scripts set
-    assert cudnn.is_available() is False and cudnn.version() is None
-    assert torch.backends.mps.is_available() is False
-    torch.backends.cuda.matmul.allow_tf32 = True
+    had = hasattr(torch, "backends")
+    import fusetorch.backends as backends
+    try:
+        backends.cudnn.deterministic, backends.cudnn.benchmark = True, False  # classic scripts
+        assert backends.cudnn.is_available() is False and backends.cudnn.version() is None
+        assert backends.mps.is_available() is False
+        backends.cuda.matmul.allow_tf32 = True
+    finally:
+        if not had:  # until fusetorch/__init__ imports it, keep `dir(torch)` as it was
+            delattr(torch, "backends")
 
 
 def test_device_objects():
