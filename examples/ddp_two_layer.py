@@ -1,6 +1,6 @@
 """The two-layer network trained data-parallel: each MPI rank takes a shard of the batch, and
 DistributedDataParallel averages the gradients, so every rank takes the step that training on
-the whole batch in one process would take.
+the whole batch in one process would take: the losses are those of two_layer_net_nn.py.
 
     mpiexec -n 2 .venv/bin/python examples/ddp_two_layer.py [--steps 500] [--compile]
 
@@ -25,8 +25,7 @@ def main(steps: int = 500, compiled: bool = False, verbose: bool = True):
     sampler = DistributedSampler(data)  # a shuffled 1/world of the indices per epoch
     loader = DataLoader(data, batch_size=N // world, sampler=sampler)
 
-    torch.manual_seed(rank)  # different initial weights: DDP copies rank 0's to every rank
-    model = DDP(torch.nn.Sequential(
+    model = DDP(torch.nn.Sequential(  # DDP copies rank 0's initial weights to every rank
         torch.nn.Linear(D_in, H),
         torch.nn.ReLU(),
         torch.nn.Linear(H, D_out),

@@ -363,10 +363,9 @@ def example_ddp_two_layer():
     ex = runpy.run_path(os.path.join(here, "..", "..", "examples", "ddp_two_layer.py"))
     steps = 30
     loss, model = ex["main"](steps=steps, verbose=False)
-    # the same steps in one process on the whole batch, from rank 0's initial weights
+    # the same steps in one process on the whole batch, as examples/two_layer_net_nn.py
     torch.manual_seed(0)
     x, y = torch.randn(64, 1000), torch.randn(64, 10)
-    torch.manual_seed(0)
     ref = torch.nn.Sequential(torch.nn.Linear(1000, 100), torch.nn.ReLU(),
                               torch.nn.Linear(100, 10))
     opt = torch.optim.SGD(ref.parameters(), lr=1e-4)
