@@ -538,6 +538,20 @@ add("nonzero", {"torch.nonzero": lambda x: torch.nonzero(x > 0),
                 "Tensor.nonzero": lambda x: (x > 0.5).nonzero()}, X3, grad=False)
 add("mask_getitem", {"Tensor.__getitem__(mask)": lambda x: x[x > 0] * 2}, unary())
 
+# big enough for the parallel (OpenMP) loops and blocked float32 sums (> 2**16 elements)
+BIG = fixed(("f32", lambda r: [make(r, (257, 300))]),
+            ("perm", lambda r: [make(r, (257, 300), layout="t")]),
+            ("f64_slice", lambda r: [make(r, (257, 300), F64, layout="s")]))
+add("large_elementwise", {"tanh(exp(x*0.5+1).clamp(max=10)*x-0.25)": lambda x: torch.tanh(
+    torch.exp(x * 0.5 + 1).clamp(max=10) * x - 0.25), "maximum(x, x[:, :1]).sigmoid() * x.abs().sqrt()":
+    lambda x: torch.maximum(x, x[:, :1]).sigmoid() * x.abs().sqrt()}, BIG)
+add("large_reductions", {"sum": lambda x: x.sum(), "mean(-1)": lambda x: x.mean(-1),
+                         "sum(0)": lambda x: x.sum(0), "amax": lambda x: x.amax(),
+                         "amin(-1, keepdim)": lambda x: x.amin(-1, keepdim=True) * 2,
+                         "((x - 1) ** 2).sum()": lambda x: ((x - 1) ** 2).sum(),
+                         "var(-1)": lambda x: x.var(-1), "softmax(-1)": lambda x: x.softmax(-1),
+                         "log_softmax(0)": lambda x: x.log_softmax(0)}, BIG)
+
 # casts and conversions
 add("cast", {"Tensor.float": m("float"), "Tensor.double": m("double"), "Tensor.int": m("int"),
              "Tensor.long": m("long"), "Tensor.bool": m("bool"), "Tensor.short": m("short"),
@@ -603,10 +617,12 @@ for name, kwargs in [("relu", {}), ("celu", {}), ("celu", dict(alpha=0.5)), ("el
                                                                                              kwargs)
     add(f"F.{name}" + ("" if not kwargs else "(" + ",".join(kwargs) + ")"), v, ACT)
 add("F.dropout_eval", {"F.dropout": lambda x: F.dropout(x, 0.3, training=False),
-                       "F.dropout1d": lambda x: F.dropout1d(x, 0.3, training=False),
                        "F.dropout2d": lambda x: F.dropout2d(x, 0.3, training=False),
                        "F.alpha_dropout": lambda x: F.alpha_dropout(x, 0.3, training=False)},
-    fixed(("f32", lambda r: [make(r, (2, 3, 4))]), ("perm", lambda r: [make(r, (2, 4, 3),
+    fixed(("f32", lambda r: [make(r, (2, 3, 4, 2))]), ("perm", lambda r: [make(r, (2, 3, 4, 3),
+                                                                               layout="t")])))
+add("F.dropout1d_eval", {"F.dropout1d": lambda x: F.dropout1d(x, 0.3, training=False)},
+    fixed(("f32", lambda r: [make(r, (2, 3, 4))]), ("perm", lambda r: [make(r, (2, 3, 4),
                                                                             layout="t")])))
 add("F.linear", {"F.linear": F.linear},
     fixed(("bias", lambda r: [make(r, (3, 6)), make(r, (4, 6)), make(r, (4,))]),

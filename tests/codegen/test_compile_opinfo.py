@@ -28,7 +28,12 @@ import fusetorch as torch
 import fusetorch.nn as nn
 import fusetorch.nn.functional as F
 import opinfo
+from fusetorch.tracer.trace import trace
 from opinfo import F64_ATOL, F64_RTOL, ModuleInfo
+
+# kl_div(reduction='mean') warns as PyTorch does; BUGS cases that graph-break warn
+pytestmark = [pytest.mark.filterwarnings("ignore:reduction. 'mean' divides:UserWarning"),
+              pytest.mark.filterwarnings("ignore:fusetorch.compile. graph break:UserWarning")]
 
 ENTRIES = {e.name: e for e in opinfo.OPS + opinfo.MODULES}
 assert len(ENTRIES) == len(opinfo.OPS) + len(opinfo.MODULES), "entry names must be unique"
@@ -63,6 +68,12 @@ BUGS: dict = {
     **{(e, md, "*", "perm"): _STRIDES for e in ("LayerNorm", "Softmax", "LogSoftmax")
        for md in ("values", "grad")},
     **{("CrossEntropyLoss", md, "*", "idx_f64"): _STRIDES for md in ("values", "grad")},
+    **{("large_reductions", md, v, "perm"): _STRIDES for md in ("values", "grad")
+       for v in ("amin(-1, keepdim)", "var(-1)", "softmax(-1)")},
+    ("large_reductions", "grad", "log_softmax(0)", "perm"): (
+        "compile: float32 accuracy: the compiled gradient of log_softmax over dim 0 (257) of a "
+        "transposed [257, 300] input is 2.4e-4 off the float64 gradient where eager float32 is "
+        "3.6e-6 off (65x worse; the values are fine)"),
     ("F.embedding", "grad", "F.embedding(padding_idx)", "*"): _NO_GRAD,
     ("Embedding", "grad", "*", "*"): _NO_GRAD,
     **{(e, "grad", v, "*"): _INPLACE_ACT for e, v in [
@@ -129,7 +140,44 @@ def _cases(entry, mode: str, only=None) -> list:
             if (match(only, vname, s.name) if only is not None
                     else not any(match(b, vname, s.name) for b in bugs)):
                 out.append(Case(entry, vname, fn, s))
-    return out
+    if only is not None:
+        return out
+    key = (entry.name, mode)
+    if key not in _KEPT:
+        _KEPT[key] = {c.variant for c in _distinct(out)}
+    return [c for c in out if c.variant in _KEPT[key]]
+
+
+_KEPT: dict = {}  # (entry, mode) -> the variants _distinct keeps
+
+
+def _distinct(cases) -> list:
+    """Cases of the variants whose traced graphs differ: spellings that trace to the same graph
+    on every sample (torch.abs, Tensor.abs, __abs__) compile to the same program, so one of
+    them is compiled for all (builds are the cost of these tests)."""
+    seen, keep, by_variant = set(), [], {}
+    for c in cases:
+        by_variant.setdefault(c.variant, []).append(c)
+    for variant, cs in by_variant.items():
+        if cs[0].fn is None:  # a layer
+            keep += cs
+            continue
+        sig = tuple(_graph_hash(c) for c in cs)
+        if sig not in seen:
+            seen.add(sig)
+            keep += cs
+    return keep
+
+
+def _graph_hash(c: Case):
+    ts = _tensors([c.sample.args, c.sample.kwargs])
+    try:
+        with torch.no_grad(), trace(*ts) as rec, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = c.fn(*_rebuild(c.sample.args, iter(ts)), **_rebuild(c.sample.kwargs, iter(ts)))
+        return rec.graph(*_outputs(out)).structural_hash()
+    except Exception:
+        return id(c)
 
 
 def _flat_inputs(cases) -> list:
@@ -292,7 +340,7 @@ def check_gradients(cases):
 
 
 CHECKS = {"values": check_values, "grad": check_gradients}
-MAX_CASES = 60  # cases per compiled batch: one C module per batch, its build is the cost
+MAX_CASES = 150  # cases per compiled batch: one C module per batch, its build is the cost
 
 
 def _groups(mode):
