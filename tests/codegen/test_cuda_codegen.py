@@ -182,6 +182,30 @@ def test_every_kernel_compiles_to_ptx(collected, tmp_path):
         assert r.returncode == 0, r.stderr
 
 
+def _nvrtc():
+    try:
+        from cupy.cuda import nvrtc
+        nvrtc.getVersion()  # needs the NVRTC library (nvidia-cuda-nvrtc==13.0.*), not a GPU
+        return nvrtc
+    except Exception:
+        return None
+
+
+@pytest.mark.skipif(_nvrtc() is None, reason="cupy with NVRTC not installed")
+def test_every_kernel_compiles_with_nvrtc(collected):
+    """What cupy.RawModule does on a GPU machine: NVRTC, no host headers."""
+    nvrtc = _nvrtc()
+    prog = nvrtc.createProgram(render_cuda.render_module([k for _, k in collected]),
+                               "kernels.cu", [], [])
+    try:
+        nvrtc.compileProgram(prog, ["--std=c++17", "--gpu-architecture=compute_90"])
+    except Exception as e:
+        pytest.fail(f"{e}\n{nvrtc.getProgramLog(prog)}")
+    ptx = nvrtc.getPTX(prog)
+    assert all(f".entry {k.name}(".encode() in (ptx if isinstance(ptx, bytes) else
+                                                ptx.encode()) for _, k in collected)
+
+
 # ---------------------------------------------------------------- running on the CPU
 
 _CAST = {"float": "float", "double": "double", "bool": "bool"}
