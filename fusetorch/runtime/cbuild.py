@@ -1,20 +1,21 @@
 """Build C source into a shared library, cache it on disk, and load it with cffi.
 
-ABI mode (gcc to a .so, then `ffi.dlopen`) because it builds 3-5x faster than cffi's API mode
-(../shared/PLATFORM.md) and compile latency is a target.
+ABI mode (gcc to a .so, then `dlopen`) because it builds 3-5x faster than cffi's API mode
+(../shared/PLATFORM.md) and compile latency is a target. "Out-of-line": the declarations are
+parsed once, when the library is built, into a small generated Python module cached beside it
+(`FFI.emit_python_code`). Loading a cached library imports that module and never imports
+pycparser, which costs 0.1-0.3 s per process here: most of a warm start.
 
 Contracts for callers:
 - `build(source, cdef)` returns a `Library`. `cdef` declares the functions the caller will call,
-  in cffi's C subset. There is ONE `cffi.FFI` per process (`ffi()`), because the first cdef costs
-  ~20 ms of pycparser and a per-library FFI would pay it again; each distinct cdef string is
-  declared once. cffi refuses a second, different declaration of a name, so callers must give
-  every kernel a function name unique to it (e.g. a hash of the kernel in the name). Building the
-  same source with the same cdef twice is fine.
+  in cffi's C subset; each library has its own `ffi` (`Library.ffi`), so declarations of
+  different libraries never clash. Pointers made by any FFI object may be passed.
 - Raises `CompilerUnavailable` when there is no working C compiler (the caller falls back to
   eager), `RuntimeError` when the source does not compile (with the compiler's stderr and the
   path of the saved source).
-- Cache entries are `<cache>/<key[:2]>/<key>.so` plus a `<key>.json` sidecar with the .so's size
-  and sha256; an entry whose sidecar does not match is rebuilt, never loaded. Files are only ever
+- Cache entries are `<cache>/<key[:2]>/<key>.so`, its declarations `<key>.py`, and a `<key>.json`
+  sidecar with both files' sizes and sha256; an entry whose sidecar does not match is rebuilt,
+  never loaded. Files are only ever
   replaced (`os.replace`), never written in place, because a process that has a library mapped
   would crash (SIGBUS) if its file were truncated under it.
 - Environment: `CC` (compiler command, may contain arguments), `FUSETORCH_CACHE_DIR`,
@@ -25,6 +26,7 @@ from __future__ import annotations
 import atexit
 import fcntl
 import hashlib
+import importlib.util
 import json
 import os
 import platform
@@ -44,7 +46,7 @@ import cffi
 import numpy as np
 
 # Bump when the layout of the cache or the way sources are turned into libraries changes.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # -fno-math-errno: libm calls may then be vectorised even next to a select (with errno they
 # "clobber memory" and gcc gives up on the loop); results are unchanged, only errno is not set
 FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fopenmp", "-shared", "-fPIC", "-std=c11"]
@@ -66,7 +68,6 @@ class CompilerUnavailable(RuntimeError):
 
 _lock = threading.Lock()  # guards the module-level caches below
 _ffi: cffi.FFI | None = None
-_cdefs: set[str] = set()
 _compilers: dict[tuple[str, str], list[str]] = {}
 _compiler_ids: dict[tuple[str, ...], str] = {}
 _openmp_flags: dict[tuple[str, ...], list[str]] = {}  # per compiler, once probed
@@ -76,7 +77,8 @@ _cpu: str | None = None
 
 
 def ffi() -> cffi.FFI:
-    """The process-wide FFI that every library is declared in and loaded through."""
+    """A process-wide FFI for making pointers (`as_pointer`); libraries have their own
+    (`Library.ffi`), which do not import pycparser: prefer those on hot paths."""
     global _ffi
     if _ffi is None:
         with _lock:
@@ -116,12 +118,14 @@ def as_pointer(array: np.ndarray, ctype: str, writable: bool = False) -> Any:
 
 
 class Library:
-    """A loaded shared library: `function(name)` returns a callable cffi function."""
+    """A loaded shared library: `function(name)` returns a callable cffi function; `ffi` is
+    the FFI its functions were declared in."""
 
-    __slots__ = ("lib", "path", "source", "cdef", "key")
+    __slots__ = ("lib", "path", "source", "cdef", "key", "ffi")
 
-    def __init__(self, lib: Any, path: Path, source: str, cdef: str, key: str):
+    def __init__(self, lib: Any, path: Path, source: str, cdef: str, key: str, ffi: Any):
         self.lib, self.path, self.source, self.cdef, self.key = lib, path, source, cdef, key
+        self.ffi = ffi
 
     def function(self, name: str) -> Any:
         return getattr(self.lib, name)
@@ -232,32 +236,38 @@ def _sha256_file(path: Path) -> tuple[int, str]:
 def _load(so: Path, meta: Path, key: str, source: str, cdef: str,
           fresh: bool = False) -> Library | None:
     """The library of a valid cache entry, or None if the entry is missing or damaged.
-    `fresh`: we just built it, so a failing dlopen is an error to report, not damage."""
+    `fresh`: we just built it, so a failing load is an error to report, not damage."""
+    decl = so.with_suffix(".py")
     try:
         info = json.loads(meta.read_text())
-        if info.get("key") != key or (info.get("so_size"), info.get("so_sha256")) != _sha256_file(so):
+        if info.get("key") != key or \
+                (info.get("so_size"), info.get("so_sha256")) != _sha256_file(so) or \
+                (info.get("py_size"), info.get("py_sha256")) != _sha256_file(decl):
             return None
     except (OSError, ValueError, AttributeError):
         return None
-    f = ffi()
-    with _lock:
-        # declarations are process-wide: one already made (the same kernel, named by its
-        # content hash, in another module) is not repeated, which cffi would reject
-        new = "\n".join(line for line in cdef.splitlines() if line.strip() not in _cdefs)
-        if new.strip():
-            try:
-                f.cdef(new)
-            except (cffi.FFIError, cffi.CDefError) as e:
-                raise RuntimeError(f"fusetorch: cannot declare {new!r}: {e} (kernel functions "
-                                   "need names unique to their kernel)") from None
-            _cdefs.update(line.strip() for line in new.splitlines() if line.strip())
     try:
-        lib = f.dlopen(str(so))
-    except OSError as e:
+        # the generated declarations: `ffi = _cffi_backend.FFI(<pre-parsed types>)`
+        spec = importlib.util.spec_from_file_location(f"_fusetorch_{key[:24]}", decl)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        lib = module.ffi.dlopen(str(so))
+    except Exception as e:  # a damaged module or library: rebuild it
         if fresh:
             raise RuntimeError(f"fusetorch: built {so} but could not load it: {e}") from None
         return None
-    return Library(lib, so, source, cdef, key)
+    return Library(lib, so, source, cdef, key, module.ffi)
+
+
+def _declarations(cdef: str, module: str, path: Path) -> None:
+    """Parse `cdef` (pycparser, only when building) into an importable Python module."""
+    f = cffi.FFI()
+    try:
+        f.cdef(cdef)
+    except (cffi.FFIError, cffi.CDefError) as e:
+        raise RuntimeError(f"fusetorch: cannot declare {cdef!r}: {e}") from None
+    from cffi.recompiler import make_py_source  # emit_python_code, without its print
+    make_py_source(f, module, str(path))
 
 
 @contextmanager
@@ -307,12 +317,14 @@ def _probe_openmp(cmd: list[str], tmp: Path) -> list[str]:
     return _openmp_flags[key]
 
 
-def _compile(cmd: list[str], root: Path, key: str, source: str, so: Path) -> list[str]:
-    """Compile into a private temp dir, then move the .so into place atomically. Returns the
-    flags actually used."""
+def _compile(cmd: list[str], root: Path, key: str, source: str, cdef: str,
+             so: Path) -> list[str]:
+    """Compile into a private temp dir, then move the .so and its declarations into place
+    atomically. Returns the flags actually used."""
     tmp = Path(tempfile.mkdtemp(prefix="build-", dir=root))
     try:
         src, out = tmp / f"{key}.c", tmp / f"{key}.so"
+        _declarations(cdef, f"_fusetorch_{key[:24]}", tmp / f"{key}.py")
         src.write_text(source)
         omp = _openmp_flags.get(tuple(cmd), ["-fopenmp"])
         res = _run_cc(cmd, omp, src, out)
@@ -329,6 +341,7 @@ def _compile(cmd: list[str], root: Path, key: str, source: str, so: Path) -> lis
             message = res.stderr.replace(str(src), str(kept)).strip()
             raise RuntimeError(f"fusetorch: C compilation failed (source kept at {kept}):\n"
                                f"{message}")
+        os.replace(tmp / f"{key}.py", so.with_suffix(".py"))
         os.replace(out, so)
         return _flags(omp)
     finally:
@@ -358,10 +371,12 @@ def build(source: str, cdef: str) -> Library:
             if lib is None:
                 if os.environ.get("FUSETORCH_PRINT_KERNELS") == "1":
                     print(f"// fusetorch kernel {key[:16]} ({so})\n{source}", file=sys.stderr)
-                flags = _compile(cmd, root, key, source, so)
+                flags = _compile(cmd, root, key, source, cdef, so)
                 size, digest = _sha256_file(so)
+                py_size, py_digest = _sha256_file(so.with_suffix(".py"))
                 info = {"key": key, "format": FORMAT_VERSION, "so_size": size,
-                        "so_sha256": digest, "source_size": len(source.encode()),
+                        "so_sha256": digest, "py_size": py_size, "py_sha256": py_digest,
+                        "source_size": len(source.encode()),
                         "compiler": cmd, "compiler_id": ident, "flags": flags + LINK_FLAGS}
                 fd, tmp_meta = tempfile.mkstemp(suffix=".json", dir=sub)
                 with os.fdopen(fd, "w") as f:

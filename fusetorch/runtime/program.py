@@ -90,7 +90,7 @@ class Program:
     # ------------------------------------------------------------ building
 
     def build(self, inputs_per_group: list) -> None:
-        from .cbuild import build, ffi
+        from .cbuild import build
         names = {id(n): f"%{i}" for i, n in enumerate(self.graph.nodes)}  # as graph.text()
         self.kernels = [lower.lower(g, ins, names) for g, ins in zip(self.plan.groups(),
                                                                        inputs_per_group)]
@@ -102,7 +102,7 @@ class Program:
         self.source = render.render_module(self.kernels)
         cdef = "\n".join(render.declaration(k) for k in render.unique(self.kernels))
         lib = build(self.source, cdef)
-        self._ffi = ffi()
+        self._ffi = lib.ffi
         self._funcs = [lib.function(k.name) for k in self.kernels]
 
     def describe(self) -> list:

@@ -157,7 +157,7 @@ def test_cache_hit_same_process_and_new_process(cache, tmp_path, monkeypatch):
 
 
 @needs_cc
-@pytest.mark.parametrize("damage", ["truncate", "flip", "not_a_library"])
+@pytest.mark.parametrize("damage", ["truncate", "flip", "not_a_library", "declarations"])
 def test_corrupted_entry_is_rebuilt(damage, cache, tmp_path, monkeypatch):
     cc, log = wrapper(tmp_path)
     monkeypatch.setenv("CC", cc)
@@ -172,6 +172,8 @@ def test_corrupted_entry_is_rebuilt(damage, cache, tmp_path, monkeypatch):
         so.write_bytes(data[: len(data) // 2])
     elif damage == "flip":
         so.write_bytes(data[:1000] + bytes([data[1000] ^ 0xFF]) + data[1001:])
+    elif damage == "declarations":  # the generated module beside it: it is code we would run
+        so.with_suffix(".py").write_text("raise SystemExit('planted')\n")
     else:  # a sidecar that matches, on a file that dlopen refuses
         junk = b"not an ELF file" * 100
         so.write_bytes(junk)
@@ -290,9 +292,25 @@ def test_unsafe_cache_dir_is_not_used(how, cache, monkeypatch):
 
 
 @needs_cc
-def test_clashing_declarations_are_reported(cache):
+def test_libraries_declare_their_functions_separately(cache):
+    # two libraries may use one function name with different signatures (each has its own ffi)
+    name = fresh_name()
+    check(cbuild.build(*kernel(name)), name)
+    source = f"void {name}(double* x) {{ x[0] = 1; }}\n"
+    lib = cbuild.build(source, f"void {name}(double* x);")
+    x = np.zeros(1)
+    lib.function(name)(lib.ffi.from_buffer("double[]", x))
+    assert x[0] == 1
+
+
+@needs_cc
+def test_a_warm_load_does_not_parse_declarations(cache):
+    # pycparser costs 0.1-0.3 s per process: a cached library is loaded without it
     name = fresh_name()
     cbuild.build(*kernel(name))
-    source = f"void {name}(double* x) {{ x[0] = 1; }}\n"
-    with pytest.raises(RuntimeError, match="unique"):
-        cbuild.build(source, f"void {name}(double* x);")
+    code = CHILD.replace("cbuild.as_pointer(y, \"float\", writable=True)",
+                         "lib.ffi.from_buffer(\"float[]\", y)")
+    code += "\nprint('pycparser' in sys.modules)\n"
+    out = subprocess.run([sys.executable, "-c", code, cbuild.__file__, name], check=True,
+                         capture_output=True, text=True).stdout.split()
+    assert out[0] == "ok" and out[-1] == "False"
