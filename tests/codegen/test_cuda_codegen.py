@@ -109,6 +109,7 @@ def _cases():
         (lambda x: torch.log(x).amax(-1), (t(6, 100, dtype=torch.float64),)),
         (lambda x: torch.sigmoid(x).amin(-1), (t(5, 70),)),
         (lambda x: (x * x).sum(), (t(3000),)),
+        (lambda x: (x * x).sum(), (t(20000),)),  # the C path sums this one block-wise
         (lambda x: x.sum(), (t(20, 30, dtype=torch.float64),)),
         (lambda x: torch.abs(x).max(), (t(900),)),
         (lambda x: torch.cos(x).min(), (t(13, 11, dtype=torch.float64),)),
