@@ -8,8 +8,9 @@ shapes with broadcasting, 0-d, permuted and sliced (non-contiguous) inputs, floa
 and integer/bool where the op takes them. A `ModuleInfo` is one nn layer class: a factory, its
 input samples, and the mode (train/eval) it runs in.
 
-`SKIPPED` lists every exported name that no entry covers, with the reason; a test checks that
-`dir(fusetorch)`, `dir(fusetorch.Tensor)`, `dir(fusetorch.nn.functional)` and the nn layer
+This file holds the torch functions and Tensor methods; tests/opinfo_nn.py the nn.functional
+entries and the layers. `SKIPPED` lists every exported name that no entry covers, with the
+reason; a test checks that `dir(fusetorch)`, `dir(fusetorch.Tensor)`, `dir(fusetorch.nn.functional)` and the nn layer
 classes are all either covered or skipped, so a new export cannot be silently left out.
 
 Sample data comes from a numpy generator seeded by the entry's name, so a failure reproduces.
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
@@ -190,8 +191,7 @@ def op(name: str, **bound):
 
 # ----------------------------------------------------------------------------- the registry
 
-OPS: list = []
-MODULES: list = []
+OPS: list = []  # nn.functional entries and the layers' ModuleInfos: tests/opinfo_nn.py
 
 
 def add(name, variants, samples, **kw):
@@ -262,7 +262,8 @@ add("div", {"torch.div": torch.div, "torch.divide": torch.divide,
             "torch.true_divide": torch.true_divide, "Tensor.div": m("div"),
             "Tensor.divide": m("divide"), "Tensor.true_divide": m("true_divide"),
             "Tensor.div_": inplace("div_"), "Tensor.__truediv__": m("__truediv__"),
-            "Tensor.__rtruediv__": m("__rtruediv__"), "Tensor.__itruediv__": inplace("__itruediv__")},
+            "Tensor.__rtruediv__": m("__rtruediv__"),
+            "Tensor.__itruediv__": inplace("__itruediv__")},
     binary(b=(0.5, 2.0), ints=True, int_inplace=False))
 add("pow", {"torch.pow": torch.pow, "Tensor.pow": m("pow"), "Tensor.__pow__": m("__pow__"),
             "Tensor.pow_": inplace("pow_"), "Tensor.__ipow__": inplace("__ipow__")},
@@ -543,8 +544,9 @@ BIG = fixed(("f32", lambda r: [make(r, (257, 300))]),
             ("perm", lambda r: [make(r, (257, 300), layout="t")]),
             ("f64_slice", lambda r: [make(r, (257, 300), F64, layout="s")]))
 add("large_elementwise", {"tanh(exp(x*0.5+1).clamp(max=10)*x-0.25)": lambda x: torch.tanh(
-    torch.exp(x * 0.5 + 1).clamp(max=10) * x - 0.25), "maximum(x, x[:, :1]).sigmoid() * x.abs().sqrt()":
-    lambda x: torch.maximum(x, x[:, :1]).sigmoid() * x.abs().sqrt()}, BIG)
+    torch.exp(x * 0.5 + 1).clamp(max=10) * x - 0.25),
+    "maximum(x, x[:, :1]).sigmoid() * x.abs().sqrt()": lambda x: torch.maximum(
+        x, x[:, :1]).sigmoid() * x.abs().sqrt()}, BIG)
 add("large_reductions", {"sum": lambda x: x.sum(), "mean(-1)": lambda x: x.mean(-1),
                          "sum(0)": lambda x: x.sum(0), "amax": lambda x: x.amax(),
                          "amin(-1, keepdim)": lambda x: x.amin(-1, keepdim=True) * 2,
@@ -594,310 +596,6 @@ add("creation", {
     "torch.DoubleTensor": lambda x: torch.DoubleTensor([1, 2, 3, 4, 5]).to(x.dtype) * x,
 }, fixed(("f32", lambda r: [make(r, (4, 5))]), ("f64_perm", lambda r: [make(r, (4, 5), F64,
                                                                              layout="t")])))
-
-# ----------------------------------------------------------------------------- nn.functional
-
-ACT = unary(away=(0.0, -1.0, 1.0, 3.0, -3.0, 6.0, 0.5, -0.5), f64=True)
-for name, kwargs in [("relu", {}), ("celu", {}), ("celu", dict(alpha=0.5)), ("elu", {}), ("gelu", {}),
-                     ("gelu", dict(approximate="tanh")), ("hardsigmoid", {}), ("hardswish", {}),
-                     ("hardtanh", {}), ("hardtanh", dict(min_val=-0.5, max_val=0.5)),
-                     ("leaky_relu", {}), ("leaky_relu", dict(negative_slope=0.2)),
-                     ("logsigmoid", {}), ("mish", {}), ("relu6", {}), ("selu", {}), ("silu", {}),
-                     ("softplus", {}), ("softplus", dict(beta=2.0, threshold=1.0)),
-                     ("softsign", {}), ("tanhshrink", {}), ("threshold", dict(threshold=0.5,
-                                                                             value=-2.0))]:
-    fn = getattr(F, name)
-    v = {f"F.{name}": (lambda f, k: lambda x: f(x, **k))(fn, kwargs)}
-    if name + "_" in dir(F):
-        # positional: fusetorch names threshold_'s parameter `threshold_` (PyTorch: threshold)
-        v[f"F.{name}_"] = (lambda f, k: lambda x: f(x.clone(), *k.values()))(getattr(F, name + "_"),
-                                                                            kwargs)
-    if "inplace" in __import__("inspect").signature(fn).parameters:
-        v[f"F.{name}(inplace)"] = (lambda f, k: lambda x: f(x.clone(), inplace=True, **k))(fn,
-                                                                                             kwargs)
-    add(f"F.{name}" + ("" if not kwargs else "(" + ",".join(kwargs) + ")"), v, ACT)
-add("F.dropout_eval", {"F.dropout": lambda x: F.dropout(x, 0.3, training=False),
-                       "F.dropout2d": lambda x: F.dropout2d(x, 0.3, training=False),
-                       "F.alpha_dropout": lambda x: F.alpha_dropout(x, 0.3, training=False)},
-    fixed(("f32", lambda r: [make(r, (2, 3, 4, 2))]), ("perm", lambda r: [make(r, (2, 3, 4, 3),
-                                                                               layout="t")])))
-add("F.dropout1d_eval", {"F.dropout1d": lambda x: F.dropout1d(x, 0.3, training=False)},
-    fixed(("f32", lambda r: [make(r, (2, 3, 4))]), ("perm", lambda r: [make(r, (2, 3, 4),
-                                                                            layout="t")])))
-add("F.linear", {"F.linear": F.linear},
-    fixed(("bias", lambda r: [make(r, (3, 6)), make(r, (4, 6)), make(r, (4,))]),
-          ("nobias_batched", lambda r: [make(r, (2, 3, 6), layout="t"), make(r, (4, 6))]),
-          ("f64_1d", lambda r: [make(r, (6,), F64), make(r, (4, 6), F64), make(r, (4,), F64)])))
-add("F.bilinear", {"F.bilinear": F.bilinear},
-    fixed(("bias", lambda r: [make(r, (3, 4)), make(r, (3, 5)), make(r, (2, 4, 5)),
-                              make(r, (2,))]),
-          ("nobias", lambda r: [make(r, (3, 4), F64), make(r, (3, 5), F64),
-                                make(r, (2, 4, 5), F64)])))
-add("F.conv2d", {"F.conv2d": F.conv2d},
-    fixed(("basic", lambda r: [make(r, (2, 3, 7, 6)), make(r, (4, 3, 3, 3)), make(r, (4,))]),
-          ("stride_pad_dil", lambda r: ([make(r, (2, 3, 7, 6)), make(r, (4, 3, 3, 2))],
-                                        dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2)))),
-          ("groups_f64", lambda r: ([make(r, (1, 4, 6, 6), F64), make(r, (6, 2, 3, 3), F64)],
-                                    dict(groups=2, padding=1))),
-          ("perm_input", lambda r: ([make(r, (2, 3, 6, 7), layout="t"), make(r, (2, 3, 1, 1))],
-                                    {}))))
-add("F.conv1d", {"F.conv1d": F.conv1d},
-    fixed(("basic", lambda r: [make(r, (2, 3, 9)), make(r, (4, 3, 3)), make(r, (4,))]),
-          ("stride_pad", lambda r: ([make(r, (2, 4, 9), F64), make(r, (2, 2, 3), F64)],
-                                    dict(stride=2, padding=1, groups=2)))))
-POOL_IN = fixed(("f32", lambda r: [make(r, (2, 3, 8, 6))]),
-                ("perm", lambda r: [make(r, (2, 3, 8, 6), layout="t")]),
-                ("f64", lambda r: [make(r, (1, 2, 7, 7), F64)]))
-POOL1_IN = fixed(("f32", lambda r: [make(r, (2, 3, 8))]),
-                 ("f64_slice", lambda r: [make(r, (2, 3, 8), F64, layout="s")]))
-for name, args, samples in [
-    ("avg_pool2d", (2,), POOL_IN), ("avg_pool2d(3,2,1)", (3, 2, 1), POOL_IN),
-    ("avg_pool2d(ceil)", dict(kernel_size=3, stride=2, ceil_mode=True,
-                              count_include_pad=False), POOL_IN),
-    ("max_pool2d", (2,), POOL_IN), ("max_pool2d(3,2,1,dil)", dict(kernel_size=3, stride=2,
-                                                                  padding=1, dilation=1), POOL_IN),
-    ("max_pool2d(ceil)", dict(kernel_size=3, stride=2, ceil_mode=True), POOL_IN),
-    ("max_pool2d_with_indices", (2,), POOL_IN),
-    ("adaptive_avg_pool2d", ((4, 3),), POOL_IN), ("adaptive_avg_pool2d(uneven)", ((3, 4),), POOL_IN),
-    ("adaptive_max_pool2d", ((3, 4),), POOL_IN),
-    ("lp_pool2d", (2.0, 2), fixed(("f32", lambda r: [make(r, (2, 3, 8, 6), F32, 0.2, 2)]))),
-    ("avg_pool1d", (3, 2, 1), POOL1_IN), ("max_pool1d", (2,), POOL1_IN),
-    ("max_pool1d_with_indices", (3, 2), POOL1_IN),
-    ("adaptive_avg_pool1d", (3,), POOL1_IN), ("adaptive_max_pool1d", (3,), POOL1_IN),
-]:
-    fn = getattr(F, name.split("(")[0])
-    call = (lambda f, a: lambda x: f(x, **a))(fn, args) if isinstance(args, dict) else \
-        (lambda f, a: lambda x: f(x, *a))(fn, args)
-    add(f"F.{name}", {f"F.{name.split('(')[0]}": call}, samples)
-add("F.batch_norm", {
-    "F.batch_norm(train)": lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
-    "F.batch_norm(eval)": lambda x, w, b: F.batch_norm(x, torch.full((3,), 0.2),
-                                                       torch.full((3,), 1.5), w, b)},
-    fixed(("2d", lambda r: [make(r, (4, 3)), make(r, (3,)), make(r, (3,))]),
-          ("4d_perm", lambda r: [make(r, (2, 3, 4, 5), layout="t"), make(r, (3,)),
-                                 make(r, (3,))]),
-          ("f64_3d", lambda r: [make(r, (2, 3, 5), F64), make(r, (3,), F64), make(r, (3,), F64)])))
-add("F.layer_norm", {"F.layer_norm": lambda x, w, b: F.layer_norm(x, w.shape, w, b),
-                     "F.layer_norm(noaffine)": lambda x, w, b: F.layer_norm(x, w.shape) * w + b},
-    fixed(("last", lambda r: [make(r, (3, 4, 5)), make(r, (5,)), make(r, (5,))]),
-          ("two_dims_perm", lambda r: [make(r, (3, 4, 5), layout="t"), make(r, (4, 5)),
-                                       make(r, (4, 5))]),
-          ("f64", lambda r: [make(r, (2, 5), F64), make(r, (5,), F64), make(r, (5,), F64)])))
-add("F.group_norm", {"F.group_norm": lambda x, w, b: F.group_norm(x, 2, w, b),
-                     "F.group_norm(noaffine)": lambda x, w, b: F.group_norm(x, 2)},
-    fixed(("4d", lambda r: [make(r, (2, 4, 3, 5)), make(r, (4,)), make(r, (4,))]),
-          ("3d_f64", lambda r: [make(r, (2, 4, 5), F64, layout="s"), make(r, (4,), F64),
-                                make(r, (4,), F64)])))
-add("F.embedding", {"F.embedding": F.embedding,
-                    "F.embedding(padding_idx)": lambda i, w: F.embedding(i, w, padding_idx=1)},
-    fixed(("2d_idx", lambda r: [make(r, (3, 4), I64, 0, 6), make(r, (6, 5))]),
-          ("1d_f64", lambda r: [torch.tensor([1, 1, 5, 0]), make(r, (6, 5), F64)])))
-add("F.one_hot", {"F.one_hot": lambda i: F.one_hot(i, 6) * 2},
-    fixed(("1d", lambda r: [make(r, (5,), I64, 0, 6)]), ("2d", lambda r: [make(r, (3, 4), I64,
-                                                                                 0, 6)])),
-    grad=False)
-add("F.pad", {"F.pad": F.pad},
-    fixed(("constant", lambda r: [make(r, (2, 3, 4)), (1, 2)]),
-          ("constant_value", lambda r: ([make(r, (2, 3, 4), F64), (1, 1, 0, 2)], dict(value=-1.))),
-          ("reflect", lambda r: ([make(r, (2, 3, 5)), (2, 1)], dict(mode="reflect"))),
-          ("replicate", lambda r: ([make(r, (1, 2, 3, 4), layout="t"), (1, 1, 2, 0)],
-                                   dict(mode="replicate")))))
-
-# losses: every reduction on one family of inputs
-LOGITS = fixed(
-    ("idx", lambda r: [make(r, (4, 5)), torch.tensor([0, 4, 2, 2])]),
-    ("idx_nd", lambda r: [make(r, (2, 5, 3), layout="s"), make(r, (2, 3), I64, 0, 5)]),
-    ("idx_f64", lambda r: [make(r, (4, 5), F64, layout="t"), torch.tensor([1, 3, 0, 4])]))
-for red in ("mean", "sum", "none"):
-    add(f"F.cross_entropy({red})", {
-        "F.cross_entropy": lambda x, t, red=red: F.cross_entropy(x, t, reduction=red),
-        "F.cross_entropy(weight)": lambda x, t, red=red: F.cross_entropy(
-            x, t, weight=torch.linspace(0.5, 2, 5, dtype=x.dtype), reduction=red),
-        "F.cross_entropy(ignore_index)": lambda x, t, red=red: F.cross_entropy(
-            x, t, ignore_index=2, reduction=red),
-        "F.cross_entropy(label_smoothing)": lambda x, t, red=red: F.cross_entropy(
-            x, t, label_smoothing=0.1, reduction=red),
-        "F.nll_loss": lambda x, t, red=red: F.nll_loss(x.log_softmax(1), t, reduction=red),
-        "F.nll_loss(weight)": lambda x, t, red=red: F.nll_loss(
-            x, t, weight=torch.linspace(0.5, 2, 5, dtype=x.dtype), reduction=red)}, LOGITS)
-add("F.cross_entropy(probs)", {"F.cross_entropy": lambda x, p: F.cross_entropy(x, p.softmax(1))},
-    fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5))])))
-PAIRS = fixed(("same", lambda r: [make(r, (4, 5)), make(r, (4, 5))]),
-              ("perm_f64", lambda r: [make(r, (4, 5), F64, layout="t"), make(r, (4, 5), F64)]),
-              ("0d", lambda r: [make(r, ()), make(r, ())]))
-PROBS = fixed(("same", lambda r: [make(r, (4, 5), F32, 0.05, 0.95), make(r, (4, 5), F32, 0, 1)]),
-              ("f64", lambda r: [make(r, (3, 4), F64, 0.05, 0.95, layout="t"),
-                                 make(r, (3, 4), F64, 0, 1)]))
-for red in ("mean", "sum", "none"):
-    add(f"F.pointwise_losses({red})", {
-        "F.mse_loss": lambda a, b, red=red: F.mse_loss(a, b, reduction=red),
-        "F.l1_loss": lambda a, b, red=red: F.l1_loss(a, b, reduction=red),
-        "F.smooth_l1_loss": lambda a, b, red=red: F.smooth_l1_loss(a, b, reduction=red, beta=0.5),
-        "F.huber_loss": lambda a, b, red=red: F.huber_loss(a, b, reduction=red, delta=0.7),
-        "F.kl_div": lambda a, b, red=red: F.kl_div(a.log_softmax(-1), b.softmax(-1),
-                                                   reduction=red),
-        "F.kl_div(log_target)": lambda a, b, red=red: F.kl_div(a, b, reduction=red,
-                                                               log_target=True),
-        "F.binary_cross_entropy_with_logits": lambda a, b, red=red:
-            F.binary_cross_entropy_with_logits(a, b.sigmoid(), reduction=red),
-    }, PAIRS)
-    add(f"F.binary_cross_entropy({red})", {
-        "F.binary_cross_entropy": lambda a, b, red=red: F.binary_cross_entropy(a, b,
-                                                                               reduction=red),
-        "F.binary_cross_entropy(weight)": lambda a, b, red=red: F.binary_cross_entropy(
-            a, b, weight=b + 0.5, reduction=red)}, PROBS)
-add("F.kl_div(batchmean)", {"F.kl_div": lambda a, b: F.kl_div(a.log_softmax(-1), b.softmax(-1),
-                                                              reduction="batchmean")},
-    fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5))])))
-add("F.bce_with_logits(weights)", {
-    "F.binary_cross_entropy_with_logits(pos_weight)": lambda a, b:
-        F.binary_cross_entropy_with_logits(a, b, weight=b + 1, pos_weight=torch.linspace(
-            0.5, 2, 5, dtype=a.dtype))},
-    fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5), F32, 0, 1)])))
-
-# ----------------------------------------------------------------------------- nn layers
-
-
-def modules(name, make_module, samples, **kw):
-    MODULES.append(ModuleInfo(name, make_module, samples, **kw))
-
-
-IN2 = fixed(("f32", lambda r: [make(r, (3, 6))]), ("perm", lambda r: [make(r, (2, 3, 6),
-                                                                            layout="t")]))
-IMG = fixed(("f32", lambda r: [make(r, (2, 3, 8, 6))]),
-            ("perm", lambda r: [make(r, (2, 3, 8, 6), layout="t")]))
-SEQ = fixed(("f32", lambda r: [make(r, (2, 3, 9))]),
-            ("slice", lambda r: [make(r, (2, 3, 9), layout="s")]))
-modules("Linear", lambda: nn.Linear(6, 4), IN2)
-modules("Linear/nobias", lambda: nn.Linear(6, 4, bias=False), IN2)
-modules("LazyLinear", lambda: _materialised(nn.LazyLinear(4), torch.zeros(1, 6)), IN2)
-modules("Bilinear", lambda: nn.Bilinear(6, 3, 2),
-        fixed(("f32", lambda r: [make(r, (3, 6)), make(r, (3, 3), layout="t")])))
-modules("Identity", lambda: nn.Identity(), IN2)
-modules("Flatten", lambda: nn.Flatten(), IMG)
-modules("Unflatten", lambda: nn.Unflatten(-1, (2, 3)), IN2)
-modules("Conv2d", lambda: nn.Conv2d(3, 4, 3, padding=1), IMG)
-modules("Conv2d/strided_groups", lambda: nn.Conv2d(3, 6, (3, 2), stride=2, groups=3, bias=False),
-        IMG)
-modules("Conv1d", lambda: nn.Conv1d(3, 4, 3, stride=2, padding=1), SEQ)
-for name, mk in [("MaxPool2d", lambda: nn.MaxPool2d(2)), ("AvgPool2d", lambda: nn.AvgPool2d(3, 2,
-                                                                                             1)),
-                 ("AdaptiveAvgPool2d", lambda: nn.AdaptiveAvgPool2d((3, 2))),
-                 ("AdaptiveMaxPool2d", lambda: nn.AdaptiveMaxPool2d(2)),
-                 ("LPPool2d", lambda: nn.LPPool2d(2, 2))]:
-    modules(name, mk, IMG if name != "LPPool2d" else
-            fixed(("f32", lambda r: [make(r, (2, 3, 8, 6), F32, 0.2, 2)])))
-for name, mk in [("MaxPool1d", lambda: nn.MaxPool1d(3, 2)), ("AvgPool1d", lambda: nn.AvgPool1d(2)),
-                 ("AdaptiveAvgPool1d", lambda: nn.AdaptiveAvgPool1d(4)),
-                 ("AdaptiveMaxPool1d", lambda: nn.AdaptiveMaxPool1d(4))]:
-    modules(name, mk, SEQ)
-modules("BatchNorm1d/eval", lambda: nn.BatchNorm1d(6),
-        fixed(("2d", lambda r: [make(r, (3, 6))]), ("3d", lambda r: [make(r, (2, 6, 3))])),
-        train=False)
-modules("BatchNorm1d/train", lambda: nn.BatchNorm1d(6),
-        fixed(("2d", lambda r: [make(r, (3, 6))])))
-modules("BatchNorm2d/eval", lambda: nn.BatchNorm2d(3), IMG, train=False)
-modules("BatchNorm2d/train", lambda: nn.BatchNorm2d(3), IMG)
-modules("BatchNorm2d/train_no_stats", lambda: nn.BatchNorm2d(3, track_running_stats=False), IMG)
-modules("BatchNorm3d/eval", lambda: nn.BatchNorm3d(2),
-        fixed(("f32", lambda r: [make(r, (2, 2, 3, 4, 5))])), train=False)
-modules("LayerNorm", lambda: nn.LayerNorm(6), IN2)
-modules("LayerNorm/2d_noaffine", lambda: nn.LayerNorm((3, 6), elementwise_affine=False),
-        fixed(("f32", lambda r: [make(r, (2, 3, 6), layout="t")])))
-modules("GroupNorm", lambda: nn.GroupNorm(3, 6), fixed(("f32", lambda r: [make(r, (2, 6, 4))])))
-modules("Embedding", lambda: nn.Embedding(7, 4, padding_idx=0),
-        fixed(("2d", lambda r: [make(r, (3, 5), I64, 0, 7)])))
-modules("Dropout/eval", lambda: nn.Dropout(0.4), IN2, train=False)
-modules("Dropout1d/eval", lambda: nn.Dropout1d(0.4), SEQ, train=False)
-modules("Dropout2d/eval", lambda: nn.Dropout2d(0.4), IMG, train=False)
-modules("AlphaDropout/eval", lambda: nn.AlphaDropout(0.4), IN2, train=False)
-ACT_IN = fixed(("f32", lambda r: [make(r, (3, 6), away=(0.0, 1.0, -1.0, 0.5, -0.5, 3, -3))]),
-               ("perm", lambda r: [make(r, (3, 6), layout="t", away=(0.0, 1.0, -1.0, .5, -.5))]))
-for name, mk in [("ReLU", nn.ReLU), ("ReLU6", nn.ReLU6), ("Sigmoid", nn.Sigmoid),
-                 ("Tanh", nn.Tanh), ("GELU", nn.GELU), ("SiLU", nn.SiLU), ("Mish", nn.Mish),
-                 ("ELU", nn.ELU), ("CELU", nn.CELU), ("SELU", nn.SELU),
-                 ("LeakyReLU", nn.LeakyReLU), ("Softplus", nn.Softplus),
-                 ("Softsign", nn.Softsign), ("Tanhshrink", nn.Tanhshrink),
-                 ("Hardtanh", nn.Hardtanh), ("Hardsigmoid", nn.Hardsigmoid),
-                 ("Hardswish", nn.Hardswish), ("LogSigmoid", nn.LogSigmoid),
-                 ("Threshold", lambda: nn.Threshold(0.5, -1.0)),
-                 ("Softmax", lambda: nn.Softmax(-1)), ("LogSoftmax", lambda: nn.LogSoftmax(1)),
-                 ("Softmin", lambda: nn.Softmin(0))]:
-    modules(name, mk, ACT_IN)
-modules("ReLU/inplace", lambda: nn.Sequential(nn.Linear(6, 6), nn.ReLU(inplace=True)), IN2)
-for name, mk, samples in [
-    ("MSELoss", nn.MSELoss, PAIRS), ("L1Loss", lambda: nn.L1Loss(reduction="sum"), PAIRS),
-    ("SmoothL1Loss", nn.SmoothL1Loss, PAIRS), ("HuberLoss", lambda: nn.HuberLoss(delta=0.5), PAIRS),
-    ("KLDivLoss", lambda: nn.KLDivLoss(reduction="batchmean", log_target=True), PAIRS),
-    ("BCELoss", nn.BCELoss, PROBS), ("BCEWithLogitsLoss", nn.BCEWithLogitsLoss, PROBS),
-    ("CrossEntropyLoss", nn.CrossEntropyLoss, LOGITS),
-    ("NLLLoss", lambda: nn.NLLLoss(reduction="none"), LOGITS),
-]:
-    modules(name, mk, samples)
-modules("Sequential", lambda: nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)), IN2)
-modules("ModuleList", lambda: _ListNet(), IN2)
-modules("ModuleDict", lambda: _DictNet(), IN2)
-modules("ParameterList", lambda: _ParamListNet(), IN2)
-modules("ParameterDict", lambda: _ParamDictNet(), IN2)
-RNN_IN = fixed(("batch_first", lambda r: [make(r, (2, 4, 3))]),
-               ("perm", lambda r: [make(r, (2, 4, 3), layout="t")]))
-for name, mk in [("RNN", lambda: nn.RNN(3, 5, batch_first=True)),
-                 ("RNN/relu_2layer", lambda: nn.RNN(3, 5, num_layers=2, nonlinearity="relu",
-                                                    batch_first=True)),
-                 ("LSTM", lambda: nn.LSTM(3, 5, batch_first=True)),
-                 ("LSTM/bidir", lambda: nn.LSTM(3, 4, bidirectional=True, batch_first=True)),
-                 ("GRU", lambda: nn.GRU(3, 5, batch_first=True))]:
-    modules(name, mk, RNN_IN, grad_rtol=2e-4)
-CELL_IN = fixed(("f32", lambda r: [make(r, (2, 3))]), ("with_h", lambda r: [make(r, (2, 3)),
-                                                                            make(r, (2, 5))]))
-for name, mk in [("RNNCell", lambda: nn.RNNCell(3, 5)), ("GRUCell", lambda: nn.GRUCell(3, 5))]:
-    modules(name, mk, CELL_IN)
-modules("LSTMCell", lambda: nn.LSTMCell(3, 5), fixed(("f32", lambda r: [make(r, (2, 3))])))
-
-
-def _materialised(layer, x):
-    """A lazy layer after its first call (its random init happens there: twins must share it)."""
-    layer(x)
-    return layer
-
-
-class _ListNet(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = nn.ModuleList([nn.Linear(6, 6), nn.Linear(6, 2)])
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x).tanh()
-        return x
-
-
-class _DictNet(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.layers = nn.ModuleDict({"a": nn.Linear(6, 3), "b": nn.Linear(3, 2)})
-
-    def forward(self, x):
-        return self.layers["b"](self.layers["a"](x).sigmoid())
-
-
-class _ParamListNet(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ws = nn.ParameterList([nn.Parameter(torch.randn(6, 3)), nn.Parameter(torch.randn(3))])
-
-    def forward(self, x):
-        return x @ self.ws[0] + self.ws[1]
-
-
-class _ParamDictNet(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ws = nn.ParameterDict({"w": nn.Parameter(torch.randn(6, 3))})
-        self.register_buffer("scale", torch.full((3,), 0.5))
-
-    def forward(self, x):
-        return (x @ self.ws["w"]) * self.scale
 
 # ----------------------------------------------------------------------------- not covered
 

@@ -28,6 +28,7 @@ import fusetorch as torch
 import fusetorch.nn as nn
 import fusetorch.nn.functional as F
 import opinfo
+import opinfo_nn
 from fusetorch.tracer.trace import trace
 from opinfo import F64_ATOL, F64_RTOL, ModuleInfo
 
@@ -35,8 +36,9 @@ from opinfo import F64_ATOL, F64_RTOL, ModuleInfo
 pytestmark = [pytest.mark.filterwarnings("ignore:reduction. 'mean' divides:UserWarning"),
               pytest.mark.filterwarnings("ignore:fusetorch.compile. graph break:UserWarning")]
 
-ENTRIES = {e.name: e for e in opinfo.OPS + opinfo.MODULES}
-assert len(ENTRIES) == len(opinfo.OPS) + len(opinfo.MODULES), "entry names must be unique"
+_ALL = opinfo.OPS + opinfo_nn.OPS + opinfo_nn.MODULES
+ENTRIES = {e.name: e for e in _ALL}
+assert len(ENTRIES) == len(_ALL), "entry names must be unique"
 
 
 @pytest.fixture(autouse=True)
@@ -258,10 +260,13 @@ def _assert_compiled(cf, mode):
     assert cf.graph() != "", f"compile fell back to eager ({mode})"  # '' when none ran
 
 
+_BUFFERS = opinfo.OpInfo("buffers", {}, None)  # default tolerances
+
+
 def _compare_state(batch, twin):
     """State a forward updates (running stats) must be updated alike."""
     for (name, b), (_, b2) in zip(batch.named_buffers(), twin.named_buffers()):
-        _compare(opinfo.OPS[0], b, b2, f"buffer {name}")
+        _compare(_BUFFERS, b, b2, f"buffer {name}")
 
 # ----------------------------------------------------------------------------- the checks
 
