@@ -10,8 +10,9 @@ input samples, and the mode (train/eval) it runs in.
 
 This file holds the torch functions and Tensor methods; tests/opinfo_nn.py the nn.functional
 entries and the layers. `SKIPPED` lists every exported name that no entry covers, with the
-reason; a test checks that `dir(fusetorch)`, `dir(fusetorch.Tensor)`, `dir(fusetorch.nn.functional)` and the nn layer
-classes are all either covered or skipped, so a new export cannot be silently left out.
+reason; a test checks that `dir(fusetorch)`, `dir(fusetorch.Tensor)`,
+`dir(fusetorch.nn.functional)` and the nn layer classes are all either covered or skipped, so a
+new export cannot be silently left out.
 
 Sample data comes from a numpy generator seeded by the entry's name, so a failure reproduces.
 Values are kept away from the points where an op's derivative jumps (relu at 0, abs at 0, clamp
