@@ -423,6 +423,39 @@ def test_unused_input_gets_no_gradient():
     cf(a, b).backward()
     assert a.grad is not None and b.grad is None
 
+def _lstm():
+    torch.manual_seed(0)
+    return nn.LSTM(3, 5, batch_first=True)
+
+
+# calls that run eagerly, silently, though nothing in them is data-dependent
+FALLBACKS = {
+    "nested_outputs_no_grad": ("fallback: a module returning nested tuples (nn.LSTM's "
+                               "(out, (h, c))) runs eagerly, even under no_grad",
+                               _lstm, False),
+    "nested_outputs_grad": ("fallback: nn.LSTM with grad runs eagerly", _lstm, True),
+    "max_dim_grad": ("fallback: max(dim) with grad (values and int indices) runs eagerly",
+                     lambda: lambda t: t.max(1), True),
+    "split_grad": ("fallback: several differentiable outputs (split) with grad run eagerly",
+                   lambda: lambda t: t.split(2, 1), True),
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(k, marks=pytest.mark.xfail(strict=True,
+                                                                        reason=v[0]))
+                                  for k, v in FALLBACKS.items()])
+def test_calls_that_fall_back_to_eager(name):
+    _, make_fn, grad = FALLBACKS[name]
+    fn = make_fn()
+    x = torch.randn(2, 4, 3, requires_grad=grad)
+    cf = torch.compile(fn)
+    with torch.set_grad_enabled(grad):
+        cf(x)
+        got, want = _outputs(cf(x)), _outputs(fn(x))
+    for g, w in zip(got, want):
+        _compare(_BUFFERS, g, w, name)
+    _assert_compiled(cf, name)
+
 # ----------------------------------------------------------------------------- coverage
 
 
