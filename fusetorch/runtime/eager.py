@@ -289,7 +289,8 @@ def _to_device(x, device, src=None):
     from .device import backend
     xp = backend(device).xp
     if xp is np:
-        return x.get() if hasattr(x, "get") and not isinstance(x, np.ndarray) else x.copy()
+        # order K keeps a dense layout (a transpose stays one), as PyTorch's copy does
+        return x.get() if not isinstance(x, np.ndarray) else np.array(x, copy=True, order="K")
     return xp.array(x, copy=True)
 
 

@@ -109,6 +109,9 @@ def test_moving_tensors(fake_cuda):
     np.testing.assert_array_equal(b.numpy(), [[2.0, 3.0], [4.0, 5.0]])
     t = torch.ones(3, 4)[:, 1]  # a strided view travels as its values
     np.testing.assert_array_equal(t.cuda().cpu().numpy(), np.ones(3))
+    tt = torch.arange(6.0).reshape(2, 3).t()  # a dense layout is kept, gaps are not (PyTorch)
+    assert tt.cuda().stride() == (1, 3) and tt.cuda().cpu().stride() == (1, 3)
+    assert torch.ones(4, 3)[::2].cuda().is_contiguous()
 
 
 def test_numpy_of_a_cuda_tensor_is_an_error(fake_cuda):
