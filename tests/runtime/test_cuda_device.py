@@ -332,3 +332,143 @@ def test_gpu_training_step_matches_the_cpu():
         nn.functional.cross_entropy(model(xx), yy).backward()
     for p, q in zip(m.parameters(), mc.parameters()):
         np.testing.assert_allclose(q.grad.cpu().numpy(), p.grad.numpy(), rtol=1e-4, atol=1e-6)
+
+
+# ---------------------------------------------------------------- every op of the registry
+
+def _to_cuda(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().cuda().requires_grad_(x.requires_grad)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_to_cuda(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _to_cuda(v) for k, v in x.items()}
+    return x
+
+
+def _clone(x):
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone().requires_grad_(x.requires_grad)
+    if isinstance(x, (list, tuple)):
+        return type(x)(_clone(v) for v in x)
+    if isinstance(x, dict):
+        return {k: _clone(v) for k, v in x.items()}
+    return x
+
+
+def _same(cpu, dev, where: str) -> None:
+    if isinstance(cpu, torch.Tensor):
+        assert isinstance(dev, torch.Tensor) and dev.is_cuda, f"{where}: not on cuda:0"
+        assert dev.dtype == cpu.dtype and dev.shape == cpu.shape, where
+        # the copy on the device may have another layout (a slice becomes contiguous), so a
+        # reduction may add in another order: a few ulp
+        tol = {torch.float32: 1e-5, torch.float64: 1e-12}.get(cpu.dtype, 0)
+        np.testing.assert_allclose(dev.detach().cpu().numpy(), cpu.detach().numpy(), rtol=tol,
+                                   atol=tol, equal_nan=True, err_msg=where)
+    elif isinstance(cpu, (list, tuple)):
+        assert len(cpu) == len(dev), where
+        for a, b in zip(cpu, dev):
+            _same(a, b, where)
+    else:
+        assert cpu == dev or (cpu != cpu and dev != dev), where
+
+
+def _outcome(fn, args, kwargs):
+    torch.manual_seed(0)  # both devices draw the same numbers (one seed, two equal streams)
+    try:
+        return fn(*args, **kwargs), None
+    except Exception as e:  # noqa: BLE001  (the other device must raise the same type)
+        return None, e
+
+
+def _registry():
+    import opinfo
+    entries = list(opinfo.OPS)
+    try:
+        import opinfo_nn
+        entries += list(opinfo_nn.OPS) + list(opinfo_nn.MODULES)
+    except ImportError:
+        pass
+    return opinfo, entries
+
+
+# Variants that build CPU tensors themselves (torch.zeros(...) + x, a CPU class weight): with
+# the sample's tensors on cuda:0 they mix devices, and PyTorch refuses them just the same.
+_MAKES_CPU_TENSORS = ("torch.zeros", "torch.ones", "torch.full", "torch.arange", "torch.linspace",
+                      "torch.logspace", "torch.eye", "torch.tensor", "torch.as_tensor",
+                      "torch.from_numpy", "torch.FloatTensor", "torch.DoubleTensor",
+                      "F.batch_norm(eval)", "F.cross_entropy(weight)", "F.nll_loss(weight)",
+                      "F.binary_cross_entropy_with_logits(pos_weight)", "Tensor.copy_")
+_MOVES_TO_CPU = ("Tensor.cpu",)
+
+
+def _leaves(x, out):
+    if isinstance(x, torch.Tensor):
+        if x.dtype.is_floating_point:
+            out.append(x)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            _leaves(v, out)
+    elif isinstance(x, dict):
+        for v in x.values():
+            _leaves(v, out)
+    return out
+
+
+def _grads(fn, args, kwargs):
+    """Gradients of sum(fn(...)) for the floating tensors among the arguments, or None."""
+    xs = _leaves([args, kwargs], [])
+    for x in xs:
+        x.requires_grad_(True)
+    out, err = _outcome(fn, args, kwargs)
+    if err is not None or not isinstance(out, torch.Tensor) or not out.requires_grad:
+        return None
+    out.sum().backward()
+    return [x.grad for x in xs]
+
+
+def test_every_registry_op_runs_on_the_device_as_on_the_cpu(fake_cuda):
+    """Each op and layer of tests/opinfo*.py on every sample, with its tensors on cuda:0 (the
+    stand-in): results are on cuda:0 and equal to the CPU's (the same numpy math underneath),
+    so no op makes a tensor on the wrong device or mixes devices inside; and gradients reach
+    the device inputs, on the device, equal to the CPU's."""
+    opinfo, entries = _registry()
+    runs, grads, failures = 0, 0, []
+    for entry in entries:
+        module = isinstance(entry, opinfo.ModuleInfo)
+        for sample in entry.make_samples():
+            if module:
+                torch.manual_seed(0)
+                m_cpu = entry.make().train(entry.train)
+                m_dev = entry.make().train(entry.train)
+                m_dev.load_state_dict(m_cpu.state_dict())
+                m_dev.cuda()
+                variants = {entry.name: None}
+            else:
+                variants = entry.variants
+            for vname, fn in variants.items():
+                if not module and not sample.inplace and opinfo.is_inplace(vname):
+                    continue
+                if vname.startswith(_MAKES_CPU_TENSORS + _MOVES_TO_CPU):
+                    continue
+                where = f"{vname}[{sample.name}]"
+                f_cpu, f_dev = (m_cpu, m_dev) if module else (fn, fn)
+                try:
+                    cpu, err = _outcome(f_cpu, _clone(sample.args), _clone(sample.kwargs))
+                    dev, derr = _outcome(f_dev, _to_cuda(sample.args), _to_cuda(sample.kwargs))
+                    assert type(derr) is type(err), f"{where}: {err!r} on cpu, {derr!r} on cuda"
+                    if err is None:
+                        _same(cpu, dev, where)
+                        runs += 1
+                    if module or opinfo.is_inplace(vname) or not entry.grad:
+                        continue
+                    g_cpu = _grads(fn, _clone(sample.args), _clone(sample.kwargs))
+                    g_dev = _grads(fn, _to_cuda(sample.args), _to_cuda(sample.kwargs))
+                    assert (g_cpu is None) == (g_dev is None), f"{where}: gradient on one side"
+                    if g_cpu is not None:
+                        _same(g_cpu, g_dev, where + " grad")
+                        grads += 1
+                except AssertionError as e:
+                    failures.append(str(e).splitlines()[0] if str(e) else where)
+    assert not failures, "\n".join(failures)
+    assert runs > 500 and grads > 300
