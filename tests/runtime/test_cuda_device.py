@@ -427,6 +427,7 @@ def _grads(fn, args, kwargs):
     return [x.grad for x in xs]
 
 
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides:UserWarning")  # kl_div, as PyTorch
 def test_every_registry_op_runs_on_the_device_as_on_the_cpu(fake_cuda):
     """Each op and layer of tests/opinfo*.py on every sample, with its tensors on cuda:0 (the
     stand-in): results are on cuda:0 and equal to the CPU's (the same numpy math underneath),
