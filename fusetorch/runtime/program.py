@@ -28,6 +28,7 @@ class Program:
         self._funcs: list = []
         self._layouts: list = []  # the input strides each kernel was generated for
         self._buffers: dict = {}  # kernel index -> its output arrays from the last call
+        self._schedule: list = []  # the steps over slots of `_env` (made by `build`)
         self.user_outputs: int | None = None  # outputs after these are internal (saved values)
 
     # ------------------------------------------------------------ running
@@ -35,37 +36,80 @@ class Program:
     def run(self, arrays: list) -> list:
         if not self._funcs:
             return self._first_run(arrays)
-        env = {id(n): a for n, a in zip(self.graph.inputs, arrays)}
-        impl, xp = self.backend.impl, self.backend.xp
-        k = 0
+        # `_schedule` (made once in `build`) names every value by a slot of `env`
+        env = self._env
+        env[:len(arrays)] = arrays
+        ptr = self._ffi.from_buffer if self._ffi is not None else None
+        for step in self._schedule:
+            if step[0] is _EXTERN:
+                _, fn, args, attrs, out, want = step
+                a = fn(*[env[i] if type(i) is int else i[0] for i in args], **attrs)
+                if type(a) is not np.ndarray or a.dtype is not want:
+                    a = np.asarray(a)
+                    if a.dtype != want:
+                        a = a.astype(want)
+                env[out] = a
+                continue
+            _, k, func, ins, checked, outs, shapes = step
+            for i, shape, strides in checked:  # values from outside the kernels: guard them
+                a = env[i]
+                if a.strides != strides or a.shape != shape:
+                    raise RuntimeError(
+                        f"kernel {self.kernels[k].name} was generated for input strides "
+                        f"{self._layouts[k]}, got {_layout([env[j] for j in ins])}")
+            prev = self._buffers[k]
+            for j, (i, shape, dtype) in enumerate(outs):
+                # last call's buffer, unless something outside holds it (references here:
+                # `prev` and getrefcount's argument). Fresh large arrays cost page faults
+                if prev[j] is None or sys.getrefcount(prev[j]) > 2:
+                    prev[j] = np.empty(shape, dtype)
+                env[i] = prev[j]
+            func(*[ptr(_CTYPES[env[i].dtype.char] + "[]", env[i])
+                   if env[i].flags.c_contiguous else _pointer(env[i], self._ffi)
+                   for i in ins], *[ptr(_CTYPES[a.dtype.char] + "[]", a) for a in prev])
+        outs = [env[i] for i in self._output_slots]
+        env[:] = [None] * len(env)  # hold no arrays between calls
+        return _unaliased(outs, arrays, self.user_outputs)
+
+    def _make_schedule(self) -> None:
+        """The steps as tuples over slots of one list: a call then does no dict lookups, builds
+        no layout tuples, and evaluates no constants."""
+        slot = {id(n): i for i, n in enumerate(self.graph.inputs)}
+        from_kernel = set()  # slots written by kernels: C-contiguous, of a known shape
+        impl = self.backend.impl
+        schedule, k = [], 0
         for step in self.plan.steps:
             if isinstance(step, fuse.Extern):
-                env[id(step.node)] = _run_node(step.node, env, impl, xp)
+                node = step.node
+                args = []
+                for i in node.inputs:
+                    if id(i) in slot:
+                        args.append(slot[id(i)])
+                    else:  # a scalar constant no step computes: evaluated once, here
+                        args.append((eval_node(i, [], impl, self.backend.xp),))
+                if node.op == "constant" and not node.inputs:
+                    value = eval_node(node, [], impl, self.backend.xp)
+                    fn, attrs = (lambda v=value: v), {}
+                else:
+                    fn, attrs = impl[node.op], dict(node.attrs)
+                slot[id(node)] = len(slot)
+                schedule.append((_EXTERN, fn, args, attrs, slot[id(node)],
+                                 NP_DTYPES[node.dtype]))
                 continue
-            ins = [env[id(n)] for n in step.inputs]
-            if _layout(ins) != self._layouts[k]:
-                raise RuntimeError(f"kernel {self.kernels[k].name} was generated for input "
-                                   f"strides {self._layouts[k]}, got {_layout(ins)}")
-            outs = self._output_buffers(k, step.outputs)
-            self._funcs[k](*[_pointer(a, self._ffi) for a in ins + outs])
-            for n, a in zip(step.outputs, outs):
-                env[id(n)] = a
+            ins = [slot[id(n)] for n in step.inputs]
+            checked = [(i, shape, strides) for i, (shape, strides, _) in
+                       zip(ins, self._layouts[k]) if i not in from_kernel]
+            outs = []
+            for n in step.outputs:
+                slot[id(n)] = len(slot)
+                from_kernel.add(slot[id(n)])
+                outs.append((slot[id(n)], n.shape, NP_DTYPES[n.dtype]))
+            self._buffers[k] = [None] * len(outs)
+            schedule.append((_KERNEL, k, self._funcs[k], ins, checked, outs, None))
             k += 1
-        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays, self.user_outputs)
-
-    def _output_buffers(self, k: int, nodes: list) -> list:
-        """Kernel k's output arrays: last call's, where nothing outside this program holds them
-        any more (fresh large arrays cost page faults: ~15 ms per 64 MiB here), else new."""
-        prev = self._buffers.get(k)
-        outs = []
-        for j, n in enumerate(nodes):
-            a = prev[j] if prev is not None else None
-            # references: `prev`'s list and getrefcount's argument; anything more is a user's
-            if a is None or sys.getrefcount(a) > 2:
-                a = np.empty(n.shape, NP_DTYPES[n.dtype])
-            outs.append(a)
-        self._buffers[k] = outs
-        return outs
+        self._schedule = schedule
+        self._output_slots = [slot[id(o)] for o in self.graph.outputs]
+        self._env = [None] * len(slot)
 
     def _first_run(self, arrays: list) -> list:
         """Run eagerly, remembering each group's input arrays; then build every kernel."""
@@ -98,12 +142,14 @@ class Program:
                          for g, ins in zip(self.plan.groups(), inputs_per_group)]
         if not self.kernels:
             self._funcs = [None]  # nothing to build: extern steps only
-            return
-        self.source = render.render_module(self.kernels)
-        cdef = "\n".join(render.declaration(k) for k in render.unique(self.kernels))
-        lib = build(self.source, cdef)
-        self._ffi = lib.ffi
-        self._funcs = [lib.function(k.name) for k in self.kernels]
+            self._ffi = None
+        else:
+            self.source = render.render_module(self.kernels)
+            cdef = "\n".join(render.declaration(k) for k in render.unique(self.kernels))
+            lib = build(self.source, cdef)
+            self._ffi = lib.ffi
+            self._funcs = [lib.function(k.name) for k in self.kernels]
+        self._make_schedule()
 
     def describe(self) -> list:
         """One line per kernel: name, what it fuses, iteration space, bytes read and written."""
@@ -150,6 +196,7 @@ def _pointer(a, ffi):
 
 
 _CTYPES = {"f": "float", "d": "double", "?": "bool"}
+_EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
 
 
 def _run_node(node, env: dict, impl: dict, xp):

@@ -263,3 +263,27 @@ def test_independent_work_over_one_space_shares_a_kernel():
     kernels = f.kernels()
     assert len(kernels) == 2, kernels
     assert sum("abs" in k for k in kernels) == 1, kernels
+
+
+def test_output_buffers_are_reused_only_when_nobody_holds_them():
+    x = torch.randn(300, 300)
+    f = torch.compile(lambda t: torch.exp(t) * 2 + 1)
+    f(x)
+    a = f(x)
+    address = a.numpy().__array_interface__["data"][0]
+    keep = a.numpy().copy()
+    b = f(x)  # `a` is still held: a new buffer, `a` unchanged
+    b_address = b.numpy().__array_interface__["data"][0]
+    assert b_address != address
+    np.testing.assert_array_equal(a.numpy(), keep)
+    del a, b
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        c = f(x)  # nothing holds the last buffer any more: it is reused, nothing allocated
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert c.numpy().__array_interface__["data"][0] == b_address
+    assert peak < x.numpy().nbytes // 4
+    np.testing.assert_allclose(c.numpy(), np.exp(x.numpy()) * 2 + 1, rtol=1e-6)
