@@ -142,6 +142,140 @@ def errors_as_pytorch():
     assert dist.get_backend() == "mpi" and dist.is_initialized()
 
 
+def _stand_in_cupy():
+    """Just enough of cupy and cupy.cuda.nccl for the NCCL backend's glue (pointers, counts,
+    dtypes, staging, AVG) to run on CPU: 'device' arrays are numpy arrays with `.data.ptr`, and
+    the communicator reads and writes memory at those pointers through MPI."""
+    import ctypes
+    import types
+
+    from mpi4py import MPI
+
+    class FakeArray(np.ndarray):
+        @property
+        def data(self):
+            return types.SimpleNamespace(ptr=self.ctypes.data)
+
+    def dev(a):
+        return np.asarray(a).view(FakeArray)
+    nccl = types.ModuleType("cupy.cuda.nccl")
+    dts = {1: np.int8, 2: np.uint8, 3: np.int32, 4: np.int64, 6: np.float16, 7: np.float32,
+           8: np.float64}
+    for code, name in ((1, "INT8"), (2, "UINT8"), (3, "INT32"), (4, "INT64"), (6, "FLOAT16"),
+                       (7, "FLOAT32"), (8, "FLOAT64")):
+        setattr(nccl, f"NCCL_{name}", code)
+    ops = {0: MPI.SUM, 1: MPI.PROD, 2: MPI.MAX, 3: MPI.MIN}
+    nccl.NCCL_SUM, nccl.NCCL_PROD, nccl.NCCL_MAX, nccl.NCCL_MIN = 0, 1, 2, 3
+
+    def at(ptr, count, dt):
+        d = np.dtype(dts[dt])
+        raw = (ctypes.c_char * (count * d.itemsize)).from_address(ptr)
+        return np.frombuffer(raw, dtype=d)
+
+    class Comm:
+        def __init__(self, size, uid, rank):
+            assert uid == "uid-from-rank-0", uid
+            self.c = MPI.COMM_WORLD.Dup()
+            assert (self.c.size, self.c.rank) == (size, rank)
+
+        def allReduce(self, sb, rb, count, dt, op, stream):
+            r = at(rb, count, dt)
+            self.c.Allreduce(MPI.IN_PLACE if sb == rb else at(sb, count, dt), r, ops[op])
+
+        def broadcast(self, sb, rb, count, dt, root, stream):
+            r = at(rb, count, dt)
+            if sb != rb and self.c.rank == root:
+                r[:] = at(sb, count, dt)
+            self.c.Bcast(r, root)
+
+        def allGather(self, sb, rb, count, dt, stream):
+            self.c.Allgather(at(sb, count, dt), at(rb, count * self.c.size, dt))
+
+        def reduceScatter(self, sb, rb, count, dt, op, stream):
+            self.c.Reduce_scatter_block(at(sb, count * self.c.size, dt), at(rb, count, dt),
+                                        ops[op])
+
+        def destroy(self):
+            self.c.Free()
+    nccl.NcclCommunicator = Comm
+    nccl.get_unique_id = lambda: "uid-from-rank-0"
+
+    class Stream:
+        ptr = 0
+
+        def synchronize(self):
+            pass
+
+        def record(self):
+            return types.SimpleNamespace(done=True, synchronize=lambda: None)
+    cuda = types.ModuleType("cupy.cuda")
+    cuda.nccl = nccl
+    cuda.runtime = types.SimpleNamespace(getDeviceCount=lambda: 1)
+    cuda.Device = lambda i: types.SimpleNamespace(use=lambda: None)
+    cuda.get_current_stream = Stream
+    cp = types.ModuleType("cupy")
+    cp.cuda, cp.ndarray = cuda, FakeArray
+    cp.ascontiguousarray = lambda a: dev(np.ascontiguousarray(a))
+    cp.empty = lambda shape, dtype: dev(np.empty(shape, dtype))
+    cp.stack = lambda xs: dev(np.stack(xs))
+    cp.divide = np.divide
+    return {"cupy": cp, "cupy.cuda": cuda, "cupy.cuda.nccl": nccl}, dev
+
+
+@check
+def nccl_backend_on_a_stand_in_cupy():
+    import importlib.util
+    if importlib.util.find_spec("cupy") is not None:
+        return  # a real cupy: the stand-in would shadow it
+    from fusetorch.distributed import c10d
+    from fusetorch.distributed.nccl import NCCLBackend
+    W, r = dist.get_world_size(), dist.get_rank()
+    mods, dev = _stand_in_cupy()
+    saved_modules, saved_pg = {k: sys.modules.get(k) for k in mods}, c10d._PG
+    sys.modules.update(mods)
+    try:
+        c10d._PG = NCCLBackend()
+        assert dist.get_backend() == "nccl" and dist.get_rank() == r
+        be = torch.ones(1)._be
+
+        def t(a):
+            return torch.Tensor._make(dev(a), torch.float32, be)
+        x = t(rank_data(r).astype(np.float32))
+        dist.all_reduce(x, op=dist.ReduceOp.AVG)
+        np.testing.assert_allclose(np.asarray(x._data), sum(rank_data(k) for k in range(W)) / W,
+                                   rtol=1e-6)
+        base = t(rank_data(r, (4, 6)).astype(np.float32))
+        col = torch.Tensor._make(base._data[:, 2], torch.float32, be)  # non-contiguous
+        dist.all_reduce(col, op=dist.ReduceOp.MAX)
+        np.testing.assert_array_equal(np.asarray(base._data)[:, 2],
+                                      np.max([rank_data(k, (4, 6))[:, 2] for k in range(W)], 0))
+        b = t(rank_data(r).astype(np.float32))
+        dist.broadcast(b, src=W - 1)
+        np.testing.assert_array_equal(np.asarray(b._data), rank_data(W - 1))
+        outs = [t(np.zeros((3, 4), np.float32)) for _ in range(W)]
+        assert dist.all_gather(outs, t(rank_data(r).astype(np.float32)), async_op=True).wait()
+        for k, o in enumerate(outs):
+            np.testing.assert_array_equal(np.asarray(o._data), rank_data(k))
+        out = t(np.zeros((3, 4), np.float32))
+        dist.reduce_scatter(out, [t(rank_data(r * W + j).astype(np.float32)) for j in range(W)])
+        np.testing.assert_allclose(np.asarray(out._data),
+                                   sum(rank_data(k * W + r) for k in range(W)), rtol=1e-6)
+        try:
+            dist.all_reduce(torch.ones(2))  # a host tensor on the nccl backend
+        except RuntimeError as e:
+            assert "Tensors must be CUDA and dense" in str(e)
+        else:
+            raise AssertionError("a CPU tensor went to NCCL")
+        c10d._PG.close()
+    finally:
+        c10d._PG = saved_pg
+        for k, m in saved_modules.items():
+            if m is None:
+                sys.modules.pop(k, None)
+            else:
+                sys.modules[k] = m
+
+
 # ---------------------------------------------------------------- DDP
 
 N, D_IN, H, D_OUT = 64, 100, 50, 10
@@ -380,6 +514,27 @@ def example_ddp_two_layer():
     _assert_same_on_all_ranks([p.detach().numpy() for p in model.parameters()])
 
 
+def _meet_or_abort(name: str, patience_s: float | None) -> None:
+    """Every rank meets here after each check. A check that failed on this rank may have left
+    the others inside a collective this rank will never join: such a rank waits `patience_s`,
+    then ends the whole run (the test reports the checks that did not finish, with this rank's
+    traceback) instead of leaving it to hang until the launch's timeout."""
+    import time
+
+    from mpi4py import MPI
+    req, t0 = MPI.COMM_WORLD.Ibarrier(), time.monotonic()
+    if patience_s is None:
+        req.Wait()
+        return
+    while not req.Test():
+        if time.monotonic() - t0 > patience_s:
+            sys.stderr.write(f"[rank {dist.get_rank()}] {name}: other ranks are stuck in a "
+                             "collective; aborting\n")
+            sys.stderr.flush()
+            MPI.COMM_WORLD.Abort(1)
+        time.sleep(0.01)
+
+
 def main():
     dist.init_process_group("mpi")
     r = dist.get_rank()
@@ -392,11 +547,12 @@ def main():
             fn()
         except Exception:
             err = traceback.format_exc()
-        flag = torch.tensor([0 if err else 1], dtype=torch.int64)
-        dist.all_reduce(flag, op=dist.ReduceOp.MIN)
         if err:
             sys.stderr.write(f"[rank {r}] {fn.__name__}:\n{err}\n")
             sys.stderr.flush()
+        _meet_or_abort(fn.__name__, 20.0 if err else None)
+        flag = torch.tensor([0 if err else 1], dtype=torch.int64)
+        dist.all_reduce(flag, op=dist.ReduceOp.MIN)
         if r == 0:
             print(f"CHECK {fn.__name__} {'ok' if flag.item() else 'FAIL'}", flush=True)
     dist.destroy_process_group()

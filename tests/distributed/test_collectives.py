@@ -5,7 +5,8 @@ import pytest
 import fusetorch.distributed as dist
 
 CHECKS = ["all_reduce_ops", "all_reduce_non_contiguous_and_half", "async_work_and_barrier",
-          "broadcast_from_each_rank", "all_gather_and_reduce_scatter", "errors_as_pytorch"]
+          "broadcast_from_each_rank", "all_gather_and_reduce_scatter", "errors_as_pytorch",
+          "nccl_backend_on_a_stand_in_cupy"]
 
 
 @pytest.mark.parametrize("name", CHECKS)
