@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..tracer import creation as C
+from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer.tensor import Tensor
 from .optimizer import (Optimizer, _check_differentiable, _new_step, _no_grad_step,
@@ -101,16 +102,26 @@ class Adam(Optimizer):
                 exp_avg.lerp_(grad, 1 - beta1)
                 exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
 
-                step = step_t.item()
-                step_size = lr / (1 - beta1 ** step)
-                bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
                 if amsgrad:
                     max_sq = state["max_exp_avg_sq"]
                     F.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    denom = (max_sq.sqrt() / bias_correction2_sqrt).add_(eps)
+                    second = max_sq
                 else:
-                    denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)
-                p.addcdiv_(exp_avg, denom, value=-step_size)
+                    second = exp_avg_sq
+                if D.RECORDER is None:
+                    step = step_t.item()
+                    step_size = lr / (1 - beta1 ** step)
+                    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+                    denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
+                    p.addcdiv_(exp_avg, denom, value=-step_size)
+                else:
+                    # traced (a compiled training step): the bias corrections stay tensor ops
+                    # on the step count, as PyTorch's capturable Adam, so one graph serves
+                    # every step instead of reading the count into Python (a graph break)
+                    bias_correction2_sqrt = (1 - F.pow(beta2, step_t)).sqrt()
+                    denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
+                    step_size = lr / (1 - F.pow(beta1, step_t))
+                    p.sub_(exp_avg / denom * step_size)
         return loss
 
 
