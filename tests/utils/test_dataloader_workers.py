@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -362,3 +364,41 @@ def test_worker_batches_arrive_in_shared_memory(ctx):
     x = batches[0][0]  # a batch is the main process's own memory: writable
     x += 1
     assert x[0, 0].item() == 1.0
+
+
+def _wait_until_dead(pid: int) -> None:
+    """Unpickled in the main process before the batch's tensor: holds the unpickling until the
+    worker that sent it is dead (a zombie: the loader has not reaped it yet)."""
+    for _ in range(1000):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().split(") ")[-1].startswith("Z"):
+                    return
+        except FileNotFoundError:
+            return
+        time.sleep(0.01)
+
+
+class _UntilSenderDies:
+    def __reduce__(self):
+        return _wait_until_dead, (os.getpid(),)
+
+
+class SendsThenDies(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        def die():
+            time.sleep(0.3)
+            os.kill(os.getpid(), signal.SIGKILL)
+        threading.Thread(target=die, daemon=True).start()
+        return _UntilSenderDies(), torch.ones(2)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads process states from /proc")
+def test_a_worker_dead_before_its_batch_is_unpacked_raises():
+    # the batch's shared-memory descriptor is fetched from the worker while unpickling
+    loader = DataLoader(SendsThenDies(), batch_size=None, num_workers=1, timeout=GUARD)
+    with pytest.raises(RuntimeError, match="exited unexpectedly"):
+        list(loader)
