@@ -123,12 +123,21 @@ def test_a_changed_learning_rate_is_seen():
 @pytest.mark.parametrize("make_opt", [
     lambda m: torch.optim.Adam(m.parameters(), lr=0.01),
     lambda m: torch.optim.Adam(m.parameters(), lr=0.01, amsgrad=True, weight_decay=0.01),
-    lambda m: torch.optim.AdamW(m.parameters(), lr=0.01)])
+    lambda m: torch.optim.AdamW(m.parameters(), lr=0.01),
+    lambda m: torch.optim.RMSprop(m.parameters(), lr=0.01, momentum=0.5, centered=True)])
 def test_adam_compiles_with_its_step_count_as_a_tensor(make_opt):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no graph break
         compiled = _run(_standard, make_opt=make_opt, steps=5)
     assert compiled.kernels()
+
+
+def test_adagrad_reads_its_step_count_and_runs_eagerly_with_one_warning():
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        _run(_standard, make_opt=lambda m: torch.optim.Adagrad(m.parameters(), lr=0.1), steps=3)
+    breaks = [x for x in w if "graph break" in str(x.message)]
+    assert len(breaks) == 1 and "item" in str(breaks[0].message)
 
 
 def test_a_graph_break_in_a_step_runs_the_step_once():
