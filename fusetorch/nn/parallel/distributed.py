@@ -197,16 +197,15 @@ class DistributedDataParallel(Module):
             used = iter(flags._data.tolist())
         for b in self._buckets:
             b.work.wait()
-            flat = b.flat._data
-            flat /= self.world_size
+            flat, xp = b.flat._data, b.flat._be.xp
             for p, off in zip(b.params, b.offsets):
                 if used is not None and not next(used):
                     continue
-                avg = flat[off:off + p.numel()].reshape(p._data.shape)
+                total = flat[off:off + p.numel()].reshape(p._data.shape)
                 if p._grad is None:
-                    p._grad = Tensor._make(avg.copy(), p.dtype, p._be)
-                else:
-                    p._grad._data[...] = avg
+                    p._grad = Tensor._make(total / self.world_size, p.dtype, p._be)
+                else:  # the average written straight into .grad: one pass over the bucket
+                    xp.divide(total, self.world_size, out=p._grad._data)
         self._reset()
 
     def _reset(self) -> None:
