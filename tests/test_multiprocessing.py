@@ -191,6 +191,7 @@ def test_module_share_memory_shares_parameters_and_grads():
 
 
 def test_a_thousand_tensors_through_a_queue_leave_no_segment_behind():
+    gc.collect()  # earlier tests' garbage must not close descriptors during this one
     shm, maps = dev_shm(), memfd_maps()
     q, hold = FORK.Queue(), FORK.Queue()
     fds = open_fds()
@@ -212,6 +213,7 @@ def test_a_thousand_tensors_through_a_queue_leave_no_segment_behind():
 
 
 def test_a_killed_child_leaks_nothing():
+    gc.collect()
     shm, maps = dev_shm(), memfd_maps()
     q = FORK.Queue()
     p = FORK.Process(target=send_then_wait_forever, args=(q,))
