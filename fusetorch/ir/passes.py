@@ -24,6 +24,7 @@ from typing import Callable, Sequence
 
 from . import dtypes as dt
 from .graph import Graph, Node, make_node
+from .ops import OPS
 
 Pass = Callable[[Graph], Graph]
 
@@ -321,6 +322,41 @@ def transpose_matmul(g: Graph) -> Graph:
     return _rewrite(g, rule)
 
 
+def sink_permutes(g: Graph) -> Graph:
+    """permute(f(a, b)) -> f(permute(a'), permute(b')) for an elementwise f whose result
+    nothing else reads (a' is a lower-rank input reshaped to f's rank; 0-d inputs stay). The
+    permutes then apply to values read from memory, where they are free strided views, and f
+    fuses with the permute's consumers into one kernel: a transpose inside an elementwise
+    chain becomes index arithmetic instead of a buffer in between."""
+    users: dict[int, int] = {}
+    for n in g.nodes:
+        for i in n.inputs:
+            users[id(i)] = users.get(id(i), 0) + 1
+    for o in g.outputs:
+        users[id(o)] = users.get(id(o), 0) + 1
+
+    def rule(n: Node) -> Node:
+        if n.op != "permute":
+            return n
+        f = n.inputs[0]
+        if OPS[f.op].kind != "elementwise" or users.get(id(f)) != 1 or not f.inputs:
+            return n
+        perm, rank = _norm_perm(n.attrs["perm"]), len(f.shape)
+        ins = []
+        for x in f.inputs:
+            if x.shape != ():
+                if len(x.shape) < rank:
+                    x = make_node("reshape", [x],
+                                  {"shape": (1,) * (rank - len(x.shape)) + x.shape}, n.meta)
+                x = make_node("permute", [x], {"perm": perm}, n.meta)
+            ins.append(x)
+        out = make_node(f.op, ins, dict(f.attrs), f.meta)
+        users[id(out)] = 1
+        return out
+
+    return _rewrite(g, rule)
+
+
 # ---------------------------------------------------------------- constant folding
 
 def _fdiv(a: float, b: float) -> float:
@@ -495,7 +531,7 @@ def fold_constants(g: Graph) -> Graph:
 
 # ---------------------------------------------------------------- the pipeline
 
-DEFAULT: tuple = (fold_constants, simplify, transpose_matmul, cse, dce)
+DEFAULT: tuple = (fold_constants, simplify, transpose_matmul, sink_permutes, cse, dce)
 
 
 def _check_contract(before: Graph, after: Graph, p: Pass) -> None:
@@ -529,4 +565,4 @@ def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -
 
 
 __all__ = ["DEFAULT", "NEVER_MERGE", "count_ops", "cse", "dce", "fold_constants", "optimize",
-           "scalar_value", "simplify", "transpose_matmul"]
+           "scalar_value", "simplify", "sink_permutes", "transpose_matmul"]

@@ -287,3 +287,14 @@ def test_output_buffers_are_reused_only_when_nobody_holds_them():
     assert c.numpy().__array_interface__["data"][0] == b_address
     assert peak < x.numpy().nbytes // 4
     np.testing.assert_allclose(c.numpy(), np.exp(x.numpy()) * 2 + 1, rtol=1e-6)
+
+
+def test_a_transpose_between_elementwise_ops_is_index_arithmetic():
+    x, y = torch.randn(30, 20), torch.randn(20, 30)
+    f = torch.compile(lambda a, b: torch.tanh(a * 2 + 1).t() * b - 1)
+    f(x, y)
+    got = f(x, y)
+    np.testing.assert_allclose(got.numpy(), np.tanh(x.numpy() * 2 + 1).T * y.numpy() - 1,
+                               rtol=1e-5, atol=1e-6)
+    (k,) = f.kernels()  # one kernel reading x transposed in place: no buffer in between
+    assert "[mul, add, tanh, mul, sub]" in k and "reads 4800 B, writes 2400 B" in k, k

@@ -778,3 +778,22 @@ def test_a_broadcast_one_is_still_one():
     ones = op("expand", op("reshape", op("full", shape=(), dtype=f64, value=1.0), shape=(1, 1)),
               shape=(2, 3))
     assert optimize(Graph([x], [op("mul", ones, x)])).outputs[0] is x
+
+
+def test_a_transpose_inside_an_elementwise_chain_sinks_to_the_inputs():
+    from fusetorch.ir.passes import sink_permutes
+    a, b, c = inp((4, 3)), inp((3,)), inp((3, 4))
+    t = op("permute", op("exp", op("add", a, b)), perm=(1, 0))      # (exp(a + b))^T
+    g = Graph([a, b, c], [op("mul", t, c)])
+    out = optimize(g)
+    # every permute now reads an input (a free view); the elementwise ops are one chain
+    for n in out.nodes:
+        if n.op == "permute":
+            assert n.inputs[0].op in ("input", "reshape"), out.text()
+    arrays = [np.random.rand(4, 3), np.random.rand(3), np.random.rand(3, 4)]
+    np.testing.assert_allclose(run(out, arrays)[0],
+                               np.exp(arrays[0] + arrays[1]).T * arrays[2], rtol=1e-12)
+    # a value something else also reads is not recomputed in the other layout
+    e = op("exp", a)
+    g2 = Graph([a], [op("permute", e, perm=(1, 0)), e])
+    assert count_ops(sink_permutes(g2))["exp"] == 1
