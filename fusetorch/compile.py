@@ -16,9 +16,10 @@ compiler every call runs eagerly after one warning.
 
 When gradients are needed the forward program also returns the values the symbolic backward
 reads, and the output's grad_fn (`CompiledFunctionBackward`) runs the compiled backward program.
-State of this slice (see ARCHITECTURE.md): one differentiable output per call; fused kernels
-cover elementwise chains and sums over trailing dims; matmul and movement ops are library calls
-on numpy views.
+A whole training step (forward, `backward()`, `opt.step()`) compiles too: its effects on
+parameters, gradients and optimizer state are outputs of the program, written back on every
+call (see `_Effects`). Fused kernels cover elementwise chains and reductions over any dims;
+matmul and movement ops are library calls on numpy views (see ARCHITECTURE.md).
 """
 from __future__ import annotations
 
@@ -83,7 +84,8 @@ class CompiledFunction:
         v.apply_effects(tensors, arrays)
         if v.backward is None:
             return _wrap(v.spec, arrays[:v.n_user], tensors[0]._be)
-        return _with_backward(arrays, v.n_outputs, tensors, *v.backward)
+        return _unflatten(v.spec, _with_backward(arrays, v.n_user, v.n_outputs, tensors,
+                                                 *v.backward))
 
     # ------------------------------------------------------------ guards
 
@@ -145,25 +147,28 @@ class CompiledFunction:
             return out
         tensors = tensors + rec.input_tensors[len(tensors):]
         wrt = [k for k, t in enumerate(tensors) if t._requires_grad] if D.GRAD_ENABLED else []
-        if not outs[0]._dtype.is_floating_point or rec.backward_ran:
-            # an integer result carries no gradient; a training step's loss was differentiated
-            # inside the call already (its result is returned without a grad_fn)
+        # integer results carry no gradient; a training step's loss was differentiated inside
+        # the call already (its result is returned without a grad_fn)
+        diff = [i for i, o in enumerate(outs) if o._dtype.is_floating_point]
+        if not diff or rec.backward_ran:
             wrt = []
-        if wrt and len(outs) != 1:
-            # several differentiable outputs: the joint program returns one for now
+        if wrt and len({outs[i]._dtype for i in diff}) > 1:
+            # differentiable outputs travel packed in one buffer (one autograd node), which
+            # needs one dtype
             self._remember(key, _EAGER)
             return out
         results = outs + effects.results(rec)
         graph, backward = rec.graph(*results), None
         if wrt:
             # the joint program: the forward also returns every value the backward reads
-            bw = backward_graph(graph.outputs[:1], [rec.inputs[k] for k in wrt])
+            bw = backward_graph([graph.outputs[i] for i in diff],
+                                [rec.inputs[k] for k in wrt])
             # cheap elementwise values are recomputed inside the backward's kernels
             values, bgraph = recompute(bw.graph, bw.n_cotangents, bw.values, fusible)
             saved = [f for f, _part in values]
             graph = Graph(graph.inputs, graph.outputs + saved)
             bprog = Program(passes.optimize(bgraph), tensors[0]._be)
-            backward = (bprog, tuple(wrt))
+            backward = (bprog, tuple(wrt), tuple(diff))
         graph = passes.optimize(graph)
         program = Program(graph, tensors[0]._be)
         program.user_outputs = len(results)
@@ -225,37 +230,59 @@ def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic=N
 
 
 class _CompiledCall:
-    """The custom-Function side of a compiled call's output: one node whose backward runs the
+    """The custom-Function side of a compiled call's outputs: one node whose backward runs the
     compiled backward program on the saved forward values. Its grad_fn prints as PyTorch's
-    does for compiled code, `CompiledFunctionBackward`."""
+    does for compiled code, `CompiledFunctionBackward`. Several differentiable outputs are
+    one packed 1-d output of the node, and the user's tensors are views of it (recorded), so
+    their cotangents arrive together as one."""
 
     @staticmethod
     def backward(ctx, grad_output):
         if D.GRAD_ENABLED:
             raise NotImplementedError("double backward through a compiled function is not "
                                       "supported yet: differentiate the eager function")
-        arrays = ctx.program.run([grad_output._data] + ctx.saved_arrays)
+        g = grad_output._data
+        if ctx.pieces is None:
+            cotangents = [g]
+        else:
+            cotangents = [g[start:start + size].reshape(shape) for start, size, shape
+                          in ctx.pieces]
+        arrays = ctx.program.run(cotangents + ctx.saved_arrays)
         return tuple(Tensor._make(a, t._dtype, t._be) for a, t in zip(arrays, ctx.inputs))
 
 
 _CompiledCall.__name__ = "CompiledFunction"  # grad_fn: CompiledFunctionBackward
 
 
-def _with_backward(arrays: list, n_outputs: int, tensors: list, program: Program,
-                   wrt: tuple) -> Tensor:
-    """The output of a compiled call, recorded as one autograd node over the inputs that
-    require grad."""
+def _with_backward(arrays: list, n_user: int, n_outputs: int, tensors: list, program: Program,
+                   wrt: tuple, diff: tuple) -> list:
+    """The outputs of a compiled call, the differentiable ones recorded as one autograd node
+    over the inputs that require grad."""
     be = tensors[0]._be
-    out = Tensor._make(arrays[0], _dtype_of(arrays[0]), be)
+    outs = [Tensor._make(a, _dtype_of(a), be) for a in arrays[:n_user]]
+    pieces = None
+    if len(diff) == 1:
+        node_out = outs[diff[0]]
+    else:
+        pieces, start = [], 0
+        for i in diff:
+            pieces.append((start, arrays[i].size, arrays[i].shape))
+            start += arrays[i].size
+        packed = be.xp.concatenate([arrays[i].reshape(-1) for i in diff])
+        node_out = Tensor._make(packed, _dtype_of(packed), be)
     inputs = [tensors[k] for k in wrt]
     ctx = FunctionCtx(_CompiledCall, tuple(inputs))
     ctx.program, ctx.saved_arrays, ctx.inputs = program, list(arrays[n_outputs:]), inputs
-    ctx._out_dtype, ctx._out_be = out._dtype, be
+    ctx.pieces = pieces
+    ctx._out_dtype, ctx._out_be = node_out._dtype, be
     ctx._in_shapes = tuple(tuple(t.shape) for t in inputs)
-    A.record("custom", inputs, {"fn": _CompiledCall,
-                                "positions": tuple(range(len(inputs))), "dtype": out._dtype}, out)
-    out._node.saved = {("context", id(out._node)): (ctx, None, 0, None)}
-    return out
+    A.record("custom", inputs, {"fn": _CompiledCall, "positions": tuple(range(len(inputs))),
+                                "dtype": node_out._dtype}, node_out)
+    node_out._node.saved = {("context", id(node_out._node)): (ctx, None, 0, None)}
+    if pieces is not None:
+        for i, (start, size, shape) in zip(diff, pieces):
+            outs[i] = node_out[start:start + size].reshape(shape)  # views, recorded
+    return outs
 
 
 class _GradOf:
@@ -359,17 +386,46 @@ def _module_tensors(fn) -> list:
     return list(fn.parameters()) + [b for b in fn.buffers()]
 
 
+class _NotTensors(Exception):
+    pass
+
+
 def _flatten(out):
-    if isinstance(out, Tensor):
-        return [out], None
-    if isinstance(out, (tuple, list)) and all(isinstance(o, Tensor) for o in out):
-        return list(out), type(out)
-    return [], None
+    """The tensors in `out` (a tensor, or tuples/lists of them, nested) and the structure to
+    rebuild it from them; ([], None) for anything else."""
+    leaves: list = []
+    try:
+        spec = _walk(out, leaves)
+    except _NotTensors:
+        return [], None
+    return leaves, spec
+
+
+def _walk(o, leaves: list):
+    if isinstance(o, Tensor):
+        leaves.append(o)
+        return None
+    if isinstance(o, (tuple, list)):
+        return (type(o), [_walk(x, leaves) for x in o])
+    raise _NotTensors
+
+
+def _unflatten(spec, tensors: list):
+    return _build(spec, iter(tensors))
+
+
+def _build(spec, it):
+    # (not a closure: a recursive closure is a reference cycle, which would keep the outputs,
+    # and so their buffers, alive until the garbage collector runs)
+    if spec is None:
+        return next(it)
+    kind, children = spec
+    items = [_build(c, it) for c in children]
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # namedtuples
 
 
 def _wrap(spec, arrays, be):
-    ts = [Tensor._make(a, _dtype_of(a), be) for a in arrays]
-    return ts[0] if spec is None else spec(ts)
+    return _unflatten(spec, [Tensor._make(a, _dtype_of(a), be) for a in arrays])
 
 
 def _dtype_of(a):

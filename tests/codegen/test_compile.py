@@ -298,3 +298,51 @@ def test_a_transpose_between_elementwise_ops_is_index_arithmetic():
                                rtol=1e-5, atol=1e-6)
     (k,) = f.kernels()  # one kernel reading x transposed in place: no buffer in between
     assert "[mul, add, tanh, mul, sub]" in k and "reads 4800 B, writes 2400 B" in k, k
+
+
+def _grads_of(fn, *tensors):
+    for t in tensors:
+        t.grad = None
+    fn().backward()
+    return [t.grad.numpy().copy() for t in tensors]
+
+
+def test_several_differentiable_outputs_each_carry_their_gradient():
+    x = torch.randn(5, 4, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    fn = lambda a, b: (a @ b, (torch.tanh(a) * 2).sum(), a > 0, [torch.exp(b)])
+    f = torch.compile(fn)
+    f(x, w)
+    outs = f(x, w)
+    ref = fn(x, w)
+    assert isinstance(outs, tuple) and isinstance(outs[3], list)
+    assert outs[2].dtype is torch.bool and not outs[2].requires_grad
+    for o, r in zip((outs[0], outs[1], outs[3][0]), (ref[0], ref[1], ref[3][0])):
+        np.testing.assert_allclose(o.detach().numpy(), r.detach().numpy(), rtol=1e-12)
+    # each output's cotangent reaches the compiled backward; unused ones count as zeros
+    loss = lambda o: (o[0] * torch.arange(3.0, dtype=torch.float64)).sum() + o[1] * 3 + \
+        o[3][0].sum()
+    got = _grads_of(lambda: loss(f(x, w)), x, w)
+    want = _grads_of(lambda: loss(fn(x, w)), x, w)
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-10)
+    only_first = _grads_of(lambda: f(x, w)[1], x)
+    np.testing.assert_allclose(only_first[0], 2 / np.cosh(x.detach().numpy()) ** 2, rtol=1e-10)
+
+
+def test_an_lstm_with_nested_outputs_compiles_with_gradients():
+    torch.manual_seed(0)
+    lstm = torch.nn.LSTM(6, 5, batch_first=True)
+    x = torch.randn(3, 4, 6)
+    cl = torch.compile(lstm)
+    cl(x)
+    out, (h, c) = cl(x)
+    ref_out, (ref_h, ref_c) = lstm(x)
+    for a, b in ((out, ref_out), (h, ref_h), (c, ref_c)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-5, atol=1e-6)
+    params = list(lstm.parameters())
+    got = _grads_of(lambda: (lambda o: o[0].sum() + o[1][1].pow(2).sum())(cl(x)), *params)
+    want = _grads_of(lambda: (lambda o: o[0].sum() + o[1][1].pow(2).sum())(lstm(x)), *params)
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-6)
+    assert cl.kernels()
