@@ -37,7 +37,11 @@ def open_fds() -> int:
 
 
 def dev_shm() -> list:
-    return sorted(os.listdir("/dev/shm")) if os.path.isdir("/dev/shm") else []
+    """Named shared memory fusetorch could have made (its fallback names files "fusetorch-");
+    other processes on this machine come and go in /dev/shm, so only these are compared."""
+    if not os.path.isdir("/dev/shm"):
+        return []
+    return sorted(n for n in os.listdir("/dev/shm") if "fusetorch" in n or "torch" in n)
 
 
 # ---------------------------------------------------------------- children (module level: spawn)
