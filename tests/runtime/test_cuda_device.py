@@ -76,7 +76,7 @@ def test_device_objects():
 # ---------------------------------------------------------------- with the stand-in device
 
 def test_api_with_a_device(cuda0):
-    assert torch.cuda.is_available() and torch.cuda.device_count() == 1
+    assert torch.cuda.is_available() and torch.cuda.device_count() >= 1
     assert torch.cuda.current_device() == 0
     torch.cuda.synchronize()
     assert isinstance(torch.cuda.get_device_name(), str)
