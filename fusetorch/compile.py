@@ -28,9 +28,9 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 from .ir import passes
-from .ir.grad import backward_graph
+from .ir.grad import backward_graph, needs_grad
 from .codegen.fuse import fusible
-from .ir.graph import Graph
+from .ir.graph import Graph, toposort
 from .ir.partition import recompute
 from .optim.optimizer import python_state
 from .runtime.device import dtype_from_numpy
@@ -75,7 +75,7 @@ class CompiledFunction:
             return self._compile(key, args, kwargs)
         if v is _EAGER:
             return self._fn(*args, **kwargs)
-        tensors = _tensors(args) + _module_tensors(self._fn) + v.resolve()
+        tensors = _unique(_tensors(args) + _module_tensors(self._fn)) + v.resolve()
         if not v.guard(tensors):  # a tensor the function closes over changed, or the state
             return self._compile(key, args, kwargs)  # of an optimizer it steps
         self._variants.move_to_end(key)
@@ -103,13 +103,16 @@ class CompiledFunction:
         params = tuple((id(t), tuple(t._data.shape), t._dtype, t._data.strides, t._requires_grad)
                        for t in _module_tensors(mod))
         modes = tuple(m.training for m in mod.modules()) if hasattr(mod, "modules") else ()
-        return (tuple(parts), tuple(sorted(kwargs)), params, modes, D.GRAD_ENABLED)
+        # one tensor passed twice is one graph input: the key says which arguments alias
+        ids = [id(a) for a in args if isinstance(a, Tensor)] + [p[0] for p in params]
+        aliasing = tuple(ids.index(i) for i in ids) if len(set(ids)) < len(ids) else None
+        return (tuple(parts), tuple(sorted(kwargs)), params, modes, D.GRAD_ENABLED, aliasing)
 
     # ------------------------------------------------------------ tracing and building
 
     def _compile(self, key, args, kwargs):
         global _warned_no_compiler
-        tensors = _tensors(args) + _module_tensors(self._fn)
+        tensors = _unique(_tensors(args) + _module_tensors(self._fn))
         if kwargs or not tensors or any(t._be.device.type != "cpu" for t in tensors):
             # (CUDA tensors: the CUDA backend renders the same kernels in the CUDA issue)
             self._remember(key, _EAGER)
@@ -159,6 +162,8 @@ class CompiledFunction:
             return out
         results = outs + effects.results(rec)
         graph, backward = rec.graph(*results), None
+        if wrt:  # an input no differentiable output depends on keeps grad None, as in eager
+            wrt = _reaching([graph.outputs[i] for i in diff], rec.inputs, wrt)
         if wrt:
             # the joint program: the forward also returns every value the backward reads
             bw = backward_graph([graph.outputs[i] for i in diff],
@@ -374,6 +379,27 @@ class _Variant:
             else:
                 leaf._grad = Tensor._make(arrays[k], g._dtype, leaf._be)
                 k += 1
+
+
+def _unique(tensors: list) -> list:
+    """`tensors` without repeats (a tensor passed twice is one graph input)."""
+    seen: set = set()
+    return [t for t in tensors if not (id(t) in seen or seen.add(id(t)))]
+
+
+def _reaching(outputs: list, inputs: list, wrt: list) -> list:
+    """The positions in `wrt` whose input node some output depends on differentiably."""
+    order = toposort(outputs)
+    need = needs_grad(order, [inputs[k] for k in wrt])
+    reached: set = set()
+    stack = [o for o in outputs if id(o) in need]
+    while stack:
+        n = stack.pop()
+        if id(n) in reached:
+            continue
+        reached.add(id(n))
+        stack.extend(i for i in n.inputs if id(i) in need)
+    return [k for k in wrt if id(inputs[k]) in reached]
 
 
 def _tensors(args) -> list:

@@ -109,11 +109,13 @@ class BackwardGraph:
 
 
 def needs_grad(order: Sequence[Node], wrt: Sequence[Node]) -> set:
-    """ids of the nodes that depend on some `wrt` node through floating-point values."""
+    """ids of the nodes that depend on some `wrt` node through floating-point values. A node
+    recorded with gradients off (`meta['no_grad']`: inside `torch.no_grad()` in a traced
+    function) is a constant to differentiation, as it is to eager autograd."""
     need = {id(w) for w in wrt}
     for n in order:
         if id(n) not in need and n.dtype.is_floating_point and any(
-                id(i) in need for i in n.inputs):
+                id(i) in need for i in n.inputs) and not (n.meta or {}).get("no_grad"):
             need.add(id(n))
     return need
 

@@ -106,7 +106,10 @@ class Recorder:
                  for x in ins]
         if op == "constant" and "digest" not in attrs:
             attrs = dict(attrs, digest=hashlib.sha256(result._host().tobytes()).hexdigest())
-        n = make_node(op, nodes, attrs, {"source": user_source()}, shape=tuple(result.shape))
+        meta = {"source": user_source()}
+        if not D.GRAD_ENABLED:
+            meta["no_grad"] = True  # differentiation treats it as a constant (ir.grad)
+        n = make_node(op, nodes, attrs, meta, shape=tuple(result.shape))
         if n.shape != tuple(result._data.shape) or n.dtype is not result._dtype:
             raise AssertionError(f"recorded {n} but eager gave {result._dtype} "
                                  f"{tuple(result._data.shape)}")
