@@ -61,8 +61,8 @@ class OpInfo:
     grad_rtol: float = 1e-4
     grad_atol: float = 1e-5
 
-    def make_samples(self) -> list:
-        return self.samples(np.random.default_rng(zlib.crc32(self.name.encode())))
+    def make_samples(self, seed: int = 0) -> list:
+        return self.samples(np.random.default_rng(zlib.crc32(self.name.encode()) + seed))
 
 
 @dataclass
@@ -81,8 +81,8 @@ class ModuleInfo:
     def variants(self) -> dict:
         return {f"nn.{self.name.split('/')[0]}": None}
 
-    def make_samples(self) -> list:
-        return self.samples(np.random.default_rng(zlib.crc32(self.name.encode())))
+    def make_samples(self, seed: int = 0) -> list:
+        return self.samples(np.random.default_rng(zlib.crc32(self.name.encode()) + seed))
 
 
 F64_RTOL, F64_ATOL = 1e-9, 1e-12

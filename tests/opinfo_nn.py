@@ -230,7 +230,8 @@ modules("LayerNorm/2d_noaffine", lambda: nn.LayerNorm((3, 6), elementwise_affine
         fixed(("f32", lambda r: [make(r, (2, 3, 6), layout="t")])))
 modules("GroupNorm", lambda: nn.GroupNorm(3, 6), fixed(("f32", lambda r: [make(r, (2, 6, 4))])))
 modules("Embedding", lambda: nn.Embedding(7, 4, padding_idx=0),
-        fixed(("2d", lambda r: [make(r, (3, 5), I64, 0, 7)])))
+        fixed(("2d", lambda r: [make(r, (3, 5), I64, 0, 7)]),
+              ("with_padding", lambda r: [torch.tensor([[0, 3, 6], [2, 0, 0]])])))
 modules("Dropout/eval", lambda: nn.Dropout(0.4), IN2, train=False)
 modules("Dropout1d/eval", lambda: nn.Dropout1d(0.4), SEQ, train=False)
 modules("Dropout2d/eval", lambda: nn.Dropout2d(0.4), IMG, train=False)
