@@ -113,8 +113,8 @@ class CompiledFunction:
     def _compile(self, key, args, kwargs):
         global _warned_no_compiler
         tensors = _unique(_tensors(args) + _module_tensors(self._fn))
-        if kwargs or not tensors or any(t._be.device.type != "cpu" for t in tensors):
-            # (CUDA tensors: the CUDA backend renders the same kernels in the CUDA issue)
+        if kwargs or not tensors or len({id(t._be) for t in tensors}) != 1:
+            # one program runs on one device (C kernels on the CPU, CUDA kernels on a GPU)
             self._remember(key, _EAGER)
             return self._fn(*args, **kwargs)
         state_before = python_state()
@@ -183,8 +183,8 @@ class CompiledFunction:
             from .runtime.cbuild import CompilerUnavailable
             if isinstance(e, CompilerUnavailable):
                 if not _warned_no_compiler:
-                    warnings.warn(f"fusetorch.compile: no C compiler ({e}); compiled functions "
-                                  "run eagerly", stacklevel=3)
+                    warnings.warn(f"fusetorch.compile: cannot build kernels ({e}); compiled "
+                                  "functions run eagerly", stacklevel=3)
                     _warned_no_compiler = True
                 self._remember(key, _EAGER)
                 return out

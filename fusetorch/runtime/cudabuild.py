@@ -62,6 +62,22 @@ class CudaKernels:
         self._functions: list = [None] * len(self.kernels)
         self._workspace: dict = {}  # kernel index -> (partials, counter) of a full reduction
 
+    def compile(self) -> None:
+        """Build the module and look up every kernel now, at program build time: a missing
+        cupy, NVRTC or GPU then shows where `compile` can fall back to eager
+        (CompilerUnavailable); an error in the generated source is a RuntimeError."""
+        cp = _cupy()
+        try:
+            if self._module is None:
+                self._module = load(self.source)
+            for i, k in enumerate(self.kernels):
+                if self._functions[i] is None:
+                    self._functions[i] = self._module.get_function(k.name)
+        except cp.cuda.compiler.CompileException as e:
+            raise RuntimeError(f"fusetorch: CUDA compilation failed:\n{e}") from None
+        except Exception as e:  # no driver, no device, no NVRTC
+            raise CompilerUnavailable(f"CUDA kernels cannot be built here: {e}") from None
+
     def launch(self, index: int, arrays: list) -> None:
         """Run kernel `index` on cupy arrays (inputs then outputs, the kernel's parameter
         order; strided inputs are passed as they are: the kernel has their strides)."""

@@ -8,6 +8,7 @@ the layout it was generated for) and call the kernels.
 """
 from __future__ import annotations
 
+import functools
 import sys
 
 import numpy as np
@@ -40,12 +41,13 @@ class Program:
         env = self._env
         env[:len(arrays)] = arrays
         ptr = self._ffi.from_buffer if self._ffi is not None else None
+        xp = self.backend.xp
         for step in self._schedule:
             if step[0] is _EXTERN:
                 _, fn, args, attrs, out, want = step
                 a = fn(*[env[i] if type(i) is int else i[0] for i in args], **attrs)
-                if type(a) is not np.ndarray or a.dtype is not want:
-                    a = np.asarray(a)
+                if type(a) is not xp.ndarray or a.dtype is not want:
+                    a = xp.asarray(a)
                     if a.dtype != want:
                         a = a.astype(want)
                 env[out] = a
@@ -63,8 +65,11 @@ class Program:
                 # last call's buffer, unless something outside holds it (references here:
                 # `prev` and getrefcount's argument). Fresh large arrays cost page faults
                 if prev[j] is None or sys.getrefcount(prev[j]) > 2:
-                    prev[j] = np.empty(shape, dtype)
+                    prev[j] = xp.empty(shape, dtype)
                 env[i] = prev[j]
+            if ptr is None:  # CUDA: the launcher takes the device arrays
+                func([env[i] for i in ins] + prev)
+                continue
             func(*[ptr(_CTYPES[env[i].dtype.char] + "[]", env[i])
                    if env[i].flags.c_contiguous else _pointer(env[i], self._ffi)
                    for i in ins], *[ptr(_CTYPES[a.dtype.char] + "[]", a) for a in prev])
@@ -144,6 +149,12 @@ class Program:
         if not self.kernels:
             self._funcs = [None]  # nothing to build: extern steps only
             self._ffi = None
+        elif self.backend.device.type == "cuda":  # the same loop kernels rendered as CUDA
+            from .cudabuild import CudaKernels
+            cuda = CudaKernels(self.kernels)
+            cuda.compile()  # CompilerUnavailable without cupy or a GPU
+            self.source, self._ffi = cuda.source, None
+            self._funcs = [functools.partial(cuda.launch, k) for k in range(len(self.kernels))]
         else:
             self.source = render.render_module(self.kernels)
             cdef = "\n".join(render.declaration(k) for k in render.unique(self.kernels))
