@@ -329,14 +329,24 @@ def copy_into(t: Tensor, value: Tensor) -> Tensor:
 
 
 def _keep_original(t: Tensor, node) -> None:
-    """The op computing an in-place result may have saved `t` itself (`y.mul_(b)` needs y's old
-    value for b's gradient, `y.pow_(2)` for y's): keep a copy of the value about to be
-    overwritten, as PyTorch saves the original self of an in-place op."""
-    saved = getattr(node, "saved", None)
-    if isinstance(saved, dict):
-        for k, e in saved.items():
-            if e[3] is t:
-                saved[k] = (t._be.xp.array(e[0], copy=True), None, 0, None)
+    """The ops computing an in-place result may have saved `t` itself (`y.mul_(b)` needs y's old
+    value for b's gradient, `y.pow_(2)` for y's, the clamp inside a composite `elu_` its
+    input): keep a copy of the value about to be overwritten, as PyTorch saves the original
+    self of an in-place op. Those ops read `t`, so they lie between `t`'s node and the
+    result's: a breadth-first walk back from the result, never past `t`'s own node, finds
+    them (bounded at 64 nodes: a composite is a handful)."""
+    stop, seen, queue = t._node, set(), [node]
+    while queue and len(seen) < 64:
+        n = queue.pop(0)
+        if n is None or n is stop or id(n) in seen:
+            continue
+        seen.add(id(n))
+        saved = getattr(n, "saved", None)
+        if isinstance(saved, dict):
+            for k, e in saved.items():
+                if e[3] is t:
+                    saved[k] = (t._be.xp.array(e[0], copy=True), None, 0, None)
+        queue.extend(n.inputs)
 
 
 def check_cast(value: Tensor, target: Tensor) -> None:

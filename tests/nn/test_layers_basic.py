@@ -1052,3 +1052,14 @@ def test_lenet_repr_and_training_step():
         losses.append(loss.item())
     assert all(p.grad is not None for p in net.parameters())
     assert losses[-1] < losses[0]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda t: F.elu(t, inplace=True), lambda t: F.selu(t, inplace=True),
+    lambda t: F.celu(t, 0.7, inplace=True), lambda t: F.hardswish(t, inplace=True),
+    lambda t: t.clamp_(torch.full_like(t, -0.5), torch.full_like(t, 0.8)),
+])
+def test_in_place_composites_on_non_leaves_differentiate(fn):
+    # the composite's inner ops saved the input that the in-place write then overwrites
+    x = torch.tensor([-1.3, -0.4, 0.2, 0.9, 2.5], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a: fn(a * 1), (x,))
