@@ -353,11 +353,13 @@ class _Variant:
         return [s.leaf._grad if type(s) is _GradOf else s for s in self.effects.sources]
 
     def _guard_key(self, tensors: list) -> tuple:
-        # a gradient read through `leaf.grad` may be a new tensor object on every call
-        fixed = [True] * self.n_given + [type(s) is not _GradOf for s in self.effects.sources]
+        # the call's own tensors are guarded by the key (shapes, strides: new tensors of the
+        # same layout run the same program); tensors it closes over by identity as well, except
+        # a gradient read through `leaf.grad`, which may be a new tensor object on every call
+        fixed = [type(s) is not _GradOf for s in self.effects.sources]
         return tuple((id(t) if f else 0, tuple(t._data.shape), t._dtype, t._data.strides,
                       t._requires_grad) if t is not None else None
-                     for t, f in zip(tensors, fixed))
+                     for t, f in zip(tensors[self.n_given:], fixed))
 
     def guard(self, tensors: list) -> bool:
         if self._guard_key(tensors) != self.key:

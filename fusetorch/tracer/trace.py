@@ -102,6 +102,11 @@ class Recorder:
 
     def record(self, op: str, ins: Sequence, attrs: dict, result: Tensor,
                scalar_dtype=None) -> Node:
+        if op == "nonzero" and (self.strict or (self.parent is not None and self.parent.strict)):
+            # its shape is the count of the values it found: a compiled program, specialised
+            # on shapes, cannot hold it (x[mask] reads the mask)
+            self.graph_break(f"nonzero (a shape that depends on the values) at {user_source()}")
+            return None
         nodes = [self.node(x) if isinstance(x, Tensor) else self._scalar(x, scalar_dtype)
                  for x in ins]
         if op == "constant" and "digest" not in attrs:

@@ -15,7 +15,7 @@ from ...ir import dtypes as dt
 from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
-from ...tracer.tensor import Tensor
+from ...tracer.tensor import Tensor, _data_read
 
 __all__ = ["embedding", "one_hot"]
 
@@ -42,6 +42,7 @@ def _renorm_(weight: Tensor, input: Tensor, max_norm: float, norm_type: float) -
     """PyTorch's embedding_renorm_: rows referenced by `input` whose `norm_type`-norm exceeds
     `max_norm` are scaled in place to norm `max_norm` (a no_grad update of the weight)."""
     # which rows are touched is data-dependent (a set of distinct indices): read on the host
+    _data_read("embedding(max_norm=...)")
     rows = np.unique(input._host().reshape(-1))
     if rows.size == 0:
         return
@@ -101,6 +102,8 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     if tensor._dtype is not dt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     # the checks and the inferred class count depend on the values: read them on the host
+    if num_classes == -1:
+        _data_read("one_hot(num_classes=-1)")  # the result's shape depends on the values
     h = tensor._host()
     if h.size == 0:
         if num_classes == -1:
