@@ -346,3 +346,24 @@ def test_an_lstm_with_nested_outputs_compiles_with_gradients():
     for g, e in zip(got, want):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-6)
     assert cl.kernels()
+
+
+def test_new_batches_of_one_layout_run_the_same_program():
+    f = torch.compile(lambda t: (t * 2).exp())
+    traced = []
+    orig = f._compile
+    f._compile = lambda *a, **k: traced.append(1) or orig(*a, **k)
+    for _ in range(4):
+        x = torch.randn(8)
+        np.testing.assert_allclose(f(x).numpy(), np.exp(x.numpy() * 2), rtol=1e-6)
+    assert len(traced) == 1
+
+
+def test_a_boolean_mask_read_follows_the_data():
+    f = torch.compile(lambda a, b: a[a > b] * 2)
+    a = torch.tensor([0.5, -1.0, 2.0, 3.0])
+    with pytest.warns(UserWarning, match="nonzero"):
+        f(a, torch.zeros(4))
+    for threshold in (0.0, 1.0, 5.0):
+        b = torch.full((4,), threshold)
+        np.testing.assert_array_equal(f(a, b).numpy(), a.numpy()[a.numpy() > threshold] * 2)
