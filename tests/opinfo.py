@@ -535,11 +535,6 @@ def _setitem(x, key, value):
     return y
 
 
-# data-dependent shapes (compiled with the shape read at run time)
-add("nonzero", {"torch.nonzero": lambda x: torch.nonzero(x > 0),
-                "Tensor.nonzero": lambda x: (x > 0.5).nonzero()}, X3, grad=False)
-add("mask_getitem", {"Tensor.__getitem__(mask)": lambda x: x[x > 0] * 2}, unary())
-
 # big enough for the parallel (OpenMP) loops and blocked float32 sums (> 2**16 elements)
 BIG = fixed(("f32", lambda r: [make(r, (257, 300))]),
             ("perm", lambda r: [make(r, (257, 300), layout="t")]),
@@ -602,8 +597,9 @@ add("creation", {
 
 _NOT_OPS = "not an operation on tensor values (metadata, modes, modules, types or utilities)"
 _RANDOM = "random: compiled and eager draw different numbers by design"
-_DATA = "returns a Python value: graph-breaks by design (covered by test_graph_breaking_ops_" \
-        "warn_once_and_match_eager and test_data_dependent_ops_follow_the_data)"
+_DATA = "returns a Python value or a shape that depends on the values: graph-breaks by design " \
+        "(test_graph_breaking_ops_warn_once_and_match_eager, test_data_dependent_ops_follow_" \
+        "the_data)"
 _UNINIT = "uninitialised memory: no value to compare"
 SKIPPED = {
     **{f"torch.{n}": _NOT_OPS for n in (
@@ -620,7 +616,7 @@ SKIPPED = {
     **{f"torch.{n}": _RANDOM for n in ("rand", "rand_like", "randn", "randn_like", "randint",
                                        "randint_like", "randperm")},
     **{f"torch.{n}": _UNINIT for n in ("empty", "empty_like")},
-    **{f"torch.{n}": _DATA for n in ("equal", "allclose")},
+    **{f"torch.{n}": _DATA for n in ("equal", "allclose", "nonzero")},
     **{f"Tensor.{n}": _NOT_OPS for n in (
         "backward", "data", "data_ptr", "device", "dim", "dtype", "element_size", "grad",
         "grad_fn", "is_contiguous", "is_cuda", "is_floating_point", "is_leaf", "itemsize",
@@ -629,7 +625,8 @@ SKIPPED = {
         "detach_", "is_shared", "share_memory_", "register_post_accumulate_grad_hook")},
     **{f"Tensor.{n}": _RANDOM for n in ("normal_", "uniform_")},
     "Tensor.new_empty": _UNINIT,
-    **{f"Tensor.{n}": _DATA for n in ("item", "tolist", "numpy", "equal", "allclose")},
+    **{f"Tensor.{n}": _DATA for n in ("item", "tolist", "numpy", "equal", "allclose",
+                                      "nonzero")},
     **{f"F.{n}": _RANDOM + " (their eval/training=False identity is covered)" for n in ()},
     **{f"nn.{n}": _NOT_OPS for n in ("Module", "Parameter", "Buffer", "RNNBase", "RNNCellBase",
                                      "RemovableHandle")},
