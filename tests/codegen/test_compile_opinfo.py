@@ -288,14 +288,25 @@ def check_values(cases):
     _assert_compiled(cf, "values")
 
 
-def _leaves(flat):
-    """Fresh leaves with the samples' strides; floating ones require grad."""
+def _leaves(flat, wants):
+    """Fresh leaves with the samples' strides; those `wants` marks require grad."""
     out = []
-    for t in flat:
+    for t, w in zip(flat, wants):
         leaf = t.detach()
-        if t.dtype.is_floating_point:
+        if w:
             leaf.requires_grad_(True)
         out.append(leaf)
+    return out
+
+
+def _wants(cases, first_only: bool) -> list:
+    """Which inputs require grad: every floating one, or each case's first floating one."""
+    out = []
+    for c in cases:
+        floats = [t.dtype.is_floating_point for t in _tensors([c.sample.args, c.sample.kwargs])]
+        if first_only:
+            floats = [f and not any(floats[:k]) for k, f in enumerate(floats)]
+        out += floats
     return out
 
 
@@ -308,7 +319,7 @@ def _compare_grads(pairs):
         _compare(entry, a, b, label, grad=True)
 
 
-def check_gradients(cases):
+def check_gradients(cases, first_only=False):
     rng = np.random.default_rng(1)
     flat, flat2 = _flat_inputs(cases), _other_data(cases)
     with torch.no_grad():  # output shapes, for the cotangents
@@ -322,7 +333,8 @@ def check_gradients(cases):
         o.numpy().dtype)) for o in outs]
     batch = _Batch(cases, cots)
     twin = copy.deepcopy(batch)
-    eager_in, comp_in = _leaves(flat2), _leaves(flat)
+    wants = _wants(cases, first_only)
+    eager_in, comp_in = _leaves(flat2, wants), _leaves(flat, wants)
     want = twin(*eager_in)
     want.backward()
     cf = _compile(_callable(batch))
@@ -387,6 +399,18 @@ def test_compiled_matches_eager(mode, names, only):
     CHECKS[mode](cases)
 
 # ----------------------------------------------------------------------------- single cases
+
+
+SOME_GRAD = ["add", "mul", "div", "pow", "where", "clamp", "lerp", "addcdiv", "matmul",
+             "gather", "scatter_add", "cat", "F.linear", "F.conv2d", "F.layer_norm",
+             "F.cross_entropy(mean)", "F.pointwise_losses(mean)"]
+
+
+def test_gradients_when_only_some_inputs_require_grad():
+    # each case's first floating input alone requires grad: backward programs for a subset of
+    # the inputs (the batches above differentiate w.r.t. all of them)
+    check_gradients([c for n in SOME_GRAD for c in _cases(ENTRIES[n], "grad")],
+                    first_only=True)
 
 
 def test_same_tensor_as_two_arguments():
