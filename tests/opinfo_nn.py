@@ -259,6 +259,23 @@ for name, mk, samples in [
     ("NLLLoss", lambda: nn.NLLLoss(reduction="none"), LOGITS),
 ]:
     modules(name, mk, samples)
+# float64 layers (parameters and inputs)
+F64_IN2 = fixed(("f64", lambda r: [make(r, (3, 6), F64)]),
+                ("f64_perm", lambda r: [make(r, (2, 3, 6), F64, layout="t")]))
+F64_IMG = fixed(("f64", lambda r: [make(r, (2, 3, 8, 6), F64, layout="t")]))
+modules("Linear/f64", lambda: nn.Linear(6, 4).double(), F64_IN2)
+modules("LayerNorm/f64", lambda: nn.LayerNorm(6).double(), F64_IN2)
+modules("Conv2d/f64", lambda: nn.Conv2d(3, 4, 3, padding=1).double(), F64_IMG)
+modules("BatchNorm2d/train_f64", lambda: nn.BatchNorm2d(3).double(), F64_IMG)
+modules("GRU/f64", lambda: nn.GRU(6, 4, batch_first=True).double(),
+        fixed(("f64", lambda r: [make(r, (2, 3, 6), F64)])))
+# big enough for the parallel (OpenMP) loops (> 2**16 elements)
+modules("LayerNorm/big", lambda: nn.LayerNorm(256),
+        fixed(("f32", lambda r: [make(r, (300, 256))])))
+modules("BatchNorm2d/train_big", lambda: nn.BatchNorm2d(8),
+        fixed(("f32", lambda r: [make(r, (16, 8, 24, 24))])))
+modules("CrossEntropyLoss/big", lambda: nn.CrossEntropyLoss(label_smoothing=0.05),
+        fixed(("f32", lambda r: [make(r, (512, 200)), make(r, (512,), I64, 0, 200)])))
 modules("Sequential", lambda: nn.Sequential(nn.Linear(6, 8), nn.Tanh(), nn.Linear(8, 3)), IN2)
 modules("ModuleList", lambda: _ListNet(), IN2)
 modules("ModuleDict", lambda: _DictNet(), IN2)
