@@ -97,9 +97,9 @@ def partition(graph: Graph) -> Plan:
             group_of[id(n)] = g
             continue
         g = group_of.get(id(n.inputs[0])) if n.inputs else None
-        if g is not None and g.reduce is None and _reducible(n, g) and \
-                len(users.get(id(n.inputs[0]), ())) == 1 and \
-                not any(o is n.inputs[0] for o in graph.outputs):
+        if g is not None and g.reduce is None and _reducible(n, g):
+            # (a value the reduction reads that others read too is stored by the same loop: a
+            # bias gradient sums the cotangent that the weight gradient's matmul also reads)
             g.reduce = n
             g.nodes.append(n)
             group_of[id(n)] = g

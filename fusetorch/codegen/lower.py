@@ -179,9 +179,12 @@ def lower(group: Group, arrays: dict, names: dict | None = None) -> LoopKernel:
                           and kernel.numel >= 4 * kernel.block
                           and all(p.strides == contiguous or not any(p.strides)
                                   for p in params if not p.output))
+    # everything the source depends on (kernels named alike are defined once per module)
     sig = repr([(p.name, p.ctype, p.strides) for p in params] +
-               [(s.expr, s.ctype) for s in body] + [space, order, kernel.reduce_inner, flat, kernel.blocked,
-                                                    kernel.reduce_op])
+               [(s.var, s.expr, s.ctype) for s in body] +
+               [(p.name, v) for p, v in stores] +
+               [space, order, kernel.reduce_inner, flat, kernel.blocked, kernel.reduce_op,
+                kernel.reduce_var, kernel.acc_ctype])
     kernel.name = f"ft_{group.kind}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
     return kernel
 

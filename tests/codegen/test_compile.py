@@ -367,3 +367,15 @@ def test_a_boolean_mask_read_follows_the_data():
     for threshold in (0.0, 1.0, 5.0):
         b = torch.full((4,), threshold)
         np.testing.assert_array_equal(f(a, b).numpy(), a.numpy()[a.numpy() > threshold] * 2)
+
+
+def test_kernels_that_differ_only_in_what_they_store_are_two_kernels():
+    # softmax stores exp(x - max), log_softmax stores x - max: same loops, same sums
+    a, b = torch.randn(3, 5, 4).transpose(1, 2), torch.randn(3, 5, 4).transpose(1, 2)
+    fn = lambda s, t: (torch.softmax(s, 1), torch.log_softmax(t, 1))
+    f = torch.compile(fn)
+    f(a, b)
+    for g, w in zip(f(a, b), fn(a, b)):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+    names = [k.split(":")[0] for k in f.kernels() if "reduce" in k]
+    assert len(names) == 2 and names[0] != names[1]
