@@ -431,6 +431,8 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
         g = _hooked(t, g)
     if D.RECORDER is not None:
         D.RECORDER.grad_access(t, "read")
+        if g._base is not None and not create_graph:
+            g = g.clone()  # a .grad owns its memory (eager makes the same copy on arrays)
     if t._grad is None:
         t._grad = g
     elif D.RECORDER is not None and not create_graph:

@@ -274,6 +274,8 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     from ..ir.ops import index_shape
     tensors = [t, v] + idx
     _check_devices(tensors)
+    if RECORDER is not None and t._base is not None:
+        RECORDER.view_write()
     region = index_shape([t._data.shape] + [i._data.shape for i in idx], {"spec": spec})
     try:
         fits = broadcast_many([region, v._data.shape]) == tuple(region)
@@ -314,6 +316,8 @@ def copy_into(t: Tensor, value: Tensor) -> Tensor:
         _check_devices([t, value])
     if not writeable(t._data):
         raise RuntimeError(_OVERLAP)
+    if RECORDER is not None and t._base is not None:
+        RECORDER.view_write()
     grad = check_inplace(t, value)
     if grad and value._node is not None:
         _keep_original(t, value._node)

@@ -68,6 +68,12 @@ class Recorder:
         if self.strict or (self.parent is not None and self.parent.strict):
             self.graph_break(f"{what} reads tensor data at {user_source()}")
 
+    def view_write(self) -> None:
+        """An in-place write into a view: the recording would not see its base change (it does
+        not follow aliasing), so a compiled replay would lose the write. A graph break."""
+        if self.strict or (self.parent is not None and self.parent.strict):
+            self.graph_break(f"an in-place write into a view at {user_source()}")
+
     def graph_break(self, reason: str) -> None:
         """The traced code did something a graph cannot hold. The call goes on eagerly from
         here, unrecorded (aborting and re-running it would repeat its side effects, such as an
