@@ -603,9 +603,9 @@ _DATA = "returns a Python value or a shape that depends on the values: graph-bre
 _UNINIT = "uninitialised memory: no value to compare"
 SKIPPED = {
     **{f"torch.{n}": _NOT_OPS for n in (
-        "Generator", "Size", "Tensor", "autograd", "codegen", "compile", "cuda", "device",
-        "dtype", "enable_grad", "get_default_dtype", "inference_mode", "initial_seed", "ir",
-        "is_floating_point", "is_grad_enabled", "is_tensor", "load", "manual_seed", "nn",
+        "Generator", "Size", "Tensor", "autograd", "backends", "codegen", "compile", "cuda",
+        "device", "dtype", "enable_grad", "get_default_dtype", "inference_mode", "initial_seed",
+        "ir", "is_floating_point", "is_grad_enabled", "is_tensor", "load", "manual_seed", "nn",
         "multiprocessing", "distributed",
         "no_grad", "numel", "optim", "promote_types", "result_type", "can_cast", "runtime",
         "save", "seed", "serialization", "set_default_dtype", "set_grad_enabled",
