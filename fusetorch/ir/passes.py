@@ -295,17 +295,23 @@ def simplify(g: Graph) -> Graph:
     return _rewrite(g, rule)
 
 
-def transpose_matmul(g: Graph) -> Graph:
-    """permute(matmul(a, b)) swapping the last two dims -> matmul(b^T, a^T), when nothing else
-    reads the product: the library writes the result in the layout its readers want, instead of
-    a transposed view that the next kernel reads with a large stride (a weight gradient
-    `x^T @ g` consumed as `W -= lr * (x^T @ g)^T`)."""
+def _use_counts(g: Graph) -> dict[int, int]:
+    """id(node) -> how many times it is read: as an input of a node, or as a graph output."""
     users: dict[int, int] = {}
     for n in g.nodes:
         for i in n.inputs:
             users[id(i)] = users.get(id(i), 0) + 1
     for o in g.outputs:
         users[id(o)] = users.get(id(o), 0) + 1
+    return users
+
+
+def transpose_matmul(g: Graph) -> Graph:
+    """permute(matmul(a, b)) swapping the last two dims -> matmul(b^T, a^T), when nothing else
+    reads the product: the library writes the result in the layout its readers want, instead of
+    a transposed view that the next kernel reads with a large stride (a weight gradient
+    `x^T @ g` consumed as `W -= lr * (x^T @ g)^T`)."""
+    users = _use_counts(g)
 
     def rule(n: Node) -> Node:
         if n.op != "permute" or n.inputs[0].op != "matmul" or users.get(id(n.inputs[0])) != 1:
@@ -328,12 +334,7 @@ def sink_permutes(g: Graph) -> Graph:
     permutes then apply to values read from memory, where they are free strided views, and f
     fuses with the permute's consumers into one kernel: a transpose inside an elementwise
     chain becomes index arithmetic instead of a buffer in between."""
-    users: dict[int, int] = {}
-    for n in g.nodes:
-        for i in n.inputs:
-            users[id(i)] = users.get(id(i), 0) + 1
-    for o in g.outputs:
-        users[id(o)] = users.get(id(o), 0) + 1
+    users = _use_counts(g)
 
     def rule(n: Node) -> Node:
         if n.op != "permute":

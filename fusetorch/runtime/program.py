@@ -52,7 +52,7 @@ class Program:
                         a = a.astype(want)
                 env[out] = a
                 continue
-            _, k, func, ins, checked, outs, shapes = step
+            _, k, func, ins, checked, outs = step
             for i, shape, strides in checked:  # values from outside the kernels: guard them
                 a = env[i]
                 if a.shape != shape or (a.strides != strides and
@@ -111,7 +111,7 @@ class Program:
                 from_kernel.add(slot[id(n)])
                 outs.append((slot[id(n)], n.shape, NP_DTYPES[n.dtype]))
             self._buffers[k] = [None] * len(outs)
-            schedule.append((_KERNEL, k, self._funcs[k], ins, checked, outs, None))
+            schedule.append((_KERNEL, k, self._funcs[k], ins, checked, outs))
             k += 1
         self._schedule = schedule
         self._output_slots = [slot[id(o)] for o in self.graph.outputs]
