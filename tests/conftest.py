@@ -1,7 +1,16 @@
+import os
+
 import numpy as np
 import pytest
+from hypothesis import settings
 
 import fusetorch
+
+# CI runs the property tests on a fixed set of examples, so a commit's result does not depend on
+# the draw; `HYPOTHESIS_PROFILE=explore` draws new examples (and more of them) to look for bugs.
+settings.register_profile("ci", derandomize=True, database=None)
+settings.register_profile("explore", max_examples=1000)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(autouse=True)

@@ -677,6 +677,15 @@ def run_seeded(g, arrays):
     return run(g, arrays)
 
 
+_VIEWS = ("permute", "reshape", "expand")
+
+
+def _work(g) -> int:
+    """Nodes that compute. Views may multiply: sink_permutes puts one permute on each input of
+    the chain it moves past, and transpose_matmul one on each operand; they cost no kernel."""
+    return sum(1 for n in g.nodes if n.op not in _VIEWS)
+
+
 @given(graphs(), st.integers(0, 2**32 - 1))
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_optimize_preserves_meaning(g, seed):
@@ -685,7 +694,7 @@ def test_optimize_preserves_meaning(g, seed):
     out = optimize(g)
     assert_unchanged(g, snap)
     assert out.inputs == g.inputs and len(out.outputs) == len(g.outputs)
-    assert len(out) <= len(g)
+    assert _work(out) <= _work(g)
     assert count_ops(out).get("random", 0) == count_ops(g).get("random", 0)
     assert count_ops(out).get("copy", 0) == count_ops(g).get("copy", 0)
     reduces = "sum" in count_ops(g)
