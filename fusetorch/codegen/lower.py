@@ -84,6 +84,18 @@ def _contiguous(shape: tuple) -> tuple:
     return tuple(reversed(st))
 
 
+# Ops whose C expression gives 0 or 1 when its bool operands are 0 or 1.
+_ZERO_ONE = {"eq", "ne", "lt", "le", "gt", "ge", "logical_not", "cast", "copy", "bitwise_and",
+             "bitwise_or", "bitwise_xor", "where", "maximum", "minimum"}
+
+
+def temp_type(d: dt.DType) -> str:
+    """The C type of a kernel's temporary of dtype `d`. Bool values live in `int` temporaries:
+    gcc 12 does not vectorise a loop holding a `_Bool` next to floats ("no vectype for stmt"),
+    and a comparison's result is an int already. Arrays stay one byte (render.pointer_type)."""
+    return "int" if d is dt.bool_ else d.c_type
+
+
 def literal(value, d: dt.DType) -> str:
     if d is dt.bool_:
         return "1" if value else "0"
@@ -128,7 +140,7 @@ def lower(group: Group, arrays: dict, names: dict | None = None) -> LoopKernel:
                   False)
         params.append(p)
         var_of[id(n)] = f"x{k}"
-        loads.append(Stmt(f"x{k}", n.dtype.c_type, "",
+        loads.append(Stmt(f"x{k}", temp_type(n.dtype), "",
                           f"input {k}: {names.get(id(n), n.op)} {n.type_str()}"))
     body = []
     for n in group.nodes:
@@ -144,7 +156,10 @@ def lower(group: Group, arrays: dict, names: dict | None = None) -> LoopKernel:
         var_of[id(n)] = v
         src = (n.meta or {}).get("source")
         name = f"{names[id(n)]} = " if id(n) in names else ""
-        body.append(Stmt(v, n.dtype.c_type, _expr(n, operands),
+        expr = _expr(n, operands)
+        if n.dtype is dt.bool_ and n.op not in _ZERO_ONE:
+            expr = f"({expr} != 0)"  # an int temporary does not fold 2 to 1 as a _Bool would
+        body.append(Stmt(v, temp_type(n.dtype), expr,
                          f"{name}{n.op}{' from ' + src if src else ''}"))
     stores = []
     reduce_out = None

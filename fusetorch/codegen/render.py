@@ -12,11 +12,20 @@ from .lower import LoopKernel, offset
 PARALLEL_MIN = 1 << 16  # elements below which a parallel region costs more than it saves
 
 
+def pointer_type(ctype: str) -> str:
+    """The element type a kernel's pointer has. Bool arrays are read and written as uint8_t
+    (numpy stores them as 0/1 bytes): gcc 12 does not vectorise a loop that loads or stores
+    `_Bool` next to floats ("no vectype for stmt"), which made a relu-and-mask kernel 5x slower.
+    Temporaries stay `bool`."""
+    return "uint8_t" if ctype == "bool" else ctype
+
+
 def render_kernel(k: LoopKernel) -> str:
     loop_vars = [f"i{d}" for d in range(len(k.shape))]
     offsets = {p.name: offset(p, loop_vars) for p in k.params}
     loads = [(p, s) for p, s in zip((p for p in k.params if not p.output), k.loads)]
-    ctx = dict(k=k, loads=loads, offsets=offsets, parallel=k.numel >= PARALLEL_MIN)
+    ctx = dict(k=k, loads=loads, offsets=offsets, parallel=k.numel >= PARALLEL_MIN,
+               signature=_params(k, "restrict "))
     if k.reduce_out is not None:
         outer = loop_vars[:len(k.outer_shape)]
         ctx["out_offset"] = offset(k.reduce_out, outer) if outer else "0"
@@ -37,5 +46,9 @@ def render_module(kernels: list) -> str:
 
 def declaration(k: LoopKernel) -> str:
     """The cffi cdef line of a kernel (no `restrict`: cffi's parser does not need it)."""
-    params = ", ".join(f"{'' if p.output else 'const '}{p.ctype}* {p.name}" for p in k.params)
-    return f"void {k.name}({params});"
+    return f"void {k.name}({_params(k, '')});"
+
+
+def _params(k: LoopKernel, qualifier: str) -> str:
+    return ", ".join(f"{'' if p.output else 'const '}{pointer_type(p.ctype)}* {qualifier}{p.name}"
+                     for p in k.params)

@@ -215,7 +215,7 @@ def _pointer(a, ffi):
     return ffi.cast(ctype + "*", a.ctypes.data)  # strided views are read in place
 
 
-_CTYPES = {"f": "float", "d": "double", "?": "bool"}
+_CTYPES = {"f": "float", "d": "double", "?": "uint8_t"}  # as render.pointer_type
 _EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
 
 
