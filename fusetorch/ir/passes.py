@@ -358,6 +358,24 @@ def sink_permutes(g: Graph) -> Graph:
     return _rewrite(g, rule)
 
 
+def drop_copies(g: Graph) -> Graph:
+    """copy(x) -> x when x is a value computed afresh (an elementwise op, a reduction, a matmul:
+    never an input or a view) and the copy is its only reader: nobody can then tell the two
+    buffers apart. A leaf's gradient is cloned when the trace sees it as a view (`(x^T g)^T`),
+    and transpose_matmul may turn that view into a fresh product, leaving a copy of 400 KB per
+    step for nothing."""
+    users = _use_counts(g)
+
+    def rule(n: Node) -> Node:
+        if n.op != "copy":
+            return n
+        x = n.inputs[0]
+        fresh = x.op == "matmul" or OPS[x.op].kind in ("elementwise", "reduce") and x.op != "copy"
+        return x if fresh and users.get(id(x)) == 1 and x.dtype is n.dtype else n
+
+    return _rewrite(g, rule)
+
+
 # ---------------------------------------------------------------- constant folding
 
 def _fdiv(a: float, b: float) -> float:
@@ -532,7 +550,8 @@ def fold_constants(g: Graph) -> Graph:
 
 # ---------------------------------------------------------------- the pipeline
 
-DEFAULT: tuple = (fold_constants, simplify, transpose_matmul, sink_permutes, cse, dce)
+DEFAULT: tuple = (fold_constants, simplify, transpose_matmul, sink_permutes, drop_copies, cse,
+                  dce)
 
 
 def _check_contract(before: Graph, after: Graph, p: Pass) -> None:
@@ -565,5 +584,5 @@ def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -
     return g
 
 
-__all__ = ["DEFAULT", "NEVER_MERGE", "count_ops", "cse", "dce", "fold_constants", "optimize",
-           "scalar_value", "simplify", "sink_permutes", "transpose_matmul"]
+__all__ = ["DEFAULT", "NEVER_MERGE", "count_ops", "cse", "dce", "drop_copies", "fold_constants",
+           "optimize", "scalar_value", "simplify", "sink_permutes", "transpose_matmul"]
