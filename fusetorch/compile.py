@@ -34,7 +34,7 @@ from .ir.graph import Graph, toposort
 from .ir.partition import recompute
 from .optim.optimizer import python_state
 from .runtime.device import dtype_from_numpy
-from .runtime.program import Program
+from .runtime.program import Program, overlapping
 from .tracer import autograd as A
 from .tracer import dispatch as D
 from .tracer.function import FunctionCtx
@@ -78,9 +78,14 @@ class CompiledFunction:
         tensors = _unique(_tensors(args) + _module_tensors(self._fn)) + v.resolve()
         if not v.guard(tensors):  # a tensor the function closes over changed, or the state
             return self._compile(key, args, kwargs)  # of an optimizer it steps
+        arrays = [t._data for t in tensors]
+        if v.effects.mutated and overlapping(arrays, v.effects.mutated):
+            # an argument shares memory with a tensor the call writes (a view of a parameter):
+            # eager order decides what it reads, which the graph of separate values cannot say
+            return self._fn(*args, **kwargs)
         self._variants.move_to_end(key)
         self._last = v.program
-        arrays = v.program.run([t._data for t in tensors])
+        arrays = v.program.run(arrays)
         v.apply_effects(tensors, arrays)
         if v.backward is None:
             return _wrap(v.spec, arrays[:v.n_user], tensors[0]._be)
@@ -177,6 +182,7 @@ class CompiledFunction:
         graph = passes.optimize(graph)
         program = Program(graph, tensors[0]._be)
         program.user_outputs = len(results)
+        program.updates = {len(outs) + j: pos for j, pos in enumerate(effects.mutated)}
         try:
             program.run([t._data for t in tensors])  # builds the kernels
         except Exception as e:  # no compiler, or a build failure: eager, said once
@@ -372,7 +378,8 @@ class _Variant:
         k = self.n_user
         for pos in self.effects.mutated:
             t = tensors[pos]
-            t._be.xp.copyto(t._data, arrays[k])
+            if arrays[k] is not t._data:  # else a kernel wrote the update in place
+                t._be.xp.copyto(t._data, arrays[k])
             t._bump_version()
             k += 1
         for leaf, g in self.effects.grad_sets:

@@ -116,6 +116,7 @@ def partition(graph: Graph) -> Plan:
                 steps.append(alone)
                 continue
         steps.append(Extern(n))
+    steps = _sink_into_consumers(steps, group_of, users)
     outs = {id(o) for o in graph.outputs}
     for g in (s for s in steps if isinstance(s, Group)):
         members = {id(m) for m in g.nodes}
@@ -132,6 +133,34 @@ def partition(graph: Graph) -> Plan:
         if g.reduce is not None:
             g.outputs.append(g.reduce)
     return Plan(graph, steps)
+
+
+def _sink_into_consumers(steps: list, group_of: dict, users: dict) -> list:
+    """A pointwise group whose values only one later group over the same space reads moves
+    into that group: its work is then done where it is needed, and its values never go to
+    memory. The graph's order puts a node early (right after its inputs): an optimizer's
+    `buf * momentum` came before the gradient's matmul, so it was a kernel of its own, and the
+    update `buf * momentum + grad` did not read `buf` itself (no in-place write, see Program)."""
+    gone = set()
+    for k, g in enumerate(steps):
+        if not isinstance(g, Group) or g.reduce is not None:
+            continue
+        readers = {}
+        for m in g.nodes:
+            for u in users.get(id(m), ()):
+                r = group_of.get(id(u))  # None: an extern step
+                if r is not g:
+                    readers[id(r)] = r
+        if len(readers) != 1:
+            continue
+        (target,) = readers.values()
+        if target is None or target.shape != g.shape:
+            continue  # read by an extern step, or over another space
+        target.nodes[:0] = g.nodes
+        for m in g.nodes:
+            group_of[id(m)] = target
+        gone.add(id(g))
+    return [st for st in steps if id(st) not in gone]
 
 
 def _joinable(n: Node, group_of: dict, pos: dict, open_groups: list) -> Group | None:

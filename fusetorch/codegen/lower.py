@@ -24,6 +24,7 @@ class Param:
     node: Node
     strides: tuple  # element strides of the array, aligned to the iteration space
     output: bool
+    inout: bool = False  # an input the kernel also overwrites, element by element (in place)
 
 
 @dataclass
@@ -120,10 +121,15 @@ def _expr(node: Node, operands: list) -> str:
     return OPS[node.op].c_expr.format(*operands, **kw)
 
 
-def lower(group: Group, arrays: dict, names: dict | None = None) -> LoopKernel:
+def lower(group: Group, arrays: dict, names: dict | None = None,
+          in_place: dict | None = None) -> LoopKernel:
     """`arrays` maps id(node) -> the array each input node holds at run time (for strides);
-    `names` maps id(node) -> its name in the graph's text (`%7`), for the comments."""
+    `names` maps id(node) -> its name in the graph's text (`%7`), for the comments.
+    `in_place` maps id(output node) -> the input node whose array that output overwrites: the
+    kernel stores it through the input's own pointer at the index it read it (the caller has
+    checked that nothing reads the old value afterwards, and that the layouts agree)."""
     names = names or {}
+    in_place = in_place or {}
     space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
     # loop order: a reduction's kept dims outside, its reduced dims inside (every index is
     # strides times loop variables, so reordering the loops is reordering strides)
@@ -163,7 +169,13 @@ def lower(group: Group, arrays: dict, names: dict | None = None) -> LoopKernel:
                          f"{name}{n.op}{' from ' + src if src else ''}"))
     stores = []
     reduce_out = None
+    param_of = {id(p.node): p for p in params}
     for k, n in enumerate(group.outputs):
+        if id(n) in in_place:
+            p = param_of[id(in_place[id(n)])]
+            p.inout = True
+            stores.append((p, var_of[id(n)]))
+            continue
         if n is group.reduce:
             kept = tuple(space[d] for d in order[:len(order) - len(n.attrs["dims"])])
             reduce_out = Param(f"out{k}", n.dtype.c_type, n, _contiguous(kept), True)
@@ -195,7 +207,7 @@ def lower(group: Group, arrays: dict, names: dict | None = None) -> LoopKernel:
                           and all(p.strides == contiguous or not any(p.strides)
                                   for p in params if not p.output))
     # everything the source depends on (kernels named alike are defined once per module)
-    sig = repr([(p.name, p.ctype, p.strides) for p in params] +
+    sig = repr([(p.name, p.ctype, p.strides, p.inout) for p in params] +
                [(s.var, s.expr, s.ctype) for s in body] +
                [(p.name, v) for p, v in stores] +
                [space, order, kernel.reduce_inner, flat, kernel.blocked, kernel.reduce_op,

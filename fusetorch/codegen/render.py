@@ -1,15 +1,28 @@
 """Loop kernels -> C source, through the Jinja templates in fusetorch/templates/c/.
 
 The templates hold the loop skeletons and OpenMP pragmas; what each statement computes comes
-from the op table's C expressions (via `lower`). Small iteration spaces get serial loops:
-opening an OpenMP parallel region costs about a microsecond (shared/PLATFORM.md).
+from the op table's C expressions (via `lower`). Only large kernels get parallel loops: with
+OMP_WAIT_POLICY=PASSIVE (cbuild: spinning workers starve numpy's BLAS threads) a parallel region
+opened after the workers went to sleep costs about 100 us here, so it pays only from about a
+million elements (measured: `W += g * -lr` over 1e5 floats, 18 us serial, 123 us parallel;
+1e6: 211 vs 218; 4e6: 1194 vs 509).
 """
 from __future__ import annotations
+
+import re
 
 from . import environment
 from .lower import LoopKernel, offset
 
-PARALLEL_MIN = 1 << 16  # elements below which a parallel region costs more than it saves
+PARALLEL_WORK = 1 << 20  # work (elements, weighted by libm calls) from which loops go parallel
+_LIBM_CALL = re.compile(r"\b(?!FT_)[a-z0-9_]+\(")
+
+
+def parallel(k: LoopKernel) -> bool:
+    """Whether the kernel's work pays for waking OpenMP's workers. A libm call (exp, tanh) per
+    element costs about as much again as moving the element."""
+    calls = sum(len(_LIBM_CALL.findall(s.expr)) for s in k.body)
+    return k.numel * (1 + calls) >= PARALLEL_WORK
 
 
 def pointer_type(ctype: str) -> str:
@@ -24,7 +37,7 @@ def render_kernel(k: LoopKernel) -> str:
     loop_vars = [f"i{d}" for d in range(len(k.shape))]
     offsets = {p.name: offset(p, loop_vars) for p in k.params}
     loads = [(p, s) for p, s in zip((p for p in k.params if not p.output), k.loads)]
-    ctx = dict(k=k, loads=loads, offsets=offsets, parallel=k.numel >= PARALLEL_MIN,
+    ctx = dict(k=k, loads=loads, offsets=offsets, parallel=parallel(k),
                signature=_params(k, "restrict "))
     if k.reduce_out is not None:
         outer = loop_vars[:len(k.outer_shape)]
@@ -50,5 +63,5 @@ def declaration(k: LoopKernel) -> str:
 
 
 def _params(k: LoopKernel, qualifier: str) -> str:
-    return ", ".join(f"{'' if p.output else 'const '}{pointer_type(p.ctype)}* {qualifier}{p.name}"
-                     for p in k.params)
+    return ", ".join(f"{'' if p.output or p.inout else 'const '}{pointer_type(p.ctype)}* "
+                     f"{qualifier}{p.name}" for p in k.params)

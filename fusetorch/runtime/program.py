@@ -31,6 +31,13 @@ class Program:
         self._buffers: dict = {}  # kernel index -> its output arrays from the last call
         self._schedule: list = []  # the steps over slots of `_env` (made by `build`)
         self.user_outputs: int | None = None  # outputs after these are internal (saved values)
+        # output index -> input index: the output is the input's new value (an optimizer's
+        # update of a parameter), which the caller writes back into the input's array; where
+        # it is safe the kernel writes it there itself (see `_choose_in_place`)
+        # The caller runs a program with updates only on inputs none of which shares memory
+        # with an updated one (`overlapping`): the graph's values are those of separate arrays.
+        self.updates: dict[int, int] = {}
+        self._in_place: dict = {}  # id(output node) -> the input node it overwrites
 
     # ------------------------------------------------------------ running
 
@@ -52,7 +59,7 @@ class Program:
                         a = a.astype(want)
                 env[out] = a
                 continue
-            _, k, func, ins, checked, outs = step
+            _, k, func, ins, checked, outs, aliased = step
             for i, shape, strides in checked:  # values from outside the kernels: guard them
                 a = env[i]
                 if a.shape != shape or (a.strides != strides and
@@ -67,6 +74,8 @@ class Program:
                 if prev[j] is None or sys.getrefcount(prev[j]) > 2:
                     prev[j] = xp.empty(shape, dtype)
                 env[i] = prev[j]
+            for i, j in aliased:  # written in place, over input slot j
+                env[i] = env[j]
             if ptr is None:  # CUDA: the launcher takes the device arrays
                 func([env[i] for i in ins] + prev)
                 continue
@@ -75,7 +84,7 @@ class Program:
                    for i in ins], *[ptr(_CTYPES[a.dtype.char] + "[]", a) for a in prev])
         outs = [env[i] for i in self._output_slots]
         env[:] = [None] * len(env)  # hold no arrays between calls
-        return _unaliased(outs, arrays, self.user_outputs)
+        return _unaliased(outs, arrays, self.user_outputs, self.updates)
 
     def _make_schedule(self) -> None:
         """The steps as tuples over slots of one list: a call then does no dict lookups, builds
@@ -105,13 +114,16 @@ class Program:
             ins = [slot[id(n)] for n in step.inputs]
             checked = [(i, shape, strides) for i, (shape, strides, _) in
                        zip(ins, self._layouts[k]) if i not in from_kernel]
-            outs = []
+            outs, aliased = [], []
             for n in step.outputs:
                 slot[id(n)] = len(slot)
+                if id(n) in self._in_place:
+                    aliased.append((slot[id(n)], slot[id(self._in_place[id(n)])]))
+                    continue
                 from_kernel.add(slot[id(n)])
                 outs.append((slot[id(n)], n.shape, NP_DTYPES[n.dtype]))
             self._buffers[k] = [None] * len(outs)
-            schedule.append((_KERNEL, k, self._funcs[k], ins, checked, outs))
+            schedule.append((_KERNEL, k, self._funcs[k], ins, checked, outs, aliased))
             k += 1
         self._schedule = schedule
         self._output_slots = [slot[id(o)] for o in self.graph.outputs]
@@ -119,9 +131,14 @@ class Program:
 
     def _first_run(self, arrays: list) -> list:
         """Run eagerly, remembering each group's input arrays; then build every kernel."""
+        outs, env = self._eager(arrays)
+        self.build([{id(n): env[id(n)] for n in g.inputs} for g in self.plan.groups()])
+        return outs
+
+    def _eager(self, arrays: list) -> tuple:
+        """The outputs, computed by the eager implementations, and every node's value."""
         env = {id(n): a for n, a in zip(self.graph.inputs, arrays)}
         impl, xp = self.backend.impl, self.backend.xp
-        seen = []
         # kernels write C-contiguous outputs: make the eager run's values look the same, so
         # the layouts recorded below are the ones later runs will see
         written = {id(n) for g in self.plan.groups() for n in g.outputs}
@@ -131,19 +148,17 @@ class Program:
                 if id(node) in written and not out.flags.c_contiguous:
                     out = xp.ascontiguousarray(out)  # (never reached for 0-d: always contiguous)
                 env[id(node)] = out
-        for g in self.plan.groups():
-            ins = {id(n): env[id(n)] for n in g.inputs}
-            seen.append(ins)
-        self.build(seen)
-        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays, self.user_outputs)
+        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays,
+                          self.user_outputs, self.updates), env
 
     # ------------------------------------------------------------ building
 
     def build(self, inputs_per_group: list) -> None:
         from .cbuild import build
         names = {id(n): f"%{i}" for i, n in enumerate(self.graph.nodes)}  # as graph.text()
-        self.kernels = [lower.lower(g, ins, names) for g, ins in zip(self.plan.groups(),
-                                                                       inputs_per_group)]
+        self._in_place = self._choose_in_place(inputs_per_group)
+        self.kernels = [lower.lower(g, ins, names, self._in_place)
+                        for g, ins in zip(self.plan.groups(), inputs_per_group)]
         self._layouts = [_layout([ins[id(n)] for n in g.inputs])
                          for g, ins in zip(self.plan.groups(), inputs_per_group)]
         if not self.kernels:
@@ -163,6 +178,43 @@ class Program:
             self._funcs = [lib.function(k.name) for k in self.kernels]
         self._make_schedule()
 
+    def _choose_in_place(self, inputs_per_group: list) -> dict:
+        """id(output node) -> input node, for updates a kernel can write over the input's own
+        array: C kernels only; a pointwise kernel reading the input at the very index it writes
+        (same shape, C-contiguous, no broadcast); no later step reading the old value, through
+        the input or any view of it; the old value not returned."""
+        if self.backend.device.type != "cpu" or not self.updates:
+            return {}
+        steps = self.plan.steps
+        returned = {id(o) for o in self.graph.outputs}
+        chosen = {}
+        for out_index, in_index in self.updates.items():
+            out, x = self.graph.outputs[out_index], self.graph.inputs[in_index]
+            at = next((k for k, st in enumerate(steps)
+                       if not isinstance(st, fuse.Extern) and any(o is out for o in st.outputs)),
+                      None)
+            if at is None or steps[at].reduce is not None or out.shape != x.shape \
+                    or out.dtype != x.dtype or any(o is out for o in self.graph.outputs[
+                        :out_index]) or id(out) in {id(v) for v in chosen}:
+                continue
+            group = steps[at]
+            arrays = inputs_per_group[self.plan.groups().index(group)]
+            if id(x) not in arrays or not arrays[id(x)].flags.c_contiguous:
+                continue
+            # the values that may share x's memory: x, and what movement steps make of it
+            aliases = {id(x)}
+            for st in steps:
+                if isinstance(st, fuse.Extern) and st.node.op != "matmul" and any(
+                        id(i) in aliases for i in st.node.inputs):
+                    aliases.add(id(st.node))
+            later = [st.node.inputs if isinstance(st, fuse.Extern) else st.inputs
+                     for st in steps[at + 1:]]
+            if aliases & returned or any(id(i) in aliases for ins in later for i in ins) or \
+                    any(id(i) in aliases and i is not x for i in group.inputs):
+                continue
+            chosen[id(out)] = x
+        return chosen
+
     def describe(self) -> list:
         """One line per kernel: name, what it fuses, iteration space, bytes read and written."""
         out = []
@@ -175,18 +227,31 @@ class Program:
         return out
 
 
-def _unaliased(outs: list, inputs: list, n_user: int | None) -> list:
+def _unaliased(outs: list, inputs: list, n_user: int | None, updates=()) -> list:
     """Optimised graphs may return an input (x * 1 -> x) or one node twice (CSE): give each
     result the user sees its own buffer, as eager execution would. Outputs past `n_user` are
-    values kept for a backward program, which only reads them."""
+    values kept for a backward program, which only reads them; `updates` are new values of
+    inputs, which the caller copies into the inputs' arrays (or a kernel wrote there)."""
     seen = {id(a) for a in inputs}
     res = []
     for k, a in enumerate(outs):
-        if (n_user is None or k < n_user) and id(a) in seen:
+        if (n_user is None or k < n_user) and k not in updates and id(a) in seen:
             a = a.copy()
         seen.add(id(a))
         res.append(a)
     return res
+
+
+def overlapping(arrays: list, slots) -> bool:
+    """Whether an array at one of `slots` shares memory with another of `arrays`. Two arrays
+    that own their memory never do, so only views (and the targets themselves) are checked."""
+    views = [k for k, a in enumerate(arrays) if a.base is not None]
+    for j in slots:
+        t = arrays[j]
+        for k in (range(len(arrays)) if t.base is not None else views):
+            if k != j and (arrays[k] is t or np.may_share_memory(arrays[k], t)):
+                return True
+    return False
 
 
 def _nbytes(n) -> int:
