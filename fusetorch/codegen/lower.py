@@ -54,6 +54,11 @@ class LoopKernel:
     comments: list = field(default_factory=list)
     blocked: bool = False  # a large float32 sum over everything, read in order: block-wise
     block: int = 4096
+    # an outer-axis reduction: loops in memory order, the reduced ones among them (`reduced`
+    # per loop), folding into an accumulator row over the kept dims (see reduce_outer.c.j2)
+    outer_axis: bool = False
+    reduced: tuple = ()
+    acc_strides: tuple = ()  # per loop: the accumulator row's stride (0 for reduced loops)
 
     @property
     def outer_shape(self) -> tuple:
@@ -121,21 +126,49 @@ def _expr(node: Node, operands: list) -> str:
     return OPS[node.op].c_expr.format(*operands, **kw)
 
 
+OUTER_AXIS_MAX_WORK = 1 << 20  # above this an outer-axis reduction uses the parallel layout
+OUTER_AXIS_MAX_ROW = 4096  # the accumulator row is a local array: at most 32 KiB of stack
+
+
+def _collapse(shape: tuple, strides: list, reduced: tuple) -> tuple:
+    """Merge neighbouring loops that every array walks as one (stride of the outer = stride of
+    the inner times its extent; both reduced or both kept): [6, 64, 28, 28] summed over the
+    last three becomes [6, 64, 784], whose inner loop is long enough to vectorise well."""
+    shape, strides, reduced = list(shape), [list(st) for st in strides], list(reduced)
+    d = len(shape) - 2
+    while d >= 0:
+        if reduced[d] == reduced[d + 1] and all(st[d] == st[d + 1] * shape[d + 1]
+                                                for st in strides):
+            shape[d] *= shape[d + 1]
+            for st in strides:
+                st[d] = st[d + 1]
+                del st[d + 1]
+            del shape[d + 1], reduced[d + 1]
+        d -= 1
+    return tuple(shape), [tuple(st) for st in strides], tuple(reduced)
+
+
 def lower(group: Group, arrays: dict, names: dict | None = None,
-          in_place: dict | None = None) -> LoopKernel:
+          in_place: dict | None = None, outer_axis: bool = False) -> LoopKernel:
     """`arrays` maps id(node) -> the array each input node holds at run time (for strides);
     `names` maps id(node) -> its name in the graph's text (`%7`), for the comments.
     `in_place` maps id(output node) -> the input node whose array that output overwrites: the
     kernel stores it through the input's own pointer at the index it read it (the caller has
-    checked that nothing reads the old value afterwards, and that the layouts agree)."""
+    checked that nothing reads the old value afterwards, and that the layouts agree).
+    `outer_axis=True` lets a reduction over leading dims keep the loops in memory order and
+    fold into an accumulator row (C only; otherwise the reduced loops go innermost)."""
     names = names or {}
     in_place = in_place or {}
     space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
     # loop order: a reduction's kept dims outside, its reduced dims inside (every index is
-    # strides times loop variables, so reordering the loops is reordering strides)
+    # strides times loop variables, so reordering the loops is reordering strides), except in
+    # the outer-axis layout, which keeps memory order
     order = tuple(range(len(space)))
-    if group.reduce is not None:
-        dims = tuple(group.reduce.attrs["dims"])
+    dims = tuple(group.reduce.attrs["dims"]) if group.reduce is not None else ()
+    row = math.prod(space[d] for d in order if d not in dims)
+    outer_axis = (outer_axis and dims and any(d not in dims for d in range(min(dims), len(space)))
+                  and row <= OUTER_AXIS_MAX_ROW and math.prod(space) < OUTER_AXIS_MAX_WORK)
+    if dims and not outer_axis:
         order = tuple(d for d in order if d not in dims) + dims
     reorder = lambda st: tuple(st[d] for d in order)
     params, loads, var_of = [], [], {}
@@ -177,8 +210,11 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
             stores.append((p, var_of[id(n)]))
             continue
         if n is group.reduce:
-            kept = tuple(space[d] for d in order[:len(order) - len(n.attrs["dims"])])
-            reduce_out = Param(f"out{k}", n.dtype.c_type, n, _contiguous(kept), True)
+            # strides over the whole space, 0 along reduced dims (made kept-only below)
+            kept = _contiguous(tuple(1 if d in dims else space[d] for d in range(len(space))))
+            reduce_out = Param(f"out{k}", n.dtype.c_type, n,
+                               reorder(tuple(0 if d in dims else kept[d]
+                                             for d in range(len(space)))), True)
             params.append(reduce_out)
             continue
         p = Param(f"out{k}", n.dtype.c_type, n, reorder(_contiguous(space)), True)
@@ -187,12 +223,23 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
     contiguous = _contiguous(space)
     flat = group.reduce is None and all(
         p.strides == contiguous or not any(p.strides) for p in params)
-    kernel = LoopKernel(name="", shape=reorder(space), params=params, loads=loads, body=body,
+    inputs_contiguous = all(p.strides == contiguous or not any(p.strides)
+                            for p in params if not p.output)
+    shape, reduced = reorder(space), tuple(d in dims for d in order)
+    if not flat:
+        shape, strides, reduced = _collapse(shape, [p.strides for p in params], reduced)
+        for p, st in zip(params, strides):
+            p.strides = st
+    kernel = LoopKernel(name="", shape=shape, params=params, loads=loads, body=body,
                         stores=stores, flat=flat, numel=math.prod(space))
     if group.reduce is not None:
         kernel.reduce_var = var_of[id(group.reduce.inputs[0])]
         kernel.reduce_out = reduce_out
-        kernel.reduce_inner = len(group.reduce.attrs["dims"])
+        kernel.reduce_inner = sum(reduced)
+        kernel.outer_axis, kernel.reduced = bool(outer_axis), reduced
+        kernel.acc_strides = reduce_out.strides
+        if not outer_axis:  # the output is indexed by the kept (outer) loops alone
+            reduce_out.strides = reduce_out.strides[:len(shape) - kernel.reduce_inner]
         kernel.reduce_op = group.reduce.op
         r = group.reduce
         kernel.comments.append(f"{reduce_out.name}: {names.get(id(r), '')} = {r.op} over dims "
@@ -202,21 +249,20 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
         kernel.acc_ctype = "double" if group.reduce.op == "sum" else group.reduce.dtype.c_type
         kernel.acc_init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY"}[group.reduce.op]
         kernel.blocked = (group.reduce.op == "sum" and group.reduce.dtype is dt.float32
-                          and kernel.reduce_inner == len(space) and not stores
-                          and kernel.numel >= 4 * kernel.block
-                          and all(p.strides == contiguous or not any(p.strides)
-                                  for p in params if not p.output))
+                          and all(reduced) and not stores
+                          and kernel.numel >= 4 * kernel.block and inputs_contiguous)
     # everything the source depends on (kernels named alike are defined once per module)
     sig = repr([(p.name, p.ctype, p.strides, p.inout) for p in params] +
                [(s.var, s.expr, s.ctype) for s in body] +
                [(p.name, v) for p, v in stores] +
-               [space, order, kernel.reduce_inner, flat, kernel.blocked, kernel.reduce_op,
-                kernel.reduce_var, kernel.acc_ctype])
+               [space, order, shape, reduced, kernel.outer_axis, kernel.reduce_inner, flat,
+                kernel.blocked, kernel.reduce_op, kernel.reduce_var, kernel.acc_ctype])
     kernel.name = f"ft_{group.kind}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
     return kernel
 
 
-def offset(p: Param, loop_vars: list) -> str:
-    """The element offset of `p` at the current loop indices (constant strides)."""
-    terms = [f"{v} * {s}" if s != 1 else v for v, s in zip(loop_vars, p.strides) if s]
+def offset(p: Param, loop_vars: list, strides: tuple | None = None) -> str:
+    """The element offset of `p` (or of `strides`) at the current loop indices."""
+    strides = p.strides if strides is None else strides
+    terms = [f"{v} * {s}" if s != 1 else v for v, s in zip(loop_vars, strides) if s]
     return " + ".join(terms) if terms else "0"

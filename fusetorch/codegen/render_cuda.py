@@ -46,7 +46,8 @@ REDUCE_OPS = {"sum": "FtSum", "max": "FtMax", "min": "FtMin"}
 KNOWN_FIELDS = {"name", "shape", "params", "loads", "body", "stores", "flat", "reduce_var",
                 "reduce_out", "reduce_inner", "acc_ctype", "reduce_op", "acc_init", "numel",
                 "comments",
-                "blocked", "block"}  # the C backend's block-wise float sums: a CPU detail
+                "blocked", "block",  # the C backend's block-wise float sums: a CPU detail
+                "reduced", "acc_strides"}  # read by the C outer-axis layout only (outer_axis)
 
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "cuda")),
                           undefined=jinja2.StrictUndefined, keep_trailing_newline=True)

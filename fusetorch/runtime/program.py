@@ -157,7 +157,8 @@ class Program:
         from .cbuild import build
         names = {id(n): f"%{i}" for i, n in enumerate(self.graph.nodes)}  # as graph.text()
         self._in_place = self._choose_in_place(inputs_per_group)
-        self.kernels = [lower.lower(g, ins, names, self._in_place)
+        cpu = self.backend.device.type == "cpu"
+        self.kernels = [lower.lower(g, ins, names, self._in_place, outer_axis=cpu)
                         for g, ins in zip(self.plan.groups(), inputs_per_group)]
         self._layouts = [_layout([ins[id(n)] for n in g.inputs])
                          for g, ins in zip(self.plan.groups(), inputs_per_group)]

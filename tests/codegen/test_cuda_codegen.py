@@ -14,6 +14,7 @@ bottom of this file).
 """
 import ctypes
 import dataclasses
+import math
 import shutil
 import subprocess
 
@@ -271,12 +272,13 @@ def _inputs(g, k, rng, misalign: int):
     """(allocations the kernel reads from, {id(input node): the same values over the group's
     space in its own dim order}): strides are in loop order, the reference wants node order."""
     space, order = _loop_order(g)
-    assert tuple(space[d] for d in order) == tuple(k.shape)
+    loops = tuple(space[d] for d in order)  # before lower merged loops walked as one
+    assert math.prod(loops) == math.prod(k.shape)
     bases, views = [], {}
     for p, n in zip((p for p in k.params if not p.output), g.inputs):
         base, view = _strided_input(p, k.shape, rng, misalign)
         bases.append(base)
-        views[id(n)] = view.transpose(np.argsort(order))
+        views[id(n)] = view.reshape(loops).transpose(np.argsort(order))
     return bases, views
 
 

@@ -60,6 +60,10 @@ CASES = {
     "relu and its mask": (lambda x, b: (x + b).relu() * (x + b > 0), [(64, 100), (100,)]),
     "where and sum over the outer axis": (
         lambda x, y: torch.where(x > 0, y, 0.0).sum(0), [(64, 100), (64, 100)]),
+    "max over the outer axis, inner loop kept": (
+        lambda x: (x * 2).amax(0), [(64, 100)]),
+    "sum over outer and inner axes": (
+        lambda x: (x * x).sum((0, 2)), [(16, 6, 196)]),
     "clamp and transcendentals": (
         lambda x: torch.tanh(torch.exp(x * 0.5 + 1).clamp(max=10) * x - 0.25), [(4096,)]),
     "max and min with NaN propagation": (
