@@ -63,19 +63,29 @@ def fusible(n: Node) -> bool:
             and all(i.dtype in KERNEL_DTYPES for i in n.inputs))
 
 
-def _reducible(n: Node, g: Group, trailing: bool = False) -> bool:
+INDEX_REDUCTIONS = ("argmax", "argmin")  # C kernels only: the CUDA templates have none
+
+
+def _reducible(n: Node, g: Group, trailing: bool = False, index: bool = False) -> bool:
     """A sum, max or min over any dims of the group's iteration space (`trailing`: only over
-    all dims or trailing dims, which read memory in order)."""
-    if n.op not in ("sum", "max", "min") or n.dtype not in (dt.float32, dt.float64):
+    all dims or trailing dims, which read memory in order); with `index`, also argmax/argmin
+    over one dim of a float value (max pooling's window: numpy's argmax over a middle axis is
+    slow, so these make a kernel even alone)."""
+    x = n.inputs[0] if n.inputs else None
+    if index and n.op in INDEX_REDUCTIONS and x.dtype in (dt.float32, dt.float64) and \
+            len(n.attrs["dims"]) == 1:
+        trailing = False
+    elif n.op not in ("sum", "max", "min") or n.dtype not in (dt.float32, dt.float64):
         return False
-    x = n.inputs[0]
     dims, rank = tuple(n.attrs["dims"]), len(g.shape)
     if x.shape != g.shape or rank == 0 or not dims:
         return False
     return not trailing or dims == tuple(range(rank - len(dims), rank))
 
 
-def partition(graph: Graph) -> Plan:
+def partition(graph: Graph, index_reductions: bool = False) -> Plan:
+    """The graph's steps: fused groups (kernels) and the nodes left to library calls, in an
+    order that respects every dependency. `index_reductions` lets argmax/argmin be kernels."""
     pos = {id(n): i for i, n in enumerate(graph.nodes)}
     users: dict[int, list] = {}
     for n in graph.nodes:
@@ -97,7 +107,7 @@ def partition(graph: Graph) -> Plan:
             group_of[id(n)] = g
             continue
         g = group_of.get(id(n.inputs[0])) if n.inputs else None
-        if g is not None and g.reduce is None and _reducible(n, g):
+        if g is not None and g.reduce is None and _reducible(n, g, index=index_reductions):
             # (a value the reduction reads that others read too is stored by the same loop: a
             # bias gradient sums the cotangent that the weight gradient's matmul also reads)
             g.reduce = n
@@ -109,7 +119,7 @@ def partition(graph: Graph) -> Plan:
             # others read too): a kernel of its own, where it reads memory in order (numpy's
             # own sums over leading dims are as fast as a strided kernel)
             alone = Group(shape=n.inputs[0].shape, start=pos[id(n)])
-            if _reducible(n, alone, trailing=True):
+            if _reducible(n, alone, trailing=True, index=index_reductions):
                 alone.reduce = n
                 alone.nodes.append(n)
                 group_of[id(n)] = alone

@@ -58,7 +58,8 @@ class LoopKernel:
     # per loop), folding into an accumulator row over the kept dims (see reduce_outer.c.j2)
     outer_axis: bool = False
     reduced: tuple = ()
-    acc_strides: tuple = ()  # per loop: the accumulator row's stride (0 for reduced loops)
+    prefix: int = 0  # loops before the first reduced one: each runs a row of its own
+    acc_strides: tuple = ()  # per loop: the accumulator row's stride (0 outside the row)
 
     @property
     def outer_shape(self) -> tuple:
@@ -126,7 +127,9 @@ def _expr(node: Node, operands: list) -> str:
     return OPS[node.op].c_expr.format(*operands, **kw)
 
 
-OUTER_AXIS_MAX_WORK = 1 << 20  # above this an outer-axis reduction uses the parallel layout
+# above this an outer-axis reduction with no kept loop before its first reduced one (nothing to
+# run in parallel) uses the other layout, parallel over its kept dims
+OUTER_AXIS_MAX_WORK = 1 << 20
 OUTER_AXIS_MAX_ROW = 4096  # the accumulator row is a local array: at most 32 KiB of stack
 
 
@@ -165,9 +168,10 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
     # the outer-axis layout, which keeps memory order
     order = tuple(range(len(space)))
     dims = tuple(group.reduce.attrs["dims"]) if group.reduce is not None else ()
-    row = math.prod(space[d] for d in order if d not in dims)
-    outer_axis = (outer_axis and dims and any(d not in dims for d in range(min(dims), len(space)))
-                  and row <= OUTER_AXIS_MAX_ROW and math.prod(space) < OUTER_AXIS_MAX_WORK)
+    if dims:  # the accumulator row: the kept dims inside the first reduced one
+        row = math.prod(space[d] for d in range(min(dims), len(space)) if d not in dims)
+        outer_axis = (outer_axis and row > 1 and row <= OUTER_AXIS_MAX_ROW and
+                      (min(dims) > 0 or math.prod(space) < OUTER_AXIS_MAX_WORK))
     if dims and not outer_axis:
         order = tuple(d for d in order if d not in dims) + dims
     reorder = lambda st: tuple(st[d] for d in order)
@@ -237,7 +241,8 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
         kernel.reduce_out = reduce_out
         kernel.reduce_inner = sum(reduced)
         kernel.outer_axis, kernel.reduced = bool(outer_axis), reduced
-        kernel.acc_strides = reduce_out.strides
+        kernel.prefix = reduced.index(True)
+        kernel.acc_strides = (0,) * kernel.prefix + reduce_out.strides[kernel.prefix:]
         if not outer_axis:  # the output is indexed by the kept (outer) loops alone
             reduce_out.strides = reduce_out.strides[:len(shape) - kernel.reduce_inner]
         kernel.reduce_op = group.reduce.op
@@ -245,9 +250,10 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
         kernel.comments.append(f"{reduce_out.name}: {names.get(id(r), '')} = {r.op} over dims "
                                f"{tuple(r.attrs['dims'])} of {r.inputs[0].type_str()}")
         # sums accumulate in double (a float32 sum of 2^24 values loses ~1e-5 relative);
-        # max and min are exact in their own type
-        kernel.acc_ctype = "double" if group.reduce.op == "sum" else group.reduce.dtype.c_type
-        kernel.acc_init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY"}[group.reduce.op]
+        # max and min are exact in their own type; argmax/argmin keep the value they compare
+        kernel.acc_ctype = ("double" if r.op == "sum" else r.inputs[0].dtype.c_type)
+        kernel.acc_init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY",
+                           "argmax": "-INFINITY", "argmin": "INFINITY"}[r.op]
         kernel.blocked = (group.reduce.op == "sum" and group.reduce.dtype is dt.float32
                           and all(reduced) and not stores
                           and kernel.numel >= 4 * kernel.block and inputs_contiguous)

@@ -42,7 +42,9 @@ def render_kernel(k: LoopKernel) -> str:
                signature=_params(k, "restrict "))
     if k.outer_axis:
         ctx["acc_offset"] = offset(k.reduce_out, loop_vars, k.acc_strides)
-        ctx["row"] = math.prod(d for d, r in zip(k.shape, k.reduced) if not r)
+        ctx["out_offset"] = offset(k.reduce_out, loop_vars[:k.prefix]) if k.prefix else "0"
+        ctx["row"] = math.prod(d for d, r in zip(k.shape[k.prefix:], k.reduced[k.prefix:])
+                               if not r)
         return environment("c").get_template("reduce_outer.c.j2").render(**ctx)
     if k.reduce_out is not None:
         outer = loop_vars[:len(k.outer_shape)]

@@ -47,7 +47,7 @@ KNOWN_FIELDS = {"name", "shape", "params", "loads", "body", "stores", "flat", "r
                 "reduce_out", "reduce_inner", "acc_ctype", "reduce_op", "acc_init", "numel",
                 "comments",
                 "blocked", "block",  # the C backend's block-wise float sums: a CPU detail
-                "reduced", "acc_strides"}  # read by the C outer-axis layout only (outer_axis)
+                "reduced", "prefix", "acc_strides"}  # read by the C outer-axis layout only
 
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "cuda")),
                           undefined=jinja2.StrictUndefined, keep_trailing_newline=True)

@@ -22,7 +22,7 @@ from .interpret import eval_node
 class Program:
     def __init__(self, graph: Graph, backend):
         self.graph = graph
-        self.plan = fuse.partition(graph)
+        self.plan = fuse.partition(graph, index_reductions=backend.device.type == "cpu")
         self.backend = backend
         self.kernels: list = []  # LoopKernel per group, once built
         self.source: str | None = None
@@ -281,7 +281,8 @@ def _pointer(a, ffi):
     return ffi.cast(ctype + "*", a.ctypes.data)  # strided views are read in place
 
 
-_CTYPES = {"f": "float", "d": "double", "?": "uint8_t"}  # as render.pointer_type
+_CTYPES = {"f": "float", "d": "double", "?": "uint8_t",  # as render.pointer_type
+           "l": "int64_t", "q": "int64_t"}  # argmax/argmin results
 _EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
 
 

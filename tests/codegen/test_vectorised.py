@@ -62,6 +62,8 @@ CASES = {
         lambda x, y: torch.where(x > 0, y, 0.0).sum(0), [(64, 100), (64, 100)]),
     "max over the outer axis, inner loop kept": (
         lambda x: (x * 2).amax(0), [(64, 100)]),
+    "argmax over a middle axis (max pooling's window)": (
+        lambda x: x.relu().argmax(2), [(64, 6, 4, 196)]),
     "sum over outer and inner axes": (
         lambda x: (x * x).sum((0, 2)), [(16, 6, 196)]),
     "clamp and transcendentals": (
