@@ -548,7 +548,10 @@ add("large_reductions", {"sum": lambda x: x.sum(), "mean(-1)": lambda x: x.mean(
                          "amin(-1, keepdim)": lambda x: x.amin(-1, keepdim=True) * 2,
                          "((x - 1) ** 2).sum()": lambda x: ((x - 1) ** 2).sum(),
                          "var(-1)": lambda x: x.var(-1), "softmax(-1)": lambda x: x.softmax(-1),
-                         "log_softmax(0)": lambda x: x.log_softmax(0)}, BIG)
+                         "log_softmax(0)": lambda x: x.log_softmax(0)}, BIG,
+    # kernels add in double, eager numpy in float32 pairs: over ~257 values of size ~1 the
+    # eager result itself is off by a few 1e-6 (a cancelling column: |sum| ~0.1, error 4.5e-6)
+    atol=2e-5)
 
 # casts and conversions
 add("cast", {"Tensor.float": m("float"), "Tensor.double": m("double"), "Tensor.int": m("int"),

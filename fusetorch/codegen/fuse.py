@@ -56,11 +56,18 @@ def _is_scalar_const(n: Node) -> bool:
                                                                (bool, int, float))
 
 
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+
+
 def fusible(n: Node) -> bool:
+    """Elementwise work a C kernel computes exactly like numpy: float and bool math, and
+    comparisons of int64 values (an index against a position: `_one_hot_scatter`)."""
     d = OPS[n.op]
+    ints_ok = n.op in _COMPARISONS
     return (d.kind == "elementwise" and n.op not in _NOT_FUSED and d.c_expr is not None
             and n.dtype in KERNEL_DTYPES
-            and all(i.dtype in KERNEL_DTYPES for i in n.inputs))
+            and all(i.dtype in KERNEL_DTYPES or ints_ok and i.dtype is dt.int64
+                    for i in n.inputs))
 
 
 INDEX_REDUCTIONS = ("argmax", "argmin")  # C kernels only: the CUDA templates have none
@@ -83,9 +90,11 @@ def _reducible(n: Node, g: Group, trailing: bool = False, index: bool = False) -
     return not trailing or dims == tuple(range(rank - len(dims), rank))
 
 
-def partition(graph: Graph, index_reductions: bool = False) -> Plan:
+def partition(graph: Graph, cpu: bool = False) -> Plan:
     """The graph's steps: fused groups (kernels) and the nodes left to library calls, in an
-    order that respects every dependency. `index_reductions` lets argmax/argmin be kernels."""
+    order that respects every dependency. `cpu` (C kernels) adds what only the C templates do:
+    argmax/argmin, and reductions over leading dims of a value read from memory (in memory
+    order, reduce_outer.c.j2)."""
     pos = {id(n): i for i, n in enumerate(graph.nodes)}
     users: dict[int, list] = {}
     for n in graph.nodes:
@@ -107,7 +116,7 @@ def partition(graph: Graph, index_reductions: bool = False) -> Plan:
             group_of[id(n)] = g
             continue
         g = group_of.get(id(n.inputs[0])) if n.inputs else None
-        if g is not None and g.reduce is None and _reducible(n, g, index=index_reductions):
+        if g is not None and g.reduce is None and _reducible(n, g, index=cpu):
             # (a value the reduction reads that others read too is stored by the same loop: a
             # bias gradient sums the cotangent that the weight gradient's matmul also reads)
             g.reduce = n
@@ -116,10 +125,11 @@ def partition(graph: Graph, index_reductions: bool = False) -> Plan:
             continue
         if n.inputs:
             # a reduction of a value read from memory (an input, or a group's output that
-            # others read too): a kernel of its own, where it reads memory in order (numpy's
-            # own sums over leading dims are as fast as a strided kernel)
+            # others read too): a kernel of its own where it reads memory in order (numpy's
+            # own sums over leading dims are as fast as a strided kernel, but not as fast as
+            # the C outer-axis layout)
             alone = Group(shape=n.inputs[0].shape, start=pos[id(n)])
-            if _reducible(n, alone, trailing=True, index=index_reductions):
+            if _reducible(n, alone, trailing=not cpu, index=cpu):
                 alone.reduce = n
                 alone.nodes.append(n)
                 group_of[id(n)] = alone

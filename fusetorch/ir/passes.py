@@ -376,6 +376,107 @@ def drop_copies(g: Graph) -> Graph:
     return _rewrite(g, rule)
 
 
+def _one_hot_scatter(n: Node) -> Node | None:
+    """scatter_add(zeros, idx, src, dim=d) with one index per row along d (max pooling's and
+    max(dim)'s gradient) -> where(iota_d == idx, src, 0): elementwise, so it fuses."""
+    z, idx, src = n.inputs
+    d = n.attrs["dim"]
+    if not z.dtype.is_floating_point or scalar_value(z) != 0 or idx.shape[d] != 1 or \
+            src.shape != idx.shape or any(a != b for k, (a, b) in
+                                          enumerate(zip(idx.shape, z.shape)) if k != d):
+        return None
+    k = z.shape[d]
+    iota = make_node("iota", [], {"shape": (k,), "dtype": idx.dtype, "start": 0, "step": 1},
+                     n.meta)
+    along = make_node("reshape", [iota], {"shape": tuple(k if i == d else 1
+                                                         for i in range(len(z.shape)))}, n.meta)
+    hit = make_node("eq", [along, idx], {}, n.meta)
+    zero = make_node("constant", [], {"shape": (), "dtype": z.dtype, "value": 0.0})
+    return make_node("where", [hit, src, zero], {}, n.meta)
+
+
+def _tiling_fold(n: Node) -> Node | None:
+    """fold2d of windows that tile the image exactly (stride = kernel, no padding or dilation:
+    2x2 max pooling's gradient) -> a permute and a reshape: each element goes to one place, so
+    the windows' producer writes the image's layout directly (sink_permutes)."""
+    cols = n.inputs[0]
+    a = n.attrs
+    (kh, kw), (oh, ow), (h, w) = a["kernel"], cols.shape[4:], a["size"]
+    if tuple(a["stride"]) != (kh, kw) or tuple(a["padding"]) != (0, 0) or \
+            tuple(a["dilation"]) != (1, 1) or (oh * kh, ow * kw) != (h, w):
+        return None
+    image = make_node("permute", [cols], {"perm": (0, 1, 4, 2, 5, 3)}, n.meta)
+    return make_node("reshape", [image], {"shape": n.shape}, n.meta)
+
+
+def rewrite_indexing(g: Graph) -> Graph:
+    """Index-based ops as cheaper equivalents (values equal; a scattered -0.0 may read 0.0):
+    gather(x, argmax(x, d, keepdim)) -> max(x, d, keepdim) (likewise argmin -> min); the
+    one-index-per-row scatter_add into zeros -> an elementwise where (`_one_hot_scatter`);
+    fold2d of exactly tiling windows -> permute + reshape (`_tiling_fold`)."""
+    def rule(n: Node) -> Node:
+        if n.op == "gather":
+            x, idx = n.inputs
+            d = n.attrs["dim"]
+            if idx.op in ("argmax", "argmin") and idx.inputs[0] is x and \
+                    tuple(idx.attrs["dims"]) == (d,) and idx.attrs.get("keepdim"):
+                return make_node("max" if idx.op == "argmax" else "min", [x],
+                                 {"dims": (d,), "keepdim": True}, n.meta)
+        elif n.op == "scatter_add":
+            return _one_hot_scatter(n) or n
+        elif n.op == "fold2d":
+            return _tiling_fold(n) or n
+        return n
+
+    return _rewrite(g, rule)
+
+
+def _split_groups(src: tuple, dst: tuple) -> list | None:
+    """For a reshape that only splits dims: per dim of `src`, the dims of `dst` it becomes
+    ([4] -> [2, 2]); None for anything else (a merge, a reorder of sizes)."""
+    groups, j = [], 0
+    for n in src:
+        size, start = 1, j
+        while j < len(dst) and (size < n or j == start):
+            size *= dst[j]
+            j += 1
+        if size != n:
+            return None
+        groups.append(tuple(dst[start:j]))
+    return groups if j == len(dst) else None
+
+
+def sink_reshapes(g: Graph) -> Graph:
+    """reshape(f(a, b)) -> f(reshape(a), reshape(b)) for an elementwise f that only the reshape
+    reads, when the reshape only splits dims (a broadcast input's size-1 dim splits into 1s).
+    The split is a free view of each input, and a permute after it can then sink into f as well
+    (max pooling's gradient: windows [N,C,4,OH,OW] -> [N,C,2,2,OH,OW] -> the image)."""
+    users = _use_counts(g)
+
+    def rule(n: Node) -> Node:
+        if n.op != "reshape":
+            return n
+        f = n.inputs[0]
+        if OPS[f.op].kind != "elementwise" or users.get(id(f)) != 1 or not f.inputs:
+            return n
+        groups = _split_groups(f.shape, n.shape)
+        if groups is None or len(n.shape) == len(f.shape):
+            return n
+        ins = []
+        for x in f.inputs:
+            if x.shape != ():
+                padded = (1,) * (len(f.shape) - len(x.shape)) + x.shape
+                shape = tuple(d for size, full, grp in zip(padded, f.shape, groups)
+                              for d in (grp if size == full else (1,) * len(grp)))
+                x = make_node("reshape", [x], {"shape": shape}, n.meta)
+            ins.append(x)
+        out = make_node(f.op, ins, dict(f.attrs), f.meta)
+        users[id(out)] = 1
+        return out
+
+    return _rewrite(g, rule)
+
+
 # ---------------------------------------------------------------- constant folding
 
 def _fdiv(a: float, b: float) -> float:
@@ -550,8 +651,8 @@ def fold_constants(g: Graph) -> Graph:
 
 # ---------------------------------------------------------------- the pipeline
 
-DEFAULT: tuple = (fold_constants, simplify, transpose_matmul, sink_permutes, drop_copies, cse,
-                  dce)
+DEFAULT: tuple = (fold_constants, simplify, rewrite_indexing, transpose_matmul, sink_reshapes,
+                  sink_permutes, drop_copies, cse, dce)
 
 
 def _check_contract(before: Graph, after: Graph, p: Pass) -> None:
@@ -585,4 +686,5 @@ def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -
 
 
 __all__ = ["DEFAULT", "NEVER_MERGE", "count_ops", "cse", "dce", "drop_copies", "fold_constants",
-           "optimize", "scalar_value", "simplify", "sink_permutes", "transpose_matmul"]
+           "optimize", "rewrite_indexing", "scalar_value", "simplify", "sink_permutes",
+           "sink_reshapes", "transpose_matmul"]

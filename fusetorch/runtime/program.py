@@ -22,7 +22,7 @@ from .interpret import eval_node
 class Program:
     def __init__(self, graph: Graph, backend):
         self.graph = graph
-        self.plan = fuse.partition(graph, index_reductions=backend.device.type == "cpu")
+        self.plan = fuse.partition(graph, cpu=backend.device.type == "cpu")
         self.backend = backend
         self.kernels: list = []  # LoopKernel per group, once built
         self.source: str | None = None

@@ -408,5 +408,5 @@ def test_kernels_that_differ_only_in_what_they_store_are_two_kernels():
     f(a, b)
     for g, w in zip(f(a, b), fn(a, b)):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
-    names = [k.split(":")[0] for k in f.kernels() if "reduce" in k]
-    assert len(names) == 2 and names[0] != names[1]
+    names = [k.split(":")[0] for k in f.kernels() if "sum]" in k]  # (the maxes are kernels too)
+    assert len(names) == 2 and names[0] != names[1], f.kernels()

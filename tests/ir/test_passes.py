@@ -17,7 +17,8 @@ from fusetorch.ir import dtypes as dt
 from fusetorch.ir.grad import backward_graph
 from fusetorch.ir.graph import Graph, Node, make_node, toposort
 from fusetorch.ir.passes import (DEFAULT, count_ops, cse, dce, drop_copies, fold_constants,
-                                 optimize, scalar_value, simplify, transpose_matmul)
+                                 optimize, rewrite_indexing, scalar_value, simplify,
+                                 sink_reshapes, transpose_matmul)
 from fusetorch.runtime.eager import GENERATOR, make_table
 from fusetorch.runtime.interpret import run_graph
 from fusetorch.tracer.autograd import leaf_node
@@ -188,6 +189,71 @@ def test_drop_copies_only_of_fresh_values_nobody_else_reads():
     ]
     for g in kept:
         assert count_ops(drop_copies(g))["copy"] == count_ops(g)["copy"], g.text()
+
+
+def _same_values(g, out, arrays):
+    for a, b in zip(run(g, arrays), run(out, arrays)):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)  # equal values (a scattered -0.0 may read 0.0)
+
+
+@pytest.mark.parametrize("arg, red", [("argmax", "max"), ("argmin", "min")])
+def test_gather_at_the_arg_extreme_is_the_extreme(arg, red):
+    x = inp((3, 4, 5))
+    for d in range(3):
+        idx = op(arg, x, dims=(d,), keepdim=True)
+        g = Graph([x], [op("gather", x, idx, dim=d), idx])
+        out = rewrite_indexing(g)
+        assert count_ops(out).get("gather", 0) == 0 and count_ops(out)[red] == 1
+        _same_values(g, out, [values((3, 4, 5), d)])
+    other = inp((3, 4, 5))  # the index of another tensor's extreme: left alone
+    g = Graph([x, other], [op("gather", x, op(arg, other, dims=(1,), keepdim=True), dim=1)])
+    assert count_ops(rewrite_indexing(g)).get("gather") == 1
+
+
+def test_one_index_per_row_scatter_into_zeros_is_elementwise():
+    x, src = inp((4, 3, 5)), inp((4, 1, 5))
+    idx = op("argmax", x, dims=(1,), keepdim=True)
+    zeros = op("full", shape=(4, 3, 5), dtype=f64, value=0)
+    g = Graph([x, src], [op("scatter_add", zeros, idx, src, dim=1)])
+    out = rewrite_indexing(g)
+    assert count_ops(out).get("scatter_add", 0) == 0 and count_ops(out)["where"] == 1
+    r = np.random.default_rng(0)
+    _same_values(g, out, [r.standard_normal((4, 3, 5)), r.standard_normal((4, 1, 5))])
+    kept = [  # a base that is not zeros; several indices per row
+        Graph([x, src], [op("scatter_add", x, idx, src, dim=1)]),
+        Graph([x], [op("scatter_add", zeros, op("expand", idx, shape=(4, 3, 5)), x, dim=1)])]
+    for k in kept:
+        assert count_ops(rewrite_indexing(k))["scatter_add"] == 1
+
+
+@pytest.mark.parametrize("kernel, stride, size, tiles", [
+    ((2, 2), (2, 2), (6, 8), True), ((2, 3), (2, 3), (4, 9), True),
+    ((2, 2), (2, 2), (7, 8), False), ((3, 3), (1, 1), (5, 5), False)])
+def test_fold_of_tiling_windows_is_a_permute(kernel, stride, size, tiles):
+    x = inp((2, 3) + size)
+    cols = op("unfold2d", x, kernel=kernel, stride=stride, padding=(0, 0), dilation=(1, 1),
+              pad_value=0.0)
+    cols2 = op("mul", cols, const(2.0))
+    g = Graph([x], [op("fold2d", cols2, size=size, kernel=kernel, stride=stride,
+                       padding=(0, 0), dilation=(1, 1))])
+    out = rewrite_indexing(g)
+    assert (count_ops(out).get("fold2d", 0) == 0) == tiles
+    _same_values(g, out, [np.random.default_rng(1).standard_normal((2, 3) + size)])
+
+
+def test_sink_reshapes_splits_an_elementwise_result_at_its_inputs():
+    a, b, c = inp((4, 6, 5)), inp((6, 1)), inp(())
+    f = op("add", op("mul", a, b), c)
+    g = Graph([a, b, c], [op("reshape", f, shape=(2, 2, 2, 3, 5))])
+    out = sink_reshapes(g)
+    assert out.outputs[0].op == "add" and out.outputs[0].shape == (2, 2, 2, 3, 5)
+    r = np.random.default_rng(2)
+    _same_values(g, out, [r.standard_normal((4, 6, 5)), r.standard_normal((6, 1)),
+                          np.array(1.5)])
+    for shape in ((24, 5), (4, 30), (4, 5, 6)):  # merges and reorders: left alone
+        g = Graph([a, b, c], [op("reshape", f, shape=shape)])
+        assert sink_reshapes(g).outputs[0].op == "reshape"
 
 
 def test_cse_never_merges_random_custom_copy_or_inputs():
