@@ -15,6 +15,9 @@ import re
 from . import environment
 from .lower import LoopKernel, offset
 
+# innermost loops shorter than this get no `omp simd`: forcing a 2-wide loop to vectorise ran
+# max pooling's gradient kernel 2.7x slower than gcc's own unrolling (183 vs 67 us)
+SIMD_MIN = 8
 PARALLEL_WORK = 1 << 20  # work (elements, weighted by libm calls) from which loops go parallel
 _LIBM_CALL = re.compile(r"\b(?!FT_)[a-z0-9_]+\(")
 
@@ -39,7 +42,7 @@ def render_kernel(k: LoopKernel) -> str:
     offsets = {p.name: offset(p, loop_vars) for p in k.params}
     loads = [(p, s) for p, s in zip((p for p in k.params if not p.output), k.loads)]
     ctx = dict(k=k, loads=loads, offsets=offsets, parallel=parallel(k),
-               signature=_params(k, "restrict "))
+               signature=_params(k, "restrict "), simd_min=SIMD_MIN)
     if k.outer_axis:
         ctx["acc_offset"] = offset(k.reduce_out, loop_vars, k.acc_strides)
         ctx["out_offset"] = offset(k.reduce_out, loop_vars[:k.prefix]) if k.prefix else "0"
