@@ -31,9 +31,12 @@ class Group:
     outputs: list = field(default_factory=list)
     reduce: Node | None = None  # a final sum/max/min over dims of the iteration space
     start: int = 0  # topological position of the first node (inputs must come before it)
+    special: Node | None = None  # a movement op with a C template of its own (fold2d), alone
 
     @property
     def kind(self) -> str:
+        if self.special is not None:
+            return self.special.op
         return "reduce" if self.reduce is not None else "pointwise"
 
 
@@ -71,6 +74,9 @@ def fusible(n: Node) -> bool:
 
 
 INDEX_REDUCTIONS = ("argmax", "argmin")  # C kernels only: the CUDA templates have none
+# movement ops a C template computes, each a kernel of its own (C only): fold2d (col2im, a
+# convolution's input gradient) is kh*kw strided adds in numpy, one pass here
+SPECIAL = ("fold2d",)
 
 
 def _reducible(n: Node, g: Group, trailing: bool = False, index: bool = False) -> bool:
@@ -116,12 +122,18 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
             group_of[id(n)] = g
             continue
         g = group_of.get(id(n.inputs[0])) if n.inputs else None
-        if g is not None and g.reduce is None and _reducible(n, g, index=cpu):
+        if g is not None and g.reduce is None and g.special is None and \
+                _reducible(n, g, index=cpu):
             # (a value the reduction reads that others read too is stored by the same loop: a
             # bias gradient sums the cotangent that the weight gradient's matmul also reads)
             g.reduce = n
             g.nodes.append(n)
             group_of[id(n)] = g
+            continue
+        if cpu and n.op in SPECIAL and n.dtype in (dt.float32, dt.float64):
+            g = Group(shape=n.shape, nodes=[n], start=pos[id(n)], special=n)
+            group_of[id(n)] = g
+            steps.append(g)
             continue
         if n.inputs:
             # a reduction of a value read from memory (an input, or a group's output that
@@ -163,7 +175,7 @@ def _sink_into_consumers(steps: list, group_of: dict, users: dict) -> list:
     update `buf * momentum + grad` did not read `buf` itself (no in-place write, see Program)."""
     gone = set()
     for k, g in enumerate(steps):
-        if not isinstance(g, Group) or g.reduce is not None:
+        if not isinstance(g, Group) or g.reduce is not None or g.special is not None:
             continue
         readers = {}
         for m in g.nodes:
@@ -174,7 +186,7 @@ def _sink_into_consumers(steps: list, group_of: dict, users: dict) -> list:
         if len(readers) != 1:
             continue
         (target,) = readers.values()
-        if target is None or target.shape != g.shape:
+        if target is None or target.shape != g.shape or target.special is not None:
             continue  # read by an extern step, or over another space
         target.nodes[:0] = g.nodes
         for m in g.nodes:
@@ -189,7 +201,7 @@ def _joinable(n: Node, group_of: dict, pos: dict, open_groups: list) -> Group | 
     group first (vertical fusion: the value never goes to memory), else any such group
     (horizontal fusion: independent work over the same space shares one loop and one call)."""
     def fits(g: Group) -> bool:
-        return g.reduce is None and g.shape == n.shape and all(
+        return g.reduce is None and g.special is None and g.shape == n.shape and all(
             group_of.get(id(j)) is g or pos[id(j)] < g.start or _is_scalar_const(j)
             for j in n.inputs)
 

@@ -59,6 +59,9 @@ class LoopKernel:
     outer_axis: bool = False
     reduced: tuple = ()
     prefix: int = 0  # loops before the first reduced one: each runs a row of its own
+    # a movement op with a template of its own (fold2d.c.j2): its name and its attributes
+    template: str | None = None
+    attrs: dict = field(default_factory=dict)
     acc_strides: tuple = ()  # per loop: the accumulator row's stride (0 outside the row)
 
     @property
@@ -162,6 +165,8 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
     fold into an accumulator row (C only; otherwise the reduced loops go innermost)."""
     names = names or {}
     in_place = in_place or {}
+    if group.special is not None:
+        return _lower_special(group.special, arrays, names)
     space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
     # loop order: a reduction's kept dims outside, its reduced dims inside (every index is
     # strides times loop variables, so reordering the loops is reordering strides), except in
@@ -264,6 +269,27 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
                [space, order, shape, reduced, kernel.outer_axis, kernel.reduce_inner, flat,
                 kernel.blocked, kernel.reduce_op, kernel.reduce_var, kernel.acc_ctype])
     kernel.name = f"ft_{group.kind}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
+    return kernel
+
+
+def _lower_special(n: Node, arrays: dict, names: dict) -> LoopKernel:
+    """A movement op computed by its own template: one input read through its strides, one
+    C-contiguous output. The template gets the op's attributes as constants."""
+    x = n.inputs[0]
+    a = arrays[id(x)]
+    strides = tuple(st // a.itemsize for st in a.strides)
+    src = (n.meta or {}).get("source")
+    params = [Param("in0", x.dtype.c_type, x, strides, False),
+              Param("out0", n.dtype.c_type, n, _contiguous(n.shape), True)]
+    attrs = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in n.attrs.items()}
+    kernel = LoopKernel(name="", shape=n.shape, params=params, loads=[], body=[], stores=[],
+                        flat=False, numel=max(math.prod(x.shape), math.prod(n.shape)),
+                        template=n.op, attrs=attrs)
+    kernel.comments = [f"in0: {names.get(id(x), x.op)} {x.type_str()}, strides {strides}",
+                       f"out0: {names.get(id(n), '')} = {n.op} {n.type_str()}"
+                       f"{' from ' + src if src else ''}"]
+    sig = repr([n.op, x.shape, x.dtype.c_type, strides, n.shape, sorted(attrs.items())])
+    kernel.name = f"ft_{n.op}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
     return kernel
 
 

@@ -43,6 +43,8 @@ def render_kernel(k: LoopKernel) -> str:
     loads = [(p, s) for p, s in zip((p for p in k.params if not p.output), k.loads)]
     ctx = dict(k=k, loads=loads, offsets=offsets, parallel=parallel(k),
                signature=_params(k, "restrict "), simd_min=SIMD_MIN)
+    if k.template is not None:
+        return environment("c").get_template(f"{k.template}.c.j2").render(**ctx)
     if k.outer_axis:
         ctx["acc_offset"] = offset(k.reduce_out, loop_vars, k.acc_strides)
         ctx["out_offset"] = offset(k.reduce_out, loop_vars[:k.prefix]) if k.prefix else "0"

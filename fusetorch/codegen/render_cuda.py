@@ -48,6 +48,7 @@ KNOWN_FIELDS = {"name", "shape", "params", "loads", "body", "stores", "flat", "r
                 "comments",
                 "blocked", "block",  # the C backend's block-wise float sums: a CPU detail
                 "reduced", "prefix", "acc_strides"}  # read by the C outer-axis layout only
+# (`template`: C-only kernels such as fold2d; the CUDA programs never make them)
 
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / "cuda")),
                           undefined=jinja2.StrictUndefined, keep_trailing_newline=True)

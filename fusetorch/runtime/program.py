@@ -194,7 +194,7 @@ class Program:
             at = next((k for k, st in enumerate(steps)
                        if not isinstance(st, fuse.Extern) and any(o is out for o in st.outputs)),
                       None)
-            if at is None or steps[at].reduce is not None or out.shape != x.shape \
+            if at is None or steps[at].kind != "pointwise" or out.shape != x.shape \
                     or out.dtype != x.dtype or any(o is out for o in self.graph.outputs[
                         :out_index]) or id(out) in {id(v) for v in chosen}:
                 continue

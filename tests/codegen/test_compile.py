@@ -10,6 +10,7 @@ import pytest
 
 import fusetorch as torch
 import fusetorch.nn as nn
+import fusetorch.nn.functional as F
 from fusetorch.runtime import cbuild
 
 
@@ -247,6 +248,35 @@ def test_reductions_over_leading_dims_fold_into_a_row_in_memory_order(op, shape,
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
         assert np.array_equal(np.isnan(got), np.isnan(want))
     assert "into rows of" in cf.source(), cf.source()
+
+
+@pytest.mark.parametrize("hw, kernel, stride, padding, dilation", [
+    ((14, 14), (5, 5), 1, 0, 1), ((7, 9), (3, 3), 2, 1, 1), ((8, 8), (3, 3), 1, 2, 2),
+    ((5, 6), (2, 3), (1, 2), (1, 0), 1), ((9, 7), (4, 2), (3, 1), (2, 1), (1, 2))])
+def test_convolution_input_gradient_folds_in_one_c_kernel(hw, kernel, stride, padding,
+                                                           dilation):
+    """fold2d (col2im, the input gradient of conv2d) is a C kernel of its own (fold2d.c.j2):
+    padding, stride and dilation against float64 finite differences of the eager op."""
+    x = torch.randn(2, 3, *hw, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 3, *kernel, dtype=torch.float64)
+    f = lambda a: (F.conv2d(a, w, stride=stride, padding=padding, dilation=dilation) ** 2).sum()
+    cf = torch.compile(f)
+    for _ in range(2):
+        x.grad = None
+        cf(x).backward()
+    assert any("fold2d" in k for k in cf._backward.describe()), cf._backward.describe()
+    got = x.grad.numpy().copy()
+    base, eps = x.detach().numpy().copy(), 1e-6
+    want = np.zeros_like(base)
+    for i in np.random.default_rng(0).choice(base.size, 12, replace=False):
+        hi, lo = base.copy(), base.copy()
+        hi.flat[i] += eps
+        lo.flat[i] -= eps
+        want.flat[i] = (float(f(torch.tensor(hi))) - float(f(torch.tensor(lo)))) / (2 * eps)
+        np.testing.assert_allclose(got.flat[i], want.flat[i], rtol=1e-5, atol=1e-6)
+    x.grad = None
+    f(x).backward()  # eager: the same sums in the same order
+    np.testing.assert_allclose(got, x.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
 def test_integer_results_of_inputs_that_require_grad():
