@@ -328,34 +328,46 @@ def transpose_matmul(g: Graph) -> Graph:
     return _rewrite(g, rule)
 
 
+def _sink_view(g: Graph, view: str, move: Callable) -> Graph:
+    """view(f(a, b)) -> f(view'(a), view'(b)) for an elementwise f that only the view reads.
+    `move(n, f)` returns how to rewrite one non-0-d input of f for the view node `n` (a
+    function of the input), or None where the view cannot move (0-d inputs stay)."""
+    users = _use_counts(g)
+
+    def rule(n: Node) -> Node:
+        if n.op != view:
+            return n
+        f = n.inputs[0]
+        if OPS[f.op].kind != "elementwise" or users.get(id(f)) != 1 or not f.inputs:
+            return n
+        each = move(n, f)
+        if each is None:
+            return n
+        out = make_node(f.op, [each(x) if x.shape != () else x for x in f.inputs],
+                        dict(f.attrs), f.meta)
+        users[id(out)] = 1
+        return out
+
+    return _rewrite(g, rule)
+
+
 def sink_permutes(g: Graph) -> Graph:
     """permute(f(a, b)) -> f(permute(a'), permute(b')) for an elementwise f whose result
     nothing else reads (a' is a lower-rank input reshaped to f's rank; 0-d inputs stay). The
     permutes then apply to values read from memory, where they are free strided views, and f
     fuses with the permute's consumers into one kernel: a transpose inside an elementwise
     chain becomes index arithmetic instead of a buffer in between."""
-    users = _use_counts(g)
-
-    def rule(n: Node) -> Node:
-        if n.op != "permute":
-            return n
-        f = n.inputs[0]
-        if OPS[f.op].kind != "elementwise" or users.get(id(f)) != 1 or not f.inputs:
-            return n
+    def move(n: Node, f: Node):
         perm, rank = _norm_perm(n.attrs["perm"]), len(f.shape)
-        ins = []
-        for x in f.inputs:
-            if x.shape != ():
-                if len(x.shape) < rank:
-                    x = make_node("reshape", [x],
-                                  {"shape": (1,) * (rank - len(x.shape)) + x.shape}, n.meta)
-                x = make_node("permute", [x], {"perm": perm}, n.meta)
-            ins.append(x)
-        out = make_node(f.op, ins, dict(f.attrs), f.meta)
-        users[id(out)] = 1
-        return out
 
-    return _rewrite(g, rule)
+        def each(x: Node) -> Node:
+            if len(x.shape) < rank:
+                x = make_node("reshape", [x],
+                              {"shape": (1,) * (rank - len(x.shape)) + x.shape}, n.meta)
+            return make_node("permute", [x], {"perm": perm}, n.meta)
+        return each
+
+    return _sink_view(g, "permute", move)
 
 
 def drop_copies(g: Graph) -> Graph:
@@ -451,30 +463,19 @@ def sink_reshapes(g: Graph) -> Graph:
     reads, when the reshape only splits dims (a broadcast input's size-1 dim splits into 1s).
     The split is a free view of each input, and a permute after it can then sink into f as well
     (max pooling's gradient: windows [N,C,4,OH,OW] -> [N,C,2,2,OH,OW] -> the image)."""
-    users = _use_counts(g)
-
-    def rule(n: Node) -> Node:
-        if n.op != "reshape":
-            return n
-        f = n.inputs[0]
-        if OPS[f.op].kind != "elementwise" or users.get(id(f)) != 1 or not f.inputs:
-            return n
+    def move(n: Node, f: Node):
         groups = _split_groups(f.shape, n.shape)
         if groups is None or len(n.shape) == len(f.shape):
-            return n
-        ins = []
-        for x in f.inputs:
-            if x.shape != ():
-                padded = (1,) * (len(f.shape) - len(x.shape)) + x.shape
-                shape = tuple(d for size, full, grp in zip(padded, f.shape, groups)
-                              for d in (grp if size == full else (1,) * len(grp)))
-                x = make_node("reshape", [x], {"shape": shape}, n.meta)
-            ins.append(x)
-        out = make_node(f.op, ins, dict(f.attrs), f.meta)
-        users[id(out)] = 1
-        return out
+            return None
 
-    return _rewrite(g, rule)
+        def each(x: Node) -> Node:
+            padded = (1,) * (len(f.shape) - len(x.shape)) + x.shape
+            shape = tuple(d for size, full, grp in zip(padded, f.shape, groups)
+                          for d in (grp if size == full else (1,) * len(grp)))
+            return make_node("reshape", [x], {"shape": shape}, n.meta)
+        return each
+
+    return _sink_view(g, "reshape", move)
 
 
 # ---------------------------------------------------------------- constant folding
