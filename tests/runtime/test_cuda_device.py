@@ -338,24 +338,24 @@ def test_gpu_training_step_matches_the_cpu():
 
 # ---------------------------------------------------------------- every op of the registry
 
-def _to_cuda(x):
+def _map_tensors(x, fn):
+    """`x` (a tensor, or lists, tuples and dicts of them) with every tensor t replaced by a
+    fresh leaf `fn(t.detach())` that keeps t's requires_grad."""
     if isinstance(x, torch.Tensor):
-        return x.detach().cuda().requires_grad_(x.requires_grad)
+        return fn(x.detach()).requires_grad_(x.requires_grad)
     if isinstance(x, (list, tuple)):
-        return type(x)(_to_cuda(v) for v in x)
+        return type(x)(_map_tensors(v, fn) for v in x)
     if isinstance(x, dict):
-        return {k: _to_cuda(v) for k, v in x.items()}
+        return {k: _map_tensors(v, fn) for k, v in x.items()}
     return x
+
+
+def _to_cuda(x):
+    return _map_tensors(x, lambda t: t.cuda())
 
 
 def _clone(x):
-    if isinstance(x, torch.Tensor):
-        return x.detach().clone().requires_grad_(x.requires_grad)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_clone(v) for v in x)
-    if isinstance(x, dict):
-        return {k: _clone(v) for k, v in x.items()}
-    return x
+    return _map_tensors(x, lambda t: t.clone())
 
 
 def _same(cpu, dev, where: str) -> None:
