@@ -59,14 +59,11 @@ def _is_scalar_const(n: Node) -> bool:
                                                                (bool, int, float))
 
 
-_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
-
-
 def fusible(n: Node) -> bool:
     """Elementwise work a C kernel computes exactly like numpy: float and bool math, and
     comparisons of int64 values (an index against a position: `_one_hot_scatter`)."""
     d = OPS[n.op]
-    ints_ok = n.op in _COMPARISONS
+    ints_ok = d.promote == "compare"
     return (d.kind == "elementwise" and n.op not in _NOT_FUSED and d.c_expr is not None
             and n.dtype in KERNEL_DTYPES
             and all(i.dtype in KERNEL_DTYPES or ints_ok and i.dtype is dt.int64
@@ -84,7 +81,7 @@ def _reducible(n: Node, g: Group, trailing: bool = False, index: bool = False) -
     all dims or trailing dims, which read memory in order); with `index`, also argmax/argmin
     over one dim of a float value (max pooling's window: numpy's argmax over a middle axis is
     slow, so these make a kernel even alone)."""
-    x = n.inputs[0] if n.inputs else None
+    x = n.inputs[0]
     if index and n.op in INDEX_REDUCTIONS and x.dtype in (dt.float32, dt.float64) and \
             len(n.attrs["dims"]) == 1:
         trailing = False
@@ -174,7 +171,7 @@ def _sink_into_consumers(steps: list, group_of: dict, users: dict) -> list:
     `buf * momentum` came before the gradient's matmul, so it was a kernel of its own, and the
     update `buf * momentum + grad` did not read `buf` itself (no in-place write, see Program)."""
     gone = set()
-    for k, g in enumerate(steps):
+    for g in steps:
         if not isinstance(g, Group) or g.reduce is not None or g.special is not None:
             continue
         readers = {}

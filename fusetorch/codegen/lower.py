@@ -94,9 +94,9 @@ def _contiguous(shape: tuple) -> tuple:
     return tuple(reversed(st))
 
 
-# Ops whose C expression gives 0 or 1 when its bool operands are 0 or 1.
-_ZERO_ONE = {"eq", "ne", "lt", "le", "gt", "ge", "logical_not", "cast", "copy", "bitwise_and",
-             "bitwise_or", "bitwise_xor", "where", "maximum", "minimum"}
+# Ops besides the comparisons whose C expression gives 0 or 1 when its bool operands are 0 or 1.
+_ZERO_ONE = {"logical_not", "cast", "copy", "bitwise_and", "bitwise_or", "bitwise_xor", "where",
+             "maximum", "minimum"}
 
 
 def temp_type(d: dt.DType) -> str:
@@ -205,7 +205,7 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
         src = (n.meta or {}).get("source")
         name = f"{names[id(n)]} = " if id(n) in names else ""
         expr = _expr(n, operands)
-        if n.dtype is dt.bool_ and n.op not in _ZERO_ONE:
+        if n.dtype is dt.bool_ and n.op not in _ZERO_ONE and OPS[n.op].promote != "compare":
             expr = f"({expr} != 0)"  # an int temporary does not fold 2 to 1 as a _Bool would
         body.append(Stmt(v, temp_type(n.dtype), expr,
                          f"{name}{n.op}{' from ' + src if src else ''}"))

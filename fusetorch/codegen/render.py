@@ -33,7 +33,7 @@ def pointer_type(ctype: str) -> str:
     """The element type a kernel's pointer has. Bool arrays are read and written as uint8_t
     (numpy stores them as 0/1 bytes): gcc 12 does not vectorise a loop that loads or stores
     `_Bool` next to floats ("no vectype for stmt"), which made a relu-and-mask kernel 5x slower.
-    Temporaries stay `bool`."""
+    Temporaries are `int`s (lower.temp_type)."""
     return "uint8_t" if ctype == "bool" else ctype
 
 

@@ -33,9 +33,9 @@ class Program:
         self.user_outputs: int | None = None  # outputs after these are internal (saved values)
         # output index -> input index: the output is the input's new value (an optimizer's
         # update of a parameter), which the caller writes back into the input's array; where
-        # it is safe the kernel writes it there itself (see `_choose_in_place`)
-        # The caller runs a program with updates only on inputs none of which shares memory
-        # with an updated one (`overlapping`): the graph's values are those of separate arrays.
+        # it is safe the kernel writes it there itself (see `_choose_in_place`). The caller
+        # runs a program with updates only when no input shares memory with an updated one
+        # (`overlapping`): the graph's values are those of separate arrays.
         self.updates: dict[int, int] = {}
         self._in_place: dict = {}  # id(output node) -> the input node it overwrites
 
@@ -131,12 +131,6 @@ class Program:
 
     def _first_run(self, arrays: list) -> list:
         """Run eagerly, remembering each group's input arrays; then build every kernel."""
-        outs, env = self._eager(arrays)
-        self.build([{id(n): env[id(n)] for n in g.inputs} for g in self.plan.groups()])
-        return outs
-
-    def _eager(self, arrays: list) -> tuple:
-        """The outputs, computed by the eager implementations, and every node's value."""
         env = {id(n): a for n, a in zip(self.graph.inputs, arrays)}
         impl, xp = self.backend.impl, self.backend.xp
         # kernels write C-contiguous outputs: make the eager run's values look the same, so
@@ -148,8 +142,9 @@ class Program:
                 if id(node) in written and not out.flags.c_contiguous:
                     out = xp.ascontiguousarray(out)  # (never reached for 0-d: always contiguous)
                 env[id(node)] = out
+        self.build([{id(n): env[id(n)] for n in g.inputs} for g in self.plan.groups()])
         return _unaliased([env[id(o)] for o in self.graph.outputs], arrays,
-                          self.user_outputs, self.updates), env
+                          self.user_outputs, self.updates)
 
     # ------------------------------------------------------------ building
 
@@ -196,7 +191,7 @@ class Program:
                       None)
             if at is None or steps[at].kind != "pointwise" or out.shape != x.shape \
                     or out.dtype != x.dtype or any(o is out for o in self.graph.outputs[
-                        :out_index]) or id(out) in {id(v) for v in chosen}:
+                        :out_index]) or id(out) in chosen:
                 continue
             group = steps[at]
             arrays = inputs_per_group[self.plan.groups().index(group)]
