@@ -30,6 +30,7 @@ from typing import Any, Callable
 from .ir import passes
 from .ir.grad import backward_graph, needs_grad
 from .codegen.fuse import fusible
+from ._guards import Bindings
 from .ir.graph import Graph, toposort
 from .ir.partition import recompute
 from .optim.optimizer import python_state
@@ -76,9 +77,13 @@ class CompiledFunction:
         if v is _EAGER:
             return self._fn(*args, **kwargs)
         tensors = _unique(_tensors(args) + _module_tensors(self._fn)) + v.resolve()
-        if not v.guard(tensors):  # a tensor the function closes over changed, or the state
-            return self._compile(key, args, kwargs)  # of an optimizer it steps
+        if not (v.guard(tensors) and v.bindings.hold()):  # a tensor the function closes
+            # over changed, a global or closure name it read was rebound, or the state of an
+            # optimizer it steps changed
+            return self._compile(key, args, kwargs)
         arrays = [t._data for t in tensors]
+        if not _kernel_safe(arrays):
+            return self._fn(*args, **kwargs)
         if v.effects.mutated and overlapping(arrays, v.effects.mutated):
             # an argument shares memory with a tensor the call writes (a view of a parameter):
             # eager order decides what it reads, which the graph of separate values cannot say
@@ -123,6 +128,7 @@ class CompiledFunction:
             self._remember(key, _EAGER)
             return self._fn(*args, **kwargs)
         state_before = python_state()
+        bindings = Bindings.of(self._fn)  # what its names hold now, as the trace reads them
         with trace(*tensors) as rec:
             rec.strict = True
             out = self._fn(*args)
@@ -154,6 +160,8 @@ class CompiledFunction:
             self._remember(key, _EAGER)
             return out
         tensors = tensors + rec.input_tensors[len(tensors):]
+        if not _kernel_safe([t._data for t in tensors]):
+            return out  # (ran eagerly while tracing; a later call with safe layouts compiles)
         wrt = [k for k, t in enumerate(tensors) if t._requires_grad] if D.GRAD_ENABLED else []
         # integer results carry no gradient; a training step's loss was differentiated inside
         # the call already (its result is returned without a grad_fn)
@@ -198,7 +206,7 @@ class CompiledFunction:
         self._last = program
         self._backward = backward[0] if backward else None
         self._remember(key, _Variant(program, spec, len(outs), len(results), effects,
-                                     tensors, backward))
+                                     tensors, backward, bindings))
         return out
 
     def _remember(self, key, value) -> None:
@@ -347,8 +355,9 @@ class _Variant:
     """One compiled specialisation of a function: its program, guards and effects."""
 
     def __init__(self, program: Program, spec, n_user: int, n_outputs: int, effects: _Effects,
-                 tensors: list, backward):
+                 tensors: list, backward, bindings: Bindings):
         self.program, self.spec, self.backward = program, spec, backward
+        self.bindings = bindings
         self.n_user, self.n_outputs, self.effects = n_user, n_outputs, effects
         self.n_given = len(tensors) - len(effects.sources)
         self.key = self._guard_key(tensors)
@@ -388,6 +397,18 @@ class _Variant:
             else:
                 leaf._grad = Tensor._make(arrays[k], g._dtype, leaf._be)
                 k += 1
+
+
+def _kernel_safe(arrays: list) -> bool:
+    """Whether kernels may read these arrays: numpy's `aligned` flag says the data pointer and
+    every stride are multiples of the element's alignment (its size, for the kernel dtypes).
+    Kernels index in elements, so a byte stride of 5 or -1 (a structured array's field, a
+    crafted file) would make them read outside the buffer; such a call runs eagerly. The doors
+    (from_numpy, load, as_strided, frombuffer) refuse such layouts already."""
+    for a in arrays:
+        if not getattr(a.flags, "aligned", True):  # (cupy's arrays have no such flag)
+            return False
+    return True
 
 
 def _unique(tensors: list) -> list:

@@ -86,6 +86,16 @@ def _aligned_strides(node_shape: tuple, array_strides: tuple, space: tuple) -> t
     return tuple(out)
 
 
+def element_strides(a) -> tuple:
+    """An array's strides in elements. A byte stride that is not a whole number of elements
+    (a structured array's field, a crafted file) cannot be expressed: refused, never rounded
+    (rounding made kernels read outside the buffer)."""
+    if any(s % a.itemsize for n, s in zip(a.shape, a.strides) if n > 1):
+        raise RuntimeError(f"cannot generate a kernel for byte strides {a.strides} of "
+                           f"{a.itemsize}-byte elements")
+    return tuple(s // a.itemsize for s in a.strides)
+
+
 def _contiguous(shape: tuple) -> tuple:
     st, acc = [], 1
     for n in reversed(shape):
@@ -180,17 +190,23 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
     if dims and not outer_axis:
         order = tuple(d for d in order if d not in dims) + dims
     reorder = lambda st: tuple(st[d] for d in order)
-    params, loads, var_of = [], [], {}
+    params, loads, bools, var_of = [], [], [], {}
     for k, n in enumerate(group.inputs):
         a = arrays[id(n)]
-        st = tuple(s // a.itemsize for s in a.strides) if a.ndim else ()
+        st = element_strides(a)
         p = Param(f"in{k}", n.dtype.c_type, n, reorder(_aligned_strides(n.shape, st, space)),
                   False)
         params.append(p)
         var_of[id(n)] = f"x{k}"
-        loads.append(Stmt(f"x{k}", temp_type(n.dtype), "",
-                          f"input {k}: {names.get(id(n), n.op)} {n.type_str()}"))
-    body = []
+        comment = f"input {k}: {names.get(id(n), n.op)} {n.type_str()}"
+        if n.dtype is dt.bool_:
+            # a bool byte other than 0 or 1 (a numpy view of other bytes, a re-signed file)
+            # reads as true: numpy and PyTorch treat any nonzero byte so
+            loads.append(Stmt(f"b{k}", "int", "", comment))
+            bools.append(Stmt(f"x{k}", "int", f"(b{k} != 0)", f"input {k} as 0 or 1"))
+        else:
+            loads.append(Stmt(f"x{k}", temp_type(n.dtype), "", comment))
+    body = list(bools)
     for n in group.nodes:
         if n is group.reduce:
             continue
@@ -277,7 +293,7 @@ def _lower_special(n: Node, arrays: dict, names: dict) -> LoopKernel:
     C-contiguous output. The template gets the op's attributes as constants."""
     x = n.inputs[0]
     a = arrays[id(x)]
-    strides = tuple(st // a.itemsize for st in a.strides)
+    strides = element_strides(a)
     src = (n.meta or {}).get("source")
     params = [Param("in0", x.dtype.c_type, x, strides, False),
               Param("out0", n.dtype.c_type, n, _contiguous(n.shape), True)]

@@ -363,6 +363,15 @@ _def("custom_vjp", "extern", 2, _attr_shape, _attr_dtype,
 _def("to_device", "extern", 1, _first_shape, _same_dtype, attrs=("device", "src"),
      doc="a copy of x on another device (Tensor.to, .cuda(), .cpu())")
 
+# A check eager code makes by reading values (an index in range, a probability in [0, 1]), as a
+# primitive so that a recorded graph, and so every compiled replay, makes it too. The output is
+# the input itself (no copy); a value outside [lo, hi) ([lo, hi] when `closed`), other than
+# `allow`, raises `error` (a builtin exception's name) with `message`, where `{value}` stands
+# for the first bad value. NaN fails every bound, as PyTorch's `x >= 0 && x <= 1` does.
+_def("check", "extern", 1, _first_shape, _same_dtype,
+     attrs=("lo", "hi", "closed", "allow", "error", "message"),
+     doc="x unchanged, or the error PyTorch raises for a value out of range")
+
 # Extern: library calls in compiled code.
 _def("matmul", "extern", 2, _matmul_shape, _matmul_dtype,
      doc="batched matrix product of tensors with >= 2 dims, batch dims broadcast")
@@ -682,7 +691,7 @@ _VJP = {
     "expand": (_vjp_expand, ()), "index": (_vjp_index, (slice(1, None),)),
     "index_put": (_vjp_index_put, (slice(2, None),)), "cat": (_vjp_cat, ()),
     "gather": (_vjp_gather, (1,)), "scatter_add": (_vjp_scatter_add, (1,)),
-    "matmul": (_vjp_matmul, (0, 1)), "custom": (_vjp_custom, ()),
+    "matmul": (_vjp_matmul, (0, 1)), "custom": (_vjp_custom, ()), "check": (_vjp_identity, ()),
     "unfold2d": (_vjp_unfold2d, ()), "fold2d": (_vjp_fold2d, ()),
 }
 for _n in ("eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",

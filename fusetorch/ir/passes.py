@@ -398,6 +398,13 @@ def _one_hot_scatter(n: Node) -> Node | None:
                                           enumerate(zip(idx.shape, z.shape)) if k != d):
         return None
     k = z.shape[d]
+    if not (idx.op in ("argmax", "argmin") and tuple(idx.attrs["dims"]) == (d,) and
+            idx.inputs[0].shape[d] == k):
+        # an index out of range would match no position and vanish: keep scatter_add's check
+        idx = make_node("check", [idx], {
+            "lo": 0, "hi": k, "closed": False, "allow": None, "error": "RuntimeError",
+            "message": f"index {{value}} is out of bounds for dimension {d} with size {k}"},
+            n.meta)
     iota = make_node("iota", [], {"shape": (k,), "dtype": idx.dtype, "start": 0, "step": 1},
                      n.meta)
     along = make_node("reshape", [iota], {"shape": tuple(k if i == d else 1

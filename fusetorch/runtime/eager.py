@@ -320,6 +320,33 @@ def _custom(*xs, fn, positions, dtype):
                               "cannot be re-run: custom Functions are graph breaks")
 
 
+_ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError, "ValueError": ValueError}
+
+
+def _check(xp, x, *, lo, hi, closed, allow, error, message):
+    """The `check` primitive: `x` itself, or PyTorch's error for its first value out of range.
+    Without `allow`, min and max decide (two passes, no temporaries; a NaN fails both)."""
+    if x.size == 0:
+        return x
+    if allow is None:
+        ok = ((lo is None or bool(x.min() >= lo)) and
+              (hi is None or bool(x.max() <= hi if closed else x.max() < hi)))
+        if ok:
+            return x
+    good = xp.ones(x.shape, dtype=bool)
+    if lo is not None:
+        good &= x >= lo
+    if hi is not None:
+        good &= (x <= hi) if closed else (x < hi)
+    if allow is not None:
+        good |= x == allow
+    if bool(good.all()):
+        return x
+    bad = x[~good].reshape(-1)[0]
+    value = bad.item() if hasattr(bad, "item") else bad
+    raise _ERRORS[error](message.format(value=value))
+
+
 def make_table(xp, generator: "_Generator | None" = None) -> dict:
     """The eager implementation of every primitive for array module `xp`; random draws come
     from `generator` (default: the global CPU one)."""
@@ -371,6 +398,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         "unfold2d": functools.partial(_unfold2d, xp), "fold2d": functools.partial(_fold2d, xp),
         # extern
         "matmul": xp.matmul,
+        "check": functools.partial(_check, xp),
         "custom": _custom,
         "custom_vjp": lambda g, ctx, index, positions, shape, dtype: ctx.input_grad(
             g, positions[index], shape, dtype),

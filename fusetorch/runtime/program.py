@@ -62,8 +62,8 @@ class Program:
             _, k, func, ins, checked, outs, aliased = step
             for i, shape, strides in checked:  # values from outside the kernels: guard them
                 a = env[i]
-                if a.shape != shape or (a.strides != strides and
-                                        _strides(a.shape, a.strides) != strides):
+                if a.shape != shape or not getattr(a.flags, "aligned", True) or (
+                        a.strides != strides and _strides(a.shape, a.strides) != strides):
                     raise RuntimeError(
                         f"kernel {self.kernels[k].name} was generated for input strides "
                         f"{self._layouts[k]}, got {_layout([env[j] for j in ins])}")

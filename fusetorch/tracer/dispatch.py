@@ -249,14 +249,25 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     if shape is not None and out.shape != tuple(shape):
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
-    if opdef.kind == "movement" and out.base is not None and len(tensors) == 1 \
-            and be.xp.may_share_memory(out, tensors[0]._data):
+    if out is tensors[0]._data or (opdef.kind == "movement" and out.base is not None and
+                                   len(tensors) == 1 and
+                                   be.xp.may_share_memory(out, tensors[0]._data)):
         result._base = tensors[0]._root()  # a view: it shares its base's version counter
     if RECORDER is not None:
         RECORDER.record(name, tensors, attrs, result)
     if GRAD_ENABLED and any(t._requires_grad for t in tensors):
         GRAD_RECORD(name, tensors, attrs, result)
     return result
+
+
+def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = False,
+                 allow=None, error: str = "RuntimeError") -> Tensor:
+    """`t` as the `check` primitive's output: eager raises `error` now for a value outside
+    [lo, hi) ([lo, hi] if closed) other than `allow`, and a recorded graph (so a compiled
+    replay) checks every call. Use the result in place of `t` so the check stays in the
+    graph; `{value}` in `message` is the first bad value."""
+    return apply("check", [t], {"lo": lo, "hi": hi, "closed": closed, "allow": allow,
+                                "error": error, "message": message})
 
 
 def source(name: str, attrs: dict, be) -> Tensor:

@@ -762,9 +762,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
             raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got "
                                f"{index.numel()} value(s)")
         return reshape(index_select(reshape(input, (1,)), 0, index), ())
-    ix = index._host()
-    if ix.size and (ix.min() < 0 or ix.max() >= input.shape[d]):
-        raise IndexError("index out of range in self")
+    index = D.check_values(index, "index out of range in self", lo=0, hi=input.shape[d],
+                           error="IndexError")
     spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("tensor", 0),)
     return apply("index", [input, cast(reshape(index, (-1,)), dt.int64)], {"spec": spec})
 

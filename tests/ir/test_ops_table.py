@@ -169,6 +169,8 @@ EXAMPLES = {
                                          "padding": (1, 0), "dilation": (1, 2)}),
     "matmul": ([_f(5, 1, 2, 3), _f(4, 3, 6)], {}),
     "to_device": ([_f(2, 3)], {"device": "cpu", "src": "cpu"}),
+    "check": ([_i(3, 4, hi=5)], {"lo": 0, "hi": 5, "closed": False, "allow": None,
+                                 "error": "IndexError", "message": "bad {value}"}),
 }
 BOOL_IN = {"logical_not"}
 INT_IN = {"bitwise_and", "bitwise_or", "bitwise_xor"}
@@ -566,3 +568,24 @@ def test_purity_check_detects_numpy():
             "try:\n    import numpy\nexcept ImportError:\n    print('BLOCKED')\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.stdout.strip() == "BLOCKED"
+
+
+@pytest.mark.parametrize("x, attrs, error", [
+    (np.array([0, 4, 2]), dict(lo=0, hi=4), "IndexError: bad 4"),
+    (np.array([0, -1, 2]), dict(lo=0, hi=4), "IndexError: bad -1"),
+    (np.array([0, 4, -100]), dict(lo=0, hi=5, allow=-100), None),
+    (np.array([0, 5, -100]), dict(lo=0, hi=5, allow=-100), "IndexError: bad 5"),
+    (np.array([0.0, 1.0]), dict(lo=0, hi=1, closed=True), None),
+    (np.array([0.0, np.nan]), dict(lo=0, hi=1, closed=True), "IndexError: bad nan"),
+    (np.array([3.0, 7.0]), dict(hi=5), "IndexError: bad 7.0"),
+    (np.zeros(0), dict(lo=0, hi=0), None),
+])
+def test_check_returns_its_input_or_raises_for_the_first_bad_value(x, attrs, error):
+    a = dict(dict(lo=None, hi=None, closed=False, allow=None), **attrs)
+    fn = make_table(np)["check"]
+    if error is None:
+        assert fn(x, error="IndexError", message="bad {value}", **a) is x
+    else:
+        with pytest.raises(IndexError) as e:
+            fn(x, error="IndexError", message="bad {value}", **a)
+        assert f"IndexError: {e.value}" == error

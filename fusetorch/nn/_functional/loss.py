@@ -240,13 +240,14 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         raise RuntimeError(f"Found dtype {D._torch_name(target._dtype)} but expected "
                            f"{D._torch_name(input._dtype)}")
     # data-dependent argument checks, as PyTorch's kernel makes: they have to read the values
-    for name, t in (("input", input), ("target", target)):
-        h = t._host()
-        if h.size and not ((h >= 0) & (h <= 1)).all():
-            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
-    log_x = _clamped_log(input, input > 0)
-    log_1mx = _clamped_log(-input, input < 1, F.log1p, 0.0)  # log1p(-x), as PyTorch
-    loss = (target - 1) * log_1mx - target * log_x
+    # (in the graph: a compiled replay checks every call)
+    x = D.check_values(input, "all elements of input should be between 0 and 1", lo=0, hi=1,
+                       closed=True)
+    y = D.check_values(target, "all elements of target should be between 0 and 1", lo=0, hi=1,
+                       closed=True)
+    log_x = _clamped_log(x, x > 0)
+    log_1mx = _clamped_log(-x, x < 1, F.log1p, 0.0)  # log1p(-x), as PyTorch
+    loss = (y - 1) * log_1mx - y * log_x
     if weight is not None:
         loss = loss * weight
     return _named(_apply_reduction(loss, reduction), "BinaryCrossEntropyBackward0", input,
@@ -350,12 +351,9 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     cdim = 0 if input.ndim == 1 else 1
     n_classes = input.shape[cdim]
     # Target values decide which rows are read and whether PyTorch raises IndexError: a
-    # data-dependent check that has to look at the values on the host.
-    t_host = target._host().astype("int64")
-    ignored = t_host == ignore_index
-    bad = (~ignored) & ((t_host < 0) | (t_host >= n_classes))
-    if bad.any():
-        raise IndexError(f"Target {t_host[bad].reshape(-1)[0]} is out of bounds.")
+    # check in the graph, so that a compiled replay makes it too
+    target = D.check_values(target, "Target {value} is out of bounds.", lo=0, hi=n_classes,
+                            allow=ignore_index, error="IndexError")
     # masking is unconditional (not decided from the values read above) so that a recorded
     # graph computes the same thing for any targets
     t = D.cast(target, dt.int64)

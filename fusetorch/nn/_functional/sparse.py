@@ -104,17 +104,17 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     # the checks and the inferred class count depend on the values: read them on the host
     if num_classes == -1:
         _data_read("one_hot(num_classes=-1)")  # the result's shape depends on the values
-    h = tensor._host()
-    if h.size == 0:
-        if num_classes == -1:
+    if num_classes == -1:
+        h = tensor._host()
+        if h.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-    else:
         if h.min() < 0:
             raise RuntimeError("Class values must be non-negative.")
-        if num_classes == -1:
-            num_classes = int(h.max()) + 1
-        elif h.max() >= num_classes:
-            raise RuntimeError("Class values must be smaller than num_classes.")
+        num_classes = int(h.max()) + 1
+    # checks in the graph, so that compiled replays make them too
+    tensor = D.check_values(tensor, "Class values must be non-negative.", lo=0)
+    tensor = D.check_values(tensor, "Class values must be smaller than num_classes.",
+                            hi=num_classes)
     from ...tracer.creation import arange
     classes = arange(num_classes, device=tensor.device)
     return D.cast(tensor.unsqueeze(-1) == classes, dt.int64)
