@@ -35,6 +35,7 @@ from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, a
                                 unflatten, unsqueeze, var, where)
 from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
 from .tracer.printing import set_printoptions
+from .tracer.strided import as_strided, frombuffer
 from .serialization import load, save
 
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)

@@ -631,6 +631,10 @@ SKIPPED = {
     **{f"Tensor.{n}": _DATA for n in ("item", "tolist", "numpy", "equal", "allclose",
                                       "nonzero")},
     **{f"F.{n}": _RANDOM + " (their eval/training=False identity is covered)" for n in ()},
+    **{n: "a door setting strides by hand: values, checks, sharing and gradients are tested "
+          "in tests/tracer/test_strided_doors.py" for n in (
+        "torch.frombuffer", "torch.as_strided", "Tensor.as_strided")},
+    "Tensor.storage_offset": _NOT_OPS,
     **{f"nn.{n}": _NOT_OPS for n in ("Module", "Parameter", "Buffer", "RNNBase", "RNNCellBase",
                                      "RemovableHandle")},
 }

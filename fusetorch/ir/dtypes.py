@@ -67,6 +67,24 @@ def by_name(name: str) -> DType:
     return _BY_NAME[name] if name in _BY_NAME else ALIASES[name]
 
 
+# Python's own types name dtypes too, as in PyTorch: `x.to(float)` is float64, `zeros(2, dtype=int)`
+# int64, `dtype=bool` bool
+_PYTHON_TYPES = {float: float64, int: int64, bool: bool_}
+
+
+def to_dtype(obj, fn: str, arg: str = "dtype") -> DType | None:
+    """`obj` as a DType for argument `arg` of `fn` (None stays None): the one conversion every
+    function taking a dtype uses, so Python types are accepted everywhere and anything else is
+    PyTorch's TypeError rather than an AttributeError from deep inside."""
+    if obj is None or isinstance(obj, DType):
+        return obj
+    if isinstance(obj, type) and obj in _PYTHON_TYPES:
+        return _PYTHON_TYPES[obj]
+    if obj is complex:
+        raise TypeError(f"{fn}(): complex dtypes are not supported")
+    raise TypeError(f"{fn}(): argument '{arg}' must be torch.dtype, not {type(obj).__name__}")
+
+
 def default_float() -> DType:
     return _default_float
 

@@ -19,8 +19,41 @@ from . import dispatch as D
 from .tensor import Size, Tensor
 
 
-def _backend(device):
+def _backend(device, fn: str = "tensor"):
+    if device is not None and not isinstance(device, (str, int, _dev.device)) \
+            or isinstance(device, bool):
+        raise TypeError(f"{fn}(): argument 'device' must be torch.device, not "
+                        f"{type(device).__name__}")
     return _dev.backend(device)
+
+
+def _dtype(dtype, fn: str) -> dt.DType | None:
+    return dt.to_dtype(dtype, fn)
+
+
+_INT64_MAX = 2**63 - 1
+
+
+def _int(v, fn: str, arg: str, pos: int) -> int:
+    """An int argument (Python or numpy int, or a one-element integer tensor): PyTorch's
+    TypeError for anything else, floats and bools included."""
+    if isinstance(v, Tensor) and v._dtype.category == 1 and v.numel() == 1:
+        v = v.item()
+    if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+        raise TypeError(f"{fn}(): argument '{arg}' (position {pos}) must be int, not "
+                        f"{type(v).__name__}")
+    return int(v)
+
+
+def _alloc(shape: tuple, d: dt.DType, make):
+    """Run `make()`, which allocates an array of `shape` and `d` with numpy: the sizes PyTorch
+    refuses (an int64 byte count overflows) and numpy's MemoryError become PyTorch's
+    RuntimeErrors."""
+    D.allocation_check(shape, d)
+    try:
+        return make()
+    except MemoryError:
+        raise D.out_of_memory(shape, d) from None
 
 
 def _finish(t: Tensor, requires_grad: bool) -> Tensor:
@@ -32,17 +65,20 @@ def _finish(t: Tensor, requires_grad: bool) -> Tensor:
     return t
 
 
-def _size(size) -> tuple:
+def _size(size, fn: str = "empty") -> tuple:
     """`zeros(2, 3)`, `zeros((2, 3))`, `zeros([2, 3])` and `zeros(Size)` all mean (2, 3)."""
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = size[0]
     out = []
-    for s in size:
+    for i, s in enumerate(size):
         if isinstance(s, Tensor):
             s = s.item()
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(f"expected a sequence of integers as size, but got element of type "
-                            f"{type(s).__name__}")
+            raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, but found element "
+                            f"of type {type(s).__name__} at pos {i}")
+        if not -_INT64_MAX - 1 <= s <= _INT64_MAX:  # PyTorch's sizes are int64
+            raise TypeError(f"{fn}(): argument 'size' failed to unpack the object at pos {i + 1} "
+                            f"with error \"Overflow when unpacking long long\"")
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(size)}")
@@ -71,6 +107,9 @@ def _to_host(data, exact: bool = False):
             arr = np.array(data)
         except ValueError:
             arr = None
+        if arr is not None and arr.dtype.kind in "uO":  # ints beyond int64 or non-numbers
+            for x in _leaves(data):
+                _check_leaf(x)
         if arr is None or arr.dtype == object:
             _ragged_error(data)
             raise ValueError("too many dimensions or ragged nested sequence")
@@ -86,12 +125,21 @@ def _to_host(data, exact: bool = False):
     if isinstance(data, bool):
         return np.array(data, dtype=np.bool_)
     if isinstance(data, int):
+        _check_leaf(data)
         return np.array(data, dtype=np.int64)
     if isinstance(data, float):
         return np.array(data, dtype=np.float64 if exact else NP_DTYPES[dt.default_float()])
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _check_leaf(x) -> None:
+    """PyTorch's errors for a number it cannot hold and for a leaf that is not a number."""
+    if isinstance(x, int) and not -2**63 <= x < 2**63:
+        raise ValueError("Overflow when unpacking long long")
+    if x is None or isinstance(x, (dict, set, complex)):
+        raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
 
 def _leaves(data):
@@ -145,14 +193,19 @@ def tensor(data, *, dtype: dt.DType | None = None, device=None,
                       "sourceTensor.detach().clone() or "
                       "sourceTensor.detach().clone().requires_grad_(True), rather than "
                       "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+    dtype = _dtype(dtype, "tensor")
+    be = _backend(device, "tensor")
+    if isinstance(data, np.ndarray):
+        _check_numpy_strides(data)  # PyTorch reads the array through from_numpy, even to copy
     arr = _to_host(data, exact=dtype is not None)
     d = dtype if dtype is not None else dtype_from_numpy(arr.dtype)
     arr = np.array(arr, dtype=NP_DTYPES[d], copy=True)
-    return _finish(_const(arr, d, _backend(device)), requires_grad)
+    return _finish(_const(arr, d, be), requires_grad)
 
 
 def as_tensor(data, dtype: dt.DType | None = None, device=None) -> Tensor:
     """Like `tensor`, but shares memory with a numpy array or tensor when it can."""
+    dtype = _dtype(dtype, "as_tensor")
     if isinstance(data, Tensor):
         t = data if dtype is None else data.to(dtype)
         return t if device is None else t.to(device)
@@ -166,49 +219,75 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor over the array's own memory: writes through either are seen by both."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    if any(s < 0 for s in ndarray.strides):
-        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
-                         "with negative strides are not currently supported. (You can probably "
-                         "work around this by making a copy of your array  with array.copy().) ")
     d = dtype_from_numpy(ndarray.dtype)
+    _check_numpy_strides(ndarray)
     if not ndarray.flags.writeable:
         warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
                       "non-writable tensors.", UserWarning, stacklevel=2)
     return _const(ndarray, d, _dev.cpu_backend())
 
 
-def _float_dtype(dtype) -> dt.DType:
+def _check_numpy_strides(a: np.ndarray) -> None:
+    """Refuse the arrays PyTorch refuses to wrap: kernels index in elements (byte stride /
+    item size), so a byte stride that is not a multiple of the item size (a field of a
+    structured array) or is negative would make compiled code read the wrong memory."""
+    if any(s % a.itemsize for s in a.strides):
+        raise ValueError("given numpy array strides not a multiple of the element byte size. "
+                         "Copy the numpy array to reallocate the memory.")
+    if any(s < 0 for s in a.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors "
+                         "with negative strides are not currently supported. (You can probably "
+                         "work around this by making a copy of your array  with array.copy().) ")
+
+
+def _float_dtype(dtype, fn: str = "empty") -> dt.DType:
+    dtype = _dtype(dtype, fn)
     return dtype if dtype is not None else dt.default_float()
 
 
-def _fill(size, value, dtype: dt.DType, device, requires_grad) -> Tensor:
+def _fill(size, value, dtype: dt.DType, device, requires_grad, fn: str = "full") -> Tensor:
+    if isinstance(value, Tensor):
+        value = value.item()
+    _check_number(value, fn)
     attrs = {"shape": size, "dtype": dtype, "value": D._scalar_as(value, dtype)}
-    return _finish(D.source("full", attrs, _backend(device)), requires_grad)
+    return _finish(D.source("full", attrs, _backend(device, fn)), requires_grad)
+
+
+def _check_number(value, fn: str) -> None:
+    if not isinstance(value, (int, float, np.number, np.bool_)):  # bool is an int
+        raise TypeError(f"{fn}(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{type(value).__name__}")
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _out(_fill(_size(size), 0, _float_dtype(dtype), device, requires_grad), out)
+    return _out(_fill(_size(size, "zeros"), 0, _float_dtype(dtype, "zeros"), device,
+                      requires_grad, "zeros"), out)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _out(_fill(_size(size), 1, _float_dtype(dtype), device, requires_grad), out)
+    return _out(_fill(_size(size, "ones"), 1, _float_dtype(dtype, "ones"), device,
+                      requires_grad, "ones"), out)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **_) -> Tensor:
     """Uninitialised in PyTorch; zero-filled here (the cost is the same with numpy)."""
-    return _out(_fill(_size(size), 0, _float_dtype(dtype), device, requires_grad), out)
+    return _out(_fill(_size(size, "empty"), 0, _float_dtype(dtype, "empty"), device,
+                      requires_grad, "empty"), out)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{type(size).__name__}")
+    dtype = _dtype(dtype, "full")
+    if not isinstance(fill_value, Tensor):
+        _check_number(fill_value, "full")
     if dtype is None:
         dtype = dt.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor)
                                 else fill_value)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    return _out(_fill(_size((size,)), fill_value, dtype, device, requires_grad), out)
+    return _out(_fill(_size((size,), "full"), fill_value, dtype, device, requires_grad), out)
 
 
 def _out(t: Tensor, out: Tensor | None) -> Tensor:
@@ -218,19 +297,21 @@ def _out(t: Tensor, out: Tensor | None) -> Tensor:
     return write_out(t, out)
 
 
-def _like(t: Tensor, dtype, device):
+def _like(t: Tensor, dtype, device, fn: str = "empty_like"):
+    D.check_tensor(t, fn, "input", 1)
+    dtype = _dtype(dtype, fn)
     return (dtype if dtype is not None else t._dtype,
             device if device is not None else t._be.device)
 
 
 def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_) -> Tensor:
-    d, dev = _like(input, dtype, device)
-    return _fill(tuple(input.shape), 0, d, dev, requires_grad)
+    d, dev = _like(input, dtype, device, "zeros_like")
+    return _fill(tuple(input.shape), 0, d, dev, requires_grad, "zeros_like")
 
 
 def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_) -> Tensor:
-    d, dev = _like(input, dtype, device)
-    return _fill(tuple(input.shape), 1, d, dev, requires_grad)
+    d, dev = _like(input, dtype, device, "ones_like")
+    return _fill(tuple(input.shape), 1, d, dev, requires_grad, "ones_like")
 
 
 def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_) -> Tensor:
@@ -239,17 +320,19 @@ def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, *
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
               **_) -> Tensor:
-    d, dev = _like(input, dtype, device)
-    return _fill(tuple(input.shape), fill_value, d, dev, requires_grad)
+    d, dev = _like(input, dtype, device, "full_like")
+    return _fill(tuple(input.shape), fill_value, d, dev, requires_grad, "full_like")
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
-    d = _float_dtype(dtype)
+    d = _float_dtype(dtype, "eye")
+    n = _int(n, "eye", "n", 1)
+    m = n if m is None else _int(m, "eye", "m", 2)
     for name, v in (("n", n), ("m", m)):
-        if v is not None and v < 0:
+        if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
-    arr = np.eye(n, n if m is None else m, dtype=NP_DTYPES[d])
-    return _finish(_const(arr, d, _backend(device)), requires_grad)
+    arr = _alloc((n, m), d, lambda: np.eye(n, m, dtype=NP_DTYPES[d]))
+    return _finish(_const(arr, d, _backend(device, "eye")), requires_grad)
 
 
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
@@ -257,7 +340,16 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    for name, v in zip(("start", "end", "step"), vals):
+        if not isinstance(v, (int, float, np.number)):
+            raise TypeError(f"arange(): argument '{name}' must be Number, not "
+                            f"{type(v).__name__}")
     start, end, step = vals
+    if not all(math.isfinite(v) for v in vals):
+        raise RuntimeError(f"unsupported range: {start} -> {end}")
+    dtype = _dtype(dtype, "arange")
+    if dtype is dt.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
@@ -270,17 +362,23 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
 
 
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    steps = _int(steps, "linspace", "steps", 3)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    d = _float_dtype(dtype)
-    arr = np.linspace(start, end, steps, dtype=np.float64).astype(NP_DTYPES[d])
-    return _finish(_const(arr, d, _backend(device)), requires_grad)
+    d = _float_dtype(dtype, "linspace")
+    arr = _alloc((steps,), dt.float64, lambda: np.linspace(start, end, steps, dtype=np.float64))
+    return _finish(_const(arr.astype(NP_DTYPES[d]), d, _backend(device, "linspace")),
+                   requires_grad)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None) -> Tensor:
-    d = _float_dtype(dtype)
-    arr = np.logspace(start, end, steps, base=base, dtype=np.float64).astype(NP_DTYPES[d])
-    return _const(arr, d, _backend(device))
+    steps = _int(steps, "logspace", "steps", 3)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    d = _float_dtype(dtype, "logspace")
+    arr = _alloc((steps,), dt.float64,
+                 lambda: np.logspace(start, end, steps, base=base, dtype=np.float64))
+    return _const(arr.astype(NP_DTYPES[d]), d, _backend(device, "logspace"))
 
 
 # ---------------------------------------------------------------- random
@@ -294,7 +392,7 @@ class Generator:
         self.device = _dev.device(device)
 
     def manual_seed(self, seed: int) -> "Generator":
-        self._g.seed(seed)
+        self._g.seed(_seed(seed))
         return self
 
     def initial_seed(self) -> int:
@@ -310,11 +408,21 @@ def manual_seed(seed: int) -> Generator:
     """Seed the global generators (CPU and CUDA, as PyTorch seeds every device); rand/randn/
     randint then repeat their draws."""
     from ..runtime.eager import CUDA_GENERATOR
-    GENERATOR.seed(int(seed))
-    CUDA_GENERATOR.seed(int(seed))
+    seed = _seed(seed)
+    GENERATOR.seed(seed)
+    CUDA_GENERATOR.seed(seed)
     g = Generator.__new__(Generator)
     g._g, g.device = GENERATOR, _dev.device("cpu")
     return g
+
+
+def _seed(seed) -> int:
+    """PyTorch's seeds are 64-bit: anything in [-2**63, 2**64) is taken, a negative one as its
+    two's complement (`manual_seed(-1)` then reports 2**64 - 1 as its initial seed)."""
+    seed = int(seed)
+    if not -2**63 <= seed < 2**64:
+        raise ValueError("Overflow when unpacking long long")
+    return seed & (2**64 - 1)
 
 
 def initial_seed() -> int:
@@ -352,14 +460,16 @@ def _check_float(dtype: dt.DType, kernel: str) -> None:
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_float(_float_dtype(dtype), "check_uniform_bounds")
-    return _random(_size(size), _float_dtype(dtype), "uniform", device, requires_grad,
-                   generator, 0.0, 1.0)
+    dtype = _float_dtype(dtype, "rand")
+    _check_float(dtype, "check_uniform_bounds")
+    return _random(_size(size, "rand"), dtype, "uniform", device, requires_grad, generator,
+                   0.0, 1.0)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_float(_float_dtype(dtype), "normal_kernel_cpu")
-    return _random(_size(size), _float_dtype(dtype), "normal", device, requires_grad, generator)
+    dtype = _float_dtype(dtype, "randn")
+    _check_float(dtype, "normal_kernel_cpu")
+    return _random(_size(size, "randn"), dtype, "normal", device, requires_grad, generator)
 
 
 def randint(*args, size=None, generator=None, dtype=None, device=None,
@@ -375,8 +485,8 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
-    return _random(_size((size,)), dtype or dt.int64, "randint", device, requires_grad,
-                   generator, int(low), int(high))
+    return _random(_size((size,), "randint"), _dtype(dtype, "randint") or dt.int64, "randint",
+                   device, requires_grad, generator, int(low), int(high))
 
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -397,9 +507,17 @@ def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None) ->
 
 
 def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
+    n = _int(n, "randperm", "n", 1)
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    d = _dtype(dtype, "randperm") or dt.int64
+    if d is dt.bool_:
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if d.category == 1 and n > 1 and n - 1 > np.iinfo(NP_DTYPES[d]).max:
+        raise RuntimeError(f"value cannot be converted to type {d.c_type} without overflow")
     g = generator._g.np if generator is not None else GENERATOR.np
-    d = dtype or dt.int64
-    return _const(g.permutation(n).astype(NP_DTYPES[d]), d, _backend(device))
+    arr = _alloc((n,), dt.int64, lambda: g.permutation(n))
+    return _const(arr.astype(NP_DTYPES[d]), d, _backend(device, "randperm"))
 
 
 # ---------------------------------------------------------------- legacy constructors

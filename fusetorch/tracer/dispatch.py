@@ -103,7 +103,8 @@ def binary(name: str, a, b) -> Tensor:
 
 def unary(name: str, a: Tensor) -> Tensor:
     """A unary elementwise op (no attributes)."""
-    if RECORDER is None and a._dtype.category == 2 and not (a._requires_grad and GRAD_ENABLED):
+    if RECORDER is None and isinstance(a, Tensor) and a._dtype.category == 2 \
+            and not (a._requires_grad and GRAD_ENABLED):
         out = a._be.impl[name](a._data)
         if out.__class__ is not _ndarray:
             out = a._be.xp.asarray(out)
@@ -183,6 +184,8 @@ def elementwise(name: str, *args) -> Tensor:
     if any(isinstance(a, (_ndarray, np.generic)) for a in args):
         args = _numpy_args(args)
     tensors = [a for a in args if isinstance(a, Tensor)]
+    if not tensors:  # `torch.exp(2.0)`, `F.relu("a")`: PyTorch names the first argument
+        check_tensor(args[0], name, "input", 1)
     for a in args:
         if not isinstance(a, (Tensor, bool, int, float)):
             raise TypeError(f"{name}(): argument must be a Tensor or a number, "
@@ -229,9 +232,54 @@ def _as_array(out, d: dt.DType, be):
     return out
 
 
+def check_tensor(x, fn: str, arg: str, pos: int | None = None) -> None:
+    """PyTorch's TypeError for a non-tensor where a tensor is required (instead of an
+    AttributeError from the first `x._data` inside)."""
+    if not isinstance(x, Tensor):
+        where = f" (position {pos})" if pos is not None else ""
+        raise TypeError(f"{fn}(): argument '{arg}'{where} must be Tensor, not "
+                        f"{type(x).__name__}")
+
+
+def check_tensors(seq, fn: str) -> list:
+    """A list of tensors (`cat`, `stack`): a tensor or a non-sequence is PyTorch's TypeError,
+    as is a non-tensor element."""
+    if isinstance(seq, Tensor) or not isinstance(seq, (list, tuple)) and \
+            not hasattr(seq, "__iter__"):
+        raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
+                        f"{type(seq).__name__}")
+    seq = list(seq)
+    for i, x in enumerate(seq):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
+                            f"{type(x).__name__}")
+    return seq
+
+
+def allocation_check(shape: tuple, d: dt.DType) -> None:
+    """PyTorch's RuntimeError for a size whose byte count overflows int64 (numpy's would be a
+    ValueError)."""
+    n = 1
+    for s in shape:
+        n *= s
+    if n * d.itemsize > 2**63 - 1:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+
+
+def out_of_memory(shape: tuple, d: dt.DType) -> RuntimeError:
+    """The allocator's RuntimeError, as PyTorch raises it, for numpy's MemoryError."""
+    n = d.itemsize
+    for s in shape:
+        n *= s
+    return RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {n} "
+                        f"bytes. Error code 12 (Cannot allocate memory)")
+
+
 def cast(t: Tensor, d: dt.DType) -> Tensor:
     if t._dtype is d:
         return t
+    if not isinstance(d, dt.DType):  # `x.sum(dtype=float)`: a Python type as a dtype
+        d = dt.to_dtype(d, "to")
     return apply("cast", [t], {"dtype": d})
 
 
@@ -272,7 +320,11 @@ def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = Fa
 
 def source(name: str, attrs: dict, be) -> Tensor:
     """Run a creation primitive on backend `be`."""
-    out = be.impl[name](**attrs)
+    allocation_check(attrs["shape"], attrs["dtype"])
+    try:
+        out = be.impl[name](**attrs)
+    except MemoryError:
+        raise out_of_memory(attrs["shape"], attrs["dtype"]) from None
     result = _new(_as_array(out, attrs["dtype"], be), attrs["dtype"], be)
     if RECORDER is not None:
         RECORDER.record(name, [], attrs, result)

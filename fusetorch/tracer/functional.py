@@ -279,14 +279,16 @@ def _dims(dim, ndim: int) -> tuple:
 
 
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
-    x = cast(input, _sum_dtype(input, dtype))
+    D.check_tensor(input, "sum", "input", 1)
+    x = cast(input, _sum_dtype(input, dt.to_dtype(dtype, "sum")))
     r = apply("sum", [x], {"dims": _dims(dim, x.ndim), "keepdim": keepdim})
     return write_out(r, out)
 
 
 @_grad_name(lambda x, dim=None, *a, **k: "MeanBackward0" if dim is None else "MeanBackward1")
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
-    x = input if dtype is None else cast(input, dtype)
+    D.check_tensor(input, "mean", "input", 1)
+    x = input if dtype is None else cast(input, dt.to_dtype(dtype, "mean"))
     if not x._dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            "floating point or complex dtype. Got: " + D._torch_name(x._dtype))
@@ -298,7 +300,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
 
 @_grad_name(lambda x, dim=None, *a, **k: "ProdBackward0" if dim is None else "ProdBackward1")
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    x = cast(input, _sum_dtype(input, dtype))
+    x = cast(input, _sum_dtype(input, dt.to_dtype(dtype, "prod")))
     dims = norm_dims(None if dim is None else norm_dim(dim, x.ndim), x.ndim)
     return apply("prod", [x], {"dims": dims, "keepdim": keepdim})
 
@@ -460,7 +462,13 @@ def _check_batched_matmul(sa: tuple, sb: tuple) -> None:
                            f"[{batch}, {sa[-1]}] but got: [{batch}, {m2}].")
 
 
+def _check_pair(fn: str, input, other, name: str = "other") -> None:
+    D.check_tensor(input, fn, "input", 1)
+    D.check_tensor(other, fn, name, 2)
+
+
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    _check_pair("matmul", input, other)
     a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
@@ -488,6 +496,7 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
+    _check_pair("mm", input, mat2, "mat2")
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
     if mat2.ndim != 2:
@@ -496,6 +505,7 @@ def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    _check_pair("bmm", input, mat2, "mat2")
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3
                            else "batch2 must be a 3D tensor")
@@ -513,6 +523,7 @@ def mv(input: Tensor, vec: Tensor) -> Tensor:
 
 @_grad_name("DotBackward0")
 def dot(input: Tensor, other: Tensor) -> Tensor:
+    _check_pair("dot", input, other, "tensor")
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "
                            "tensors")
@@ -521,14 +532,27 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------- movement
 
-def _shape_arg(shape) -> tuple:
+def _shape_arg(shape, fn: str = "view", arg: str = "size") -> tuple:
+    """Sizes or dims given as `f(2, 3)` or `f((2, 3))`: ints (or integer scalars with
+    `__index__`) only, PyTorch's TypeError for floats, strings and None."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(int(s) for s in shape)
+    return _ints(shape, fn, arg)
+
+
+def _ints(seq, fn: str, arg: str) -> tuple:
+    out = []
+    for i, s in enumerate(seq):
+        if isinstance(s, (bool, float)) or not hasattr(s, "__index__"):
+            raise TypeError(f"{fn}(): argument '{arg}' must be tuple of ints, but found element "
+                            f"of type {type(s).__name__} at pos {i}")
+        out.append(s.__index__())
+    return tuple(out)
 
 
 def reshape(input: Tensor, shape) -> Tensor:
-    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    D.check_tensor(input, "reshape", "input", 1)
+    shape = _ints(shape if isinstance(shape, (tuple, list)) else (shape,), "reshape", "shape")
     if shape == input._data.shape:
         return apply("reshape", [input], {"shape": shape})
     return apply("reshape", [input], {"shape": infer_reshape(shape, input._data.size)})
@@ -537,7 +561,7 @@ def reshape(input: Tensor, shape) -> Tensor:
 def view(input: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], dt.DType):
         raise NotImplementedError("view(dtype) is not supported")
-    shape = infer_reshape(_shape_arg(shape), input._data.size)
+    shape = infer_reshape(_shape_arg(shape, "view", "size"), input._data.size)
     if not _can_view(input._data, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
@@ -554,7 +578,7 @@ def _can_view(data, shape) -> bool:
 
 
 def permute(input: Tensor, *dims) -> Tensor:
-    dims = _shape_arg(dims)
+    dims = _shape_arg(dims, "permute", "dims")
     if len(dims) == input.ndim:  # else the shape rule reports the length mismatch
         dims = tuple(norm_dim(d, input.ndim) for d in dims)
     return apply("permute", [input], {"perm": dims})
@@ -620,7 +644,8 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 
 def expand(input: Tensor, *sizes) -> Tensor:
     from ..ir.shapes import expand_shape
-    return apply("expand", [input], {"shape": expand_shape(input._data.shape, _shape_arg(sizes))})
+    return apply("expand", [input], {"shape": expand_shape(input._data.shape,
+                                                          _shape_arg(sizes, "expand", "size"))})
 
 
 def contiguous(input: Tensor) -> Tensor:
@@ -638,7 +663,7 @@ def clone(input: Tensor) -> Tensor:
 
 
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
-    tensors = list(tensors)
+    tensors = D.check_tensors(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # PyTorch's legacy: 1-d empty tensors are skipped
@@ -656,7 +681,7 @@ concat = concatenate = cat
 
 @_grad_name("StackBackward0")
 def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
-    tensors = list(tensors)
+    tensors = D.check_tensors(tensors, "stack")
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     ref = tensors[0].shape
@@ -733,6 +758,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 
 
 def _check_index(name: str, index: Tensor) -> None:
+    D.check_tensor(index, name, "index", 2)
     if index._dtype is not dt.int64 and index._dtype is not dt.int32:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
@@ -752,6 +778,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 @_grad_name("IndexSelectBackward0")
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    D.check_tensor(index, "index_select", "index", 2)
     d = norm_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -776,6 +803,9 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
                                f"tensor with {value.ndim} dimension(s).")
         value = cast(value, input._dtype)
     else:
+        if not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+            raise TypeError(f"masked_fill(): argument 'value' must be Number, not "
+                            f"{type(value).__name__}")
         value = D._scalar_as(value, input._dtype)
     if mask._dtype is not dt.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -792,7 +822,8 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
 
 @_grad_name("FlipBackward0")
 def flip(input: Tensor, *args, dims=None) -> Tensor:
-    dims = norm_dims(_shape_arg(args) if dims is None else _shape_arg((dims,)), input.ndim)
+    dims = norm_dims(_shape_arg(args, "flip", "dims") if dims is None
+                     else _shape_arg((dims,), "flip", "dims"), input.ndim)
     spec = tuple(("slice", 0, s, 1) for s in input.shape)
     idx = []
     from .creation import arange
@@ -808,7 +839,7 @@ def flip(input: Tensor, *args, dims=None) -> Tensor:
 
 @_grad_name("RepeatBackward0")
 def repeat(input: Tensor, *sizes) -> Tensor:
-    sizes = _shape_arg(sizes)
+    sizes = _shape_arg(sizes, "repeat", "repeats")
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")

@@ -6,6 +6,8 @@ that bumps the version counter and lets recordings see the new value.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import dtypes as dt
 from ..ir.shapes import broadcast_shapes
 from ..runtime import device as _dev
@@ -96,7 +98,7 @@ Tensor.divide = Tensor.div
 
 
 def _reshape(self, *shape):
-    return F.reshape(self, F._shape_arg(shape))
+    return F.reshape(self, F._shape_arg(shape, "reshape", "shape"))
 
 
 def _where(self, condition, other):
@@ -139,6 +141,8 @@ def _fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
         value = value.item()
+    if not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+        raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
     v = D.source("full", {"shape": tuple(self.shape), "dtype": self._dtype,
                           "value": D._scalar_as(value, self._dtype)}, self._be)
     return D.copy_into(self, v)
@@ -195,19 +199,23 @@ _TYPE_NAMES = {c.__name__: d for d, c in C.LEGACY.items()}
 
 def _parse_to(args, kw):
     dtype, dev, copy = kw.pop("dtype", None), kw.pop("device", None), kw.pop("copy", False)
+    dtype = dt.to_dtype(dtype, "to")
     kw.pop("non_blocking", None)
     kw.pop("memory_format", None)
     if kw:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kw)}")
     for a in args:
-        if isinstance(a, dt.DType):
-            dtype = a
+        if isinstance(a, dt.DType) or isinstance(a, type) and a in (float, int, bool):
+            dtype = dt.to_dtype(a, "to")
         elif isinstance(a, Tensor):
             dtype, dev = a._dtype, a._be.device
         elif isinstance(a, (str, _dev.device, int)) and not isinstance(a, bool):
             dev = a
         elif isinstance(a, bool):
             copy = a if dtype is not None else copy
+        elif a is not None:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"({type(a).__name__}), expected a device, a dtype or a tensor")
     return dtype, dev, copy
 
 
@@ -234,8 +242,10 @@ def _type(self, dtype=None, non_blocking=False, **_):
         if name not in _TYPE_NAMES or not dtype.startswith("torch."):
             raise ValueError(f"invalid type: '{dtype}'")
         dtype = _TYPE_NAMES[name]
-    elif isinstance(dtype, type) and hasattr(dtype, "dtype"):
+    elif isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), dt.DType):
         dtype = dtype.dtype
+    if not isinstance(dtype, dt.DType):  # PyTorch: `x.type(float)` is not a type name either
+        raise ValueError(f"invalid type: '{getattr(dtype, '__name__', dtype)}'")
     return D.cast(self, dtype)
 
 
@@ -253,6 +263,7 @@ for _name, _d in (("float", dt.float32), ("double", dt.float64), ("half", dt.flo
 
 def _new_factory(fn):
     def method(self, *args, dtype=None, device=None, requires_grad=False, **kw):
+        dtype = dt.to_dtype(dtype, fn.__name__)
         return fn(*args, dtype=dtype or self._dtype, device=device or self._be.device,
                   requires_grad=requires_grad, **kw)
     return method
@@ -263,16 +274,36 @@ Tensor.new_ones = _new_factory(C.ones)
 Tensor.new_empty = _new_factory(C.empty)
 Tensor.new_full = _new_factory(C.full)
 Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: C.tensor(
-    data, dtype=dtype or self._dtype, device=device or self._be.device,
-    requires_grad=requires_grad)
+    data, dtype=dt.to_dtype(dtype, "new_tensor") or self._dtype,
+    device=device or self._be.device, requires_grad=requires_grad)
+
+_LIMIT_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}
 
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
+    C._check_float(self._dtype, "check_uniform_bounds")
+    a, b = float(a), float(b)
+    # PyTorch's checks (check_uniform_bounds): both bounds representable, a <= b, and b - a
+    # finite in the tensor's dtype
+    big = float(np.finfo(D.NP_DTYPES[self._dtype]).max)
+    for name, v in (("from", a), ("to", b)):
+        if not -big <= v <= big:
+            raise RuntimeError(f"{name} is out of bounds for {_LIMIT_NAMES[self._dtype.name]}")
+    if a > b:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={a:g} > to={b:g}")
+    if b - a > big:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
+                           f"{D._torch_name(self._dtype)}>::max(), but found to={b:g} and "
+                           f"from={a:g} which result in to-from to exceed the limit")
     return _copy_(self, C._random(tuple(self.shape), self._dtype, "uniform", self._be.device,
-                                  False, generator, float(a), float(b)))
+                                  False, generator, a, b))
 
 
 def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    C._check_float(self._dtype, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
     r = C._random(tuple(self.shape), self._dtype, "normal", self._be.device, False, generator)
     return _copy_(self, F.add(F.mul(r, std), mean))
 
@@ -296,7 +327,9 @@ def _fwd(name):
 
 
 def _matmul_r(self, other):
-    return F.matmul(C.tensor(other) if not isinstance(other, Tensor) else other, self)
+    if isinstance(other, np.ndarray):
+        other = C.tensor(other)
+    return F.matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
 Tensor.__add__ = Tensor.__radd__ = _fwd("add")
@@ -307,7 +340,11 @@ Tensor.__truediv__ = _fwd("div")
 Tensor.__rtruediv__ = _rev("div")
 Tensor.__pow__ = _fwd("pow")
 Tensor.__rpow__ = _rev("pow")
-Tensor.__matmul__ = lambda self, other: F.matmul(self, other)
+# PyTorch turns the TypeError of `x @ None` or `x @ [..]` into NotImplemented, so Python's own
+# "unsupported operand" error is raised; numpy arrays take part as tensors
+Tensor.__matmul__ = lambda self, other: F.matmul(self, C.tensor(other)) \
+    if isinstance(other, np.ndarray) else \
+    F.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 Tensor.__rmatmul__ = _matmul_r
 Tensor.__eq__ = _fwd("eq")
 Tensor.__ne__ = _fwd("ne")

@@ -1,0 +1,186 @@
+"""The doors that set strides by hand: `frombuffer` and `as_strided`.
+
+Compiled kernels index memory in elements (byte stride / item size), so every stride these doors
+create must be a non-negative multiple of the item size, and every element must lie inside the
+storage: both are checked before any array is made, with PyTorch's errors.
+
+A tensor's "storage" is its root's array (`Tensor._root()`): the memory from the lowest to the
+highest element of that array. `as_strided` offsets are counted from its start, as PyTorch counts
+them from the start of the storage.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..ir import dtypes as dt
+from ..runtime import device as _dev
+from ..runtime.device import NP_DTYPES
+from . import dispatch as D
+from .tensor import Tensor
+
+
+def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
+               requires_grad: bool = False) -> Tensor:
+    """A 1-d tensor over an object's buffer (bytearray, memoryview, array.array, ...): writes
+    through either are seen by both."""
+    from .creation import _const, _finish, _int
+    d = dt.to_dtype(dtype, "frombuffer")
+    if d is None:
+        raise TypeError("frombuffer(): argument 'dtype' must be torch.dtype, not NoneType")
+    count = _int(count, "frombuffer", "count", 3)
+    offset = _int(offset, "frombuffer", "offset", 4)
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    if not view.contiguous:
+        raise RuntimeError("could not retrieve buffer from object")
+    n, size = view.nbytes, d.itemsize
+    if n == 0 or count == 0:
+        raise ValueError(f"both buffer length ({n}) and count ({count}) must not be 0")
+    if not 0 <= offset < n:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({n} bytes) minus 1")
+    if count < 0 and (n - offset) % size:
+        raise ValueError(f"buffer length ({n - offset} bytes) after offset ({offset} bytes) must "
+                         f"be a multiple of element size ({size})")
+    actual = (n - offset) // size if count < 0 else count
+    if offset + actual * size > n:
+        raise ValueError(f"requested buffer length ({actual} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({n} bytes)")
+    arr = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
+                        dtype=NP_DTYPES[d], count=actual, offset=offset)
+    if not arr.flags.writeable:
+        warnings.warn("The given buffer is not writable, and PyTorch does not support "
+                      "non-writable tensors.", UserWarning, stacklevel=2)
+    return _finish(_const(arr, d, _dev.cpu_backend()), requires_grad)
+
+
+def _storage(t: Tensor):
+    """(the root's memory as a 1-d array of elements, t's offset in it in elements)."""
+    root = t._root()._data
+    size = root.itemsize
+    if any(s % size for s in root.strides):
+        raise NotImplementedError("as_strided of a tensor whose storage has strides that are "
+                                  "not multiples of its item size")
+    # start at the root's lowest element: flip the axes that run backwards
+    if any(s < 0 for s in root.strides):
+        root = root[tuple(slice(None, None, -1) if s < 0 else slice(None)
+                          for s in root.strides)]
+    n = 0 if root.size == 0 else 1 + sum((k - 1) * s // size for k, s in
+                                         zip(root.shape, root.strides))
+    xp = t._be.xp
+    flat = xp.lib.stride_tricks.as_strided(root, shape=(n,), strides=(size,))
+    offset = (t.data_ptr() - _ptr(root, xp)) // size if n else 0
+    return flat, offset
+
+
+def _ptr(a, xp) -> int:
+    return int(a.__array_interface__["data"][0]) if xp is np else int(a.data.ptr)
+
+
+def _elements(n: int, offset: int, shape: tuple, strides: tuple) -> np.ndarray:
+    """The storage positions of the elements of (shape, strides, offset), in row-major order."""
+    pos = np.arange(max(n, offset + 1), dtype=np.int64)
+    view = np.lib.stride_tricks.as_strided(pos[offset:], shape=shape,
+                                           strides=tuple(s * 8 for s in strides))
+    return view.reshape(-1).copy()
+
+
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """A view of `input`'s storage with the given sizes and element strides; `storage_offset`
+    defaults to input's own offset in its storage (PyTorch's)."""
+    from .creation import _int
+    from .functional import _ints
+    D.check_tensor(input, "as_strided", "input", 1)
+    for arg, pos, v in (("size", 2, size), ("stride", 3, stride)):
+        if not isinstance(v, (tuple, list)):
+            raise TypeError(f"as_strided(): argument '{arg}' (position {pos}) must be tuple of "
+                            f"ints, not {type(v).__name__}")
+    size, stride = _ints(size, "as_strided", "size"), _ints(stride, "as_strided", "stride")
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(size)} and "
+                           f"strides={list(stride)}")
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    flat, own = _storage(input)
+    offset = own if storage_offset is None else _int(storage_offset, "as_strided",
+                                                     "storage_offset", 4)
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    n, item = flat.shape[0], input._dtype.itemsize
+    empty = any(s == 0 for s in size)
+    need = 0 if empty else offset + 1 + sum((k - 1) * s for k, s in zip(size, stride))
+    if need > n:
+        raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
+                           f"offset {offset}, and itemsize {item} requiring a storage size of "
+                           f"{need * item} are out of bounds for storage of size {n * item}")
+    xp = input._be.xp
+    base = flat[min(offset, n):]
+    byte_strides = tuple(s * item for s in stride)
+    if xp is np:
+        # a stride of 0 over more than one element aliases: in-place writes are PyTorch's error
+        alias = any(s == 0 and k > 1 for k, s in zip(size, stride))
+        data = np.lib.stride_tricks.as_strided(base, size, byte_strides, writeable=not alias)
+    else:
+        data = xp.lib.stride_tricks.as_strided(base, size, byte_strides)
+    result = Tensor._make(data, input._dtype, input._be)
+    result._base = input._root()
+    grad = D.GRAD_ENABLED and input._requires_grad
+    if grad or D.RECORDER is not None:
+        _record(input, result, n, own, offset, size, stride, grad)
+    return result
+
+
+def _record(input: Tensor, result: Tensor, n: int, own: int, offset: int, size: tuple,
+            stride: tuple, grad: bool) -> None:
+    """Let autograd and recordings see `result` as a gather from the flattened input, at the
+    input's positions of the elements it reads. PyTorch's as_strided backward accumulates where
+    the result's elements overlap, as a gather's scatter-add VJP does; an element outside the
+    input (a view's storage extends beyond it) reads from a zero pad and gets no gradient."""
+    from . import autograd as A
+    from .creation import tensor, zeros
+    from .functional import cat, gather, reshape
+    numel = input.numel()
+    where = _elements(n, own, tuple(input.shape), input.stride())
+    if grad and len(np.unique(where)) < numel:
+        raise NotImplementedError("as_strided of a tensor that requires grad and whose elements "
+                                  "overlap in memory (an expand) is not supported: call "
+                                  ".contiguous() on it first")
+    index_of = np.full(max(n, 1), numel, dtype=np.int64)  # numel: the pad
+    index_of[where] = np.arange(numel, dtype=np.int64)
+    reads = _elements(n, offset, size, stride) if result.numel() else \
+        np.zeros(0, dtype=np.int64)
+    idx = index_of[reads]
+    flat = reshape(input, (-1,))
+    padded = bool((idx == numel).any())
+    if padded:
+        if D.RECORDER is not None:
+            if D.RECORDER.strict or (D.RECORDER.parent is not None and D.RECORDER.parent.strict):
+                D.RECORDER.graph_break("as_strided reading outside its input's elements")
+        flat = cat([flat, zeros(1, dtype=input._dtype, device=input.device)])
+    value = reshape(gather(flat, 0, tensor(idx, device=input.device)), size)
+    if D.RECORDER is not None and not padded:
+        D.RECORDER.alias(result, value)
+    if grad:
+        result._node, result._requires_grad = value._node, True
+        A.label(result, "AsStridedBackward0", input)
+
+
+def _as_strided_method(self: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    return as_strided(self, size, stride, storage_offset)
+
+
+def storage_offset(self: Tensor) -> int:
+    """The offset of this tensor's first element in its storage, in elements."""
+    return _storage(self)[1]
+
+
+Tensor.as_strided = _as_strided_method
+Tensor.storage_offset = storage_offset
