@@ -340,3 +340,60 @@ def test_a_build_killed_with_sigkill_leaves_nothing_for_long(tmp_path, monkeypat
     monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(cache))
     cbuild.build(*kernel(fresh_name()))
     assert not [p for p in cache.iterdir() if p.name.startswith("build-")]
+
+
+def template_names() -> list[str]:
+    return sorted(p.name for p in (codegen.TEMPLATES / "c").glob("*.j2"))
+
+
+def load_templates() -> None:
+    env = codegen.environment("c")
+    for name in template_names():
+        env.get_template(name)
+
+
+@pytest.fixture
+def fresh_environments(tmp_path, monkeypatch) -> Path:
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(cache))
+    monkeypatch.setattr(codegen, "_envs", {})
+    return cache
+
+
+def test_a_damaged_template_bytecode_cache_is_rebuilt(fresh_environments, monkeypatch):
+    load_templates()
+    files = [p for p in fresh_environments.rglob("*") if p.is_file() and "templates" in p.parts]
+    assert files, "the compiled templates are cached"
+    magic = len(jinja2.bccache.bc_magic)
+    for p in files:  # damaged after whatever header it has
+        data = p.read_bytes()
+        p.write_bytes(data[:magic] + b"\x80\x05garbage" + data[magic + 9:])
+    monkeypatch.setattr(codegen, "_envs", {})
+    load_templates()  # no UnpicklingError, no marshal error
+    monkeypatch.setattr(codegen, "_envs", {})
+    before = {p: p.read_bytes() for p in files if p.exists()}
+    load_templates()
+    assert {p: p.read_bytes() for p in files if p.exists()} == before  # rewritten, now stable
+
+
+class _Planted:
+    def __reduce__(self):
+        return (open, (os.environ["FUSETORCH_TEST_MARKER"], "w"))
+
+
+def test_no_pickle_from_the_cache_is_loaded(fresh_environments, tmp_path, monkeypatch):
+    # jinja's own FileSystemBytecodeCache unpickles a checksum from each file; a pickle planted
+    # at the names it would read must never be loaded
+    marker = tmp_path / "marker"
+    monkeypatch.setenv("FUSETORCH_TEST_MARKER", str(marker))
+    payload = jinja2.bccache.bc_magic + pickle.dumps(_Planted(), 2)
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(codegen.TEMPLATES / "c")))
+    jinja = jinja2.FileSystemBytecodeCache()
+    templates = fresh_environments / "templates"
+    templates.mkdir(parents=True, mode=0o700)
+    fresh_environments.chmod(0o700)
+    for name in template_names():
+        filename = env.loader.get_source(env, name)[1]
+        (templates / f"__jinja2_{jinja.get_cache_key(name, filename)}.cache").write_bytes(payload)
+    load_templates()
+    assert not marker.exists(), "a pickle from the cache was loaded"
