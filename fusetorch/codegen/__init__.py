@@ -5,13 +5,69 @@ render.py / render_cuda.py (a loop kernel to source through ../templates).
 """
 from __future__ import annotations
 
+import hashlib
+import marshal
+import sys
 from pathlib import Path
+from types import CodeType
 
 import jinja2
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 _envs: dict[str, jinja2.Environment] = {}
+# Bump when the file format below changes.
+_FORMAT = b"fusetorch-template-1"
+
+
+class _TemplateCache(jinja2.BytecodeCache):
+    """Compiled templates in `<kernel cache>/templates/<key>.bc`, read through cbuild's checked
+    cache directory: marshal'd code is code we run, trusted exactly like the kernel libraries
+    beside it (only files that only this user can have written). Not jinja's
+    FileSystemBytecodeCache: it unpickles a checksum from each file (a pickle runs code), opens
+    paths with no ownership check, and a damaged file made every compile raise. A file here is
+    a header line (format, jinja and Python versions, the template source's checksum, the
+    sha256 of the rest), then marshal's bytes; anything that does not match is a miss, and the
+    template is compiled and the file rewritten."""
+
+    def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        from ..runtime import cbuild
+        try:
+            with cbuild.open_cache() as cache:
+                data = cache.read(cache.subdir("templates"), f"{bucket.key}.bc")
+        except OSError:
+            return  # no cache: compile in memory
+        code = _decode(data, bucket.checksum) if data else None
+        if code is not None:
+            bucket.code = code
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        from ..runtime import cbuild
+        payload = marshal.dumps(bucket.code)
+        try:
+            with cbuild.open_cache() as cache:
+                cache.write(cache.subdir("templates"), f"{bucket.key}.bc",
+                            _header(bucket.checksum, payload) + payload)
+        except OSError:
+            pass  # not cached: compiled again next process
+
+
+def _header(checksum: str, payload: bytes) -> bytes:
+    fields = [_FORMAT, jinja2.__version__.encode(), sys.implementation.cache_tag.encode(),
+              checksum.encode(), hashlib.sha256(payload).hexdigest().encode()]
+    return b" ".join(fields) + b"\n"
+
+
+def _decode(data: bytes, checksum: str) -> CodeType | None:
+    """The code in a cache file, or None if it is stale, damaged or not ours."""
+    header, _, payload = data.partition(b"\n")
+    if header + b"\n" != _header(checksum, payload):
+        return None
+    try:
+        code = marshal.loads(payload)
+    except (EOFError, ValueError, TypeError):
+        return None
+    return code if isinstance(code, CodeType) else None
 
 
 def environment(backend: str) -> jinja2.Environment:
@@ -20,16 +76,8 @@ def environment(backend: str) -> jinja2.Environment:
     of a warm start."""
     env = _envs.get(backend)
     if env is None:
-        from ..runtime.cbuild import cache_dir  # private, checked: we load code from it
-        cache = None
-        try:
-            path = cache_dir() / "templates"
-            path.mkdir(mode=0o700, exist_ok=True)
-            cache = jinja2.FileSystemBytecodeCache(str(path))
-        except OSError:
-            pass  # no bytecode cache: templates compile in memory
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES / backend)),
                                  undefined=jinja2.StrictUndefined, keep_trailing_newline=True,
-                                 bytecode_cache=cache)
+                                 bytecode_cache=_TemplateCache())
         _envs[backend] = env
     return env

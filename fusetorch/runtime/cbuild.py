@@ -1,10 +1,11 @@
 """Build C source into a shared library, cache it on disk, and load it with cffi.
 
-ABI mode (gcc to a .so, then `dlopen`) because it builds 3-5x faster than cffi's API mode
-(../shared/PLATFORM.md) and compile latency is a target. "Out-of-line": the declarations are
-parsed once, when the library is built, into a small generated Python module cached beside it
-(`FFI.emit_python_code`). Loading a cached library imports that module and never imports
-pycparser, which costs 0.1-0.3 s per process here: most of a warm start.
+ABI mode (gcc to a .so, then `dlopen`) because it builds 3-5x faster than cffi's API mode and
+compile latency is a target. "Out-of-line": the declarations are parsed once, when the library
+is built, into cffi's type tables, stored as JSON data in the entry's sidecar. Loading a cached
+library hands those tables to `_cffi_backend.FFI` and never imports pycparser, which costs
+~26 ms per process here (plus ~0.25 ms per declared function): most of a warm start. Nothing read from the cache is executed as Python
+or unpickled.
 
 Contracts for callers:
 - `build(source, cdef)` returns a `Library`. `cdef` declares the functions the caller will call,
@@ -13,23 +14,32 @@ Contracts for callers:
 - Raises `CompilerUnavailable` when there is no working C compiler (the caller falls back to
   eager), `RuntimeError` when the source does not compile (with the compiler's stderr and the
   path of the saved source).
-- Cache entries are `<cache>/<key[:2]>/<key>.so`, its declarations `<key>.py`, and a `<key>.json`
-  sidecar with both files' sizes and sha256; an entry whose sidecar does not match is rebuilt,
-  never loaded. Files are only ever
-  replaced (`os.replace`), never written in place, because a process that has a library mapped
-  would crash (SIGBUS) if its file were truncated under it.
+- Cache entries are `<cache>/<key[:2]>/<key>.so` and a `<key>.json` sidecar with the library's
+  size and sha256 and the declarations; an entry whose sidecar does not match, or whose library
+  lacks a declared symbol, is rebuilt, never loaded. Files are only ever replaced
+  (`os.replace`), never written in place, because a process that has a library mapped would
+  crash (SIGBUS) if its file were truncated under it.
+- What the cache directory is trusted for: it holds code we run, so only this user may have
+  written anything we read from it. `CacheDir` opens it once, checks the open directory, and
+  reaches everything inside relative to that descriptor without following symlinks, checking
+  each directory and file it reads (ours, not writable by group or others). Unsafe parts are
+  refused: the root with a warning and a private temp dir, a subdirectory or file by moving it
+  aside or rebuilding over it.
 - Environment: `CC` (compiler command, may contain arguments), `FUSETORCH_CACHE_DIR`,
   `FUSETORCH_PRINT_KERNELS=1` (print each kernel's source to stderr when it is compiled).
 """
 from __future__ import annotations
 
+import ast
 import atexit
+import errno
 import fcntl
 import hashlib
-import importlib.util
+import io
 import json
 import os
 import platform
+import secrets
 import shlex
 import shutil
 import stat
@@ -37,16 +47,18 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
+import _cffi_backend
 import cffi
 import numpy as np
 
 # Bump when the layout of the cache or the way sources are turned into libraries changes.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # -fno-math-errno: libm calls may then be vectorised even next to a select (with errno they
 # "clobber memory" and gcc gives up on the loop); results are unchanged, only errno is not set.
 # -fno-trapping-math: floating-point exceptions never trap here (nothing enables them), and
@@ -76,8 +88,9 @@ _ffi: cffi.FFI | None = None
 _compilers: dict[tuple[str, str], list[str]] = {}
 _compiler_ids: dict[tuple[str, ...], str] = {}
 _openmp_flags: dict[tuple[str, ...], list[str]] = {}  # per compiler, once probed
-_loaded: dict[str, "Library"] = {}  # .so path -> Library, for in-process hits
+_loaded: dict[tuple[str, str], "Library"] = {}  # (cache dir, key) -> Library, in-process hits
 _fallback_dirs: dict[str, Path] = {}  # refused cache dir -> the temp dir used instead
+_warned: set[str] = set()
 _cpu: str | None = None
 
 
@@ -107,7 +120,7 @@ _CTYPES: dict[str, tuple[np.dtype, ...]] = {
 def as_pointer(array: np.ndarray, ctype: str, writable: bool = False) -> Any:
     """A `ctype *` to the data of a C-contiguous numpy array, without copying.
 
-    `from_buffer` is the cheap way (PLATFORM.md); this sits on every kernel call, so the common
+    `from_buffer` is the cheap way; this sits on every kernel call, so the common
     case is two identity tests. It checks what cffi does not, the element type (a mismatch would
     make the kernel read garbage); cffi itself raises ValueError for a non-C-contiguous array.
     `writable=True` refuses read-only arrays (for outputs).
@@ -126,11 +139,13 @@ class Library:
     """A loaded shared library: `function(name)` returns a callable cffi function; `ffi` is
     the FFI its functions were declared in."""
 
-    __slots__ = ("lib", "path", "source", "cdef", "key", "ffi")
+    __slots__ = ("lib", "path", "source", "cdef", "key", "ffi", "_fd")
 
-    def __init__(self, lib: Any, path: Path, source: str, cdef: str, key: str, ffi: Any):
+    def __init__(self, lib: Any, path: Path, source: str, cdef: str, key: str, ffi: Any,
+                 fd: int | None = None):
         self.lib, self.path, self.source, self.cdef, self.key = lib, path, source, cdef, key
         self.ffi = ffi
+        self._fd = fd  # the descriptor it was dlopened through; never closed (see _dlopen)
 
     def function(self, name: str) -> Any:
         return getattr(self.lib, name)
@@ -195,33 +210,303 @@ def _cpu_id() -> str:
     return _cpu
 
 
-def _is_safe(path: Path) -> bool:
-    """Ours alone: a directory owned by this user that nobody else can write into (anyone who
-    can write there can plant a library that we would load and run)."""
+# Every open inside the cache: no symlink is followed (a link there was not made by us), and
+# O_NONBLOCK so that a FIFO planted under a cache name cannot hang us.
+_O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_O_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_O_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# /proc/self/fd/N names the open file N itself: what dlopen and the compiler get, so that the
+# file they open is the one we checked whatever happens to the path meanwhile.
+_PROC_FD = os.path.isdir("/proc/self/fd")
+# A build-* directory is stale once nobody holds its lock (the builder flocks it for the whole
+# build; the kernel drops the lock when the builder dies, SIGKILL included) and it is an hour
+# old: the age covers the instant between a builder's mkdir and its flock, and no build takes
+# an hour. Where flock does not work at all, only age tells: a day.
+STALE_BUILD_S = 3600
+STALE_BUILD_NO_FLOCK_S = 24 * 3600
+
+
+def _private(st: os.stat_result) -> bool:
+    """Owned by this user and not writable by group or others: nobody else can have put or
+    changed what is there (anyone who can could plant code that we would run)."""
+    return st.st_uid == os.geteuid() and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _warn_once(message: str) -> None:
+    with _lock:
+        if message in _warned:
+            return
+        _warned.add(message)
+    warnings.warn(message, UserWarning, stacklevel=3)
+
+
+class CacheDir:
+    """The kernel cache directory, opened once and checked on the open descriptor; every later
+    operation is relative to a checked descriptor and follows no symlink, so whatever happens
+    to the path (a parent renamed, a link flipped) after the check changes nothing we read.
+    Use as a context manager (closes the descriptor)."""
+
+    def __init__(self, path: Path, fd: int):
+        self.path, self.fd = path, fd
+        self._paths = {fd: path}  # descriptor -> its path, for messages and /proc-less systems
+
+    def __enter__(self) -> "CacheDir":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for fd in self._paths:
+            os.close(fd)
+        self._paths = {}
+
+    def where(self, dir_fd: int, name: str = "") -> str:
+        """A path for a program we run (compiler, dlopen) to open `name` in `dir_fd` by."""
+        if _PROC_FD:
+            return f"/proc/self/fd/{dir_fd}/{name}" if name else f"/proc/self/fd/{dir_fd}"
+        return str(self._paths[dir_fd] / name)  # no /proc: the path, checked just before
+
+    def path_of(self, dir_fd: int, name: str = "") -> Path:
+        """The path, for people."""
+        return self._paths[dir_fd] / name
+
+    def subdir(self, name: str) -> int:
+        """A checked descriptor of `<cache>/<name>`, made if missing; one that is not ours
+        alone (or a symlink, or not a directory) is moved aside and made anew. Closed with
+        the CacheDir."""
+        for _ in range(4):
+            fd = self._private_subdir(name)
+            if fd is None:
+                try:
+                    os.mkdir(name, 0o700, dir_fd=self.fd)
+                except FileExistsError:
+                    pass  # a concurrent builder made it
+            elif fd >= 0:
+                self._paths[fd] = self.path / name
+                return fd
+            else:
+                self._set_aside(name)
+        raise OSError(f"fusetorch: cannot make a private directory {self.path / name}")
+
+    def _private_subdir(self, name: str) -> int | None:
+        """A descriptor of `name` if it is a directory of ours alone, None if it is missing,
+        -1 if something else is there."""
+        try:
+            fd = os.open(name, _O_DIR, dir_fd=self.fd)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):
+                return -1  # a symlink or a file where the directory should be
+            raise
+        if _private(os.fstat(fd)):
+            return fd
+        os.close(fd)
+        return -1
+
+    def _set_aside(self, name: str) -> None:
+        """Move an unsafe entry out of the way (we own the cache root, so we may rename
+        anything in it), then delete it. Under the root's lock, after looking again: another
+        process may have replaced it by a good one meanwhile."""
+        with self.lock("sweep.lock"):
+            fd = self._private_subdir(name)
+            if fd is not None and fd >= 0:
+                os.close(fd)
+                return
+            aside = f"unsafe-{secrets.token_hex(6)}"
+            try:
+                os.rename(name, aside, src_dir_fd=self.fd, dst_dir_fd=self.fd)
+            except FileNotFoundError:
+                return
+            _warn_once(f"fusetorch: kernel cache entry {self.path / name} was not safe (not "
+                       "owned by this user, or writable by others); moved it aside, rebuilding")
+            _remove(self.fd, aside)
+
+    def open_file(self, dir_fd: int, name: str) -> int | None:
+        """A descriptor of the regular file `name` in `dir_fd`, if it exists and is ours alone;
+        None otherwise (an unsafe file is warned about: the caller rebuilds over it)."""
+        try:
+            fd = os.open(name, _O_READ, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            if e.errno != errno.ELOOP:
+                raise
+            st = None  # a symlink
+        else:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) and _private(st):
+                return fd
+            os.close(fd)
+        _warn_once(f"fusetorch: not using kernel cache file {self.path_of(dir_fd, name)} (a "
+                   f"symlink, not a file, not owned by this user, or writable by others)")
+        return None
+
+    def read(self, dir_fd: int, name: str) -> bytes | None:
+        """The contents of `name` in `dir_fd` if it is a file of ours alone, else None."""
+        fd = self.open_file(dir_fd, name)
+        if fd is None:
+            return None
+        try:
+            return _read_all(fd)
+        finally:
+            os.close(fd)
+
+    def write(self, dir_fd: int, name: str, data: bytes, mode: int = 0o600) -> None:
+        """Replace `name` in `dir_fd` by `data`, atomically."""
+        tmp = f".{name}.{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, _O_NEW, mode, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            with _suppress_oserror():
+                os.unlink(tmp, dir_fd=dir_fd)
+            raise
+
+    @contextmanager
+    def scratch(self) -> Iterator[int]:
+        """A private build-* directory, locked while it is in use and removed after; the
+        build directories of killed builders are swept by `sweep`."""
+        name = f"build-{secrets.token_hex(8)}"
+        os.mkdir(name, 0o700, dir_fd=self.fd)
+        fd = os.open(name, _O_DIR, dir_fd=self.fd)
+        self._paths[fd] = self.path / name
+        try:
+            with _suppress_oserror():  # no flock here: sweeping falls back to age alone
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            yield fd
+        finally:
+            _remove(self.fd, name)
+            del self._paths[fd]
+            os.close(fd)
+
+    def sweep(self) -> None:
+        """Remove the build-* directories of dead builders and anything set aside, unless
+        another process is sweeping."""
+        with self.lock("sweep.lock", wait=False) as held:
+            if not held:
+                return
+            now = time.time()
+            with os.scandir(self.fd) as entries:
+                names = [e.name for e in entries if e.name.startswith(("build-", "unsafe-"))]
+            for name in names:
+                if name.startswith("unsafe-") or _stale_build(self.fd, name, now):
+                    _remove(self.fd, name)
+
+    @contextmanager
+    def lock(self, name: str, dir_fd: int | None = None, wait: bool = True) -> Iterator[bool]:
+        """An exclusive advisory lock on `name` (made if missing), so concurrent builders of
+        one kernel compile it once; yields whether it is held (always when `wait`). Lock files
+        are never deleted: deleting one lets a waiter lock an inode that nobody else sees."""
+        dir_fd = self.fd if dir_fd is None else dir_fd
+        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                     dir_fd=dir_fd)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+                held = True
+            except BlockingIOError:
+                held = False
+            except OSError:
+                held = wait  # no flock (some network filesystems): os.replace keeps us correct
+            yield held
+        finally:
+            os.close(fd)  # releases the lock
+
+
+@contextmanager
+def _suppress_oserror() -> Iterator[None]:
     try:
-        st = os.stat(path)
+        yield
+    except OSError:
+        pass
+
+
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _remove(dir_fd: int, name: str) -> None:
+    """Delete `name` in `dir_fd` and everything under it, following no symlink (a link is
+    removed, never what it points to); best effort."""
+    try:
+        fd = os.open(name, _O_DIR, dir_fd=dir_fd)
+    except OSError:  # not a directory (or a symlink to one): just the name
+        with _suppress_oserror():
+            os.unlink(name, dir_fd=dir_fd)
+        return
+    try:
+        with os.scandir(fd) as entries:
+            names = [e.name for e in entries]
+        for child in names:
+            _remove(fd, child)
+    finally:
+        os.close(fd)
+    with _suppress_oserror():
+        os.rmdir(name, dir_fd=dir_fd)
+
+
+def _stale_build(root_fd: int, name: str, now: float) -> bool:
+    """Whether build directory `name` belongs to no live builder (STALE_BUILD_S above)."""
+    try:
+        age = now - os.stat(name, dir_fd=root_fd, follow_symlinks=False).st_mtime
+        if age < STALE_BUILD_S:
+            return False
+        fd = os.open(name, _O_DIR, dir_fd=root_fd)
     except OSError:
         return False
-    return (stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid()
-            and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True  # its builder is gone: the lock died with it
+    except BlockingIOError:
+        return False  # a live builder holds it
+    except OSError:
+        return age > STALE_BUILD_NO_FLOCK_S
+    finally:
+        os.close(fd)
 
 
-def cache_dir() -> Path:
-    """`$FUSETORCH_CACHE_DIR`, else `$XDG_CACHE_HOME/fusetorch` or `~/.cache/fusetorch`,
-    created 0o700. An unsafe directory is refused with a warning (once) and a private temp
-    directory, removed at exit, is used for this process instead."""
+def _configured_dir() -> Path:
     env = os.environ.get("FUSETORCH_CACHE_DIR")
     if env:
-        path = Path(env).expanduser()
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-        path = Path(base) / "fusetorch"
+        return Path(env).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "fusetorch"
+
+
+def _open_private_dir(path: Path) -> int | None:
+    """A descriptor of directory `path` if, once open, it is ours alone; None otherwise.
+    Symlinks on the configured path are followed here, once: what matters is the directory
+    we end up holding, checked on the descriptor itself."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    if _private(os.fstat(fd)):
+        return fd
+    os.close(fd)
+    return None
+
+
+def open_cache(path: Path | None = None) -> CacheDir:
+    """The cache directory (`path`, else `$FUSETORCH_CACHE_DIR`, else `$XDG_CACHE_HOME/fusetorch`
+    or `~/.cache/fusetorch`), created 0o700 and opened. An unsafe directory (not ours, or
+    writable by others) is refused with a warning (once) and a private temp directory, removed
+    at exit, is used for this process instead."""
+    path = _configured_dir() if path is None else path
     try:
         path.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError:
-        pass  # _is_safe says no and we fall back
-    if _is_safe(path):
-        return path
+        pass  # the check below says no and we fall back
+    fd = _open_private_dir(path)
+    if fd is not None:
+        return CacheDir(path, fd)
     with _lock:
         if str(path) not in _fallback_dirs:
             tmp = Path(tempfile.mkdtemp(prefix="fusetorch-"))  # mkdtemp makes it 0o700
@@ -230,64 +515,115 @@ def cache_dir() -> Path:
             warnings.warn(f"fusetorch: not using kernel cache {path} (missing, not owned by this "
                           f"user, or writable by others); using {tmp} for this process",
                           UserWarning, stacklevel=2)
-        return _fallback_dirs[str(path)]
+        tmp = _fallback_dirs[str(path)]
+    fd = _open_private_dir(tmp)
+    if fd is None:
+        raise OSError(f"fusetorch: the private temp directory {tmp} is not private")
+    return CacheDir(tmp, fd)
 
 
-def _sha256_file(path: Path) -> tuple[int, str]:
-    data = path.read_bytes()
-    return len(data), hashlib.sha256(data).hexdigest()
+def cache_dir() -> Path:
+    """The path of the cache directory this process uses (see `open_cache`). For people and
+    tests: code that reads the cache must go through `open_cache`, never this path."""
+    with open_cache() as cache:
+        return cache.path
 
 
-def _load(so: Path, meta: Path, key: str, source: str, cdef: str,
-          fresh: bool = False) -> Library | None:
-    """The library of a valid cache entry, or None if the entry is missing or damaged.
-    `fresh`: we just built it, so a failing load is an error to report, not damage."""
-    decl = so.with_suffix(".py")
-    try:
-        info = json.loads(meta.read_text())
-        if info.get("key") != key or \
-                (info.get("so_size"), info.get("so_sha256")) != _sha256_file(so) or \
-                (info.get("py_size"), info.get("py_sha256")) != _sha256_file(decl):
-            return None
-    except (OSError, ValueError, AttributeError):
-        return None
-    try:
-        # the generated declarations: `ffi = _cffi_backend.FFI(<pre-parsed types>)`
-        spec = importlib.util.spec_from_file_location(f"_fusetorch_{key[:24]}", decl)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        lib = module.ffi.dlopen(str(so))
-    except Exception as e:  # a damaged module or library: rebuild it
-        if fresh:
-            raise RuntimeError(f"fusetorch: built {so} but could not load it: {e}") from None
-        return None
-    return Library(lib, so, source, cdef, key, module.ffi)
+def _tables_to_json(x: Any) -> Any:
+    """cffi's type tables (bytes, ints, nested tuples) as JSON data."""
+    if isinstance(x, bytes):
+        return {"hex": x.hex()}
+    if isinstance(x, tuple):
+        return [_tables_to_json(v) for v in x]
+    if isinstance(x, int) and not isinstance(x, bool):
+        return x
+    raise TypeError(f"unexpected {type(x).__name__} in cffi's tables")
 
 
-def _declarations(cdef: str, module: str, path: Path) -> None:
-    """Parse `cdef` (pycparser, only when building) into an importable Python module."""
+def _tables_from_json(x: Any) -> Any:
+    if isinstance(x, dict):
+        return bytes.fromhex(x["hex"])
+    if isinstance(x, list):
+        return tuple(_tables_from_json(v) for v in x)
+    if isinstance(x, int) and not isinstance(x, bool):
+        return x
+    raise TypeError(f"unexpected {type(x).__name__} in stored declarations")
+
+
+def _declarations(cdef: str) -> dict[str, Any]:
+    """Parse `cdef` (pycparser, only when building) into cffi's type tables, as JSON data.
+    cffi emits them as the literal arguments of one call in a Python module; we read the
+    literals (`ast.literal_eval`, never exec) here, at build time, from text we just made."""
     f = cffi.FFI()
     try:
         f.cdef(cdef)
     except (cffi.FFIError, cffi.CDefError) as e:
         raise RuntimeError(f"fusetorch: cannot declare {cdef!r}: {e}") from None
     from cffi.recompiler import make_py_source  # emit_python_code, without its print
-    make_py_source(f, module, str(path))
+    text = io.StringIO()
+    make_py_source(f, "_fusetorch", text)
+    call = ast.parse(text.getvalue()).body[-1].value  # ffi = _cffi_backend.FFI('name', k=v...)
+    tables = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
+    if "_includes" in tables:
+        raise RuntimeError("fusetorch: declarations that include another FFI are not supported")
+    return {k: _tables_to_json(v) for k, v in tables.items()}
 
 
-@contextmanager
-def _flock(path: Path) -> Iterator[None]:
-    """Exclusive advisory lock, so concurrent builders of one kernel compile it once. Lock files
-    are never deleted: deleting one lets a waiter lock an inode that nobody else sees."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+def _digest(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def _load(cache: CacheDir, sub: int, key: str, source: str, cdef: str,
+          fresh: bool = False) -> Library | None:
+    """The library of a valid cache entry, or None if the entry is missing, damaged or unsafe.
+    `fresh`: we just built it, so a failing load is an error to report, not damage."""
+    raw = cache.read(sub, f"{key}.json")
+    if raw is None:
+        return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:
-            pass  # no flock here (some network filesystems): os.replace still keeps us correct
-        yield
+        info = json.loads(raw)
+        decl = info["declarations"]
+        if info["key"] != key or info["format"] != FORMAT_VERSION or \
+                info["declarations_sha256"] != _digest(decl):
+            return None
+        tables = {str(k): _tables_from_json(v) for k, v in decl.items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    name = f"{key}.so"
+    fd = cache.open_file(sub, name)
+    if fd is None:
+        return None
+    opened = False
+    try:
+        data = _read_all(fd)  # the very file we will map: digest what we load
+        if (info["so_size"], info["so_sha256"]) != (len(data), hashlib.sha256(data).hexdigest()):
+            return None
+        ffi = _cffi_backend.FFI(f"_fusetorch_{key[:24]}", **tables)
+        opened = True
+        lib = _dlopen(ffi, cache, sub, name, fd)
+        for symbol in dir(lib):  # resolve every declared symbol now, not at the first call
+            getattr(lib, symbol)
+    except Exception as e:  # a damaged library or declarations: rebuild it
+        if fresh:
+            raise RuntimeError(f"fusetorch: built {cache.path_of(sub, name)} but could not "
+                               f"load it: {e}") from None
+        return None
     finally:
-        os.close(fd)  # releases the lock
+        if not opened:
+            os.close(fd)
+    return Library(lib, cache.path_of(sub, name), source, cdef, key, ffi, fd)
+
+
+def _dlopen(ffi: Any, cache: CacheDir, dir_fd: int, name: str, fd: int) -> Any:
+    """dlopen the checked file open as `fd`. Through /proc/self/fd/N the dynamic loader maps
+    that very inode, not whatever the path names by now. glibc also remembers each library by
+    the name it was opened as and hands the old handle back for the same name, so N must never
+    be reused: the descriptor stays open for the life of the process (one per library loaded;
+    libraries are never unloaded either), also when loading fails after this point."""
+    if _PROC_FD:
+        return ffi.dlopen(f"/proc/self/fd/{fd}")
+    # without /proc: the path, in a directory only we can write, checked just before
+    return ffi.dlopen(cache.where(dir_fd, name))
 
 
 def _flags(omp: list[str]) -> list[str]:
@@ -295,23 +631,29 @@ def _flags(omp: list[str]) -> list[str]:
     return [g for f in FLAGS for g in (omp if f == "-fopenmp" else [f])]
 
 
-def _run_cc(cmd: list[str], omp: list[str], src: Path, out: Path) -> subprocess.CompletedProcess:
+def _run_cc(cmd: list[str], omp: list[str], src: str, out: str,
+            fds: tuple[int, ...]) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(cmd + _flags(omp) + ["-o", str(out), str(src)] + LINK_FLAGS,
-                              capture_output=True, text=True)
+        return subprocess.run(cmd + _flags(omp) + ["-o", out, src] + LINK_FLAGS,
+                              capture_output=True, text=True, pass_fds=fds)
     except OSError as e:
         raise CompilerUnavailable(f"C compiler {shlex.join(cmd)!r} cannot run: {e}") from None
 
 
-def _probe_openmp(cmd: list[str], tmp: Path) -> list[str]:
+def _write_new(dir_fd: int, name: str, text: str) -> None:
+    with os.fdopen(os.open(name, _O_NEW, 0o600, dir_fd=dir_fd), "w") as f:
+        f.write(text)
+
+
+def _probe_openmp(cmd: list[str], cache: CacheDir, tmp: int) -> list[str]:
     """The best OpenMP flag this compiler accepts, found by building an empty library.
     Only called after a failed build, so working setups never pay for it."""
     key = tuple(cmd)
     if key not in _openmp_flags:
-        src = tmp / "probe.c"
-        src.write_text("int fusetorch_probe;\n")
+        _write_new(tmp, "probe.c", "int fusetorch_probe;\n")
         for omp in _OPENMP_FALLBACKS:
-            if _run_cc(cmd, omp, src, tmp / "probe.so").returncode == 0:
+            if _run_cc(cmd, omp, cache.where(tmp, "probe.c"), cache.where(tmp, "probe.so"),
+                       (tmp,)).returncode == 0:
                 _openmp_flags[key] = omp
                 if omp != ["-fopenmp"]:
                     warnings.warn(f"fusetorch: {shlex.join(cmd)} does not support -fopenmp; "
@@ -322,35 +664,46 @@ def _probe_openmp(cmd: list[str], tmp: Path) -> list[str]:
     return _openmp_flags[key]
 
 
-def _compile(cmd: list[str], root: Path, key: str, source: str, cdef: str,
-             so: Path) -> list[str]:
-    """Compile into a private temp dir, then move the .so and its declarations into place
-    atomically. Returns the flags actually used."""
-    tmp = Path(tempfile.mkdtemp(prefix="build-", dir=root))
-    try:
-        src, out = tmp / f"{key}.c", tmp / f"{key}.so"
-        _declarations(cdef, f"_fusetorch_{key[:24]}", tmp / f"{key}.py")
-        src.write_text(source)
+def _compile(cmd: list[str], ident: str, cache: CacheDir, sub: int, key: str, source: str,
+             cdef: str) -> None:
+    """Compile in a private build directory, then move the library and its sidecar into
+    place atomically (the sidecar last: until it matches, the entry is not used). The
+    compiler reaches the build directory through /proc/self/fd, never through the cache's
+    path."""
+    decl = _declarations(cdef)
+    with cache.scratch() as tmp:
+        src, out = f"{key}.c", f"{key}.so"
+        _write_new(tmp, src, source)
         omp = _openmp_flags.get(tuple(cmd), ["-fopenmp"])
-        res = _run_cc(cmd, omp, src, out)
+        where_src, where_out = cache.where(tmp, src), cache.where(tmp, out)
+        res = _run_cc(cmd, omp, where_src, where_out, (tmp,))
         if res.returncode != 0 and tuple(cmd) not in _openmp_flags:
             # maybe the compiler lacks OpenMP, not a problem in the source: find out and retry
-            better = _probe_openmp(cmd, tmp)
+            better = _probe_openmp(cmd, cache, tmp)
             if better != omp:
-                omp, res = better, _run_cc(cmd, better, src, out)
+                omp, res = better, _run_cc(cmd, better, where_src, where_out, (tmp,))
         if res.returncode != 0:
-            failed = root / "failed"
-            failed.mkdir(mode=0o700, exist_ok=True)
-            kept = failed / f"{key}.c"
-            os.replace(src, kept)  # kept for people to debug; the rest of tmp goes
-            message = res.stderr.replace(str(src), str(kept)).strip()
+            failed = cache.subdir("failed")
+            kept = cache.path_of(failed, src)
+            os.replace(src, src, src_dir_fd=tmp, dst_dir_fd=failed)  # kept for people to debug
+            message = res.stderr.replace(where_src, str(kept)).strip()
             raise RuntimeError(f"fusetorch: C compilation failed (source kept at {kept}):\n"
                                f"{message}")
-        os.replace(tmp / f"{key}.py", so.with_suffix(".py"))
-        os.replace(out, so)
-        return _flags(omp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        fd = os.open(out, _O_READ, dir_fd=tmp)
+        try:
+            # the compiler honours the umask (0o002 makes it group-writable): ours alone
+            os.fchmod(fd, 0o700)
+            data = _read_all(fd)
+        finally:
+            os.close(fd)
+        info = {"key": key, "format": FORMAT_VERSION, "so_size": len(data),
+                "so_sha256": hashlib.sha256(data).hexdigest(),
+                "declarations": decl, "declarations_sha256": _digest(decl),
+                "source_size": len(source.encode()), "uid": os.geteuid(),
+                "compiler": cmd, "compiler_id": ident, "flags": _flags(omp) + LINK_FLAGS}
+        _write_new(tmp, f"{key}.json", json.dumps(info, indent=1))
+        os.replace(out, out, src_dir_fd=tmp, dst_dir_fd=sub)
+        os.replace(f"{key}.json", f"{key}.json", src_dir_fd=tmp, dst_dir_fd=sub)
 
 
 def build(source: str, cdef: str) -> Library:
@@ -359,36 +712,28 @@ def build(source: str, cdef: str) -> Library:
     cmd = compiler()
     ident = compiler_id(cmd)
     key = hashlib.sha256("\0".join(
-        [f"fusetorch-cbuild-{FORMAT_VERSION}", shlex.join(cmd), ident, _cpu_id(),
-         shlex.join(FLAGS + LINK_FLAGS), cdef, source]).encode()).hexdigest()
-    root = cache_dir()
-    sub = root / key[:2]
-    so, meta = sub / f"{key}.so", sub / f"{key}.json"
-    hit = _loaded.get(str(so))
+        [f"fusetorch-cbuild-{FORMAT_VERSION}", f"uid={os.geteuid()}", shlex.join(cmd), ident,
+         _cpu_id(), shlex.join(FLAGS + LINK_FLAGS), cdef, source]).encode()).hexdigest()
+    where = _configured_dir()
+    hit = _loaded.get((str(where), key))
     if hit is not None:
         return hit
-    lib = _load(so, meta, key, source, cdef)
-    if lib is None:
-        sub.mkdir(mode=0o700, exist_ok=True)
-        with _flock(sub / f"{key}.lock"):
-            # another process may have built it while we waited for the lock
-            lib = _load(so, meta, key, source, cdef)
-            if lib is None:
-                if os.environ.get("FUSETORCH_PRINT_KERNELS") == "1":
-                    print(f"// fusetorch kernel {key[:16]} ({so})\n{source}", file=sys.stderr)
-                flags = _compile(cmd, root, key, source, cdef, so)
-                size, digest = _sha256_file(so)
-                py_size, py_digest = _sha256_file(so.with_suffix(".py"))
-                info = {"key": key, "format": FORMAT_VERSION, "so_size": size,
-                        "so_sha256": digest, "py_size": py_size, "py_sha256": py_digest,
-                        "source_size": len(source.encode()),
-                        "compiler": cmd, "compiler_id": ident, "flags": flags + LINK_FLAGS}
-                fd, tmp_meta = tempfile.mkstemp(suffix=".json", dir=sub)
-                with os.fdopen(fd, "w") as f:
-                    json.dump(info, f, indent=1)
-                os.replace(tmp_meta, meta)
-                lib = _load(so, meta, key, source, cdef, fresh=True)
-                if lib is None:  # only if someone replaced the entry meanwhile
-                    raise RuntimeError(f"fusetorch: built {so} but it changed before loading")
-    _loaded[str(so)] = lib
+    with open_cache(where) as cache:
+        sub = cache.subdir(key[:2])
+        lib = _load(cache, sub, key, source, cdef)
+        if lib is None:
+            with cache.lock(f"{key}.lock", sub):
+                # another process may have built it while we waited for the lock
+                lib = _load(cache, sub, key, source, cdef)
+                if lib is None:
+                    if os.environ.get("FUSETORCH_PRINT_KERNELS") == "1":
+                        print(f"// fusetorch kernel {key[:16]} ({cache.path_of(sub, key)}.so)\n"
+                              f"{source}", file=sys.stderr)
+                    cache.sweep()  # a cold build anyway: the few ms to tidy up go unnoticed
+                    _compile(cmd, ident, cache, sub, key, source, cdef)
+                    lib = _load(cache, sub, key, source, cdef, fresh=True)
+                    if lib is None:  # only if someone replaced the entry meanwhile
+                        raise RuntimeError(f"fusetorch: built {cache.path_of(sub, key)}.so but "
+                                           "it changed before loading")
+    _loaded[(str(where), key)] = lib
     return lib

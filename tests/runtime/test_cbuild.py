@@ -24,7 +24,7 @@ needs_cc = pytest.mark.skipif(REAL_CC is None, reason="no C compiler on this mac
 
 
 def kernel(name: str) -> tuple[str, str]:
-    """`x = exp(x) + 1` in place: an OpenMP loop over a vectorised expf (PLATFORM.md)."""
+    """`x = exp(x) + 1` in place: an OpenMP loop over a vectorised expf."""
     source = f"""
 #pragma omp declare simd notinbranch
 float expf(float);
@@ -120,6 +120,10 @@ def test_build_call_and_cache_layout(cache):
     data = lib.path.read_bytes()
     assert info["key"] == lib.key and info["so_size"] == len(data)
     assert info["so_sha256"] == hashlib.sha256(data).hexdigest()
+    assert info["declarations"]["_globals"]  # declarations are data in the sidecar
+    assert sorted(p.suffix for p in lib.path.parent.iterdir()) == [".json", ".lock", ".so"]
+    for p in lib.path.parent.iterdir():  # ours alone
+        assert p.stat().st_uid == os.geteuid() and not p.stat().st_mode & 0o022
     assert not [p for p in cache.iterdir() if p.name.startswith("build-")]  # temp dir removed
 
 
@@ -157,7 +161,8 @@ def test_cache_hit_same_process_and_new_process(cache, tmp_path, monkeypatch):
 
 
 @needs_cc
-@pytest.mark.parametrize("damage", ["truncate", "flip", "not_a_library", "declarations"])
+@pytest.mark.parametrize("damage", ["truncate", "flip", "not_a_library", "declarations",
+                                    "other_library"])
 def test_corrupted_entry_is_rebuilt(damage, cache, tmp_path, monkeypatch):
     cc, log = wrapper(tmp_path)
     monkeypatch.setenv("CC", cc)
@@ -172,17 +177,25 @@ def test_corrupted_entry_is_rebuilt(damage, cache, tmp_path, monkeypatch):
         so.write_bytes(data[: len(data) // 2])
     elif damage == "flip":
         so.write_bytes(data[:1000] + bytes([data[1000] ^ 0xFF]) + data[1001:])
-    elif damage == "declarations":  # the generated module beside it: it is code we would run
-        so.with_suffix(".py").write_text("raise SystemExit('planted')\n")
-    else:  # a sidecar that matches, on a file that dlopen refuses
-        junk = b"not an ELF file" * 100
+    elif damage == "declarations":  # cffi's type tables in the sidecar
+        meta = so.with_suffix(".json")
+        info = json.loads(meta.read_text())
+        types = info["declarations"]["_types"]
+        types["hex"] = types["hex"][:-2] + ("00" if types["hex"][-2:] != "00" else "01")
+        meta.write_text(json.dumps(info))
+    else:  # a sidecar that matches, on a file that dlopen refuses or that lacks the symbol
+        if damage == "not_a_library":
+            junk = b"not an ELF file" * 100
+        else:  # a library (of another kernel) that loads but does not define `name`
+            junk = cbuild.build(*kernel(fresh_name())).path.read_bytes()
         so.write_bytes(junk)
         meta = so.with_suffix(".json")
         info = json.loads(meta.read_text())
         info.update(so_size=len(junk), so_sha256=hashlib.sha256(junk).hexdigest())
         meta.write_text(json.dumps(info))
+    before = compiles(log)
     lib = cbuild.build(*kernel(name))
-    assert lib.path == so and compiles(log) == 2
+    assert lib.path == so and compiles(log) == before + 1
     assert so.read_bytes() == data  # same compiler, same source: the same library again
     check(lib, name)
 
