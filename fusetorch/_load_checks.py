@@ -1,5 +1,6 @@
-"""What `fusetorch.load` checks in a header before it allocates anything, as pure functions of
-the header's numbers (Python ints, so no product or sum can overflow while checking).
+"""What `fusetorch.load` checks in a file beyond its syntax: the header's numbers before any
+storage is allocated (as Python ints, so no product or sum can overflow while checking), and
+the keys of each dict and set before it is built.
 
 A checkpoint is untrusted input and its sha256 proves nothing (anyone who edits a file
 recomputes it), so every layout is checked here the way the compiled kernels will use it: in
@@ -21,6 +22,11 @@ MAX_ELEMENTS_ENV = "FUSETORCH_LOAD_MAX_ELEMENTS"
 # element count fits in its storage is never refused: the file paid for its elements.
 DEFAULT_MAX_ELEMENTS = 1 << 28
 _INT64 = 1 << 63  # kernels index with int64: every size, stride and offset must fit one
+
+
+def show(n: int) -> str:
+    """An integer for an error message, short even when a hostile header makes it huge."""
+    return str(n) if abs(n) < 1 << 64 else f"{'-' if n < 0 else ''}~2**{abs(n).bit_length() - 1}"
 
 
 def max_elements() -> int:
@@ -50,7 +56,8 @@ def storage_error(table: list, data_len: int) -> str | None:
             return f"storage {i}: bad entry"
         lo, n = s["offset"], s["nbytes"]
         if lo < 0 or n < 0 or lo + n > data_len:
-            return f"storage {i}: bytes [{lo}, {lo + n}) outside the data ({data_len} bytes)"
+            return (f"storage {i}: bytes [{show(lo)}, {show(lo + n)}) outside the data "
+                    f"({data_len} bytes)")
         if n:
             spans.append((lo, lo + n, i))
     spans.sort()
@@ -100,6 +107,20 @@ def too_many_elements(shape: list, itemsize: int, nbytes: int, limit: int) -> in
     nonzero sizes): what a reduction over its empty dimension would fill."""
     count = math.prod(max(n, 1) for n in shape)
     return count if count > max(limit, nbytes // itemsize) else None
+
+
+MAX_SAME_HASH = 16  # distinct keys of one dict or set with one hash
+
+
+def most_sharing_one_hash(keys: list) -> int:
+    """How many of `keys` share the most common hash (TypeError for an unhashable key).
+    Counting cannot be flooded in turn: a hash is a 64-bit int and an int hashes to itself
+    modulo 2**61 - 1, so at most 8 different hashes share a hash of their own."""
+    counts: dict[int, int] = {}
+    for k in keys:
+        h = hash(k)
+        counts[h] = counts.get(h, 0) + 1
+    return max(counts.values(), default=0)
 
 
 def merge_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

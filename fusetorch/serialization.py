@@ -56,7 +56,7 @@ _CHUNK = 1 << 24  # reads grow with the bytes actually there, never with a claim
 
 _TENSOR_DTYPES = {d.name: d for d in dt.ALL}
 _NP_DTYPE = re.compile(r"^[<|][biufc][0-9]{1,2}$")  # numeric numpy dtypes, little-endian
-_DEVICE = re.compile(r"^[a-z]{1,16}(:[0-9]{1,9})?$", re.ASCII)  # what `device()` may parse
+_DEVICE = re.compile(r"^(cpu|cuda)(:[0-9]{1,9})?$", re.ASCII)  # the devices save writes
 _FACTORIES = {None: None, "dict": dict, "list": list, "int": int, "float": float, "set": set,
               "tuple": tuple, "OrderedDict": collections.OrderedDict}
 
@@ -354,6 +354,15 @@ def _read_verified(f) -> tuple[bytes, bytes]:
     return body[:hlen], memoryview(body)[hlen:hlen + dlen]
 
 
+def _need_unflooded(keys: list) -> None:
+    """Refuse keys that would make building a dict or set quadratic: ints and floats hash to
+    themselves modulo a prime, so a file can hold thousands of distinct keys with one hash,
+    and each insert then compares against all of them (20,000 such keys took seconds; a large
+    file, hours). Real keys almost never share a hash; a file written by save never has many."""
+    _need(_checks.most_sharing_one_hash(keys) <= _checks.MAX_SAME_HASH,
+          f"more than {_checks.MAX_SAME_HASH} keys share one hash (a hash-flooding file)")
+
+
 class _Entry(NamedTuple):
     """A tensor-table entry after every check: what `array` needs to build it."""
     kind: str
@@ -433,11 +442,13 @@ class _Decoder:
             span = _extent(offset, shape, strides, npdt.itemsize)
         count = _checks.too_many_elements(shape, npdt.itemsize, nbytes, limit)
         if count is not None:
+            dims = ", ".join(_checks.show(n) for n in shape)
             raise _TooLarge(
-                f"{where} has shape {shape}: {count} elements from a storage of "
-                f"{nbytes // npdt.itemsize}, above the limit of {limit} elements a tensor may "
-                f"describe beyond its storage (every pass over it would take that long); set "
-                f"the environment variable {_checks.MAX_ELEMENTS_ENV} to a larger limit to load it")
+                f"{where} has shape [{dims}]: {_checks.show(count)} elements, from a storage of "
+                f"{nbytes // npdt.itemsize}; a tensor may describe more elements than its "
+                f"storage holds only up to {limit} (each pass over it visits every one). Set "
+                f"the environment variable {_checks.MAX_ELEMENTS_ENV} to a larger limit to "
+                "load it")
         return _Entry(kind, d, npdt, tuple(shape), tuple(strides), offset, k, span, rg, dev)
 
     def storage(self, k: int, is_bool: bool) -> np.ndarray:
@@ -495,8 +506,10 @@ class _Decoder:
             return self.array(v)
         if tag in ("list", "tuple", "set", "frozenset"):
             _need(type(v) is list, "bad sequence")
-            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](
-                self.decode(x) for x in v)
+            items = [self.decode(x) for x in v]
+            if tag in ("set", "frozenset"):
+                _need_unflooded(items)
+            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
         if tag in ("dict", "odict", "defaultdict"):
             _need(type(v) is list and all(type(p) is list and len(p) == 2 for p in v),
                   "bad mapping")
@@ -511,8 +524,10 @@ class _Decoder:
                 _need(type(factory) in (str, type(None)) and factory in _FACTORIES,
                       "bad defaultdict factory")
                 out = collections.defaultdict(_FACTORIES[factory])
-            for k, x in v:
-                out[self.decode(k)] = self.decode(x)
+            keys = [self.decode(k) for k, _ in v]
+            _need_unflooded(keys)
+            for k, (_, x) in zip(keys, v):
+                out[k] = self.decode(x)
             return out
         if tag == "complex":
             _need(type(v) is list and len(v) == 2 and all(type(x) is float for x in v),
@@ -527,10 +542,7 @@ class _Decoder:
             return _TENSOR_DTYPES[v]
         if tag == "device":
             _need(type(v) is str and _DEVICE.match(v) is not None, "bad device")
-            try:
-                return _dev.device(v)
-            except RuntimeError as e:  # an unknown device type: the file's fault here
-                raise _Corrupt(f"bad device: {e}") from None
+            return _dev.device(v)
         if tag == "size":
             _need(type(v) is list and all(_is_int(n) for n in v), "bad size")
             return Size(v)
@@ -594,7 +606,7 @@ def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool 
     except _Passthrough as p:
         raise p.args[0]
     except _TooLarge as e:
-        raise RuntimeError(f"fusetorch.load: {_name(f)} refused: {e}") from None
+        raise RuntimeError(f"fusetorch.load: refused {_name(f)}: {e}") from None
     except (_Corrupt, ValueError, TypeError, KeyError, IndexError, AttributeError,
             RecursionError, OverflowError, UnicodeError) as e:
         detail = str(e) if isinstance(e, _Corrupt) else f"{type(e).__name__}: {e}"
