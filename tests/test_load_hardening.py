@@ -194,8 +194,8 @@ def test_a_small_file_describing_huge_tensors_is_refused_unless_asked(monkeypatc
     # 10**12 float32 elements from one: every reduction over it would run for hours
     blob = one(bytes(4), shape=[10 ** 6, 10 ** 6], strides=[0, 0])
     assert len(blob) < 400
-    with pytest.raises(RuntimeError, match="refused: tensor 0 has shape .* 1000000000000 "
-                                           "elements .* FUSETORCH_LOAD_MAX_ELEMENTS"):
+    with pytest.raises(RuntimeError, match="refused the file: tensor 0 has shape .* 1000000000000 "
+                                           "elements, .* FUSETORCH_LOAD_MAX_ELEMENTS"):
         load_bytes(blob)
     monkeypatch.setenv(checks.MAX_ELEMENTS_ENV, str(10 ** 12))
     t = load_bytes(blob)
@@ -249,3 +249,21 @@ def test_saved_bool_tensors_and_numpy_bool_views_round_trip():
     out = load_bytes(_saved({"t": t, "v": u8.view(np.bool_), "u": u8}))
     assert out["t"].tolist() == [True, False, True]
     assert out["u"].tolist() == [0, 1, 2] and out["v"].tolist() == [False, True, True]
+
+
+# ------------------------------------------------------------------------------ time
+
+def test_keys_flooding_one_hash_are_refused():
+    # ints hash to themselves modulo 2**61 - 1: these 20,000 distinct keys share one hash, so
+    # building the dict compared each new key with all before it (seconds; hours for big files)
+    m = 2 ** 61 - 1
+    keys = [i * m for i in range(20_000)]
+    assert len({hash(k) for k in keys}) == 1
+    for root in ({"dict": [[k, 0] for k in keys]}, {"set": keys},
+                 {"odict": [[k, 0] for k in keys[:100]]},
+                 {"frozenset": [2.0 ** (61 * j) for j in range(-16, 17)]}):  # floats too
+        with pytest.raises(RuntimeError, match="keys share one hash"):
+            load_bytes(forge(header([], [], root=root)))
+    few = {"dict": [[k, i] for i, k in enumerate(keys[:checks.MAX_SAME_HASH])]}
+    assert load_bytes(forge(header([], [], root=few))) == {
+        k: i for i, k in enumerate(keys[:checks.MAX_SAME_HASH])}
