@@ -593,8 +593,9 @@ def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool 
     """Read what `save` wrote, from a path or a binary file object. `map_location` ('cpu', a
     device, a dict from saved to wanted device names, or `fn(tensor, saved_location)`) says
     where tensors go. The format holds no code, so `weights_only` (True or False) and `mmap`
-    change nothing; they are accepted for PyTorch compatibility. A truncated, damaged or
-    foreign file raises RuntimeError."""
+    change nothing; they are accepted for PyTorch compatibility. A truncated, damaged, foreign
+    or hostile file raises RuntimeError, and so does a tensor describing more elements than its
+    storage holds beyond `$FUSETORCH_LOAD_MAX_ELEMENTS` (default 2**28)."""
     restore = _restorer(map_location)
     limit = _checks.max_elements()
     header_bytes, data = _read_verified(f)
