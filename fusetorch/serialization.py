@@ -10,9 +10,13 @@ PyTorch pickles; a pickle can run any code when loaded. This format holds only d
     digest sha256 of everything before it             32 bytes
 
 Loading checks the magic, the lengths and the digest before it parses anything, then checks
-every field of the header (types, dtypes from a fixed list, every tensor's extent inside its
-storage), so a truncated, damaged or hostile file raises RuntimeError: never a crash, a hang
-or an allocation larger than the file.
+every field of the header before it allocates a storage (types, dtypes from a fixed list,
+storages that do not overlap, every tensor's strides and offset in whole elements with its
+first and last element inside its storage: see `_load_checks`), so a truncated, damaged or
+hostile file raises RuntimeError: never a crash, a hang or an allocation larger than the file.
+The digest is no defence (an attacker recomputes it): the checks are. Bool storages load as
+bytes 0 and 1; a tensor describing more elements than its storage holds beyond a limit
+(`FUSETORCH_LOAD_MAX_ELEMENTS`, default 2**28) is refused.
 
 Tensors that share memory (the same tensor twice, views of one array) are stored once, as one
 storage holding the byte span they cover, and load as views of one buffer again. Parameters
@@ -32,10 +36,11 @@ import os
 import re
 import struct
 import sys
-from typing import Any, BinaryIO, Callable
+from typing import Any, BinaryIO, Callable, NamedTuple
 
 import numpy as np
 
+from . import _load_checks as _checks
 from .ir import dtypes as dt
 from .runtime import device as _dev
 from .tracer.tensor import Size, Tensor
@@ -51,6 +56,7 @@ _CHUNK = 1 << 24  # reads grow with the bytes actually there, never with a claim
 
 _TENSOR_DTYPES = {d.name: d for d in dt.ALL}
 _NP_DTYPE = re.compile(r"^[<|][biufc][0-9]{1,2}$")  # numeric numpy dtypes, little-endian
+_DEVICE = re.compile(r"^(cpu|cuda)(:[0-9]{1,9})?$", re.ASCII)  # the devices save writes
 _FACTORIES = {None: None, "dict": dict, "list": list, "int": int, "float": float, "set": set,
               "tuple": tuple, "OrderedDict": collections.OrderedDict}
 
@@ -183,8 +189,12 @@ class _Encoder:
             root = a
             while isinstance(root.base, np.ndarray):
                 root = root.base
+            # load refuses views that are not whole elements from a 16-byte-aligned start
+            # (kernels index in elements), so numpy views that are not get their own copy
+            k = a.itemsize
             shareable = a.size > 0 and _is_le(a.dtype) and (
-                root.flags.c_contiguous or root.flags.f_contiguous)
+                root.flags.c_contiguous or root.flags.f_contiguous) and 16 % k == 0 \
+                and (_ptr(a) - _ptr(root)) % k == 0 and all(st % k == 0 for st in a.strides)
             if shareable:
                 lo, hi = _extent(_ptr(a), a.shape, a.strides, a.itemsize)
                 shareable = _ptr(root) <= lo and hi <= _ptr(root) + root.nbytes
@@ -208,7 +218,8 @@ class _Encoder:
                                        strides=list(a.strides))
             out.append(flat[start:start + (hi - lo)])
         for i in alone:  # empty, foreign-strided or big-endian: a contiguous little-endian copy
-            a = np.ascontiguousarray(self.arrays[i], dtype=_le(self.arrays[i].dtype))
+            # (np.array, as ascontiguousarray makes a 0-d array 1-d)
+            a = np.array(self.arrays[i], dtype=_le(self.arrays[i].dtype), order="C")
             self.tensors[i].update(storage=len(out), offset=0,
                                    strides=[s for s in a.strides])
             out.append(a.reshape(-1).view(np.uint8))
@@ -343,71 +354,143 @@ def _read_verified(f) -> tuple[bytes, bytes]:
     return body[:hlen], memoryview(body)[hlen:hlen + dlen]
 
 
+def _need_unflooded(keys: list) -> None:
+    """Refuse keys that would make building a dict or set quadratic: ints and floats hash to
+    themselves modulo a prime, so a file can hold thousands of distinct keys with one hash,
+    and each insert then compares against all of them (20,000 such keys took seconds; a large
+    file, hours). Real keys almost never share a hash; a file written by save never has many."""
+    _need(_checks.most_sharing_one_hash(keys) <= _checks.MAX_SAME_HASH,
+          f"more than {_checks.MAX_SAME_HASH} keys share one hash (a hash-flooding file)")
+
+
+class _Entry(NamedTuple):
+    """A tensor-table entry after every check: what `array` needs to build it."""
+    kind: str
+    dtype: Any  # the fusetorch dtype of a tensor or parameter, else None
+    npdt: np.dtype
+    shape: tuple
+    strides: tuple
+    offset: int
+    storage: int
+    span: tuple[int, int] | None  # the bytes of its storage it reads; None when empty
+    requires_grad: bool
+    device: str
+
+
+class _TooLarge(Exception):
+    """A sound tensor above the element limit (becomes RuntimeError, not 'corrupted')."""
+
+
 class _Decoder:
-    def __init__(self, header: dict, data: memoryview, restore: Callable):
+    def __init__(self, header: dict, data: memoryview, restore: Callable, limit: int):
         self.table = header["tensors"]
         self.data = data
         self.restore = restore
-        self.storages: dict[int, np.ndarray] = {}
+        self.buffers: dict[int, np.ndarray] = {}
+        self.bool_buffers: dict[int, np.ndarray] = {}
         self.memo: dict[int, Any] = {}
         st = header["storages"]
         _need(type(st) is list and type(self.table) is list, "bad tables")
-        for s in st:
-            _need(type(s) is dict and _is_int(s.get("offset")) and _is_int(s.get("nbytes"))
-                  and s["offset"] >= 0 and s["nbytes"] >= 0
-                  and s["offset"] + s["nbytes"] <= len(data), "storage outside the data")
+        problem = _checks.storage_error(st, len(data))
+        _need(problem is None, str(problem))
         self.storage_table = st
+        # Every entry is checked before any storage is allocated, referenced or not.
+        self.entries = [self._check(i, e, limit) for i, e in enumerate(self.table)]
+        # Bool storages are normalised to 0/1 bytes, since kernels read a bool as its byte
+        # (a byte 2 would sum as 2). A storage that also holds other dtypes' views keeps its
+        # bytes; its bool views get one normalised copy if their bytes need it.
+        users: dict[int, list[_Entry]] = {}
+        for e in self.entries:
+            if e.span is not None:
+                users.setdefault(e.storage, []).append(e)
+        self.bool_only = {k for k, es in users.items() if all(e.npdt.kind == "b" for e in es)}
+        self.bool_spans = {k: _checks.merge_spans([e.span for e in es if e.npdt.kind == "b"])
+                           for k, es in users.items() if k not in self.bool_only
+                           and any(e.npdt.kind == "b" for e in es)}
 
-    def storage(self, k) -> np.ndarray:
-        _need(_is_int(k) and 0 <= k < len(self.storage_table), "bad storage index")
-        if k not in self.storages:
+    def _check(self, i: int, e, limit: int) -> _Entry:
+        where = f"tensor {i}"
+        _need(type(e) is dict, f"{where}: bad entry")
+        kind, dname = e.get("kind"), e.get("dtype")
+        shape, strides, offset = e.get("shape"), e.get("strides"), e.get("offset")
+        _need(type(shape) is list and type(strides) is list and len(shape) == len(strides)
+              and len(shape) <= 64 and all(_is_int(n) and n >= 0 for n in shape)
+              and all(_is_int(s) for s in strides) and _is_int(offset)
+              and _checks.fits_int64(shape, strides, offset), f"{where}: bad tensor layout")
+        d, rg, dev = None, False, ""
+        if kind in ("tensor", "parameter"):
+            _need(type(dname) is str and dname in _TENSOR_DTYPES, f"{where}: bad tensor dtype")
+            d = _TENSOR_DTYPES[dname]
+            npdt = _le(_dev.NP_DTYPES[d])
+            rg, dev = e.get("requires_grad"), e.get("device")
+            _need(type(rg) is bool and (not rg or d.is_floating_point),
+                  f"{where}: bad requires_grad")
+            _need(type(dev) is str and _DEVICE.match(dev) is not None, f"{where}: bad device")
+        else:
+            _need(kind in ("ndarray", "npscalar") and type(dname) is str
+                  and _NP_DTYPE.match(dname) is not None, f"{where}: bad array dtype")
+            npdt = np.dtype(dname)
+            _need(kind == "ndarray" or len(shape) == 0, f"{where}: bad numpy scalar")
+        k = e.get("storage")
+        _need(_is_int(k) and 0 <= k < len(self.storage_table), f"{where}: bad storage index")
+        nbytes = self.storage_table[k]["nbytes"]
+        span = None
+        if 0 not in shape:
+            problem = _checks.layout_error(shape, strides, offset, npdt.itemsize, nbytes,
+                                           negative_strides=d is None)
+            _need(problem is None, f"{where}: {problem}")
+            span = _extent(offset, shape, strides, npdt.itemsize)
+        count = _checks.too_many_elements(shape, npdt.itemsize, nbytes, limit)
+        if count is not None:
+            dims = ", ".join(_checks.show(n) for n in shape)
+            raise _TooLarge(
+                f"{where} has shape [{dims}]: {_checks.show(count)} elements, from a storage of "
+                f"{nbytes // npdt.itemsize}; a tensor may describe more elements than its "
+                f"storage holds only up to {limit} (each pass over it visits every one). Set "
+                f"the environment variable {_checks.MAX_ELEMENTS_ENV} to a larger limit to "
+                "load it")
+        return _Entry(kind, d, npdt, tuple(shape), tuple(strides), offset, k, span, rg, dev)
+
+    def storage(self, k: int, is_bool: bool) -> np.ndarray:
+        """The buffer storage `k` loads into (owned and writable), shared by all its views;
+        for a bool view of a storage other dtypes also view, a 0/1 copy where one is needed."""
+        if k not in self.buffers:
             s = self.storage_table[k]
-            buf = np.empty(s["nbytes"], dtype=np.uint8)  # owned and writable
+            buf = np.empty(s["nbytes"], dtype=np.uint8)
             buf[:] = np.frombuffer(self.data, dtype=np.uint8, count=s["nbytes"],
                                    offset=s["offset"])
-            self.storages[k] = buf
-        return self.storages[k]
+            if k in self.bool_only:
+                np.not_equal(buf, 0, out=buf.view(np.bool_))
+            self.buffers[k] = buf
+        buf = self.buffers[k]
+        if not is_bool or k not in self.bool_spans:
+            return buf
+        if k not in self.bool_buffers:
+            clean = all(buf[lo:hi].max() <= 1 for lo, hi in self.bool_spans[k])
+            self.bool_buffers[k] = buf if clean else np.not_equal(buf, 0).view(np.uint8)
+        return self.bool_buffers[k]
 
     def array(self, i):
         _need(_is_int(i) and 0 <= i < len(self.table), "bad tensor index")
         if i in self.memo:
             return self.memo[i]
-        e = self.table[i]
-        _need(type(e) is dict, "bad tensor entry")
-        kind, dname = e.get("kind"), e.get("dtype")
-        shape, strides, offset = e.get("shape"), e.get("strides"), e.get("offset")
-        _need(type(shape) is list and type(strides) is list and len(shape) == len(strides)
-              and len(shape) <= 64 and all(_is_int(n) and n >= 0 for n in shape)
-              and all(_is_int(s) for s in strides) and _is_int(offset), "bad tensor layout")
-        if kind in ("tensor", "parameter"):
-            _need(type(dname) is str and dname in _TENSOR_DTYPES, "bad tensor dtype")
-            d = _TENSOR_DTYPES[dname]
-            npdt = _le(_dev.NP_DTYPES[d])
+        e = self.entries[i]
+        if e.span is None:
+            a = np.empty(e.shape, dtype=e.npdt)
         else:
-            _need(kind in ("ndarray", "npscalar") and type(dname) is str
-                  and _NP_DTYPE.match(dname) is not None, "bad array dtype")
-            npdt = np.dtype(dname)
-        buf = self.storage(e.get("storage"))
-        if 0 in shape:
-            a = np.empty(shape, dtype=npdt)
-        else:
-            lo, hi = _extent(offset, shape, strides, npdt.itemsize)
-            _need(0 <= lo and hi <= buf.nbytes, "tensor outside its storage")
-            a = np.ndarray(tuple(shape), dtype=npdt, buffer=buf, offset=offset,
-                           strides=tuple(strides))
-        if sys.byteorder != "little" and npdt.itemsize > 1:  # stored little-endian
-            a = a.astype(npdt.newbyteorder("="))
-        if kind == "npscalar":
-            _need(a.ndim == 0, "bad numpy scalar")
+            a = np.ndarray(e.shape, dtype=e.npdt, buffer=self.storage(e.storage,
+                                                                      e.npdt.kind == "b"),
+                           offset=e.offset, strides=e.strides)
+        if sys.byteorder != "little" and e.npdt.itemsize > 1:  # stored little-endian
+            a = a.astype(e.npdt.newbyteorder("="))
+        if e.kind == "npscalar":
             out = a[()]
-        elif kind == "ndarray":
+        elif e.kind == "ndarray":
             out = a
         else:
-            rg, dev = e.get("requires_grad"), e.get("device")
-            _need(type(rg) is bool and (not rg or d.is_floating_point), "bad requires_grad")
-            _need(type(dev) is str, "bad device")
             try:
-                out = self.restore(Tensor._make(a, d, _dev.cpu_backend()), dev, kind, rg)
+                out = self.restore(Tensor._make(a, e.dtype, _dev.cpu_backend()), e.device,
+                                   e.kind, e.requires_grad)
             except Exception as err:  # the caller's map_location failed: not the file's fault
                 raise _Passthrough(err) from None
         self.memo[i] = out
@@ -423,8 +506,10 @@ class _Decoder:
             return self.array(v)
         if tag in ("list", "tuple", "set", "frozenset"):
             _need(type(v) is list, "bad sequence")
-            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](
-                self.decode(x) for x in v)
+            items = [self.decode(x) for x in v]
+            if tag in ("set", "frozenset"):
+                _need_unflooded(items)
+            return {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset}[tag](items)
         if tag in ("dict", "odict", "defaultdict"):
             _need(type(v) is list and all(type(p) is list and len(p) == 2 for p in v),
                   "bad mapping")
@@ -439,8 +524,10 @@ class _Decoder:
                 _need(type(factory) in (str, type(None)) and factory in _FACTORIES,
                       "bad defaultdict factory")
                 out = collections.defaultdict(_FACTORIES[factory])
-            for k, x in v:
-                out[self.decode(k)] = self.decode(x)
+            keys = [self.decode(k) for k, _ in v]
+            _need_unflooded(keys)
+            for k, (_, x) in zip(keys, v):
+                out[k] = self.decode(x)
             return out
         if tag == "complex":
             _need(type(v) is list and len(v) == 2 and all(type(x) is float for x in v),
@@ -454,7 +541,7 @@ class _Decoder:
             _need(v in _TENSOR_DTYPES, "bad dtype")
             return _TENSOR_DTYPES[v]
         if tag == "device":
-            _need(type(v) is str, "bad device")
+            _need(type(v) is str and _DEVICE.match(v) is not None, "bad device")
             return _dev.device(v)
         if tag == "size":
             _need(type(v) is list and all(_is_int(n) for n in v), "bad size")
@@ -506,17 +593,21 @@ def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool 
     """Read what `save` wrote, from a path or a binary file object. `map_location` ('cpu', a
     device, a dict from saved to wanted device names, or `fn(tensor, saved_location)`) says
     where tensors go. The format holds no code, so `weights_only` (True or False) and `mmap`
-    change nothing; they are accepted for PyTorch compatibility. A truncated, damaged or
-    foreign file raises RuntimeError."""
+    change nothing; they are accepted for PyTorch compatibility. A truncated, damaged, foreign
+    or hostile file raises RuntimeError, and so does a tensor describing more elements than its
+    storage holds beyond `$FUSETORCH_LOAD_MAX_ELEMENTS` (default 2**28)."""
     restore = _restorer(map_location)
+    limit = _checks.max_elements()
     header_bytes, data = _read_verified(f)
     try:
         header = json.loads(header_bytes.decode("utf-8"))
         _need(type(header) is dict and header.get("format") == "fusetorch"
               and header.get("version") == VERSION and "root" in header, "bad header")
-        return _Decoder(header, data, restore).decode(header["root"])
+        return _Decoder(header, data, restore, limit).decode(header["root"])
     except _Passthrough as p:
         raise p.args[0]
+    except _TooLarge as e:
+        raise RuntimeError(f"fusetorch.load: refused {_name(f)}: {e}") from None
     except (_Corrupt, ValueError, TypeError, KeyError, IndexError, AttributeError,
             RecursionError, OverflowError, UnicodeError) as e:
         detail = str(e) if isinstance(e, _Corrupt) else f"{type(e).__name__}: {e}"
