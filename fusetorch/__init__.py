@@ -34,6 +34,8 @@ from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, a
                                 stack, std, sub, sum, swapaxes, t, tanh, transpose, unbind,
                                 unflatten, unsqueeze, var, where)
 from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
+from .tracer.creation import get_default_device, set_default_device
+from .tracer.sampling import bernoulli, multinomial, normal, poisson
 from .tracer.printing import set_printoptions
 from .tracer.strided import as_strided, frombuffer
 from .serialization import load, save

@@ -637,5 +637,10 @@ SKIPPED = {
     "Tensor.storage_offset": _NOT_OPS,
     **{f"nn.{n}": _NOT_OPS for n in ("Module", "Parameter", "Buffer", "RNNBase", "RNNCellBase",
                                      "RemovableHandle")},
+    # random sampling and default device (issue 11): tests/tracer/test_random_more.py
+    **{f"torch.{n}": _RANDOM for n in ("bernoulli", "multinomial", "normal", "poisson")},
+    **{f"Tensor.{n}": _RANDOM for n in ("random_", "exponential_", "geometric_", "log_normal_",
+                                        "cauchy_", "bernoulli_", "bernoulli", "multinomial")},
+    **{f"torch.{n}": _NOT_OPS for n in ("get_default_device", "set_default_device")},
 }
 RANDOM_IN_TRAINING = "dropout in training mode is random; its eval form is covered"

@@ -92,7 +92,7 @@ def default_float() -> DType:
 def set_default_dtype(d: DType) -> None:
     global _default_float
     if not isinstance(d, DType) or not d.is_floating_point:
-        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+        raise TypeError("only floating-point types are supported as the default type")
     _default_float = d
 
 

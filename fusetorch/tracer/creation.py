@@ -19,12 +19,31 @@ from . import dispatch as D
 from .tensor import Size, Tensor
 
 
+_DEFAULT_DEVICE: "_dev.device | None" = None  # set_default_device; None is the CPU
+
+
 def _backend(device, fn: str = "tensor"):
     if device is not None and not isinstance(device, (str, int, _dev.device)) \
             or isinstance(device, bool):
         raise TypeError(f"{fn}(): argument 'device' must be torch.device, not "
                         f"{type(device).__name__}")
-    return _dev.backend(device)
+    return _dev.backend(device if device is not None else _DEFAULT_DEVICE)
+
+
+def set_default_device(device) -> None:
+    """The device creation functions use when given none (`None`: back to the CPU). A CUDA
+    device is only parsed here: without a GPU, creating a tensor raises, as in PyTorch."""
+    global _DEFAULT_DEVICE
+    if isinstance(device, int) and not isinstance(device, bool):  # an accelerator's index
+        from .. import cuda
+        if not cuda.is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        device = f"cuda:{device}"
+    _DEFAULT_DEVICE = None if device is None else _dev.device(device)
+
+
+def get_default_device() -> _dev.device:
+    return _DEFAULT_DEVICE if _DEFAULT_DEVICE is not None else _dev.device("cpu")
 
 
 def _dtype(dtype, fn: str) -> dt.DType | None:
@@ -440,6 +459,8 @@ def _random(size, dtype, dist, device, requires_grad, generator=None, low=None, 
     be = _backend(device)
     if generator is not None:  # draw from that stream instead of the global one
         from ..runtime.eager import _random as draw
+        from .sampling import _host_break
+        _host_break("a draw from a torch.Generator")  # a constant in the graph: replays repeat it
         return _finish(_const(np.asarray(_swap(generator, lambda: draw(np, **attrs))), dtype,
                               be), requires_grad)
     return _finish(D.source("random", attrs, be), requires_grad)
@@ -516,6 +537,8 @@ def randperm(n: int, *, generator=None, dtype=None, device=None) -> Tensor:
     if d.category == 1 and n > 1 and n - 1 > np.iinfo(NP_DTYPES[d]).max:
         raise RuntimeError(f"value cannot be converted to type {d.c_type} without overflow")
     g = generator._g.np if generator is not None else GENERATOR.np
+    from .sampling import _host_break
+    _host_break("randperm")  # a numpy permutation, a constant in the graph
     arr = _alloc((n,), dt.int64, lambda: g.permutation(n))
     return _const(arr.astype(NP_DTYPES[d]), d, _backend(device, "randperm"))
 
