@@ -6,6 +6,7 @@ Names are defined in the subpackages and re-exported here.
 """
 from . import autograd, backends, cuda, ir, tracer  # noqa: F401
 from . import nn, optim, utils  # noqa: F401  (after the tensor API they are built on)
+from . import distributions  # noqa: F401  (torch.distributions)
 from . import distributed  # noqa: F401  (torch.distributed; mpi4py is imported only on init)
 from . import multiprocessing  # noqa: F401  (registers tensor sharing for inter-process sends)
 from .compile import compile  # noqa: A001

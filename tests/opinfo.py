@@ -641,6 +641,7 @@ SKIPPED = {
     **{f"torch.{n}": _RANDOM for n in ("bernoulli", "multinomial", "normal", "poisson")},
     **{f"Tensor.{n}": _RANDOM for n in ("random_", "exponential_", "geometric_", "log_normal_",
                                         "cauchy_", "bernoulli_", "bernoulli", "multinomial")},
-    **{f"torch.{n}": _NOT_OPS for n in ("get_default_device", "set_default_device")},
+    **{f"torch.{n}": _NOT_OPS for n in ("get_default_device", "set_default_device",
+                                        "distributions")},
 }
 RANDOM_IN_TRAINING = "dropout in training mode is random; its eval form is covered"

@@ -1,0 +1,14 @@
+"""fusetorch.distributions: probability distributions as torch.distributions has them, built
+from tensor operations (log_prob, entropy, rsample differentiate and compile like any other
+code). Sampling draws from the global generator, so `manual_seed` repeats it."""
+from . import constraints
+from .bernoulli import Bernoulli
+from .categorical import Categorical
+from .distribution import Distribution
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .normal import Normal
+from .uniform import Uniform
+
+__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "Normal", "Uniform",
+           "constraints", "kl_divergence", "register_kl"]

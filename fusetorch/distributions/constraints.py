@@ -1,0 +1,225 @@
+"""Constraints on distribution parameters and supports (torch.distributions.constraints):
+`check(value)` returns a bool tensor, True where the value satisfies the constraint."""
+from __future__ import annotations
+
+from ..tracer import functional as F
+from ..tracer.tensor import Tensor
+
+__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
+           "greater_than_eq", "half_open_interval", "independent", "integer_interval",
+           "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
+           "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
+
+
+class Constraint:
+    """A region of valid values; `event_dim` dims on the right are checked together."""
+
+    is_discrete = False
+    event_dim = 0
+
+    def check(self, value: Tensor) -> Tensor:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.__class__.__name__[1:] + "()"
+
+
+class _Dependent(Constraint):
+    """A placeholder for a constraint that depends on other parameters: never checked."""
+
+    def __init__(self, *, is_discrete: bool = False, event_dim: int = 0):
+        self._is_discrete, self._event_dim = is_discrete, event_dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return self._is_discrete
+
+    @property
+    def event_dim(self) -> int:
+        return self._event_dim
+
+    def __call__(self, *, is_discrete=None, event_dim=None) -> "_Dependent":
+        return _Dependent(is_discrete=self._is_discrete if is_discrete is None else is_discrete,
+                          event_dim=self._event_dim if event_dim is None else event_dim)
+
+    def check(self, x):
+        raise ValueError("Cannot determine validity of dependent constraint")
+
+
+def is_dependent(constraint) -> bool:
+    return isinstance(constraint, _Dependent)
+
+
+class _DependentProperty(property, _Dependent):
+    """A property of a distribution that is a constraint computed from its parameters
+    (Uniform's support); on the class it reads as a dependent constraint."""
+
+    def __init__(self, fn=None, *, is_discrete: bool = False, event_dim: int = 0):
+        property.__init__(self, fn)
+        self._is_discrete, self._event_dim = is_discrete, event_dim
+
+    def __call__(self, fn):
+        return _DependentProperty(fn, is_discrete=self._is_discrete, event_dim=self._event_dim)
+
+
+dependent_property = _DependentProperty
+
+
+class _IndependentConstraint(Constraint):
+    """`base_constraint` with `reinterpreted_batch_ndims` more dims checked together."""
+
+    def __init__(self, base_constraint: Constraint, reinterpreted_batch_ndims: int):
+        self.base_constraint = base_constraint
+        self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self) -> int:
+        return self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+
+    def check(self, value):
+        result = self.base_constraint.check(value)
+        if result.dim() < self.reinterpreted_batch_ndims:
+            expected = self.base_constraint.event_dim + self.reinterpreted_batch_ndims
+            raise ValueError(f"Expected value.dim() >= {expected} but got {value.dim()}")
+        for _ in range(self.reinterpreted_batch_ndims):
+            result = result.all(-1)
+        return result
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__[1:]}({self.base_constraint!r}, "
+                f"{self.reinterpreted_batch_ndims})")
+
+
+class _Boolean(Constraint):
+    is_discrete = True
+
+    def check(self, value):
+        return F.logical_or(F.eq(value, 0), F.eq(value, 1))
+
+
+def _is_integer(value: Tensor) -> Tensor:
+    """value % 1 == 0 without `%`: truncation through int64 where that is exact (beyond 2**52
+    every float is an integer; inf and NaN are not)."""
+    if not value.is_floating_point():
+        return F.eq(value, value)
+    big = 2.0 ** 52
+    trunc = F.clamp(value, -big, big).long().to(value.dtype)
+    finite = F.lt(F.abs(value), float("inf"))
+    return F.logical_and(finite, F.logical_or(F.eq(trunc, value), F.gt(F.abs(value), big)))
+
+
+class _IntegerInterval(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+        super().__init__()
+
+    def check(self, value):
+        return F.logical_and(_is_integer(value), F.logical_and(
+            F.ge(value, self.lower_bound), F.le(value, self.upper_bound)))
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
+
+
+class _IntegerGreaterThan(Constraint):
+    is_discrete = True
+
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+        super().__init__()
+
+    def check(self, value):
+        return F.logical_and(_is_integer(value), F.ge(value, self.lower_bound))
+
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _Real(Constraint):
+    def check(self, value):
+        return F.eq(value, value)  # False for NaNs
+
+
+class _GreaterThan(Constraint):
+    def __init__(self, lower_bound):
+        self.lower_bound = lower_bound
+        super().__init__()
+
+    def check(self, value):
+        return F.lt(self.lower_bound, value) if isinstance(self.lower_bound, Tensor) \
+            else F.gt(value, self.lower_bound)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound})"
+
+
+class _GreaterThanEq(_GreaterThan):
+    def check(self, value):
+        return F.ge(value, self.lower_bound)
+
+
+class _LessThan(Constraint):
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, value):
+        return F.lt(value, self.upper_bound)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__[1:]}(upper_bound={self.upper_bound})"
+
+
+class _Interval(Constraint):
+    def __init__(self, lower_bound, upper_bound):
+        self.lower_bound, self.upper_bound = lower_bound, upper_bound
+        super().__init__()
+
+    def check(self, value):
+        return F.logical_and(F.ge(value, self.lower_bound), F.le(value, self.upper_bound))
+
+    def __repr__(self):
+        return (f"{self.__class__.__name__[1:]}(lower_bound={self.lower_bound}, "
+                f"upper_bound={self.upper_bound})")
+
+
+class _HalfOpenInterval(_Interval):
+    def check(self, value):
+        return F.logical_and(F.ge(value, self.lower_bound), F.lt(value, self.upper_bound))
+
+
+class _Simplex(Constraint):
+    """Non-negative along the last dim and summing to 1 (within 1e-6)."""
+
+    event_dim = 1
+
+    def check(self, value):
+        return F.logical_and(F.ge(value, 0).all(-1), F.lt(F.abs(value.sum(-1) - 1), 1e-6))
+
+
+dependent = _Dependent()
+independent = _IndependentConstraint
+boolean = _Boolean()
+nonnegative_integer = _IntegerGreaterThan(0)
+positive_integer = _IntegerGreaterThan(1)
+integer_interval = _IntegerInterval
+real = _Real()
+real_vector = independent(real, 1)
+positive = _GreaterThan(0.0)
+nonnegative = _GreaterThanEq(0.0)
+greater_than = _GreaterThan
+greater_than_eq = _GreaterThanEq
+less_than = _LessThan
+unit_interval = _Interval(0.0, 1.0)
+interval = _Interval
+half_open_interval = _HalfOpenInterval
+simplex = _Simplex()

@@ -1,0 +1,84 @@
+"""Helpers of torch.distributions.utils: broadcast_all, probs/logits conversions,
+lazy_property."""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ..ir import dtypes as dt
+from ..ir.shapes import broadcast_many
+from ..runtime.device import NP_DTYPES
+from ..tracer import creation as C
+from ..tracer import functional as F
+from ..tracer.tensor import Tensor
+from ..nn import functional as NF
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
+           "probs_to_logits"]
+
+_Number = (numbers.Number, np.number)
+
+
+def broadcast_all(*values) -> tuple:
+    """Tensors broadcast to one shape; numbers become tensors of the first tensor's dtype and
+    device (the default dtype when all are numbers)."""
+    if not all(isinstance(v, (Tensor,) + _Number) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, torch.Tensor or "
+                         "objects implementing __torch_function__.")
+    first = next((v for v in values if isinstance(v, Tensor)), None)
+    opts = ({"dtype": first.dtype, "device": first.device} if first is not None
+            else {"dtype": dt.default_float()})
+    ts = [v if isinstance(v, Tensor) else C.tensor(v, **opts) for v in values]
+    shape = broadcast_many([tuple(t.shape) for t in ts])
+    return tuple(t if tuple(t.shape) == shape else t.expand(shape) for t in ts)
+
+
+def finfo_eps(d: dt.DType) -> float:
+    return float(np.finfo(NP_DTYPES[d]).eps)
+
+
+def finfo_min(d: dt.DType) -> float:
+    return float(np.finfo(NP_DTYPES[d]).min)
+
+
+def clamp_probs(probs: Tensor) -> Tensor:
+    """Probabilities clamped into [eps, 1 - eps] of their dtype."""
+    eps = finfo_eps(probs.dtype)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs: Tensor, is_binary: bool = False) -> Tensor:
+    ps = clamp_probs(probs)
+    if is_binary:
+        return F.log(ps) - F.log1p(-ps)
+    return F.log(ps)
+
+
+def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
+    if is_binary:
+        return F.sigmoid(logits)
+    return NF.softmax(logits, dim=-1)
+
+
+def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
+    """Sum over the `dim` rightmost dims."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
+
+
+class lazy_property:
+    """A property computed on first access and then stored on the instance (so `probs` and
+    `logits` are computed from each other only when asked for)."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
