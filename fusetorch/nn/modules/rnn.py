@@ -25,7 +25,7 @@ from ...tracer.tensor import Tensor
 from .._functional.dropout import dropout
 from ..module import Module
 from ..parameter import Parameter
-from ..utils.rnn import PackedSequence
+from ..utils.rnn import PackedSequence, _host_sizes, _with_sizes
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -309,7 +309,7 @@ def _forward_packed(self: RNNBase, input: PackedSequence, hx) -> tuple:
     """A PackedSequence through the layer: states are permuted into the packed (sorted) batch
     order and back, the output is packed like the input."""
     data, batch_sizes, sorted_indices, unsorted_indices = input
-    sizes = [int(b) for b in batch_sizes.tolist()]
+    sizes = _host_sizes(input)
     lstm = self.mode == "LSTM"
     real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
     if hx is None:
@@ -325,7 +325,8 @@ def _forward_packed(self: RNNBase, input: PackedSequence, hx) -> tuple:
     if unsorted_indices is not None:
         h_n = F.index_select(h_n, 1, unsorted_indices)
         c_n = None if c_n is None else F.index_select(c_n, 1, unsorted_indices)
-    output = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
+    output = _with_sizes(PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
+                         sizes)
     return output, ((h_n, c_n) if lstm else h_n)
 
 

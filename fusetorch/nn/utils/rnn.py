@@ -33,13 +33,26 @@ def _ints(t) -> list:
 
 
 def invert_permutation(permutation: Tensor | None) -> Tensor | None:
-    """The inverse permutation: `out[permutation[i]] = i`."""
+    """The inverse permutation: `out[permutation[i]] = i`, as the position of each i in
+    `permutation` (a one-hot argmax: tensor ops only, no read of the values, so compiled
+    graphs do not break; n is a batch size)."""
     if permutation is None:
         return None
-    perm = np.asarray(_ints(permutation), dtype=np.int64)
-    inv = np.empty_like(perm)
-    inv[perm] = np.arange(perm.size, dtype=np.int64)
-    return C.tensor(inv, device=permutation.device)
+    n = permutation.shape[0]
+    hits = F.eq(permutation.unsqueeze(0), C.arange(n, device=permutation.device).unsqueeze(1))
+    return F.argmax(hits.to(dt.int64), 1)
+
+
+def _host_sizes(sequence: "PackedSequence") -> list:
+    """batch_sizes as Python ints: the copy the packing functions keep, else read (the shapes
+    that follow depend on them)."""
+    sizes = sequence.__dict__.get("_sizes")
+    return list(sizes) if sizes is not None else _ints(sequence.batch_sizes)
+
+
+def _with_sizes(sequence: "PackedSequence", sizes: list) -> "PackedSequence":
+    sequence.__dict__["_sizes"] = tuple(sizes)
+    return sequence
 
 
 class PackedSequence(PackedSequence_):
@@ -79,7 +92,8 @@ class PackedSequence(PackedSequence_):
             self.sorted_indices.to(device=data.device)
         unsorted_indices = None if self.unsorted_indices is None else \
             self.unsorted_indices.to(device=data.device)
-        return type(self)(data, self.batch_sizes, sorted_indices, unsorted_indices)
+        out = type(self)(data, self.batch_sizes, sorted_indices, unsorted_indices)
+        return _with_sizes(out, _host_sizes(self))
 
     def cuda(self, *args, **kwargs) -> "PackedSequence":
         return self.to(*args, device="cuda", **kwargs)
@@ -131,11 +145,12 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
                            f"{dt.SCALAR_TYPE_NAMES[lengths.dtype.name]} tensor")
     lens = np.asarray(_ints(lengths), dtype=np.int64)
     if enforce_sorted:
-        sorted_indices = None
+        sorted_indices = unsorted_indices = None
     else:
         order = np.argsort(-lens, kind="stable")
         lens = lens[order]
         sorted_indices = C.tensor(order, device=input.device)
+        unsorted_indices = C.tensor(np.argsort(order), device=input.device)
         input = F.index_select(input, 0 if batch_first else 1, sorted_indices)
     if batch_first:
         input = input.transpose(0, 1)
@@ -161,7 +176,8 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
     rows = np.concatenate([t * B + np.arange(n) for t, n in enumerate(batch_sizes)]) \
         if max_len else np.zeros(0, np.int64)
     data = F.index_select(F.flatten(input, 0, 1), 0, C.tensor(rows, device=input.device))
-    return PackedSequence(data, C.tensor(batch_sizes), sorted_indices, None)
+    out = PackedSequence(data, C.tensor(batch_sizes), sorted_indices, unsorted_indices)
+    return _with_sizes(out, batch_sizes.tolist())
 
 
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
@@ -169,7 +185,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                         total_length: int | None = None) -> tuple:
     """The inverse of `pack_padded_sequence`: (padded [T, B, *] or [B, T, *], lengths), in the
     caller's original batch order; T is `total_length` when given."""
-    batch_sizes = _ints(sequence.batch_sizes)
+    batch_sizes = _host_sizes(sequence)
     max_len = len(batch_sizes)
     if total_length is not None:
         if total_length < max_len:
@@ -190,14 +206,14 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     source = F.cat([data, pad_row], 0)
     padded = F.index_select(source, 0, C.tensor(table.reshape(-1), device=data.device))
     padded = padded.reshape((T, B) + tuple(data.shape[1:]))
-    lengths = np.array([sum(1 for bs in batch_sizes if bs > b) for b in range(B)],
-                       dtype=np.int64)
+    lengths = C.tensor(np.array([sum(1 for bs in batch_sizes if bs > b) for b in range(B)],
+                                dtype=np.int64))
     if sequence.unsorted_indices is not None:
         padded = F.index_select(padded, 1, sequence.unsorted_indices)
-        lengths = lengths[np.asarray(_ints(sequence.unsorted_indices), dtype=np.int64)]
+        lengths = F.index_select(lengths, 0, sequence.unsorted_indices.cpu())
     if batch_first:
         padded = padded.transpose(0, 1)
-    return padded, C.tensor(lengths)
+    return padded, lengths
 
 
 def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.0,
