@@ -7,7 +7,7 @@ import inspect
 import fusetorch as torch
 import fusetorch.nn as nn
 import fusetorch.nn.functional as F
-from opinfo import F32, F64, I64, ModuleInfo, OpInfo, fixed, make, unary
+from opinfo import BOOL, F32, F64, I64, ModuleInfo, OpInfo, fixed, make, unary
 
 OPS: list = []
 MODULES: list = []
@@ -179,6 +179,35 @@ add("F.bce_with_logits(weights)", {
             0.5, 2, 5, dtype=a.dtype))},
     fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5), F32, 0, 1)])))
 
+# attention (issue 11)
+add("F.scaled_dot_product_attention", {
+    "F.scaled_dot_product_attention": F.scaled_dot_product_attention,
+    "F.scaled_dot_product_attention(causal)": lambda q, k, v: F.scaled_dot_product_attention(
+        q, k, v, is_causal=True),
+    "F.scaled_dot_product_attention(scale)": lambda q, k, v: F.scaled_dot_product_attention(
+        q, k, v, scale=0.3)},
+    fixed(("4d", lambda r: [make(r, (2, 2, 3, 4)), make(r, (2, 2, 5, 4)), make(r, (2, 2, 5, 3))]),
+          ("3d_perm_f64", lambda r: [make(r, (2, 3, 4), F64, layout="t"), make(r, (2, 5, 4), F64),
+                                     make(r, (2, 5, 2), F64)])))
+add("F.scaled_dot_product_attention_masks", {
+    "F.scaled_dot_product_attention(mask)": F.scaled_dot_product_attention,
+    "F.scaled_dot_product_attention(gqa)": lambda q, k, v, mask: F.scaled_dot_product_attention(
+        q, k[:, :1], v[:, :1], attn_mask=mask, enable_gqa=True)},
+    fixed(("bool", lambda r: [make(r, (2, 2, 3, 4)), make(r, (2, 2, 5, 4)), make(r, (2, 2, 5, 3)),
+                              make(r, (3, 5), BOOL)]),
+          ("float", lambda r: [make(r, (2, 2, 3, 4)), make(r, (2, 2, 5, 4)),
+                               make(r, (2, 2, 5, 3)), make(r, (2, 1, 3, 5))])))
+add("F.multi_head_attention_forward", {
+    "F.multi_head_attention_forward": lambda q, kv, w, b, ow, ob, kpm:
+        F.multi_head_attention_forward(q, kv, kv, 4, 2, w, b, None, None, False, 0.0, ow, ob,
+                                       key_padding_mask=kpm),
+    "F.multi_head_attention_forward(sdpa)": lambda q, kv, w, b, ow, ob, kpm:
+        F.multi_head_attention_forward(q, kv, kv, 4, 2, w, b, None, None, True, 0.0, ow, ob,
+                                       key_padding_mask=kpm, need_weights=False)[0]},
+    fixed(("f32", lambda r: [make(r, (3, 2, 4)), make(r, (5, 2, 4)), make(r, (12, 4)),
+                             make(r, (12,)), make(r, (4, 4)), make(r, (4,)),
+                             torch.tensor([[False, False, True, False, True], [False] * 5])])))
+
 # ----------------------------------------------------------------------------- nn layers
 
 
@@ -295,6 +324,28 @@ CELL_IN = fixed(("f32", lambda r: [make(r, (2, 3))]), ("with_h", lambda r: [make
 for name, mk in [("RNNCell", lambda: nn.RNNCell(3, 5)), ("GRUCell", lambda: nn.GRUCell(3, 5))]:
     modules(name, mk, CELL_IN)
 modules("LSTMCell", lambda: nn.LSTMCell(3, 5), fixed(("f32", lambda r: [make(r, (2, 3))])))
+# attention and transformers (issue 11); dropout 0 so training mode is deterministic
+SELF_IN = fixed(("self", lambda r: (lambda x: [x, x, x])(make(r, (4, 2, 8)))),
+                ("cross", lambda r: [make(r, (3, 2, 8)), make(r, (5, 2, 8)), make(r, (5, 2, 8))]))
+modules("MultiheadAttention", lambda: nn.MultiheadAttention(8, 2), SELF_IN)
+modules("MultiheadAttention/kdim_bias_kv_zero_attn",
+        lambda: nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True, kdim=3, vdim=5,
+                                      batch_first=True),
+        fixed(("f32", lambda r: [make(r, (2, 3, 4)), make(r, (2, 5, 3)), make(r, (2, 5, 5))])))
+TOKENS = fixed(("f32", lambda r: [make(r, (2, 5, 8))]))
+modules("TransformerEncoderLayer", lambda: nn.TransformerEncoderLayer(
+    8, 2, 16, dropout=0.0, batch_first=True), TOKENS)
+modules("TransformerEncoderLayer/norm_first_gelu", lambda: nn.TransformerEncoderLayer(
+    8, 2, 16, dropout=0.0, activation="gelu", norm_first=True, batch_first=True), TOKENS)
+modules("TransformerEncoder", lambda: nn.TransformerEncoder(nn.TransformerEncoderLayer(
+    8, 2, 16, dropout=0.0, batch_first=True), 2, norm=nn.LayerNorm(8)), TOKENS)
+TGT_MEM = fixed(("f32", lambda r: [make(r, (2, 3, 8)), make(r, (2, 5, 8))]))
+modules("TransformerDecoderLayer", lambda: nn.TransformerDecoderLayer(
+    8, 2, 16, dropout=0.0, batch_first=True), TGT_MEM)
+modules("TransformerDecoder", lambda: nn.TransformerDecoder(nn.TransformerDecoderLayer(
+    8, 2, 16, dropout=0.0, batch_first=True, norm_first=True), 2), TGT_MEM)
+modules("Transformer", lambda: nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True),
+        fixed(("f32", lambda r: [make(r, (2, 5, 8)), make(r, (2, 3, 8))])))
 
 
 def _materialised(layer, x):

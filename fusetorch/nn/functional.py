@@ -12,3 +12,5 @@ from ._functional.normalization import *  # noqa: F401,F403
 from ._functional.padding import *  # noqa: F401,F403
 from ._functional.pooling import *  # noqa: F401,F403
 from ._functional.sparse import *  # noqa: F401,F403
+from ._functional.attention import *  # noqa: F401,F403
+from ._functional.attention import _canonical_mask, _none_or_dtype  # noqa: F401

@@ -112,3 +112,8 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """MultiheadAttention's `out_proj`: a Linear under its own name, as PyTorch prints it (in
+    PyTorch the class only keeps quantization tools from swapping it); not exported by nn."""

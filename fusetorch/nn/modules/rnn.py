@@ -9,6 +9,8 @@ steps; each step then adds `h @ W_hh^T` and applies the cell:
         (times W_hr^T when proj_size > 0)
   GRU   r, z, n: r = s(W_ir x + b_ir + W_hr h + b_hr), z likewise,
         n = tanh(W_in x + b_in + r (W_hn h + b_hn)), h' = (1 - z) n + z h
+A PackedSequence input runs the same cells on shrinking batches (step t holds the
+batch_sizes[t] longest sequences), so each sequence's final state is taken at its own length.
 """
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from ...tracer.tensor import Tensor
 from .._functional.dropout import dropout
 from ..module import Module
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _host_sizes, _with_sizes
 
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
@@ -54,9 +57,25 @@ def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     return y if b is None else y + b
 
 
+def _cell(mode: str, gi: Tensor, h: Tensor, c: Tensor | None, w_hh_t: Tensor,
+          b_hh: Tensor | None, w_hr: Tensor | None) -> tuple:
+    gh = h.matmul(w_hh_t)
+    if mode == "LSTM":
+        return _lstm_step(gi + gh, c, w_hr)
+    if mode == "GRU":
+        return _gru_step(gi, gh if b_hh is None else gh + b_hh, h), None
+    if mode == "RNN_TANH":
+        return F.tanh(gi + gh), None
+    return F.relu(gi + gh), None
+
+
 def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
-               has_bias: bool, proj: bool, reverse: bool) -> tuple:
-    """One layer in one direction over x [T, B, I]: returns (outputs [T, B, H], h_T, c_T)."""
+               has_bias: bool, proj: bool, reverse: bool, batch_sizes: list | None = None) -> tuple:
+    """One layer in one direction over x [T, B, I]: returns (outputs [T, B, H], h_T, c_T).
+
+    With `batch_sizes` (a packed batch), x is the packed data [sum(lengths), I] and step t
+    holds the first batch_sizes[t] sequences; the outputs are packed the same way and h_T, c_T
+    are each sequence's state after its own last step."""
     w_ih, w_hh = weights[0], weights[1]
     b_ih, b_hh = (weights[2], weights[3]) if has_bias else (None, None)
     w_hr = weights[-1] if proj else None
@@ -66,22 +85,48 @@ def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
         b_hh = None
     else:
         gi_all = _linear(x, w_ih, b_ih)
-    steps = gi_all.unbind(0)
     w_hh_t = w_hh.t()
+    if batch_sizes is not None:
+        return _run_packed(mode, gi_all.split(batch_sizes, 0), batch_sizes, h, c, w_hh_t, b_hh,
+                           w_hr, reverse)
+    steps = gi_all.unbind(0)
     outs = [None] * len(steps)
     order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
     for t in order:
-        gh = h.matmul(w_hh_t)
-        if mode == "LSTM":
-            h, c = _lstm_step(steps[t] + gh, c, w_hr)
-        elif mode == "GRU":
-            h = _gru_step(steps[t], gh if b_hh is None else gh + b_hh, h)
-        elif mode == "RNN_TANH":
-            h = F.tanh(steps[t] + gh)
-        else:
-            h = F.relu(steps[t] + gh)
+        h, c = _cell(mode, steps[t], h, c, w_hh_t, b_hh, w_hr)
         outs[t] = h
     return F.stack(outs, 0), h, c
+
+
+def _run_packed(mode: str, steps: tuple, batch_sizes: list, h0: Tensor, c0: Tensor | None,
+                w_hh_t: Tensor, b_hh: Tensor | None, w_hr: Tensor | None,
+                reverse: bool) -> tuple:
+    """The recurrence over shrinking batches (sequences sorted by decreasing length). Forward:
+    a sequence that ended keeps its last state below the active rows. Reverse: a sequence joins
+    (from h0, c0) at its own last step."""
+    outs = [None] * len(steps)
+    if not reverse:
+        h, c = h0, c0
+        for t, n in enumerate(batch_sizes):
+            active = n < h.shape[0]
+            h_t, c_t = _cell(mode, steps[t], h[:n] if active else h,
+                             None if c is None else (c[:n] if active else c), w_hh_t, b_hh, w_hr)
+            outs[t] = h_t
+            h = F.cat([h_t, h[n:]], 0) if active else h_t
+            if c is not None:
+                c = F.cat([c_t, c[n:]], 0) if active else c_t
+        return F.cat(outs, 0), h, c
+    h = c = None
+    for t in range(len(batch_sizes) - 1, -1, -1):
+        n = batch_sizes[t]
+        have = 0 if h is None else h.shape[0]
+        if n > have:
+            h = h0[:n] if h is None else F.cat([h, h0[have:n]], 0)
+            if c0 is not None:
+                c = c0[:n] if c is None else F.cat([c, c0[have:n]], 0)
+        h, c = _cell(mode, steps[t], h, c, w_hh_t, b_hh, w_hr)
+        outs[t] = h
+    return F.cat(outs, 0), h, c
 
 
 # ---------------------------------------------------------------- RNN, LSTM, GRU
@@ -184,14 +229,15 @@ class RNNBase(Module):
             raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype "
                              f"({w.dtype}). Convert input: input.to({w.dtype}), or convert "
                              f"model: model.to({input.dtype})")
-        if input.dim() != 3:
-            raise RuntimeError(f"input must have 3 dimensions, got {input.dim()}")
+        expected_dim = 2 if batch_sizes is not None else 3
+        if input.dim() != expected_dim:
+            raise RuntimeError(f"input must have {expected_dim} dimensions, got {input.dim()}")
         if self.input_size != input.size(-1):
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.size(-1)}")
 
     def get_expected_hidden_size(self, input: Tensor, batch_sizes=None) -> tuple:
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        mini_batch = _mini_batch(self, input, batch_sizes)
         num_directions = 2 if self.bidirectional else 1
         h = self.proj_size if self.proj_size > 0 else self.hidden_size
         return (self.num_layers * num_directions, mini_batch, h)
@@ -221,15 +267,18 @@ class RNNBase(Module):
             s += f", bidirectional={self.bidirectional}"
         return s
 
-    def _zeros_state(self, input: Tensor, size: int) -> Tensor:
+    def _zeros_state(self, input: Tensor, size: int, batch_sizes: list | None = None) -> Tensor:
         num_directions = 2 if self.bidirectional else 1
-        batch = input.size(0) if self.batch_first else input.size(1)
+        batch = _mini_batch(self, input, batch_sizes)
         return zeros((self.num_layers * num_directions, batch, size), dtype=input.dtype,
                      device=input.device)
 
-    def _run(self, input: Tensor, hx: Tensor, cx: Tensor | None) -> tuple:
-        """Seq-first or batch-first batched input, states [L * D, B, H]: (output, h_n, c_n)."""
-        x = input.transpose(0, 1) if self.batch_first else input
+    def _run(self, input: Tensor, hx: Tensor, cx: Tensor | None,
+             batch_sizes: list | None = None) -> tuple:
+        """Seq-first or batch-first batched input, or packed data with `batch_sizes`; states
+        [L * D, B, H]: (output, h_n, c_n)."""
+        packed = batch_sizes is not None
+        x = input.transpose(0, 1) if self.batch_first and not packed else input
         num_directions = 2 if self.bidirectional else 1
         hs, cs = [], []
         for layer in range(self.num_layers):
@@ -238,15 +287,47 @@ class RNNBase(Module):
                 k = layer * num_directions + d
                 weights = [getattr(self, n) for n in self._all_weights[k]]
                 out, h, c = _run_layer(self.mode, x, hx[k], None if cx is None else cx[k],
-                                       weights, self.bias, self.proj_size > 0, d == 1)
+                                       weights, self.bias, self.proj_size > 0, d == 1,
+                                       batch_sizes)
                 outs.append(out)
                 hs.append(h)
                 cs.append(c)
-            x = outs[0] if num_directions == 1 else F.cat(outs, 2)
+            x = outs[0] if num_directions == 1 else F.cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
                 x = dropout(x, self.dropout, True)
-        output = x.transpose(0, 1) if self.batch_first else x
+        output = x.transpose(0, 1) if self.batch_first and not packed else x
         return output, F.stack(hs, 0), (F.stack(cs, 0) if cx is not None else None)
+
+
+def _mini_batch(self: RNNBase, input: Tensor, batch_sizes) -> int:
+    if batch_sizes is not None:
+        return int(batch_sizes[0])
+    return input.size(0) if self.batch_first else input.size(1)
+
+
+def _forward_packed(self: RNNBase, input: PackedSequence, hx) -> tuple:
+    """A PackedSequence through the layer: states are permuted into the packed (sorted) batch
+    order and back, the output is packed like the input."""
+    data, batch_sizes, sorted_indices, unsorted_indices = input
+    sizes = _host_sizes(input)
+    lstm = self.mode == "LSTM"
+    real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+    if hx is None:
+        hx = self._zeros_state(data, real_hidden, sizes)
+        if lstm:
+            hx = (hx, self._zeros_state(data, self.hidden_size, sizes))
+    elif sorted_indices is not None:
+        # PyTorch's permute_hidden: the caller's batch order into the sorted one
+        hx = tuple(F.index_select(h, 1, sorted_indices) for h in hx) if lstm else \
+            F.index_select(hx, 1, sorted_indices)
+    self.check_forward_args(data, hx, sizes)
+    output, h_n, c_n = self._run(data, hx[0] if lstm else hx, hx[1] if lstm else None, sizes)
+    if unsorted_indices is not None:
+        h_n = F.index_select(h_n, 1, unsorted_indices)
+        c_n = None if c_n is None else F.index_select(c_n, 1, unsorted_indices)
+    output = _with_sizes(PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices),
+                         sizes)
+    return output, ((h_n, c_n) if lstm else h_n)
 
 
 class RNN(RNNBase):
@@ -288,6 +369,8 @@ class GRU(RNNBase):
 
 def _forward_single_state(self: RNNBase, name: str, tail: str, input: Tensor,
                           hx: Tensor | None) -> tuple:
+    if isinstance(input, PackedSequence):
+        return _forward_packed(self, input, hx)
     if input.dim() not in (2, 3):
         raise ValueError(f"{name}: Expected input to be 2D or 3D, got {input.dim()}D {tail}")
     is_batched = input.dim() == 3
@@ -320,7 +403,7 @@ class LSTM(RNNBase):
         super().__init__("LSTM", *args, **kwargs)
 
     def get_expected_cell_size(self, input: Tensor, batch_sizes=None) -> tuple:
-        mini_batch = input.size(0) if self.batch_first else input.size(1)
+        mini_batch = _mini_batch(self, input, batch_sizes)
         num_directions = 2 if self.bidirectional else 1
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
@@ -332,6 +415,8 @@ class LSTM(RNNBase):
                                "Expected hidden[1] size {}, got {}")
 
     def forward(self, input: Tensor, hx: tuple | None = None) -> tuple:
+        if isinstance(input, PackedSequence):
+            return _forward_packed(self, input, hx)
         if input.dim() not in (2, 3):
             raise ValueError(f"LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead")
         is_batched = input.dim() == 3

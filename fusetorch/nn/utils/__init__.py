@@ -1,4 +1,6 @@
-"""`fusetorch.nn.utils`: gradient clipping and parameter/vector conversion."""
+"""`fusetorch.nn.utils`: gradient clipping, parameter/vector conversion, `rnn` (packed
+sequences)."""
+from . import rnn  # noqa: F401
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 from .convert import parameters_to_vector, vector_to_parameters
 
