@@ -17,7 +17,8 @@ from .optimizer import Optimizer, _to_scalar
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
            "LinearLR", "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
-           "ReduceLROnPlateau"]
+           "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler", "CyclicLR", "OneCycleLR",
+           "CosineAnnealingWarmRestarts"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -71,6 +72,11 @@ class LRScheduler:
         self.base_lrs: list = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
         self._wrap_optimizer_step()
+        self._initial_step()
+
+    def _initial_step(self) -> None:
+        """Reset the step count and take the first step (SequentialLR calls it again when it
+        hands over to a scheduler)."""
         self._step_count = 0
         self._is_initial = True
         try:
@@ -137,6 +143,10 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch: int | None = None) -> None:
+        """Compute the lrs of the next epoch (or of `epoch`, closed form) and write them."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -494,3 +504,112 @@ class ReduceLROnPlateau(LRScheduler):
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold,
                              threshold_mode=self.threshold_mode)
+
+
+def _check_composed(owner: str, schedulers: list, optimizer: Optimizer) -> None:
+    """The schedulers SequentialLR and ChainedScheduler drive: all of `optimizer`, none a
+    ReduceLROnPlateau (its step needs a metric)."""
+    for i, scheduler in enumerate(schedulers):
+        if not hasattr(scheduler, "optimizer"):
+            raise TypeError(f"{owner} at index {i} should have `optimizer` as its attribute.")
+        if isinstance(scheduler, ReduceLROnPlateau):
+            raise ValueError(
+                f"{owner} does not support `ReduceLROnPlateau` scheduler as it requires "
+                "additional kwargs to be specified when calling `step`, but got one at index "
+                f"{i} in the given schedulers sequence.")
+        if optimizer != scheduler.optimizer:
+            raise ValueError(
+                f"{owner} expects all schedulers to belong to the same optimizer, but got "
+                f"scheduler {scheduler.__class__.__name__} at index {i} has "
+                f"{scheduler.optimizer}, which is different from "
+                f"{optimizer.__class__.__name__}.")
+
+
+class _ComposedState:
+    """state_dict of SequentialLR / ChainedScheduler: their own attributes plus each wrapped
+    scheduler's state_dict under `_schedulers`."""
+
+    def state_dict(self) -> dict[str, Any]:
+        sd = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        sd["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return sd
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        saved = state_dict.pop("_schedulers")
+        self.__dict__.update(state_dict)
+        state_dict["_schedulers"] = saved
+        for s, sd in zip(self._schedulers, saved):
+            s.load_state_dict(sd)
+
+
+class SequentialLR(_ComposedState, LRScheduler):
+    """Run `schedulers[i]` between `milestones[i-1]` and `milestones[i]`. Construction undoes
+    the first steps the schedulers took when they were built and restarts the first one; at a
+    milestone the next scheduler starts from its epoch 0 (its closed form at 0)."""
+
+    def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list,
+                 last_epoch: int = -1) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(f"{self.__class__.__name__} expects at least one scheduler, but "
+                             "got no scheduler.")
+        _check_composed(self.__class__.__name__, schedulers, optimizer)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more "
+                f"than the number of milestone points, but got number of schedulers "
+                f"{len(schedulers)} and the number of milestones to be equal to "
+                f"{len(milestones)}")
+        self._schedulers = schedulers
+        self._milestones = milestones
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            _set_group_value(group, "lr", group["initial_lr"])
+        self.recursive_undo()
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched=None) -> None:
+        """Take back the construction step of every (nested) scheduler."""
+        scheds = self if sched is None else sched
+        if hasattr(scheds, "_schedulers"):
+            for s in scheds._schedulers:
+                self.recursive_undo(s)
+        elif hasattr(scheds, "last_epoch"):
+            scheds.last_epoch -= 1
+
+    def step(self) -> None:  # type: ignore[override]
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        scheduler = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            scheduler._update_lr(0)
+        else:
+            scheduler.step()
+        self._last_lr = scheduler.get_last_lr()
+
+
+class ChainedScheduler(_ComposedState, LRScheduler):
+    """Step every scheduler of the list, in order, at each `step()` (their chainable updates
+    compose, e.g. a warm-up multiplied into a decay)."""
+
+    def __init__(self, schedulers: list, optimizer: Optimizer | None = None) -> None:
+        if len(schedulers) < 1:
+            raise ValueError(f"{self.__class__.__name__} expects at least one scheduler to be "
+                             "chained, but got no scheduler.")
+        optimizer = optimizer or schedulers[0].optimizer
+        _check_composed(self.__class__.__name__, schedulers, optimizer)
+        self._schedulers = schedulers
+        self.optimizer = optimizer
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+    def step(self) -> None:  # type: ignore[override]
+        for scheduler in self._schedulers:
+            scheduler.step()
+        self._last_lr = _group_values(self._schedulers[-1].optimizer, "lr")
+
+
+# the cyclic schedulers live in their own module; it imports the base class from this one
+from .lr_scheduler_cyclic import (CosineAnnealingWarmRestarts, CyclicLR,  # noqa: E402
+                                  OneCycleLR)

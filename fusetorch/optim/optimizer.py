@@ -18,6 +18,7 @@ from typing import Any, Callable
 from .. import ir
 from ..nn.module import RemovableHandle
 from ..tracer import creation as C
+from ..tracer import dispatch as D
 from ..tracer.autograd import enable_grad, no_grad
 from ..tracer.tensor import Tensor
 
@@ -92,9 +93,33 @@ def _no_grad_step(step: Callable) -> Callable:
 
 def _check_differentiable(defaults: dict) -> None:
     if defaults.get("differentiable"):
+        if defaults.get("fused"):
+            raise RuntimeError("`fused` does not support `differentiable`")
         raise NotImplementedError("fusetorch optimizers do not support differentiable=True "
                                   "(the update would be an in-place op on a leaf that requires "
                                   "grad)")
+
+
+def _group_defaults_and_tensor_state(opt: "Optimizer", defaults: tuple,
+                                     keys: tuple = ("step",)) -> None:
+    """`__setstate__` of an optimizer: option defaults for groups saved by older versions,
+    and state scalars saved as Python numbers (`keys`) turned into 0-d tensors, as PyTorch."""
+    for group in opt.param_groups:
+        for key, default in defaults:
+            group.setdefault(key, default)
+        for p in group["params"]:
+            p_state = opt.state.get(p, {})
+            if len(p_state) == 0:
+                continue
+            for key in keys:
+                if key in p_state and not isinstance(p_state[key], Tensor):
+                    p_state[key] = C.tensor(float(p_state[key]), dtype=_scalar_dtype())
+
+
+def _traced() -> bool:
+    """Whether a compiled step is being traced: optimizers then keep step-dependent scalars as
+    tensor ops (PyTorch's capturable form) so one graph serves every step."""
+    return D.RECORDER is not None
 
 
 # every live optimizer: a compiled training step replays its tensor updates but cannot replay

@@ -1,0 +1,81 @@
+"""Adamax: Adam with the infinity norm of past gradients in place of their second moment."""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from ..tracer import creation as C
+from ..tracer import functional as F
+from .optimizer import (Optimizer, _check_differentiable, _group_defaults_and_tensor_state,
+                        _new_step, _no_grad_step, _to_scalar, _traced)
+
+__all__ = ["Adamax"]
+
+
+class Adamax(Optimizer):
+    """PyTorch's Adamax. Per parameter at step t, with g the gradient (negated if `maximize`):
+
+        g = g + weight_decay * p
+        m = lerp(m, g, 1 - beta1);  u = max(beta2 * u, |g| + eps)
+        p = p - lr / (1 - beta1^t) * m / u
+
+    State: `step`, `exp_avg` (m), `exp_inf` (u). Traced (a compiled training step), the bias
+    correction is a tensor op on the step count, so the step compiles without a graph break.
+    """
+
+    def __init__(self, params: Iterable, lr: float = 2e-3, betas=(0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0, foreach: bool | None = None, *,
+                 maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False) -> None:
+        _to_scalar(lr)
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay,
+                    "foreach": foreach, "maximize": maximize,
+                    "differentiable": differentiable, "capturable": capturable}
+        _check_differentiable(defaults)
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        _group_defaults_and_tensor_state(self, (("foreach", None), ("maximize", False),
+                                                ("differentiable", False),
+                                                ("capturable", False)))
+
+    @_no_grad_step
+    def step(self, closure: Callable | None = None):
+        """One update of every parameter that has a gradient; returns the closure's loss."""
+        loss = self._closure_loss(closure)
+        for group in self.param_groups:
+            lr = _to_scalar(group["lr"])
+            beta1, beta2 = group["betas"]
+            eps, wd = group["eps"], group["weight_decay"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if len(state) == 0:
+                    state["step"] = _new_step()
+                    state["exp_avg"] = C.zeros_like(p)
+                    state["exp_inf"] = C.zeros_like(p)
+                grad = -p.grad if group["maximize"] else p.grad
+                step_t = state["step"]
+                step_t += 1
+                if wd != 0:
+                    grad = grad.add(p, alpha=wd)
+                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
+                exp_avg.lerp_(grad, 1 - beta1)
+                F.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
+                if _traced():
+                    p.sub_(exp_avg / exp_inf * (lr / (1 - F.pow(beta1, step_t))))
+                else:
+                    clr = lr / (1 - beta1 ** step_t.item())
+                    p.addcdiv_(exp_avg, exp_inf, value=-clr)
+        return loss
