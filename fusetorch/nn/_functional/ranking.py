@@ -149,8 +149,8 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
 
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                            reduction: str = "mean") -> Tensor:
-    """Per sample: `sum over target classes j and non-target classes i of
-    max(0, 1 - (x[j] - x[i])) / C`; the target classes are target's entries before its first
+    """Per sample: `sum over target entries j and non-target classes i of
+    max(0, 1 - (x[j] - x[i])) / C`; the target entries are target's values before its first
     -1."""
     reduction = _reduction(size_average, reduce, reduction)
     x = _as_batch(input)
@@ -171,8 +171,10 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     classes = arange(c, device=x.device)
     hit = F.logical_and(live.unsqueeze(2), t.unsqueeze(2) == classes.reshape((1, 1, c)))
     is_target = F.any(hit, 1)  # [n, c]
-    pair = F.logical_and(is_target.unsqueeze(2), F.logical_not(is_target).unsqueeze(1))
-    z = F.clamp(1 - (x.unsqueeze(2) - x.unsqueeze(1)), min=0.0)  # [n, j, i]
+    # one term per live target entry (a label listed twice counts twice, as in PyTorch)
+    x_t = F.gather(x, 1, F.clamp(t, min=0))  # [n, k]
+    pair = F.logical_and(live.unsqueeze(2), F.logical_not(is_target).unsqueeze(1))
+    z = F.clamp(1 - (x_t.unsqueeze(2) - x.unsqueeze(1)), min=0.0)  # [n, k, i]
     loss = F.sum(F.where(pair, z, 0.0), (1, 2)) / c
     if input.ndim <= 1 and reduction == "none":
         loss = loss.reshape(())

@@ -40,6 +40,8 @@ def cached() -> Iterator[None]:
 
 
 def _as_parameter_like(value: Tensor, like: Tensor) -> Tensor:
+    if value is like:  # right_inverse passed the original through: keep that Parameter
+        return like
     if isinstance(like, Parameter):
         return Parameter(value.detach(), requires_grad=like.requires_grad)
     return value
