@@ -208,6 +208,83 @@ add("F.multi_head_attention_forward", {
                              make(r, (12,)), make(r, (4, 4)), make(r, (4,)),
                              torch.tensor([[False, False, True, False, True], [False] * 5])])))
 
+# misc layers and losses (issue 11: norms, activations, distances, bags, more losses)
+add("F.misc_activations", {
+    "F.prelu": lambda x, w: F.prelu(x, w),
+    "F.glu": lambda x, w: F.glu(x, 1) * w.mean(),
+    "F.hardshrink": lambda x, w: F.hardshrink(x, 0.4) * w.sum(),
+    "F.softshrink": lambda x, w: F.softshrink(x, 0.4) * w.sum(),
+    "F.rrelu": lambda x, w: F.rrelu(x, 0.1, 0.3) * w.sum(),
+    "F.rrelu_": lambda x, w: F.rrelu_(x.clone(), 0.1, 0.3) * w.sum()},
+    fixed(("f32", lambda r: [make(r, (3, 4, 5), away=(0.0, 0.4, -0.4)), make(r, (4,))]),
+          ("f64_perm", lambda r: [make(r, (2, 4, 3), F64, layout="t", away=(0.0, 0.4, -0.4)),
+                                  make(r, (4,), F64)])))
+add("F.misc_norms", {
+    "F.instance_norm": lambda x, w: F.instance_norm(x, weight=w, bias=w * 0.5),
+    "F.instance_norm(running)": lambda x, w: F.instance_norm(
+        x, torch.full((4,), 0.2, dtype=x.dtype), torch.full((4,), 1.5, dtype=x.dtype), w,
+        use_input_stats=False),
+    "F.rms_norm": lambda x, w: F.rms_norm(x, (5,), w.sum() * torch.ones(5, dtype=x.dtype)),
+    "F.local_response_norm": lambda x, w: F.local_response_norm(x, 3, 0.5, 0.75, 1.0) * w[0],
+    "F.normalize": lambda x, w: F.normalize(x, 2.0, 1) * w[0],
+    "F.normalize(p1)": lambda x, w: F.normalize(x, 1.0, -1) * w[0]},
+    fixed(("f32", lambda r: [make(r, (2, 4, 5)), make(r, (4,), F32, 0.5, 2)]),
+          ("f64_perm", lambda r: [make(r, (2, 4, 5), F64, layout="s"), make(r, (4,), F64, 0.5,
+                                                                            2)])))
+add("F.misc_distances", {
+    "F.cosine_similarity": lambda a, b: F.cosine_similarity(a, b),
+    "F.pairwise_distance": lambda a, b: F.pairwise_distance(a, b, 3.0),
+    "F.pdist": lambda a, b: F.pdist(a) + F.pdist(b)},
+    fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5))]),
+          ("f64_perm", lambda r: [make(r, (4, 5), F64, layout="t"), make(r, (4, 5), F64)])))
+add("F.embedding_bag", {
+    "F.embedding_bag": lambda w: F.embedding_bag(torch.tensor([1, 2, 4, 5, 4, 3, 2, 0]), w,
+                                                 torch.tensor([0, 3, 3, 6]), mode="sum"),
+    "F.embedding_bag(mean_pad)": lambda w: F.embedding_bag(
+        torch.tensor([[1, 2, 4], [5, 4, 3]]), w, padding_idx=4),
+    "F.embedding_bag(max)": lambda w: F.embedding_bag(torch.tensor([1, 2, 4, 5, 4, 3, 2, 0]),
+                                                      w, torch.tensor([0, 3, 6]), mode="max")},
+    fixed(("f32", lambda r: [make(r, (6, 3))]), ("f64", lambda r: [make(r, (6, 3), F64)])))
+for red in ("mean", "sum", "none"):
+    add(f"F.margin_losses({red})", {
+        "F.cosine_embedding_loss": lambda a, b, red=red: F.cosine_embedding_loss(
+            a, b, torch.tensor([1, -1, 1, -1]), margin=-0.5, reduction=red),
+        "F.margin_ranking_loss": lambda a, b, red=red: F.margin_ranking_loss(
+            a, b, (a * 0 + 1) * torch.tensor([1.0, -1, 1, -1, 1], dtype=a.dtype), 0.1,
+            reduction=red),
+        "F.hinge_embedding_loss": lambda a, b, red=red: F.hinge_embedding_loss(
+            a, b.sign(), 0.5, reduction=red),
+        "F.soft_margin_loss": lambda a, b, red=red: F.soft_margin_loss(a, b.sign(),
+                                                                        reduction=red),
+        "F.triplet_margin_loss": lambda a, b, red=red: F.triplet_margin_loss(
+            a, b, a * 0.5 - b, margin=3.0, swap=True, reduction=red),
+        "F.triplet_margin_with_distance_loss": lambda a, b, red=red:
+            F.triplet_margin_with_distance_loss(a, b, b * 0.5 - a, margin=3.0, reduction=red),
+        "F.multi_margin_loss": lambda a, b, red=red: F.multi_margin_loss(
+            a, torch.tensor([0, 4, 2, 1]), p=2, margin=3.0, reduction=red) + b.sum(),
+        "F.multilabel_margin_loss": lambda a, b, red=red: F.multilabel_margin_loss(
+            a, torch.tensor([[0, 1, -1, 0, 0], [3, 4, 2, 1, 0], [2, -1, 0, 0, 0],
+                             [4, 1, -1, 2, 2]]) , reduction=red) * 0.1 + b.sum(),
+        "F.multilabel_soft_margin_loss": lambda a, b, red=red: F.multilabel_soft_margin_loss(
+            a, b.sigmoid(), reduction=red),
+        "F.gaussian_nll_loss": lambda a, b, red=red: F.gaussian_nll_loss(
+            a, b, b * b + 0.5, full=True, reduction=red),
+        "F.poisson_nll_loss": lambda a, b, red=red: F.poisson_nll_loss(
+            a, b * b, full=True, reduction=red)},
+        fixed(("f32", lambda r: [make(r, (4, 5), away=(0.0,)), make(r, (4, 5), away=(0.0,))]),
+              ("f64_perm", lambda r: [make(r, (4, 5), F64, layout="t", away=(0.0,)),
+                                      make(r, (4, 5), F64, away=(0.0,))])))
+    add(f"F.ctc_loss({red})", {
+        "F.ctc_loss": lambda x, red=red: F.ctc_loss(
+            x.log_softmax(2), torch.tensor([[1, 2, 2], [3, 1, 0]]), [6, 5], [3, 2],
+            reduction=red),
+        "F.ctc_loss(concat)": lambda x, red=red: F.ctc_loss(
+            x.log_softmax(2), torch.tensor([1, 2, 3, 3]), torch.tensor([6, 6]),
+            torch.tensor([1, 3]), blank=4, reduction=red, zero_infinity=True)},
+        fixed(("f32", lambda r: [make(r, (6, 2, 5))]), ("f64", lambda r: [make(r, (6, 2, 5),
+                                                                                F64)])),
+        grad_rtol=1e-3)
+
 # ----------------------------------------------------------------------------- nn layers
 
 
@@ -347,6 +424,58 @@ modules("TransformerDecoder", lambda: nn.TransformerDecoder(nn.TransformerDecode
 modules("Transformer", lambda: nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True),
         fixed(("f32", lambda r: [make(r, (2, 5, 8)), make(r, (2, 3, 8))])))
 
+
+# misc layers and losses (issue 11: norms, activations, distances, bags, more losses)
+for name, mk in [("PReLU", lambda: nn.PReLU(6, 0.3)), ("GLU", nn.GLU),
+                 ("RReLU/eval", lambda: nn.RReLU(0.1, 0.2)), ("Hardshrink", nn.Hardshrink),
+                 ("Softshrink", nn.Softshrink)]:
+    modules(name, mk, ACT_IN, train=not name.endswith("/eval"))
+modules("Softmax2d", nn.Softmax2d, IMG)
+modules("InstanceNorm1d", lambda: nn.InstanceNorm1d(3, affine=True), SEQ)
+modules("InstanceNorm2d/train_stats", lambda: nn.InstanceNorm2d(3, track_running_stats=True), IMG)
+modules("InstanceNorm3d/eval_stats", lambda: nn.InstanceNorm3d(2, track_running_stats=True),
+        fixed(("f32", lambda r: [make(r, (2, 2, 3, 4, 5))])), train=False)
+modules("RMSNorm", lambda: nn.RMSNorm(6), IN2)
+modules("LocalResponseNorm", lambda: nn.LocalResponseNorm(2), IMG)
+modules("CosineSimilarity", nn.CosineSimilarity, PAIRS_2D := fixed(
+    ("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5))]),
+    ("f64_perm", lambda r: [make(r, (4, 5), F64, layout="t"), make(r, (4, 5), F64)])))
+modules("PairwiseDistance", lambda: nn.PairwiseDistance(1.5, keepdim=True), PAIRS_2D)
+modules("EmbeddingBag", lambda: nn.EmbeddingBag(7, 4, mode="max"),
+        fixed(("2d", lambda r: [make(r, (3, 5), I64, 0, 7)])))
+modules("Linear/weight_norm", lambda: nn.utils.parametrizations.weight_norm(nn.Linear(6, 4)),
+        IN2)
+modules("Linear/spectral_norm_eval", lambda: nn.utils.parametrizations.spectral_norm(
+    nn.Linear(6, 4)), IN2, train=False)
+for name, mk, samples in [
+    ("CTCLoss", nn.CTCLoss, fixed(("f32", lambda r: [make(r, (6, 2, 5)).log_softmax(2),
+                                                     torch.tensor([[1, 2], [3, 3]]),
+                                                     torch.tensor([6, 4]),
+                                                     torch.tensor([2, 2])]))),
+    ("CosineEmbeddingLoss", nn.CosineEmbeddingLoss, fixed(("f32", lambda r: [
+        make(r, (4, 5)), make(r, (4, 5)), torch.tensor([1, -1, 1, -1])]))),
+    ("MarginRankingLoss", lambda: nn.MarginRankingLoss(0.2), fixed(("f32", lambda r: [
+        make(r, (5,)), make(r, (5,)), torch.tensor([1.0, -1, 1, -1, 1])]))),
+    ("TripletMarginLoss", lambda: nn.TripletMarginLoss(3.0), fixed(("f32", lambda r: [
+        make(r, (4, 5)), make(r, (4, 5)), make(r, (4, 5))]))),
+    ("TripletMarginWithDistanceLoss", lambda: nn.TripletMarginWithDistanceLoss(margin=3.0),
+     fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5)), make(r, (4, 5))]))),
+    ("GaussianNLLLoss", nn.GaussianNLLLoss, fixed(("f32", lambda r: [
+        make(r, (4, 5)), make(r, (4, 5)), make(r, (4, 1), F32, 0.3, 2)]))),
+    ("PoissonNLLLoss", lambda: nn.PoissonNLLLoss(full=True), fixed(("f32", lambda r: [
+        make(r, (4, 5)), make(r, (4, 5), F32, 0, 4)]))),
+    ("MultiLabelMarginLoss", nn.MultiLabelMarginLoss, fixed(("f32", lambda r: [
+        make(r, (2, 4)), torch.tensor([[3, 0, -1, 1], [1, 2, 3, -1]])]))),
+    ("MultiLabelSoftMarginLoss", nn.MultiLabelSoftMarginLoss, fixed(("f32", lambda r: [
+        make(r, (3, 4)), make(r, (3, 4), F32, 0, 1)]))),
+    ("MultiMarginLoss", lambda: nn.MultiMarginLoss(margin=3.0), fixed(("f32", lambda r: [
+        make(r, (3, 4)), torch.tensor([0, 3, 1])]))),
+    ("HingeEmbeddingLoss", nn.HingeEmbeddingLoss, fixed(("f32", lambda r: [
+        make(r, (3, 4), away=(1.0,)), torch.tensor([[1.0, -1, 1, -1]] * 3)]))),
+    ("SoftMarginLoss", nn.SoftMarginLoss, fixed(("f32", lambda r: [
+        make(r, (3, 4)), torch.tensor([[1.0, -1, 1, -1]] * 3)]))),
+]:
+    modules(name, mk, samples)
 
 def _materialised(layer, x):
     """A lazy layer after its first call (its random init happens there: twins must share it)."""

@@ -5,12 +5,15 @@ primitives); the implementations live in `_functional/`, one family per file.
 """
 from ._functional.activation import *  # noqa: F401,F403
 from ._functional.conv import *  # noqa: F401,F403
+from ._functional.ctc import *  # noqa: F401,F403
+from ._functional.distance import *  # noqa: F401,F403
 from ._functional.dropout import *  # noqa: F401,F403
 from ._functional.linear import *  # noqa: F401,F403
 from ._functional.loss import *  # noqa: F401,F403
 from ._functional.normalization import *  # noqa: F401,F403
 from ._functional.padding import *  # noqa: F401,F403
 from ._functional.pooling import *  # noqa: F401,F403
+from ._functional.ranking import *  # noqa: F401,F403
 from ._functional.sparse import *  # noqa: F401,F403
 from ._functional.attention import *  # noqa: F401,F403
 from ._functional.attention import _canonical_mask, _none_or_dtype  # noqa: F401

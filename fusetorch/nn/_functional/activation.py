@@ -20,7 +20,8 @@ from ...tracer.tensor import Tensor
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "sigmoid", "tanh", "gelu",
            "elu", "elu_", "softplus", "silu", "mish", "hardtanh", "hardtanh_", "softmax",
            "softmin", "log_softmax", "logsigmoid", "softsign", "tanhshrink", "threshold",
-           "threshold_", "hardsigmoid", "hardswish", "selu", "celu"]
+           "threshold_", "hardsigmoid", "hardswish", "selu", "celu", "prelu", "glu", "rrelu",
+           "rrelu_", "hardshrink", "softshrink", "gumbel_softmax"]
 
 
 def _label(result: Tensor, name: str, *inputs) -> Tensor:
@@ -261,3 +262,101 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     if orig.ndim == 0:
         r = _owned(F.reshape(r, ()), input)
     return _label(r, "LogSoftmaxBackward0", input)
+
+
+# ---------------------------------------------------------------- learned, gated, random slopes
+
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """x where x > 0, else weight * x; `weight` has 1 element or one per channel (dim 1)."""
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
+    n = weight.numel()
+    w = weight
+    if n != 1:
+        if input.ndim == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != n:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {n} and channel size = {channels}.")
+        w = F.reshape(weight, (1, n) + (1,) * (input.ndim - 2))
+    elif input.ndim > 0 and weight.ndim == 1:
+        w = F.reshape(weight, ())
+    r = F.where(input > 0, input, w * input)
+    return _label(r, "PreluKernelBackward0", input, weight)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """a * sigmoid(b) where a, b are the two halves of `input` along `dim`."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    from ...ir.shapes import norm_dim
+    d = norm_dim(dim, input.ndim)
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{input.shape[d]}")
+    a, b = F.chunk(input, 2, d)
+    return _label(a * F.sigmoid(b), "GluBackward0", input)
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Randomised leaky ReLU: in training each negative element gets its own slope drawn from
+    U(lower, upper); in evaluation the slope is their mean, (lower + upper) / 2."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    _float_only(input, "rrelu_with_noise_cpu")
+    from ...tracer.creation import rand
+    slope = rand(tuple(input.shape), dtype=input._dtype, device=input.device) * (upper - lower)
+    r = F.where(input >= 0, input, input * (slope + lower))
+    return _maybe_inplace(input, _label(r, "RreluWithNoiseBackward0", input), inplace)
+
+
+def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+           training: bool = False) -> Tensor:
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0."""
+    r = F.where(F.logical_or(input > lambd, input < -lambd), input, 0.0)
+    if r._dtype is not input._dtype:
+        r = D.cast(r, input._dtype)
+    return _label(r, "HardshrinkBackward0", input)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
+                           f"{D._torch_name(input._dtype).capitalize()}, but found {lambd:g}")
+    r = F.where(input > lambd, input - lambd, F.where(input < -lambd, input + lambd, 0.0))
+    if r._dtype is not input._dtype:
+        r = D.cast(r, input._dtype)
+    return _label(r, "SoftshrinkBackward0", input)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """softmax((logits + g) / tau) with g standard Gumbel noise (-log(E), E ~ Exp(1), drawn
+    as -log(U)). `hard=True` returns the one-hot of the argmax in the forward pass and the
+    soft sample's gradient (straight-through: y_hard - y_soft.detach() + y_soft)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    from ...tracer.creation import rand
+    u = rand(tuple(logits.shape), dtype=logits._dtype, device=logits.device)
+    # 1 - u lies in (0, 1]: the log of an exact 0 would give an infinite sample
+    gumbels = -F.log(-F.log1p(-u))
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    from ...ir.shapes import norm_dim
+    d = norm_dim(dim, max(logits.ndim, 1))
+    index = F.argmax(y_soft, d, keepdim=True)
+    from ...tracer.creation import ones, zeros_like
+    y_hard = F.scatter_add(zeros_like(y_soft), d, index,
+                           ones(tuple(index.shape), dtype=y_soft._dtype, device=y_soft.device))
+    with A.no_grad():
+        soft_const = F.clone(y_soft)
+    return y_hard - soft_const + y_soft

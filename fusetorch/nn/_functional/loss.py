@@ -16,7 +16,8 @@ from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
-           "huber_loss", "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss"]
+           "huber_loss", "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss",
+           "gaussian_nll_loss", "poisson_nll_loss"]
 
 
 # ---------------------------------------------------------------- reduction arguments
@@ -474,3 +475,60 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                        label_smoothing)
     cdim = 0 if input.ndim == 1 else 1
     return _nll(_log_softmax(input, cdim), target, weight, reduction, ignore_index)
+
+
+# ---------------------------------------------------------------- likelihoods
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """`0.5 (log var + (input - target) ** 2 / var)` (+ 0.5 log 2 pi when `full`). `var` may
+    lack the last dim, or differ from input's shape in one dim of size 1 (heteroscedastic);
+    it is clamped to eps in value only (the gradient passes as if unclamped, as PyTorch's
+    no_grad clamp_ does)."""
+    import math
+    if isinstance(var, (int, float)):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        from ...tracer.creation import ones_like
+        var = ones_like(input) * float(var)
+    else:
+        var = D.check_values(var, "var has negative entry/entries", lo=0, error="ValueError")
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif input.ndim == var.ndim and sum(
+                y for x, y in zip(input.shape, var.shape) if x != y) == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    with A.no_grad():  # recorded by traces, without gradient
+        lift = F.clamp(var, min=eps) - var
+    v = var + lift
+    d = input - target
+    loss = 0.5 * (F.log(v) + d * d / v)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _apply_reduction(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """`exp(input) - target * input` (log_input) or `input - target * log(input + eps)`;
+    `full` adds Stirling's `t log t - t + 0.5 log(2 pi t)` where target > 1."""
+    import math
+    reduction = _reduction(size_average, reduce, reduction)
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not a valid value for reduction")
+    if log_input:
+        loss = F.exp(input) - target * input
+    else:
+        loss = input - target * F.log(input + eps)
+    if full:
+        big = target > 1
+        t = F.where(big, target, 1.0)
+        stirling = t * F.log(t) - t + 0.5 * F.log(t * (2 * math.pi))
+        loss = loss + F.where(big, stirling, 0.0)
+    return _apply_reduction(loss, reduction)

@@ -1,5 +1,5 @@
-"""nn.functional: normalization (batch_norm, layer_norm, group_norm), composed from tensor
-operations: `(x - mean) * rsqrt(var + eps)` with the biased variance, then the affine map.
+"""nn.functional: normalization (batch_norm, layer_norm, group_norm, instance_norm, rms_norm,
+local_response_norm), composed from tensor operations: `(x - mean) * rsqrt(var + eps)` with the biased variance, then the affine map.
 
 batch_norm in training mode also updates the running statistics in place under no_grad, as
 PyTorch does: `running = (1 - momentum) * running + momentum * batch_stat`, where the variance
@@ -14,7 +14,8 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 
-__all__ = ["batch_norm", "group_norm", "layer_norm"]
+__all__ = ["batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm",
+           "local_response_norm"]
 
 
 def _named(result: Tensor, name: str, *inputs) -> Tensor:
@@ -150,3 +151,111 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
         out = out + bias.reshape(shape)
     return _named(out, "NativeGroupNormBackward0", input, weight, bias)
 
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each (sample, channel) over its spatial dims, then a per-channel affine map.
+    With `use_input_stats` the running statistics (when given) move towards the batch average
+    of the per-instance mean and unbiased variance, as PyTorch's batch_norm over the
+    [1, N * C, ...] view does; without it the running statistics normalise."""
+    if use_input_stats:
+        size = input.size()
+        spatial = 1
+        for s in size[2:]:
+            spatial *= s
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {size}")
+    n, c = input.shape[0], input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_channels(name, t, c)
+    shape = (1, c) + (1,) * (input.ndim - 2)
+    dims = tuple(range(2, input.ndim))
+    if use_input_stats:
+        mean = input.mean(dims, keepdim=True)
+        centered = input - mean
+        var = (centered * centered).mean(dims, keepdim=True)
+        out = centered * F.rsqrt(var + eps)
+        if running_mean is not None or running_var is not None:
+            k = input.numel() // (n * c) if n * c else 0
+            with A.no_grad():
+                if running_mean is not None:
+                    batch = mean.reshape((n, c)).mean(0)
+                    running_mean.copy_(batch * momentum + running_mean * (1 - momentum))
+                if running_var is not None:
+                    batch = var.reshape((n, c)).mean(0) * (k / (k - 1))
+                    running_var.copy_(batch * momentum + running_var * (1 - momentum))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
+        out = (input - running_mean.reshape(shape)) * F.rsqrt(running_var.reshape(shape) + eps)
+    if weight is not None:
+        out = out * weight.reshape(shape)
+    if bias is not None:
+        out = out + bias.reshape(shape)
+    return out
+
+
+def _finfo_eps(d) -> float:
+    """torch.finfo(d).eps."""
+    import numpy as np
+    return float(np.finfo(np.dtype(d.name)).eps)
+
+
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
+    """`x * rsqrt(mean(x ** 2) + eps) * weight` over the trailing `normalized_shape` dims; eps
+    None is the machine epsilon of the input's dtype."""
+    if isinstance(normalized_shape, int):
+        raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of "
+                        "ints, not int")
+    ns = tuple(int(s) for s in normalized_shape)
+    k = len(ns)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
+        raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
+                           f"[*{', '.join(str(s) for s in ns)}], but got input of size"
+                           f"{list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != ns:
+        raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
+                           f"weight of shape {list(weight.shape)} and normalized_shape = "
+                           f"{list(ns)}")
+    if eps is None:
+        eps = _finfo_eps(input._dtype)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    out = input * F.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    if weight is not None:
+        out = out * weight
+    return out
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """`x / (k + alpha * mean of x ** 2 over `size` neighbouring channels) ** beta`; the
+    window is c - size // 2 .. c + (size - 1) // 2, zero-padded, always divided by `size`."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = input * input
+    lo, hi = size // 2, (size - 1) // 2
+    zeros_shape = lambda m: (input.shape[0], m) + tuple(input.shape[2:])  # noqa: E731
+    parts = []
+    if lo:
+        parts.append(sq.new_zeros(zeros_shape(lo)))
+    parts.append(sq)
+    if hi:
+        parts.append(sq.new_zeros(zeros_shape(hi)))
+    padded = F.cat(parts, 1) if len(parts) > 1 else sq
+    total = None
+    for s in range(size):
+        window = F.narrow(padded, 1, s, c)
+        total = window if total is None else total + window
+    div = (total * (alpha / size) + k) ** beta
+    return input / div

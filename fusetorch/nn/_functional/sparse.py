@@ -1,4 +1,4 @@
-"""nn.functional: embedding and one_hot.
+"""nn.functional: embedding, embedding_bag and one_hot.
 
 An embedding lookup is `index_select(weight, 0, indices)`, whose gradient accumulates into the
 selected rows. PyTorch's gradient options (`padding_idx`: no gradient to that row;
@@ -17,7 +17,7 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor, _data_read
 
-__all__ = ["embedding", "one_hot"]
+__all__ = ["embedding", "embedding_bag", "one_hot"]
 
 
 def _legacy_name(d: dt.DType) -> str:
@@ -118,3 +118,125 @@ def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     from ...tracer.creation import arange
     classes = arange(num_classes, device=tensor.device)
     return D.cast(tensor.unsqueeze(-1) == classes, dt.int64)
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
+                  max_norm: float | None = None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
+    """Sums, means or maxima of bags of embedding rows: a 2-D input is one bag per row; a 1-D
+    input is cut into bags starting at `offsets` (with `include_last_offset`, offsets has one
+    more entry, the end of the last bag). Entries equal to `padding_idx` are left out (also
+    from a mean's count); an empty bag gives zeros. `per_sample_weights` (mode 'sum') scale
+    each row. Result [B, embedding_dim]."""
+    if per_sample_weights is not None and tuple(input.shape) != tuple(per_sample_weights.shape):
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
+                         f"not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    if weight.ndim != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.ndim}")
+    from ...tracer.creation import arange, zeros
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError(f"if input is 2D, then offsets has to be None, as input is treated "
+                             f"is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        n_bags, per_bag = input.shape
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        per_bag = None
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max":
+        if scale_grad_by_freq:
+            raise ValueError("max mode does not support scaling the gradient by the frequency")
+        if sparse:
+            raise ValueError("max mode does not support sparse weights")
+    if input._dtype is not dt.int64 and input._dtype is not dt.int32:
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got "
+                           f"torch.{_legacy_name(input._dtype)} instead (while checking "
+                           f"arguments for embedding_bag)")
+    if max_norm is not None:
+        _renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' "
+                                  f"(got mode='{mode}'). Please open a feature request on "
+                                  f"GitHub.")
+    num, dim = weight.shape
+    padding_idx = _norm_padding_idx(padding_idx, num)
+    length = input.shape[0]
+    idx = D.cast(input, dt.int64)
+    valid = None if padding_idx is None else idx != padding_idx
+    if per_bag is not None:  # fixed-length bags: position // per_bag, no values involved
+        bag = F.reshape(arange(n_bags, device=weight.device).unsqueeze(1).expand(
+            n_bags, per_bag), (-1,))
+    else:
+        offs = D.cast(offsets, dt.int64)
+        starts = offs[:-1] if include_last_offset else offs
+        n_bags = starts.shape[0]
+        if offs.shape[0]:
+            first = D.check_values(
+                offs[0:1], "offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+                "has to start from position 0. However, got {value}", lo=0, hi=1)
+            last = D.check_values(
+                offs[-1:], f"offsets[-1] can not be greater than input's length {length} but "
+                "got offsets[-1] of {value}", hi=length, closed=True)
+            starts = F.cat([starts[0:0], first, starts[1:]], 0) if n_bags else starts
+            pos = arange(length, device=weight.device)
+            bag = F.sum(pos.unsqueeze(1) >= starts.unsqueeze(0), 1) - 1 if n_bags else pos
+            if include_last_offset:
+                inside = pos < last
+                valid = inside if valid is None else F.logical_and(valid, inside)
+        else:
+            bag = arange(length, device=weight.device)
+        # a position before the first start (offsets[0] != 0, caught above) reads bag 0
+        bag = F.clamp(bag, min=0)
+    rows = F.index_select(weight, 0, idx)  # [L, dim]
+    if scale_grad_by_freq and D.GRAD_ENABLED and weight._requires_grad:
+        counts = F.scatter_add(weight.new_zeros((num,)), 0, idx, weight.new_ones((length,)))
+        scale = (1.0 / F.index_select(counts, 0, idx)).reshape((-1, 1))
+        with A.no_grad():
+            const = F.clone(rows)
+        rows = const + (rows - const) * D.cast(scale, rows._dtype)
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    keep = None if valid is None else D.cast(valid, rows._dtype).unsqueeze(1)
+    if mode == "max":
+        member = bag.unsqueeze(0) == arange(n_bags, device=weight.device).unsqueeze(1)
+        if valid is not None:
+            member = F.logical_and(member, valid.unsqueeze(0))
+        vals = F.where(member.unsqueeze(2), rows.unsqueeze(0), -float("inf"))
+        if length:
+            best = F.max(vals, 1)[0]
+        else:
+            best = zeros((n_bags, dim), dtype=weight._dtype, device=weight.device)
+        filled = F.any(member, 1).unsqueeze(1)
+        out = F.where(filled, best, 0.0)
+    else:
+        src = rows if keep is None else rows * keep
+        index = bag.unsqueeze(1).expand(length, dim)
+        out = F.scatter_add(zeros((n_bags, dim), dtype=rows._dtype, device=weight.device), 0,
+                            index, src)
+        if mode == "mean":
+            ones = weight.new_ones((length,)) if keep is None else keep.reshape(-1)
+            count = F.scatter_add(weight.new_zeros((n_bags,)), 0, bag, ones)
+            out = out / F.clamp(count, min=1.0).unsqueeze(1)
+    if out._dtype is not weight._dtype:
+        out = D.cast(out, weight._dtype)
+    if D.GRAD_ENABLED and weight._requires_grad:
+        A.label(out, "EmbeddingBagBackward0", weight)
+    return out

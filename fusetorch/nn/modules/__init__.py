@@ -1,8 +1,11 @@
 """The layers, one family per file; `fusetorch.nn` re-exports every name in their __all__."""
 from .activation import *  # noqa: F401,F403
+from .batchnorm import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
 from .dropout import *  # noqa: F401,F403
 from .flatten import *  # noqa: F401,F403
+from .instancenorm import *  # noqa: F401,F403
 from .linear import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .normalization import *  # noqa: F401,F403

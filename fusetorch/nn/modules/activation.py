@@ -9,7 +9,8 @@ from ..module import Module
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "ELU", "SELU", "CELU",
            "Softplus", "SiLU", "Mish", "Hardtanh", "Hardsigmoid", "Hardswish", "LogSigmoid",
-           "Softsign", "Tanhshrink", "Threshold", "Softmax", "Softmin", "LogSoftmax"]
+           "Softsign", "Tanhshrink", "Threshold", "Softmax", "Softmin", "LogSoftmax", "PReLU",
+           "GLU", "RReLU", "Hardshrink", "Softshrink", "Softmax2d"]
 
 
 def _inplace_str(inplace: bool, lead: str = "") -> str:
@@ -269,3 +270,87 @@ class LogSoftmax(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """x for x > 0, a * x otherwise, with `a` learned: one slope, or one per channel."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
+                 dtype=None) -> None:
+        from ...tracer.creation import empty
+        from ..parameter import Parameter
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        from ...tracer.autograd import no_grad
+        with no_grad():
+            self.weight.fill_(self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class GLU(Module):
+    """First half of `dim` times the sigmoid of the second half."""
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class RReLU(Module):
+    """Leaky ReLU with a random slope in [lower, upper] per element in training, their mean
+    in evaluation."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}{_inplace_str(self.inplace, ', ')}"
+
+
+class Hardshrink(Module):
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return A.hardshrink(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return f"{self.lambd}"
+
+
+class Softshrink(Hardshrink):
+    def forward(self, input: Tensor) -> Tensor:
+        return A.softshrink(input, self.lambd)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a [C, H, W] or [N, C, H, W] input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             "instead")
+        return A.softmax(input, -3, _stacklevel=5)

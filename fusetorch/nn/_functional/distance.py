@@ -1,0 +1,125 @@
+"""nn.functional: vector norms and the distances built on them (normalize, cosine_similarity,
+pairwise_distance, pdist), composed from tensor operations.
+
+`_vector_norm` gives the norm PyTorch's `linalg.vector_norm` gives, with its gradient: 0 for a
+vector that is all zeros (PyTorch masks the 0/0 there). The square root and the `1/p` power
+read a safe value where the sum is 0, so neither the value nor the gradient meets 0 ** -1/2.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...ir import dtypes as dt
+from ...ir.shapes import broadcast_shapes, norm_dim
+from ...tracer import autograd as A
+from ...tracer import dispatch as D
+from ...tracer import functional as F
+from ...tracer.tensor import Tensor
+
+__all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
+
+
+def _named(result: Tensor, name: str, *inputs) -> Tensor:
+    if D.GRAD_ENABLED and any(isinstance(x, Tensor) and x._requires_grad for x in inputs):
+        A.label(result, name, *inputs)
+    return result
+
+
+def _vector_norm(x: Tensor, p: float, dim, keepdim: bool = False) -> Tensor:
+    """The p-norm over `dim` (p = inf: max |x|, p = -inf: min |x|, p = 0: count of non-zeros)."""
+    a = F.abs(x)
+    if p == math.inf:
+        return F.amax(a, dim, keepdim=keepdim)
+    if p == -math.inf:
+        return F.amin(a, dim, keepdim=keepdim)
+    if p == 0:
+        return D.cast(F.sum(x != 0, dim, keepdim=keepdim), x._dtype)
+    if p == 1:
+        return F.sum(a, dim, keepdim=keepdim)
+    if p == 2:
+        s = F.sum(x * x, dim, keepdim=keepdim)
+        pos = s > 0
+        return F.where(pos, F.sqrt(F.where(pos, s, 1.0)), 0.0)
+    # |x| ** p with a safe base where x == 0 (p < 0 would give inf there, p < 1 an infinite
+    # derivative); a zero element adds 0 (p > 0) or inf (p < 0) to the sum, as in PyTorch
+    nz = a > 0
+    powed = F.where(nz, F.where(nz, a, 1.0) ** p, 0.0 if p > 0 else math.inf)
+    s = F.sum(powed, dim, keepdim=keepdim)
+    pos = F.logical_and(s > 0, s < math.inf)
+    root = F.where(pos, F.where(pos, s, 1.0) ** (1.0 / p), 0.0)
+    return F.where(s == math.inf, 0.0 if p < 0 else math.inf, root)
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
+    """`input / max(||input||_p, eps)` along `dim`."""
+    denom = F.clamp(_vector_norm(input, p, dim, keepdim=True), min=eps)
+    r = input / denom
+    if out is not None:
+        return out.copy_(r)
+    return r
+
+
+def _float_common(name: str, x1: Tensor, x2: Tensor) -> tuple:
+    dims = [x._dtype for x in (x1, x2) if x.ndim]
+    common = dt.result_type(dims, [x._dtype for x in (x1, x2) if not x.ndim], [])
+    if not common.is_floating_point:
+        raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
+                           f"{D._torch_name(common).capitalize()}")
+    return (x1 if x1._dtype is common else D.cast(x1, common),
+            x2 if x2._dtype is common else D.cast(x2, common))
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along `dim`, after broadcasting.
+
+    As in PyTorch 2.x each norm is clamped to eps on its own (not their product), and the
+    clamp changes the value only: the gradient flows through the norm as if unclamped."""
+    x1, x2 = _float_common("cosine_similarity", x1, x2)
+    shape = broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    if tuple(x1.shape) != shape:
+        x1 = x1.expand(*shape)
+    if tuple(x2.shape) != shape:
+        x2 = x2.expand(*shape)
+    d = norm_dim(dim, max(len(shape), 1))
+    if not shape:
+        x1, x2 = F.reshape(x1, (1,)), F.reshape(x2, (1,))
+    n1 = _vector_norm(x1, 2, d, keepdim=True)
+    n2 = _vector_norm(x2, 2, d, keepdim=True)
+    with A.no_grad():  # recorded by traces (unlike detach), without gradient
+        lift1 = F.clamp(n1, min=eps) - n1
+        lift2 = F.clamp(n2, min=eps) - n2
+    r = F.sum((x1 / (n1 + lift1)) * (x2 / (n2 + lift2)), d)
+    return r
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """The p-norm of `x1 - x2 + eps` over the last dim."""
+    diff = x1 - x2 + eps
+    if diff.ndim == 0:
+        diff = F.reshape(diff, (1,))
+        r = _vector_norm(diff, p, 0, keepdim=False)
+        return _named(F.reshape(r, (1,)) if keepdim else r, "NormBackward1", x1, x2)
+    return _named(_vector_norm(diff, p, diff.ndim - 1, keepdim=keepdim), "NormBackward1", x1,
+                  x2)
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between the rows of an [N, M] input, for each pair i < j in row
+    order: N (N - 1) / 2 values."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    if not input._dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    from ...tracer.creation import tensor
+    ii = tensor(i.astype(np.int64), device=input.device)
+    jj = tensor(j.astype(np.int64), device=input.device)
+    diff = F.index_select(input, 0, ii) - F.index_select(input, 0, jj)
+    return _named(_vector_norm(diff, p, 1), "PdistBackward0", input)
