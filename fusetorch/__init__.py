@@ -34,6 +34,9 @@ from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, a
                                 stack, std, sub, sum, swapaxes, t, tanh, transpose, unbind,
                                 unflatten, unsqueeze, var, where)
 from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
+from .tracer import functional as _functional
+for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the op table
+    globals()[_name] = getattr(_functional, _name)
 from .tracer.printing import set_printoptions
 from .tracer.strided import as_strided, frombuffer
 from .serialization import load, save
