@@ -37,6 +37,9 @@ from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, a
 from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
 from .tracer.creation import get_default_device, set_default_device
 from .tracer.sampling import bernoulli, multinomial, normal, poisson
+from .tracer import functional as _functional
+for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the op table
+    globals()[_name] = getattr(_functional, _name)
 from .tracer.printing import set_printoptions
 from .tracer.strided import as_strided, frombuffer
 from .serialization import load, save

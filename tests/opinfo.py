@@ -227,6 +227,7 @@ for name, samples, extra in [
     ("sign", unary(ints=True), {}), ("relu", unary(ints=True), dict(fnames=("relu",))),
     ("erf", unary(), {}), ("log1p", unary(-0.8, 3.0, away=()), {}), ("expm1", unary(), {}),
     ("square", unary(ints=True), {}), ("reciprocal", POS, {}),
+    ("log2", POS, {}), ("erfinv", unary(-0.95, 0.95, away=()), {}),
 ]:
     ip = (name + "_",) if hasattr(torch.Tensor, name + "_") else ()
     kw = dict(torch_names=(name,), methods=(name,), inplace_methods=ip)
@@ -236,7 +237,7 @@ for name, samples, extra in [
 unary_family("rsqrt", POS, torch_names=("rsqrt",), methods=("rsqrt",))
 unary_family("pos", unary(ints=True), dunder=("__pos__",))
 unary_family("logical_not", unary(ints=True, bools=True), torch_names=("logical_not",),
-             methods=("logical_not",), grad=False)
+             methods=("logical_not",), inplace_methods=("logical_not_",), grad=False)
 # (~ on integers: fusetorch raises NotImplementedError, eagerly too)
 unary_family("invert", fixed(("bool", lambda r: [make(r, (4, 5), BOOL)]),
                              ("bool_perm", lambda r: [make(r, (4, 5), BOOL, layout="t")])),

@@ -19,7 +19,6 @@ from ..ir.ops import OPS
 
 # dtypes a kernel computes in; integer math stays in numpy (its C semantics differ in corners)
 KERNEL_DTYPES = {dt.float32, dt.float64, dt.bool_}
-_NOT_FUSED = {"copy"}  # `copy` means "a fresh buffer"; its consumers read it from memory
 
 
 @dataclass
@@ -64,7 +63,7 @@ def fusible(n: Node) -> bool:
     comparisons of int64 values (an index against a position: `_one_hot_scatter`)."""
     d = OPS[n.op]
     ints_ok = d.promote == "compare"
-    return (d.kind == "elementwise" and n.op not in _NOT_FUSED and d.c_expr is not None
+    return (d.kind == "elementwise" and d.fusible and d.c_expr is not None
             and n.dtype in KERNEL_DTYPES
             and all(i.dtype in KERNEL_DTYPES or ints_ok and i.dtype is dt.int64
                     for i in n.inputs))

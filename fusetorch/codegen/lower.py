@@ -104,11 +104,6 @@ def _contiguous(shape: tuple) -> tuple:
     return tuple(reversed(st))
 
 
-# Ops besides the comparisons whose C expression gives 0 or 1 when its bool operands are 0 or 1.
-_ZERO_ONE = {"logical_not", "cast", "copy", "bitwise_and", "bitwise_or", "bitwise_xor", "where",
-             "maximum", "minimum"}
-
-
 def temp_type(d: dt.DType) -> str:
     """The C type of a kernel's temporary of dtype `d`. Bool values live in `int` temporaries:
     gcc 12 does not vectorise a loop holding a `_Bool` next to floats ("no vectype for stmt"),
@@ -221,7 +216,7 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
         src = (n.meta or {}).get("source")
         name = f"{names[id(n)]} = " if id(n) in names else ""
         expr = _expr(n, operands)
-        if n.dtype is dt.bool_ and n.op not in _ZERO_ONE and OPS[n.op].promote != "compare":
+        if n.dtype is dt.bool_ and not OPS[n.op].zero_one and OPS[n.op].promote != "compare":
             expr = f"({expr} != 0)"  # an int temporary does not fold 2 to 1 as a _Bool would
         body.append(Stmt(v, temp_type(n.dtype), expr,
                          f"{name}{n.op}{' from ' + src if src else ''}"))

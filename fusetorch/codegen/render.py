@@ -13,6 +13,7 @@ import math
 import re
 
 from . import environment
+from ..ir.ops import OPS
 from .lower import LoopKernel, offset
 
 # innermost loops shorter than this get no `omp simd`: forcing a 2-wide loop to vectorise ran
@@ -65,8 +66,28 @@ def unique(kernels: list) -> list:
 
 
 def render_module(kernels: list) -> str:
+    sources = [render_kernel(k) for k in unique(kernels)]
     return environment("c").get_template("module.c.j2").render(
-        kernels=[render_kernel(k) for k in unique(kernels)])
+        kernels=sources, simd=simd_declarations(), helpers=helpers(sources))
+
+
+def simd_declarations() -> list:
+    """C prototypes of the libm functions whose vector variants (libmvec) kernels may call, as
+    the op table declares them (`simd`): exact to a few ulp like numpy's, without fast-math."""
+    out = []
+    for name, d in sorted(OPS.items()):
+        for precision in d.simd:
+            ctype, fn = ("float", name + "f") if precision == "f" else ("double", name)
+            out.append(f"{ctype} {fn}({', '.join([ctype] * d.nin)});")
+    return out
+
+
+def helpers(sources: list) -> list:
+    """The C helper functions (`c_helper`) of the ops whose helper these kernels call (by the
+    `ft_<op>` name the helper defines); each is written for C and CUDA alike (`FT_FN`)."""
+    text = "\n".join(sources)
+    return [d.c_helper for name, d in sorted(OPS.items())
+            if d.c_helper and f"ft_{name}" in text]
 
 
 def declaration(k: LoopKernel) -> str:

@@ -34,6 +34,7 @@ import jinja2
 
 from . import TEMPLATES
 from .lower import LoopKernel, offset
+from .render import helpers
 
 BLOCK = 256  # threads per block: a multiple of 32 (the block reduction assumes whole warps)
 SMALL_ROW = 32  # rows of at most this many elements are reduced by one thread each
@@ -217,7 +218,7 @@ def render_module(kernels: list) -> str:
         if k.name not in seen:
             seen.add(k.name)
             sources.append(render_kernel(k))
-    return _ENV.get_template("module.cu.j2").render(kernels=sources)
+    return _ENV.get_template("module.cu.j2").render(kernels=sources, helpers=helpers(sources))
 
 
 def launch_config(k: LoopKernel, max_blocks: int) -> tuple:

@@ -35,6 +35,15 @@ class OpDef:
     saves: tuple = ()  # forward values the VJP reads: input positions (ints or slices), 'out'
     doc: str = ""
     attrs: tuple = field(default_factory=tuple)  # names of the attributes the op carries
+    # declared by the elementwise primitives (ir/elementwise.py explains each)
+    eager: Optional[Callable] = None  # (array module) -> the eager implementation
+    fold: Optional[Callable] = None  # (node, exact input values, input dtype) -> value or NO
+    zero_one: bool = False  # bool operands of 0 or 1 give 0 or 1 through c_expr
+    simd: str = ""  # libm precisions ('f', 'd') with vector variants kernels may call
+    c_helper: str = ""  # C source c_expr needs, emitted once per kernel module
+    grad_name: Optional[str] = None  # PyTorch's grad_fn name, where not <Op>Backward0
+    unary_api: bool = False  # torch.<name>(input), Tensor.<name>(), Tensor.<name>_()
+    fusible: bool = True  # False: not computed inside fused kernels (copy: a fresh buffer)
 
 
 OPS: dict[str, OpDef] = {}
@@ -258,65 +267,6 @@ _def("random", "source", 0, _attr_shape, _attr_dtype,
      attrs=("shape", "dtype", "dist", "low", "high"),
      doc="draws from the global generator: dist 'uniform' [low, high), 'normal', 'randint'")
 
-# Unary elementwise. c_expr: '{0}' is the operand, '{f}' the float32 suffix of libm names.
-# FT_* are NaN-propagating helpers (as numpy and PyTorch propagate NaN through max, relu,
-# clamp, sign) defined once in the kernel module's preamble (templates/c/module.c.j2).
-_UNARY = [
-    ("neg", "same", "(-{0})"),
-    ("exp", "float", "exp{f}({0})"),
-    ("log", "float", "log{f}({0})"),
-    ("log1p", "float", "log1p{f}({0})"),
-    ("expm1", "float", "expm1{f}({0})"),
-    ("sqrt", "float", "sqrt{f}({0})"),
-    ("sin", "float", "sin{f}({0})"),
-    ("cos", "float", "cos{f}({0})"),
-    ("tanh", "float", "tanh{f}({0})"),
-    ("sigmoid", "float", "(1 / (1 + exp{f}(-{0})))"),
-    ("erf", "float", "erf{f}({0})"),
-    ("abs", "same", "fabs{f}({0})"),
-    ("sign", "same", "FT_SIGN({0})"),
-    ("relu", "same", "FT_RELU({0})"),
-    ("logical_not", "same", "(!{0})"),
-]
-for _n, _p, _c in _UNARY:
-    _def(_n, "elementwise", 1, _first_shape,
-         _bool_dtype if _n == "logical_not" else _same_dtype, promote=_p, c_expr=_c)
-
-_def("copy", "elementwise", 1, _first_shape, _same_dtype, c_expr="{0}",
-     doc="a fresh, contiguous buffer with the same values (clone, contiguous)")
-_def("cast", "elementwise", 1, _first_shape, _attr_dtype, attrs=("dtype",), c_expr="(({t}){0})",
-     doc="convert to attrs['dtype'] ('{t}' is the C type of the result)")
-_def("clamp", "elementwise", 1, _first_shape, _same_dtype, promote="same", attrs=("min", "max"),
-     c_expr="FT_CLAMP({0}, {min}, {max})",
-     doc="min(max(x, min), max) with either bound optional; the gradient passes where "
-         "min <= x <= max, as PyTorch's clamp does")
-
-# Binary elementwise (inputs broadcast).
-_BINARY = [
-    ("add", "same", "({0} + {1})"),
-    ("sub", "same", "({0} - {1})"),
-    ("mul", "same", "({0} * {1})"),
-    ("div", "float", "({0} / {1})"),
-    ("pow", "same", "pow{f}({0}, {1})"),
-    ("maximum", "same", "FT_MAX({0}, {1})"),
-    ("minimum", "same", "FT_MIN({0}, {1})"),
-    ("eq", "compare", "({0} == {1})"),
-    ("ne", "compare", "({0} != {1})"),
-    ("lt", "compare", "({0} < {1})"),
-    ("le", "compare", "({0} <= {1})"),
-    ("gt", "compare", "({0} > {1})"),
-    ("ge", "compare", "({0} >= {1})"),
-    ("bitwise_and", "integral", "({0} & {1})"),
-    ("bitwise_or", "integral", "({0} | {1})"),
-    ("bitwise_xor", "integral", "({0} ^ {1})"),
-]
-for _n, _p, _c in _BINARY:
-    _def(_n, "elementwise", 2, _broadcast, _bool_dtype if _p == "compare" else _same_dtype,
-         promote=_p, c_expr=_c)
-
-_def("where", "elementwise", 3, _broadcast, _where_dtype, promote="same",
-     c_expr="({0} ? {1} : {2})", doc="cond ? a : b; the tracer promotes a and b only")
-
 # Reductions over attrs['dims'] (sorted, non-negative).
 for _n in ("sum", "prod", "max", "min"):
     _def(_n, "reduce", 1, _reduce_shape, _same_dtype, attrs=("dims", "keepdim"))
@@ -388,76 +338,16 @@ def get(name: str) -> OpDef:
 # so each rule's `saves` says which values it reads: input positions, and 'out' for the output).
 # Conventions follow PyTorch at ties and edges; each rule says which one where it matters.
 
-def _x(node, i=0):
+def arg(node, i=0):
+    """Input `i` of a node (VJP rules read their inputs' shapes through it)."""
     return node.inputs[i]
 
 
-def _vjp_neg(b, n, g):
-    return (b.op("neg", g),)
-
-
-def _vjp_exp(b, n, g):
-    return (b.op("mul", g, b.value(n)),)
-
-
-def _vjp_log(b, n, g):
-    return (b.op("div", g, b.value(_x(n))),)
-
-
-def _vjp_log1p(b, n, g):
-    return (b.op("div", g, b.op("add", b.value(_x(n)), b.const(1.0, n.dtype))),)
-
-
-def _vjp_expm1(b, n, g):
-    return (b.op("mul", g, b.op("add", b.value(n), b.const(1.0, n.dtype))),)
-
-
-def _vjp_sqrt(b, n, g):
-    # g / (2 sqrt(x)): inf at x = 0, as PyTorch gives
-    two = b.const(2.0, n.dtype)
-    return (b.op("div", g, b.op("mul", two, b.value(n))),)
-
-
-def _vjp_sin(b, n, g):
-    return (b.op("mul", g, b.op("cos", b.value(_x(n)))),)
-
-
-def _vjp_cos(b, n, g):
-    return (b.op("neg", b.op("mul", g, b.op("sin", b.value(_x(n))))),)
-
-
-def _vjp_tanh(b, n, g):
-    y = b.value(n)
-    return (b.op("mul", g, b.op("sub", b.const(1.0, n.dtype), b.op("mul", y, y))),)
-
-
-def _vjp_sigmoid(b, n, g):
-    y = b.value(n)
-    return (b.op("mul", g, b.op("mul", y, b.op("sub", b.const(1.0, n.dtype), y))),)
-
-
-def _vjp_erf(b, n, g):
-    # d/dx erf(x) = 2 / sqrt(pi) * exp(-x^2)
-    x = b.value(_x(n))
-    k = b.const(1.1283791670955126, n.dtype)
-    return (b.op("mul", g, b.op("mul", k, b.op("exp", b.op("neg", b.op("mul", x, x))))),)
-
-
-def _vjp_abs(b, n, g):
-    # sign(0) = 0: abs has gradient 0 at 0, as in PyTorch
-    return (b.op("mul", g, b.op("sign", b.value(_x(n)))),)
-
-
-def _vjp_relu(b, n, g):
-    # relu passes 0 at 0 (PyTorch's convention; maximum(x, 0) would pass half)
-    return (b.where0(b.op("gt", b.value(n), b.zero(n.dtype)), g),)
-
-
-def _vjp_zero(b, n, g):
+def vjp_zero(b, n, g):
     return (None,) * len(n.inputs)
 
 
-def _vjp_identity(b, n, g):
+def vjp_identity(b, n, g):
     return (g,)
 
 
@@ -465,102 +355,14 @@ def _vjp_to_device(b, n, g):
     return (b.op("to_device", g, device=n.attrs["src"], src=n.attrs["device"]),)
 
 
-def _vjp_cast(b, n, g):
-    src = _x(n).dtype
-    return (b.op("cast", g, dtype=src) if src.is_floating_point else None,)
-
-
-def _vjp_clamp(b, n, g):
-    # the gradient passes where min <= x <= max (PyTorch's clamp)
-    x = b.value(_x(n))
-    lo, hi = n.attrs.get("min"), n.attrs.get("max")
-    keep = None
-    for cmp, bound in (("ge", lo), ("le", hi)):
-        if bound is not None:
-            c = b.op(cmp, x, b.const(bound, n.dtype))
-            keep = c if keep is None else b.op("bitwise_and", keep, c)
-    return (b.where0(keep, g),)
-
-
-def _vjp_add(b, n, g):
-    return (b.sum_to(g, _x(n, 0).shape), b.sum_to(g, _x(n, 1).shape))
-
-
-def _vjp_sub(b, n, g):
-    return (b.sum_to(g, _x(n, 0).shape), b.sum_to(b.op("neg", g), _x(n, 1).shape))
-
-
-def _vjp_mul(b, n, g):
-    x, y = _x(n, 0), _x(n, 1)
-    return (b.sum_to(b.op("mul", g, b.value(y)), x.shape),
-            b.sum_to(b.op("mul", g, b.value(x)), y.shape))
-
-
-def _vjp_div(b, n, g):
-    x, y = _x(n, 0), _x(n, 1)
-    yv = b.value(y)
-    gx = b.op("div", g, yv)
-    gy = b.op("neg", b.op("div", b.op("mul", g, b.value(x)), b.op("mul", yv, yv)))
-    return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
-
-
-def _vjp_pow(b, n, g):
-    # d/dx = e * x^(e-1), 0 where e == 0; d/de = x^e * log(x), 0 where x == 0 and e >= 0
-    x, e = _x(n, 0), _x(n, 1)
-    if e.op == "constant" and isinstance(e.attrs.get("value"), (int, float)):
-        return (_vjp_pow_scalar(b, n, g, e.attrs["value"]), None)
-    xv, ev, zero = b.value(x), b.value(e), b.zero(n.dtype)
-    dx = b.op("mul", ev, b.op("pow", xv, b.op("sub", ev, b.const(1.0, n.dtype))))
-    dx = b.op("where", b.op("eq", ev, zero), zero, dx)
-    gx = b.sum_to(b.op("mul", g, dx), x.shape)
-    if not e.inputs and e.op == "constant":
-        return (gx, None)
-    de = b.op("mul", b.value(n), b.op("log", xv))
-    de = b.op("where", b.op("bitwise_and", b.op("eq", xv, zero), b.op("ge", ev, zero)),
-              zero, de)
-    return (gx, b.sum_to(b.op("mul", g, de), e.shape))
-
-
-def _vjp_pow_scalar(b, n, g, e):
-    """x ** c for a constant c: the common case (x ** 2) without a general pow in backward."""
-    x = _x(n, 0)
-    if e == 0:
-        return b.zeros(x.shape, x.dtype)
-    if e == 1:
-        return b.sum_to(g, x.shape)
-    xv = b.value(x)
-    local = xv if e == 2 else b.op("pow", xv, b.const(e - 1, n.dtype))
-    return b.sum_to(b.op("mul", g, b.op("mul", b.const(e, n.dtype), local)), x.shape)
-
-
-def _vjp_extreme(cmp):
-    def rule(b, n, g):
-        # ties split the gradient in half (PyTorch's maximum/minimum)
-        x, y = _x(n, 0), _x(n, 1)
-        xv, yv = b.value(x), b.value(y)
-        half = b.op("mul", g, b.const(0.5, n.dtype))
-        tie = b.op("eq", xv, yv)
-        gx = b.op("where", tie, half, b.where0(b.op(cmp, xv, yv), g))
-        gy = b.op("where", tie, half, b.where0(b.op(cmp, yv, xv), g))
-        return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
-    return rule
-
-
-def _vjp_where(b, n, g):
-    c = b.value(_x(n, 0))
-    zero = b.zero(n.dtype)
-    return (None, b.sum_to(b.op("where", c, g, zero), _x(n, 1).shape),
-            b.sum_to(b.op("where", c, zero, g), _x(n, 2).shape))
-
-
 def _vjp_sum(b, n, g):
-    return (b.expand_reduced(g, _x(n).shape, n.attrs["dims"], n.attrs["keepdim"]),)
+    return (b.expand_reduced(g, arg(n).shape, n.attrs["dims"], n.attrs["keepdim"]),)
 
 
 def _vjp_max_min(b, n, g):
     # amax/amin and full max()/min(): ties share the gradient evenly (max(dim) is a gather
     # of argmax, so its gradient goes to the returned index instead)
-    x = _x(n)
+    x = arg(n)
     dims, keep, shape = n.attrs["dims"], n.attrs["keepdim"], x.shape
     xv, out = b.value(x), b.expand_reduced(b.value(n), shape, dims, keep)
     hit = b.op("cast", b.op("eq", xv, out), dtype=n.dtype)
@@ -572,7 +374,7 @@ def _vjp_max_min(b, n, g):
 
 def _vjp_prod(b, n, g):
     # the product of the other elements, also where x has zeros (out / x would be nan there)
-    x = _x(n)
+    x = arg(n)
     dims, keep, shape, dtype = n.attrs["dims"], n.attrs["keepdim"], x.shape, n.dtype
     xv, zero, one = b.value(x), b.zero(dtype), b.const(1.0, dtype)
     is0 = b.op("eq", xv, zero)
@@ -587,7 +389,7 @@ def _vjp_prod(b, n, g):
 
 
 def _vjp_reshape(b, n, g):
-    return (b.op("reshape", g, shape=_x(n).shape),)
+    return (b.op("reshape", g, shape=arg(n).shape),)
 
 
 def _vjp_permute(b, n, g):
@@ -599,11 +401,11 @@ def _vjp_permute(b, n, g):
 
 
 def _vjp_expand(b, n, g):
-    return (b.sum_to(g, _x(n).shape),)
+    return (b.sum_to(g, arg(n).shape),)
 
 
 def _vjp_index(b, n, g):
-    x, spec = _x(n), n.attrs["spec"]
+    x, spec = arg(n), n.attrs["spec"]
     idx = [b.value(i) for i in n.inputs[1:]]
     advanced = bool(idx)  # repeated indices must add up; basic indexing never repeats
     base = b.zeros(x.shape, x.dtype)
@@ -612,7 +414,7 @@ def _vjp_index(b, n, g):
 
 
 def _vjp_index_put(b, n, g):
-    v = _x(n, 1)
+    v = arg(n, 1)
     spec, acc = n.attrs["spec"], n.attrs["accumulate"]
     idx = [b.value(i) for i in n.inputs[2:]]
     gx = g if acc else b.op("index_put", g, b.zero(g.dtype), *idx, spec=spec, accumulate=False)
@@ -631,12 +433,12 @@ def _vjp_cat(b, n, g):
 
 
 def _vjp_gather(b, n, g):
-    x, idx = _x(n, 0), b.value(_x(n, 1))
+    x, idx = arg(n, 0), b.value(arg(n, 1))
     return (b.op("scatter_add", b.zeros(x.shape, x.dtype), idx, g, dim=n.attrs["dim"]), None)
 
 
 def _vjp_scatter_add(b, n, g):
-    idx = b.value(_x(n, 1))
+    idx = b.value(arg(n, 1))
     return (g, None, b.op("gather", g, idx, dim=n.attrs["dim"]))
 
 
@@ -646,7 +448,7 @@ def _transpose_last(b, x):
 
 
 def _vjp_matmul(b, n, g):
-    x, y = _x(n, 0), _x(n, 1)
+    x, y = arg(n, 0), arg(n, 1)
     gx = b.op("matmul", g, _transpose_last(b, b.value(y)))
     gy = b.op("matmul", _transpose_last(b, b.value(x)), g)
     return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
@@ -662,7 +464,7 @@ def _vjp_custom(b, n, g):
 
 def _vjp_unfold2d(b, n, g):
     a = n.attrs
-    return (b.op("fold2d", g, size=_x(n).shape[2:], kernel=a["kernel"], stride=a["stride"],
+    return (b.op("fold2d", g, size=arg(n).shape[2:], kernel=a["kernel"], stride=a["stride"],
                  padding=a["padding"], dilation=a["dilation"]),)
 
 
@@ -673,29 +475,26 @@ def _vjp_fold2d(b, n, g):
 
 
 _VJP = {
-    "neg": (_vjp_neg, ()), "exp": (_vjp_exp, ("out",)), "log": (_vjp_log, (0,)),
-    "sqrt": (_vjp_sqrt, ("out",)), "sin": (_vjp_sin, (0,)), "cos": (_vjp_cos, (0,)),
-    "tanh": (_vjp_tanh, ("out",)), "sigmoid": (_vjp_sigmoid, ("out",)),
-    "erf": (_vjp_erf, (0,)), "log1p": (_vjp_log1p, (0,)), "expm1": (_vjp_expm1, ("out",)),
-    "abs": (_vjp_abs, (0,)), "sign": (_vjp_zero, ()), "relu": (_vjp_relu, ("out",)),
-    "logical_not": (_vjp_zero, ()), "copy": (_vjp_identity, ()), "cast": (_vjp_cast, ()),
     "to_device": (_vjp_to_device, ()),
-    "clamp": (_vjp_clamp, (0,)),
-    "add": (_vjp_add, ()), "sub": (_vjp_sub, ()), "mul": (_vjp_mul, (0, 1)),
-    "div": (_vjp_div, (0, 1)), "pow": (_vjp_pow, (0, 1, "out")),
-    "maximum": (_vjp_extreme("gt"), (0, 1)), "minimum": (_vjp_extreme("lt"), (0, 1)),
-    "where": (_vjp_where, (0,)),
     "sum": (_vjp_sum, ()), "prod": (_vjp_prod, (0,)),
     "max": (_vjp_max_min, (0, "out")), "min": (_vjp_max_min, (0, "out")),
     "reshape": (_vjp_reshape, ()), "permute": (_vjp_permute, ()),
     "expand": (_vjp_expand, ()), "index": (_vjp_index, (slice(1, None),)),
     "index_put": (_vjp_index_put, (slice(2, None),)), "cat": (_vjp_cat, ()),
     "gather": (_vjp_gather, (1,)), "scatter_add": (_vjp_scatter_add, (1,)),
-    "matmul": (_vjp_matmul, (0, 1)), "custom": (_vjp_custom, ()), "check": (_vjp_identity, ()),
+    "matmul": (_vjp_matmul, (0, 1)), "custom": (_vjp_custom, ()), "check": (vjp_identity, ()),
     "unfold2d": (_vjp_unfold2d, ()), "fold2d": (_vjp_fold2d, ()),
 }
-for _n in ("eq", "ne", "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor",
-           "argmax", "argmin", "nonzero"):
-    _VJP[_n] = (_vjp_zero, ())
+for _n in ("argmax", "argmin", "nonzero"):
+    _VJP[_n] = (vjp_zero, ())
 for _n, (_rule, _saves) in _VJP.items():
     OPS[_n] = replace(OPS[_n], vjp=_rule, saves=_saves)
+# PyTorch's grad_fn names where they are not `<Op>Backward0` (elementwise ops declare theirs)
+for _n, _g in {"reshape": "ViewBackward0", "to_device": "ToCopyBackward0",
+               "index": "IndexBackward0", "index_put": "IndexPutBackward0",
+               "scatter_add": "ScatterAddBackward0", "max": "MaxBackward1",
+               "min": "MinBackward1"}.items():
+    OPS[_n] = replace(OPS[_n], grad_name=_g)
+
+# The elementwise primitives, each one definition with all its rules (ir/elementwise.py).
+from . import elementwise as _elementwise  # noqa: E402,F401  (registers them in OPS)

@@ -23,6 +23,7 @@ import struct
 from typing import Callable, Sequence
 
 from . import dtypes as dt
+from .folding import NO as _NO, int_range as _int_range, round_float as _round_float, wrap as _wrap
 from .graph import Graph, Node, make_node
 from .ops import OPS
 
@@ -57,34 +58,6 @@ def _rewrite(g: Graph, rule: Callable[[Node], Node]) -> Graph:
             continue
         env[id(n)] = rule(_with_inputs(n, tuple(env[id(i)] for i in n.inputs)))
     return Graph(g.inputs, [env[id(o)] for o in g.outputs])
-
-
-_NO = None  # "cannot say exactly" (no folded or scalar value is ever None)
-
-
-def _round_float(x: float, d: dt.DType) -> float:
-    """`x` rounded to float dtype `d` (round to nearest even, overflow to inf)."""
-    if d is dt.float64 or math.isnan(x) or math.isinf(x):
-        return x
-    fmt = "f" if d is dt.float32 else "e"
-    try:
-        return struct.unpack(fmt, struct.pack(fmt, x))[0]
-    except OverflowError:  # rounds past the largest finite value
-        return math.copysign(math.inf, x)
-
-
-def _int_range(d: dt.DType) -> tuple:
-    bits = 8 * d.itemsize
-    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if d.is_signed else (0, (1 << bits) - 1)
-
-
-def _wrap(v: int, d: dt.DType) -> int:
-    """Two's-complement wrap-around of `v` to integer dtype `d`."""
-    bits = 8 * d.itemsize
-    v &= (1 << bits) - 1
-    if d.is_signed and v >= 1 << (bits - 1):
-        v -= 1 << bits
-    return v
 
 
 def scalar_value(n: Node):
@@ -487,128 +460,6 @@ def sink_reshapes(g: Graph) -> Graph:
 
 # ---------------------------------------------------------------- constant folding
 
-def _fdiv(a: float, b: float) -> float:
-    if b == 0.0:
-        if a == 0.0 or math.isnan(a):
-            return math.nan
-        neg = (math.copysign(1.0, a) < 0) != (math.copysign(1.0, b) < 0)
-        return -math.inf if neg else math.inf
-    return a / b
-
-
-def _arith(fn, floats=True, ints=True):
-    def fold(n, v, src):
-        if src.is_floating_point:
-            return fn(*v) if floats else _NO
-        if src is dt.bool_:
-            return _NO
-        return fn(*v) if ints else _NO
-    return fold
-
-
-def _sqrt(a: float) -> float:
-    if math.isnan(a):
-        return a
-    return math.nan if a < 0 else math.sqrt(a)
-
-
-def _sign(a):
-    if isinstance(a, float):
-        if math.isnan(a):
-            return a
-        if a == 0:
-            return _NO  # which zero numpy gives is not worth promising
-        return 1.0 if a > 0 else -1.0
-    return (a > 0) - (a < 0)
-
-
-def _relu(a):
-    if isinstance(a, float):
-        if math.isnan(a) or a > 0:
-            return a
-        return 0.0 if a < 0 else _NO  # relu(-0.0): which zero is not worth promising
-    return max(a, 0)
-
-
-def _extreme(pick):
-    def fold(n, v, src):
-        a, b = v
-        if src.is_floating_point:
-            if math.isnan(a) or math.isnan(b):
-                return math.nan
-            if a == b and math.copysign(1.0, a) != math.copysign(1.0, b):
-                return _NO  # max(-0.0, 0.0): numpy returns one of them
-        return pick(a, b)
-    return fold
-
-
-def _int_pow(n, v, src):
-    a, b = v
-    if src.is_floating_point or src is dt.bool_ or b < 0:
-        return _NO
-    return pow(a, b, 1 << (8 * src.itemsize))
-
-
-def _bitwise(fn):
-    def fold(n, v, src):
-        return _NO if src.is_floating_point else fn(*v)
-    return fold
-
-
-def _compare(fn):
-    return lambda n, v, src: fn(*v)
-
-
-def _cast(n, v, src):
-    a, dst = v[0], n.attrs["dtype"]
-    if dst is dt.bool_:
-        return a != 0
-    if dst.is_floating_point:
-        if not isinstance(a, float) and abs(a) > 1 << 53:
-            return _NO
-        return float(a)
-    if isinstance(a, float):  # float -> int truncates; nan, inf and out of range are undefined
-        if math.isnan(a) or math.isinf(a):
-            return _NO
-        a = int(a)
-        lo, hi = _int_range(dst)
-        return a if lo <= a <= hi else _NO
-    return int(a)
-
-
-# op -> fold(node, exact input values, input dtype) -> Python value (rounded/wrapped later) or
-# _NO. Only what Python computes exactly as numpy does: + - * / and sqrt are correctly rounded
-# in both (and float64 has enough bits that rounding a float64 result to float32 or float16 is
-# the same as rounding once). Transcendentals (exp, tanh, pow of floats, ...) are left alone:
-# their float32 implementations are not correctly rounded.
-_FOLD = {
-    "neg": _arith(lambda a: -a),
-    "abs": _arith(abs),
-    "sqrt": _arith(_sqrt, ints=False),
-    "sign": _arith(_sign),
-    "relu": _arith(_relu),
-    "logical_not": lambda n, v, src: not v[0],
-    "add": _arith(lambda a, b: a + b),
-    "sub": _arith(lambda a, b: a - b),
-    "mul": _arith(lambda a, b: a * b),
-    "div": _arith(_fdiv, ints=False),
-    "pow": _int_pow,
-    "maximum": _extreme(max),
-    "minimum": _extreme(min),
-    "eq": _compare(lambda a, b: a == b),
-    "ne": _compare(lambda a, b: a != b),
-    "lt": _compare(lambda a, b: a < b),
-    "le": _compare(lambda a, b: a <= b),
-    "gt": _compare(lambda a, b: a > b),
-    "ge": _compare(lambda a, b: a >= b),
-    "bitwise_and": _bitwise(lambda a, b: a & b),
-    "bitwise_or": _bitwise(lambda a, b: a | b),
-    "bitwise_xor": _bitwise(lambda a, b: a ^ b),
-    "where": lambda n, v, src: v[1] if v[0] else v[2],
-    "cast": _cast,
-}
-
-
 def _as_dtype(r, d: dt.DType):
     """A folded Python result as the value of dtype `d`, or _NO."""
     if r is _NO:
@@ -621,7 +472,7 @@ def _as_dtype(r, d: dt.DType):
 
 
 def _fold_node(n: Node) -> Node:
-    fold = _FOLD.get(n.op)
+    fold = OPS[n.op].fold  # the op's own rule (ir/elementwise.py), if it has one
     if fold is None or not n.inputs:
         return n
     values = []
@@ -632,7 +483,7 @@ def _fold_node(n: Node) -> Node:
         if v is _NO:
             return n
         values.append(v)
-    src = n.inputs[1].dtype if n.op == "where" else n.inputs[0].dtype
+    src = n.inputs[-1].dtype  # the compute dtype (where: its branches, not the mask)
     try:
         r = _as_dtype(fold(n, values, src), n.dtype)
     except (ArithmeticError, ValueError):

@@ -1,8 +1,10 @@
 """Eager implementations of every primitive, for an array module `xp` (numpy, or cupy).
 
-`make_table(xp)` returns {op name: fn}. Elementwise entries take arrays (or Python scalars) and
-are ufuncs where possible, so the eager path adds no Python frame; other entries take arrays then
-the node's attributes as keywords. Inputs arrive already promoted to one dtype by the tracer.
+`make_table(xp)` returns {op name: fn}. Elementwise entries come from the op table (each
+primitive declares its `eager` implementation beside its other rules, ir/elementwise.py): they
+take arrays (or Python scalars) and are ufuncs where possible, so the eager path adds no Python
+frame. The entries here (sources, reductions, movement, extern) take arrays then the node's
+attributes as keywords. Inputs arrive already promoted to one dtype by the tracer.
 """
 from __future__ import annotations
 
@@ -12,13 +14,14 @@ import warnings
 import numpy as np
 
 from ..ir import dtypes as dt
+from ..ir.ops import OPS
 from .device import NP_DTYPES
 
 # PyTorch computes log(0) = -inf and 0/0 = nan silently; so does fusetorch. Filtering by module
 # keeps numpy's warnings for the user's own numpy code and costs nothing per call (np.errstate
 # would cost about 1.3 us per op). The tracer's fast paths and the interpreter call the ufuncs
 # themselves, so all runtime and tracer modules are covered.
-warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"fusetorch\.(runtime|tracer)\.")
+warnings.filterwarnings("ignore", category=RuntimeWarning, module=r"fusetorch\.(runtime|tracer|ir)\.")
 
 
 class _Generator:
@@ -53,93 +56,6 @@ def _random(xp, shape, dtype, dist, low=None, high=None, gen=None):
     else:
         raise ValueError(f"unknown distribution {dist}")
     return xp.asarray(out.astype(npdt, copy=False))
-
-
-_NEG_POW = "Integers to negative integer powers are not allowed."
-
-
-def _pow(xp, a, b):
-    if xp is np:
-        try:
-            return np.power(a, b)
-        except ValueError as e:  # integers to negative integer powers
-            if not isinstance(b, np.ndarray):
-                raise RuntimeError(_NEG_POW) from e
-        return _int_pow(np, a, b)
-    # cupy gives garbage instead of raising: check integer exponents here
-    if _integral(a) and _integral(b):
-        if not hasattr(b, "dtype"):
-            if b < 0:
-                raise RuntimeError(_NEG_POW)
-            return xp.power(a, b)
-        return _int_pow(xp, a, b)
-    return xp.power(a, b)
-
-
-def _integral(v) -> bool:
-    kind = v.dtype.kind if hasattr(v, "dtype") else ("i" if isinstance(v, int) else "f")
-    return kind in "iu"
-
-
-def _int_pow(xp, a, b):
-    """A tensor exponent: PyTorch's integer power, 1 ** -n == 1, (-1) ** -n == +-1, else 0."""
-    neg = b < 0
-    out = xp.power(a, xp.where(neg, 0, b))
-    small = xp.where(a == -1, xp.where(b % 2 == 0, 1, -1), xp.where(a == 1, 1, 0))
-    return xp.where(neg, small, out).astype(out.dtype, copy=False)
-
-
-def _sigmoid(xp, x):
-    # exp of a non-positive number only: no overflow for large |x|
-    e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
-
-
-# erf in float64 without scipy: for |x| <= 2.5 the series
-#   erf(x) = 2/sqrt(pi) * x * exp(-x^2) * sum_n (2x^2)^n / (2n+1)!!
-# (all terms positive, so no cancellation; 36 terms reach double precision at 2.5), above it
-# 1 - erfc(x) with erfc's continued fraction
-#   erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))
-# (25 levels suffice there). Both within a few ulp of libm's erf over the whole line.
-_ERF_T = 2.5
-_ERF_C = [1.0]
-for _k in range(1, 36):
-    _ERF_C.append(_ERF_C[-1] * 2.0 / (2 * _k + 1))
-_ERF_CF = 25
-
-
-def _erf(xp, x):
-    shape, x = x.shape, x.reshape(-1)  # 1-d: numpy turns 0-d results into scalars
-    a = xp.abs(x.astype(np.float64))
-    z = xp.minimum(a, _ERF_T)
-    z = z * z
-    s = xp.full_like(z, _ERF_C[-1])
-    for c in reversed(_ERF_C[:-1]):
-        s *= z
-        s += c
-    out = 1.1283791670955126 * a * xp.exp(-z) * s
-    big = a > _ERF_T
-    if big.any():
-        b = a[big]
-        f = b.copy()
-        for k in range(_ERF_CF, 0, -1):
-            f = b + (k / 2) / f
-        out[big] = 1.0 - xp.exp(-b * b) / (1.7724538509055159 * f)
-    return xp.copysign(out, x).astype(x.dtype, copy=False).reshape(shape)
-
-
-def _sign(xp, x):
-    return xp.sign(x) if x.dtype != np.bool_ else x.copy()
-
-
-def _clamp(xp, x, min=None, max=None):
-    if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    if min is not None:
-        x = xp.maximum(x, min)
-    if max is not None:
-        x = xp.minimum(x, max)
-    return x
 
 
 def _index_tuple(spec, idx) -> tuple:
@@ -350,7 +266,8 @@ def _check(xp, x, *, lo, hi, closed, allow, error, message):
 def make_table(xp, generator: "_Generator | None" = None) -> dict:
     """The eager implementation of every primitive for array module `xp`; random draws come
     from `generator` (default: the global CPU one)."""
-    t = {
+    t = {name: d.eager(xp) for name, d in OPS.items() if d.eager is not None}  # elementwise
+    t.update({
         # sources
         "full": lambda shape, dtype, value: xp.full(shape, value, dtype=NP_DTYPES[dtype]),
         "iota": lambda shape, dtype, start, step: (
@@ -360,25 +277,6 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
                                                                        dtype=NP_DTYPES[dtype]),
         "random": lambda shape, dtype, dist, low=None, high=None: _random(
             xp, shape, dtype, dist, low, high, generator),
-        # unary
-        "neg": xp.negative, "exp": xp.exp, "log": xp.log, "log1p": xp.log1p,
-        "expm1": xp.expm1, "sqrt": xp.sqrt, "sin": xp.sin,
-        "cos": xp.cos, "tanh": xp.tanh, "abs": xp.abs, "sign": functools.partial(_sign, xp),
-        "sigmoid": functools.partial(_sigmoid, xp),
-        "erf": functools.partial(_erf, xp),
-        "relu": lambda x: xp.maximum(x, 0).astype(x.dtype, copy=False),
-        "logical_not": xp.logical_not,
-        "copy": lambda x: xp.array(x, copy=True, order="C"),
-        "cast": lambda x, dtype: x.astype(NP_DTYPES[dtype]),
-        "clamp": functools.partial(_clamp, xp),
-        # binary
-        "add": xp.add, "sub": xp.subtract, "mul": xp.multiply, "div": xp.true_divide,
-        "pow": functools.partial(_pow, xp), "maximum": xp.maximum, "minimum": xp.minimum,
-        "eq": xp.equal, "ne": xp.not_equal, "lt": xp.less, "le": xp.less_equal,
-        "gt": xp.greater, "ge": xp.greater_equal,
-        "bitwise_and": xp.bitwise_and, "bitwise_or": xp.bitwise_or,
-        "bitwise_xor": xp.bitwise_xor,
-        "where": xp.where,
         # reductions
         # ufunc.reduce skips numpy's Python-level sum() wrapper (a few us per call)
         "sum": _reduce(xp.add.reduce if xp is np else xp.sum),
@@ -402,7 +300,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         "custom": _custom,
         "custom_vjp": lambda g, ctx, index, positions, shape, dtype: ctx.input_grad(
             g, positions[index], shape, dtype),
-    }
+    })
     return t
 
 

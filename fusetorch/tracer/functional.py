@@ -143,11 +143,11 @@ def _unary(name):
     return fn
 
 
-(exp, log, sqrt, sin, cos, tanh, sigmoid, abs, neg, sign, relu, logical_not, erf, log1p,
- expm1) = (
-    _unary(n) for n in ("exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg",
-                        "sign", "relu", "logical_not", "erf", "log1p", "expm1"))
-negative, absolute = neg, abs
+# torch.exp, torch.log2, ...: every primitive the op table marks `unary_api`
+UNARY_API = tuple(n for n, d in D.OPS.items() if d.unary_api)
+for _name in UNARY_API:
+    globals()[_name] = _unary(_name)
+negative, absolute = neg, abs  # noqa: F821 (defined by the loop above)
 
 
 @_grad_name("PowBackward0")

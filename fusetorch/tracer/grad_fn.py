@@ -7,13 +7,7 @@ of several primitives (mean, var, t, ...) carry their PyTorch name in `node.meta
 from __future__ import annotations
 
 from ..ir.graph import Node
-
-_SPECIAL = {
-    "reshape": "ViewBackward0", "cast": "ToCopyBackward0", "to_device": "ToCopyBackward0", "copy": "CloneBackward0",
-    "clamp": "ClampBackward1", "index": "IndexBackward0", "index_put": "IndexPutBackward0",
-    "scatter_add": "ScatterAddBackward0", "max": "MaxBackward1", "min": "MinBackward1",
-}
-
+from ..ir.ops import OPS
 
 def grad_fn_name(node: Node) -> str:
     meta = node.meta or {}
@@ -22,8 +16,9 @@ def grad_fn_name(node: Node) -> str:
     op = node.op
     if op == "custom":
         return node.attrs["fn"].__name__ + "Backward"
-    if op in _SPECIAL:
-        return _SPECIAL[op]
+    special = OPS[op].grad_name  # declared with the op (ir/ops.py, ir/elementwise.py)
+    if special is not None:
+        return special
     if op == "pow":
         base, exp = node.inputs
         return "PowBackward0" if exp.op == "constant" else (

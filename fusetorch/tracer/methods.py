@@ -91,6 +91,10 @@ for _name in ("clamp", "clip", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigm
               "scatter_add", "maximum",
               "minimum", "reciprocal", "addcmul", "addcdiv", "lerp"):
     setattr(Tensor, _name + "_", _inplace_of(getattr(F, _name)))
+# every primitive the op table marks `unary_api`: x.log2(), x.log2_() (those above included)
+for _name in F.UNARY_API:
+    setattr(Tensor, _name, _method(getattr(F, _name)))
+    setattr(Tensor, _name + "_", _inplace_of(getattr(F, _name)))
 Tensor.true_divide = Tensor.div
 Tensor.multiply = Tensor.mul
 Tensor.subtract = Tensor.sub

@@ -238,11 +238,26 @@ def test_eager_sources_agree_with_rules(name):
     assert out.dtype == NP_OF[OPS[name].dtype([], attrs)]
 
 
+def _erfinv_by_bisection(y: float) -> float:
+    """The x with math.erf(x) == y, by bisection (independent of the implementation's Newton);
+    near +-1 on math.erfc(x) == 1 - |y|, which keeps the digits erf rounds away there."""
+    a = abs(y)
+    lo, hi = 0.0, 6.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if (math.erfc(mid) > 1 - a) if a > 0.5 else (math.erf(mid) < a):
+            lo = mid
+        else:
+            hi = mid
+    return math.copysign((lo + hi) / 2, y)
+
+
 # reference values for the scalar ops, in float64, written independently of eager.py
 REF = {
     "neg": lambda x: -x, "exp": np.exp, "log": np.log, "sqrt": np.sqrt, "sin": np.sin,
     "cos": np.cos, "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
     "erf": np.vectorize(math.erf), "log1p": np.log1p, "expm1": np.expm1,
+    "log2": lambda x: np.log(x) / np.log(2.0), "erfinv": np.vectorize(_erfinv_by_bisection),
     "abs": np.abs, "sign": lambda x: (x > 0).astype(F) - (x < 0).astype(F),
     "relu": lambda x: np.where(x > 0, x, 0.0), "copy": lambda x: x,
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
@@ -260,8 +275,10 @@ def test_eager_scalar_ops_values(name):
     args = [x, y][:OPS[name].nin]
     if OPS[name].nin == 1:
         args = [x - 1.1]
-        if name in ("log", "sqrt"):
+        if name in ("log", "sqrt", "log2"):
             args = [x]
+        if name == "erfinv":
+            args = [(x - 1.1) / 2.5]
     got = make_table(np)[name](*[a.astype(np.float32) for a in args])
     want = np.asarray(REF[name](*args), dtype=F)
     np.testing.assert_allclose(np.asarray(got, dtype=F), want, rtol=2e-6, atol=1e-7)
@@ -589,3 +606,13 @@ def test_check_returns_its_input_or_raises_for_the_first_bad_value(x, attrs, err
         with pytest.raises(IndexError) as e:
             fn(x, error="IndexError", message="bad {value}", **a)
         assert f"IndexError: {e.value}" == error
+
+
+def test_erfinv_float64_inverts_erf_across_the_range():
+    y = np.concatenate([np.linspace(-0.999999, 0.999999, 401), [0.0, 0.5, -0.5, 1e-12,
+                                                                0.9999999999, -0.9999999999]])
+    got = make_table(np)["erfinv"](y)
+    want = np.array([_erfinv_by_bisection(v) for v in y])
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)  # (bisection: ~1e-60 at 0)
+    edges = make_table(np)["erfinv"](np.array([1.0, -1.0, 1.5, -2.0, np.nan]))
+    assert edges[0] == np.inf and edges[1] == -np.inf and np.isnan(edges[2:]).all()

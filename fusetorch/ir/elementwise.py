@@ -1,0 +1,527 @@
+"""The elementwise primitives, one definition each: everything the system knows about an op.
+
+Each `elementwise(...)` call declares, together:
+  promote     how the tracer casts mixed inputs (see ops.py's header)
+  c_expr      the scalar C expression kernels compute ('{0}' operands, '{f}' the float32 libm
+              suffix, '{t}' the result's C type); also the CUDA expression
+  eager       `eager(xp)` -> the eager implementation for array module `xp` (numpy or cupy),
+              a ufunc where possible so eager adds no Python frame
+  vjp, saves  the gradient rule and the forward values it reads
+  fold        constant folding on exact Python values (`folding.py`), if the op folds exactly
+  zero_one    with bool operands of 0 or 1 the C expression gives 0 or 1 (lowering does not
+              have to normalise the result of a bool-typed node)
+  simd        libm precisions ('f', 'fd') whose vector variants (libmvec) kernels may call
+  c_helper    C source the expression needs (emitted once per kernel module, C and CUDA)
+  grad_name   PyTorch's grad_fn name where it is not `<Op>Backward0`
+  unary_api   exposed as `torch.<name>(input, *, out=None)`, `Tensor.<name>()` and
+              `Tensor.<name>_()` (functional.py and methods.py read this)
+  fusible     False for `copy`, whose meaning is "a fresh buffer"
+
+Adding an elementwise primitive is one such call (plus its line in tests/opinfo.py). This
+module has no numpy: eager implementations receive the array module.
+"""
+from __future__ import annotations
+
+from . import folding as fo
+from .ops import (_attr_dtype, _bool_dtype, _broadcast, _def, _first_shape, _same_dtype,
+                  _where_dtype, arg, vjp_identity, vjp_zero)
+
+_UNARY_SHAPE = (_first_shape, _same_dtype)
+
+
+def elementwise(name: str, nin: int, promote: str | None, c_expr: str, eager, *, vjp,
+                saves: tuple = (), shape=None, dtype=None, **props) -> None:
+    shape = shape or (_first_shape if nin == 1 else _broadcast)
+    dtype = dtype or (_bool_dtype if promote == "compare" else _same_dtype)
+    _def(name, "elementwise", nin, shape, dtype, promote=promote, c_expr=c_expr, eager=eager,
+         vjp=vjp, saves=saves, **props)
+
+
+def _is_numpy(xp) -> bool:
+    return getattr(xp, "__name__", "") == "numpy"
+
+
+# ---------------------------------------------------------------- unary math
+
+def _vjp_neg(b, n, g):
+    return (b.op("neg", g),)
+
+
+elementwise("neg", 1, "same", "(-{0})", lambda xp: xp.negative, vjp=_vjp_neg,
+            fold=fo.arith(lambda a: -a), unary_api=True)
+
+
+def _vjp_exp(b, n, g):
+    return (b.op("mul", g, b.value(n)),)
+
+
+elementwise("exp", 1, "float", "exp{f}({0})", lambda xp: xp.exp, vjp=_vjp_exp,
+            saves=("out",), simd="fd", unary_api=True)
+
+
+def _vjp_log(b, n, g):
+    return (b.op("div", g, b.value(arg(n))),)
+
+
+elementwise("log", 1, "float", "log{f}({0})", lambda xp: xp.log, vjp=_vjp_log, saves=(0,),
+            simd="fd", unary_api=True)
+
+
+def _vjp_log2(b, n, g):
+    # d/dx log2(x) = 1 / (x ln 2)
+    ln2 = b.const(0.6931471805599453, n.dtype)
+    return (b.op("div", g, b.op("mul", b.value(arg(n)), ln2)),)
+
+
+elementwise("log2", 1, "float", "log2{f}({0})", lambda xp: xp.log2, vjp=_vjp_log2, saves=(0,),
+            unary_api=True)
+
+
+def _vjp_log1p(b, n, g):
+    return (b.op("div", g, b.op("add", b.value(arg(n)), b.const(1.0, n.dtype))),)
+
+
+elementwise("log1p", 1, "float", "log1p{f}({0})", lambda xp: xp.log1p, vjp=_vjp_log1p,
+            saves=(0,), unary_api=True)
+
+
+def _vjp_expm1(b, n, g):
+    return (b.op("mul", g, b.op("add", b.value(n), b.const(1.0, n.dtype))),)
+
+
+elementwise("expm1", 1, "float", "expm1{f}({0})", lambda xp: xp.expm1, vjp=_vjp_expm1,
+            saves=("out",), unary_api=True)
+
+
+def _vjp_sqrt(b, n, g):
+    # g / (2 sqrt(x)): inf at x = 0, as PyTorch gives
+    return (b.op("div", g, b.op("mul", b.const(2.0, n.dtype), b.value(n))),)
+
+
+elementwise("sqrt", 1, "float", "sqrt{f}({0})", lambda xp: xp.sqrt, vjp=_vjp_sqrt,
+            saves=("out",), fold=fo.arith(fo.sqrt, ints=False), unary_api=True)
+
+
+def _vjp_sin(b, n, g):
+    return (b.op("mul", g, b.op("cos", b.value(arg(n)))),)
+
+
+elementwise("sin", 1, "float", "sin{f}({0})", lambda xp: xp.sin, vjp=_vjp_sin, saves=(0,),
+            simd="f", unary_api=True)
+
+
+def _vjp_cos(b, n, g):
+    return (b.op("neg", b.op("mul", g, b.op("sin", b.value(arg(n))))),)
+
+
+elementwise("cos", 1, "float", "cos{f}({0})", lambda xp: xp.cos, vjp=_vjp_cos, saves=(0,),
+            simd="f", unary_api=True)
+
+
+def _vjp_tanh(b, n, g):
+    y = b.value(n)
+    return (b.op("mul", g, b.op("sub", b.const(1.0, n.dtype), b.op("mul", y, y))),)
+
+
+elementwise("tanh", 1, "float", "tanh{f}({0})", lambda xp: xp.tanh, vjp=_vjp_tanh,
+            saves=("out",), simd="fd", unary_api=True)
+
+
+def _sigmoid(xp):
+    def sigmoid(x):
+        # exp of a non-positive number only: no overflow for large |x|
+        e = xp.exp(-xp.abs(x))
+        return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype, copy=False)
+    return sigmoid
+
+
+def _vjp_sigmoid(b, n, g):
+    y = b.value(n)
+    return (b.op("mul", g, b.op("mul", y, b.op("sub", b.const(1.0, n.dtype), y))),)
+
+
+elementwise("sigmoid", 1, "float", "(1 / (1 + exp{f}(-{0})))", _sigmoid, vjp=_vjp_sigmoid,
+            saves=("out",), unary_api=True)
+
+
+# erf in float64 without scipy: for |x| <= 2.5 the series
+#   erf(x) = 2/sqrt(pi) * x * exp(-x^2) * sum_n (2x^2)^n / (2n+1)!!
+# (all terms positive, so no cancellation; 36 terms reach double precision at 2.5), above it
+# erfc's continued fraction
+#   erfc(x) = exp(-x^2) / sqrt(pi) / (x + (1/2)/(x + 1/(x + (3/2)/(x + ...))))
+# (25 levels suffice there). Both within a few ulp of libm's erf over the whole line.
+_ERF_T = 2.5
+_ERF_C = [1.0]
+for _k in range(1, 36):
+    _ERF_C.append(_ERF_C[-1] * 2.0 / (2 * _k + 1))
+_ERF_CF = 25
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+_SQRT_PI = 1.7724538509055159
+
+
+def _erf_series(xp, a):
+    """erf(a) for 0 <= a <= 2.5 (float64 arrays)."""
+    z = a * a
+    s = xp.full_like(z, _ERF_C[-1])
+    for c in reversed(_ERF_C[:-1]):
+        s *= z
+        s += c
+    return _TWO_OVER_SQRT_PI * a * xp.exp(-z) * s
+
+
+def _erfc_fraction(xp, a):
+    """erfc(a) for a > 2.5 (float64 arrays)."""
+    f = a.copy()
+    for k in range(_ERF_CF, 0, -1):
+        f = a + (k / 2) / f
+    return xp.exp(-a * a) / (_SQRT_PI * f)
+
+
+def _erf(xp):
+    def erf(x):
+        shape, x = x.shape, x.reshape(-1)  # 1-d: numpy turns 0-d results into scalars
+        a = xp.abs(x.astype("float64"))
+        out = _erf_series(xp, xp.minimum(a, _ERF_T))
+        big = a > _ERF_T
+        if big.any():
+            out[big] = 1.0 - _erfc_fraction(xp, a[big])
+        return xp.copysign(out, x).astype(x.dtype, copy=False).reshape(shape)
+    return erf
+
+
+def _vjp_erf(b, n, g):
+    # d/dx erf(x) = 2 / sqrt(pi) * exp(-x^2)
+    x = b.value(arg(n))
+    k = b.const(_TWO_OVER_SQRT_PI, n.dtype)
+    return (b.op("mul", g, b.op("mul", k, b.op("exp", b.op("neg", b.op("mul", x, x))))),)
+
+
+elementwise("erf", 1, "float", "erf{f}({0})", _erf, vjp=_vjp_erf, saves=(0,), unary_api=True)
+
+
+# erfinv: Giles' single-precision approximation ("Approximating the erfinv function", GPU
+# Computing Gems, 2011) as a start, then four Newton steps in double on erf(x) = y, written with
+# erfc when |y| > 1/2 (1 - |y| is exact there, and erfc keeps the residual's digits near 1).
+# The start is accurate to ~1e-7 over float32's range but only ~3e-3 at 1 - |y| = 1e-10, and
+# Newton's error squares (times x) per step: four steps reach double precision everywhere.
+_GILES_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06,
+                  0.00021858087, -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_GILES_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844,
+               0.00573950773, -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _horner(coefs: tuple, indent: str) -> str:
+    """C statements evaluating the polynomial with these coefficients (highest first) at w."""
+    lines = [f"p = {coefs[0]!r};"] + [f"p = {c!r} + p * w;" for c in coefs[1:]]
+    return ("\n" + indent).join(lines)
+
+
+_ERFINV_C = f"""/* erfinv: Giles' approximation, then four Newton steps in double on erf(x) = |y|
+ * (with erfc above |y| = 1/2, where 1 - |y| is exact); +-inf at +-1, NaN outside [-1, 1]. */
+FT_FN double ft_erfinv(double y)
+{{
+    if (!(y > -1.0 && y < 1.0))
+        return y == 1.0 ? INFINITY : (y == -1.0 ? -INFINITY : NAN);
+    const double a = fabs(y);
+    double w = -log((1.0 - a) * (1.0 + a));
+    double p;
+    if (w < 5.0) {{
+        w -= 2.5;
+        {_horner(_GILES_CENTRAL, "        ")}
+    }} else {{
+        w = sqrt(w) - 3.0;
+        {_horner(_GILES_TAIL, "        ")}
+    }}
+    double x = p * a;
+    for (int k = 0; k < 4; k++) {{
+        const double slope = {_TWO_OVER_SQRT_PI!r} * exp(-x * x);
+        x -= (a > 0.5 ? (1.0 - a) - erfc(x) : erf(x) - a) / slope;
+    }}
+    return copysign(x, y);
+}}
+FT_FN float ft_erfinvf(float y) {{ return (float)ft_erfinv((double)y); }}
+"""
+
+
+def _erfinv(xp):
+    erf = _erf(xp)
+
+    def erfc_pos(x):  # x >= 0
+        out = 1.0 - _erf_series(xp, xp.minimum(x, _ERF_T))
+        big = x > _ERF_T
+        if big.any():
+            out[big] = _erfc_fraction(xp, x[big])
+        return out
+
+    def erfinv(y):
+        shape, y = y.shape, y.reshape(-1)
+        a = xp.abs(y.astype("float64"))
+        inside = a < 1
+        a_in = xp.where(inside, a, 0.0)
+        w = -xp.log((1.0 - a_in) * (1.0 + a_in))
+        central = w < 5.0
+        wc, wt = w - 2.5, xp.sqrt(xp.where(central, 0.0, w)) - 3.0
+        pc, pt = xp.zeros_like(w), xp.zeros_like(w)
+        for c in _GILES_CENTRAL:
+            pc = c + wc * pc
+        for c in _GILES_TAIL:
+            pt = c + wt * pt
+        x = xp.where(central, pc, pt) * a_in
+        for _ in range(4):
+            slope = _TWO_OVER_SQRT_PI * xp.exp(-x * x)
+            resid = xp.where(a_in > 0.5, (1.0 - a_in) - erfc_pos(x), erf(x) - a_in)
+            x = x - resid / slope
+        x = xp.where(inside, x, xp.where(a == 1, float("inf"), float("nan")))
+        return xp.copysign(x, y).astype(y.dtype, copy=False).reshape(shape)
+    return erfinv
+
+
+def _vjp_erfinv(b, n, g):
+    # d/dy erfinv(y) = sqrt(pi) / 2 * exp(erfinv(y)^2)
+    x = b.value(n)
+    k = b.const(_SQRT_PI / 2, n.dtype)
+    return (b.op("mul", g, b.op("mul", k, b.op("exp", b.op("mul", x, x)))),)
+
+
+elementwise("erfinv", 1, "float", "ft_erfinv{f}({0})", _erfinv, vjp=_vjp_erfinv,
+            saves=("out",), c_helper=_ERFINV_C, unary_api=True)
+
+
+def _vjp_abs(b, n, g):
+    # sign(0) = 0: abs has gradient 0 at 0, as in PyTorch
+    return (b.op("mul", g, b.op("sign", b.value(arg(n)))),)
+
+
+elementwise("abs", 1, "same", "fabs{f}({0})", lambda xp: xp.abs, vjp=_vjp_abs, saves=(0,),
+            fold=fo.arith(abs), unary_api=True)
+
+
+def _sign(xp):
+    return lambda x: xp.sign(x) if x.dtype.kind != "b" else x.copy()
+
+
+elementwise("sign", 1, "same", "FT_SIGN({0})", _sign, vjp=vjp_zero, fold=fo.arith(fo.sign),
+            unary_api=True)
+
+
+def _vjp_relu(b, n, g):
+    # relu passes 0 at 0 (PyTorch's convention; maximum(x, 0) would pass half)
+    return (b.where0(b.op("gt", b.value(n), b.zero(n.dtype)), g),)
+
+
+elementwise("relu", 1, "same", "FT_RELU({0})",
+            lambda xp: lambda x: xp.maximum(x, 0).astype(x.dtype, copy=False),
+            vjp=_vjp_relu, saves=("out",), fold=fo.arith(fo.relu), unary_api=True)
+
+elementwise("logical_not", 1, "same", "(!{0})", lambda xp: xp.logical_not, vjp=vjp_zero,
+            dtype=_bool_dtype, fold=lambda n, v, src: not v[0], zero_one=True, unary_api=True)
+
+
+# ---------------------------------------------------------------- copies and casts
+
+elementwise("copy", 1, None, "{0}", lambda xp: lambda x: xp.array(x, copy=True, order="C"),
+            vjp=vjp_identity, zero_one=True, grad_name="CloneBackward0", fusible=False,
+            doc="a fresh, contiguous buffer with the same values (clone, contiguous)")
+
+
+def _vjp_cast(b, n, g):
+    src = arg(n).dtype
+    return (b.op("cast", g, dtype=src) if src.is_floating_point else None,)
+
+
+elementwise("cast", 1, None, "(({t}){0})",
+            lambda xp: lambda x, dtype: x.astype(dtype.name),
+            vjp=_vjp_cast, dtype=_attr_dtype, attrs=("dtype",), fold=fo.cast, zero_one=True,
+            grad_name="ToCopyBackward0",
+            doc="convert to attrs['dtype'] ('{t}' is the C type of the result)")
+
+
+def _clamp(xp):
+    def clamp(x, min=None, max=None):
+        if min is None and max is None:
+            raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        if min is not None:
+            x = xp.maximum(x, min)
+        if max is not None:
+            x = xp.minimum(x, max)
+        return x
+    return clamp
+
+
+def _vjp_clamp(b, n, g):
+    # the gradient passes where min <= x <= max (PyTorch's clamp)
+    x = b.value(arg(n))
+    lo, hi = n.attrs.get("min"), n.attrs.get("max")
+    keep = None
+    for cmp, bound in (("ge", lo), ("le", hi)):
+        if bound is not None:
+            c = b.op(cmp, x, b.const(bound, n.dtype))
+            keep = c if keep is None else b.op("bitwise_and", keep, c)
+    return (b.where0(keep, g),)
+
+
+elementwise("clamp", 1, "same", "FT_CLAMP({0}, {min}, {max})", _clamp, vjp=_vjp_clamp,
+            saves=(0,), attrs=("min", "max"), grad_name="ClampBackward1",
+            doc="min(max(x, min), max) with either bound optional; the gradient passes where "
+                "min <= x <= max, as PyTorch's clamp does")
+
+
+# ---------------------------------------------------------------- binary arithmetic
+
+def _vjp_add(b, n, g):
+    return (b.sum_to(g, arg(n, 0).shape), b.sum_to(g, arg(n, 1).shape))
+
+
+elementwise("add", 2, "same", "({0} + {1})", lambda xp: xp.add, vjp=_vjp_add,
+            fold=fo.arith(lambda a, b: a + b))
+
+
+def _vjp_sub(b, n, g):
+    return (b.sum_to(g, arg(n, 0).shape), b.sum_to(b.op("neg", g), arg(n, 1).shape))
+
+
+elementwise("sub", 2, "same", "({0} - {1})", lambda xp: xp.subtract, vjp=_vjp_sub,
+            fold=fo.arith(lambda a, b: a - b))
+
+
+def _vjp_mul(b, n, g):
+    x, y = arg(n, 0), arg(n, 1)
+    return (b.sum_to(b.op("mul", g, b.value(y)), x.shape),
+            b.sum_to(b.op("mul", g, b.value(x)), y.shape))
+
+
+elementwise("mul", 2, "same", "({0} * {1})", lambda xp: xp.multiply, vjp=_vjp_mul, saves=(0, 1),
+            fold=fo.arith(lambda a, b: a * b))
+
+
+def _vjp_div(b, n, g):
+    x, y = arg(n, 0), arg(n, 1)
+    yv = b.value(y)
+    gx = b.op("div", g, yv)
+    gy = b.op("neg", b.op("div", b.op("mul", g, b.value(x)), b.op("mul", yv, yv)))
+    return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
+
+
+elementwise("div", 2, "float", "({0} / {1})", lambda xp: xp.true_divide, vjp=_vjp_div,
+            saves=(0, 1), fold=fo.arith(fo.fdiv, ints=False))
+
+
+_NEG_POW = "Integers to negative integer powers are not allowed."
+
+
+def _integral(v) -> bool:
+    kind = v.dtype.kind if hasattr(v, "dtype") else ("i" if isinstance(v, int) else "f")
+    return kind in "iu"
+
+
+def _int_pow(xp, a, b):
+    """A tensor exponent: PyTorch's integer power, 1 ** -n == 1, (-1) ** -n == +-1, else 0."""
+    neg = b < 0
+    out = xp.power(a, xp.where(neg, 0, b))
+    small = xp.where(a == -1, xp.where(b % 2 == 0, 1, -1), xp.where(a == 1, 1, 0))
+    return xp.where(neg, small, out).astype(out.dtype, copy=False)
+
+
+def _pow(xp):
+    def power(a, b):
+        if _is_numpy(xp):
+            try:
+                return xp.power(a, b)
+            except ValueError as e:  # integers to negative integer powers
+                if not isinstance(b, xp.ndarray):
+                    raise RuntimeError(_NEG_POW) from e
+            return _int_pow(xp, a, b)
+        # cupy gives garbage instead of raising: check integer exponents here
+        if _integral(a) and _integral(b):
+            if not hasattr(b, "dtype"):
+                if b < 0:
+                    raise RuntimeError(_NEG_POW)
+                return xp.power(a, b)
+            return _int_pow(xp, a, b)
+        return xp.power(a, b)
+    return power
+
+
+def _vjp_pow(b, n, g):
+    # d/dx = e * x^(e-1), 0 where e == 0; d/de = x^e * log(x), 0 where x == 0 and e >= 0
+    x, e = arg(n, 0), arg(n, 1)
+    if e.op == "constant" and isinstance(e.attrs.get("value"), (int, float)):
+        return (_vjp_pow_scalar(b, n, g, e.attrs["value"]), None)
+    xv, ev, zero = b.value(x), b.value(e), b.zero(n.dtype)
+    dx = b.op("mul", ev, b.op("pow", xv, b.op("sub", ev, b.const(1.0, n.dtype))))
+    dx = b.op("where", b.op("eq", ev, zero), zero, dx)
+    gx = b.sum_to(b.op("mul", g, dx), x.shape)
+    if not e.inputs and e.op == "constant":
+        return (gx, None)
+    de = b.op("mul", b.value(n), b.op("log", xv))
+    de = b.op("where", b.op("bitwise_and", b.op("eq", xv, zero), b.op("ge", ev, zero)),
+              zero, de)
+    return (gx, b.sum_to(b.op("mul", g, de), e.shape))
+
+
+def _vjp_pow_scalar(b, n, g, e):
+    """x ** c for a constant c: the common case (x ** 2) without a general pow in backward."""
+    x = arg(n, 0)
+    if e == 0:
+        return b.zeros(x.shape, x.dtype)
+    if e == 1:
+        return b.sum_to(g, x.shape)
+    xv = b.value(x)
+    local = xv if e == 2 else b.op("pow", xv, b.const(e - 1, n.dtype))
+    return b.sum_to(b.op("mul", g, b.op("mul", b.const(e, n.dtype), local)), x.shape)
+
+
+elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 1, "out"),
+            fold=fo.int_pow, simd="f")
+
+
+def _vjp_extreme(cmp):
+    def rule(b, n, g):
+        # ties split the gradient in half (PyTorch's maximum/minimum)
+        x, y = arg(n, 0), arg(n, 1)
+        xv, yv = b.value(x), b.value(y)
+        half = b.op("mul", g, b.const(0.5, n.dtype))
+        tie = b.op("eq", xv, yv)
+        gx = b.op("where", tie, half, b.where0(b.op(cmp, xv, yv), g))
+        gy = b.op("where", tie, half, b.where0(b.op(cmp, yv, xv), g))
+        return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
+    return rule
+
+
+elementwise("maximum", 2, "same", "FT_MAX({0}, {1})", lambda xp: xp.maximum,
+            vjp=_vjp_extreme("gt"), saves=(0, 1), fold=fo.extreme(max), zero_one=True)
+elementwise("minimum", 2, "same", "FT_MIN({0}, {1})", lambda xp: xp.minimum,
+            vjp=_vjp_extreme("lt"), saves=(0, 1), fold=fo.extreme(min), zero_one=True)
+
+
+# ---------------------------------------------------------------- comparisons and bitwise ops
+
+for _name, _c, _ufunc, _py in [
+        ("eq", "==", "equal", lambda a, b: a == b), ("ne", "!=", "not_equal", lambda a, b: a != b),
+        ("lt", "<", "less", lambda a, b: a < b), ("le", "<=", "less_equal", lambda a, b: a <= b),
+        ("gt", ">", "greater", lambda a, b: a > b),
+        ("ge", ">=", "greater_equal", lambda a, b: a >= b)]:
+    elementwise(_name, 2, "compare", f"({{0}} {_c} {{1}})",
+                (lambda u: lambda xp: getattr(xp, u))(_ufunc), vjp=vjp_zero,
+                fold=fo.compare(_py))
+
+for _name, _c, _py in [("bitwise_and", "&", lambda a, b: a & b),
+                       ("bitwise_or", "|", lambda a, b: a | b),
+                       ("bitwise_xor", "^", lambda a, b: a ^ b)]:
+    elementwise(_name, 2, "integral", f"({{0}} {_c} {{1}})",
+                (lambda u: lambda xp: getattr(xp, u))(_name), vjp=vjp_zero,
+                fold=fo.bitwise(_py), zero_one=True)
+
+
+# ---------------------------------------------------------------- selection
+
+def _vjp_where(b, n, g):
+    c = b.value(arg(n, 0))
+    zero = b.zero(n.dtype)
+    return (None, b.sum_to(b.op("where", c, g, zero), arg(n, 1).shape),
+            b.sum_to(b.op("where", c, zero, g), arg(n, 2).shape))
+
+
+elementwise("where", 3, "same", "({0} ? {1} : {2})", lambda xp: xp.where, vjp=_vjp_where,
+            saves=(0,), dtype=_where_dtype, fold=lambda n, v, src: v[1] if v[0] else v[2],
+            zero_one=True, doc="cond ? a : b; the tracer promotes a and b only")
