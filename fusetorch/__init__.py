@@ -40,6 +40,9 @@ from .tracer.sampling import bernoulli, multinomial, normal, poisson
 from .tracer import functional as _functional
 for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the op table
     globals()[_name] = getattr(_functional, _name)
+from .tracer import functional_math as _math
+for _name in _math.PUBLIC:  # torch.remainder, torch.isnan, torch.logsumexp, ...
+    globals()[_name] = getattr(_math, _name)
 from .tracer.printing import set_printoptions
 from .tracer.strided import as_strided, frombuffer
 from .serialization import load, save

@@ -243,6 +243,70 @@ unary_family("invert", fixed(("bool", lambda r: [make(r, (4, 5), BOOL)]),
                              ("bool_perm", lambda r: [make(r, (4, 5), BOOL, layout="t")])),
              dunder=("__invert__",), grad=False)
 
+# more elementwise math (issue 11): one op-table entry each, plus composites
+UNIT = unary(-0.9, 0.9, away=())
+for name, samples, extra in [
+    ("tan", unary(-1.2, 1.2), {}), ("asin", UNIT, dict(torch_names=("arcsin",),
+                                                       methods=("arcsin",),
+                                                       inplace_methods=("arcsin_",))),
+    ("acos", UNIT, dict(torch_names=("arccos",), methods=("arccos",),
+                        inplace_methods=("arccos_",))),
+    ("atan", unary(), dict(torch_names=("arctan",), methods=("arctan",),
+                           inplace_methods=("arctan_",))),
+    ("sinh", unary(), {}), ("cosh", unary(), {}),
+    ("asinh", unary(), dict(torch_names=("arcsinh",), methods=("arcsinh",),
+                            inplace_methods=("arcsinh_",))),
+    ("acosh", unary(1.2, 3.0, away=()), dict(torch_names=("arccosh",), methods=("arccosh",),
+                                             inplace_methods=("arccosh_",))),
+    ("atanh", UNIT, dict(torch_names=("arctanh",), methods=("arctanh",),
+                         inplace_methods=("arctanh_",))),
+    ("log10", POS, {}), ("exp2", unary(), {}),
+    ("floor", unary(ints=True, away=(0.0, 1.0, -1.0)), {}),
+    ("ceil", unary(ints=True, away=(0.0, 1.0, -1.0)), {}),
+    ("trunc", unary(ints=True, away=(0.0, 1.0, -1.0)), dict(torch_names=("fix",),
+                                                           methods=("fix",),
+                                                           inplace_methods=("fix_",))),
+    ("round", unary(ints=True, away=(0.0, 0.5, -0.5, 1.5, -1.5)), {}),
+    ("frac", unary(away=(0.0, 1.0, -1.0)), {}),
+    ("sgn", unary(ints=True), {}),
+]:
+    ip = (name + "_",) if hasattr(torch.Tensor, name + "_") else ()
+    kw = dict(torch_names=(name,), methods=(name,), inplace_methods=ip)
+    for k, v in extra.items():
+        kw[k] = tuple(kw.get(k, ())) + tuple(v)
+    unary_family(name, samples, **kw)
+add("round(decimals)", {"torch.round(decimals)": op("round", decimals=2),
+                        "Tensor.round(decimals)": m("round", decimals=-1)},
+    unary(-50.0, 50.0, away=()))
+add("logsumexp", {"torch.logsumexp": op("logsumexp", dim=1),
+                  "Tensor.logsumexp": m("logsumexp", dim=(0, 1), keepdim=True)},
+    fixed(("f32", lambda r: [make(r, (3, 5))]), ("f64_perm", lambda r: [make(r, (3, 4, 5), F64,
+                                                                             layout="t")])))
+
+
+def _with_nans(r, dtype=F32):
+    x = make(r, (4, 5), dtype)
+    x[0, 1] = float("nan")
+    x[2, 3] = float("inf")
+    x[3, 0] = float("-inf")
+    return x
+
+
+add("nan_aware", {"torch.nansum": op("nansum"), "Tensor.nansum": m("nansum", dim=1),
+                  "torch.nanmean": op("nanmean", dim=0), "Tensor.nanmean": m("nanmean"),
+                  "torch.nan_to_num": op("nan_to_num"),
+                  "Tensor.nan_to_num": m("nan_to_num", nan=1.5, posinf=9.0),
+                  "Tensor.nan_to_num_": inplace("nan_to_num_")},
+    fixed(("f32", lambda r: [_with_nans(r)]), ("f64", lambda r: [_with_nans(r, F64)])))
+add("predicates", {f"{k}.{n}": (op(n) if k == "torch" else m(n)) for n in (
+    "isnan", "isinf", "isfinite", "isposinf", "isneginf") for k in ("torch", "Tensor")},
+    fixed(("f32", lambda r: [_with_nans(r)]), ("int", lambda r: [make(r, (4, 5), I64, -5, 6)])),
+    grad=False)
+add("isclose", {"torch.isclose": torch.isclose, "Tensor.isclose": m("isclose", rtol=0.5),
+                "torch.isclose(equal_nan)": op("isclose", equal_nan=True)},
+    fixed(("f32", lambda r: [_with_nans(r), _with_nans(r)]),
+          ("near", lambda r: [make(r, (4, 5)), make(r, (4, 5)) * 1e-6 + 1.0])), grad=False)
+
 # elementwise binary
 add("add", {"torch.add": torch.add, "Tensor.add": m("add"), "Tensor.add_": inplace("add_"),
             "Tensor.__add__": m("__add__"), "Tensor.__radd__": m("__radd__"),
@@ -270,6 +334,57 @@ add("div", {"torch.div": torch.div, "torch.divide": torch.divide,
 add("pow", {"torch.pow": torch.pow, "Tensor.pow": m("pow"), "Tensor.__pow__": m("__pow__"),
             "Tensor.pow_": inplace("pow_"), "Tensor.__ipow__": inplace("__ipow__")},
     binary(a=(0.3, 2.0), b=(-1.5, 1.5), scalar=2))
+add("remainder", {"torch.remainder": torch.remainder, "Tensor.remainder": m("remainder"),
+                  "Tensor.remainder_": inplace("remainder_"), "Tensor.__mod__": m("__mod__"),
+                  "Tensor.__rmod__": m("__rmod__"), "Tensor.__imod__": inplace("__imod__")},
+    binary(b=(0.5, 2.0), away=(0.0,)))
+add("fmod", {"torch.fmod": torch.fmod, "Tensor.fmod": m("fmod"), "Tensor.fmod_": inplace("fmod_")},
+    binary(b=(0.5, 2.0)))
+add("floor_divide", {"torch.floor_divide": torch.floor_divide,
+                     "Tensor.floor_divide": m("floor_divide"),
+                     "Tensor.floor_divide_": inplace("floor_divide_"),
+                     "Tensor.__floordiv__": m("__floordiv__"),
+                     "Tensor.__rfloordiv__": m("__rfloordiv__"),
+                     "Tensor.__ifloordiv__": inplace("__ifloordiv__"),
+                     "torch.div(floor)": op("div", rounding_mode="floor"),
+                     "torch.div(trunc)": op("div", rounding_mode="trunc")},
+    binary(b=(0.5, 2.0)), grad=False)
+add("int_division", {"torch.remainder": torch.remainder, "torch.fmod": torch.fmod,
+                     "torch.floor_divide": torch.floor_divide,
+                     "torch.div(floor)": op("div", rounding_mode="floor"),
+                     "torch.div(trunc)": op("div", rounding_mode="trunc"),
+                     "Tensor.__mod__": m("__mod__"), "Tensor.__floordiv__": m("__floordiv__")},
+    fixed(("int", lambda r: [make(r, (4, 5), I64, -9, 10), make(r, (5,), I64, 1, 4) *
+                             (1 - 2 * (make(r, (5,), I64, 0, 2)))]),
+          ("scalar", lambda r: [make(r, (4, 5), I64, -9, 10), -3])), grad=False)
+for _n, _al in [("atan2", ("arctan2",)), ("hypot", ()), ("logaddexp", ())]:
+    _v = {f"torch.{_n}": getattr(torch, _n), f"Tensor.{_n}": m(_n),
+          f"Tensor.{_n}_": inplace(_n + "_")}
+    for _a in _al:
+        _v.update({f"torch.{_a}": getattr(torch, _a), f"Tensor.{_a}": m(_a),
+                   f"Tensor.{_a}_": inplace(_a + "_")})
+    add(_n, _v, binary(a=(-2.0, 2.0), b=(0.3, 2.0)))
+add("shifts", {"torch.bitwise_left_shift": torch.bitwise_left_shift,
+               "torch.bitwise_right_shift": torch.bitwise_right_shift,
+               "Tensor.bitwise_left_shift": m("bitwise_left_shift"),
+               "Tensor.bitwise_right_shift": m("bitwise_right_shift"),
+               "Tensor.bitwise_left_shift_": inplace("bitwise_left_shift_"),
+               "Tensor.bitwise_right_shift_": inplace("bitwise_right_shift_"),
+               "Tensor.__lshift__": m("__lshift__"), "Tensor.__rshift__": m("__rshift__"),
+               "Tensor.__rlshift__": m("__rlshift__"), "Tensor.__rrshift__": m("__rrshift__"),
+               "Tensor.__ilshift__": inplace("__ilshift__"),
+               "Tensor.__irshift__": inplace("__irshift__")},
+    fixed(("int", lambda r: [make(r, (4, 5), I64, -50, 50), make(r, (5,), I64, 0, 4)]),
+          ("scalar", lambda r: [make(r, (4, 5), I64, -50, 50), 2])), grad=False)
+add("xlogy", {"torch.xlogy": torch.xlogy, "Tensor.xlogy": m("xlogy"),
+              "Tensor.xlogy_": inplace("xlogy_")},
+    fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5), F32, 0.2, 3.0)]),
+          ("zeros", lambda r: [make(r, (4, 5)) * (make(r, (4, 5)) > 0), make(r, (5,), F64, 0.2,
+                                                                             3.0)])))
+add("heaviside", {"torch.heaviside": torch.heaviside, "Tensor.heaviside": m("heaviside"),
+                  "Tensor.heaviside_": inplace("heaviside_")},
+    fixed(("f32", lambda r: [make(r, (4, 5)) * (make(r, (4, 5)) > 0), make(r, (5,))])),
+    grad=False)
 add("pow_scalar_exponents", {"Tensor.__pow__": m("__pow__")},
     fixed(("sq", lambda r: [make(r, (4, 5)), 2]), ("half", lambda r: [make(r, (4, 5), F32, .2, 3),
                                                                       0.5]),

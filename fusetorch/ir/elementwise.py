@@ -525,3 +525,217 @@ def _vjp_where(b, n, g):
 elementwise("where", 3, "same", "({0} ? {1} : {2})", lambda xp: xp.where, vjp=_vjp_where,
             saves=(0,), dtype=_where_dtype, fold=lambda n, v, src: v[1] if v[0] else v[2],
             zero_one=True, doc="cond ? a : b; the tracer promotes a and b only")
+
+
+# ---------------------------------------------------------------- more math (issue 11)
+#
+# Each added as one entry, as above. Derivatives follow PyTorch's formulas (their
+# derivatives.yaml): they are the textbook ones, evaluated at the saved input or output.
+
+def _unary_float(name: str, ufunc: str, vjp, saves, simd: str = "", c_name: str | None = None):
+    elementwise(name, 1, "float", f"{c_name or name}{{f}}({{0}})",
+                (lambda u: lambda xp: getattr(xp, u))(ufunc), vjp=vjp, saves=saves, simd=simd,
+                unary_api=True)
+
+
+def _vjp_tan(b, n, g):  # 1 + tan^2
+    y = b.value(n)
+    return (b.op("mul", g, b.op("add", b.const(1.0, n.dtype), b.op("mul", y, y))),)
+
+
+def _one_minus_square(b, n):
+    x = b.value(arg(n))
+    return b.op("sub", b.const(1.0, n.dtype), b.op("mul", x, x))
+
+
+def _vjp_asin(b, n, g):  # 1 / sqrt(1 - x^2)
+    return (b.op("div", g, b.op("sqrt", _one_minus_square(b, n))),)
+
+
+def _vjp_acos(b, n, g):  # -1 / sqrt(1 - x^2)
+    return (b.op("neg", b.op("div", g, b.op("sqrt", _one_minus_square(b, n)))),)
+
+
+def _vjp_atan(b, n, g):  # 1 / (1 + x^2)
+    x = b.value(arg(n))
+    return (b.op("div", g, b.op("add", b.const(1.0, n.dtype), b.op("mul", x, x))),)
+
+
+def _vjp_sinh(b, n, g):
+    return (b.op("mul", g, b.op("cosh", b.value(arg(n)))),)
+
+
+def _vjp_cosh(b, n, g):
+    return (b.op("mul", g, b.op("sinh", b.value(arg(n)))),)
+
+
+def _vjp_asinh(b, n, g):  # 1 / sqrt(x^2 + 1)
+    x = b.value(arg(n))
+    return (b.op("div", g, b.op("sqrt", b.op("add", b.op("mul", x, x),
+                                              b.const(1.0, n.dtype)))),)
+
+
+def _vjp_acosh(b, n, g):  # 1 / sqrt(x^2 - 1)
+    x = b.value(arg(n))
+    return (b.op("div", g, b.op("sqrt", b.op("sub", b.op("mul", x, x),
+                                              b.const(1.0, n.dtype)))),)
+
+
+def _vjp_atanh(b, n, g):  # 1 / (1 - x^2)
+    return (b.op("div", g, _one_minus_square(b, n)),)
+
+
+def _vjp_log10(b, n, g):  # 1 / (x ln 10)
+    return (b.op("div", g, b.op("mul", b.value(arg(n)), b.const(2.302585092994046, n.dtype))),)
+
+
+def _vjp_exp2(b, n, g):  # 2^x ln 2
+    return (b.op("mul", g, b.op("mul", b.value(n), b.const(0.6931471805599453, n.dtype))),)
+
+
+_unary_float("tan", "tan", _vjp_tan, ("out",))
+_unary_float("asin", "arcsin", _vjp_asin, (0,))
+_unary_float("acos", "arccos", _vjp_acos, (0,))
+_unary_float("atan", "arctan", _vjp_atan, (0,))
+_unary_float("sinh", "sinh", _vjp_sinh, (0,))
+_unary_float("cosh", "cosh", _vjp_cosh, (0,))
+_unary_float("asinh", "arcsinh", _vjp_asinh, (0,))
+_unary_float("acosh", "arccosh", _vjp_acosh, (0,))
+_unary_float("atanh", "arctanh", _vjp_atanh, (0,))
+_unary_float("log10", "log10", _vjp_log10, (0,))
+_unary_float("exp2", "exp2", _vjp_exp2, ("out",))
+
+
+def _rounding(ufunc: str):
+    # integers are already whole: a copy (numpy's floor of an int64 array would be float64)
+    def make(xp):
+        f = getattr(xp, ufunc)
+        return lambda x: f(x) if x.dtype.kind == "f" else x.copy()
+    return make
+
+
+# Rounding keeps the dtype (integers pass through) and has gradient zero, as in PyTorch.
+# `round` is half to even (nearbyint in the default rounding mode), as torch.round and rint.
+for _name, _ufunc, _c in [("floor", "floor", "floor"), ("ceil", "ceil", "ceil"),
+                          ("trunc", "trunc", "trunc"), ("round", "rint", "nearbyint")]:
+    elementwise(_name, 1, "same", f"{_c}{{f}}({{0}})", _rounding(_ufunc), vjp=vjp_zero,
+                unary_api=_name != "round")  # (torch.round takes `decimals`: functional.py)
+
+
+def _vjp_atan2(b, n, g):  # d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+    y, x = arg(n, 0), arg(n, 1)
+    yv, xv = b.value(y), b.value(x)
+    r2 = b.op("add", b.op("mul", xv, xv), b.op("mul", yv, yv))
+    return (b.sum_to(b.op("mul", g, b.op("div", xv, r2)), y.shape),
+            b.sum_to(b.op("neg", b.op("mul", g, b.op("div", yv, r2))), x.shape))
+
+
+elementwise("atan2", 2, "float", "atan2{f}({0}, {1})", lambda xp: xp.arctan2, vjp=_vjp_atan2,
+            saves=(0, 1))
+
+
+def _vjp_hypot(b, n, g):  # d/da = a / out, d/db = b / out
+    a, c = arg(n, 0), arg(n, 1)
+    out = b.value(n)
+    return (b.sum_to(b.op("mul", g, b.op("div", b.value(a), out)), a.shape),
+            b.sum_to(b.op("mul", g, b.op("div", b.value(c), out)), c.shape))
+
+
+elementwise("hypot", 2, "float", "hypot{f}({0}, {1})", lambda xp: xp.hypot, vjp=_vjp_hypot,
+            saves=(0, 1, "out"))
+
+
+def _vjp_logaddexp(b, n, g):  # d/da = exp(a - out)
+    a, c = arg(n, 0), arg(n, 1)
+    out = b.value(n)
+    return (b.sum_to(b.op("mul", g, b.op("exp", b.op("sub", b.value(a), out))), a.shape),
+            b.sum_to(b.op("mul", g, b.op("exp", b.op("sub", b.value(c), out))), c.shape))
+
+
+_LOGADDEXP_C = """/* log(exp(a) + exp(b)) without overflow: the larger plus log1p(exp(-|a - b|)) */
+FT_FN double ft_logaddexp(double a, double b)
+{
+    if (a == b)  /* also +-inf == +-inf, where a - b would be NaN */
+        return a + 0.6931471805599453;
+    const double m = a > b ? a : b, d = a > b ? b - a : a - b;
+    return d != d ? d : m + log1p(exp(d));
+}
+FT_FN float ft_logaddexpf(float a, float b)
+{
+    return (float)ft_logaddexp((double)a, (double)b);
+}
+"""
+elementwise("logaddexp", 2, "float", "ft_logaddexp{f}({0}, {1})", lambda xp: xp.logaddexp,
+            vjp=_vjp_logaddexp, saves=(0, 1, "out"), c_helper=_LOGADDEXP_C)
+
+
+# Integer division family. PyTorch raises "ZeroDivisionError" (a RuntimeError) for an integer
+# divisor of 0, where numpy returns 0 with a warning; floats follow IEEE (nan, inf).
+def _int_checked(ufunc: str):
+    def make(xp):
+        f = getattr(xp, ufunc)
+
+        def run(a, b):
+            if _integral(a) and _integral(b) and bool((xp.asarray(b) == 0).any()):
+                raise RuntimeError("ZeroDivisionError")
+            return f(a, b)
+        return run
+    return make
+
+
+def _vjp_divmod(rounding: str):
+    # remainder: a - floor(a / b) * b; fmod: a - trunc(a / b) * b (PyTorch's derivatives)
+    def rule(b, n, g):
+        a, c = arg(n, 0), arg(n, 1)
+        q = b.op(rounding, b.op("div", b.value(a), b.value(c)))
+        return (b.sum_to(g, a.shape), b.sum_to(b.op("neg", b.op("mul", g, q)), c.shape))
+    return rule
+
+
+_REMAINDER_C = """/* Python's (and PyTorch's) remainder: the sign of the divisor */
+FT_FN double ft_remainder(double a, double b)
+{
+    double r = fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+FT_FN float ft_remainderf(float a, float b)
+{
+    float r = fmodf(a, b);
+    if (r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+"""
+elementwise("remainder", 2, "same", "ft_remainder{f}({0}, {1})", _int_checked("remainder"),
+            vjp=_vjp_divmod("floor"), saves=(0, 1), c_helper=_REMAINDER_C)
+elementwise("fmod", 2, "same", "fmod{f}({0}, {1})", _int_checked("fmod"),
+            vjp=_vjp_divmod("trunc"), saves=(0, 1))
+
+_FLOOR_DIVIDE_C = """/* floor(a / b) as numpy and PyTorch compute it for floats: from fmod, so the result is
+ * exact where a / b would round across an integer */
+FT_FN double ft_floor_divide(double a, double b)
+{
+    if (b == 0)
+        return a / b;
+    double mod = fmod(a, b), div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0)))
+        div -= 1.0;
+    if (div == 0)
+        return copysign(0.0, a / b);
+    double f = floor(div);
+    return div - f > 0.5 ? f + 1.0 : f;
+}
+FT_FN float ft_floor_dividef(float a, float b)
+{
+    return (float)ft_floor_divide((double)a, (double)b);
+}
+"""
+elementwise("floor_divide", 2, "same", "ft_floor_divide{f}({0}, {1})",
+            _int_checked("floor_divide"), vjp=vjp_zero, c_helper=_FLOOR_DIVIDE_C)
+
+for _name, _c, _ufunc in [("bitwise_left_shift", "<<", "left_shift"),
+                          ("bitwise_right_shift", ">>", "right_shift")]:
+    elementwise(_name, 2, "integral", f"({{0}} {_c} {{1}})",
+                (lambda u: lambda xp: getattr(xp, u))(_ufunc), vjp=vjp_zero)

@@ -91,9 +91,8 @@ def mul(input, other, *, out=None) -> Tensor:
 
 
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
-    if rounding_mode is not None:
-        raise NotImplementedError("div(rounding_mode=...) is not supported yet")
-    return write_out(binary("div", input, other), out)
+    from .functional_math import div_rounded
+    return write_out(div_rounded(input, other, rounding_mode), out)
 
 
 def pow(input, exponent, *, out=None) -> Tensor:

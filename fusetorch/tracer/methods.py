@@ -14,6 +14,7 @@ from ..runtime import device as _dev
 from . import creation as C
 from . import dispatch as D
 from . import functional as F
+from . import functional_math as M
 from . import indexing
 from .tensor import Tensor
 
@@ -95,6 +96,14 @@ for _name in ("clamp", "clip", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigm
 for _name in F.UNARY_API:
     setattr(Tensor, _name, _method(getattr(F, _name)))
     setattr(Tensor, _name + "_", _inplace_of(getattr(F, _name)))
+# the math of functional_math.py: x.remainder(y), x.isnan(), x.logsumexp(1), x.fmod_(y), ...
+for _name in M.PUBLIC:
+    setattr(Tensor, _name, _method(getattr(M, _name)))
+for _name in ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
+              "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn",
+              "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "nan_to_num",
+              "xlogy", "heaviside"):
+    setattr(Tensor, _name + "_", _inplace_of(getattr(M, _name)))
 Tensor.true_divide = Tensor.div
 Tensor.multiply = Tensor.mul
 Tensor.subtract = Tensor.sub
@@ -344,6 +353,14 @@ Tensor.__truediv__ = _fwd("div")
 Tensor.__rtruediv__ = _rev("div")
 Tensor.__pow__ = _fwd("pow")
 Tensor.__rpow__ = _rev("pow")
+Tensor.__floordiv__ = _fwd("floor_divide")
+Tensor.__rfloordiv__ = _rev("floor_divide")
+Tensor.__mod__ = _fwd("remainder")
+Tensor.__rmod__ = _rev("remainder")
+Tensor.__lshift__ = _fwd("bitwise_left_shift")
+Tensor.__rlshift__ = _rev("bitwise_left_shift")
+Tensor.__rshift__ = _fwd("bitwise_right_shift")
+Tensor.__rrshift__ = _rev("bitwise_right_shift")
 # PyTorch turns the TypeError of `x @ None` or `x @ [..]` into NotImplemented, so Python's own
 # "unsupported operand" error is raised; numpy arrays take part as tensors
 Tensor.__matmul__ = lambda self, other: F.matmul(self, C.tensor(other)) \
@@ -379,5 +396,9 @@ Tensor.__isub__ = _inplace_binary("sub")
 Tensor.__imul__ = _inplace_binary("mul")
 Tensor.__itruediv__ = _inplace_binary("div")
 Tensor.__ipow__ = _inplace_binary("pow")
+Tensor.__ifloordiv__ = _inplace_of(M.floor_divide)
+Tensor.__imod__ = _inplace_of(M.remainder)
+Tensor.__ilshift__ = _inplace_of(M.bitwise_left_shift)
+Tensor.__irshift__ = _inplace_of(M.bitwise_right_shift)
 Tensor.__getitem__ = indexing.getitem
 Tensor.__setitem__ = indexing.setitem

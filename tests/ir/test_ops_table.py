@@ -173,7 +173,8 @@ EXAMPLES = {
                                  "error": "IndexError", "message": "bad {value}"}),
 }
 BOOL_IN = {"logical_not"}
-INT_IN = {"bitwise_and", "bitwise_or", "bitwise_xor"}
+INT_IN = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+          "bitwise_right_shift"}
 for _name, _d in OPS.items():
     if _d.kind == "elementwise" and _name not in EXAMPLES:
         shapes = [(2, 1, 3), (4, 1), (3,)][:_d.nin]
@@ -258,6 +259,17 @@ REF = {
     "cos": np.cos, "tanh": np.tanh, "sigmoid": lambda x: 1.0 / (1.0 + np.exp(-x)),
     "erf": np.vectorize(math.erf), "log1p": np.log1p, "expm1": np.expm1,
     "log2": lambda x: np.log(x) / np.log(2.0), "erfinv": np.vectorize(_erfinv_by_bisection),
+    "tan": lambda x: np.sin(x) / np.cos(x), "asin": np.vectorize(math.asin),
+    "atan": np.vectorize(math.atan), "sinh": lambda x: (np.exp(x) - np.exp(-x)) / 2,
+    "cosh": lambda x: (np.exp(x) + np.exp(-x)) / 2, "asinh": np.vectorize(math.asinh),
+    "atanh": np.vectorize(math.atanh), "log10": lambda x: np.log(x) / np.log(10.0),
+    "exp2": lambda x: np.exp(x * np.log(2.0)), "floor": np.vectorize(math.floor),
+    "ceil": np.vectorize(math.ceil), "trunc": np.vectorize(math.trunc),
+    "round": np.vectorize(round),  # Python's round: half to even, as torch.round
+    "atan2": np.vectorize(math.atan2), "hypot": np.vectorize(math.hypot),
+    "logaddexp": lambda a, b: np.log(np.exp(a) + np.exp(b)),
+    "remainder": lambda a, b: a - np.floor(a / b) * b,
+    "fmod": np.vectorize(math.fmod), "floor_divide": lambda a, b: np.floor(a / b),
     "abs": np.abs, "sign": lambda x: (x > 0).astype(F) - (x < 0).astype(F),
     "relu": lambda x: np.where(x > 0, x, 0.0), "copy": lambda x: x,
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
@@ -275,9 +287,9 @@ def test_eager_scalar_ops_values(name):
     args = [x, y][:OPS[name].nin]
     if OPS[name].nin == 1:
         args = [x - 1.1]
-        if name in ("log", "sqrt", "log2"):
+        if name in ("log", "sqrt", "log2", "log10"):
             args = [x]
-        if name == "erfinv":
+        if name in ("erfinv", "asin", "atanh"):
             args = [(x - 1.1) / 2.5]
     got = make_table(np)[name](*[a.astype(np.float32) for a in args])
     want = np.asarray(REF[name](*args), dtype=F)

@@ -400,7 +400,11 @@ _MAKES_CPU_TENSORS = ("torch.zeros", "torch.ones", "torch.full", "torch.arange",
                       "torch.logspace", "torch.eye", "torch.tensor", "torch.as_tensor",
                       "torch.from_numpy", "torch.FloatTensor", "torch.DoubleTensor",
                       "F.batch_norm(eval)", "F.cross_entropy(weight)", "F.nll_loss(weight)",
-                      "F.binary_cross_entropy_with_logits(pos_weight)", "Tensor.copy_")
+                      "F.binary_cross_entropy_with_logits(pos_weight)", "Tensor.copy_",
+                      # their registry entries build targets, offsets or weights on the CPU
+                      "F.instance_norm(running)", "F.rms_norm", "F.embedding_bag",
+                      "F.cosine_embedding_loss", "F.margin_ranking_loss", "F.multi_margin_loss",
+                      "F.multilabel_margin_loss", "F.ctc_loss")
 _MOVES_TO_CPU = ("Tensor.cpu",)
 
 

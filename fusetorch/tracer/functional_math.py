@@ -1,0 +1,233 @@
+"""torch-level math built on the elementwise primitives: the integer-division family, rounding
+with decimals, the arc-function aliases, NaN/inf predicates and repairs, and NaN-aware or
+stable reductions (`logsumexp`, `nansum`, `nanmean`). Everything is composed from primitives,
+so autograd and compile need nothing more; the one-op functions (`torch.tan`, ...) come from
+the op table itself (`unary_api`)."""
+from __future__ import annotations
+
+from ..ir import dtypes as dt
+from . import dispatch as D
+from .dispatch import binary
+from .functional import write_out
+from .tensor import Tensor
+
+# finfo(d).max of the float dtypes (nan_to_num's default replacements)
+_FLOAT_MAX = {dt.float16: 65504.0, dt.float32: 3.4028234663852886e38,
+              dt.float64: 1.7976931348623157e308}
+
+
+def _f():
+    from . import functional
+    return functional
+
+
+def _c():
+    from . import creation
+    return creation
+
+
+def _binary_fn(name: str, doc: str):
+    def fn(input, other, *, out=None) -> Tensor:
+        return write_out(binary(name, input, other), out)
+    fn.__name__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+remainder = _binary_fn("remainder", "Python's modulus: the result has the sign of `other`.")
+fmod = _binary_fn("fmod", "C's fmod: the result has the sign of `input`.")
+floor_divide = _binary_fn("floor_divide", "floor(input / other), as `//`.")
+atan2 = _binary_fn("atan2", "The angle of (other, input), in (-pi, pi].")
+arctan2 = atan2
+hypot = _binary_fn("hypot", "sqrt(input^2 + other^2) without overflow.")
+logaddexp = _binary_fn("logaddexp", "log(exp(input) + exp(other)) without overflow.")
+bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other (integers).")
+bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other (integers).")
+
+
+def div_rounded(input, other, rounding_mode: str | None) -> Tensor:
+    """torch.div's `rounding_mode`: None (true division), 'trunc' or 'floor'."""
+    if rounding_mode is None:
+        return binary("div", input, other)
+    if rounding_mode == "floor":
+        return binary("floor_divide", input, other)
+    if rounding_mode != "trunc":
+        raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    floor = binary("floor_divide", input, other)
+    if floor._dtype.is_floating_point:
+        return D.unary("trunc", binary("div", input, other))
+    # integers: floor and trunc differ where the quotient is negative and inexact
+    inexact = binary("ne", binary("remainder", input, other), 0)
+    sign = [binary("lt", v, 0) if isinstance(v, Tensor) else v < 0 for v in (input, other)]
+    negative = binary("ne", *sign)
+    return D.elementwise("where", binary("bitwise_and", inexact, negative),
+                         binary("add", floor, 1), floor)
+
+
+def round(input: Tensor, *, decimals: int = 0, out=None) -> Tensor:
+    """Half to even, as PyTorch; `decimals` scales by 10**decimals around it."""
+    if decimals == 0:
+        return write_out(D.unary("round", input), out)
+    scale = 10.0 ** decimals
+    return write_out(binary("div", D.unary("round", binary("mul", input, scale)), scale), out)
+
+
+def frac(input: Tensor, *, out=None) -> Tensor:
+    return write_out(binary("sub", input, D.unary("trunc", input)), out)
+
+
+def fix(input: Tensor, *, out=None) -> Tensor:
+    return write_out(D.unary("trunc", input), out)
+
+
+def sgn(input: Tensor, *, out=None) -> Tensor:
+    return write_out(D.unary("sign", input), out)
+
+
+def _alias(name: str, of: str):
+    def fn(input: Tensor, *, out=None) -> Tensor:
+        return write_out(D.unary(of, input), out)
+    fn.__name__ = name
+    fn.__doc__ = f"Alias of torch.{of}."
+    return fn
+
+
+arcsin, arccos, arctan = _alias("arcsin", "asin"), _alias("arccos", "acos"), _alias("arctan",
+                                                                                   "atan")
+arcsinh, arccosh, arctanh = (_alias("arcsinh", "asinh"), _alias("arccosh", "acosh"),
+                             _alias("arctanh", "atanh"))
+
+
+# ---------------------------------------------------------------- NaN and infinity
+
+def isnan(input: Tensor) -> Tensor:
+    return binary("ne", input, input)  # only NaN differs from itself (False for integers)
+
+
+def _abs_is_inf(input: Tensor) -> Tensor:
+    return binary("eq", D.unary("abs", input), float("inf"))
+
+
+def isinf(input: Tensor) -> Tensor:
+    if not input._dtype.is_floating_point:
+        return _c().zeros_like(input, dtype=dt.bool_)
+    return _abs_is_inf(input)
+
+
+def isposinf(input: Tensor) -> Tensor:
+    if not input._dtype.is_floating_point:
+        return _c().zeros_like(input, dtype=dt.bool_)
+    return binary("eq", input, float("inf"))
+
+
+def isneginf(input: Tensor) -> Tensor:
+    if not input._dtype.is_floating_point:
+        return _c().zeros_like(input, dtype=dt.bool_)
+    return binary("eq", input, float("-inf"))
+
+
+def isfinite(input: Tensor) -> Tensor:
+    if not input._dtype.is_floating_point:
+        return _c().ones_like(input, dtype=dt.bool_)
+    return binary("bitwise_and", binary("eq", input, input),
+                  D.elementwise("logical_not", _abs_is_inf(input)))
+
+
+def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None, *, out=None) -> Tensor:
+    """NaN -> `nan`, +inf -> `posinf` (default: the dtype's largest finite value), -inf ->
+    `neginf` (default: the most negative); integers are returned as they are."""
+    if not input._dtype.is_floating_point:
+        return write_out(D.unary("copy", input), out)
+    big = _FLOAT_MAX[input._dtype]
+    r = D.elementwise("where", isnan(input), nan, input)
+    r = D.elementwise("where", binary("eq", input, float("inf")),
+                      big if posinf is None else posinf, r)
+    r = D.elementwise("where", binary("eq", input, float("-inf")),
+                      -big if neginf is None else neginf, r)
+    return write_out(r, out)
+
+
+def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """|input - other| <= atol + rtol * |other|, elementwise; infinities only equal
+    themselves; NaNs equal each other only with `equal_nan`."""
+    if input._dtype is not other._dtype:
+        raise RuntimeError(f"{input._dtype} did not match {other._dtype}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    same = binary("eq", input, other)
+    if equal_nan:
+        same = binary("bitwise_or", same, binary("bitwise_and", isnan(input), isnan(other)))
+    if not input._dtype.is_floating_point:
+        diff = D.unary("abs", binary("sub", input, other))
+        return binary("bitwise_or", same, binary("le", diff, binary(
+            "add", atol, binary("mul", rtol, D.unary("abs", other)))))
+    finite = binary("bitwise_and", isfinite(input), isfinite(other))
+    close = binary("le", D.unary("abs", binary("sub", input, other)),
+                   binary("add", atol, binary("mul", rtol, D.unary("abs", other))))
+    return binary("bitwise_or", same, binary("bitwise_and", finite, close))
+
+
+def xlogy(input, other, *, out=None) -> Tensor:
+    """input * log(other), 0 where input is 0 (unless other is NaN)."""
+    x, y = (input if isinstance(input, Tensor) else None), other
+    if x is None:
+        x = _c().full_like(other, input) if isinstance(other, Tensor) else input
+    if not isinstance(y, Tensor):
+        y = _c().full_like(x, y)
+    logy = D.unary("log", y)
+    zero = binary("bitwise_and", binary("eq", x, 0), binary("eq", y, y))
+    return write_out(D.elementwise("where", zero, 0.0, binary("mul", x, logy)), out)
+
+
+def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
+    if input._dtype is not values._dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                           "dtypes")
+    step = D.cast(binary("gt", input, 0), input._dtype)
+    return write_out(D.elementwise("where", binary("eq", input, 0), values, step), out)
+
+
+# ---------------------------------------------------------------- reductions
+
+def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
+    """log(sum(exp(input), dim)), computed around the maximum so it never overflows."""
+    F = _f()
+    x = input if input._dtype.is_floating_point else D.cast(input, dt.get_default_dtype())
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    m = F.amax(x, dims, keepdim=True) if x.ndim else x
+    m = D.elementwise("where", _abs_is_inf(m), 0.0, m)  # all -inf (or an inf): no shift
+    s = F.sum(D.unary("exp", binary("sub", x, m)), dims, keepdim=True) if x.ndim else \
+        D.unary("exp", binary("sub", x, m))
+    r = binary("add", D.unary("log", s), m)
+    if not keepdim and x.ndim:
+        for d in sorted((d % x.ndim for d in dims), reverse=True):
+            r = F.squeeze(r, d)
+    return write_out(r, out)
+
+
+def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    zeroed = D.elementwise("where", isnan(input), 0, input) \
+        if input._dtype.is_floating_point else input
+    return _f().sum(zeroed, dim, keepdim, dtype=dtype)
+
+
+def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
+                           f"dtype but got {D._torch_name(input._dtype)}")
+    F = _f()
+    count = F.sum(D.elementwise("logical_not", isnan(input)), dim, keepdim, dtype=input._dtype)
+    return binary("div", nansum(input, dim, keepdim, dtype=dtype), count)
+
+
+# what fusetorch exports (and Tensor binds as methods) from here
+PUBLIC = ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
+          "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn", "arcsin",
+          "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "isnan", "isinf", "isposinf",
+          "isneginf", "isfinite", "nan_to_num", "isclose", "xlogy", "heaviside", "logsumexp",
+          "nansum", "nanmean")
