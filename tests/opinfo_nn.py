@@ -179,6 +179,25 @@ add("F.bce_with_logits(weights)", {
             0.5, 2, 5, dtype=a.dtype))},
     fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5), F32, 0, 1)])))
 
+# spatial: transposed and 3-d convolution, resampling, fold/unfold, pixel shuffle
+add("F.conv_transpose2d", {"F.conv_transpose2d": F.conv_transpose2d},
+    fixed(("basic", lambda r: [make(r, (2, 4, 3, 4)), make(r, (4, 3, 3, 2)), make(r, (3,))]),
+          ("stride_pad_outpad", lambda r: ([make(r, (2, 4, 3, 4), layout="t"),
+                                             make(r, (4, 3, 3, 3))],
+                                            dict(stride=2, padding=1, output_padding=(1, 0)))),
+          ("groups_dil_f64", lambda r: ([make(r, (1, 4, 3, 3), F64), make(r, (4, 1, 2, 2), F64)],
+                                        dict(groups=2, dilation=(3, 1), output_padding=(2, 0))))))
+add("F.conv_transpose1d", {"F.conv_transpose1d": F.conv_transpose1d},
+    fixed(("basic", lambda r: [make(r, (2, 3, 5)), make(r, (3, 4, 3)), make(r, (4,))]),
+          ("stride_f64", lambda r: ([make(r, (2, 4, 5), F64), make(r, (4, 1, 3), F64)],
+                                    dict(stride=2, padding=1, output_padding=1, groups=2)))))
+add("F.conv3d", {"F.conv3d": F.conv3d},
+    fixed(("basic", lambda r: [make(r, (2, 3, 4, 5, 4)), make(r, (4, 3, 2, 3, 2)),
+                               make(r, (4,))]),
+          ("stride_pad_groups_f64", lambda r: ([make(r, (1, 4, 5, 4, 5), F64),
+                                                make(r, (2, 2, 3, 2, 2), F64)],
+                                               dict(stride=(2, 1, 2), padding=1, groups=2)))))
+
 # ----------------------------------------------------------------------------- nn layers
 
 
@@ -295,6 +314,12 @@ CELL_IN = fixed(("f32", lambda r: [make(r, (2, 3))]), ("with_h", lambda r: [make
 for name, mk in [("RNNCell", lambda: nn.RNNCell(3, 5)), ("GRUCell", lambda: nn.GRUCell(3, 5))]:
     modules(name, mk, CELL_IN)
 modules("LSTMCell", lambda: nn.LSTMCell(3, 5), fixed(("f32", lambda r: [make(r, (2, 3))])))
+# spatial: transposed and 3-d convolution, resampling, fold/unfold, pixel shuffle, padding
+VOL = fixed(("f32", lambda r: [make(r, (2, 2, 4, 5, 4))]))
+modules("ConvTranspose2d", lambda: nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1,
+                                                      output_padding=1), IMG)
+modules("ConvTranspose1d", lambda: nn.ConvTranspose1d(3, 2, 2, stride=2, bias=False), SEQ)
+modules("Conv3d", lambda: nn.Conv3d(2, 3, (2, 3, 2), stride=(1, 2, 1), padding=1), VOL)
 
 
 def _materialised(layer, x):

@@ -5,6 +5,7 @@ primitives); the implementations live in `_functional/`, one family per file.
 """
 from ._functional.activation import *  # noqa: F401,F403
 from ._functional.conv import *  # noqa: F401,F403
+from ._functional.conv_transpose import *  # noqa: F401,F403
 from ._functional.dropout import *  # noqa: F401,F403
 from ._functional.linear import *  # noqa: F401,F403
 from ._functional.loss import *  # noqa: F401,F403
