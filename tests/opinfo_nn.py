@@ -197,6 +197,21 @@ add("F.conv3d", {"F.conv3d": F.conv3d},
           ("stride_pad_groups_f64", lambda r: ([make(r, (1, 4, 5, 4, 5), F64),
                                                 make(r, (2, 2, 3, 2, 2), F64)],
                                                dict(stride=(2, 1, 2), padding=1, groups=2)))))
+add("F.unfold", {"F.unfold": F.unfold},
+    fixed(("basic", lambda r: ([make(r, (2, 3, 5, 6))], dict(kernel_size=(2, 3), dilation=(1, 2),
+                                                             padding=1, stride=(2, 1)))),
+          ("unbatched_f64", lambda r: ([make(r, (3, 4, 4), F64, layout="t")],
+                                       dict(kernel_size=2)))))
+add("F.fold", {"F.fold": F.fold},
+    fixed(("basic", lambda r: ([make(r, (2, 18, 12))], dict(output_size=(5, 6),
+                                                            kernel_size=(2, 3), dilation=(1, 2),
+                                                            padding=1, stride=(2, 1)))),
+          ("tiling_f64", lambda r: ([make(r, (12, 4), F64)], dict(output_size=4, kernel_size=2,
+                                                                  stride=2)))))
+add("F.pixel_shuffle", {"F.pixel_shuffle": lambda x: F.pixel_shuffle(x, 2),
+                        "F.pixel_unshuffle": lambda x: F.pixel_unshuffle(x, 2)},
+    fixed(("f32", lambda r: [make(r, (2, 8, 4, 6))]),
+          ("batch_dims_perm", lambda r: [make(r, (2, 3, 4, 6, 4), F64, layout="t")])))
 
 # ----------------------------------------------------------------------------- nn layers
 
@@ -320,6 +335,29 @@ modules("ConvTranspose2d", lambda: nn.ConvTranspose2d(3, 4, 3, stride=2, padding
                                                       output_padding=1), IMG)
 modules("ConvTranspose1d", lambda: nn.ConvTranspose1d(3, 2, 2, stride=2, bias=False), SEQ)
 modules("Conv3d", lambda: nn.Conv3d(2, 3, (2, 3, 2), stride=(1, 2, 1), padding=1), VOL)
+modules("Unfold", lambda: nn.Unfold((2, 3), padding=1, stride=2), IMG)
+modules("Fold", lambda: nn.Fold((5, 4), 2, padding=(1, 0)), fixed(("f32", lambda r: [
+    make(r, (2, 12, 18))])))
+modules("PixelShuffle", lambda: nn.PixelShuffle(2), fixed(("f32", lambda r: [
+    make(r, (2, 8, 3, 4))])))
+modules("PixelUnshuffle", lambda: nn.PixelUnshuffle(2), IMG)
+for name, mk, samples in [
+    ("ZeroPad1d", lambda: nn.ZeroPad1d((1, 2)), SEQ),
+    ("ZeroPad2d", lambda: nn.ZeroPad2d((1, 0, 2, 1)), IMG),
+    ("ZeroPad3d", lambda: nn.ZeroPad3d(1), VOL),
+    ("ConstantPad1d", lambda: nn.ConstantPad1d(2, 0.5), SEQ),
+    ("ConstantPad2d", lambda: nn.ConstantPad2d((1, 2, 0, 1), -1.0), IMG),
+    ("ConstantPad3d", lambda: nn.ConstantPad3d((1, 0, 0, 1, 2, 0), 2.0), VOL),
+    ("ReflectionPad1d", lambda: nn.ReflectionPad1d((2, 1)), SEQ),
+    ("ReflectionPad2d", lambda: nn.ReflectionPad2d(2), IMG),
+    ("ReflectionPad3d", lambda: nn.ReflectionPad3d((1, 0, 2, 1, 0, 1)), VOL),
+    ("ReplicationPad1d", lambda: nn.ReplicationPad1d(3), SEQ),
+    ("ReplicationPad2d", lambda: nn.ReplicationPad2d((0, 2, 1, 3)), IMG),
+    ("ReplicationPad3d", lambda: nn.ReplicationPad3d(1), VOL),
+    ("CircularPad1d", lambda: nn.CircularPad1d((1, 3)), SEQ),
+    ("CircularPad2d", lambda: nn.CircularPad2d(1), IMG),
+    ("CircularPad3d", lambda: nn.CircularPad3d((1, 2, 0, 1, 2, 1)), VOL)]:
+    modules(name, mk, samples)
 
 
 def _materialised(layer, x):
