@@ -212,6 +212,46 @@ add("F.pixel_shuffle", {"F.pixel_shuffle": lambda x: F.pixel_shuffle(x, 2),
                         "F.pixel_unshuffle": lambda x: F.pixel_unshuffle(x, 2)},
     fixed(("f32", lambda r: [make(r, (2, 8, 4, 6))]),
           ("batch_dims_perm", lambda r: [make(r, (2, 3, 4, 6, 4), F64, layout="t")])))
+IMG4 = fixed(("f32", lambda r: [make(r, (2, 3, 4, 5))]),
+             ("perm_f64", lambda r: [make(r, (1, 2, 4, 3), F64, layout="t")]))
+for name, kw in [("nearest", dict(scale_factor=2)), ("nearest(size)", dict(size=(7, 3))),
+                 ("nearest-exact", dict(scale_factor=(1.7, 0.6), mode="nearest-exact")),
+                 ("bilinear", dict(size=(7, 3), mode="bilinear")),
+                 ("bilinear(align)", dict(scale_factor=2.5, mode="bilinear", align_corners=True)),
+                 ("bicubic", dict(size=(5, 8), mode="bicubic")),
+                 ("area", dict(size=(2, 3), mode="area"))]:
+    add(f"F.interpolate({name})",
+        {"F.interpolate": (lambda k: lambda x: F.interpolate(x, **k))(kw)}, IMG4)
+add("F.interpolate(1d)", {"F.interpolate(linear)": lambda x: F.interpolate(
+    x, scale_factor=1.6, mode="linear"), "F.interpolate(nearest)": lambda x: F.interpolate(x, 4)},
+    fixed(("f32", lambda r: [make(r, (2, 3, 5))]), ("slice", lambda r: [make(r, (2, 3, 5),
+                                                                             layout="s")])))
+add("F.interpolate(trilinear)", {"F.interpolate": lambda x: F.interpolate(
+    x, size=(3, 5, 2), mode="trilinear")}, fixed(("f32", lambda r: [make(r, (1, 2, 2, 3, 4))])))
+add("F.upsample", {"F.upsample": lambda x: F.upsample(x, scale_factor=2, mode="bilinear"),
+                   "F.upsample_nearest": lambda x: F.upsample_nearest(x, size=(5, 7)),
+                   "F.upsample_bilinear": lambda x: F.upsample_bilinear(x, scale_factor=2)},
+    fixed(("f32", lambda r: [make(r, (1, 2, 3, 4))])))
+GRID = fixed(("f32", lambda r: [make(r, (2, 3, 4, 5)), make(r, (2, 3, 6, 2), F32, -1.6, 1.6)]),
+             ("f64_perm", lambda r: [make(r, (1, 2, 4, 5), F64, layout="t"),
+                                     make(r, (1, 5, 2, 2), F64, -2.5, 2.5)]))
+for pad in ("zeros", "border", "reflection"):
+    add(f"F.grid_sample({pad})", {
+        "F.grid_sample": lambda x, g, p=pad: F.grid_sample(x, g, padding_mode=p,
+                                                           align_corners=False),
+        "F.grid_sample(align)": lambda x, g, p=pad: F.grid_sample(x, g, padding_mode=p,
+                                                                  align_corners=True)}, GRID)
+    add(f"F.grid_sample(nearest,{pad})", {
+        "F.grid_sample": lambda x, g, p=pad: F.grid_sample(x, g.detach(), mode="nearest",
+                                                           padding_mode=p, align_corners=False)},
+        GRID)
+add("F.affine_grid", {
+    "F.affine_grid": lambda t: F.affine_grid(t, (2, 3, 4, 5), align_corners=False),
+    "F.affine_grid(align)": lambda t: F.affine_grid(t, (2, 3, 4, 5), align_corners=True)},
+    fixed(("f32", lambda r: [make(r, (2, 2, 3))]), ("f64", lambda r: [make(r, (2, 2, 3), F64)])))
+add("F.affine_grid(3d)", {"F.affine_grid": lambda t: F.affine_grid(t, (1, 2, 2, 3, 4),
+                                                                   align_corners=False)},
+    fixed(("f32", lambda r: [make(r, (1, 3, 4))])))
 
 # ----------------------------------------------------------------------------- nn layers
 
@@ -358,6 +398,10 @@ for name, mk, samples in [
     ("CircularPad2d", lambda: nn.CircularPad2d(1), IMG),
     ("CircularPad3d", lambda: nn.CircularPad3d((1, 2, 0, 1, 2, 1)), VOL)]:
     modules(name, mk, samples)
+modules("Upsample", lambda: nn.Upsample(scale_factor=(1.5, 2), mode="bilinear"), IMG)
+modules("Upsample/nearest", lambda: nn.Upsample(size=(5, 9)), IMG)
+modules("UpsamplingNearest2d", lambda: nn.UpsamplingNearest2d(scale_factor=2), IMG)
+modules("UpsamplingBilinear2d", lambda: nn.UpsamplingBilinear2d(size=(5, 7)), IMG)
 
 
 def _materialised(layer, x):

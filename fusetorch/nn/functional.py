@@ -8,6 +8,8 @@ from ._functional.conv import *  # noqa: F401,F403
 from ._functional.conv_transpose import *  # noqa: F401,F403
 from ._functional.dropout import *  # noqa: F401,F403
 from ._functional.fold import *  # noqa: F401,F403
+from ._functional.grid_sample import *  # noqa: F401,F403
+from ._functional.interpolate import *  # noqa: F401,F403
 from ._functional.linear import *  # noqa: F401,F403
 from ._functional.loss import *  # noqa: F401,F403
 from ._functional.normalization import *  # noqa: F401,F403
