@@ -242,7 +242,7 @@ for pad in ("zeros", "border", "reflection"):
         "F.grid_sample(align)": lambda x, g, p=pad: F.grid_sample(x, g, padding_mode=p,
                                                                   align_corners=True)}, GRID)
     add(f"F.grid_sample(nearest,{pad})", {
-        "F.grid_sample": lambda x, g, p=pad: F.grid_sample(x, g.detach(), mode="nearest",
+        "F.grid_sample": lambda x, g, p=pad: F.grid_sample(x, g, mode="nearest",
                                                            padding_mode=p, align_corners=False)},
         GRID)
 add("F.affine_grid", {

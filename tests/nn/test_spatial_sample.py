@@ -249,9 +249,12 @@ def test_grid_sample_gradcheck(pad):
     g = t64(r.uniform(-1.6, 1.6, (1, 2, 3, 2)), True)
     assert gradcheck(lambda a, b: F.grid_sample(a, b, padding_mode=pad, align_corners=False),
                      (x, g))
-    gn = t64(r.uniform(-1.2, 1.2, (1, 2, 3, 2)))
-    assert gradcheck(lambda a: F.grid_sample(a, gn, mode="nearest", padding_mode=pad,
+    gn = t64(r.uniform(-1.2, 1.2, (1, 2, 3, 2)), True)
+    assert gradcheck(lambda a: F.grid_sample(a, gn.detach(), mode="nearest", padding_mode=pad,
                                              align_corners=True), (x,))
+    # nearest: the grid gets a zero gradient (a tensor, as PyTorch gives), not None
+    F.grid_sample(x, gn, mode="nearest", padding_mode=pad, align_corners=True).sum().backward()
+    assert gn.grad is not None and not gn.grad.numpy().any()
 
 
 def test_affine_grid_values_and_gradient():

@@ -115,7 +115,7 @@ def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) ->
     return x
 
 
-def _corner(flat: Tensor, xc: Tensor, yc: Tensor, w: int, h: int, weight: Tensor | None):
+def _corner(flat: Tensor, xc: Tensor, yc: Tensor, w: int, h: int, weight: Tensor) -> Tensor:
     """The image values at integer coordinates (xc, yc) [N, L] (floats), weight-scaled, 0
     outside the image."""
     inside = F.logical_and(F.logical_and(xc >= 0, xc <= w - 1),
@@ -123,9 +123,7 @@ def _corner(flat: Tensor, xc: Tensor, yc: Tensor, w: int, h: int, weight: Tensor
     idx = (F.clamp(yc, 0, h - 1) * w + F.clamp(xc, 0, w - 1)).long()
     n, c, _ = flat.shape
     vals = F.gather(flat, 2, F.expand(F.unsqueeze(idx, 1), n, c, idx.shape[1]))
-    wt = F.where(inside, weight, F.mul(weight, 0.0)) if weight is not None else \
-        F.where(inside, C.ones((), dtype=flat.dtype, device=flat.device),
-                C.zeros((), dtype=flat.dtype, device=flat.device))
+    wt = F.where(inside, weight, F.mul(weight, 0.0))
     return vals * F.unsqueeze(wt, 1)
 
 
@@ -170,8 +168,10 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     iy = _source(g[:, :, 1], h, padding_mode, align_corners)
     flat = F.reshape(input, (n, c, h * w))
     if mode == "nearest":
-        out = _corner(flat, _round_half_even(F.clamp(ix, -2.0, w + 1.0)),
-                      _round_half_even(F.clamp(iy, -2.0, h + 1.0)), w, h, None)
+        cx, cy = F.clamp(ix, -2.0, w + 1.0), F.clamp(iy, -2.0, h + 1.0)
+        # weight 1 that still depends on the grid: its gradient is zeros, as PyTorch's
+        one = (cx + cy) * 0.0 + 1.0
+        out = _corner(flat, _round_half_even(cx), _round_half_even(cy), w, h, one)
     else:
         # corners of a clamped copy: past the edges every corner is outside anyway
         x0, y0 = _floor(F.clamp(ix, -2.0, w + 1.0)), _floor(F.clamp(iy, -2.0, h + 1.0))
