@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import fusetorch as torch
 import fusetorch.nn as nn
@@ -228,9 +229,22 @@ add("F.interpolate(1d)", {"F.interpolate(linear)": lambda x: F.interpolate(
                                                                              layout="s")])))
 add("F.interpolate(trilinear)", {"F.interpolate": lambda x: F.interpolate(
     x, size=(3, 5, 2), mode="trilinear")}, fixed(("f32", lambda r: [make(r, (1, 2, 2, 3, 4))])))
-add("F.upsample", {"F.upsample": lambda x: F.upsample(x, scale_factor=2, mode="bilinear"),
-                   "F.upsample_nearest": lambda x: F.upsample_nearest(x, size=(5, 7)),
-                   "F.upsample_bilinear": lambda x: F.upsample_bilinear(x, scale_factor=2)},
+
+
+def _no_deprecation_warning(fn):
+    def call(*args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return fn(*args)
+    return call
+
+
+add("F.upsample", {
+    "F.upsample": _no_deprecation_warning(lambda x: F.upsample(x, scale_factor=2,
+                                                               mode="bilinear")),
+    "F.upsample_nearest": _no_deprecation_warning(lambda x: F.upsample_nearest(x, size=(5, 7))),
+    "F.upsample_bilinear": _no_deprecation_warning(lambda x: F.upsample_bilinear(
+        x, scale_factor=2))},
     fixed(("f32", lambda r: [make(r, (1, 2, 3, 4))])))
 GRID = fixed(("f32", lambda r: [make(r, (2, 3, 4, 5)), make(r, (2, 3, 6, 2), F32, -1.6, 1.6)]),
              ("f64_perm", lambda r: [make(r, (1, 2, 4, 5), F64, layout="t"),
