@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 
 import fusetorch as torch
 import fusetorch.nn as nn
@@ -284,6 +285,92 @@ for red in ("mean", "sum", "none"):
         fixed(("f32", lambda r: [make(r, (6, 2, 5))]), ("f64", lambda r: [make(r, (6, 2, 5),
                                                                                 F64)])),
         grad_rtol=1e-3)
+# spatial: transposed and 3-d convolution, resampling, fold/unfold, pixel shuffle
+add("F.conv_transpose2d", {"F.conv_transpose2d": F.conv_transpose2d},
+    fixed(("basic", lambda r: [make(r, (2, 4, 3, 4)), make(r, (4, 3, 3, 2)), make(r, (3,))]),
+          ("stride_pad_outpad", lambda r: ([make(r, (2, 4, 3, 4), layout="t"),
+                                             make(r, (4, 3, 3, 3))],
+                                            dict(stride=2, padding=1, output_padding=(1, 0)))),
+          ("groups_dil_f64", lambda r: ([make(r, (1, 4, 3, 3), F64), make(r, (4, 1, 2, 2), F64)],
+                                        dict(groups=2, dilation=(3, 1), output_padding=(2, 0))))))
+add("F.conv_transpose1d", {"F.conv_transpose1d": F.conv_transpose1d},
+    fixed(("basic", lambda r: [make(r, (2, 3, 5)), make(r, (3, 4, 3)), make(r, (4,))]),
+          ("stride_f64", lambda r: ([make(r, (2, 4, 5), F64), make(r, (4, 1, 3), F64)],
+                                    dict(stride=2, padding=1, output_padding=1, groups=2)))))
+add("F.conv3d", {"F.conv3d": F.conv3d},
+    fixed(("basic", lambda r: [make(r, (2, 3, 4, 5, 4)), make(r, (4, 3, 2, 3, 2)),
+                               make(r, (4,))]),
+          ("stride_pad_groups_f64", lambda r: ([make(r, (1, 4, 5, 4, 5), F64),
+                                                make(r, (2, 2, 3, 2, 2), F64)],
+                                               dict(stride=(2, 1, 2), padding=1, groups=2)))))
+add("F.unfold", {"F.unfold": F.unfold},
+    fixed(("basic", lambda r: ([make(r, (2, 3, 5, 6))], dict(kernel_size=(2, 3), dilation=(1, 2),
+                                                             padding=1, stride=(2, 1)))),
+          ("unbatched_f64", lambda r: ([make(r, (3, 4, 4), F64, layout="t")],
+                                       dict(kernel_size=2)))))
+add("F.fold", {"F.fold": F.fold},
+    fixed(("basic", lambda r: ([make(r, (2, 18, 12))], dict(output_size=(5, 6),
+                                                            kernel_size=(2, 3), dilation=(1, 2),
+                                                            padding=1, stride=(2, 1)))),
+          ("tiling_f64", lambda r: ([make(r, (12, 4), F64)], dict(output_size=4, kernel_size=2,
+                                                                  stride=2)))))
+add("F.pixel_shuffle", {"F.pixel_shuffle": lambda x: F.pixel_shuffle(x, 2),
+                        "F.pixel_unshuffle": lambda x: F.pixel_unshuffle(x, 2)},
+    fixed(("f32", lambda r: [make(r, (2, 8, 4, 6))]),
+          ("batch_dims_perm", lambda r: [make(r, (2, 3, 4, 6, 4), F64, layout="t")])))
+IMG4 = fixed(("f32", lambda r: [make(r, (2, 3, 4, 5))]),
+             ("perm_f64", lambda r: [make(r, (1, 2, 4, 3), F64, layout="t")]))
+for name, kw in [("nearest", dict(scale_factor=2)), ("nearest(size)", dict(size=(7, 3))),
+                 ("nearest-exact", dict(scale_factor=(1.7, 0.6), mode="nearest-exact")),
+                 ("bilinear", dict(size=(7, 3), mode="bilinear")),
+                 ("bilinear(align)", dict(scale_factor=2.5, mode="bilinear", align_corners=True)),
+                 ("bicubic", dict(size=(5, 8), mode="bicubic")),
+                 ("area", dict(size=(2, 3), mode="area"))]:
+    add(f"F.interpolate({name})",
+        {"F.interpolate": (lambda k: lambda x: F.interpolate(x, **k))(kw)}, IMG4)
+add("F.interpolate(1d)", {"F.interpolate(linear)": lambda x: F.interpolate(
+    x, scale_factor=1.6, mode="linear"), "F.interpolate(nearest)": lambda x: F.interpolate(x, 4)},
+    fixed(("f32", lambda r: [make(r, (2, 3, 5))]), ("slice", lambda r: [make(r, (2, 3, 5),
+                                                                             layout="s")])))
+add("F.interpolate(trilinear)", {"F.interpolate": lambda x: F.interpolate(
+    x, size=(3, 5, 2), mode="trilinear")}, fixed(("f32", lambda r: [make(r, (1, 2, 2, 3, 4))])))
+
+
+def _no_deprecation_warning(fn):
+    def call(*args):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return fn(*args)
+    return call
+
+
+add("F.upsample", {
+    "F.upsample": _no_deprecation_warning(lambda x: F.upsample(x, scale_factor=2,
+                                                               mode="bilinear")),
+    "F.upsample_nearest": _no_deprecation_warning(lambda x: F.upsample_nearest(x, size=(5, 7))),
+    "F.upsample_bilinear": _no_deprecation_warning(lambda x: F.upsample_bilinear(
+        x, scale_factor=2))},
+    fixed(("f32", lambda r: [make(r, (1, 2, 3, 4))])))
+GRID = fixed(("f32", lambda r: [make(r, (2, 3, 4, 5)), make(r, (2, 3, 6, 2), F32, -1.6, 1.6)]),
+             ("f64_perm", lambda r: [make(r, (1, 2, 4, 5), F64, layout="t"),
+                                     make(r, (1, 5, 2, 2), F64, -2.5, 2.5)]))
+for pad in ("zeros", "border", "reflection"):
+    add(f"F.grid_sample({pad})", {
+        "F.grid_sample": lambda x, g, p=pad: F.grid_sample(x, g, padding_mode=p,
+                                                           align_corners=False),
+        "F.grid_sample(align)": lambda x, g, p=pad: F.grid_sample(x, g, padding_mode=p,
+                                                                  align_corners=True)}, GRID)
+    add(f"F.grid_sample(nearest,{pad})", {
+        "F.grid_sample": lambda x, g, p=pad: F.grid_sample(x, g, mode="nearest",
+                                                           padding_mode=p, align_corners=False)},
+        GRID)
+add("F.affine_grid", {
+    "F.affine_grid": lambda t: F.affine_grid(t, (2, 3, 4, 5), align_corners=False),
+    "F.affine_grid(align)": lambda t: F.affine_grid(t, (2, 3, 4, 5), align_corners=True)},
+    fixed(("f32", lambda r: [make(r, (2, 2, 3))]), ("f64", lambda r: [make(r, (2, 2, 3), F64)])))
+add("F.affine_grid(3d)", {"F.affine_grid": lambda t: F.affine_grid(t, (1, 2, 2, 3, 4),
+                                                                   align_corners=False)},
+    fixed(("f32", lambda r: [make(r, (1, 3, 4))])))
 
 # ----------------------------------------------------------------------------- nn layers
 
@@ -423,6 +510,39 @@ modules("TransformerDecoder", lambda: nn.TransformerDecoder(nn.TransformerDecode
     8, 2, 16, dropout=0.0, batch_first=True, norm_first=True), 2), TGT_MEM)
 modules("Transformer", lambda: nn.Transformer(8, 2, 1, 1, 16, dropout=0.0, batch_first=True),
         fixed(("f32", lambda r: [make(r, (2, 5, 8)), make(r, (2, 3, 8))])))
+# spatial: transposed and 3-d convolution, resampling, fold/unfold, pixel shuffle, padding
+VOL = fixed(("f32", lambda r: [make(r, (2, 2, 4, 5, 4))]))
+modules("ConvTranspose2d", lambda: nn.ConvTranspose2d(3, 4, 3, stride=2, padding=1,
+                                                      output_padding=1), IMG)
+modules("ConvTranspose1d", lambda: nn.ConvTranspose1d(3, 2, 2, stride=2, bias=False), SEQ)
+modules("Conv3d", lambda: nn.Conv3d(2, 3, (2, 3, 2), stride=(1, 2, 1), padding=1), VOL)
+modules("Unfold", lambda: nn.Unfold((2, 3), padding=1, stride=2), IMG)
+modules("Fold", lambda: nn.Fold((5, 4), 2, padding=(1, 0)), fixed(("f32", lambda r: [
+    make(r, (2, 12, 18))])))
+modules("PixelShuffle", lambda: nn.PixelShuffle(2), fixed(("f32", lambda r: [
+    make(r, (2, 8, 3, 4))])))
+modules("PixelUnshuffle", lambda: nn.PixelUnshuffle(2), IMG)
+for name, mk, samples in [
+    ("ZeroPad1d", lambda: nn.ZeroPad1d((1, 2)), SEQ),
+    ("ZeroPad2d", lambda: nn.ZeroPad2d((1, 0, 2, 1)), IMG),
+    ("ZeroPad3d", lambda: nn.ZeroPad3d(1), VOL),
+    ("ConstantPad1d", lambda: nn.ConstantPad1d(2, 0.5), SEQ),
+    ("ConstantPad2d", lambda: nn.ConstantPad2d((1, 2, 0, 1), -1.0), IMG),
+    ("ConstantPad3d", lambda: nn.ConstantPad3d((1, 0, 0, 1, 2, 0), 2.0), VOL),
+    ("ReflectionPad1d", lambda: nn.ReflectionPad1d((2, 1)), SEQ),
+    ("ReflectionPad2d", lambda: nn.ReflectionPad2d(2), IMG),
+    ("ReflectionPad3d", lambda: nn.ReflectionPad3d((1, 0, 2, 1, 0, 1)), VOL),
+    ("ReplicationPad1d", lambda: nn.ReplicationPad1d(3), SEQ),
+    ("ReplicationPad2d", lambda: nn.ReplicationPad2d((0, 2, 1, 3)), IMG),
+    ("ReplicationPad3d", lambda: nn.ReplicationPad3d(1), VOL),
+    ("CircularPad1d", lambda: nn.CircularPad1d((1, 3)), SEQ),
+    ("CircularPad2d", lambda: nn.CircularPad2d(1), IMG),
+    ("CircularPad3d", lambda: nn.CircularPad3d((1, 2, 0, 1, 2, 1)), VOL)]:
+    modules(name, mk, samples)
+modules("Upsample", lambda: nn.Upsample(scale_factor=(1.5, 2), mode="bilinear"), IMG)
+modules("Upsample/nearest", lambda: nn.Upsample(size=(5, 9)), IMG)
+modules("UpsamplingNearest2d", lambda: nn.UpsamplingNearest2d(scale_factor=2), IMG)
+modules("UpsamplingBilinear2d", lambda: nn.UpsamplingBilinear2d(size=(5, 7)), IMG)
 
 
 # misc layers and losses (issue 11: norms, activations, distances, bags, more losses)

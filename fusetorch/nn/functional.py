@@ -7,11 +7,16 @@ from ._functional.activation import *  # noqa: F401,F403
 from ._functional.conv import *  # noqa: F401,F403
 from ._functional.ctc import *  # noqa: F401,F403
 from ._functional.distance import *  # noqa: F401,F403
+from ._functional.conv_transpose import *  # noqa: F401,F403
 from ._functional.dropout import *  # noqa: F401,F403
+from ._functional.fold import *  # noqa: F401,F403
+from ._functional.grid_sample import *  # noqa: F401,F403
+from ._functional.interpolate import *  # noqa: F401,F403
 from ._functional.linear import *  # noqa: F401,F403
 from ._functional.loss import *  # noqa: F401,F403
 from ._functional.normalization import *  # noqa: F401,F403
 from ._functional.padding import *  # noqa: F401,F403
+from ._functional.pixel_shuffle import *  # noqa: F401,F403
 from ._functional.pooling import *  # noqa: F401,F403
 from ._functional.ranking import *  # noqa: F401,F403
 from ._functional.sparse import *  # noqa: F401,F403

@@ -1,9 +1,12 @@
-"""nn.functional: conv1d and conv2d as im2col + one batched matmul.
+"""nn.functional: conv1d, conv2d and conv3d as im2col + one batched matmul.
 
 conv2d = `unfold2d` (the windows as a strided view, [N, C, kh, kw, OH, OW]) reshaped to
 [N, G, Cg*kh*kw, OH*OW], multiplied by the weight as [G, Og, Cg*kh*kw]; the product is already
 [N, G, Og, OH*OW], i.e. the output in NCHW order with no transpose. Its gradient is the matmul's
-and `fold2d` (col2im). conv1d is conv2d over a height-1 image.
+and `fold2d` (col2im). conv1d is conv2d over a height-1 image. conv3d stacks the kd strided
+depth slices that each kernel depth reads as extra input channels (a copy kd times the input)
+and runs one conv2d over every output depth as a batch: [N*OD, C*kd, H, W] with the weight as
+[O, Cg*kd, kh, kw].
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from ...tracer.tensor import Tensor
 from .activation import _label, _owned
 from .padding import pad as _pad
 
-__all__ = ["conv1d", "conv2d"]
+__all__ = ["conv1d", "conv2d", "conv3d"]
 
 
 def _ntuple(value, n: int, name: str) -> tuple:
@@ -123,7 +126,10 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, d
     if nd == 1:  # a height-1 image
         x, w = F.unsqueeze(x, 2), F.unsqueeze(w, 2)
         stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
-    out = _conv2d(x, w, bias, stride, padding, dilation, groups)
+    if nd == 3:
+        out = _conv3d(x, w, bias, stride, padding, dilation, groups)
+    else:
+        out = _conv2d(x, w, bias, stride, padding, dilation, groups)
     if nd == 1:
         out = F.reshape(out, tuple(out.shape[:2]) + tuple(out.shape[3:]))
     if unbatched:
@@ -148,6 +154,26 @@ def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation:
     return out
 
 
+def _conv3d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation: tuple,
+            groups: int) -> Tensor:
+    (sd, dd, pd), kd = (stride[0], dilation[0], padding[0]), w.shape[2]
+    if pd:
+        x = _pad(x, [0, 0, 0, 0, pd, pd])
+    n, c, depth, h, wd = x.shape
+    od = (depth - dd * (kd - 1) - 1) // sd + 1
+    slices = [x[:, :, i * dd:i * dd + sd * (od - 1) + 1:sd] for i in range(kd)]
+    x2 = F.permute(F.stack(slices, 3), (0, 2, 1, 3, 4, 5))  # [N, OD, C, kd, H, W]
+    x2 = F.reshape(x2, (n * od, c * kd, h, wd))
+    o, cg = w.shape[0], w.shape[1]
+    w2 = F.reshape(w, (o, cg * kd) + tuple(w.shape[3:]))
+    out = _conv2d(x2, w2, None, stride[1:], padding[1:], dilation[1:], groups)
+    oh, ow = out.shape[2], out.shape[3]
+    out = F.permute(F.reshape(out, (n, od, o, oh, ow)), (0, 2, 1, 3, 4))
+    if bias is not None:
+        out = out + F.reshape(bias, (o, 1, 1, 1))
+    return out
+
+
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """1-d cross-correlation of input [N, C, L] (or [C, L]) with weight [O, C/groups, k]."""
@@ -160,3 +186,10 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     [O, C/groups, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
+           dilation=1, groups: int = 1) -> Tensor:
+    """3-d cross-correlation of input [N, C, D, H, W] (or [C, D, H, W]) with weight
+    [O, C/groups, kd, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
+    return _conv(input, weight, bias, stride, padding, dilation, groups, 3)

@@ -1,16 +1,19 @@
-"""nn layers: Conv1d and Conv2d, initialised as PyTorch's _ConvNd.reset_parameters."""
+"""nn layers: Conv1d/2d/3d and ConvTranspose1d/2d, initialised as PyTorch's
+_ConvNd.reset_parameters (a transposed weight is [in, out/groups, *k], so its fan_in is
+out/groups * prod(k), as in PyTorch)."""
 from __future__ import annotations
 
 
 from ...tracer import creation as C
 from ...tracer.tensor import Tensor
 from .. import init
-from .._functional.conv import conv1d, conv2d
+from .._functional.conv import conv1d, conv2d, conv3d
+from .._functional.conv_transpose import conv_transpose1d, conv_transpose2d
 from .._functional.padding import pad
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -96,7 +99,7 @@ class _ConvNd(Module):
         return s.format(**self.__dict__)
 
     def _conv_forward(self, input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-        fn = conv1d if self._nd == 1 else conv2d
+        fn = {1: conv1d, 2: conv2d, 3: conv3d}[self._nd]
         if self.padding_mode != "zeros":
             x = pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return fn(x, weight, bias, self.stride, (0,) * self._nd, self.dilation, self.groups)
@@ -133,3 +136,90 @@ class Conv2d(_ConvNd):
                          padding if isinstance(padding, str) else _ntuple(padding, 2),
                          _ntuple(dilation, 2), False, (0, 0), groups, bias, padding_mode,
                          device=device, dtype=dtype)
+
+
+class Conv3d(_ConvNd):
+    """3-d convolution over [N, C_in, D, H, W] (or [C_in, D, H, W]); weight
+    [C_out, C_in/groups, kd, kh, kw]."""
+
+    _nd = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, 3), _ntuple(stride, 3),
+                         padding if isinstance(padding, str) else _ntuple(padding, 3),
+                         _ntuple(dilation, 3), False, (0, 0, 0), groups, bias, padding_mode,
+                         device=device, dtype=dtype)
+
+
+class _ConvTransposeNd(_ConvNd):
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride, padding,
+                 output_padding, groups: int, bias: bool, dilation, padding_mode: str,
+                 device=None, dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(f'Only "zeros" padding mode is supported for '
+                             f"{self.__class__.__name__}")
+        n = self._nd
+        super().__init__(in_channels, out_channels, _ntuple(kernel_size, n), _ntuple(stride, n),
+                         _ntuple(padding, n), _ntuple(dilation, n), True,
+                         _ntuple(output_padding, n), groups, bias, padding_mode,
+                         device=device, dtype=dtype)
+
+    def _output_padding(self, input: Tensor, output_size) -> tuple:
+        """output_padding for a requested output_size, as PyTorch's _ConvTransposeNd does."""
+        if output_size is None:
+            return self.output_padding
+        n = self._nd
+        lead = 2 if input.ndim == n + 2 else 1
+        output_size = list(output_size)
+        if len(output_size) == lead + n:
+            output_size = output_size[lead:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.ndim}D input, output_size must "
+                             f"have {n} or {lead + n} elements (got {len(output_size)})")
+        lo = [(input.shape[d + lead] - 1) * self.stride[d] - 2 * self.padding[d]
+              + self.dilation[d] * (self.kernel_size[d] - 1) + 1 for d in range(n)]
+        hi = [lo[d] + self.stride[d] - 1 for d in range(n)]
+        for size, a, b in zip(output_size, lo, hi):
+            if size < a or size > b:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes "
+                                 f"range from {lo} to {hi} (for an input of "
+                                 f"{input.shape[lead:]})")
+        return tuple(int(s) - a for s, a in zip(output_size, lo))
+
+    def forward(self, input: Tensor, output_size=None) -> Tensor:
+        fn = conv_transpose1d if self._nd == 1 else conv_transpose2d
+        if self._nd == 1 and input.ndim not in (2, 3):
+            raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to "
+                               f"conv_transpose1d, but got input of size: {list(input.shape)}")
+        output_padding = self._output_padding(input, output_size)
+        return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                  self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-d transposed convolution over [N, C_in, L] (or [C_in, L]); weight
+    [C_in, C_out/groups, k]."""
+
+    _nd = 1
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding,
+                         groups, bias, dilation, padding_mode, device=device, dtype=dtype)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-d transposed convolution over [N, C_in, H, W] (or [C_in, H, W]); weight
+    [C_in, C_out/groups, kh, kw]; forward(input, output_size=None) picks output_padding for a
+    requested size."""
+
+    _nd = 2
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding,
+                         groups, bias, dilation, padding_mode, device=device, dtype=dtype)

@@ -1,0 +1,141 @@
+"""nn.functional: conv_transpose1d and conv_transpose2d, the adjoint of a convolution.
+
+A transposed convolution is the input gradient of the convolution with the same weight: one
+batched matmul takes each input pixel to its window of output contributions
+([N, G, Og*kh*kw, H*W] = weight^T @ input), and `fold2d` (col2im) adds the overlapping windows
+into the output image. So its own gradient is `unfold2d` + matmul, a plain convolution.
+output_padding adds rows/columns at the bottom/right that only the padding crop would have
+removed; conv_transpose1d is conv_transpose2d over a height-1 image.
+"""
+from __future__ import annotations
+
+from ...tracer import dispatch as D
+from ...tracer import functional as F
+from ...tracer.tensor import Tensor
+from .activation import _label, _owned
+from .conv import _ntuple, _type_name
+from .padding import pad as _pad
+
+__all__ = ["conv_transpose1d", "conv_transpose2d"]
+
+
+def _out_sizes(spatial, kernel, stride, padding, output_padding, dilation) -> tuple:
+    return tuple((n - 1) * s - 2 * p + d * (k - 1) + op + 1
+                 for n, k, s, p, op, d in zip(spatial, kernel, stride, padding, output_padding,
+                                              dilation))
+
+
+def _check(x: Tensor, weight: Tensor, bias, stride, padding, output_padding, groups, dilation,
+           nd: int) -> None:
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError("non-positive dilation is not supported")
+    if groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
+        # PyTorch reports the 1-d case as the height-1 2-d one
+        (oph, opw), (sh, sw), (dh, dw) = [((unit,) + t if nd == 1 else t) for unit, t in
+                                          ((0, output_padding), (1, stride), (1, dilation))]
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
+                           f"got output_padding_height: {oph} output_padding_width: {opw} "
+                           f"stride_height: {sh} stride_width: {sw} dilation_height: {dh} "
+                           f"dilation_width: {dw}")
+    if weight.shape[0] % groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
+                           f"at dimension 0, but got weight of size [{list(weight.shape)}] "
+                           "instead")
+    if x.shape[1] != weight.shape[0]:
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"input{list(x.shape)} to have {weight.shape[0]} channels, but got "
+                           f"{x.shape[1]} channels instead")
+    out_ch = weight.shape[1] * groups
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_ch):
+        raise RuntimeError(f"Given transposed=1, weight of size {list(weight.shape)}, expected "
+                           f"bias to be 1-dimensional with {out_ch} elements, but got bias of "
+                           f"size {list(bias.shape)} instead")
+    if x._dtype is not weight._dtype or bias is not None and bias._dtype is not weight._dtype:
+        other = weight if x._dtype is not weight._dtype else bias
+        raise RuntimeError(f"expected scalar type {_type_name(x)[6:].replace('Tensor', '')} "
+                           f"but found {_type_name(other)[6:].replace('Tensor', '')}")
+
+
+def _conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output_padding,
+                    groups: int, dilation, nd: int) -> Tensor:
+    name = f"conv_transpose{nd}d"
+    if input.ndim not in (nd + 1, nd + 2):
+        raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
+                           f"{name}, but got input of size: {list(input.shape)}")
+    if isinstance(padding, str):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not str")
+    if weight.ndim != nd + 2:
+        raise RuntimeError(f"Expected {nd + 2}-dimensional weight for {name}, but got weight "
+                           f"of size {list(weight.shape)}")
+    stride = _ntuple(stride, nd, "stride")
+    padding = _ntuple(padding, nd, "padding")
+    output_padding = _ntuple(output_padding, nd, "output_padding")
+    dilation = _ntuple(dilation, nd, "dilation")
+    groups = int(groups)
+    unbatched = input.ndim == nd + 1
+    x = F.unsqueeze(input, 0) if unbatched else input
+    _check(x, weight, bias, stride, padding, output_padding, groups, dilation, nd)
+    kernel = tuple(weight.shape[2:])
+    out = _out_sizes(tuple(x.shape[2:]), kernel, stride, padding, output_padding, dilation)
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"Given input size per channel: "
+                           f"({' x '.join(str(s) for s in x.shape[2:])}). Calculated output size "
+                           f"per channel: ({' x '.join(map(str, out))}). Output size is too small")
+    w = weight
+    if nd == 1:  # a height-1 image
+        x, w = F.unsqueeze(x, 2), F.unsqueeze(w, 2)
+        stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
+        output_padding = (0,) + output_padding
+    r = _conv_transpose2d(x, w, stride, padding, output_padding, groups, dilation)
+    if bias is not None:
+        r = r + F.reshape(bias, (bias.shape[0], 1, 1))
+    if nd == 1:
+        r = F.reshape(r, tuple(r.shape[:2]) + tuple(r.shape[3:]))
+    if unbatched:
+        r = F.reshape(r, tuple(r.shape[1:]))
+    return _label(_owned(r, input, weight, bias), "ConvolutionBackward0", input, weight, bias)
+
+
+def _conv_transpose2d(x: Tensor, w: Tensor, stride, padding, output_padding, groups: int,
+                      dilation) -> Tensor:
+    n, cin, h, wd = x.shape
+    _, cog, kh, kw = w.shape
+    cig = cin // groups
+    wt = F.transpose(F.reshape(w, (groups, cig, cog * kh * kw)), 1, 2)  # [G, Og*kh*kw, Cg]
+    cols = D.apply("matmul", [wt, F.reshape(x, (n, groups, cig, h * wd))], {})
+    cols = F.reshape(cols, (n, groups * cog, kh, kw, h, wd))
+    attrs = {"kernel": (kh, kw), "stride": tuple(stride), "dilation": tuple(dilation)}
+    size = _out_sizes((h, wd), (kh, kw), stride, padding, output_padding, dilation)
+    if all(op < s for op, s in zip(output_padding, stride)):
+        # the padded output holds exactly the h x w windows: fold straight into it
+        return D.apply("fold2d", [cols], dict(attrs, size=size, padding=tuple(padding)))
+    # output_padding >= stride (allowed when below the dilation): fold the whole extent, then
+    # crop the padding and add output_padding's zeros
+    full = _out_sizes((h, wd), (kh, kw), stride, (0, 0), (0, 0), dilation)
+    r = D.apply("fold2d", [cols], dict(attrs, size=full, padding=(0, 0)))
+    (ph, pw), (oph, opw) = padding, output_padding
+    return _pad(r, [-pw, opw - pw, -ph, oph - ph])
+
+
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """1-d transposed convolution of input [N, C_in, L] (or [C_in, L]) with weight
+    [C_in, C_out/groups, k]."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 1)
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """2-d transposed convolution ("deconvolution") of input [N, C_in, H, W] (or [C_in, H, W])
+    with weight [C_in, C_out/groups, kh, kw]."""
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 2)

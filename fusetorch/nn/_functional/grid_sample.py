@@ -1,0 +1,192 @@
+"""nn.functional: affine_grid and grid_sample (4-D input: bilinear or nearest sampling,
+padding_mode zeros / border / reflection).
+
+grid_sample follows PyTorch's grid_sampler_2d: grid values in [-1, 1] are unnormalised to pixel
+coordinates, clipped or reflected by padding_mode, and each output pixel reads the input at the
+integer corners around its coordinate (`gather` on the flattened image; its gradient is a
+scatter-add), weighted by the bilinear weights, whose derivative is the gradient with respect to
+the grid. A corner outside the image gets weight 0 (padding_mode 'zeros').
+
+There is no floor primitive: `_floor` casts to int64 (truncation) and steps down where that
+rounded up, on a value clamped into a range where the cast is exact. The integer corner indices
+come out of the graph the same way, so compiled replays compute them from the data too.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ...tracer import creation as C
+from ...tracer import dispatch as D
+from ...tracer import functional as F
+from ...tracer.tensor import Tensor
+
+__all__ = ["affine_grid", "grid_sample"]
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
+                  "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
+                  "See the documentation of grid_sample for details.")
+
+
+def _linspace(n: int, align_corners: bool) -> np.ndarray:
+    """PyTorch's linspace_from_neg_one: pixel centres in [-1, 1] coordinates."""
+    if n <= 1:
+        return np.zeros(max(n, 0))
+    r = np.linspace(-1.0, 1.0, n)
+    return r if align_corners else r * (n - 1) / n
+
+
+def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+    """Sampling grid [N, H, W, 2] (or [N, D, H, W, 3]) of the affine maps theta [N, 2, 3]
+    (or [N, 3, 4]) applied to the output pixels' normalised coordinates."""
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if not theta._dtype.is_floating_point:
+        raise ValueError(f"Expected theta to have floating point type, but got {theta._dtype}")
+    size = tuple(int(s) for s in size)
+    if len(size) == 4:
+        nd, want = 2, (2, 3)
+    elif len(size) == 5:
+        nd, want = 3, (3, 4)
+    else:
+        raise NotImplementedError(f"affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != want:
+        raise ValueError(f"Expected a batch of {nd}D affine matrices of shape Nx{want[0]}x"
+                         f"{want[1]} for size {size}. Got {theta.shape}.")
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if align_corners and max(size[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
+                      "when align_corners=True. This is not an intended use case of affine_grid. "
+                      "See the documentation of affine_grid for details.", stacklevel=2)
+    n = size[0]
+    if theta.shape[0] != n:
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{n}, {nd + 1}] but got: [{theta.shape[0]}, {nd + 1}].")
+    spatial = size[2:]
+    # base[..., :] = (x, y[, z], 1): x runs along the last dim
+    axes = [_linspace(s, align_corners) for s in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")  # (D,) H, W order
+    base = np.stack([m for m in reversed(mesh)] + [np.ones(spatial)], axis=-1)
+    base = C.tensor(base.reshape(1, -1, nd + 1), dtype=theta.dtype, device=theta.device)
+    grid = F.matmul(F.expand(base, n, base.shape[1], nd + 1), F.transpose(theta, 1, 2))
+    return F.reshape(grid, (n,) + spatial + (nd,))
+
+
+# ----------------------------------------------------------------------------- grid_sample
+
+def _floor(t: Tensor) -> Tensor:
+    """floor(t) as a float tensor, for |t| below 2**40 (callers clamp first)."""
+    tr = F.clamp(t, -2.0 ** 40, 2.0 ** 40).long().to(t.dtype)
+    return F.where(tr > t, tr - 1, tr)
+
+
+def _clip(t: Tensor, size: int) -> Tensor:
+    """PyTorch's clip_coordinates; its gradient is 0 at and past both ends."""
+    zero = F.mul(t, 0.0)
+    return F.where(t <= 0, zero, F.where(t >= size - 1, zero + (size - 1), t))
+
+
+def _reflect(t: Tensor, twice_low: int, twice_high: int) -> Tensor:
+    """PyTorch's reflect_coordinates: fold t into [low, high] by mirroring at both ends."""
+    if twice_low == twice_high:
+        return F.mul(t, 0.0)
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    t = (t - low).abs()
+    flips = _floor(t / span)
+    extra = t - flips * span  # fmod(t, span), t >= 0
+    even = (flips - _floor(flips / 2) * 2) == 0
+    return F.where(even, extra + low, (span - extra) + low)
+
+
+def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    if align_corners:
+        x = (coord + 1) / 2 * (size - 1)
+    else:
+        x = ((coord + 1) * size - 1) / 2
+    if padding_mode == "border":
+        x = _clip(x, size)
+    elif padding_mode == "reflection":
+        x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
+        x = _clip(x, size)
+    return x
+
+
+def _corner(flat: Tensor, xc: Tensor, yc: Tensor, w: int, h: int, weight: Tensor) -> Tensor:
+    """The image values at integer coordinates (xc, yc) [N, L] (floats), weight-scaled, 0
+    outside the image."""
+    inside = F.logical_and(F.logical_and(xc >= 0, xc <= w - 1),
+                           F.logical_and(yc >= 0, yc <= h - 1))
+    idx = (F.clamp(yc, 0, h - 1) * w + F.clamp(xc, 0, w - 1)).long()
+    n, c, _ = flat.shape
+    vals = F.gather(flat, 2, F.expand(F.unsqueeze(idx, 1), n, c, idx.shape[1]))
+    wt = F.where(inside, weight, F.mul(weight, 0.0))
+    return vals * F.unsqueeze(wt, 1)
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """Sample input [N, C, H, W] at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]): [N, C, Ho, Wo]."""
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, stacklevel=2)
+        align_corners = False
+    if input.ndim != grid.ndim:
+        raise RuntimeError(f"grid_sampler(): expected {input.ndim}D input and grid with same "
+                           f"number of dimensions, but got input with sizes {list(input.shape)} "
+                           f"and grid with sizes {list(grid.shape)}")
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last "
+                           f"dimension, but got grid with sizes {list(grid.shape)}")
+    if input.ndim != 4:
+        raise NotImplementedError("grid_sample: only 4-D input (2-d sampling) is supported by "
+                                  "fusetorch")
+    if mode == "bicubic":
+        raise NotImplementedError("grid_sample: mode='bicubic' is not supported by fusetorch")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"grid_sampler_2d_cpu_kernel_impl" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
+    if grid._dtype is not input._dtype:
+        raise RuntimeError(f"expected scalar type {D._torch_name(input._dtype)} but found "
+                           f"{D._torch_name(grid._dtype)}")
+    n, c, h, w = input.shape
+    ho, wo = grid.shape[1], grid.shape[2]
+    g = F.reshape(grid, (n, ho * wo, 2))
+    ix = _source(g[:, :, 0], w, padding_mode, align_corners)
+    iy = _source(g[:, :, 1], h, padding_mode, align_corners)
+    flat = F.reshape(input, (n, c, h * w))
+    if mode == "nearest":
+        cx, cy = F.clamp(ix, -2.0, w + 1.0), F.clamp(iy, -2.0, h + 1.0)
+        # weight 1 that still depends on the grid: its gradient is zeros, as PyTorch's
+        one = (cx + cy) * 0.0 + 1.0
+        out = _corner(flat, _round_half_even(cx), _round_half_even(cy), w, h, one)
+    else:
+        # corners of a clamped copy: past the edges every corner is outside anyway
+        x0, y0 = _floor(F.clamp(ix, -2.0, w + 1.0)), _floor(F.clamp(iy, -2.0, h + 1.0))
+        x1, y1 = x0 + 1, y0 + 1
+        out = (_corner(flat, x0, y0, w, h, (x1 - ix) * (y1 - iy))
+               + _corner(flat, x1, y0, w, h, (ix - x0) * (y1 - iy))
+               + _corner(flat, x0, y1, w, h, (x1 - ix) * (iy - y0))
+               + _corner(flat, x1, y1, w, h, (ix - x0) * (iy - y0)))
+    return F.reshape(out, (n, c, ho, wo))
+
+
+def _round_half_even(t: Tensor) -> Tensor:
+    """nearbyint: the nearest integer, ties to even (as PyTorch's nearest mode rounds)."""
+    r = _floor(t + 0.5)
+    tie = (r - t) == 0.5
+    odd = (r - _floor(r / 2) * 2) == 1
+    return F.where(F.logical_and(tie, odd), r - 1, r)
+

@@ -1,0 +1,209 @@
+"""nn.functional: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear,
+area) and the deprecated upsample / upsample_nearest / upsample_bilinear.
+
+Every mode but 'area' is separable, as PyTorch's CPU kernels compute it: one spatial dim at a
+time, each output position reads a few input positions (taps) with fixed weights. Indices and
+weights depend only on the shapes, so they are computed here in numpy with PyTorch's formulas
+(source index, float32 scale for float32 inputs) and applied as `index_select` along the dim
+times a constant weight; the gradient is index_select's scatter-add. 'area' is adaptive average
+pooling, as in PyTorch.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ...ir import dtypes as DT
+from ...tracer import creation as C
+from ...tracer import dispatch as D
+from ...tracer import functional as F
+from ...tracer.tensor import Tensor
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+
+__all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
+
+_MODES = "nearest | linear | bilinear | bicubic | trilinear | lanczos | area | nearest-exact"
+_LINEAR_NDIM = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+
+
+def _sizes(input: Tensor, size, scale_factor, mode: str, recompute_scale_factor):
+    """(output sizes, scales or None per dim) as PyTorch's interpolate works them out."""
+    dim = input.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != dim:
+                raise ValueError(
+                    "Input and output must have the same number of spatial dimensions, but got "
+                    f"input with spatial dimensions of {list(input.shape[2:])} and output size "
+                    f"of {size}. Please provide input tensor in (N, C, d1, d2, ...,dK) format "
+                    "and output size in (o1, o2, ...,oK) format.")
+            if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool)
+                       for s in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] "
+                                "or Tuple[int, int, int], but got size with types "
+                                f"{[type(s) for s in size]}")
+            out = [int(s) for s in size]
+        else:
+            out = [int(size)] * dim
+        scales = None
+    elif scale_factor is not None:
+        if isinstance(scale_factor, (list, tuple)):
+            if len(scale_factor) != dim:
+                raise ValueError(
+                    "Input and scale_factor must have the same number of spatial dimensions, but "
+                    f"got input with spatial dimensions of {list(input.shape[2:])} and "
+                    f"scale_factor of shape {scale_factor}. Please provide input tensor in (N, C, "
+                    "d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+            scales = [float(s) for s in scale_factor]
+        else:
+            scales = [float(scale_factor)] * dim
+        out = [math.floor(float(n) * s) for n, s in zip(input.shape[2:], scales)]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+    if recompute_scale_factor or mode == "area":
+        scales = None  # the kernels recompute the scale from the integer sizes
+    return out, scales if scales is not None else [None] * dim
+
+
+def _inv_scale(np_t, scale, n_in: int, n_out: int):
+    """PyTorch's compute_scales_value: 1/scale_factor when given, else in/out (in np_t)."""
+    if scale is not None and scale > 0:
+        return np_t(1.0 / scale)
+    return np_t(np_t(n_in) / np_t(n_out))
+
+
+def _nearest_taps(mode: str, n_in: int, n_out: int, scale) -> list:
+    o = np.arange(n_out)
+    s = _inv_scale(np.float32, scale, n_in, n_out)
+    if mode == "nearest-exact":
+        src = np.floor(((o + 0.5) * np.float64(s)).astype(np.float32))
+    elif n_out == n_in:
+        src = o
+    elif n_out == 2 * n_in:
+        src = o >> 1
+    else:
+        src = np.floor(o.astype(np.float32) * s)
+    return [(np.minimum(src.astype(np.int64), n_in - 1), None)]
+
+
+def _cubic_weights(t):
+    a = -0.75
+    conv1 = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1  # noqa: E731  |x| <= 1
+    conv2 = lambda x: ((a * x - 5 * a) * x + 8 * a) * x - 4 * a  # noqa: E731  1 < |x| < 2
+    return [conv2(t + 1), conv1(t), conv1(1 - t), conv2(2 - t)]
+
+
+def _linear_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, np_t) -> list:
+    o = np.arange(n_out).astype(np_t)
+    if align_corners:
+        s = np_t(np_t(n_in - 1) / np_t(n_out - 1)) if n_out > 1 else np_t(0)
+        src = s * o
+    else:
+        s = _inv_scale(np_t, scale, n_in, n_out)
+        src = s * (o + np_t(0.5)) - np_t(0.5)
+        if mode != "bicubic":
+            src = np.maximum(src, np_t(0))
+    i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
+    lam = np.clip(src - i0.astype(np_t), 0, 1).astype(np_t)
+    if mode == "bicubic":
+        return [(np.clip(i0 - 1 + j, 0, n_in - 1), w.astype(np_t))
+                for j, w in enumerate(_cubic_weights(lam))]
+    i1 = i0 + (i0 < n_in - 1)
+    return [(i0, (1 - lam).astype(np_t)), (i1, lam)]
+
+
+def _resample(x: Tensor, dim: int, taps: list) -> Tensor:
+    idx0, w0 = taps[0]
+    if w0 is None and np.array_equal(idx0, np.arange(x.shape[dim])):
+        return x
+    shape = [1] * x.ndim
+    shape[dim] = -1
+    out = None
+    for idx, w in taps:
+        part = F.index_select(x, dim, C.tensor(idx, device=x.device))
+        if w is not None:
+            part = part * C.tensor(w.reshape(shape), dtype=x.dtype, device=x.device)
+        out = part if out is None else out + part
+    return out
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resize the spatial dims of [N, C, *spatial] (1 to 3 of them) to `size` or by
+    `scale_factor`; sampling as PyTorch's kernels sample (source-index formulas included)."""
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes: "
+                             "linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if input.ndim not in (3, 4, 5) or mode not in _MODES.split(" | "):
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                  f"(got {input.ndim}D) for the modes: {_MODES} (got {mode})")
+    out, scales = _sizes(input, size, scale_factor, mode, recompute_scale_factor)
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes "
+                         "and requires a 4-D tensor as input")
+    want = _LINEAR_NDIM.get(mode)
+    if want is not None and input.ndim != want:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want}D input")
+    if antialias or mode == "lanczos":
+        raise NotImplementedError(f"interpolate: antialias and mode='lanczos' are not supported "
+                                  f"by fusetorch (got mode={mode!r}, antialias={antialias})")
+    spatial = tuple(input.shape[2:])
+    if any(s <= 0 for s in spatial) or any(o <= 0 for o in out):
+        names = "DHW"[3 - len(spatial):]
+        fmt = lambda v: ", ".join(f"{a}: {b}" for a, b in zip(names, v))  # noqa: E731
+        sep = " and " if len(spatial) == 1 else " "  # PyTorch's 1-d message has the "and"
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({fmt(spatial)}){sep}output ({fmt(out)})")
+    if mode == "area":
+        if input.ndim == 5:
+            raise NotImplementedError("interpolate: mode='area' on 5-D input (adaptive_avg_pool3d)"
+                                      " is not supported by fusetorch")
+        pool = adaptive_avg_pool1d if input.ndim == 3 else adaptive_avg_pool2d
+        return pool(input, out[0] if input.ndim == 3 else tuple(out))
+    if not input._dtype.is_floating_point and not (mode.startswith("nearest") and
+                                                   input._dtype is DT.uint8):
+        kernel = {"nearest": "nearest", "nearest-exact": "nearest", "bicubic": "cubic"}.get(
+            mode, "linear")
+        raise NotImplementedError(f'"compute_indices_weights_{kernel}" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
+    np_t = np.float64 if input._dtype is DT.float64 else np.float32
+    x = input
+    for d, (n_in, n_out, s) in enumerate(zip(spatial, out, scales)):
+        if mode in ("nearest", "nearest-exact"):
+            taps = _nearest_taps(mode, n_in, n_out, s)
+        else:
+            taps = _linear_taps(mode, n_in, n_out, s, align_corners, np_t)
+        x = _resample(x, 2 + d, taps)
+    return x.clone() if x is input else x
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """Deprecated spelling of `interpolate`."""
+    warnings.warn("`nn.functional.upsample` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: interpolate(mode='nearest')."""
+    warnings.warn("`nn.functional.upsample_nearest` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """Deprecated: interpolate(mode='bilinear', align_corners=True)."""
+    warnings.warn("`nn.functional.upsample_bilinear` is deprecated. Use "
+                  "`nn.functional.interpolate` instead.", stacklevel=2)
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)

@@ -1,0 +1,50 @@
+"""nn.functional: pixel_shuffle and pixel_unshuffle, a reshape, a permute and a reshape.
+
+pixel_shuffle moves channel c*r*r + i*r + j to output pixel (h*r + i, w*r + j) of channel c;
+pixel_unshuffle is its inverse. Any leading dims are batch dims, as in PyTorch.
+"""
+from __future__ import annotations
+
+from ...tracer import functional as F
+from ...tracer.tensor import Tensor
+
+__all__ = ["pixel_shuffle", "pixel_unshuffle"]
+
+
+def _check(input: Tensor, factor: int, name: str, what: str) -> None:
+    if input.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {input.ndim} dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """[*, C*r*r, H, W] -> [*, C, H*r, W*r]."""
+    r = int(upscale_factor)
+    _check(input, r, "pixel_shuffle", "upscale_factor")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    k = len(lead)
+    x = F.reshape(input, (*lead, c // (r * r), r, r, h, w))
+    x = F.permute(x, tuple(range(k)) + tuple(k + d for d in (0, 3, 1, 4, 2)))
+    return F.reshape(x, (*lead, c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """[*, C, H*r, W*r] -> [*, C*r*r, H, W]."""
+    r = int(downscale_factor)
+    _check(input, r, "pixel_unshuffle", "downscale_factor")
+    *lead, c, h, w = input.shape
+    for size, dim, name in ((h, -2, "height"), (w, -1, "width")):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by "
+                               f"downscale_factor, but input.size({dim})={size} is not "
+                               f"divisible by {r}")
+    k = len(lead)
+    x = F.reshape(input, (*lead, c, h // r, r, w // r, r))
+    x = F.permute(x, tuple(range(k)) + tuple(k + d for d in (0, 2, 4, 1, 3)))
+    return F.reshape(x, (*lead, c * r * r, h // r, w // r))
