@@ -737,5 +737,7 @@ elementwise("floor_divide", 2, "same", "ft_floor_divide{f}({0}, {1})",
 
 for _name, _c, _ufunc in [("bitwise_left_shift", "<<", "left_shift"),
                           ("bitwise_right_shift", ">>", "right_shift")]:
+    # integers only (bool shifts are an error in PyTorch), and kernels compute floats and
+    # bools: never fused
     elementwise(_name, 2, "integral", f"({{0}} {_c} {{1}})",
-                (lambda u: lambda xp: getattr(xp, u))(_ufunc), vjp=vjp_zero)
+                (lambda u: lambda xp: getattr(xp, u))(_ufunc), vjp=vjp_zero, fusible=False)

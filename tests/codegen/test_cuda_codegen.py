@@ -71,7 +71,9 @@ def _unary_all(x):
     return tuple(f(x) * 1.5 for f in (
         torch.neg, torch.exp, torch.log, torch.log1p, torch.expm1, torch.sqrt, torch.sin,
         torch.cos, torch.tanh, torch.sigmoid, torch.erf, torch.abs, torch.sign, torch.relu,
-        torch.log2, torch.erfinv))
+        torch.log2, torch.erfinv, torch.tan, torch.asin, torch.acos, torch.atan, torch.sinh,
+        torch.cosh, torch.asinh, torch.acosh, torch.atanh, torch.log10, torch.exp2, torch.floor,
+        torch.ceil, torch.trunc, torch.round))
 
 
 def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing
@@ -79,7 +81,9 @@ def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing
     return (x + y, x - y, x * y, x / y, torch.pow(x, y), torch.maximum(x, y),
             torch.minimum(x, y), x == y, x != y, x < y, x <= y, x > y, x >= y,
             torch.where(p, x, y), x.clamp(-0.5, 0.5), x.clamp(min=0.1), torch.logical_not(p),
-            p & q, p | q, p ^ q, p.to(x.dtype) * y, (x * 2).double() + 1)
+            p & q, p | q, p ^ q, p.to(x.dtype) * y, (x * 2).double() + 1,
+            torch.atan2(x, y), torch.hypot(x, y), torch.logaddexp(x, y), x % y,
+            torch.fmod(x, y), x // y)
 
 
 def _cases():
