@@ -43,6 +43,12 @@ for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the o
 from .tracer import functional_math as _math
 for _name in _math.PUBLIC:  # torch.remainder, torch.isnan, torch.logsumexp, ...
     globals()[_name] = getattr(_math, _name)
+from .tracer import functional_shape as _shape
+for _name in _shape.PUBLIC + _shape.TORCH_ONLY:  # torch.tril, torch.einsum, torch.scatter, ...
+    globals()[_name] = getattr(_shape, _name)
+from . import linalg  # noqa: E402  (torch.linalg)
+for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch.cdist, ...
+    globals()[_name] = linalg.TORCH_PUBLIC[_name]
 from .tracer.printing import set_printoptions
 from .tracer.strided import as_strided, frombuffer
 from .serialization import load, save

@@ -764,3 +764,147 @@ RANDOM_IN_TRAINING = "dropout in training mode is random; its eval form is cover
 # misc layers and losses (issue 11)
 SKIPPED["F.gumbel_softmax"] = _RANDOM + " (tests/nn/test_layers_more.py: sums, one-hot, " \
     "straight-through gradient)"
+
+# shapes, products, scatters (tracer/functional_shape.py) and linear algebra (fusetorch/linalg)
+def mp(method: str, *bound, **kw):
+    """The Tensor method with positional arguments bound."""
+    return lambda x, *a, **k: getattr(x, method)(*bound, *a, **kw, **k)
+
+
+def _sq(r, n=3, dtype=F64, batch=()):
+    a = r.uniform(-0.3, 0.3, batch + (n, n)) + 2 * np.eye(n)
+    return torch.from_numpy(a.astype(_NP[dtype]))
+
+
+def _spd(r, n=3, dtype=F64):
+    a = r.uniform(-1, 1, (n, n))
+    return torch.from_numpy((a @ a.T + n * np.eye(n)).astype(_NP[dtype]))
+
+
+M34 = fixed(("f32", lambda r: [make(r, (3, 4))]), ("f64_perm", lambda r: [make(r, (3, 4), F64,
+                                                                                 layout="t")]))
+add("tril_triu", {"torch.tril": op("tril", diagonal=-1), "Tensor.tril": mp("tril", 1),
+                  "Tensor.tril_": inplace("tril_"), "torch.triu": op("triu"),
+                  "Tensor.triu": m("triu", diagonal=1), "Tensor.triu_": inplace("triu_")}, X3)
+add("diagonals", {"torch.diagonal": op("diagonal", offset=1), "Tensor.diagonal": m("diagonal"),
+                  "torch.diag": op("diag", diagonal=-1), "Tensor.diag": m("diag"),
+                  "torch.trace": op("trace"), "Tensor.trace": m("trace"),
+                  "torch.diag_embed": op("diag_embed", offset=1),
+                  "Tensor.diag_embed": m("diag_embed")}, M34)
+add("rearrange", {"torch.roll": op("roll", shifts=(1, -2), dims=(0, 1)),
+                  "Tensor.roll": mp("roll", 2), "torch.rot90": op("rot90"),
+                  "Tensor.rot90": mp("rot90", 3, (1, 0)), "torch.fliplr": op("fliplr"),
+                  "Tensor.fliplr": m("fliplr"), "torch.flipud": op("flipud"),
+                  "Tensor.flipud": m("flipud"), "torch.movedim": op("movedim", source=0,
+                                                                     destination=1),
+                  "Tensor.movedim": mp("movedim", 1, 0), "torch.moveaxis": op("moveaxis",
+                                                                             source=1,
+                                                                             destination=0),
+                  "Tensor.moveaxis": mp("moveaxis", 0, 1), "torch.tile": op("tile", dims=(2,)),
+                  "Tensor.tile": mp("tile", (2, 1, 1)),
+                  "torch.broadcast_to": op("broadcast_to", size=(2, 3, 4)),
+                  "Tensor.broadcast_to": mp("broadcast_to", (2, 3, 4)),
+                  "torch.broadcast_tensors": lambda x: torch.broadcast_tensors(x, x[:1]),
+                  "torch.select": op("select", dim=1, index=-1),
+                  "Tensor.select": mp("select", 0, 1),
+                  "Tensor.unfold": mp("unfold", 1, 2, 1),
+                  "torch.repeat_interleave": op("repeat_interleave", repeats=2, dim=1),
+                  "Tensor.repeat_interleave": mp("repeat_interleave", 2)}, M34)
+add("stacking", {f"torch.{n}": (lambda n: lambda a, b: getattr(torch, n)([a, b]))(n) for n in (
+    "vstack", "hstack", "dstack", "column_stack", "row_stack")} | {
+    f"torch.{n}": (lambda n: lambda a, b: getattr(torch, n)(a, b))(n) for n in (
+        "atleast_1d", "atleast_2d", "atleast_3d")} | {
+    "torch.meshgrid": lambda a, b: torch.meshgrid(a[0], b[:, 0], indexing="xy")}, fixed(
+    ("f32", lambda r: [make(r, (3, 4)), make(r, (3, 4), layout="t")]),
+    ("f64", lambda r: [make(r, (3, 4), F64), make(r, (3, 4), F64)])))
+add("products", {"torch.outer": lambda a, b: torch.outer(a[0], b[0]),
+                 "Tensor.outer": lambda a, b: a[0].outer(b[1]),
+                 "torch.ger": lambda a, b: torch.ger(a[0], b[0]),
+                 "Tensor.ger": lambda a, b: a[1].ger(b[0]),
+                 "torch.inner": torch.inner, "Tensor.inner": m("inner"),
+                 "torch.kron": torch.kron, "Tensor.kron": m("kron"),
+                 "torch.tensordot": lambda a, b: torch.tensordot(a, b, ([1], [1])),
+                 "torch.einsum": lambda a, b: torch.einsum("ij,kj->ik", a, b),
+                 "torch.einsum(...)": lambda a, b: torch.einsum("...j,...j", a, b),
+                 "torch.cdist": torch.cdist, "torch.dist": torch.dist, "Tensor.dist": m("dist", p=3)},
+    fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (3, 4), layout="t")]),
+          ("f64", lambda r: [make(r, (3, 4), F64), make(r, (3, 4), F64)])))
+add("addmm_family", {"torch.addmm": lambda i, a, b: torch.addmm(i, a, b, beta=0.5, alpha=2),
+                     "Tensor.addmm": lambda i, a, b: i.addmm(a, b),
+                     "Tensor.addmm_": lambda i, a, b: i.clone().addmm_(a, b, beta=2),
+                     "torch.addmv": lambda i, a, b: torch.addmv(i[:, 0], a, b[:, 0]),
+                     "Tensor.addmv": lambda i, a, b: i[:, 1].addmv(a, b[:, 1], alpha=3),
+                     "Tensor.addmv_": lambda i, a, b: i[:, 1].clone().addmv_(a, b[:, 1]),
+                     "torch.addbmm": lambda i, a, b: torch.addbmm(i, a[None], b[None]),
+                     "Tensor.addbmm": lambda i, a, b: i.addbmm(a[None], b[None]),
+                     "Tensor.addbmm_": lambda i, a, b: i.clone().addbmm_(a[None], b[None]),
+                     "torch.baddbmm": lambda i, a, b: torch.baddbmm(i, a[None], b[None]),
+                     "Tensor.baddbmm": lambda i, a, b: i[None].baddbmm(a[None], b[None]),
+                     "Tensor.baddbmm_": lambda i, a, b: i[None].clone().baddbmm_(a[None],
+                                                                                 b[None])},
+    fixed(("f32", lambda r: [make(r, (2, 4)), make(r, (2, 3)), make(r, (3, 4), layout="t")]),
+          ("f64", lambda r: [make(r, (2, 4), F64), make(r, (2, 3), F64), make(r, (3, 4), F64)])))
+_I = lambda: torch.tensor([[1, 0, 2, 2], [0, 2, 1, 0]])  # noqa: E731
+add("scatters", {"torch.scatter": lambda x, s: torch.scatter(x, 0, _I(), s),
+                 "Tensor.scatter": lambda x, s: x.scatter(0, _I(), 2.5),
+                 "Tensor.scatter_": lambda x, s: x.clone().scatter_(0, _I(), s, reduce="add"),
+                 "torch.scatter_reduce": lambda x, s: torch.scatter_reduce(x, 0, _I(), s, "sum"),
+                 "Tensor.scatter_reduce": lambda x, s: x.scatter_reduce(0, _I(), s, "mean",
+                                                                        include_self=False),
+                 "Tensor.scatter_reduce_": lambda x, s: x.clone().scatter_reduce_(0, _I(), s,
+                                                                                  "mean"),
+                 "torch.index_add": lambda x, s: torch.index_add(x, 0, torch.tensor([2, 2]), s),
+                 "Tensor.index_add": lambda x, s: x.index_add(0, torch.tensor([0, 2]), s,
+                                                              alpha=2),
+                 "Tensor.index_add_": lambda x, s: x.clone().index_add_(0, torch.tensor([1, 1]),
+                                                                        s),
+                 "torch.index_copy": lambda x, s: torch.index_copy(x, 0, torch.tensor([2, 0]),
+                                                                   s),
+                 "Tensor.index_copy": lambda x, s: x.index_copy(0, torch.tensor([1, 0]), s),
+                 "Tensor.index_copy_": lambda x, s: x.clone().index_copy_(0, torch.tensor([0, 1]),
+                                                                          s),
+                 "torch.index_fill": lambda x, s: torch.index_fill(x, 1, torch.tensor([3]), 1.5),
+                 "Tensor.index_fill": lambda x, s: x.index_fill(0, torch.tensor([1, 2]), -1.0),
+                 "Tensor.index_fill_": lambda x, s: x.clone().index_fill_(1, torch.tensor([0]),
+                                                                          2.0)},
+    fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (2, 4))]),
+          ("f64", lambda r: [make(r, (3, 4), F64, layout="t"), make(r, (2, 4), F64)])))
+add("linalg_square", {"torch.linalg.inv": torch.linalg.inv, "torch.inverse": torch.inverse,
+                      "Tensor.inverse": m("inverse"), "torch.linalg.det": torch.linalg.det,
+                      "torch.det": torch.det, "Tensor.det": m("det"),
+                      "torch.linalg.slogdet": lambda a: torch.linalg.slogdet(a)[1],
+                      "torch.slogdet": lambda a: torch.slogdet(a)[1],
+                      "Tensor.slogdet": lambda a: a.slogdet().logabsdet,
+                      "torch.logdet": torch.logdet, "Tensor.logdet": m("logdet"),
+                      "torch.linalg.solve": lambda a: torch.linalg.solve(a, a[..., 0]),
+                      "torch.linalg.matrix_power": lambda a: torch.linalg.matrix_power(a, -2),
+                      "torch.matrix_power": op("matrix_power", n=3),
+                      "Tensor.matrix_power": mp("matrix_power", 2),
+                      "torch.linalg.pinv": torch.linalg.pinv, "torch.pinverse": torch.pinverse,
+                      "Tensor.pinverse": m("pinverse"),
+                      "torch.linalg.svdvals": torch.linalg.svdvals,
+                      "torch.linalg.qr": lambda a: torch.linalg.qr(a)[1].abs(),
+                      "torch.qr": lambda a: torch.qr(a)[1].abs(),
+                      "Tensor.qr": lambda a: a.qr().R.abs(),
+                      "torch.linalg.svd": lambda a: torch.linalg.svd(a)[1],
+                      "torch.svd": lambda a: torch.svd(a)[1], "Tensor.svd": lambda a: a.svd().S,
+                      "torch.linalg.norm": torch.linalg.norm,
+                      "torch.linalg.matrix_norm": lambda a: torch.linalg.matrix_norm(a, "nuc"),
+                      "torch.linalg.vector_norm": lambda a: torch.linalg.vector_norm(a, 3),
+                      "torch.norm": torch.norm, "Tensor.norm": mp("norm", 1, dim=0)},
+    fixed(("f32", lambda r: [_sq(r, dtype=F32)]), ("f64_batch", lambda r: [_sq(r, batch=(2,))])),
+    grad_rtol=1e-3)
+add("linalg_spd", {"torch.linalg.cholesky": torch.linalg.cholesky,
+                   "torch.cholesky": torch.cholesky, "Tensor.cholesky": m("cholesky", upper=True),
+                   "torch.linalg.eigvalsh": torch.linalg.eigvalsh,
+                   "torch.linalg.eigh": lambda a: torch.linalg.eigh(a)[0]},
+    fixed(("f32", lambda r: [_spd(r, dtype=F32)]), ("f64", lambda r: [_spd(r)])),
+    grad_rtol=1e-3)
+add("cross", {"torch.linalg.cross": torch.linalg.cross, "torch.cross": torch.cross,
+              "Tensor.cross": m("cross", dim=1)},
+    fixed(("f32", lambda r: [make(r, (2, 3)), make(r, (2, 3))])))
+SKIPPED.update({
+    "torch.linalg": _NOT_OPS,
+    **{f"torch.{n}": "index lists computed from sizes alone (tests/tracer/test_shapes_more.py)"
+       for n in ("tril_indices", "triu_indices")},
+})

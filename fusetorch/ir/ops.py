@@ -498,3 +498,5 @@ for _n, _g in {"reshape": "ViewBackward0", "to_device": "ToCopyBackward0",
 
 # The elementwise primitives, each one definition with all its rules (ir/elementwise.py).
 from . import elementwise as _elementwise  # noqa: E402,F401  (registers them in OPS)
+# Linear algebra through the array module's LAPACK (ir/linalg_ops.py).
+from . import linalg_ops as _linalg_ops  # noqa: E402,F401  (registers them in OPS)

@@ -402,3 +402,14 @@ Tensor.__ilshift__ = _inplace_of(M.bitwise_left_shift)
 Tensor.__irshift__ = _inplace_of(M.bitwise_right_shift)
 Tensor.__getitem__ = indexing.getitem
 Tensor.__setitem__ = indexing.setitem
+# shapes, products and scatters of functional_shape.py: x.tril(), x.roll(1, 0), x.scatter_(...)
+from . import functional_shape as _S  # noqa: E402
+for _name in _S.PUBLIC:
+    setattr(Tensor, _name, _method(getattr(_S, _name)))
+for _name in _S.INPLACE:
+    setattr(Tensor, _name + "_", _inplace_of(getattr(_S, _name)))
+Tensor.unfold = _method(_S.unfold)
+# linear algebra (fusetorch/linalg): x.det(), x.inverse(), x.norm(), x.svd(), ...
+from .. import linalg as _linalg  # noqa: E402
+for _name in _linalg.METHODS:
+    setattr(Tensor, _name, _method(_linalg.TORCH_PUBLIC[_name]))

@@ -172,6 +172,20 @@ EXAMPLES = {
     "check": ([_i(3, 4, hi=5)], {"lo": 0, "hi": 5, "closed": False, "allow": None,
                                  "error": "IndexError", "message": "bad {value}"}),
 }
+# linear algebra (ir/linalg_ops.py): well-conditioned and symmetric positive-definite inputs
+_SQ = _f(2, 3, 3) * 0.3 + 2 * np.eye(3)
+_SPD = _SQ @ np.swapaxes(_SQ, -1, -2)
+EXAMPLES.update({
+    "linalg_inv": ([_SQ], {}), "linalg_solve": ([_SQ, _f(2, 3, 4)], {}),
+    "linalg_det": ([_SQ], {}), "linalg_slogdet_sign": ([_SQ], {}),
+    "linalg_logabsdet": ([_SQ], {}), "linalg_cholesky": ([_SPD], {}),
+    "linalg_qr_q": ([_f(2, 5, 3)], {"mode": "complete"}),
+    "linalg_qr_r": ([_f(3, 4)], {"mode": "reduced"}),
+    "linalg_eigh_values": ([_SPD], {"UPLO": "L"}), "linalg_eigh_vectors": ([_SPD], {"UPLO": "U"}),
+    "linalg_svd_u": ([_f(2, 5, 3)], {"full_matrices": True}),
+    "linalg_svd_s": ([_f(3, 4)], {"full_matrices": False}),
+    "linalg_svd_vh": ([_f(2, 3, 5)], {"full_matrices": False}),
+})
 BOOL_IN = {"logical_not"}
 INT_IN = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
           "bitwise_right_shift"}

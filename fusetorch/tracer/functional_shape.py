@@ -1,0 +1,604 @@
+"""torch-level shape, matrix-product and scatter functions composed of existing primitives:
+triangles and diagonals (masks from `arange`, advanced `index` / `index_put`), rolls and
+rotations (`cat` of slices, `flip`, `permute`), stacking, `meshgrid`, `kron`, `einsum` and
+`tensordot` (permute / reshape / mul / sum / matmul), the `add*mm` family, `scatter` /
+`index_add` / `index_copy` / `index_fill` (functional `index_put`), `unfold` and
+`repeat_interleave`. Nothing here is a new primitive, so autograd and compile need nothing more.
+`PUBLIC` is what `fusetorch` exports and `Tensor` binds."""
+from __future__ import annotations
+
+import builtins as _b
+
+from ..ir import dtypes as dt
+from ..ir.shapes import broadcast_many, norm_dim
+from . import dispatch as D
+from . import functional as F
+from .functional import write_out
+from .tensor import Tensor
+
+
+def _arange(n: int, like: Tensor) -> Tensor:
+    from .creation import arange
+    return arange(n, device=like.device)
+
+
+def _zero_like_scalar(x: Tensor) -> Tensor:
+    return D.source("full", {"shape": (), "dtype": x._dtype, "value": False if x._dtype is
+                             dt.bool_ else 0}, x._be)
+
+
+# ---------------------------------------------------------------- triangles and diagonals
+
+def _tri(input: Tensor, diagonal: int, lower: bool) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 "
+                           f"dimensions")
+    n, m = input.shape[-2], input.shape[-1]
+    rows = D.binary("add", F.unsqueeze(_arange(n, input), 1), diagonal)
+    cols = _arange(m, input)
+    mask = D.binary("le" if lower else "ge", cols, rows)
+    return D.elementwise("where", mask, input, _zero_like_scalar(input))
+
+
+def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    return write_out(_tri(input, diagonal, True), out)
+
+
+def triu(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    return write_out(_tri(input, diagonal, False), out)
+
+
+def _tri_indices(row: int, col: int, offset: int, lower: bool, dtype, device) -> Tensor:
+    from .creation import tensor
+    rs, cs = [], []
+    for i in range(row):  # row-major, as PyTorch orders them
+        for j in range(col):
+            if (j - i <= offset) if lower else (j - i >= offset):
+                rs.append(i)
+                cs.append(j)
+    t = tensor([rs, cs], dtype=dtype or dt.int64, device=device)
+    return F.reshape(t, (2, len(rs)))
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
+                 layout=None) -> Tensor:
+    return _tri_indices(row, col, offset, True, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None,
+                 layout=None) -> Tensor:
+    return _tri_indices(row, col, offset, False, dtype, device)
+
+
+def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal of dims (dim1, dim2) as a new last dim (a copy, not a view)."""
+    d1, d2 = norm_dim(dim1, input.ndim), norm_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    x = movedim(input, (d1, d2), (-2, -1))
+    n, m = x.shape[-2], x.shape[-1]
+    length = _b.max(0, _b.min(n + _b.min(offset, 0), m - _b.max(offset, 0)))
+    i = _arange(length, input)
+    r = D.binary("sub", i, _b.min(offset, 0))
+    c = D.binary("add", i, _b.max(offset, 0))
+    spec = tuple(("slice", 0, s, 1) for s in x.shape[:-2]) + (("tensor", 0), ("tensor", 1))
+    return D.apply("index", [x, r, c], {"spec": spec})
+
+
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    size = input.shape[-1] + abs(offset)
+    base = D.source("full", {"shape": tuple(input.shape[:-1]) + (size, size),
+                             "dtype": input._dtype, "value": 0}, input._be)
+    i = _arange(input.shape[-1], input)
+    r = D.binary("sub", i, _b.min(offset, 0))
+    c = D.binary("add", i, _b.max(offset, 0))
+    spec = tuple(("slice", 0, s, 1) for s in input.shape[:-1]) + (("tensor", 0), ("tensor", 1))
+    out = D.apply("index_put", [base, input, r, c], {"spec": spec, "accumulate": False})
+    nd = out.ndim
+    d1, d2 = norm_dim(dim1, nd), norm_dim(dim2, nd)
+    return out if (d1, d2) == (nd - 2, nd - 1) else movedim(out, (nd - 2, nd - 1), (d1, d2))
+
+
+def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    if input.ndim == 1:
+        return write_out(diag_embed(input, diagonal), out)
+    if input.ndim != 2:
+        raise RuntimeError("diag(): Supports 1D or 2D tensors. Got " f"{input.ndim}D")
+    return write_out(globals()["diagonal"](input, diagonal), out)
+
+
+def trace(input: Tensor) -> Tensor:
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    return F.sum(diagonal(input))
+
+
+# ---------------------------------------------------------------- rearranging
+
+def movedim(input: Tensor, source, destination) -> Tensor:
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(f"movedim: Invalid source or destination dims: source ({list(src)} "
+                           f"dims) should contain the same number of dims as destination "
+                           f"({list(dst)} dims)")
+    nd = input.ndim
+    src = tuple(norm_dim(s, nd) for s in src)
+    dst = tuple(norm_dim(d, nd) for d in dst)
+    perm = [-1] * nd
+    for s, d in zip(src, dst):
+        perm[d] = s
+    rest = iter(i for i in range(nd) if i not in src)
+    perm = [p if p >= 0 else next(rest) for p in perm]
+    return input if perm == list(range(nd)) else F.permute(input, *perm)
+
+
+moveaxis = movedim
+
+
+def roll(input: Tensor, shifts, dims=None) -> Tensor:
+    if dims is None:
+        return F.reshape(roll(F.flatten(input), shifts, 0), tuple(input.shape))
+    shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:"
+                           f"{len(dims)}")
+    x = input
+    for s, d in zip(shifts, dims):
+        d = norm_dim(d, x.ndim)
+        n = x.shape[d]
+        s = s % n if n else 0
+        if s:
+            x = F.cat([F.narrow(x, d, n - s, s), F.narrow(x, d, 0, n - s)], d)
+    return x
+
+
+def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    d0, d1 = (norm_dim(d, input.ndim) for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    k %= 4
+    if k == 1:
+        return F.transpose(F.flip(input, (d1,)), d0, d1)
+    if k == 2:
+        return F.flip(input, (d0, d1))
+    if k == 3:
+        return F.transpose(F.flip(input, (d0,)), d0, d1)
+    return F.clone(input)
+
+
+def fliplr(input: Tensor) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return F.flip(input, (1,))
+
+
+def flipud(input: Tensor) -> Tensor:
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return F.flip(input, (0,))
+
+
+def tile(input: Tensor, dims) -> Tensor:
+    dims = tuple(dims)
+    if len(dims) < input.ndim:
+        dims = (1,) * (input.ndim - len(dims)) + dims
+    return F.repeat(input, *dims)
+
+
+def broadcast_to(input: Tensor, size) -> Tensor:
+    return F.expand(input, *tuple(size))
+
+
+def broadcast_tensors(*tensors) -> tuple:
+    shape = broadcast_many([tuple(t.shape) for t in tensors])
+    return tuple(t if tuple(t.shape) == shape else F.expand(t, *shape) for t in tensors)
+
+
+def select(input: Tensor, dim: int, index: int) -> Tensor:
+    d = norm_dim(dim, input.ndim)
+    n = input.shape[d]
+    if not -n <= index < n:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {dim}")
+    return F.squeeze(F.narrow(input, d, index % n, 1), d)
+
+
+def atleast_1d(*tensors):
+    r = tuple(F.reshape(t, (1,)) if t.ndim == 0 else t for t in _seq(tensors))
+    return r[0] if len(r) == 1 and isinstance(tensors[0], Tensor) else r
+
+
+def atleast_2d(*tensors):
+    r = tuple(F.reshape(t, (1, 1)) if t.ndim == 0 else F.unsqueeze(t, 0) if t.ndim == 1 else t
+              for t in _seq(tensors))
+    return r[0] if len(r) == 1 and isinstance(tensors[0], Tensor) else r
+
+
+def atleast_3d(*tensors):
+    def up(t):
+        if t.ndim == 0:
+            return F.reshape(t, (1, 1, 1))
+        if t.ndim == 1:
+            return F.reshape(t, (1, t.shape[0], 1))
+        return F.unsqueeze(t, -1) if t.ndim == 2 else t
+    r = tuple(up(t) for t in _seq(tensors))
+    return r[0] if len(r) == 1 and isinstance(tensors[0], Tensor) else r
+
+
+def _seq(tensors) -> tuple:
+    return tuple(tensors[0]) if len(tensors) == 1 and not isinstance(tensors[0], Tensor) \
+        else tuple(tensors)
+
+
+def vstack(tensors, *, out=None) -> Tensor:
+    return F.cat([atleast_2d(t) for t in tensors], 0, out=out)
+
+
+row_stack = vstack
+
+
+def hstack(tensors, *, out=None) -> Tensor:
+    ts = [atleast_1d(t) for t in tensors]
+    return F.cat(ts, 0 if ts[0].ndim == 1 else 1, out=out)
+
+
+def dstack(tensors, *, out=None) -> Tensor:
+    return F.cat([atleast_3d(t) for t in tensors], 2, out=out)
+
+
+def column_stack(tensors, *, out=None) -> Tensor:
+    ts = [F.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors]
+    return F.cat(ts, 1, out=out)
+
+
+def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    ts = _seq(tensors)
+    indexing = indexing or "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    swap = indexing == "xy" and len(ts) >= 2
+    order = [1, 0] + list(range(2, len(ts))) if swap else list(range(len(ts)))
+    shape = tuple(ts[i].numel() for i in order)
+    out = []
+    for k, t in enumerate(ts):
+        pos = order.index(k)
+        view = [1] * len(ts)
+        view[pos] = t.numel()
+        out.append(F.expand(F.reshape(t, tuple(view)), *shape))
+    return tuple(out)
+
+
+# ---------------------------------------------------------------- products
+
+def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
+    return write_out(D.binary("mul", F.unsqueeze(input, 1), F.unsqueeze(vec2, 0)), out)
+
+
+ger = outer
+
+
+def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    if input.ndim == 0 or other.ndim == 0:
+        return write_out(D.binary("mul", input, other), out)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return write_out(tensordot(input, other, ([-1], [-1])), out)
+
+
+def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    nd = _b.max(input.ndim, other.ndim)
+    a = F.reshape(input, (1,) * (nd - input.ndim) + tuple(input.shape))
+    b = F.reshape(other, (1,) * (nd - other.ndim) + tuple(other.shape))
+    a2 = F.reshape(a, tuple(v for s in a.shape for v in (s, 1)))
+    b2 = F.reshape(b, tuple(v for s in b.shape for v in (1, s)))
+    r = D.binary("mul", a2, b2)
+    return write_out(F.reshape(r, tuple(x * y for x, y in zip(a.shape, b.shape))), out)
+
+
+def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+    da = [norm_dim(d, a.ndim) for d in da]
+    db = [norm_dim(d, b.ndim) for d in db]
+    for x, y in zip(da, db):
+        if a.shape[x] != b.shape[y]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
+                               f"dim {y}")
+    fa = [i for i in range(a.ndim) if i not in da]
+    fb = [i for i in range(b.ndim) if i not in db]
+    k = 1
+    for d in da:
+        k *= a.shape[d]
+    ma = F.reshape(F.permute(a, *(fa + da)), (-1, k))
+    mb = F.reshape(F.permute(b, *(db + fb)), (k, -1))
+    r = F.matmul(ma, mb)
+    return write_out(F.reshape(r, tuple(a.shape[i] for i in fa) +
+                               tuple(b.shape[i] for i in fb)), out)
+
+
+def _check_scale(beta, alpha, input: Tensor, prod: Tensor) -> Tensor:
+    p = prod if alpha == 1 else D.binary("mul", prod, alpha)
+    if beta == 0:  # PyTorch ignores input (nan and inf included)
+        return F.expand(p, *broadcast_many([tuple(input.shape), tuple(p.shape)]))
+    i = input if beta == 1 else D.binary("mul", input, beta)
+    return D.binary("add", i, p)
+
+
+def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    return write_out(_check_scale(beta, alpha, input, F.mm(mat1, mat2)), out)
+
+
+def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    if mat.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
+                           f"{vec.ndim}")
+    return write_out(_check_scale(beta, alpha, input, F.mv(mat, vec)), out)
+
+
+def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
+           out=None) -> Tensor:
+    return write_out(_check_scale(beta, alpha, input, F.sum(F.bmm(batch1, batch2), 0)), out)
+
+
+def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
+            out=None) -> Tensor:
+    return write_out(_check_scale(beta, alpha, input, F.bmm(batch1, batch2)), out)
+
+
+def _parse_einsum(equation: str, operands) -> tuple:
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the "
+                           f"equation" if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the "
+                           "equation")
+    ell = _b.max([t.ndim - len(s.replace("...", "")) for s, t in zip(terms, operands)
+                  if "..." in s] or [0])
+    ell_labels = [chr(0x100 + i) for i in range(ell)]  # labels no equation uses
+    subs = []
+    for s, t in zip(terms, operands):
+        if "..." in s:
+            n = t.ndim - len(s.replace("...", ""))
+            s = s.replace("...", "".join(ell_labels[ell - n:]))
+        if len(s) != t.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                               f"({len(s)}) does not match the number of dimensions "
+                               f"({t.ndim}) for operand {len(subs)} and no ellipsis was given")
+        subs.append(s)
+    if arrow:
+        out = rhs.replace("...", "".join(ell_labels))
+    else:  # implicit output: the ellipsis dims, then labels seen once, alphabetically
+        counts = {}
+        for s in subs:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        out = "".join(ell_labels) + "".join(sorted(c for c, n in counts.items()
+                                                   if n == 1 and c not in ell_labels))
+    return subs, out
+
+
+def _diag_labels(t: Tensor, s: str) -> tuple:
+    """Repeated labels in one operand (`ii->i`): take the diagonal."""
+    while len(set(s)) < len(s):
+        c = next(c for c in s if s.count(c) > 1)
+        i = s.index(c)
+        j = s.index(c, i + 1)
+        t = diagonal(t, 0, i, j)
+        s = s[:i] + s[i + 1:j] + s[j + 1:] + c
+    return t, s
+
+
+def einsum(equation: str, *operands) -> Tensor:
+    """Operands are aligned on one label order (size-1 dims where a label is absent), then
+    multiplied left to right; a label is summed out as soon as no later operand or the output
+    uses it, so intermediates stay small for chains like 'ij,jk,kl->il'."""
+    ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \
+        else list(operands)
+    subs, out = _parse_einsum(equation, ops)
+    pairs = [_diag_labels(t, s) for t, s in zip(ops, subs)]
+    acc, acc_s = pairs[0]
+    for k in range(1, len(pairs) + 1):
+        later = set(out).union(*[set(s) for _, s in pairs[k:]])
+        drop = [i for i, c in enumerate(acc_s) if c not in later]
+        if drop:
+            acc = F.sum(acc, tuple(drop))
+            acc_s = "".join(c for i, c in enumerate(acc_s) if i not in drop)
+        if k == len(pairs):
+            break
+        t, s = pairs[k]
+        labels = acc_s + "".join(c for c in s if c not in acc_s)
+        acc = _align(acc, acc_s, labels)
+        acc = D.binary("mul", acc, _align(t, s, labels))
+        acc_s = labels
+    return _align(acc, acc_s, out, squeeze=True)
+
+
+def _align(t: Tensor, s: str, labels: str, squeeze: bool = False) -> Tensor:
+    """`t` with subscripts `s` permuted to `labels` order, size 1 where a label is absent."""
+    present = [c for c in labels if c in s]
+    perm = [s.index(c) for c in present]
+    if perm != list(range(len(perm))):
+        t = F.permute(t, *perm)
+    if squeeze:
+        return t
+    shape = tuple(t.shape[present.index(c)] if c in s else 1 for c in labels)
+    return F.reshape(t, shape) if shape != tuple(t.shape) else t
+
+
+# ---------------------------------------------------------------- scatter and index writes
+
+def _index_put_along(input: Tensor, dim: int, index: Tensor, value: Tensor,
+                     accumulate: bool) -> Tensor:
+    """input with input.select(dim, index[i]) written (or added) from value.select(dim, i)."""
+    if index.ndim > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    d = norm_dim(dim, _b.max(input.ndim, 1))
+    idx = D.cast(index, dt.int64)
+    spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("tensor", 0),)
+    return D.apply("index_put", [input, D.cast(value, input._dtype), idx],
+                   {"spec": spec, "accumulate": accumulate})
+
+
+def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1,
+              out=None) -> Tensor:
+    src = source if alpha == 1 else D.binary("mul", source, alpha)
+    return write_out(_index_put_along(input, dim, index, src, True), out)
+
+
+def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
+    return write_out(_index_put_along(input, dim, index, source, False), out)
+
+
+def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    v = value if isinstance(value, Tensor) else D.source(
+        "full", {"shape": (), "dtype": input._dtype,
+                 "value": D._scalar_as(value, input._dtype)}, input._be)
+    return _index_put_along(input, dim, index, v, False)
+
+
+def _scatter_indices(input: Tensor, dim: int, index: Tensor) -> tuple:
+    """One int64 index tensor per dim of `input`, shaped like `index`: the position that each
+    element of `index` writes (index values along `dim`, their own coordinates elsewhere)."""
+    d = norm_dim(dim, input.ndim)
+    idx = []
+    for k in range(input.ndim):
+        if k == d:
+            idx.append(D.cast(index, dt.int64))
+        else:
+            shape = [1] * index.ndim
+            shape[k] = index.shape[k]
+            idx.append(F.expand(F.reshape(_arange(index.shape[k], input), tuple(shape)),
+                                *tuple(index.shape)))
+    return d, idx
+
+
+def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None,
+            out=None) -> Tensor:
+    """Writes src (or a scalar `value`) at `index` along `dim`; reduce='add' accumulates,
+    'multiply' is not supported."""
+    if src is None:
+        src = value
+    if reduce not in (None, "add"):
+        if reduce == "multiply":
+            raise NotImplementedError("fusetorch: scatter(reduce='multiply') is not supported")
+        raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+    if index.ndim != input.ndim and index.numel():
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    d, idx = _scatter_indices(input, dim, index)
+    idx[d] = D.check_values(idx[d], f"index {{value}} is out of bounds for dimension {d} with "
+                                    f"size {input.shape[d]}", lo=-input.shape[d],
+                            hi=input.shape[d], error="RuntimeError")
+    if isinstance(src, Tensor):
+        if src.ndim:
+            spec = tuple(("slice", 0, s, 1) for s in index.shape)
+            src = D.apply("index", [src], {"spec": spec})
+        v = D.cast(src, input._dtype)
+    else:
+        v = D.source("full", {"shape": (), "dtype": input._dtype,
+                              "value": D._scalar_as(src, input._dtype)}, input._be)
+    spec = tuple(("tensor", k) for k in range(input.ndim))
+    r = D.apply("index_put", [input, v, *idx], {"spec": spec, "accumulate": reduce == "add"})
+    return write_out(r, out)
+
+
+def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
+                   include_self: bool = True, out=None) -> Tensor:
+    """reduce 'sum' and 'mean' (index_put accumulations); 'prod', 'amax', 'amin' would need a
+    scatter primitive of their own and are not supported yet."""
+    if reduce not in ("sum", "mean", "prod", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if reduce not in ("sum", "mean"):
+        raise NotImplementedError(f"fusetorch: scatter_reduce(reduce='{reduce}') is not "
+                                  f"supported")
+    base = input if include_self else scatter(input, dim, index, 0)
+    total = scatter(base, dim, index, src, reduce="add")
+    if reduce == "sum":
+        return write_out(total, out)
+    ones = D.source("full", {"shape": tuple(index.shape), "dtype": input._dtype, "value": 1},
+                    input._be)
+    start = 1 if include_self else 0
+    count = D.source("full", {"shape": tuple(input.shape), "dtype": input._dtype,
+                              "value": start}, input._be)
+    count = scatter(count, dim, index, ones, reduce="add")
+    count = D.elementwise("where", D.binary("eq", count, 0), 1, count)
+    r = D.binary("div", total, count)
+    if not input._dtype.is_floating_point:
+        r = D.cast(F.div(total, count, rounding_mode="floor"), input._dtype)
+    return write_out(r, out)
+
+
+# ---------------------------------------------------------------- windows and repeats
+
+def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold: windows of `size` every `step` along `dimension`, as a new last dim."""
+    nd = _b.max(input.ndim, 1)
+    d = norm_dim(dimension, nd)
+    x = F.reshape(input, (1,)) if input.ndim == 0 else input
+    n = x.shape[d]
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    windows = (n - size) // step + 1
+    starts = D.binary("mul", F.unsqueeze(_arange(windows, x), 1), step)
+    idx = D.binary("add", starts, _arange(size, x))  # [windows, size]
+    spec = tuple(("slice", 0, s, 1) for s in x.shape[:d]) + (("tensor", 0),)
+    r = D.apply("index", [x, idx], {"spec": spec})  # [..., windows, size, rest...]
+    r = movedim(r, d + 1, -1)
+    return F.reshape(r, (size,)) if input.ndim == 0 else r
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
+    """Each element repeated; tensor `repeats` make the output shape depend on values, so they
+    are read on the host (a graph break when compiling, like nonzero)."""
+    if repeats is None:  # torch.repeat_interleave(repeats): indices repeated by their counts
+        counts = input
+        import numpy as np
+        from .creation import tensor
+        rep = np.repeat(np.arange(counts.numel()), counts._host().reshape(-1))
+        return tensor(rep, dtype=dt.int64, device=counts.device)
+    x = F.flatten(input) if dim is None else input
+    d = 0 if dim is None else norm_dim(dim, x.ndim)
+    if isinstance(repeats, Tensor) and repeats.numel() == 1:
+        repeats = int(repeats.item())
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise RuntimeError("repeats can not be negative")
+        shape = tuple(x.shape)
+        y = F.unsqueeze(x, d + 1)
+        y = F.expand(y, *(shape[:d + 1] + (repeats,) + shape[d + 1:]))
+        return F.reshape(y, shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+    if repeats.ndim != 1 or repeats.shape[0] != x.shape[d]:
+        raise RuntimeError("repeats must have the same size as input along dim")
+    return F.index_select(x, d, repeat_interleave(repeats))
+
+
+# what fusetorch exports (and Tensor binds as methods) from here
+PUBLIC = ("tril", "triu", "diagonal", "diag_embed", "diag", "trace", "movedim", "moveaxis",
+          "roll", "rot90", "fliplr", "flipud", "tile", "broadcast_to", "select", "outer", "ger",
+          "inner", "kron", "addmm", "addmv", "addbmm", "baddbmm", "index_add", "index_copy",
+          "index_fill", "scatter", "scatter_reduce", "repeat_interleave")
+# torch.* only (no Tensor method of that name in PyTorch)
+TORCH_ONLY = ("tril_indices", "triu_indices", "broadcast_tensors", "atleast_1d", "atleast_2d",
+              "atleast_3d", "vstack", "row_stack", "hstack", "dstack", "column_stack",
+              "meshgrid", "tensordot", "einsum")
+# Tensor.<name>_ in place
+INPLACE = ("tril", "triu", "index_add", "index_copy", "index_fill", "scatter", "scatter_reduce",
+           "addmm", "addmv", "addbmm", "baddbmm")

@@ -1,0 +1,162 @@
+"""functional_shape.py: triangles, diagonals, rolls, stacking, products, einsum, scatters and
+windows against numpy float64 references (PyTorch's semantics checked by hand against 2.13.0),
+gradients by gradcheck, and eager against compile."""
+import numpy as np
+import pytest
+
+import fusetorch as torch
+from fusetorch.autograd import gradcheck
+
+R = np.random.default_rng(3)
+
+
+def T(a, grad=False):
+    return torch.tensor(np.asarray(a, dtype=np.float64), requires_grad=grad)
+
+
+def close(t, want):
+    np.testing.assert_allclose(t.numpy(), want, rtol=1e-12, atol=1e-12)
+
+
+def test_triangles_and_diagonals():
+    a = R.standard_normal((2, 3, 4))
+    for k in (-1, 0, 2):
+        close(torch.tril(T(a), k), np.tril(a, k))
+        close(T(a).triu(diagonal=k), np.triu(a, k))
+        close(torch.diagonal(T(a), k, 1, 2), np.diagonal(a, k, 1, 2))
+    close(torch.diagonal(T(a), -1, 2, 0), np.diagonal(a, -1, 2, 0))
+    close(torch.diag(T(a[0]), 1), np.diag(a[0], 1))
+    close(torch.diag(T(a[0, 0]), -1), np.diag(a[0, 0], -1))
+    close(torch.trace(T(a[0])), np.trace(a[0]))
+    v = R.standard_normal((2, 3))
+    close(torch.diag_embed(T(v), 1), np.stack([np.diag(r, 1) for r in v]))
+    assert torch.tril_indices(3, 4, 1).tolist() == list(map(list, np.tril_indices(3, 1, 4)))
+    assert torch.triu_indices(4, 3, -1).tolist() == list(map(list, np.triu_indices(4, -1, 3)))
+    x = T(a.copy())
+    x.tril_(1)
+    close(x, np.tril(a, 1))
+
+
+def test_rearranging():
+    a = R.standard_normal((2, 3, 4))
+    close(torch.roll(T(a), 1), np.roll(a, 1))
+    close(torch.roll(T(a), (2, -1), (2, 0)), np.roll(a, (2, -1), (2, 0)))
+    for k in (-1, 1, 2, 3):
+        close(torch.rot90(T(a), k, (1, 2)), np.rot90(a, k, (1, 2)))
+    close(torch.fliplr(T(a)), np.fliplr(a))
+    close(torch.flipud(T(a)), np.flipud(a))
+    close(torch.movedim(T(a), (0, 1), (2, 0)), np.moveaxis(a, (0, 1), (2, 0)))
+    close(T(a).moveaxis(-1, 0), np.moveaxis(a, -1, 0))
+    close(torch.tile(T(a), (2, 1)), np.tile(a, (2, 1)))
+    close(torch.broadcast_to(T(a[0, 0]), (3, 4)), np.broadcast_to(a[0, 0], (3, 4)))
+    x, y = torch.broadcast_tensors(T(a[:, :1]), T(a[0]))
+    assert x.shape == y.shape == (2, 3, 4)
+    close(torch.select(T(a), 1, -1), a[:, -1])
+    p, q = R.standard_normal(3), R.standard_normal((2, 3))
+    close(torch.vstack([T(p), T(q)]), np.vstack([p, q]))
+    close(torch.hstack([T(q), T(q)]), np.hstack([q, q]))
+    close(torch.dstack([T(q), T(q)]), np.dstack([q, q]))
+    close(torch.column_stack([T(p), T(q.T)]), np.column_stack([p, q.T]))
+    close(torch.row_stack([T(q), T(p)]), np.vstack([q, p]))
+    for ix in ("ij", "xy"):
+        for got, want in zip(torch.meshgrid(T(p), T(q[0, :2]), indexing=ix),
+                             np.meshgrid(p, q[0, :2], indexing=ix)):
+            close(got, want)
+    close(T(a).unfold(2, 2, 1), np.lib.stride_tricks.sliding_window_view(a, 2, 2))
+    close(T(a).unfold(1, 2, 2), np.moveaxis(np.stack([a[:, s:s + 2] for s in range(0, 2, 2)],
+                                                     1), 2, -1))
+    close(torch.repeat_interleave(T(q), 2, 1), np.repeat(q, 2, 1))
+    close(torch.repeat_interleave(T(q), 3), np.repeat(q, 3))
+    close(torch.repeat_interleave(T(q), torch.tensor([1, 0, 2]), dim=1), np.repeat(q, [1, 0, 2], 1))
+    assert torch.repeat_interleave(torch.tensor([2, 1])).tolist() == [0, 0, 1]
+
+
+def test_products():
+    a, b = R.standard_normal((2, 3)), R.standard_normal((3, 4))
+    close(torch.outer(T(a[0]), T(b[0])), np.outer(a[0], b[0]))
+    close(torch.ger(T(a[0]), T(b[0])), np.outer(a[0], b[0]))
+    close(torch.inner(T(a), T(b.T)), np.inner(a, b.T))
+    close(torch.kron(T(a), T(b)), np.kron(a, b))
+    close(torch.kron(T(a[0]), T(b)), np.kron(a[0], b))
+    c = R.standard_normal((3, 4, 5))
+    close(torch.tensordot(T(c), T(c), ([1, 0], [1, 0])), np.tensordot(c, c, ([1, 0], [1, 0])))
+    close(torch.tensordot(T(a), T(c), 1), np.tensordot(a, c, 1))
+    i = R.standard_normal((2, 4))
+    close(torch.addmm(T(i), T(a), T(b), beta=0.5, alpha=2), 0.5 * i + 2 * a @ b)
+    close(torch.addmm(T(np.full((2, 4), np.nan)), T(a), T(b), beta=0), a @ b)
+    close(torch.addmv(T(i[0, :2]), T(a), T(b[:, 0])), i[0, :2] + a @ b[:, 0])
+    bb = R.standard_normal((2, 3, 4))
+    aa = R.standard_normal((2, 4, 5))
+    close(torch.baddbmm(T(np.ones((2, 3, 5))), T(bb), T(aa), alpha=3), 1 + 3 * bb @ aa)
+    close(torch.addbmm(T(np.ones((3, 5))), T(bb), T(aa)), 1 + (bb @ aa).sum(0))
+    for eq, ops in [("ij,jk->ik", (a, b)), ("ij,jk", (a, b)), ("ii->i", (b[:3, :3],)),
+                    ("ii", (b[:3, :3],)), ("...ij,...jk->...ik", (bb, aa)),
+                    ("bij,bjk", (bb, aa)), ("i,j->ij", (a[0], b[0])), ("ij->", (a,)),
+                    ("ij,jk,kl->il", (a, b, aa[0])), ("i...->...", (c,)), ("ba", (a,))]:
+        close(torch.einsum(eq, *[T(o) for o in ops]), np.einsum(eq, *ops))
+
+
+def test_scatters_and_index_writes():
+    x = R.standard_normal((3, 4))
+    idx = np.array([[0, 2, 1, 2], [1, 0, 0, 1]])
+    src = R.standard_normal((2, 4))
+    want = x.copy()
+    for i in range(2):
+        for j in range(4):
+            want[idx[i, j], j] = src[i, j]
+    close(torch.scatter(T(x), 0, torch.tensor([[0, 2, 1, 2], [1, 0, 0, 1]]), T(src)),
+          np.where(np.arange(3)[:, None] == 9, 0, want))
+    add = x.copy()
+    np.add.at(add, (idx, np.arange(4)[None].repeat(2, 0)), src)
+    close(T(x).scatter(0, torch.tensor(idx), T(src), reduce="add"), add)
+    close(torch.scatter_reduce(T(x), 0, torch.tensor(idx), T(src), "sum"), add)
+    cnt = np.ones_like(x)
+    np.add.at(cnt, (idx, np.arange(4)[None].repeat(2, 0)), 1)
+    close(torch.scatter_reduce(T(x), 0, torch.tensor(idx), T(src), "mean"), add / cnt)
+    filled = T(x).scatter(1, torch.tensor([[3], [0], [1]]), 7.0)
+    w = x.copy()
+    w[0, 3] = w[1, 0] = w[2, 1] = 7.0
+    close(filled, w)
+    i = torch.tensor([2, 0, 2])
+    s = R.standard_normal((3, 4))
+    w = x.copy()
+    np.add.at(w, [2, 0, 2], 2 * s)
+    close(torch.index_add(T(x), 0, i, T(s), alpha=2), w)
+    y = T(x.copy())
+    y.index_add_(1, torch.tensor([1, 1]), T(np.ones((3, 2))))
+    close(y, x + np.array([0, 2, 0, 0]))
+    w = x.copy()
+    w[:, [3, 0]] = s[:, :2]
+    close(T(x).index_copy(1, torch.tensor([3, 0]), T(s[:, :2])), w)
+    w = x.copy()
+    w[[1]] = -1
+    close(T(x).index_fill(0, torch.tensor([1]), -1), w)
+    with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension 0 with size 3"):
+        torch.scatter(T(x), 0, torch.tensor([[5]]), T(src))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: torch.tril(x, -1) + x.triu(1) * 2,
+    lambda x: torch.diagonal(x, 1) * torch.trace(x),
+    lambda x: torch.diag_embed(x[0], -1),
+    lambda x: torch.roll(x, (1, 2), (0, 1)) * torch.rot90(x, 1),
+    lambda x: torch.kron(x, x[:2, :2]),
+    lambda x: torch.einsum("ij,jk,ik->i", x, x, x),
+    lambda x: torch.tensordot(x, x, ([0], [1])),
+    lambda x: torch.baddbmm(x, x[None], x[None], beta=0.5, alpha=2),
+    lambda x: torch.scatter(x, 0, torch.tensor([[1, 2, 0], [0, 0, 1]]), x * 3),
+    lambda x: torch.index_add(x, 1, torch.tensor([2, 2]), x[:, :2]),
+    lambda x: x.unfold(1, 2, 1) * 2,
+    lambda x: torch.repeat_interleave(x, 2, 0),
+])
+def test_gradients(fn):
+    assert gradcheck(fn, (T(R.standard_normal((3, 3)), grad=True),))
+
+
+def test_compiled_matches_eager():
+    def f(x):
+        return (torch.einsum("ij,jk->ik", torch.tril(x), x.roll(1, 0)) +
+                torch.scatter(x, 0, torch.tensor([[2, 1, 0]]), x[:1] * 2) +
+                x.unfold(0, 3, 1)[0] + torch.diag_embed(torch.diagonal(x))).sum()
+    x = T(R.standard_normal((3, 3)))
+    np.testing.assert_allclose(torch.compile(f)(x).numpy(), f(x).numpy(), rtol=1e-12)
