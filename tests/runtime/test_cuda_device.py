@@ -404,7 +404,10 @@ _MAKES_CPU_TENSORS = ("torch.zeros", "torch.ones", "torch.full", "torch.arange",
                       # their registry entries build targets, offsets or weights on the CPU
                       "F.instance_norm(running)", "F.rms_norm", "F.embedding_bag",
                       "F.cosine_embedding_loss", "F.margin_ranking_loss", "F.multi_margin_loss",
-                      "F.multilabel_margin_loss", "F.ctc_loss")
+                      "F.multilabel_margin_loss", "F.ctc_loss", "torch.scatter",
+                      "Tensor.scatter", "torch.index_add", "torch.index_copy",
+                      "torch.index_fill", "Tensor.index_add", "Tensor.index_copy",
+                      "Tensor.index_fill")
 _MOVES_TO_CPU = ("Tensor.cpu",)
 
 
