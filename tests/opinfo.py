@@ -764,3 +764,9 @@ RANDOM_IN_TRAINING = "dropout in training mode is random; its eval form is cover
 # misc layers and losses (issue 11)
 SKIPPED["F.gumbel_softmax"] = _RANDOM + " (tests/nn/test_layers_more.py: sums, one-hot, " \
     "straight-through gradient)"
+# half-precision dtypes (issue 11): tests/tracer/test_half_dtypes.py
+add("bfloat16", {"Tensor.bfloat16": lambda x: x.bfloat16().float(),
+                 "torch.bfloat16(dtype)": lambda x: (x.to(torch.bfloat16) * 2).float()},
+    fixed(("f32", lambda r: [make(r, (4, 5))])), grad=False)
+SKIPPED.update({f"torch.{n}": _NOT_OPS for n in ("bfloat16", "BFloat16Tensor", "finfo",
+                                                   "iinfo")})
