@@ -111,9 +111,15 @@ _WIDENED = frozenset(("sum", "prod", "matmul"))
 
 def _widen(fn):
     def run(*args, **kw):
-        low = next((a.dtype for a in args if a.__class__ is np.ndarray and a.dtype in _LOW),
-                   None)
-        if low is None:
+        # inputs arrive promoted to one dtype: the first array's decides (cheaply: this wraps
+        # float32 sums and matmuls too)
+        a = args[0]
+        if a.__class__ is not np.ndarray:  # a scalar first operand: `2 ** x`
+            a = next((v for v in args if v.__class__ is np.ndarray), None)
+            if a is None:
+                return fn(*args, **kw)
+        low = a.dtype
+        if low.itemsize != 2 or low not in _LOW:
             return fn(*args, **kw)
         out = fn(*[a.astype(_F32) if a.__class__ is np.ndarray and a.dtype == low else a
                    for a in args], **kw)
