@@ -440,3 +440,22 @@ def test_save_load_round_trip(d):
     m2 = nn.Linear(4, 2).to(d)
     m2.load_state_dict(out["m"])
     assert m2.weight.dtype is d and torch.equal(m2.weight, m.weight)
+
+
+def _add_one(q, r):
+    t = q.get()
+    r.put((t.dtype.name, t.tolist()))
+    t.add_(1)
+
+
+def test_shared_memory_between_processes_keeps_bfloat16():
+    import fusetorch.multiprocessing as mp
+    ctx = mp.get_context("fork")
+    q, r = ctx.Queue(), ctx.Queue()
+    x = torch.tensor([1.5, 2.25], dtype=B)
+    p = ctx.Process(target=_add_one, args=(q, r))
+    p.start()
+    q.put(x)
+    assert r.get(timeout=60) == ("bfloat16", [1.5, 2.25])
+    p.join(60)
+    assert p.exitcode == 0 and x.dtype is B and x.tolist() == [2.5, 3.25]  # the same memory
