@@ -11,18 +11,18 @@ from . import distributed  # noqa: F401  (torch.distributed; mpi4py is imported 
 from . import multiprocessing  # noqa: F401  (registers tensor sharing for inter-process sends)
 from .compile import compile  # noqa: A001
 from .ir.dtypes import (ALIASES as _ALIASES, DType as dtype, bool_ as bool,  # noqa: A001
-                        can_cast, float16, float32, float64, int8, int16, int32, int64,
-                        promote_types, uint8)
+                        bfloat16, can_cast, float16, float32, float64, int8, int16, int32,
+                        int64, promote_types, uint8)
 from .runtime.device import device
 from .tracer.autograd import (enable_grad, inference_mode, is_grad_enabled, no_grad,
                               set_grad_enabled)
 from .tracer import Size, Tensor
-from .tracer.creation import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,
-                              Generator, HalfTensor, IntTensor, LongTensor, ShortTensor, arange,
-                              as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                              initial_seed, linspace, logspace, manual_seed, ones, ones_like, rand,
-                              rand_like, randint, randint_like, randn, randn_like, randperm, seed,
-                              tensor, zeros, zeros_like)
+from .tracer.creation import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,
+                              FloatTensor, Generator, HalfTensor, IntTensor, LongTensor,
+                              ShortTensor, arange, as_tensor, empty, empty_like, eye, from_numpy,
+                              full, full_like, initial_seed, linspace, logspace, manual_seed, ones,
+                              ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
+                              randperm, seed, tensor, zeros, zeros_like)
 from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, any, argmax,
                                 argmin, bmm, cat, chunk, clamp, clip, clone, concat, concatenate,
                                 cos, div, dot, eq, equal, erf, exp, expm1, flatten, flip, gather,
@@ -50,6 +50,7 @@ from . import linalg  # noqa: E402  (torch.linalg)
 for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch.cdist, ...
     globals()[_name] = linalg.TORCH_PUBLIC[_name]
 from .tracer.printing import set_printoptions
+from .tracer.type_info import finfo, iinfo
 from .tracer.strided import as_strided, frombuffer
 from .serialization import load, save
 

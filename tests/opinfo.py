@@ -908,3 +908,9 @@ SKIPPED.update({
     **{f"torch.{n}": "index lists computed from sizes alone (tests/tracer/test_shapes_more.py)"
        for n in ("tril_indices", "triu_indices")},
 })
+# half-precision dtypes (issue 11): tests/tracer/test_half_dtypes.py
+add("bfloat16", {"Tensor.bfloat16": lambda x: x.bfloat16().float(),
+                 "torch.bfloat16(dtype)": lambda x: (x.to(torch.bfloat16) * 2).float()},
+    fixed(("f32", lambda r: [make(r, (4, 5))])), grad=False)
+SKIPPED.update({f"torch.{n}": _NOT_OPS for n in ("bfloat16", "BFloat16Tensor", "finfo",
+                                                   "iinfo")})

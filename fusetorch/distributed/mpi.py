@@ -18,12 +18,13 @@ def _import_mpi():
 
 
 def _staged(a: np.ndarray):
-    """A C-contiguous array MPI can use for `a` (float16 widened: MPI has no half type), and
+    """A C-contiguous array MPI can use for `a` (float16 and bfloat16
+    widened: MPI has no half type), and
     whether it must be copied back into `a`."""
     if not isinstance(a, np.ndarray):
         raise RuntimeError("the 'mpi' backend works on CPU tensors; CUDA tensors go through "
                            "init_process_group('nccl')")
-    if a.dtype == np.float16:
+    if a.dtype == np.float16 or a.dtype.name == "bfloat16":
         return a.astype(np.float32), True
     if a.flags.c_contiguous and a.flags.writeable:
         return a, False
@@ -94,7 +95,8 @@ class MPIBackend:
         return self._run("Allgather", async_op, (send, recv), finish)
 
     def reduce_scatter(self, out: np.ndarray, ins: list, op: RedOpType, async_op: bool) -> Work:
-        wide = np.float32 if out.dtype == np.float16 else out.dtype
+        wide = np.float32 if out.dtype == np.float16 or out.dtype.name == "bfloat16" \
+            else out.dtype
         send = np.stack([np.asarray(x, dtype=wide) for x in ins])
         recv, back = _staged(out)
         return self._run("Reduce_scatter_block", async_op,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+import ml_dtypes
 import numpy as np
 
 from ..ir import dtypes as dt
@@ -35,11 +36,11 @@ def broadcast_all(*values) -> tuple:
 
 
 def finfo_eps(d: dt.DType) -> float:
-    return float(np.finfo(NP_DTYPES[d]).eps)
+    return float(ml_dtypes.finfo(NP_DTYPES[d]).eps)  # numpy's knows no bfloat16
 
 
 def finfo_min(d: dt.DType) -> float:
-    return float(np.finfo(NP_DTYPES[d]).min)
+    return float(ml_dtypes.finfo(NP_DTYPES[d]).min)
 
 
 def clamp_probs(probs: Tensor) -> Tensor:

@@ -1,7 +1,7 @@
 """Element types and PyTorch's type-promotion rules, as pure data (no numpy here).
 
 The `DType` objects defined here are the user-facing `fusetorch.float32`, ... objects too: the IR,
-the tracer and the user all speak of the same eight values.
+the tracer and the user all speak of the same ten values.
 """
 from __future__ import annotations
 
@@ -46,10 +46,12 @@ int16 = DType("int16", "i16", 2, 1, 2, "int16_t")
 int32 = DType("int32", "i32", 4, 1, 3, "int32_t")
 int64 = DType("int64", "i64", 8, 1, 4, "int64_t")
 float16 = DType("float16", "f16", 2, 2, 1, "_Float16")
+# bfloat16 ranks with float16: neither holds the other, so mixing the two promotes to float32
+bfloat16 = DType("bfloat16", "bf16", 2, 2, 1, "__bf16")
 float32 = DType("float32", "f32", 4, 2, 2, "float")
 float64 = DType("float64", "f64", 8, 2, 3, "double")
 
-ALL = (bool_, uint8, int8, int16, int32, int64, float16, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
 # PyTorch's aliases; `torch.float` is float32, `torch.int` is int32, `torch.long` int64, ...
 ALIASES = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32,
@@ -59,8 +61,8 @@ _default_float = float32
 
 # PyTorch's ScalarType names, as its error messages print dtypes ("result type Float ...")
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
-                     "int32": "Int", "int64": "Long", "float16": "Half", "float32": "Float",
-                     "float64": "Double"}
+                     "int32": "Int", "int64": "Long", "float16": "Half", "bfloat16": "BFloat16",
+                     "float32": "Float", "float64": "Double"}
 
 
 def by_name(name: str) -> DType:
@@ -103,6 +105,8 @@ def promote_types(a: DType, b: DType) -> DType:
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == 2:
+        if a.rank == b.rank:  # float16 with bfloat16: the smallest type holding both
+            return float32
         return a if a.rank > b.rank else b
     if a.category == 0:
         return a

@@ -23,11 +23,16 @@ def round_float(x: float, d: dt.DType) -> float:
     """`x` rounded to float dtype `d` (round to nearest even, overflow to inf)."""
     if d is dt.float64 or math.isnan(x) or math.isinf(x):
         return x
-    fmt = "f" if d is dt.float32 else "e"
+    fmt = "f" if d is dt.float32 or d is dt.bfloat16 else "e"
     try:
-        return struct.unpack(fmt, struct.pack(fmt, x))[0]
+        x = struct.unpack(fmt, struct.pack(fmt, x))[0]
     except OverflowError:  # rounds past the largest finite value
         return math.copysign(math.inf, x)
+    if d is dt.bfloat16:  # float32's top half, to nearest even, as eager rounds its float32
+        bits = struct.unpack("<I", struct.pack("<f", x))[0]
+        bits = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+        x = struct.unpack("<f", struct.pack("<I", bits << 16))[0]
+    return x
 
 
 def int_range(d: dt.DType) -> tuple:

@@ -87,7 +87,7 @@ def _bool_dtype(dtypes, a):
 # PyTorch's C++ type names, as its matmul messages print them.
 _CPP_NAME = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
              "int32": "int", "int64": "long int", "float16": "c10::Half", "float32": "float",
-             "float64": "double"}
+             "float64": "double", "bfloat16": "c10::BFloat16"}
 
 
 def _where_dtype(dtypes, a):

@@ -17,7 +17,7 @@ from multiprocessing.reduction import DupFd, ForkingPickler
 import numpy as np
 
 from ..ir import dtypes as dt
-from ..runtime.device import cpu_backend
+from ..runtime.device import NP_DTYPES, cpu_backend
 from ..tracer.tensor import Tensor
 from . import storage
 
@@ -114,8 +114,10 @@ def rebuild_segment(fd, nbytes: int) -> storage.Segment:
 
 def rebuild_tensor(cls, seg: storage.Segment, offset: int, shape, strides, np_dtype: str,
                    dtype_name: str, requires_grad: bool) -> Tensor:
-    t = Tensor._make(storage.view(seg, offset, shape, strides, np_dtype),
-                     dt.by_name(dtype_name), cpu_backend())
+    d = dt.by_name(dtype_name)
+    if d is dt.bfloat16:  # its numpy string, "<V2", names plain bytes
+        np_dtype = NP_DTYPES[d]
+    t = Tensor._make(storage.view(seg, offset, shape, strides, np_dtype), d, cpu_backend())
     from ..nn.parameter import Parameter
     if cls is Parameter:
         return Parameter(t, requires_grad)

@@ -5,15 +5,17 @@ so that nothing here needs cupy installed.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ..ir import dtypes as dt
 
+# numpy has no bfloat16: ml_dtypes' extension type (JAX's) is numpy's for array purposes
 NP_DTYPES = {
     dt.bool_: np.dtype(np.bool_), dt.uint8: np.dtype(np.uint8), dt.int8: np.dtype(np.int8),
     dt.int16: np.dtype(np.int16), dt.int32: np.dtype(np.int32), dt.int64: np.dtype(np.int64),
-    dt.float16: np.dtype(np.float16), dt.float32: np.dtype(np.float32),
-    dt.float64: np.dtype(np.float64),
+    dt.float16: np.dtype(np.float16), dt.bfloat16: np.dtype(ml_dtypes.bfloat16),
+    dt.float32: np.dtype(np.float32), dt.float64: np.dtype(np.float64),
 }
 FROM_NP = {v: k for k, v in NP_DTYPES.items()}
 
@@ -91,7 +93,52 @@ def cpu_backend() -> Backend:
 
 def _make_cpu() -> Backend:
     from .eager import make_table
-    return Backend(device("cpu"), np, make_table(np))
+    return Backend(device("cpu"), np, in_float32(make_table(np)))
+
+
+# float16 and bfloat16 compute as PyTorch's CPU does, in float32 rounded once at the end:
+# single ufuncs already do so per element (numpy's half loops, ml_dtypes' bfloat16 loops), so
+# only composed implementations (sigmoid, erf, erfinv, pow, clamp, ...), reductions that
+# accumulate (sum, prod: PyTorch accumulates in float32) and matmul (numpy has no half BLAS;
+# ml_dtypes' returns float32) are wrapped. Exact ops (casts, copies, rounding) and movement
+# stay native.
+_LOW = frozenset((np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)))
+_F32 = np.dtype(np.float32)
+_NATIVE = frozenset(("cast", "copy", "where", "floor", "ceil", "trunc", "round", "relu",
+                     "sign"))
+_WIDENED = frozenset(("sum", "prod", "matmul"))
+
+
+def _widen(fn):
+    def run(*args, **kw):
+        # inputs arrive promoted to one dtype: the first array's decides (cheaply: this wraps
+        # float32 sums and matmuls too)
+        a = args[0]
+        if a.__class__ is not np.ndarray:  # a scalar first operand: `2 ** x`
+            a = next((v for v in args if v.__class__ is np.ndarray), None)
+            if a is None:
+                return fn(*args, **kw)
+        low = a.dtype
+        if low.itemsize != 2 or low not in _LOW:
+            return fn(*args, **kw)
+        out = fn(*[a.astype(_F32) if a.__class__ is np.ndarray and a.dtype == low else a
+                   for a in args], **kw)
+        return out.astype(low) if getattr(out, "dtype", None) == _F32 else out
+    run.__wrapped__ = fn
+    return run
+
+
+def in_float32(table: dict) -> dict:
+    """The CPU eager table with float16/bfloat16 computed in float32 where one ufunc would not
+    do it (see _LOW above)."""
+    from ..ir.ops import OPS
+    out = dict(table)
+    for name, fn in table.items():
+        kind = OPS[name].kind if name in OPS else None
+        if name in _WIDENED or (kind == "elementwise" and name not in _NATIVE
+                                and not isinstance(fn, np.ufunc)):
+            out[name] = _widen(fn)
+    return out
 
 
 _PROBE: list = []  # [cupy module or None], filled by the first probe

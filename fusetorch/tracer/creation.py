@@ -582,11 +582,12 @@ def _legacy(name: str, d: dt.DType):
 FloatTensor = _legacy("FloatTensor", dt.float32)
 DoubleTensor = _legacy("DoubleTensor", dt.float64)
 HalfTensor = _legacy("HalfTensor", dt.float16)
+BFloat16Tensor = _legacy("BFloat16Tensor", dt.bfloat16)
 LongTensor = _legacy("LongTensor", dt.int64)
 IntTensor = _legacy("IntTensor", dt.int32)
 ShortTensor = _legacy("ShortTensor", dt.int16)
 CharTensor = _legacy("CharTensor", dt.int8)
 ByteTensor = _legacy("ByteTensor", dt.uint8)
 BoolTensor = _legacy("BoolTensor", dt.bool_)
-LEGACY = {c.dtype: c for c in (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor,
-                               ShortTensor, CharTensor, ByteTensor, BoolTensor)}
+LEGACY = {c.dtype: c for c in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,
+                               IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor)}

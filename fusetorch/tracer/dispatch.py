@@ -37,6 +37,9 @@ _BOOL_OUT = {n for n, d in OPS.items() if d.promote == "compare"} | {"logical_no
 _FAST = {n for n, d in OPS.items() if d.kind == "elementwise" and d.nin == 2
          and d.promote in ("same", "compare")}
 _SCALARS = (int, float)
+# ml_dtypes' bfloat16 ufuncs widen a Python float operand to float32: its scalar ops take the
+# general path, which rounds the result back
+_BF16 = dt.bfloat16
 
 
 def _check_devices(tensors) -> object:
@@ -92,7 +95,8 @@ def binary(name: str, a, b) -> Tensor:
                 return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
         elif b.__class__ in _SCALARS and isinstance(a, Tensor):
             dtype = a._dtype
-            if dtype.category == 2 and (name in _FAST or name in _FLOAT_OUT) and not (
+            if dtype.category == 2 and dtype is not _BF16 and (
+                    name in _FAST or name in _FLOAT_OUT) and not (
                     a._requires_grad and GRAD_ENABLED):
                 out = a._be.impl[name](a._data, b)
                 if out.__class__ is not _ndarray:

@@ -6,6 +6,7 @@ that bumps the version counter and lets recordings see the new value.
 """
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from ..ir import dtypes as dt
@@ -290,7 +291,8 @@ Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=Fa
     data, dtype=dt.to_dtype(dtype, "new_tensor") or self._dtype,
     device=device or self._be.device, requires_grad=requires_grad)
 
-_LIMIT_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double"}
+_LIMIT_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                "float64": "double"}
 
 
 def _uniform_(self, a=0.0, b=1.0, *, generator=None):
@@ -298,7 +300,7 @@ def _uniform_(self, a=0.0, b=1.0, *, generator=None):
     a, b = float(a), float(b)
     # PyTorch's checks (check_uniform_bounds): both bounds representable, a <= b, and b - a
     # finite in the tensor's dtype
-    big = float(np.finfo(D.NP_DTYPES[self._dtype]).max)
+    big = float(ml_dtypes.finfo(D.NP_DTYPES[self._dtype]).max)  # numpy's knows no bfloat16
     for name, v in (("from", a), ("to", b)):
         if not -big <= v <= big:
             raise RuntimeError(f"{name} is out of bounds for {_LIMIT_NAMES[self._dtype.name]}")
@@ -413,3 +415,5 @@ Tensor.unfold = _method(_S.unfold)
 from .. import linalg as _linalg  # noqa: E402
 for _name in _linalg.METHODS:
     setattr(Tensor, _name, _method(_linalg.TORCH_PUBLIC[_name]))
+# half-precision dtypes (issue 11): `.half()` is bound with the other casts above
+Tensor.bfloat16 = lambda self: D.cast(self, dt.bfloat16)

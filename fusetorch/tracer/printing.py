@@ -35,8 +35,8 @@ _PROFILES: dict[str, dict[str, Any]] = {
     "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80),
 }
 
-# numpy storage for each supported torch dtype.  bfloat16 has no numpy
-# equivalent; its values are expected to arrive already widened to float32.
+# numpy dtype each torch dtype is printed from.  bfloat16 (ml_dtypes' type, which
+# numpy's formatting does not know) is widened to float32 here, exactly.
 _NUMPY_DTYPES: dict[str, Any] = {
     "bool": np.bool_,
     "uint8": np.uint8,

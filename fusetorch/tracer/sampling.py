@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 
+import ml_dtypes
 import numpy as np
 
 from ..ir import dtypes as dt
@@ -25,10 +26,11 @@ from . import functional as F
 from .tensor import Tensor
 
 # C++ type names PyTorch's messages print (caffe2::TypeMeta)
-_CPP_NAMES = {"float16": "c10::Half", "float32": "float", "float64": "double",
-              "uint8": "unsigned char", "int8": "signed char", "int16": "short int",
-              "int32": "int", "int64": "long int", "bool": "bool"}
-_DIGITS = {"float16": 11, "float32": 24, "float64": 53}  # std::numeric_limits<T>::digits
+_CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+              "float64": "double", "uint8": "unsigned char", "int8": "signed char",
+              "int16": "short int", "int32": "int", "int64": "long int", "bool": "bool"}
+# std::numeric_limits<T>::digits
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 
 
 def _host_break(what: str) -> None:
@@ -281,7 +283,7 @@ def _check_random_bounds(d: dt.DType, lo: int, hi_inc: int) -> None:
     2**digits only warn (not every integer there is representable)."""
     cpp = _CPP_NAMES[d.name]
     if d.is_floating_point:
-        big = float(np.finfo(NP_DTYPES[d]).max)
+        big = float(ml_dtypes.finfo(NP_DTYPES[d]).max)  # numpy's knows no bfloat16
         lim, digits = (-big, big), _DIGITS[d.name]
     elif d is dt.bool_:
         lim, digits = (0, 1), None

@@ -301,6 +301,8 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         _data_read("numpy()")
+        if self._dtype.name == "bfloat16" and not force:  # numpy has no bfloat16 (PyTorch's error)
+            raise TypeError("Got unsupported ScalarType BFloat16")
         return self._data
 
     def _host(self) -> np.ndarray:

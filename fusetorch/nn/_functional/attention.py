@@ -22,6 +22,7 @@ __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 # c10's ScalarType names, which SDPA's dtype errors print
 _C10_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
               "int16": "short int", "int32": "int", "int64": "long int", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16",
               "float32": "float", "float64": "double"}
 
 

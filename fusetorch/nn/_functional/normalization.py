@@ -203,8 +203,9 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
 
 def _finfo_eps(d) -> float:
     """torch.finfo(d).eps."""
+    import ml_dtypes  # numpy's finfo knows no bfloat16
     import numpy as np
-    return float(np.finfo(np.dtype(d.name)).eps)
+    return float(ml_dtypes.finfo(np.dtype(d.name)).eps)
 
 
 def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
