@@ -764,3 +764,5 @@ RANDOM_IN_TRAINING = "dropout in training mode is random; its eval form is cover
 # misc layers and losses (issue 11)
 SKIPPED["F.gumbel_softmax"] = _RANDOM + " (tests/nn/test_layers_more.py: sums, one-hot, " \
     "straight-through gradient)"
+# public-program smoke tests (issue 11): tests/programs/test_programs.py covers torch.accelerator
+SKIPPED["torch.accelerator"] = _NOT_OPS
