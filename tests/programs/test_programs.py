@@ -12,9 +12,12 @@ import importlib.util
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import fusetorch as torch
+from fusetorch.runtime import device as D
+from fusetorch.runtime.eager import CUDA_GENERATOR, make_table
 
 HERE = Path(__file__).resolve().parent
 
@@ -111,7 +114,21 @@ def test_every_program_file_is_listed():
 # ----------------------------------------------------------------------------- torch.accelerator
 
 
-def test_accelerator_follows_cuda():
+@pytest.fixture(params=["as_is", "stand_in_cuda0"])
+def cuda_setting(request):
+    """The machine as it is, then (where it has no GPU) with tests/runtime's stand-in cuda:0,
+    a backend over numpy, so the accelerator's device branch runs without a GPU too."""
+    if request.param == "as_is" or D._cupy() is not None:
+        yield
+        return
+    D.register_backend("cuda:0", D.Backend(D.device("cuda", 0), np, make_table(np, CUDA_GENERATOR)))
+    try:
+        yield
+    finally:
+        D.register_backend("cuda:0", None)
+
+
+def test_accelerator_follows_cuda(cuda_setting):
     acc = torch.accelerator
     assert acc.is_available() == torch.cuda.is_available()
     if acc.is_available():
@@ -132,7 +149,7 @@ def test_accelerator_follows_cuda():
                 call()
 
 
-def test_accelerator_device_selection_idiom_gives_a_usable_device():
+def test_accelerator_device_selection_idiom_gives_a_usable_device(cuda_setting):
     device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() \
         else "cpu"
     x = torch.ones(2, device=device)
