@@ -914,3 +914,5 @@ add("bfloat16", {"Tensor.bfloat16": lambda x: x.bfloat16().float(),
     fixed(("f32", lambda r: [make(r, (4, 5))])), grad=False)
 SKIPPED.update({f"torch.{n}": _NOT_OPS for n in ("bfloat16", "BFloat16Tensor", "finfo",
                                                    "iinfo")})
+# public-program smoke tests (issue 11): tests/programs/test_programs.py covers torch.accelerator
+SKIPPED["torch.accelerator"] = _NOT_OPS

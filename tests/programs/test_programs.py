@@ -1,0 +1,156 @@
+"""Smoke programs written in the style of public PyTorch programs (the official tutorials and
+pytorch/examples, karpathy's nanoGPT, minGPT and makemore), each with `import fusetorch as
+torch` as its only change: tiny synthetic data, two or three training steps. Each module's
+docstring names the program it imitates; `main()` runs it and returns a final loss.
+
+Programs that stop on something fusetorch lacks are strict xfails that also check *what*
+stopped them: when the feature lands, the program passes, the xfail turns into a failure, and
+whoever added the feature moves the program to the passing list (or it stops on the next
+missing name, which then goes into the table). Runs in-process: a subprocess per program would
+cost more than the programs."""
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+from fusetorch.runtime import device as D
+from fusetorch.runtime.eager import CUDA_GENERATOR, make_table
+
+HERE = Path(__file__).resolve().parent
+
+RUNS = [
+    "quickstart",                # tutorial: Quickstart (torch.accelerator, save/load state dict)
+    "tensors_tutorial",          # tutorial: Tensors (numpy bridge, out=, in-place)
+    "autograd_tutorial",         # tutorial: Automatic differentiation with torch.autograd
+    "nn_tutorial",               # tutorial: What is torch.nn really?
+    "polynomial_sine",           # tutorial: Learning PyTorch with examples
+    "cifar10_blitz",             # tutorial: 60-minute blitz, Training a classifier
+    "lstm_tagger",               # tutorials: Sequence models and LSTMs; Word embeddings (N-gram)
+    "bilstm_crf",                # tutorial: Advanced: Bi-LSTM CRF
+    "spatial_transformer",       # tutorial: Spatial transformer networks
+    "dqn",                       # tutorial: Reinforcement learning (DQN)
+    "mnist_cnn",                 # pytorch/examples mnist
+    "time_sequence_prediction",  # pytorch/examples time_sequence_prediction (LBFGS, float64)
+    "vae",                       # pytorch/examples vae
+    "dcgan",                     # pytorch/examples dcgan
+    "reinforce",                 # pytorch/examples reinforcement_learning/reinforce.py
+    "actor_critic",              # pytorch/examples reinforcement_learning/actor_critic.py
+    "regression",                # pytorch/examples regression
+    "siamese_network",           # pytorch/examples siamese_network
+]
+
+# program -> (text its first error must contain, what it needs, in the order it needs them)
+STOPS = {
+    "char_rnn_classification": ("'topk'", "needs Tensor.topk"),
+    "char_rnn_generation": ("'unsqueeze_'", "needs Tensor.unsqueeze_, then Tensor.topk"),
+    "seq2seq_attention": ("'topk'", "needs Tensor.topk"),
+    "word_language_model": (
+        "cannot store an object of type",
+        "needs torch.save/torch.load of a whole nn.Module (pickled code: fusetorch's checkpoint "
+        "format refuses by design), then torch.tril"),
+    "super_resolution": (
+        "cannot store an object of type",
+        "needs torch.save of a whole nn.Module (refused by design, as above)"),
+    "fast_neural_style": (
+        "refers to a single memory location",
+        "needs Tensor.repeat to return a copy (it returns a stride-0 view, so the example's "
+        "in-place div_ on the repeated style batch raises)"),
+    "nanogpt": ("'bfloat16'", "needs torch.bfloat16, then torch.cuda.amp.GradScaler, then "
+                              "torch.topk (and torch.tril on its non-flash attention path)"),
+    "mingpt": ("'tril'", "needs torch.tril, then Tensor.unique, torch.sort, torch.topk"),
+    "makemore": ("fusetorch.utils.tensorboard",
+                 "needs torch.utils.tensorboard.SummaryWriter, then torch.roll, torch.tril"),
+}
+
+
+class StoppedAsRecorded(Exception):
+    """The program stopped where STOPS says it does."""
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"fusetorch_program_{name}", HERE / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(name: str) -> float:
+    try:
+        return _load(name).main()
+    finally:
+        torch.set_default_device("cpu")  # a program that set it and then failed leaves no trace
+
+
+def _cases():
+    for name in RUNS:
+        yield pytest.param(name, id=name)
+    for name, (_, needs) in STOPS.items():
+        yield pytest.param(name, id=name, marks=pytest.mark.xfail(
+            strict=True, raises=StoppedAsRecorded, reason=needs))
+
+
+@pytest.mark.parametrize("name", list(_cases()))
+def test_program(name, capsys):
+    if name in STOPS:
+        try:
+            _run(name)
+        except Exception as e:  # noqa: BLE001  (any error: its text says whether it is the recorded one)
+            if STOPS[name][0] in str(e):
+                raise StoppedAsRecorded(f"{type(e).__name__}: {e}") from e
+            raise
+        return
+    loss = _run(name)
+    assert isinstance(loss, float) and math.isfinite(loss), loss
+
+
+def test_every_program_file_is_listed():
+    files = {p.stem for p in HERE.glob("*.py") if p.stem != "test_programs"}
+    assert files == set(RUNS) | set(STOPS)
+
+
+# ----------------------------------------------------------------------------- torch.accelerator
+
+
+@pytest.fixture(params=["as_is", "stand_in_cuda0"])
+def cuda_setting(request):
+    """The machine as it is, then (where it has no GPU) with tests/runtime's stand-in cuda:0,
+    a backend over numpy, so the accelerator's device branch runs without a GPU too."""
+    if request.param == "as_is" or D._cupy() is not None:
+        yield
+        return
+    D.register_backend("cuda:0", D.Backend(D.device("cuda", 0), np, make_table(np, CUDA_GENERATOR)))
+    try:
+        yield
+    finally:
+        D.register_backend("cuda:0", None)
+
+
+def test_accelerator_follows_cuda(cuda_setting):
+    acc = torch.accelerator
+    assert acc.is_available() == torch.cuda.is_available()
+    if acc.is_available():
+        assert acc.current_accelerator() == torch.device("cuda")
+        assert acc.current_accelerator(check_available=True) == torch.device("cuda")
+        assert acc.device_count() == torch.cuda.device_count() >= 1
+        assert acc.current_device_index() == torch.cuda.current_device()
+        acc.synchronize()
+        acc.synchronize(0)
+    else:
+        # PyTorch's CPU build: no accelerator, no count, and asking for its index raises
+        assert acc.current_accelerator() is None
+        assert acc.current_accelerator(check_available=True) is None
+        assert acc.device_count() == 0
+        for call in (acc.current_device_index, acc.synchronize):
+            with pytest.raises(RuntimeError, match="Cannot access accelerator device when none "
+                                                   "is available."):
+                call()
+
+
+def test_accelerator_device_selection_idiom_gives_a_usable_device(cuda_setting):
+    device = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() \
+        else "cpu"
+    x = torch.ones(2, device=device)
+    assert x.device.type == device and x.sum().item() == 2.0
