@@ -845,4 +845,7 @@ def repeat(input: Tensor, *sizes) -> Tensor:
     shape = (1,) * (len(sizes) - input.ndim) + tuple(input.shape)
     x = reshape(input, tuple(v for s in shape for v in (1, s)))
     x = expand(x, *[v for r, s in zip(sizes, shape) for v in (r, s)])
-    return reshape(x, tuple(r * s for r, s in zip(sizes, shape)))
+    x = reshape(x, tuple(r * s for r, s in zip(sizes, shape)))
+    # repeat returns new memory (PyTorch's does): where numpy's reshape could keep the expanded
+    # view (stride 0), an in-place op on the result would write one element many times
+    return clone(x) if x._data.base is not None else x

@@ -40,6 +40,7 @@ RUNS = [
     "actor_critic",              # pytorch/examples reinforcement_learning/actor_critic.py
     "regression",                # pytorch/examples regression
     "siamese_network",           # pytorch/examples siamese_network
+    "fast_neural_style",         # pytorch/examples fast_neural_style (Tensor.repeat's copy)
 ]
 
 # program -> (text its first error must contain, what it needs, in the order it needs them)
@@ -54,13 +55,8 @@ STOPS = {
     "super_resolution": (
         "cannot store an object of type",
         "needs torch.save of a whole nn.Module (refused by design, as above)"),
-    "fast_neural_style": (
-        "refers to a single memory location",
-        "needs Tensor.repeat to return a copy (it returns a stride-0 view, so the example's "
-        "in-place div_ on the repeated style batch raises)"),
-    "nanogpt": ("'bfloat16'", "needs torch.bfloat16, then torch.cuda.amp.GradScaler, then "
-                              "torch.topk (and torch.tril on its non-flash attention path)"),
-    "mingpt": ("'tril'", "needs torch.tril, then Tensor.unique, torch.sort, torch.topk"),
+    "nanogpt": ("'amp'", "needs torch.cuda.amp.GradScaler, then torch.topk"),
+    "mingpt": ("'unique'", "needs Tensor.unique, torch.sort, torch.topk"),
     "makemore": ("fusetorch.utils.tensorboard",
                  "needs torch.utils.tensorboard.SummaryWriter, then torch.roll, torch.tril"),
 }
