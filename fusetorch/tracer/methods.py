@@ -402,3 +402,10 @@ Tensor.__ilshift__ = _inplace_of(M.bitwise_left_shift)
 Tensor.__irshift__ = _inplace_of(M.bitwise_right_shift)
 Tensor.__getitem__ = indexing.getitem
 Tensor.__setitem__ = indexing.setitem
+
+# scans, sorting and selection of functional_scan.py: x.cumsum(1), x.sort(), x.topk(3), ...
+from . import functional_scan as _S  # noqa: E402
+for _name in _S.PUBLIC:
+    setattr(Tensor, _name, _method(getattr(_S, _name)))
+for _name in _S.INPLACE:
+    setattr(Tensor, _name + "_", _inplace_of(getattr(_S, _name)))
