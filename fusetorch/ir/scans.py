@@ -77,6 +77,10 @@ def _vjp_logcumsumexp(b, n, g):
     d, rev = n.attrs["dim"], n.attrs["reverse"]
     xv, out, dtype = b.value(arg(n)), b.value(n), n.dtype
     zero = b.zero(dtype)
+    # out_j = -inf only where every x_k it sums is -inf: their terms are exp(-inf) = 0, not
+    # exp(-inf - -inf) = nan (the VJP's own scans of log(0) = -inf meet this, so double
+    # backward does too)
+    out = b.op("where", b.op("eq", out, b.const(float("-inf"), dtype)), zero, out)
     parts = []
     for sel, val in (("gt", g), ("lt", b.op("neg", g))):
         mag = b.op("where", b.op(sel, g, zero), val, zero)
@@ -95,25 +99,21 @@ _def("logcumsumexp", "extern", 1, _first_shape, _same_dtype, attrs=_SCAN_ATTRS,
 
 def _cumarg(greater: bool):
     def make(xp):
+        extreme = xp.maximum if greater else xp.minimum
+
         def run(x, dim):
             # PyTorch's rule: a tie or a NaN takes over (the latest index of the running
-            # extreme; a NaN stays the extreme once seen)
-            v = xp.moveaxis(x, dim, -1)
-            out = xp.zeros(v.shape, dtype=xp.int64)
-            if v.shape[-1] == 0:
-                return xp.moveaxis(out, -1, dim)
-            best = v[..., 0]
-            idx = out[..., 0]
-            floating = v.dtype.kind == "f"
-            for i in range(1, v.shape[-1]):
-                cur = v[..., i]
-                take = (cur >= best) if greater else (cur <= best)
-                if floating:
-                    take = take | xp.isnan(cur)
-                best = xp.where(take, cur, best)
-                idx = xp.where(take, i, idx)
-                out[..., i] = idx
-            return xp.moveaxis(out, -1, dim)
+            # extreme; NaN stays the extreme once seen). The running extreme only changes where
+            # an element equals it, so the answer at i is the last such position up to i.
+            if x.shape[dim] == 0:
+                return xp.zeros(x.shape, dtype=xp.int64)
+            hit = x == extreme.accumulate(x, axis=dim)
+            if x.dtype.kind == "f":
+                hit = hit | xp.isnan(x)
+            shape = [1] * x.ndim
+            shape[dim] = x.shape[dim]
+            pos = xp.arange(x.shape[dim], dtype=xp.int64).reshape(shape)
+            return xp.maximum.accumulate(xp.where(hit, pos, 0), axis=dim)
         return run
     return make
 

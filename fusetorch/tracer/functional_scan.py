@@ -101,6 +101,25 @@ def cumprod(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     return _scan("cumprod", input, dim, dtype, out)
 
 
+def _inplace_value(op: str):
+    """The value `x.cumsum_(dim)` writes: computed in x's own dtype (wrapping, as PyTorch's
+    in-place kernel), which an explicit `dtype` must equal."""
+    def value(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+        from ..ir.ops import _CPP_NAME
+        if dtype is not None and dt.to_dtype(dtype, op) is not input._dtype:
+            raise RuntimeError(f"Bad in-place call: input tensor dtype "
+                               f"{_CPP_NAME[input._dtype.name]} and output tensor dtype "
+                               f"{_CPP_NAME[dt.to_dtype(dtype, op).name]} should match")
+        if input._dtype is dt.bool_:
+            raise NotImplementedError(f'"{op}_out_cpu" not implemented for \'Bool\'')
+        return _scan(op, input, dim, input._dtype, None)
+    value.__name__ = op
+    return value
+
+
+cumsum_value, cumprod_value = _inplace_value("cumsum"), _inplace_value("cumprod")
+
+
 def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     D.check_tensor(input, "logcumsumexp", "input", 1)
     if not input._dtype.is_floating_point:
@@ -424,17 +443,19 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
                            "dimension 0")
     if min > max:
         raise RuntimeError("torch.histc: max must be larger than min")
-    x = F.reshape(input.detach(), (-1,))
+    x = F.reshape(input, (-1,))  # no gradient path: the counts come from comparisons
     if min == max and x.numel():
         lo, hi = F.amin(x), F.amax(x)  # in the graph: no host read
+        same = binary("eq", lo, hi)
+        lo = D.elementwise("where", same, binary("sub", lo, 1.0), lo)
+        hi = D.elementwise("where", same, binary("add", hi, 1.0), hi)
     else:
         lo, hi = float(min), float(max)
-    same = binary("eq", lo, hi)
-    lo = D.elementwise("where", same, binary("sub", lo, 1.0), lo)
-    hi = D.elementwise("where", same, binary("add", hi, 1.0), hi)
+        if lo == hi:
+            lo, hi = lo - 1.0, hi + 1.0
     inside = binary("bitwise_and", binary("ge", x, lo), binary("le", x, hi))
     scaled = binary("div", binary("mul", binary("sub", x, lo), float(bins)),
-                    binary("sub", hi, lo))
+                    hi - lo if isinstance(hi, float) else binary("sub", hi, lo))
     b = F.clamp(cast(D.unary("floor", D.elementwise("where", inside, scaled, 0.0)), dt.int64),
                 max=bins - 1)
     counts = zeros((bins,), dtype=input._dtype, device=input.device)
@@ -511,7 +532,8 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
     d = norm_dim(dim, input.ndim)
     x, idx = _at_least_1d(input), _at_least_1d(indices)
     n = x.shape[d]
-    shape = list(broadcast_many([tuple(x.shape), tuple(idx.shape)]))
+    shape = list(broadcast_many([tuple(1 if i == d else s for i, s in enumerate(t.shape))
+                                 for t in (x, idx)]))
     x = F.expand(x, tuple(shape[:d]) + (n,) + tuple(shape[d + 1:]))
     idx = F.expand(idx, tuple(shape[:d]) + (idx.shape[d],) + tuple(shape[d + 1:]))
     idx = D.check_values(idx, f"index {{value}} is out of bounds for dimension {d} with size "
@@ -601,5 +623,6 @@ PUBLIC = ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "args
           "kthvalue", "median", "nanmedian", "mode", "quantile", "nanquantile", "searchsorted",
           "bucketize", "histc", "count_nonzero", "bincount", "take", "take_along_dim",
           "masked_select", "unique", "unique_consecutive")
-# those PyTorch also has as in-place Tensor methods (x.cumsum_(0))
-INPLACE = ("cumsum", "cumprod")
+# Tensor methods: all but the two PyTorch has only as functions; in place: x.cumsum_(0)
+METHODS = tuple(n for n in PUBLIC if n not in ("searchsorted", "bucketize"))
+INPLACE = (cumsum_value, cumprod_value)

@@ -405,7 +405,7 @@ Tensor.__setitem__ = indexing.setitem
 
 # scans, sorting and selection of functional_scan.py: x.cumsum(1), x.sort(), x.topk(3), ...
 from . import functional_scan as _S  # noqa: E402
-for _name in _S.PUBLIC:
+for _name in _S.METHODS:
     setattr(Tensor, _name, _method(getattr(_S, _name)))
-for _name in _S.INPLACE:
-    setattr(Tensor, _name + "_", _inplace_of(getattr(_S, _name)))
+for _fn in _S.INPLACE:
+    setattr(Tensor, _fn.__name__ + "_", _inplace_of(_fn))
