@@ -500,3 +500,4 @@ for _n, _g in {"reshape": "ViewBackward0", "to_device": "ToCopyBackward0",
 from . import elementwise as _elementwise  # noqa: E402,F401  (registers them in OPS)
 # Linear algebra through the array module's LAPACK (ir/linalg_ops.py).
 from . import linalg_ops as _linalg_ops  # noqa: E402,F401  (registers them in OPS)
+from . import scans as _scans  # noqa: E402,F401  (cumsum, argsort, searchsorted, ...: issue 11)

@@ -417,3 +417,10 @@ for _name in _linalg.METHODS:
     setattr(Tensor, _name, _method(_linalg.TORCH_PUBLIC[_name]))
 # half-precision dtypes (issue 11): `.half()` is bound with the other casts above
 Tensor.bfloat16 = lambda self: D.cast(self, dt.bfloat16)
+
+# scans, sorting and selection of functional_scan.py: x.cumsum(1), x.sort(), x.topk(3), ...
+from . import functional_scan as _S  # noqa: E402
+for _name in _S.METHODS:
+    setattr(Tensor, _name, _method(getattr(_S, _name)))
+for _fn in _S.INPLACE:
+    setattr(Tensor, _fn.__name__ + "_", _inplace_of(_fn))

@@ -171,6 +171,15 @@ EXAMPLES = {
     "to_device": ([_f(2, 3)], {"device": "cpu", "src": "cpu"}),
     "check": ([_i(3, 4, hi=5)], {"lo": 0, "hi": 5, "closed": False, "allow": None,
                                  "error": "IndexError", "message": "bad {value}"}),
+    # scans and sorting (ir/scans.py)
+    "cumsum": ([_f(3, 4)], {"dim": 1, "reverse": True}),
+    "cumprod": ([_f(3, 4)], {"dim": 0}),
+    "logcumsumexp": ([_f(2, 5)], {"dim": 1, "reverse": False}),
+    "cumargmax": ([_f(3, 4)], {"dim": 1}),
+    "cumargmin": ([_i(3, 4)], {"dim": 0}),
+    "argsort": ([_f(3, 4)], {"dim": 0, "descending": True}),
+    "searchsorted": ([np.sort(_f(2, 5), axis=-1), _f(2, 3)],
+                     {"right": False, "dtype": dt.int32}),
 }
 # linear algebra (ir/linalg_ops.py): well-conditioned and symmetric positive-definite inputs
 _SQ = _f(2, 3, 3) * 0.3 + 2 * np.eye(3)

@@ -1,0 +1,180 @@
+"""Scans and sorting primitives: running sums/products/log-sum-exps, the index of the running
+max/min, a stable argsort, and searchsorted (issue 11).
+
+None of these is composable at a sane cost from the other primitives (a cumsum as a matmul by
+a triangular matrix is O(n^2); a sort not at all), so each is an `extern` primitive: the eager
+implementation runs inside compiled programs too. Everything torch-level (sort, topk, median,
+quantile, cummax, ...) is composed from these plus `gather` in `tracer/functional_scan.py`,
+so gradients of selections flow through `gather`. Each scan runs along attrs['dim']
+(non-negative); `reverse` scans from the end (the VJP of a scan is the reversed scan).
+"""
+from __future__ import annotations
+
+from . import dtypes as dt
+from .ops import _def, _first_shape, _int64_dtype, _same_dtype, arg, vjp_zero
+
+_SCAN_ATTRS = ("dim", "reverse")
+
+
+def _flip(xp, x, dim: int, reverse: bool):
+    return xp.flip(x, dim) if reverse else x
+
+
+def _accumulate(name: str):
+    def make(xp):
+        ufunc = getattr(xp, name)
+
+        def run(x, dim, reverse=False):
+            if x.shape[dim] == 0:
+                return x.copy()
+            r = ufunc.accumulate(_flip(xp, x, dim, reverse), axis=dim, dtype=x.dtype)
+            return _flip(xp, r, dim, reverse)
+        return run
+    return make
+
+
+# ---------------------------------------------------------------- cumsum
+
+def _vjp_cumsum(b, n, g):
+    return (b.op("cumsum", g, dim=n.attrs["dim"], reverse=not n.attrs["reverse"]),)
+
+
+_def("cumsum", "extern", 1, _first_shape, _same_dtype, attrs=_SCAN_ATTRS,
+     eager=_accumulate("add"), vjp=_vjp_cumsum,
+     doc="running sum along dim (from the end when reverse)")
+
+
+# ---------------------------------------------------------------- cumprod
+
+def _vjp_cumprod(b, n, g):
+    # d out_j / d x_i = prod_{k <= j, k != i} x_k for j >= i. Before a slice's first zero that
+    # is out_j / x_i; at the first zero z it is the running product with x_z replaced by 1;
+    # after z every such product holds x_z = 0. So no division by zero, as PyTorch's rule.
+    x, d = arg(n), n.attrs["dim"]
+    xv, out, dtype = b.value(x), b.value(n), n.dtype
+    zero, one = b.zero(dtype), b.const(1.0, dtype)
+    is0 = b.op("eq", xv, zero)
+    zeros_so_far = b.op("cumsum", b.op("cast", is0, dtype=dtype), dim=d, reverse=False)
+    before = b.op("eq", zeros_so_far, zero)
+    first = b.op("bitwise_and", is0, b.op("eq", zeros_so_far, one))
+    tail = b.op("cumsum", b.op("mul", g, out), dim=d, reverse=True)
+    part_before = b.op("div", tail, b.op("where", before, xv, one))
+    skip_z = b.op("cumprod", b.op("where", first, one, xv), dim=d)
+    part_first = b.op("cumsum", b.op("mul", g, skip_z), dim=d, reverse=True)
+    return (b.op("where", before, part_before, b.op("where", first, part_first, zero)),)
+
+
+_def("cumprod", "extern", 1, _first_shape, _same_dtype, attrs=("dim",),
+     eager=lambda xp: (lambda x, dim: _accumulate("multiply")(xp)(x, dim)),
+     vjp=_vjp_cumprod, saves=(0, "out"), doc="running product along dim")
+
+
+# ---------------------------------------------------------------- logcumsumexp
+
+def _vjp_logcumsumexp(b, n, g):
+    # grad_i = sum_{j >= i} g_j exp(x_i - out_j), summed in log space for the positive and the
+    # negative parts of g separately (PyTorch's rule): exp(out_j) may overflow, this does not
+    d, rev = n.attrs["dim"], n.attrs["reverse"]
+    xv, out, dtype = b.value(arg(n)), b.value(n), n.dtype
+    zero = b.zero(dtype)
+    # out_j = -inf only where every x_k it sums is -inf: their terms are exp(-inf) = 0, not
+    # exp(-inf - -inf) = nan (the VJP's own scans of log(0) = -inf meet this, so double
+    # backward does too)
+    out = b.op("where", b.op("eq", out, b.const(float("-inf"), dtype)), zero, out)
+    parts = []
+    for sel, val in (("gt", g), ("lt", b.op("neg", g))):
+        mag = b.op("where", b.op(sel, g, zero), val, zero)
+        scan = b.op("logcumsumexp", b.op("sub", b.op("log", mag), out), dim=d,
+                    reverse=not rev)
+        parts.append(b.op("exp", b.op("add", xv, scan)))
+    return (b.op("sub", parts[0], parts[1]),)
+
+
+_def("logcumsumexp", "extern", 1, _first_shape, _same_dtype, attrs=_SCAN_ATTRS,
+     eager=_accumulate("logaddexp"), vjp=_vjp_logcumsumexp, saves=(0, "out"),
+     doc="log(cumsum(exp(x))) along dim without overflow")
+
+
+# ---------------------------------------------------------------- cummax / cummin indices
+
+def _cumarg(greater: bool):
+    def make(xp):
+        extreme = xp.maximum if greater else xp.minimum
+
+        def run(x, dim):
+            # PyTorch's rule: a tie or a NaN takes over (the latest index of the running
+            # extreme; NaN stays the extreme once seen). The running extreme only changes where
+            # an element equals it, so the answer at i is the last such position up to i.
+            if x.shape[dim] == 0:
+                return xp.zeros(x.shape, dtype=xp.int64)
+            hit = x == extreme.accumulate(x, axis=dim)
+            if x.dtype.kind == "f":
+                hit = hit | xp.isnan(x)
+            shape = [1] * x.ndim
+            shape[dim] = x.shape[dim]
+            pos = xp.arange(x.shape[dim], dtype=xp.int64).reshape(shape)
+            return xp.maximum.accumulate(xp.where(hit, pos, 0), axis=dim)
+        return run
+    return make
+
+
+for _n, _greater in (("cumargmax", True), ("cumargmin", False)):
+    _def(_n, "extern", 1, _first_shape, _int64_dtype, attrs=("dim",), eager=_cumarg(_greater),
+         vjp=vjp_zero, doc="index of the running max/min along dim (cummax/cummin gather it)")
+
+
+# ---------------------------------------------------------------- argsort
+
+def _argsort(xp):
+    def run(x, dim, descending):
+        if x.shape[dim] == 0:
+            return xp.zeros(x.shape, dtype=xp.int64)
+        if not descending:
+            return xp.argsort(x, axis=dim, kind="stable")
+        # descending and stable: sort the reversed slice ascending (ties then come last-first)
+        # and reverse the result; NaN (sorted last ascending) comes first, as in PyTorch
+        r = xp.flip(xp.argsort(xp.flip(x, dim), axis=dim, kind="stable"), dim)
+        return (x.shape[dim] - 1) - r
+    return run
+
+
+_def("argsort", "extern", 1, _first_shape, _int64_dtype, attrs=("dim", "descending"),
+     eager=_argsort, vjp=vjp_zero,
+     doc="stable sorting permutation along dim; NaN sorts as the largest value")
+
+
+# ---------------------------------------------------------------- searchsorted
+
+def _searchsorted_shape(shapes, a):
+    seq, vals = shapes
+    if len(seq) != 1 and (len(seq) != len(vals) or seq[:-1] != vals[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(seq)} and input value tensor {list(vals)}")
+    return vals
+
+
+def _searchsorted_dtype(dtypes, a):
+    _same_dtype(dtypes, a)
+    return a["dtype"]
+
+
+def _searchsorted(xp):
+    def run(seq, values, right, dtype):
+        side = "right" if right else "left"
+        if seq.ndim == 1:
+            r = xp.searchsorted(seq, values, side=side)
+        else:
+            s, v = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+            r = xp.stack([xp.searchsorted(s[i], v[i], side=side) for i in range(s.shape[0])]
+                         ) if s.shape[0] else xp.zeros(v.shape, dtype=xp.int64)
+            r = r.reshape(values.shape)
+        return r.astype(xp.int32 if dtype is dt.int32 else xp.int64)
+    return run
+
+
+_def("searchsorted", "extern", 2, _searchsorted_shape, _searchsorted_dtype,
+     attrs=("right", "dtype"), eager=_searchsorted, vjp=vjp_zero,
+     doc="insertion points of values (input 1) in each sorted last-dim row of input 0 "
+         "(a 1-d input 0 is shared by all values); dtype int64 or int32")
