@@ -318,6 +318,11 @@ _def("to_device", "extern", 1, _first_shape, _same_dtype, attrs=("device", "src"
 # the input itself (no copy); a value outside [lo, hi) ([lo, hi] when `closed`), other than
 # `allow`, raises `error` (a builtin exception's name) with `message`, where `{value}` stands
 # for the first bad value. NaN fails every bound, as PyTorch's `x >= 0 && x <= 1` does.
+# `detach()`: the same value with no gradient (JAX's stop_gradient). A primitive, so that a
+# recording sees the detached tensor as a function of its source (a compiled replay reads the
+# new argument, not the one traced) and differentiation stops there.
+_def("detach", "extern", 1, _first_shape, _same_dtype, eager=lambda xp: lambda x: x,
+     doc="x itself, as a constant for differentiation (Tensor.detach)")
 _def("check", "extern", 1, _first_shape, _same_dtype,
      attrs=("lo", "hi", "closed", "allow", "error", "message"),
      doc="x unchanged, or the error PyTorch raises for a value out of range")
@@ -483,6 +488,7 @@ _VJP = {
     "index_put": (_vjp_index_put, (slice(2, None),)), "cat": (_vjp_cat, ()),
     "gather": (_vjp_gather, (1,)), "scatter_add": (_vjp_scatter_add, (1,)),
     "matmul": (_vjp_matmul, (0, 1)), "custom": (_vjp_custom, ()), "check": (vjp_identity, ()),
+    "detach": (vjp_zero, ()),
     "unfold2d": (_vjp_unfold2d, ()), "fold2d": (_vjp_fold2d, ()),
 }
 for _n in ("argmax", "argmin", "nonzero"):

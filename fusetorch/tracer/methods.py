@@ -178,7 +178,10 @@ def _copy_(self, src, non_blocking=False):
 
 def _detach(self):
     from .tensor import _alias
-    return _alias(self)
+    out = _alias(self)
+    if D.RECORDER is not None:  # a function of `self` in a recording, not a new input
+        D.RECORDER.record("detach", [self], {}, out)
+    return out
 
 
 def _detach_(self):

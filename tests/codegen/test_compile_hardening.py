@@ -277,3 +277,21 @@ def test_a_module_forward_reading_a_global_is_guarded(monkeypatch):
     assert cm(x).item() == cm(x).item() == 4.0
     monkeypatch.setitem(globals(), "SCALE", 10.0)
     assert cm(x).item() == 20.0
+
+
+# ------------------------------------------------------------------ detach
+
+
+def test_detach_inside_a_compiled_function_follows_new_arguments():
+    f = torch.compile(lambda x: x.detach() * 2)
+    assert f(torch.tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
+    assert f(torch.tensor([1.0, 2.0])).tolist() == [2.0, 4.0]
+    assert f(torch.tensor([5.0, 7.0])).tolist() == [10.0, 14.0]  # was the traced [2, 4]
+
+
+def test_detach_stops_the_gradient_in_compiled_code():
+    g = torch.compile(lambda x: (x * x.detach()).sum())
+    for values in ([1.0, 2.0], [1.0, 2.0], [3.0, -4.0]):
+        w = torch.tensor(values, requires_grad=True)
+        g(w).backward()
+        assert w.grad.tolist() == values  # d/dx x*c = c, not 2x

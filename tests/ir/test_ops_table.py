@@ -169,6 +169,7 @@ EXAMPLES = {
                                          "padding": (1, 0), "dilation": (1, 2)}),
     "matmul": ([_f(5, 1, 2, 3), _f(4, 3, 6)], {}),
     "to_device": ([_f(2, 3)], {"device": "cpu", "src": "cpu"}),
+    "detach": ([_f(2, 3)], {}),
     "check": ([_i(3, 4, hi=5)], {"lo": 0, "hi": 5, "closed": False, "allow": None,
                                  "error": "IndexError", "message": "bad {value}"}),
     # scans and sorting (ir/scans.py)
