@@ -760,7 +760,7 @@ add("selection_indices", {
 
 
 def _q(x, *q):
-    return torch.tensor(list(q), dtype=x.dtype)
+    return torch.tensor(list(q), dtype=x.dtype, device=x.device)
 
 
 add("quantile", {
@@ -790,12 +790,19 @@ add("searching", {
     fixed(("f32", lambda r: [make(r, (3, 6)), make(r, (3, 4))]),
           ("f64", lambda r: [make(r, (2, 6), F64), make(r, (2, 5), F64)])), grad=False)
 _IDX = np.array([[0, 3, -1], [5, -7, 2]])
+
+
+def _idx(x, a):
+    """An index tensor on x's device (the cuda-device test runs the entries on a stand-in)."""
+    return torch.tensor(np.asarray(a), device=x.device)
+
+
 add("take", {
-    "torch.take": lambda x: torch.take(x, torch.from_numpy(_IDX)),
-    "Tensor.take": lambda x: x.take(torch.from_numpy(_IDX % 4)),
-    "torch.take_along_dim": lambda x: torch.take_along_dim(x, torch.from_numpy(_IDX % 3), 1),
-    "Tensor.take_along_dim": lambda x: x.take_along_dim(torch.tensor([[1], [0], [-2]]), 0),
-    "torch.take_along_dim(flat)": lambda x: torch.take_along_dim(x, torch.from_numpy(_IDX % 4))},
+    "torch.take": lambda x: torch.take(x, _idx(x, _IDX)),
+    "Tensor.take": lambda x: x.take(_idx(x, _IDX % 4)),
+    "torch.take_along_dim": lambda x: torch.take_along_dim(x, _idx(x, _IDX % 3), 1),
+    "Tensor.take_along_dim": lambda x: x.take_along_dim(_idx(x, [[1], [0], [-2]]), 0),
+    "torch.take_along_dim(flat)": lambda x: torch.take_along_dim(x, _idx(x, _IDX % 4))},
     fixed(("f32", lambda r: [make(r, (2, 4))]), ("f64_perm", lambda r: [make(r, (2, 4), F64,
                                                                              layout="t")])))
 
