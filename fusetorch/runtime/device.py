@@ -106,7 +106,7 @@ _LOW = frozenset((np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)))
 _F32 = np.dtype(np.float32)
 _NATIVE = frozenset(("cast", "copy", "where", "floor", "ceil", "trunc", "round", "relu",
                      "sign"))
-_WIDENED = frozenset(("sum", "prod", "matmul"))
+_WIDENED = frozenset(("matmul",))  # (sum and prod: eager._reduce widens them itself)
 
 
 def _widen(fn):
