@@ -238,6 +238,24 @@ def test_setitem_on_a_tensor_is_refused(tmp_path):
         torch.load(hostile(tmp_path, pkl))
 
 
+def test_refusals_use_pytorchs_words(tmp_path):
+    # PyTorch 2.13's messages for these pickles, checked by hand
+    with pytest.raises(WeightsOnlyError) as e:
+        torch.load(hostile(tmp_path, b"\x80\x02cnumpy\nndarray\n)R."))
+    assert "This file can still be loaded, to do so you have two options" in str(e.value)
+    assert "WeightsUnpickler error: Unsupported global: GLOBAL numpy.ndarray was not an " \
+        "allowed global by default. Please use `torch.serialization.add_safe_globals(" \
+        "[numpy.ndarray])`" in str(e.value)
+    with pytest.raises(WeightsOnlyError) as e:
+        torch.load(hostile(tmp_path, b"\x80\x02c__builtin__\neval\nX\x01\x00\x00\x001\x85R."))
+    assert "GLOBAL eval was not an allowed global" in str(e.value)
+    with pytest.raises(WeightsOnlyError) as e:
+        torch.load(hostile(tmp_path, b"\x80\x02]}b."))
+    assert "Can only build Tensor, Parameter, OrderedDict or types allowlisted via " \
+        "`add_safe_globals`, but got <class 'list'>" in str(e.value)
+    assert "Please file an issue" in str(e.value)
+
+
 def test_build_on_a_tensor_is_refused(tmp_path):
     # BUILD would set the tensor's internals (its array) to whatever the file says
     pkl = tensor_pickle(0, (4,), (1,), tail=b"}X\x05\x00\x00\x00_dataK\x01sb")

@@ -44,14 +44,15 @@ _STORAGES = {  # torch storage class name -> fusetorch dtype
 _BY_DTYPE = {d: name for name, d in _STORAGES.items()}
 _DTYPE_NAMES = {d.name: d for d in dt.ALL}
 
-_WEIGHTS_ONLY_HEAD = (
-    "Weights only load failed. In PyTorch 2.6, we changed the default value of the "
-    "`weights_only` argument in `torch.load` from `False` to `True`. Re-running `torch.load` "
-    "with `weights_only` set to `False` will likely succeed, but it can result in arbitrary "
-    "code execution. Do it only if you got the file from a trusted source.\n\n\n")
-_WEIGHTS_ONLY_TAIL = (
-    "\n\nCheck the documentation of torch.load to learn more about types accepted by default "
-    "with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+# PyTorch 2.13's words (torch/serialization.py), in its three shapes
+_UNSAFE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
+    "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set to "
+    "`False` will likely succeed, but it can result in arbitrary code execution. Do it only if "
+    "you got the file from a trusted source.")
+_DOCS = ("\n\nCheck the documentation of torch.load to learn more about types accepted by "
+         "default with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
+_BLOCKED_MODULES = ("sys", "os", "posix", "nt")
 
 
 class WeightsOnlyError(pickle.UnpicklingError, RuntimeError):
@@ -59,8 +60,22 @@ class WeightsOnlyError(pickle.UnpicklingError, RuntimeError):
     RuntimeError, as every other damaged or hostile file `fusetorch.load` refuses."""
 
 
-def _refuse(detail: str) -> WeightsOnlyError:
-    return WeightsOnlyError(_WEIGHTS_ONLY_HEAD + detail + _WEIGHTS_ONLY_TAIL)
+def _refuse(detail: str, kind: str = "other") -> WeightsOnlyError:
+    """PyTorch's error: `kind` is "blocked" (a global of a blocklisted module), "global"
+    (a global not on the allowlist) or "other" (anything else its unpickler refuses)."""
+    if kind == "blocked":
+        text = f"Weights only load failed. {_UNSAFE}\n\n\n{detail}"
+    elif kind == "global":
+        text = ("Weights only load failed. This file can still be loaded, to do so you have two "
+                "options, \033[1mdo those steps only if you trust the source of the "
+                f"checkpoint\033[0m. \n\t(1) {_UNSAFE}\n\t(2) Alternatively, to load with "
+                "`weights_only=True` please check the recommended steps in the following error "
+                f"message.\n\tWeightsUnpickler error: {detail}")
+    else:
+        text = (f"Weights only load failed. {_UNSAFE}\nPlease file an issue with the following "
+                "so that we can make `weights_only=True` compatible with your use case: "
+                f"WeightsUnpickler error: \n\n{detail}")
+    return WeightsOnlyError(text + _DOCS)
 
 
 class _Global:
@@ -240,12 +255,14 @@ class _Unpickler(pickle._Unpickler):  # the pure-Python one: its opcodes can be 
         key = (module, name)
         if key in self.allowed:
             return self.allowed[key]
-        mod = {"os": "posix", "nt": "posix"}.get(module, module)
-        if module in ("builtins", "__builtin__") or module.startswith("torch"):
-            raise _refuse(f"Unsupported global: GLOBAL {module}.{name} was not an allowed "
-                          "global by default.")
-        raise _refuse(f"Trying to load unsupported GLOBAL {mod}.{name} whose module {mod} "
-                      "is blocked.")
+        if module in _BLOCKED_MODULES:
+            raise _refuse(f"Trying to load unsupported GLOBAL {module}.{name} whose module "
+                          f"{module} is blocked.", "blocked")
+        path = name if module == "builtins" else f"{module}.{name}"
+        raise _refuse(f"Unsupported global: GLOBAL {path} was not an allowed global by "
+                      f"default. Please use `torch.serialization.add_safe_globals([{path}])` "
+                      f"or the `torch.serialization.safe_globals([{path}])` context manager to "
+                      "allowlist this global if you trust this class/function.", "global")
 
     def persistent_load(self, pid):
         return self.reader.load_storage(pid)
