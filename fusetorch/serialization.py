@@ -41,6 +41,7 @@ from typing import Any, BinaryIO, Callable, NamedTuple
 import numpy as np
 
 from . import _load_checks as _checks
+from . import checkpoint_formats as _formats
 from .ir import dtypes as dt
 from .runtime import device as _dev
 from .tracer.tensor import Size, Tensor
@@ -234,10 +235,18 @@ def _open(f, mode: str):
 
 def save(obj: Any, f, pickle_module: Any = None, pickle_protocol: int = 2,
          _use_new_zipfile_serialization: bool = True,
-         _disable_byteorder_record: bool = False) -> None:
+         _disable_byteorder_record: bool = False, *, format: str = "fusetorch") -> None:
     """Write `obj` (tensors, state dicts, optimizer state dicts, nested containers of those)
     to a path or a binary file object. `pickle_module`/`pickle_protocol` are accepted for
-    PyTorch compatibility and ignored: nothing is pickled."""
+    PyTorch compatibility and ignored: nothing is pickled. `format="torch"` writes PyTorch's
+    zip checkpoint instead (tensors, Parameters, numbers, strings, dtypes and containers),
+    which `torch.load(f, weights_only=True)` opens."""
+    if format in ("torch", "pytorch"):
+        _formats.save_torch(obj, f)
+        return
+    if format != "fusetorch":
+        raise ValueError(f"fusetorch.save: unknown format {format!r} (use 'fusetorch' or "
+                         "'torch'; safetensors files: fusetorch.utils.safetensors.save_file)")
     enc = _Encoder()
     root = enc.encode(obj, "obj")
     storages = enc.storages()
@@ -588,16 +597,41 @@ def _restorer(map_location) -> Callable:
     return restore
 
 
+def _peek(f) -> tuple[Any, bytes]:
+    """The file (rewound, or its bytes when it cannot seek) and its first bytes, which say
+    which format it is in: fusetorch's magic, a zip (PyTorch) or a safetensors header."""
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "rb") as fh:
+            return f, fh.read(9)
+    try:
+        here = f.tell()
+        head = f.read(9)
+        f.seek(here)
+        return f, head
+    except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+        buf = io.BytesIO(f.read())
+        return buf, buf.getvalue()[:9]
+
+
 def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = None,
          mmap: bool | None = None, **pickle_load_args) -> Any:
     """Read what `save` wrote, from a path or a binary file object. `map_location` ('cpu', a
     device, a dict from saved to wanted device names, or `fn(tensor, saved_location)`) says
     where tensors go. The format holds no code, so `weights_only` (True or False) and `mmap`
-    change nothing; they are accepted for PyTorch compatibility. A truncated, damaged, foreign
-    or hostile file raises RuntimeError, and so does a tensor describing more elements than its
-    storage holds beyond `$FUSETORCH_LOAD_MAX_ELEMENTS` (default 2**28)."""
+    change nothing; they are accepted for PyTorch compatibility. PyTorch zip checkpoints load
+    too, always as `weights_only=True` would (their pickle never runs code: see
+    `checkpoint_formats.torch_zip`), and so do .safetensors files (a dict of tensors); the
+    file's first bytes say which format it is. A truncated, damaged, foreign or hostile file
+    raises RuntimeError (for a refused pickle, PyTorch's UnpicklingError, which is one too),
+    and so does a tensor describing more elements than its storage holds beyond
+    `$FUSETORCH_LOAD_MAX_ELEMENTS` (default 2**28)."""
     restore = _restorer(map_location)
     limit = _checks.max_elements()
+    f, head = _peek(f)
+    if head.startswith(_formats.ZIP_MAGIC):
+        return _formats.load_torch(f, restore, limit)
+    if _formats.looks_like_safetensors(head):
+        return _formats.safetensors_io.load_tensors(f, restore, _name(f))
     header_bytes, data = _read_verified(f)
     try:
         header = json.loads(header_bytes.decode("utf-8"))
