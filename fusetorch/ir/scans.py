@@ -125,10 +125,46 @@ for _n, _greater in (("cumargmax", True), ("cumargmin", False)):
 
 # ---------------------------------------------------------------- argsort
 
+# Keys of at most 32 bits sort fastest packed with their position into one uint64 (numpy's
+# vectorised integer sort, about 2x its stable argsort of float32): the high half orders as the
+# value, the low half is the position, so equal values keep their order (a stable sort).
+_PACKABLE = {"float32": "uint32", "float16": "uint16", "int32": "uint32", "int16": "uint16",
+             "int8": "uint8", "uint8": "uint8", "bool": "uint8"}
+
+
+def _ordered_bits(xp, x):
+    """Unsigned integers that order as x does, NaN as the largest value and -0.0 as 0.0."""
+    kind = x.dtype.kind
+    u = xp.dtype(_PACKABLE[x.dtype.name])
+    bits = 8 * u.itemsize
+    top = u.type(1 << (bits - 1))
+    if kind == "f":
+        x = xp.where(xp.isnan(x), xp.asarray(float("nan"), x.dtype), x + x.dtype.type(0))
+        b = x.view(u)
+        return xp.where(b >> u.type(bits - 1), ~b, b | top)
+    if kind == "i":
+        return x.view(u) ^ top  # flipping the sign bit orders two's complement as unsigned
+    return x.view(u) if kind != "b" else x.astype(u)
+
+
+def _packed_argsort(xp, x, dim: int, descending: bool):
+    last = xp.ascontiguousarray(xp.moveaxis(x, dim, -1))
+    key = _ordered_bits(xp, last)
+    if descending:
+        key = ~key
+    n = last.shape[-1]
+    packed = (key.astype(xp.uint64) << xp.uint64(32)) | xp.arange(n, dtype=xp.uint64)
+    packed.sort(axis=-1)
+    idx = (packed & xp.uint64(0xFFFFFFFF)).astype(xp.int64)
+    return xp.moveaxis(idx, -1, dim)
+
+
 def _argsort(xp):
     def run(x, dim, descending):
         if x.shape[dim] == 0:
             return xp.zeros(x.shape, dtype=xp.int64)
+        if x.dtype.name in _PACKABLE and x.shape[dim] < 1 << 32:
+            return _packed_argsort(xp, x, dim, descending)
         if not descending:
             return xp.argsort(x, axis=dim, kind="stable")
         # descending and stable: sort the reversed slice ascending (ties then come last-first)
@@ -141,6 +177,35 @@ def _argsort(xp):
 _def("argsort", "extern", 1, _first_shape, _int64_dtype, attrs=("dim", "descending"),
      eager=_argsort, vjp=vjp_zero,
      doc="stable sorting permutation along dim; NaN sorts as the largest value")
+
+
+# ---------------------------------------------------------------- topk
+
+def _topk_shape(shapes, a):
+    shape = list(shapes[0])
+    shape[a["dim"]] = a["k"]
+    return tuple(shape)
+
+
+def _topk(xp):
+    sort = _argsort(xp)
+
+    def run(x, dim, k, largest):
+        n = x.shape[dim]
+        if k == 0 or 4 * k >= n:  # most of the row (or none): sorting it all is as cheap
+            return xp.take(sort(x, dim, largest), xp.arange(k), axis=dim)
+        # k of n: select them in O(n), then order only those (NaN counts as the largest, as in
+        # numpy's partition and PyTorch's topk)
+        part = xp.argpartition(x, n - k if largest else k - 1, axis=dim)
+        chosen = xp.take(part, xp.arange(n - k, n) if largest else xp.arange(k), axis=dim)
+        order = sort(xp.take_along_axis(x, chosen, dim), dim, largest)
+        return xp.take_along_axis(chosen, order, dim)
+    return run
+
+
+_def("topk", "extern", 1, _topk_shape, _int64_dtype, attrs=("dim", "k", "largest"),
+     eager=_topk, vjp=vjp_zero,
+     doc="indices of the k largest (smallest) along dim, in sorted order")
 
 
 # ---------------------------------------------------------------- searchsorted

@@ -179,7 +179,7 @@ def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: boo
     x = _at_least_1d(input)
     if not 0 <= k <= x.shape[d]:
         raise RuntimeError("selected index k out of range")
-    idx = _slice_dim(_argsort(x, d, largest), d, 0, k)
+    idx = apply("topk", [x], {"dim": d, "k": _b.int(k), "largest": _b.bool(largest)})
     values = apply("gather", [x, idx], {"dim": d})
     return ReturnTopk(_label(_like_input(values, input), "TopkBackward0", input),
                       _like_input(idx, input))

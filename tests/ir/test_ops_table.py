@@ -179,6 +179,7 @@ EXAMPLES = {
     "cumargmax": ([_f(3, 4)], {"dim": 1}),
     "cumargmin": ([_i(3, 4)], {"dim": 0}),
     "argsort": ([_f(3, 4)], {"dim": 0, "descending": True}),
+    "topk": ([_f(3, 8)], {"dim": 1, "k": 3, "largest": False}),
     "searchsorted": ([np.sort(_f(2, 5), axis=-1), _f(2, 3)],
                      {"right": False, "dtype": dt.int32}),
 }

@@ -144,6 +144,61 @@ def test_sort_argsort_match_stable_numpy_with_nan_last():
     assert s.values.shape == () and s.indices.tolist() == 0
 
 
+def _stable_order(values: list, descending: bool) -> list[int]:
+    """Python's stable sort of positions by value, NaN the largest and -0.0 equal to 0.0: an
+    independent reference for the packed-key sort of narrow dtypes."""
+    def key(i):
+        v = values[i]
+        big = v != v
+        v = 0.0 if big else v
+        return (big, v) if not descending else (not big, -v)
+    return sorted(range(len(values)), key=key)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8", "int16", "int32", "uint8",
+                                   "bool"])
+def test_sort_of_narrow_dtypes_is_stable_and_orders_nan_signed_zero_and_extremes(dtype):
+    n = 257
+    if dtype.startswith("float"):
+        info = np.finfo(dtype)
+        pool = [NAN, -NAN, np.inf, -np.inf, 0.0, -0.0, 1.5, -1.5, info.max, info.min,
+                info.tiny, -info.tiny]
+    elif dtype == "bool":
+        pool = [True, False]
+    else:
+        info = np.iinfo(dtype)
+        pool = [info.min, info.max, 0, 1, -1 if info.min < 0 else 2, 7]
+    a = np.array(RNG.choice(np.array(pool, dtype=object), n).tolist(), dtype=dtype)
+    as_list = a.astype(np.float64).tolist()
+    for descending in (False, True):
+        want = _stable_order(as_list, descending)
+        r = torch.sort(torch.from_numpy(a.copy()), descending=descending, stable=True)
+        assert r.indices.tolist() == want
+        np.testing.assert_array_equal(r.values.numpy().view(np.uint8),
+                                      a[want].view(np.uint8))  # -0.0 stays -0.0
+    # along an inner dim of a 3-d tensor: each row sorted on its own
+    b = a[:252].reshape(3, 12, 7)
+    got = torch.sort(torch.from_numpy(b.copy()), dim=1, stable=True).indices.numpy()
+    for i in range(3):
+        for j in range(7):
+            assert got[i, :, j].tolist() == _stable_order(b[i, :, j].astype(np.float64).tolist(),
+                                                          False)
+
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_topk_of_a_few_among_many_selects_the_extremes_in_order(largest):
+    a = RNG.standard_normal((3, 1000)).astype(np.float32)
+    a[0, [5, 900]] = NAN  # NaN is the largest value
+    a[1, :500] = 0.25     # many ties
+    r = torch.topk(torch.from_numpy(a), 7, dim=1, largest=largest)
+    for i in range(3):
+        want = _stable_order(a[i].astype(np.float64).tolist(), largest)[:7]
+        np.testing.assert_array_equal(r.values.numpy()[i], a[i, want])
+        idx = r.indices.numpy()[i]
+        np.testing.assert_array_equal(a[i, idx], r.values.numpy()[i])
+        assert len(set(idx.tolist())) == 7
+
+
 def test_topk_kthvalue():
     a = RNG.permutation(20).reshape(4, 5).astype(np.float64)
     r = torch.topk(_t(a), 2)
