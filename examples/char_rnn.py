@@ -11,6 +11,8 @@ import argparse
 import math
 from pathlib import Path
 
+from tqdm import tqdm
+
 import fusetorch as torch
 import fusetorch.nn as nn
 
@@ -56,7 +58,8 @@ def main(steps: int = 400, cell: str = "lstm", seq: int = 48, batch: int = 32) -
     print(f"{len(TEXT)} characters, vocabulary {len(chars)}: a uniform guess costs "
           f"{math.log(len(chars)):.3f} nats per character")
     first, recent = None, []
-    for step in range(steps):
+    bar = tqdm(range(steps), unit="step", disable=None)  # shown on a terminal only
+    for step in bar:
         starts = torch.randint(0, len(data) - seq - 1, (batch,))
         offsets = torch.arange(seq + 1)
         window = data[starts[:, None] + offsets[None, :]]
@@ -68,8 +71,8 @@ def main(steps: int = 400, cell: str = "lstm", seq: int = 48, batch: int = 32) -
         optimizer.step()
         first = loss.item() if first is None else first
         recent = (recent + [loss.item()])[-20:]
-        if step % 100 == 99 or step == steps - 1:
-            print(f"step {step + 1:4d}  loss {sum(recent) / len(recent):.3f}")
+        if step % 20 == 19:
+            bar.set_postfix(loss=f"{sum(recent) / len(recent):.3f}")
     final = sum(recent) / len(recent)
     print(f"loss went from {first:.3f} to {final:.3f} nats per character")
     print("sample:", repr(sample(model, chars, index, "the compiler ", 120)))
@@ -77,7 +80,8 @@ def main(steps: int = 400, cell: str = "lstm", seq: int = 48, batch: int = 32) -
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--steps", type=int, default=400)
     p.add_argument("--cell", choices=["lstm", "gru"], default="lstm")
     a = p.parse_args()

@@ -55,7 +55,8 @@ def main(steps: int = 500, compiled: bool = False, verbose: bool = True):
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--steps", type=int, default=500)
     p.add_argument("--compile", action="store_true")
     a = p.parse_args()

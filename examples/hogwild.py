@@ -98,7 +98,8 @@ def main(processes: int = 2, epochs: int = 8, start_method: str = "spawn") -> fl
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--processes", type=int, default=2)
     p.add_argument("--epochs", type=int, default=8)
     p.add_argument("--start-method", default="spawn", choices=mp.get_all_start_methods())

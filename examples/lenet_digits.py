@@ -10,6 +10,7 @@ DataLoader and is scored on images it never saw.
 import argparse
 
 import numpy as np
+from tqdm import tqdm
 
 import fusetorch as torch
 import fusetorch.nn as nn
@@ -98,9 +99,11 @@ def main(epochs: int = 4, n_train: int = 3000, compiled: bool = False) -> float:
         train_step = torch.compile(train_step)
     for epoch in range(epochs):
         total, batches = 0.0, 0
-        for xb, yb in loader:
+        bar = tqdm(loader, desc=f"epoch {epoch + 1}", unit="batch", leave=False, disable=None)
+        for xb, yb in bar:
             loss = train_step(xb, yb)
             total, batches = total + loss.item(), batches + 1
+            bar.set_postfix(loss=f"{total / batches:.4f}")
         acc = accuracy(model, xte, yte)
         print(f"epoch {epoch + 1}  mean loss {total / batches:.4f}  test accuracy {acc:.3f}")
     print(f"final test accuracy {acc:.3f} on 1000 unseen digits")
@@ -108,7 +111,8 @@ def main(epochs: int = 4, n_train: int = 3000, compiled: bool = False) -> float:
 
 
 if __name__ == "__main__":
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--train", type=int, default=3000)
     p.add_argument("--compile", action="store_true", help="compile the whole training step")

@@ -54,6 +54,8 @@ from .tracer.printing import set_printoptions
 from .tracer.type_info import finfo, iinfo
 from .tracer.strided import as_strided, frombuffer
 from .serialization import load, save
+from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop_threads,
+                       set_num_threads)
 
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
 
