@@ -24,6 +24,7 @@ from ..ir.grad import backward_graph
 from ..ir.graph import Graph, Node, toposort
 from ..ir.ops import OPS
 from ..runtime.interpret import run_graph
+from .backward_programs import BackwardRunner
 from . import dispatch as D
 from .tensor import Tensor
 
@@ -200,14 +201,14 @@ def _plan(roots: list, wrt: list, also: list):
     hit = _CACHE.get(key) if key is not None else None
     if hit is None:
         bw = backward_graph(roots, wrt, also)
-        hit = (bw, [(pos[id(f)], part) for f, part in bw.values])
+        hit = (bw, [(pos[id(f)], part) for f, part in bw.values], BackwardRunner(bw.graph))
         if key is not None:
             _CACHE[key] = hit
             if len(_CACHE) > _CACHE_SIZE:
                 _CACHE.popitem(last=False)
     else:
         _CACHE.move_to_end(key)
-    return hit[0], [(order[p], part) for p, part in hit[1]], order
+    return hit[0], [(order[p], part) for p, part in hit[1]], order, hit[2]
 
 
 def _bind_values(order: list, fwd_nodes: list) -> list:
@@ -274,7 +275,7 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also
                  retain_graph: bool, create_graph: bool) -> list:
     """Cotangents for `wrt_nodes` (then `also`), as Tensors."""
     root_nodes = [r._node for r in roots]
-    bw, fwd_values, order = _plan(root_nodes, wrt_nodes, also)
+    bw, fwd_values, order, runner = _plan(root_nodes, wrt_nodes, also)
     values = _bind_values(order, fwd_values)
     be = roots[0]._be
     if create_graph or D.RECORDER is not None:
@@ -284,7 +285,7 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also
         outs = _run_recorded(bw, grads, fwd_values, values, be, create_graph)
     else:
         arrays = [g._data for g in grads] + [v[0] for v in values]
-        out_arrays = run_graph(bw.graph, arrays, be.impl, be.xp)
+        out_arrays = runner.run(arrays, be)  # interpreted, or compiled once seen twice
         # a gradient may be (a view of) a cotangent or a saved value, or the same buffer as
         # another gradient: those are copied, so .grad never aliases anything else
         taken = {id(_root_array(a)) for a in arrays}

@@ -1,0 +1,88 @@
+"""Compiled eager backward: a backward graph that a training loop runs again and again is turned
+into a compiled `Program` (fused C kernels, externs for the rest) the second time its structure
+comes back, instead of being interpreted node by node every step.
+
+Autograd already caches one backward graph per forward structure (`autograd._plan`); this module
+attaches a `BackwardRunner` to each cached graph. The runner interprets the first use (a graph
+seen once is not worth a build), compiles on the second, and keeps one program per input layout
+(a program's kernels are generated for the strides they were built with). A graph the compiler
+cannot take (a custom Function's backward, random numbers, a crossing of devices, a
+data-dependent shape) and graphs too small for kernels to win stay with the interpreter, as
+does everything when no C compiler is found (one warning) or FUSETORCH_EAGER_COMPILE=0.
+"""
+from __future__ import annotations
+
+import os
+import warnings
+
+from ..ir import passes
+from ..ir.graph import Graph
+from ..runtime.interpret import run_graph
+
+ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
+# Below this many elements over the graph's inputs the interpreter is as fast: a kernel call
+# costs a few microseconds of fixed overhead, as does a numpy call, and there are fewer of them
+# only when there is enough work to fuse. (It also keeps gradcheck's many tiny backward graphs
+# from each building a module.)
+MIN_ELEMENTS = 1 << 12
+MAX_LAYOUTS = 4  # programs per graph; past that the input strides keep changing: interpret
+_NOT_COMPILED = frozenset({"custom", "custom_vjp", "to_device", "random", "nonzero"})
+_warned = False
+
+
+class BackwardRunner:
+    """Runs one cached backward graph: interpreted, or through a compiled program."""
+
+    __slots__ = ("graph", "uses", "programs", "compilable")
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.uses = 0
+        self.programs: dict = {}  # input layout -> Program
+        self.compilable = ENABLED and not any(n.op in _NOT_COMPILED for n in graph.nodes)
+
+    def run(self, arrays: list, be) -> list:
+        self.uses += 1
+        if self.compilable and self.uses > 1 and be.device.type == "cpu":
+            program = self._program(arrays, be)
+            if program is not None:
+                try:
+                    return program.run(arrays)
+                except Exception as e:  # noqa: BLE001  (see _unavailable)
+                    if not _unavailable(e):
+                        raise
+                    self.compilable = False
+        return run_graph(self.graph, arrays, be.impl, be.xp)
+
+    def _program(self, arrays: list, be):
+        key = tuple((a.shape, a.strides) for a in arrays)
+        program = self.programs.get(key)
+        if program is None:
+            if len(self.programs) >= MAX_LAYOUTS or not _worth_compiling(arrays):
+                return None
+            from ..runtime.program import Program
+            program = self.programs[key] = Program(passes.optimize(self.graph), be)
+        return program
+
+
+def _worth_compiling(arrays: list) -> bool:
+    total = 0
+    for a in arrays:
+        if not a.flags.aligned:  # kernels index in whole elements (see compile._kernel_safe)
+            return False
+        total += a.size
+    return total >= MIN_ELEMENTS
+
+
+def _unavailable(e: Exception) -> bool:
+    """A missing compiler turns compiled eager backward off, said once; anything else is a bug
+    to report, not to hide."""
+    global _warned
+    from ..runtime.cbuild import CompilerUnavailable
+    if not isinstance(e, CompilerUnavailable):
+        return False
+    if not _warned:
+        warnings.warn(f"fusetorch: cannot build kernels ({e}); backward passes run in the "
+                      "interpreter", stacklevel=4)
+        _warned = True
+    return True

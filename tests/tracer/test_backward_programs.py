@@ -1,0 +1,150 @@
+"""Compiled eager backward (FUSETORCH_EAGER_COMPILE): a backward graph seen a second time runs
+as a compiled program, with the interpreter's results."""
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+import fusetorch.nn as nn
+import fusetorch.nn.functional as F
+from fusetorch.tracer import autograd as A
+from fusetorch.tracer import backward_programs as bp
+
+
+@pytest.fixture
+def compiled_backward(monkeypatch):
+    def use(on: bool):
+        monkeypatch.setattr(bp, "ENABLED", on)
+        A._CACHE.clear()  # runners decide at creation whether they may compile
+    yield use
+    A._CACHE.clear()
+
+
+class SmallConvNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.norm = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 4 * 4, 5)
+        self.ln = nn.LayerNorm(5)
+
+    def forward(self, x):
+        h = F.max_pool2d(F.relu(self.norm(self.conv(x))), 2)
+        return self.ln(self.fc(h.flatten(1)))
+
+
+def _grads_over_steps(compiled_backward, on: bool, steps: int = 3):
+    compiled_backward(on)
+    torch.manual_seed(0)
+    net = SmallConvNet().double()
+    x = torch.randn(16, 2, 8, 8, dtype=torch.float64)
+    y = torch.randint(0, 5, (16,))
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    out = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = F.cross_entropy(net(x), y) + (net.conv.weight ** 2).sum() * 1e-3
+        loss.backward()
+        out.append([p.grad.numpy().copy() for p in net.parameters()])
+        opt.step()
+    runners = [hit[2] for hit in A._CACHE.values()]
+    return out, runners
+
+
+def test_a_repeated_backward_runs_compiled_with_the_interpreters_gradients(compiled_backward):
+    want, plain = _grads_over_steps(compiled_backward, False)
+    got, runners = _grads_over_steps(compiled_backward, True)
+    assert not any(r.programs for r in plain)
+    assert any(r.programs for r in runners), "the second step's backward should be compiled"
+    for step_want, step_got in zip(want, got):
+        for a, b in zip(step_want, step_got):
+            np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12)
+
+
+def test_small_graphs_and_first_uses_stay_interpreted(compiled_backward):
+    compiled_backward(True)
+    x = torch.randn(3, 4, requires_grad=True)
+    for _ in range(3):
+        (x.exp() * 2).sum().backward()
+    (runner,) = [hit[2] for hit in A._CACHE.values()]
+    assert runner.uses == 3 and not runner.programs  # 12 elements: below MIN_ELEMENTS
+    w = torch.randn(64, 128, requires_grad=True)
+    (w.tanh() * 3).sum().backward()
+    big = [hit[2] for hit in A._CACHE.values() if hit[2] is not runner]
+    assert len(big) == 1 and big[0].uses == 1 and not big[0].programs
+    g1 = w.grad.clone()
+    w.grad = None
+    (w.tanh() * 3).sum().backward()
+    assert len(big[0].programs) == 1
+    np.testing.assert_allclose(w.grad.numpy(), g1.numpy(), rtol=1e-6)
+
+
+def test_each_input_layout_gets_its_program_up_to_a_limit(compiled_backward):
+    compiled_backward(True)
+    steps = range(1, bp.MAX_LAYOUTS + 4)
+    base = torch.randn(64 * steps[-1], 64)
+    for s in steps:
+        for _ in range(2):  # the first use of a layout may be interpreted, the second is not
+            # every s-th row: the saved input arrives with row stride s * 64 elements
+            x = base[::s][:64].requires_grad_()
+            (x.sin() * x).sum().backward()
+            a = x.detach().numpy().astype(np.float64)
+            np.testing.assert_allclose(x.grad.numpy(), np.cos(a) * a + np.sin(a), rtol=1e-5,
+                                       atol=1e-6)
+    (runner,) = [hit[2] for hit in A._CACHE.values()]
+    assert len(runner.programs) == bp.MAX_LAYOUTS  # later layouts ran in the interpreter
+
+
+def test_custom_functions_are_not_compiled(compiled_backward):
+    compiled_backward(True)
+
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = torch.randn(64, 64, requires_grad=True)
+    for _ in range(3):
+        x.grad = None
+        Square.apply(x).sum().backward()
+    assert all(not hit[2].compilable for hit in A._CACHE.values())
+    np.testing.assert_allclose(x.grad.numpy(), 2 * x.detach().numpy(), rtol=1e-6)
+
+
+def _run(code: str, **env) -> subprocess.CompletedProcess:
+    import os
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=120, env=dict(os.environ, **env))
+
+
+SCRIPT = """
+    import warnings
+    import fusetorch as torch
+    from fusetorch.tracer import autograd as A
+    warnings.simplefilter("always")
+    w = torch.randn(64, 128, requires_grad=True)
+    for _ in range(3):
+        (w.tanh() * 3).sum().backward()
+    print(sum(len(hit[2].programs) for hit in A._CACHE.values()))
+"""
+
+
+def test_switched_off_by_the_environment():
+    r = _run(SCRIPT, FUSETORCH_EAGER_COMPILE="0")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split() == ["0"]
+
+
+def test_no_compiler_warns_once_and_keeps_the_interpreter(tmp_path):
+    r = _run(SCRIPT, CC="/nonexistent/cc", FUSETORCH_CACHE_DIR=str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("cannot build kernels") == 1, r.stderr
