@@ -26,6 +26,7 @@ from ..ir.ops import OPS
 from ..runtime.interpret import run_graph
 from . import dispatch as D
 from .tensor import Tensor
+from .trace import recording_phase
 
 FREED = object()  # a node's `saved` after backward without retain_graph
 
@@ -497,7 +498,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     retained = [(n, n.meta["retain"]()) for n in order
                 if n.meta and "retain" in n.meta and n.meta["retain"]() is not None]
     also = [n for n, _ in retained]
-    with no_grad() if not create_graph else enable_grad():
+    with no_grad() if not create_graph else enable_grad(), recording_phase("backward"):
         outs = run_backward(roots, grads, wrt, also, retain_graph, create_graph)
         try:
             # last-used first, the order in which PyTorch's engine finishes leaves (and so
@@ -539,7 +540,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         raise RuntimeError(f"The differentiated Tensor at index {used.index(False)} appears to "
                            "not have been used in the graph. Set allow_unused=True if this is the "
                            "desired behavior.")
-    with no_grad() if not create_graph else enable_grad():
+    with no_grad() if not create_graph else enable_grad(), recording_phase("backward"):
         outs = run_backward(roots, grads, wrt, [], retain_graph, create_graph)
         outs = [_hooked(t, g) if t.__dict__.get(GRAD_HOOKS) else g for t, g in zip(inputs, outs)]
     result = tuple(g if u or materialize_grads else None for g, u in zip(outs, used))
