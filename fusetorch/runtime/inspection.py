@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ..ir.dot import Cluster, to_dot
+from ..ir.dot import Cluster, phase_of, to_dot
 from ..ir.graph import PHASES as _ORDER
 from .program import Program
 
@@ -40,12 +40,19 @@ def labelled_source(programs: list) -> str:
                              "generated on its first run) ===== */\n")
             continue
         labels = kernel_labels(p)
-        kinds = sorted({part for label in labels.values() for part in label.split("+")},
-                       key=_ORDER.index)
-        banner = (f"/* ===== {role} program: {len(labels)} kernel(s), "
-                  f"{' + '.join(kinds)} ===== */\n")
+        banner = f"/* ===== {describe(role, p)}: {len(labels)} kernel(s) ===== */\n"
         parts.append(banner + _label_headers(p.source, labels))
     return "\n".join(parts)
+
+
+def describe(role: str, program: Program) -> str:
+    """`forward program`, or for a training step `forward program (forward + backward +
+    update)`: the phases its nodes were recorded in, when they are not just its role."""
+    phases = {phase_of(n, program.role) for n in program.graph.nodes
+              if n.op not in ("input", "constant")}
+    if phases <= {role}:
+        return f"{role} program"
+    return f"{role} program ({' + '.join(p for p in _ORDER if p in phases)})"
 
 
 def _label_headers(source: str, labels: dict) -> str:
@@ -67,6 +74,6 @@ def program_dot(program: Program, title: str | None = None,
                         list(g.nodes))
                 for i, (g, name, label) in enumerate(zip(groups, names, program.labels()))]
     if title is None:
-        title = f"{program.role} program: {len(groups)} kernel(s)"
+        title = f"{describe(program.role, program)}: {len(groups)} kernel(s)"
     return to_dot(program.graph, clusters, title=title, updates=program.updates,
                   default_phase=program.role, input_names=input_names or ())

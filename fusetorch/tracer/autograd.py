@@ -547,8 +547,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     return result
 
 
-def backward_graph_text(root: Tensor, inputs: Sequence[Tensor] | None = None) -> str:
-    """The IR text of the backward graph that `root.backward()` would run (for reading)."""
+def backward_graph_text(root: Tensor, inputs: Sequence[Tensor] | None = None,
+                        format: str = "text") -> str:
+    """The backward graph that `root.backward()` would run (for reading): its IR text, or
+    with `format="dot"` Graphviz source (`fusetorch.utils.viz.render` draws it). Its inputs
+    are the output's cotangent, then the forward values the rules read."""
+    if format not in ("text", "dot"):
+        raise ValueError(f"format must be 'text' or 'dot', got {format!r}")
     if root._node is None:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
@@ -557,7 +562,20 @@ def backward_graph_text(root: Tensor, inputs: Sequence[Tensor] | None = None) ->
         wrt = [n for n in order if _leaf_of(n) is not None]
     else:
         wrt = [t._node if t._node is not None else leaf_node(t) for t in inputs]
-    return backward_graph([root._node], wrt).graph.text()
+    bw = backward_graph([root._node], wrt)
+    if format == "text":
+        return bw.graph.text()
+    from ..ir.dot import to_dot
+    names = ["grad_output"] * bw.n_cotangents + [_saved_name(f, part) for f, part in bw.values]
+    return to_dot(bw.graph, title="backward graph", default_phase="backward",
+                  input_names=names)
+
+
+def _saved_name(f: Node, part: str) -> str:
+    """`saved exp from train.py:7`: which forward value a backward graph's input is."""
+    where = (f.meta or {}).get("source") if f.op != "input" else None
+    what = "ctx of " + f.op if part == "context" else f.op
+    return f"saved {what}" + (f" from {where}" if where else "")
 
 
 def forward_graph(root: Tensor) -> Graph:

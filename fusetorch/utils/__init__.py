@@ -1,2 +1,3 @@
 """`fusetorch.utils`."""
 from . import data  # noqa: F401  (`torch.utils.data.DataLoader` works after `import torch`)
+from . import viz  # noqa: F401  (pictures of graphs; Graphviz itself is optional)
