@@ -15,10 +15,22 @@ from .tracer.tensor import Tensor
 
 
 def tensor_names(fn: Callable, args: tuple) -> dict:
-    """id(tensor) -> a readable name, for the tensors `fn(*args)` may read."""
+    """id(tensor) -> a readable name, for the tensors `fn(*args)` may read. Names are only
+    for reading: whatever a user's object does when asked (a `__getattr__` that raises) leaves
+    the rest unnamed, never fails the compile."""
     names: dict = {}
     try:
-        params = list(inspect.signature(fn).parameters)
+        _collect(fn, args, names)
+    except Exception:  # noqa: BLE001 (user objects may raise anything from hasattr)
+        pass
+    return names
+
+
+def _collect(fn: Callable, args: tuple, names: dict) -> None:
+    target = getattr(fn, "forward", fn) if hasattr(fn, "named_parameters") else fn
+    try:
+        params = [p.name for p in inspect.signature(target).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
     for i, a in enumerate(args):
@@ -36,7 +48,6 @@ def tensor_names(fn: Callable, args: tuple) -> dict:
             seen.append((name, value))
     for name, opt in seen:  # after the modules: state is named after its parameter
         _optimizer(opt, name, names)
-    return names
 
 
 def _bound(fn: Callable) -> list:

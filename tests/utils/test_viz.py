@@ -208,3 +208,24 @@ def test_render_refuses_what_it_cannot_draw(tmp_path):
         viz.render(3, tmp_path / "x.svg")
     with pytest.raises(ValueError, match="nothing to draw"):
         viz.render(torch.compile(lambda t: t + 1), tmp_path / "x.svg")
+
+
+class _Hostile:
+    def __getattr__(self, name):
+        raise RuntimeError("no attributes here")
+
+
+HOSTILE = _Hostile()
+
+
+def test_inputs_of_a_compiled_module_are_named_and_odd_globals_do_not_matter():
+    m = torch.compile(nn.Sequential(nn.Linear(4, 3), nn.Tanh()))
+    x = torch.randn(2, 4)
+    m(x)
+    names = [label(a).split("\n")[0] for a in parse(m.graph(format="dot"))["nodes"].values()]
+    assert {"%0 input input", "%1 input 0.weight", "%2 input 0.bias"} <= set(names), names
+
+    f = torch.compile(lambda t: t.exp() if HOSTILE is not None else t)
+    f(x)
+    assert "%0 input t\n" in "\n".join(label(a) for a in parse(f.graph(format="dot"))
+                                       ["nodes"].values())
