@@ -31,10 +31,12 @@ from .ir import passes
 from .ir.grad import backward_graph, needs_grad
 from .codegen.fuse import fusible
 from ._guards import Bindings
+from ._tensor_names import tensor_names
 from .ir.graph import Graph, toposort
 from .ir.partition import recompute
 from .optim.optimizer import python_state
 from .runtime.device import dtype_from_numpy
+from .runtime import inspection
 from .runtime.program import Program, overlapping
 from .tracer import autograd as A
 from .tracer import dispatch as D
@@ -55,7 +57,9 @@ class CompiledFunction:
         self._fn = fn
         self._fullgraph = fullgraph
         self._variants: OrderedDict = OrderedDict()
-        self._last: Program | None = None
+        # the compiled variant the last compiled call ran (calls that ran eagerly leave it):
+        # what graph(), backward_graph(), kernels() and source() describe, all the same one
+        self._last: _Variant | None = None
         self._warned_overflow = False
         self._unsettled: dict = {}  # key -> traces whose optimizer state had not settled
 
@@ -89,7 +93,7 @@ class CompiledFunction:
             # eager order decides what it reads, which the graph of separate values cannot say
             return self._fn(*args, **kwargs)
         self._variants.move_to_end(key)
-        self._last = v.program
+        self._last = v
         arrays = v.program.run(arrays)
         v.apply_effects(tensors, arrays)
         if v.backward is None:
@@ -129,6 +133,7 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         state_before = python_state()
         bindings = Bindings.of(self._fn)  # what its names hold now, as the trace reads them
+        names = tensor_names(self._fn, args)  # (for pictures of the graph: `graph("dot")`)
         with trace(*tensors) as rec:
             rec.strict = True
             out = self._fn(*args)
@@ -185,7 +190,7 @@ class CompiledFunction:
             values, bgraph = recompute(bw.graph, bw.n_cotangents, bw.values, fusible)
             saved = [f for f, _part in values]
             graph = Graph(graph.inputs, graph.outputs + saved)
-            bprog = Program(passes.optimize(bgraph), tensors[0]._be)
+            bprog = Program(passes.optimize(bgraph), tensors[0]._be, role="backward")
             backward = (bprog, tuple(wrt), tuple(diff))
         graph = passes.optimize(graph)
         program = Program(graph, tensors[0]._be)
@@ -203,10 +208,11 @@ class CompiledFunction:
                 self._remember(key, _EAGER)
                 return out
             raise
-        self._last = program
-        self._backward = backward[0] if backward else None
-        self._remember(key, _Variant(program, spec, len(outs), len(results), effects,
-                                     tensors, backward, bindings))
+        variant = _Variant(program, spec, len(outs), len(results), effects, tensors, backward,
+                           bindings)
+        variant.input_names = _input_names(tensors, effects, names)
+        self._last = variant
+        self._remember(key, variant)
         return out
 
     def _remember(self, key, value) -> None:
@@ -220,21 +226,42 @@ class CompiledFunction:
                 self._warned_overflow = True
 
     # ------------------------------------------------------------ inspection
+    # All of these describe one variant: the one the most recent compiled call ran.
 
-    def graph(self) -> str:
-        """The optimised IR of the most recently used compiled variant."""
-        return self._last.graph.text() if self._last is not None else ""
+    def programs(self) -> list:
+        """`(role, Program)` of that variant: ("forward", its program), then ("backward", the
+        compiled backward program) when the call needs gradients. A compiled training step is
+        one forward program holding its backward and update too (see `Program.labels`)."""
+        v = self._last
+        if v is None:
+            return []
+        return [("forward", v.program)] + ([("backward", v.backward[0])] if v.backward else [])
 
-    def backward_graph(self) -> str:
-        """The optimised IR of its backward program ('' when it needs no gradients)."""
-        b = self.__dict__.get("_backward")
-        return b.graph.text() if b is not None else ""
+    def graph(self, format: str = "text") -> str:
+        """The optimised IR of that variant's forward program: its text, or with
+        `format="dot"` Graphviz source with each kernel's nodes as a cluster (see
+        `fusetorch.utils.viz.render`)."""
+        v = self._last
+        return _show(v.program if v is not None else None, format,
+                     v.input_names if v is not None else None)
+
+    def backward_graph(self, format: str = "text") -> str:
+        """The optimised IR of that variant's backward program ('' when it needs no
+        gradients), as text or Graphviz source (`format="dot"`)."""
+        v = self._last
+        return _show(v.backward[0] if v is not None and v.backward else None, format)
 
     def kernels(self) -> list:
-        return self._last.describe() if self._last is not None else []
+        """One line per kernel of every program of that variant, forward program first: name,
+        label (forward, backward, update, or several joined by '+' when a kernel fuses across
+        them), what it fuses, iteration space, bytes read and written. A backward program's
+        kernels are built when its first backward runs, and listed from then on."""
+        return inspection.kernel_lines(self.programs())
 
     def source(self) -> str:
-        return (self._last.source or "") if self._last is not None else ""
+        """The C of every program of that variant, each module under a banner naming its
+        program, each kernel's header comment labelled as in `kernels()`."""
+        return inspection.labelled_source(self.programs())
 
 
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic=None,
@@ -363,6 +390,7 @@ class _Variant:
         self.key = self._guard_key(tensors)
         self.stateful = bool(effects.mutated or effects.grad_sets)
         self.python_state = python_state() if self.stateful else None
+        self.input_names: list | None = None  # per program input, for graph("dot")
 
     def resolve(self) -> list:
         return [s.leaf._grad if type(s) is _GradOf else s for s in self.effects.sources]
@@ -397,6 +425,27 @@ class _Variant:
             else:
                 leaf._grad = Tensor._make(arrays[k], g._dtype, leaf._be)
                 k += 1
+
+
+def _show(program: Program | None, format: str, input_names: list | None = None) -> str:
+    if format not in ("text", "dot"):
+        raise ValueError(f"format must be 'text' or 'dot', got {format!r}")
+    if program is None:
+        return ""
+    if format == "text":
+        return program.graph.text()
+    return inspection.program_dot(program, input_names=input_names)
+
+
+def _input_names(tensors: list, effects: "_Effects", names: dict) -> list:
+    """A readable name per graph input (see `_tensor_names`), None where none is known; a
+    gradient read through `leaf.grad` is named after its leaf."""
+    out = [names.get(id(t)) for t in tensors]
+    n_given = len(tensors) - len(effects.sources)
+    for k, s in enumerate(effects.sources):
+        if type(s) is _GradOf and out[n_given + k] is None and id(s.leaf) in names:
+            out[n_given + k] = names[id(s.leaf)] + ".grad"
+    return out
 
 
 def _kernel_safe(arrays: list) -> bool:

@@ -845,6 +845,9 @@ SKIPPED = {
           "in tests/tracer/test_strided_doors.py" for n in (
         "torch.frombuffer", "torch.as_strided", "Tensor.as_strided")},
     "Tensor.storage_offset": _NOT_OPS,
+    **{n: "DLPack, a door sharing memory with other libraries: sharing, dtypes, layouts and "
+          "refusals are tested in tests/tracer/test_dlpack.py" for n in (
+        "torch.from_dlpack", "Tensor.__dlpack__", "Tensor.__dlpack_device__")},
     **{f"nn.{n}": _NOT_OPS for n in ("Module", "Parameter", "Buffer", "RNNBase", "RNNCellBase",
                                      "RemovableHandle")},
     # random sampling and default device (issue 11): tests/tracer/test_random_more.py

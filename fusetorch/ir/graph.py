@@ -18,6 +18,11 @@ from . import ops as _ops
 from .dtypes import DType
 
 
+# the parts of a computation a node may belong to (`meta['phase']`; absent: "forward"): a
+# traced training step records its backward and its optimizer update into the same graph
+PHASES = ("forward", "backward", "update")
+
+
 class Node:
     """One primitive applied to earlier nodes. `meta` and `saved` hold what is not part of the
     meaning of the node: the user's source line, a grad_fn name; the forward values a recorded

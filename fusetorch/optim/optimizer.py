@@ -21,6 +21,7 @@ from ..tracer import creation as C
 from ..tracer import dispatch as D
 from ..tracer.autograd import enable_grad, no_grad
 from ..tracer.tensor import Tensor
+from ..tracer.trace import recording_phase
 
 __all__ = ["Optimizer", "required", "register_optimizer_step_pre_hook",
            "register_optimizer_step_post_hook"]
@@ -86,7 +87,7 @@ def _no_grad_step(step: Callable) -> Callable:
     differentiable=False): the updates are not part of any autograd graph."""
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
-        with no_grad():
+        with no_grad(), recording_phase("update"):  # (a compiled step labels its kernels)
             return step(self, *args, **kwargs)
     return wrapper
 
@@ -350,17 +351,18 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the parameters' gradients: to None (default), or to zeros in place."""
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None:
-                    if set_to_none:
-                        p.grad = None
-                    else:
-                        if p.grad.grad_fn is not None:
-                            p.grad.detach_()
+        with recording_phase("update"):
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        if set_to_none:
+                            p.grad = None
                         else:
-                            p.grad.requires_grad_(False)
-                        p.grad.zero_()
+                            if p.grad.grad_fn is not None:
+                                p.grad.detach_()
+                            else:
+                                p.grad.requires_grad_(False)
+                            p.grad.zero_()
 
     def step(self, closure: Callable | None = None):
         """Perform one optimization step (subclasses implement it)."""
@@ -370,7 +372,7 @@ class Optimizer:
         """Evaluate the closure with gradients on (step itself runs under no_grad)."""
         if closure is None:
             return None
-        with enable_grad():
+        with enable_grad(), recording_phase(None):  # the closure's forward is a forward
             return closure()
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:

@@ -14,14 +14,18 @@ import sys
 import numpy as np
 
 from ..codegen import fuse, lower, render
-from ..ir.graph import Graph
+from ..ir.graph import PHASES, Graph
 from .device import NP_DTYPES
 from .interpret import eval_node
 
 
 class Program:
-    def __init__(self, graph: Graph, backend):
+    """`role`: what the program is to its compiled function, "forward" or "backward" (the
+    label of its kernels when their nodes do not say: see `labels`)."""
+
+    def __init__(self, graph: Graph, backend, role: str = "forward"):
         self.graph = graph
+        self.role = role
         self.plan = fuse.partition(graph, cpu=backend.device.type == "cpu")
         self.backend = backend
         self.kernels: list = []  # LoopKernel per group, once built
@@ -211,16 +215,32 @@ class Program:
             chosen[id(out)] = x
         return chosen
 
+    def labels(self) -> list:
+        """Per fused group (kernel): which part of the computation its nodes are, "forward",
+        "backward" or "update", joined by '+' when a kernel fuses across them. A traced
+        training step is one program; its nodes carry the phase they were recorded in
+        (`meta['phase']`, see `tracer.trace.recording_phase`); other nodes take the
+        program's `role`."""
+        return [phase_label(g.nodes, self.role) for g in self.plan.groups()]
+
     def describe(self) -> list:
-        """One line per kernel: name, what it fuses, iteration space, bytes read and written."""
+        """One line per kernel: name, its label (see `labels`), what it fuses, iteration
+        space, bytes read and written."""
         out = []
-        for g, k in zip(self.plan.groups(), self.kernels):
+        for g, k, label in zip(self.plan.groups(), self.kernels, self.labels()):
             read = sum(_nbytes(n) for n in g.inputs)
             written = sum(_nbytes(n) for n in g.outputs)
             ops = ", ".join(n.op for n in g.nodes)
-            out.append(f"{k.name}: {g.kind} [{ops}] over {list(k.shape)}, reads {read} B, "
-                       f"writes {written} B")
+            out.append(f"{k.name} ({label}): {g.kind} [{ops}] over {list(k.shape)}, reads "
+                       f"{read} B, writes {written} B")
         return out
+
+
+def phase_label(nodes, default: str) -> str:
+    """The phases of `nodes` (their `meta['phase']`, else `default`), in the order forward,
+    backward, update, joined by '+'."""
+    seen = {(n.meta or {}).get("phase") or default for n in nodes}
+    return "+".join(p for p in PHASES if p in seen) or default
 
 
 def _unaliased(outs: list, inputs: list, n_user: int | None, updates=()) -> list:

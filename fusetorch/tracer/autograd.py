@@ -27,6 +27,7 @@ from ..runtime.interpret import run_graph
 from .backward_programs import BackwardRunner
 from . import dispatch as D
 from .tensor import Tensor
+from .trace import recording_phase
 
 FREED = object()  # a node's `saved` after backward without retain_graph
 
@@ -498,7 +499,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     retained = [(n, n.meta["retain"]()) for n in order
                 if n.meta and "retain" in n.meta and n.meta["retain"]() is not None]
     also = [n for n, _ in retained]
-    with no_grad() if not create_graph else enable_grad():
+    with no_grad() if not create_graph else enable_grad(), recording_phase("backward"):
         outs = run_backward(roots, grads, wrt, also, retain_graph, create_graph)
         try:
             # last-used first, the order in which PyTorch's engine finishes leaves (and so
@@ -540,15 +541,20 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         raise RuntimeError(f"The differentiated Tensor at index {used.index(False)} appears to "
                            "not have been used in the graph. Set allow_unused=True if this is the "
                            "desired behavior.")
-    with no_grad() if not create_graph else enable_grad():
+    with no_grad() if not create_graph else enable_grad(), recording_phase("backward"):
         outs = run_backward(roots, grads, wrt, [], retain_graph, create_graph)
         outs = [_hooked(t, g) if t.__dict__.get(GRAD_HOOKS) else g for t, g in zip(inputs, outs)]
     result = tuple(g if u or materialize_grads else None for g, u in zip(outs, used))
     return result
 
 
-def backward_graph_text(root: Tensor, inputs: Sequence[Tensor] | None = None) -> str:
-    """The IR text of the backward graph that `root.backward()` would run (for reading)."""
+def backward_graph_text(root: Tensor, inputs: Sequence[Tensor] | None = None,
+                        format: str = "text") -> str:
+    """The backward graph that `root.backward()` would run (for reading): its IR text, or
+    with `format="dot"` Graphviz source (`fusetorch.utils.viz.render` draws it). Its inputs
+    are the output's cotangent, then the forward values the rules read."""
+    if format not in ("text", "dot"):
+        raise ValueError(f"format must be 'text' or 'dot', got {format!r}")
     if root._node is None:
         raise RuntimeError("element 0 of tensors does not require grad and does not have a "
                            "grad_fn")
@@ -557,7 +563,20 @@ def backward_graph_text(root: Tensor, inputs: Sequence[Tensor] | None = None) ->
         wrt = [n for n in order if _leaf_of(n) is not None]
     else:
         wrt = [t._node if t._node is not None else leaf_node(t) for t in inputs]
-    return backward_graph([root._node], wrt).graph.text()
+    bw = backward_graph([root._node], wrt)
+    if format == "text":
+        return bw.graph.text()
+    from ..ir.dot import to_dot
+    names = ["grad_output"] * bw.n_cotangents + [_saved_name(f, part) for f, part in bw.values]
+    return to_dot(bw.graph, title="backward graph", default_phase="backward",
+                  input_names=names)
+
+
+def _saved_name(f: Node, part: str) -> str:
+    """`saved exp from train.py:7`: which forward value a backward graph's input is."""
+    where = (f.meta or {}).get("source") if f.op != "input" else None
+    what = "ctx of " + f.op if part == "context" else f.op
+    return f"saved {what}" + (f" from {where}" if where else "")
 
 
 def forward_graph(root: Tensor) -> Graph:

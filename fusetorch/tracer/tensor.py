@@ -305,6 +305,18 @@ class Tensor:
             raise TypeError("Got unsupported ScalarType BFloat16")
         return self._data
 
+    def __dlpack__(self, *, stream=None, max_version: tuple | None = None,
+                   dl_device: tuple | None = None, copy: bool | None = None):
+        """A DLPack capsule over this tensor's memory (for another library's `from_dlpack`);
+        a tensor that requires grad is refused, as in PyTorch. See `tracer/dlpack.py`."""
+        from .dlpack import export
+        return export(self, stream, max_version, dl_device, copy)
+
+    def __dlpack_device__(self) -> tuple:
+        """(DLDeviceType, device index) of this tensor's memory."""
+        from .dlpack import dlpack_device
+        return dlpack_device(self)
+
     def _host(self) -> np.ndarray:
         return self._data if self._be.xp is np else self._be.xp.asnumpy(self._data)
 

@@ -23,6 +23,30 @@ from .tensor import Tensor
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# what the recorded ops are part of, kept in each node's `meta['phase']` so that a compiled
+# training step (one program) can say which of its kernels are the backward and the update:
+# None (the forward, the default), "backward" (autograd's backward run through dispatch) or
+# "update" (an optimizer's step and zero_grad)
+PHASE: str | None = None
+
+
+class recording_phase:
+    """`with recording_phase("update"): ...`: ops recorded inside are tagged with that phase
+    (None: the forward). Cheap enough to enter on every optimizer step."""
+
+    __slots__ = ("name", "prev")
+
+    def __init__(self, name: str | None):
+        self.name = name
+
+    def __enter__(self) -> None:
+        global PHASE
+        self.prev, PHASE = PHASE, self.name
+
+    def __exit__(self, *exc) -> None:
+        global PHASE
+        PHASE = self.prev
+
 
 def user_source() -> str | None:
     """`file:line` of the innermost frame outside fusetorch: the user's line behind an op."""
@@ -118,6 +142,11 @@ class Recorder:
         if op == "constant" and "digest" not in attrs:
             attrs = dict(attrs, digest=hashlib.sha256(result._host().tobytes()).hexdigest())
         meta = {"source": user_source()}
+        phase = PHASE
+        if phase is None and self.backward_ran and not D.GRAD_ENABLED:
+            phase = "update"  # after backward, under no_grad: a hand-written update
+        if phase is not None:
+            meta["phase"] = phase
         if not D.GRAD_ENABLED:
             meta["no_grad"] = True  # differentiation treats it as a constant (ir.grad)
         n = make_node(op, nodes, attrs, meta, shape=tuple(result.shape))
