@@ -165,7 +165,8 @@ class _Frame:
                 ids[id(a)] = id(b)
             results[k] = {ids.get(key, key): v for key, v in saved.items()}
         self.results = results
-        self.function = self.args = self.kwargs = None  # nothing more to recompute
+        # nothing more to recompute: let the inputs and the original nodes go
+        self.function = self.args = self.kwargs = self.nodes = None
         return results
 
 
