@@ -23,30 +23,47 @@ storage holding the byte span they cover, and load as views of one buffer again.
 load as Parameters with their `requires_grad`; tensors keep `requires_grad` (as leaves).
 Containers: dict, OrderedDict, defaultdict (of a builtin factory), list, tuple, set,
 frozenset; leaves: None, bool, int, float, complex, str, bytes, dtypes, devices, `Size`,
-numpy arrays and scalars of numeric dtypes. Anything else raises TypeError at save time.
+numpy arrays and scalars of numeric dtypes.
+
+Objects of plain Python classes (a whole `nn.Module`, `torch.save(model, f)`; a config
+object) are stored as data too: the importable path of their class (module and qualname) and
+their state (`__dict__`, or `__getstate__`'s dict), each object once with an id that later
+occurrences refer to (shared submodules, tied Parameters, cycles). Classes and functions kept
+as values (`F.relu` as an activation) are stored by importable path. Loading rebuilds an
+object (`cls.__new__(cls)`, then `__setstate__` or `__dict__.update`; never `__init__`) only
+when its class is a safe global (`add_safe_globals`, `safe_globals`) or, with
+`weights_only=False`, an nn.Module subclass: the rules are `_weights_only.resolve`. Anything
+else raises TypeError at save time.
 """
 from __future__ import annotations
 
 import base64
 import collections
 import hashlib
+import importlib
 import io
 import json
 import os
 import re
 import struct
 import sys
+import types
 from typing import Any, BinaryIO, Callable, NamedTuple
 
 import numpy as np
 
 from . import _load_checks as _checks
+from . import _weights_only as _safe
 from . import checkpoint_formats as _formats
 from .ir import dtypes as dt
 from .runtime import device as _dev
 from .tracer.tensor import Size, Tensor
 
-__all__ = ["save", "load"]
+from ._weights_only import (WeightsOnlyError, add_safe_globals, clear_safe_globals,  # noqa: E402
+                            get_safe_globals, safe_globals)
+
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals",
+           "safe_globals", "WeightsOnlyError"]
 
 MAGIC = b"\x89FUSETORCH\r\n\x1a\n"
 VERSION = 1
@@ -95,6 +112,7 @@ class _Encoder:
         self.memo: dict[int, int] = {}  # id(tensor or array) -> tensor-table index
         self.keep: list = []  # keeps memoised objects alive so their ids stay unique
         self.active: set[int] = set()  # containers being encoded (cycle check)
+        self.objects: dict[int, int] = {}  # id(object) -> its object id in the file
 
     def encode(self, obj, path: str):
         t = type(obj)
@@ -117,16 +135,57 @@ class _Encoder:
         if t in (list, tuple, set, frozenset, dict, collections.OrderedDict,
                  collections.defaultdict):
             return self._container(obj, t, path)
-        hint = ""
-        if any(c.__name__ == "Module" for c in t.__mro__):
-            hint = "; save its state_dict() instead"
-        elif any(c.__name__ == "Optimizer" for c in t.__mro__):
-            hint = "; save optimizer.state_dict() instead"
-        raise TypeError(
+        if isinstance(obj, type) or t is types.FunctionType:
+            return self._global(obj, path)
+        if _plain_object(obj):
+            return self._object(obj, path)
+        raise self._unsupported(obj, path)
+
+    @staticmethod
+    def _unsupported(obj, path: str, why: str = "") -> TypeError:
+        t = type(obj)
+        return TypeError(
             f"fusetorch.save cannot store an object of type '{t.__module__}.{t.__qualname__}' "
-            f"(at {path}){hint}. It stores tensors, numbers, strings, bytes, None, dtypes, "
-            "devices and dicts, lists, tuples and sets of these: the format holds no code, so "
+            f"(at {path}){why}. It stores tensors, numbers, strings, bytes, None, dtypes, "
+            "devices, dicts, lists, tuples and sets of these, and objects of plain Python "
+            "classes (nn.Module and the like: the path of their class and their attributes) "
+            "and references to importable classes and functions: the format holds no code, so "
             "loading a file can never run any.")
+
+    def _global(self, obj, path: str) -> dict:
+        """A class or function as a value (`F.relu` as an activation): its importable name."""
+        if not _findable(obj):
+            raise self._unsupported(obj, path, f": {obj!r:.100} cannot be found again as "
+                                    f"{_safe.path_of(obj)!r} (only classes and functions "
+                                    "defined at the top level of a module can be referred to)")
+        return {"global": [obj.__module__, obj.__qualname__]}
+
+    def _object(self, obj, path: str) -> dict:
+        """An object of a plain Python class (an nn.Module, a config object): its class's
+        importable name and its state (its `__dict__`, or what `__getstate__` returns), stored
+        once; later occurrences refer to it, so shared and cyclic references survive."""
+        if id(obj) in self.objects:
+            return {"ref": self.objects[id(obj)]}
+        cls = type(obj)
+        if not _findable(cls):
+            raise self._unsupported(obj, path, f": its class cannot be found again as "
+                                    f"{_safe.path_of(cls)!r} (only classes defined at the top "
+                                    "level of an importable module can be stored)")
+        self.objects[id(obj)] = oid = len(self.objects)
+        self.keep.append(obj)
+        if cls.__getstate__ is object.__getstate__:
+            state = vars(obj)
+        else:
+            state = obj.__getstate__()
+            if type(state) is not dict:
+                raise self._unsupported(obj, path, ": its __getstate__ returns a "
+                                        f"{type(state).__name__}, not a dict")
+        pairs = []
+        for k, v in state.items():
+            if type(k) is not str:
+                raise self._unsupported(obj, path, f": its state has a key {_key(k)}")
+            pairs.append([k, self.encode(v, f"{path}.{k}")])
+        return {"object": [cls.__module__, cls.__qualname__], "id": oid, "state": pairs}
 
     def _container(self, obj, t, path: str):
         if id(obj) in self.active:
@@ -225,6 +284,44 @@ class _Encoder:
                                    strides=[s for s in a.strides])
             out.append(a.reshape(-1).view(np.uint8))
         return out
+
+
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE: a class defined in Python
+
+
+def _plain_object(obj) -> bool:
+    """An object whose whole state is its `__dict__` (or a dict `__getstate__` returns), of a
+    class defined in Python on `object` only (no builtin base such as tuple or dict, no
+    `__slots__`, no custom `__reduce__`): what `_object` can store and load can rebuild by
+    `cls.__new__(cls)` and setting that state."""
+    cls = type(obj)
+    mro = cls.__mro__
+    if mro[-1] is not object or len(mro) < 2:
+        return False
+    if not all(c.__flags__ & _HEAPTYPE for c in mro[:-1]):
+        return False
+    if cls.__reduce_ex__ is not object.__reduce_ex__ or cls.__reduce__ is not object.__reduce__:
+        return False
+    if any(set(vars(c).get("__slots__", ())) - {"__dict__", "__weakref__"} for c in mro):
+        return False
+    return isinstance(getattr(obj, "__dict__", None), dict)
+
+
+def _findable(obj) -> bool:
+    """`obj` (a class or function) is what importing its `__module__` and walking its
+    `__qualname__` gives (as pickle requires of what it stores by reference)."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not _safe.check_name(module, qualname):
+        return False
+    found = sys.modules.get(module)
+    if found is None:
+        try:
+            found = importlib.import_module(module)
+        except Exception:  # noqa: BLE001  (any failure: not findable)
+            return False
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    return found is obj
 
 
 def _open(f, mode: str):
@@ -391,7 +488,11 @@ class _TooLarge(Exception):
 
 
 class _Decoder:
-    def __init__(self, header: dict, data: memoryview, restore: Callable, limit: int):
+    def __init__(self, header: dict, data: memoryview, restore: Callable, limit: int,
+                 weights_only: bool = True, allowed: dict | None = None):
+        self.weights_only = weights_only
+        self.allowed = allowed or {}  # path -> safe global, read once per load
+        self.objects: list = []  # objects built so far, by id (refs point back into it)
         self.table = header["tensors"]
         self.data = data
         self.restore = restore
@@ -533,11 +634,21 @@ class _Decoder:
                 _need(type(factory) in (str, type(None)) and factory in _FACTORIES,
                       "bad defaultdict factory")
                 out = collections.defaultdict(_FACTORIES[factory])
-            keys = [self.decode(k) for k, _ in v]
-            _need_unflooded(keys)
-            for k, (_, x) in zip(keys, v):
-                out[k] = self.decode(x)
+            # key, value, key, ...: the order save wrote them in, so an object is defined
+            # before anything refers to it
+            pairs = [(self.decode(k), self.decode(x)) for k, x in v]
+            _need_unflooded([k for k, _ in pairs])
+            for k, x in pairs:
+                out[k] = x
             return out
+        if tag == "object":
+            return self.build(node)
+        if tag == "ref":
+            _need(_is_int(v) and 0 <= v < len(self.objects), "bad object reference")
+            return self.objects[v]
+        if tag == "global":
+            _need(type(v) is list and len(v) == 2 and _safe.check_name(*v), "bad global")
+            return _safe.resolve(v[0], v[1], self.weights_only, self.allowed, construct=False)
         if tag == "complex":
             _need(type(v) is list and len(v) == 2 and all(type(x) is float for x in v),
                   "bad complex")
@@ -556,6 +667,35 @@ class _Decoder:
             _need(type(v) is list and all(_is_int(n) for n in v), "bad size")
             return Size(v)
         raise _Corrupt(f"unknown node {tag!r}")
+
+    def build(self, node: dict):
+        """An object: its class resolved by the rules of `_weights_only.resolve` (a safe
+        global, or with weights_only=False an nn.Module subclass), created with
+        `cls.__new__(cls)` (no `__init__`), then its state set with the class's
+        `__setstate__` or into its `__dict__`, as pickle and PyTorch's weights-only unpickler
+        do for a class they may build."""
+        name, oid, state = node.get("object"), node.get("id"), node.get("state")
+        _need(type(name) is list and len(name) == 2 and _safe.check_name(*name),
+              "bad object class")
+        _need(_is_int(oid) and oid == len(self.objects), "bad object id")
+        _need(type(state) is list and all(type(p) is list and len(p) == 2 and type(p[0]) is str
+                                          for p in state), "bad object state")
+        cls = _safe.resolve(name[0], name[1], self.weights_only, self.allowed, construct=True)
+        try:
+            obj = cls.__new__(cls)
+        except Exception as err:  # the class's own code failed: not the file's fault
+            raise _Passthrough(err) from None
+        self.objects.append(obj)
+        values = {k: self.decode(x) for k, x in state}
+        setstate = getattr(cls, "__setstate__", None)
+        try:
+            if setstate is not None:
+                setstate(obj, values)
+            else:
+                obj.__dict__.update(values)
+        except Exception as err:  # noqa: BLE001
+            raise _Passthrough(err) from None
+        return obj
 
 
 def _restorer(map_location) -> Callable:
@@ -617,19 +757,38 @@ def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool 
          mmap: bool | None = None, **pickle_load_args) -> Any:
     """Read what `save` wrote, from a path or a binary file object. `map_location` ('cpu', a
     device, a dict from saved to wanted device names, or `fn(tensor, saved_location)`) says
-    where tensors go. The format holds no code, so `weights_only` (True or False) and `mmap`
-    change nothing; they are accepted for PyTorch compatibility. PyTorch zip checkpoints load
-    too, always as `weights_only=True` would (their pickle never runs code: see
-    `checkpoint_formats.torch_zip`), and so do .safetensors files (a dict of tensors); the
-    file's first bytes say which format it is. A truncated, damaged, foreign or hostile file
-    raises RuntimeError (for a refused pickle, PyTorch's UnpicklingError, which is one too),
-    and so does a tensor describing more elements than its storage holds beyond
-    `$FUSETORCH_LOAD_MAX_ELEMENTS` (default 2**28)."""
+    where tensors go. `mmap` and `pickle_load_args` are accepted for PyTorch compatibility and
+    change nothing.
+
+    `weights_only` defaults to True, as in PyTorch 2.6+ (False when a `pickle_module` is
+    passed; True with a `pickle_module` is PyTorch's RuntimeError). Tensors, containers and
+    plain values always load. A stored object (a whole `nn.Module`, saved by
+    `save(model, f)`) is rebuilt only if its class is in the safe globals
+    (`fusetorch.serialization.add_safe_globals` / `safe_globals`) or, with
+    `weights_only=False`, if its class is an `nn.Module` subclass (its module is imported by
+    name if need be); it is created with `cls.__new__` and gets its stored attributes, and its
+    `__init__` never runs. Functions and classes stored as attribute values load the same way
+    (with `weights_only=False` also fusetorch's own tensor functions, `F.relu`). Anything else
+    is refused with PyTorch's "Weights only load failed" error (an UnpicklingError that is
+    also a RuntimeError): even with `weights_only=False` a file can never make fusetorch call
+    a function it names, as a pickle can make PyTorch.
+
+    PyTorch zip checkpoints load too (their pickle runs in a restricted unpickler under the
+    same rules: see `checkpoint_formats.torch_zip`), and so do .safetensors files (a dict of
+    tensors); the file's first bytes say which format it is. A truncated, damaged, foreign or
+    hostile file raises RuntimeError, and so does a tensor describing more elements than its
+    storage holds beyond `$FUSETORCH_LOAD_MAX_ELEMENTS` (default 2**28)."""
+    if weights_only is None:
+        weights_only = pickle_module is None
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is specified")
     restore = _restorer(map_location)
     limit = _checks.max_elements()
+    allowed = _safe.user_allowed()
     f, head = _peek(f)
     if head.startswith(_formats.ZIP_MAGIC):
-        return _formats.load_torch(f, restore, limit)
+        return _formats.load_torch(f, restore, limit, weights_only=weights_only,
+                                   allowed=allowed)
     if _formats.looks_like_safetensors(head):
         return _formats.safetensors_io.load_tensors(f, restore, _name(f))
     header_bytes, data = _read_verified(f)
@@ -637,7 +796,8 @@ def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool 
         header = json.loads(header_bytes.decode("utf-8"))
         _need(type(header) is dict and header.get("format") == "fusetorch"
               and header.get("version") == VERSION and "root" in header, "bad header")
-        return _Decoder(header, data, restore, limit).decode(header["root"])
+        return _Decoder(header, data, restore, limit, weights_only, allowed).decode(
+            header["root"])
     except _Passthrough as p:
         raise p.args[0]
     except _TooLarge as e:

@@ -246,9 +246,7 @@ def test_unsupported_objects_raise_at_save_naming_the_type(bad, type_name):
         assert f"'{type_name}'" in text
 
 
-def test_modules_cycles_and_odd_defaultdicts_are_refused():
-    with pytest.raises(TypeError, match="save its state_dict\\(\\) instead"):
-        torch.save(Small(), io.BytesIO())
+def test_cycles_and_odd_defaultdicts_are_refused():
     loop = []
     loop.append(loop)
     with pytest.raises(ValueError, match="reference cycle"):

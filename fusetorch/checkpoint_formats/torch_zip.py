@@ -8,12 +8,19 @@ and whose storages are persistent ids `('storage', torch.FloatStorage, key, loca
 Reading never executes anything from the file. The pickle runs in the pure-Python unpickler
 with `find_class` limited to the globals PyTorch's own `weights_only=True` loader allows for
 these files (the rebuild functions, storage classes, dtypes, `OrderedDict`, `torch.Size`,
-`_codecs.encode` for protocol-2 bytes) bound to our own implementations, and BUILD limited to
-setting `_metadata` on an OrderedDict (what `state_dict()` pickles); anything else raises
-PyTorch's "Weights only load failed" UnpicklingError. Every tensor's layout goes through the
-same checks as `fusetorch.load` (`_load_checks`): whole-element offsets and strides, none
-negative, first and last element inside the storage, bounded element counts; bool storages
-are normalised to bytes 0 and 1.
+`_codecs.encode` for protocol-2 bytes) bound to our own implementations, plus the user's safe
+globals (`fusetorch.serialization.add_safe_globals`; a fusetorch class or function also
+answers to the `torch.` spelling of its name), and BUILD limited to setting `_metadata` on an
+OrderedDict (what `state_dict()` pickles) or the state of an allowed class; anything else
+raises PyTorch's "Weights only load failed" UnpicklingError. With `weights_only=False` a
+whole pickled model loads too, but not as PyTorch would (running the pickle): `torch.` names
+stand for fusetorch's, NEWOBJ may create nn.Module subclasses (never calling them) and BUILD
+set their state (PyTorch's Module internals mapped onto fusetorch's), and fusetorch's tensor
+functions may be named as values (`torch.nn.functional.relu`); REDUCE still calls only our
+rebuild functions and the user's safe globals, so a file can never call anything else.
+Every tensor's layout goes through the same checks as `fusetorch.load` (`_load_checks`):
+whole-element offsets and strides, none negative, first and last element inside the storage,
+bounded element counts; bool storages are normalised to bytes 0 and 1.
 """
 from __future__ import annotations
 
@@ -29,6 +36,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _load_checks as _checks
+from .. import _weights_only as _safe
 from ..ir import dtypes as dt
 from ..runtime import device as _dev
 from ..tracer.tensor import Size, Tensor
@@ -44,38 +52,10 @@ _STORAGES = {  # torch storage class name -> fusetorch dtype
 _BY_DTYPE = {d: name for name, d in _STORAGES.items()}
 _DTYPE_NAMES = {d.name: d for d in dt.ALL}
 
-# PyTorch 2.13's words (torch/serialization.py), in its three shapes
-_UNSAFE = (
-    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in "
-    "`torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` set to "
-    "`False` will likely succeed, but it can result in arbitrary code execution. Do it only if "
-    "you got the file from a trusted source.")
-_DOCS = ("\n\nCheck the documentation of torch.load to learn more about types accepted by "
-         "default with weights_only https://pytorch.org/docs/stable/generated/torch.load.html.")
-_BLOCKED_MODULES = ("sys", "os", "posix", "nt")
-
-
-class WeightsOnlyError(pickle.UnpicklingError, RuntimeError):
-    """PyTorch raises `_pickle.UnpicklingError` for a refused pickle; it is also a
-    RuntimeError, as every other damaged or hostile file `fusetorch.load` refuses."""
-
-
-def _refuse(detail: str, kind: str = "other") -> WeightsOnlyError:
-    """PyTorch's error: `kind` is "blocked" (a global of a blocklisted module), "global"
-    (a global not on the allowlist) or "other" (anything else its unpickler refuses)."""
-    if kind == "blocked":
-        text = f"Weights only load failed. {_UNSAFE}\n\n\n{detail}"
-    elif kind == "global":
-        text = ("Weights only load failed. This file can still be loaded, to do so you have two "
-                "options, \033[1mdo those steps only if you trust the source of the "
-                f"checkpoint\033[0m. \n\t(1) {_UNSAFE}\n\t(2) Alternatively, to load with "
-                "`weights_only=True` please check the recommended steps in the following error "
-                f"message.\n\tWeightsUnpickler error: {detail}")
-    else:
-        text = (f"Weights only load failed. {_UNSAFE}\nPlease file an issue with the following "
-                "so that we can make `weights_only=True` compatible with your use case: "
-                f"WeightsUnpickler error: \n\n{detail}")
-    return WeightsOnlyError(text + _DOCS)
+# PyTorch 2.13's words and the safe-globals rules are shared with the native format
+WeightsOnlyError = _safe.WeightsOnlyError
+_refuse = _safe.refuse
+_BLOCKED_MODULES = _safe.BLOCKED_MODULES
 
 
 class _Global:
@@ -240,14 +220,78 @@ def _latin1(s, encoding="latin1"):
     return s.encode("latin1")
 
 
+_MISSING = object()
+# PyTorch's Module internals that fusetorch's Module does not have: dropped when empty
+_TORCH_ONLY_HOOKS = ("_backward_hooks", "_backward_pre_hooks", "_forward_hooks_always_called",
+                     "_forward_hooks_with_kwargs", "_forward_pre_hooks_with_kwargs",
+                     "_state_dict_hooks", "_state_dict_pre_hooks",
+                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+
+
+def _ours(module: str) -> str:
+    """The fusetorch module a torch module name stands for (`torch.nn.modules.linear` ->
+    `fusetorch.nn.modules.linear`); other names are themselves."""
+    if module == "torch" or module.startswith("torch."):
+        return "fusetorch" + module[len("torch"):]
+    return module
+
+
+def _module_state(state: dict) -> dict:
+    """A PyTorch nn.Module's pickled `__dict__` in fusetorch's Module's terms: the same
+    attribute names except `_non_persistent_buffers_set` and the hook tables fusetorch has
+    not got (refused unless empty: hooks are functions, not weights)."""
+    out = {}
+    for k, v in state.items():
+        if k in _TORCH_ONLY_HOOKS:
+            if v:
+                raise RuntimeError(f"fusetorch.load: a module in the checkpoint has {k} "
+                                   "registered, which fusetorch's modules do not support")
+        elif k == "_is_full_backward_hook":
+            pass
+        elif k == "_non_persistent_buffers_set":
+            out["_non_persistent_buffers"] = set(v)
+        elif k in ("_parameters", "_buffers", "_modules", "_forward_hooks",
+                   "_forward_pre_hooks") and type(v) in (dict, collections.OrderedDict):
+            out[k] = collections.OrderedDict(v)
+        else:
+            out[k] = v
+    return out
+
+
 class _Unpickler(pickle._Unpickler):  # the pure-Python one: its opcodes can be overridden
     dispatch = dict(pickle._Unpickler.dispatch)
 
-    def __init__(self, data: bytes, reader: _Reader):
+    def __init__(self, data: bytes, reader: _Reader, weights_only: bool = True,
+                 allowed: dict | None = None):
         super().__init__(io.BytesIO(data))
         self.reader = reader
         self.allowed = _globals(reader)
         self.hash_counts: dict[int, tuple[dict, Any]] = {}
+        self.weights_only = weights_only
+        self.user = allowed or {}
+        self.user_ids = {id(v) for v in self.user.values()}
+        # what REDUCE may call: our own rebuild functions, and what the user allowlisted
+        self.callable_ids = {id(v) for v in self.allowed.values()} | self.user_ids
+        self.buildable: dict[int, type] = {}  # classes NEWOBJ may create and BUILD may fill
+        self.keep: list = []
+
+    def _user_global(self, module: str, name: str) -> Any:
+        """A safe global the user added that this name stands for: by path (the torch
+        spelling of a fusetorch class's path counts), or by identity with the fusetorch
+        object a `torch.` name resolves to (`torch.nn.functional.relu` is `F.relu`, whose own
+        path is `fusetorch.nn._functional.activation.relu`)."""
+        path = f"{module}.{name}"
+        for p in (path, f"{_ours(module)}.{name}"):
+            if p in self.user:
+                return self.user[p]
+        if self.user and _ours(module) != module and _safe.check_name(module, name):
+            try:
+                obj = _safe.import_path(_ours(module), name)
+            except WeightsOnlyError:
+                return _MISSING
+            if id(obj) in self.user_ids:
+                return obj
+        return _MISSING
 
     def find_class(self, module, name):
         if module == "__builtin__":  # protocol 2 spells builtins the Python 2 way
@@ -256,13 +300,24 @@ class _Unpickler(pickle._Unpickler):  # the pure-Python one: its opcodes can be 
         if key in self.allowed:
             return self.allowed[key]
         if module in _BLOCKED_MODULES:
-            raise _refuse(f"Trying to load unsupported GLOBAL {module}.{name} whose module "
-                          f"{module} is blocked.", "blocked")
-        path = name if module == "builtins" else f"{module}.{name}"
-        raise _refuse(f"Unsupported global: GLOBAL {path} was not an allowed global by "
-                      f"default. Please use `torch.serialization.add_safe_globals([{path}])` "
-                      f"or the `torch.serialization.safe_globals([{path}])` context manager to "
-                      "allowlist this global if you trust this class/function.", "global")
+            raise _safe.blocked(module, name)
+        path = f"{module}.{name}"
+        obj = self._user_global(module, name)
+        if obj is not _MISSING:
+            if isinstance(obj, type):
+                self.buildable[id(obj)] = obj
+            return obj
+        if self.weights_only or not _safe.check_name(module, name):
+            raise _safe.not_allowed(path)
+        # weights_only=False: PyTorch would unpickle anything; fusetorch creates only
+        # nn.Module subclasses (never calling them) and refers only to its tensor functions
+        obj = _safe.import_path(_ours(module), name)
+        if _safe.is_module_class(obj):
+            self.buildable[id(obj)] = obj
+            return obj
+        if _safe.tensor_function(obj):
+            return obj
+        raise _safe.not_rebuildable(path, "a global the checkpoint names")
 
     def persistent_load(self, pid):
         return self.reader.load_storage(pid)
@@ -270,17 +325,40 @@ class _Unpickler(pickle._Unpickler):  # the pure-Python one: its opcodes can be 
     def load_build(self):
         state = self.stack.pop()
         inst = self.stack[-1]
-        if not (type(inst) is collections.OrderedDict and type(state) is dict
-                and all(type(k) is str for k in state)):
+        if type(inst) is collections.OrderedDict and type(state) is dict \
+                and all(type(k) is str for k in state):
+            inst.__dict__.update(state)  # `_metadata`: the state_dict's version records
+            return
+        if id(type(inst)) not in self.buildable:
             raise _refuse(f"Can only build Tensor, Parameter, OrderedDict or types allowlisted "
                           f"via `add_safe_globals`, but got {type(inst)}")
-        inst.__dict__.update(state)  # `_metadata`: the state_dict's version records
+        from ..nn.module import Module
+        if isinstance(inst, Module) and type(state) is dict:
+            state = _module_state(state)
+        setstate = getattr(type(inst), "__setstate__", None)
+        if setstate is not None:
+            setstate(inst, state)
+            return
+        slots = None  # as pickle's load_build
+        if type(state) is tuple and len(state) == 2:
+            state, slots = state
+        if state:
+            if type(state) is not dict or not all(type(k) is str for k in state):
+                raise _refuse(f"BUILD state of a {type(inst).__name__} must be a dict")
+            inst.__dict__.update(state)
+        if slots:
+            if type(slots) is not dict:
+                raise _refuse("BUILD slot state must be a dict")
+            for k, v in slots.items():
+                setattr(inst, k, v)
 
     def load_reduce(self):
         args = self.stack.pop()
         func = self.stack[-1]
         if type(args) is not tuple:
             raise _refuse("REDUCE arguments must be a tuple")
+        if id(func) not in self.callable_ids:
+            raise _refuse(f"Trying to call reduce for unrecognized function {func!r:.200}")
         if func is collections.OrderedDict and args:
             raise _refuse("OrderedDict is built only empty")
         self.stack[-1] = func(*args)
@@ -318,9 +396,14 @@ class _Unpickler(pickle._Unpickler):  # the pure-Python one: its opcodes can be 
     def load_newobj(self):
         args = self.stack.pop()
         cls = self.stack.pop()
-        if cls is not collections.OrderedDict or args != ():
-            raise _refuse(f"NEWOBJ is allowed only for OrderedDict, not {cls!r:.100}")
-        self.append(collections.OrderedDict())
+        if cls is collections.OrderedDict and args == ():
+            self.append(collections.OrderedDict())
+            return
+        if type(args) is not tuple or id(cls) not in self.buildable \
+                or (args and id(cls) not in self.user_ids):
+            raise _refuse("Can only create new object for nn.Parameter or classes allowlisted "
+                          f"via `add_safe_globals` but got {cls!r:.100}")
+        self.append(cls.__new__(cls, *args))
 
     def _no(self):
         raise _refuse("Unsupported operand: the pickle opcodes INST, OBJ, NEWOBJ_EX, EXT "
@@ -346,8 +429,12 @@ def _prefix(zf: zipfile.ZipFile) -> str:
     return names[0][:-len("data.pkl")]
 
 
-def load_torch(f, restore: Callable, limit: int) -> Any:
-    """What `torch.save` wrote to `f` (a path or a binary file object)."""
+def load_torch(f, restore: Callable, limit: int, *, weights_only: bool = True,
+               allowed: dict | None = None) -> Any:
+    """What `torch.save` wrote to `f` (a path or a binary file object). `allowed` is the
+    user's safe globals (path -> object); `weights_only=False` also lets the pickle create
+    nn.Module subclasses (`torch.` names stand for fusetorch's) and name fusetorch's tensor
+    functions, never call them."""
     try:
         zf = zipfile.ZipFile(f)
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as e:
@@ -362,7 +449,7 @@ def load_torch(f, restore: Callable, limit: int) -> Any:
         reader = _Reader(zf, prefix, restore, limit)
         data = zf.read(_member(zf, f"{prefix}data.pkl"))
         try:
-            return _Unpickler(data, reader).load()
+            return _Unpickler(data, reader, weights_only, allowed).load()
         except (WeightsOnlyError, RuntimeError):
             raise
         except (zipfile.BadZipFile, pickle.UnpicklingError, EOFError, ValueError, TypeError,

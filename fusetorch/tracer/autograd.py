@@ -221,6 +221,8 @@ def _bind_values(order: list, fwd_nodes: list) -> list:
         if s is FREED:
             freed = True
         elif s is not None:
+            if type(s) is not dict:  # deferred by torch.utils.checkpoint: recompute it now
+                s = n.saved = s.materialize()
             table.update(s)
     out = []
     for f, part in fwd_nodes:

@@ -10,6 +10,7 @@ missing name, which then goes into the table). Runs in-process: a subprocess per
 cost more than the programs."""
 import importlib.util
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -44,18 +45,13 @@ RUNS = [
     "char_rnn_classification",   # tutorial: NLP from scratch, classifying names (topk)
     "seq2seq_attention",         # tutorial: seq2seq translation with attention (topk)
     "mingpt",                    # karpathy/minGPT + its sort demo (tril, unique, sort, topk)
+    "word_language_model",       # pytorch/examples word_language_model (torch.save of a model)
+    "super_resolution",          # pytorch/examples super_resolution (torch.save of a model)
 ]
 
 # program -> (text its first error must contain, what it needs, in the order it needs them)
 STOPS = {
     "char_rnn_generation": ("'unsqueeze_'", "needs Tensor.unsqueeze_, then Tensor.topk"),
-    "word_language_model": (
-        "cannot store an object of type",
-        "needs torch.save/torch.load of a whole nn.Module (pickled code: fusetorch's checkpoint "
-        "format refuses by design), then torch.tril"),
-    "super_resolution": (
-        "cannot store an object of type",
-        "needs torch.save of a whole nn.Module (refused by design, as above)"),
     "nanogpt": ("'amp'", "needs torch.cuda.amp.GradScaler, then torch.topk"),
     "makemore": ("fusetorch.utils.tensorboard",
                  "needs torch.utils.tensorboard.SummaryWriter, then torch.roll, torch.tril"),
@@ -69,6 +65,9 @@ class StoppedAsRecorded(Exception):
 def _load(name: str):
     spec = importlib.util.spec_from_file_location(f"fusetorch_program_{name}", HERE / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
+    # registered as an import would, so that its classes can be found by name (torch.save of
+    # a whole model stores its class's module and name, as pickle does)
+    sys.modules[spec.name] = module
     spec.loader.exec_module(module)
     return module
 
