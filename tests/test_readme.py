@@ -2,6 +2,7 @@
 process (later ones use names the tour defined earlier), from an empty working directory."""
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,12 @@ def test_readme_has_snippets():
 
 def test_every_python_snippet_runs_as_pasted(tmp_path):
     script = tmp_path / "readme_snippets.py"
+    (tmp_path / "docs").mkdir()  # the picture snippet writes where the repository keeps it
     parts = []
     for i, code in enumerate(python_snippets()):
+        if shutil.which("dot") is None:  # Graphviz is a system package CI may lack: only the
+            # drawing line is left out (fusetorch.utils.viz's tests cover its clear error)
+            code = "\n".join(line for line in code.splitlines() if "viz.render(" not in line)
         parts.append(f"# ---- README snippet {i}\n{code}")
     script.write_text("\n".join(parts))
     env = dict(os.environ, PYTHONPATH=str(ROOT))
