@@ -1019,3 +1019,6 @@ for _n in ("unique", "unique_consecutive", "bincount", "masked_select"):
 
 # checkpoint formats (issue 15): readers and writers, tests/test_checkpoint_formats.py
 SKIPPED["torch.checkpoint_formats"] = _NOT_OPS
+# thread settings: tests/runtime/test_threads.py
+SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
+    "get_num_threads", "set_num_threads", "get_num_interop_threads", "set_num_interop_threads")})
