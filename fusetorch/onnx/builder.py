@@ -23,7 +23,10 @@ def onnx_dtype(d: dt.DType) -> int:
 
 def to_proto(array: np.ndarray, name: str):
     from onnx import numpy_helper
-    return numpy_helper.from_array(np.ascontiguousarray(array), name)
+    array = np.asarray(array)
+    if not array.flags.c_contiguous:  # (np.ascontiguousarray would make a 0-d array 1-d)
+        array = array.copy(order="C")
+    return numpy_helper.from_array(array, name)
 
 
 class Builder:

@@ -64,9 +64,29 @@ def _replace(obj, new: dict):
     return obj
 
 
+def _distinct(obj, seen: set):
+    """`obj` with each repeated tensor after its first occurrence replaced by an alias (a new
+    Tensor on the same array): every argument position is its own graph input, as PyTorch's
+    export makes it (self-attention passes one tensor as query, key and value)."""
+    if isinstance(obj, Tensor):
+        if id(obj) in seen:
+            return Tensor._make(obj._data, obj._dtype, obj._be)
+        seen.add(id(obj))
+        return obj
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(_distinct(o, seen) for o in obj))
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_distinct(o, seen) for o in obj)
+    if isinstance(obj, dict):
+        return type(obj)((k, _distinct(v, seen)) for k, v in obj.items())
+    return obj
+
+
 def trace_call(fn, args: tuple, kwargs: dict) -> tuple[Graph, list, list]:
     """(graph, input tensors in graph order, output tensors) of one call. Graph inputs: the
     argument tensors first, then every other tensor the call read, in order of first use."""
+    seen: set = set()
+    args, kwargs = _distinct(args, seen), _distinct(kwargs, seen)
     flat_in = flatten(args, []) + flatten(kwargs, [])
     rec = _ExportRecorder()
     for t in flat_in:

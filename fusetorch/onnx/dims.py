@@ -44,7 +44,7 @@ class Dim:
         return s if not self.c0 else f"{s}{'+' if self.c0 > 0 else '-'}{abs(self.c0)}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # two Bad sizes are never known to be equal
 class Bad:
     """A number that changes with a dynamic size in a way an ONNX shape cannot follow."""
 

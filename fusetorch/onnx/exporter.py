@@ -16,6 +16,7 @@ from .ops import EMIT, STRUCTURAL, UNSUPPORTED
 # sources that are constants when their shape is static (random is not)
 _CONST_SOURCES = {"constant", "full", "iota"}
 _NO_FOLD = {"random", "nonzero", "custom", "custom_vjp", "check"}
+_RELAYOUT = {"permute", "reshape", "expand", "copy", "cast", "detach", "to_device"}
 
 
 class Context:
@@ -120,7 +121,10 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
                 const[id(n)] = (n.op not in _NO_FOLD and id(n) not in matches and
                                 n.op in EMIT and cap.is_static(n) and
                                 all(const[id(i)] for i in n.inputs))
-                if const[id(n)] and id(n) in live:
+                # a parameter only laid out anew (W.T, a reshaped bias) keeps its name: the
+                # runtime does that at load time anyway
+                relayout = n.op in _RELAYOUT and n.inputs[0].op == "input"
+                if const[id(n)] and id(n) in live and not relayout:
                     size = int(np.prod(n.shape))
                     biggest = max(int(np.prod(i.shape)) for i in n.inputs)
                     if size <= max(biggest, 1):  # never grow the file (expand, full)
@@ -129,7 +133,7 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
             live = live_set(frozenset(folded))
             for n in graph.nodes:
                 if id(n) in folded and id(n) in live:
-                    folded[id(n)] = np.ascontiguousarray(value(n))
+                    folded[id(n)] = np.asarray(value(n))
 
     ctx = Context(b, cap)
     # ---- graph inputs and initializers
@@ -218,6 +222,7 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
             kept.append(node)
             needed.update(node.input)
     b.nodes = kept[::-1]
+    b.initializers = [t for t in b.initializers if t.name in needed]
     g = helper.make_graph(b.nodes, "main_graph", graph_inputs + init_inputs, outputs,
                           b.initializers, doc_string=doc)
     opsets = [helper.make_opsetid("", opset)]

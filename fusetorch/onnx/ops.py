@@ -187,9 +187,9 @@ for _n, _o in _UNARY.items():
 @emits("relu")
 def _relu(ctx, node, xs):
     d = node.dtype
-    if d.is_floating_point or (ctx.b.opset >= 14 and d in (dt.int8, dt.int16, dt.int32,
-                                                              dt.int64)):
+    if d.is_floating_point:
         return ctx.b.op("Relu", xs)
+    # Relu takes integers from opset 14, but runtimes rarely implement that: Max(x, 0)
     return _widened(ctx, "Max", [xs[0], _k(ctx, 0, d)], d)
 
 
@@ -234,9 +234,11 @@ def _expm1(ctx, node, xs):
 
 @emits("erfinv")
 def _erfinv(ctx, node, xs):
-    # Giles' approximation and two Newton steps on erf, in float64 (ir/elementwise.py's C)
-    b, d = ctx.b, dt.float64
-    y = _cast(ctx, xs[0], d)
+    # Giles' approximation and two Newton steps on erf (ir/elementwise.py's C), in the
+    # input's type (float32 where narrower: onnxruntime has Erf for float32 only)
+    b = ctx.b
+    d = dt.float64 if node.dtype is dt.float64 else dt.float32
+    y = xs[0] if node.dtype is d else _cast(ctx, xs[0], d)
     a = b.op("Abs", [y])
     one = _k(ctx, 1.0, d)
     inside = b.op("Less", [a, one])
@@ -473,28 +475,30 @@ EMIT["bitwise_and"] = _bitwise("And", "BitwiseAnd")
 EMIT["bitwise_or"] = _bitwise("Or", "BitwiseOr")
 EMIT["bitwise_xor"] = _bitwise("Xor", "BitwiseXor")
 
-_UNSIGNED = {dt.int8: "UINT8", dt.int16: "UINT16", dt.int32: "UINT32", dt.int64: "UINT64",
-             dt.uint8: "UINT8"}
+_UNSIGNED = {dt.int32: "UINT32", dt.int64: "UINT64", dt.uint8: "UINT8"}
 
 
 @emits("bitwise_left_shift", "bitwise_right_shift")
 def _shift(ctx, node, xs):
-    # on the unsigned type of the same width (the bits are the same); an arithmetic right
-    # shift of a negative value is the complement of the logical shift of its complement
+    # BitShift takes unsigned types only: shift the same bits as the unsigned type of the same
+    # width (8/16-bit signed values widen to int32 first, which wraps back the same); an
+    # arithmetic right shift of a negative x is ~((~x) >> s), ~x being >= 0
     from onnx import TensorProto
     b, d = ctx.b, node.dtype
-    u = getattr(TensorProto, _UNSIGNED[d])
-    x, s = b.op("Cast", [xs[0]], to=u), b.op("Cast", [xs[1]], to=u)
-    left = node.op == "bitwise_left_shift"
-    if left or d is dt.uint8:
-        r = b.op("BitShift", [x, s], direction="LEFT" if left else "RIGHT")
-        return _cast(ctx, r, d) if d is not dt.uint8 else r
+    w = d if d in _UNSIGNED else dt.int32
+    x = xs[0] if w is d else _cast(ctx, xs[0], w)
+    u = getattr(TensorProto, _UNSIGNED[w])
+    s = b.op("Cast", [xs[1]], to=u)
+    if node.op == "bitwise_left_shift" or w is dt.uint8:
+        direction = "LEFT" if node.op == "bitwise_left_shift" else "RIGHT"
+        r = b.op("BitShift", [b.op("Cast", [x], to=u), s], direction=direction)
+        return r if w is d and d is dt.uint8 else _cast(ctx, r, d)
     ctx.need(node, 18)
-    neg = b.op("Less", [xs[0], _k(ctx, 0, d)])
-    x = b.op("Where", [neg, b.op("BitwiseNot", [x]), x])
-    r = b.op("BitShift", [x, s], direction="RIGHT")
+    neg = b.op("Less", [x, _k(ctx, 0, w)])
+    pos = b.op("Where", [neg, b.op("BitwiseNot", [x]), x])
+    r = _cast(ctx, b.op("BitShift", [b.op("Cast", [pos], to=u), s], direction="RIGHT"), w)
     r = b.op("Where", [neg, b.op("BitwiseNot", [r]), r])
-    return _cast(ctx, r, d)
+    return r if w is d else _cast(ctx, r, d)
 
 
 # ---------------------------------------------------------------- reductions

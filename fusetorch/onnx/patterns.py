@@ -14,6 +14,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..ir import dtypes as _dt
+
+_F32 = _dt.float32
+
 
 @dataclass
 class Match:
@@ -22,7 +26,9 @@ class Match:
 
 
 def _float(n) -> bool:
-    return n.dtype.is_floating_point
+    # float32 only: onnxruntime implements Conv, pooling and Gemm for float32 (float64 and
+    # the half types export primitive by primitive, which it runs)
+    return n.dtype is _F32
 
 
 def _windows(u) -> dict:
