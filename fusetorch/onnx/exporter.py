@@ -223,6 +223,7 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
             needed.update(node.input)
     b.nodes = kept[::-1]
     b.initializers = [t for t in b.initializers if t.name in needed]
+    init_inputs = [i for i in init_inputs if i.name in needed]
     g = helper.make_graph(b.nodes, "main_graph", graph_inputs + init_inputs, outputs,
                           b.initializers, doc_string=doc)
     opsets = [helper.make_opsetid("", opset)]

@@ -26,9 +26,14 @@ class Match:
 
 
 def _float(n) -> bool:
-    # float32 only: onnxruntime implements Conv, pooling and Gemm for float32 (float64 and
-    # the half types export primitive by primitive, which it runs)
+    # onnxruntime implements Conv and AveragePool for float32 only (float64 and the half
+    # types export primitive by primitive, which it runs)
     return n.dtype is _F32
+
+
+def _real(n) -> bool:
+    # ... and Gemm, MaxPool, Softmax, LogSoftmax for float32 and float64
+    return n.dtype is _F32 or n.dtype is _dt.float64
 
 
 def _windows(u) -> dict:
@@ -76,7 +81,7 @@ def _conv_bias(n):
 
 def _max_pool(n):
     """reshape(gather(r, argmax(r, 2), 2)), r = reshape(unfold2d(x, pad -inf)) -> MaxPool."""
-    if n.op != "reshape" or not _float(n) or n.inputs[0].op != "gather":
+    if n.op != "reshape" or not _real(n) or n.inputs[0].op != "gather":
         return None
     g = n.inputs[0]
     r, am = g.inputs
@@ -115,7 +120,7 @@ def _avg_pool(n):
 
 def _gemm(n):
     """matmul(x, permute(W, (1, 0))) for 2-d x -> Gemm(x, W, transB=1): nn.Linear."""
-    if n.op != "matmul" or not _float(n):
+    if n.op != "matmul" or not _real(n):
         return None
     x, t = n.inputs
     if t.op != "permute" or tuple(t.attrs["perm"]) != (1, 0) or len(x.shape) != 2:
@@ -152,7 +157,7 @@ def _sum_of_exp(s, z, d) -> bool:
 
 def _softmax(n):
     """div(exp(z), sum(exp(z), d)), z = x - max(x, d) -> Softmax(x, axis=d)."""
-    if n.op != "div" or not _float(n):
+    if n.op != "div" or not _real(n):
         return None
     e, s = n.inputs
     if e.op != "exp" or s.op != "sum" or s.inputs[0] is not e:
@@ -166,7 +171,7 @@ def _softmax(n):
 
 def _log_softmax(n):
     """sub(z, log(sum(exp(z), d))), z = x - max(x, d) -> LogSoftmax(x, axis=d)."""
-    if n.op != "sub" or not _float(n):
+    if n.op != "sub" or not _real(n):
         return None
     z, lg = n.inputs
     found = _shifted(z)
