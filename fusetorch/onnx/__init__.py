@@ -272,24 +272,28 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
         from onnx import helper
         print(helper.printable_graph(model_proto.graph))
     if verify:
-        _verify(program, args, kwargs, cap, export_params)
+        _verify(program, args, kwargs, cap, pnames)
     if f is not None:
         _write(model_proto, f)
     return program
 
 
-def _verify(program, args, kwargs, cap, export_params: bool) -> None:
-    """Run the export with onnxruntime on the example inputs and compare with fusetorch."""
+def _verify(program, args, kwargs, cap, pnames: list) -> None:
+    """Run the export with onnxruntime on the example inputs (and, for export_params=False,
+    the parameters) and compare with fusetorch's outputs."""
     import numpy as np
 
     from .capture import flatten
     ins = flatten(args, []) + flatten(kwargs, [])
-    if not export_params:
-        ins = ins + cap.input_tensors[cap.n_args:]
-    got = program(*ins)
+    params = dict(zip(pnames, cap.input_tensors[cap.n_args:]))
+    extra = [params[i.name] for i in program.model_proto.graph.input[len(ins):]
+             if i.name in params]
+    got = program(*ins, *extra)
     for k, (want, have) in enumerate(zip(cap.output_tensors, got)):
         a, b = want._host(), have._host()
-        if a.shape != b.shape or not np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True):
+        same = a.shape == b.shape and np.allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
+        if not same:
+            diff = "shapes differ" if a.shape != b.shape else \
+                f"max abs difference {np.max(np.abs(a.astype(float) - b.astype(float)))}"
             raise OnnxExporterError(f"verify: output {k} differs between fusetorch and "
-                                    f"onnxruntime (max abs difference "
-                                    f"{np.max(np.abs(a.astype(float) - b.astype(float))) if a.shape == b.shape else 'shape'})")
+                                    f"onnxruntime ({diff})")

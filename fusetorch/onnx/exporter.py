@@ -196,6 +196,12 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
 
     # ---- outputs: the last node's value takes the output's name (an Identity where the
     # value is a graph input, an initializer, or another output)
+    # outputs computed from a nonzero (x[mask]) have sizes that depend on the values: their
+    # dims are left unnamed rather than declared as the sizes this trace saw
+    data_dependent: set[int] = set()
+    for n in graph.nodes:
+        if n.op == "nonzero" or any(id(i) in data_dependent for i in n.inputs):
+            data_dependent.add(id(n))
     produced = {o for node in b.nodes for o in node.output}
     rename: dict[str, str] = {}
     outputs = []
@@ -207,6 +213,8 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
             b.nodes.append(helper.make_node("Identity", [rename.get(v, v)], [name],
                                             name=f"/Identity_{name}"))
         dims = cap.shape(n)
+        if id(n) in data_dependent:
+            dims = [dm.Bad("depends on the values")] * len(dims)
         shape = [_dim_param(d, output_axes.get((k, axis))) for axis, d in enumerate(dims)]
         outputs.append(helper.make_tensor_value_info(name, onnx_dtype(n.dtype), shape))
     if rename:
