@@ -161,13 +161,14 @@ _UNARY = {"neg": "Neg", "exp": "Exp", "log": "Log", "sqrt": "Sqrt", "sin": "Sin"
           "tanh": "Tanh", "sigmoid": "Sigmoid", "erf": "Erf", "abs": "Abs", "sign": "Sign"}
 
 
-def _widened(ctx, op_type: str, xs: list, dtype: dt.DType, n_out_dtype=None) -> str:
+def _widened(ctx, op_type: str, xs: list, dtype: dt.DType, compare: bool = False) -> str:
     """op_type on inputs of `dtype`; bool and 8/16-bit integers (few ONNX runtimes implement
-    arithmetic on them) compute in int32 and are cast back, which wraps as they would."""
+    arithmetic on them) compute in int32 and are cast back, which wraps as they would (a
+    comparison's bool result stays as it is)."""
     b = ctx.b
     if dtype in _SMALL_INTS:
         r = b.op(op_type, [_cast(ctx, x, dt.int32) for x in xs])
-        return r if n_out_dtype is dt.bool_ else _cast(ctx, r, dtype)
+        return r if compare else _cast(ctx, r, dtype)
     return b.op(op_type, list(xs))
 
 
@@ -209,9 +210,13 @@ def _exp2(ctx, node, xs):
 
 
 @emits("log1p")
-def _log1p(ctx, node, xs):
+def _log1p_emit(ctx, node, xs):
+    return _log1p(ctx, xs[0], node.dtype)
+
+
+def _log1p(ctx, x: str, d: dt.DType) -> str:
     # log(u) * x / (u - 1) with u = 1 + x (Goldberg): exact to rounding where log(1 + x) is not
-    b, x, d = ctx.b, xs[0], node.dtype
+    b = ctx.b
     u = b.op("Add", [x, _k(ctx, 1, d)])
     um1 = b.op("Sub", [u, _k(ctx, 1, d)])
     r = b.op("Div", [b.op("Mul", [b.op("Log", [u]), x]), um1])
@@ -341,7 +346,7 @@ def _compare(op_type):
         d = node.inputs[0].dtype
         if op_type == "Equal" and d is dt.bool_:
             return ctx.b.op("Equal", xs)
-        return _widened(ctx, op_type, xs, d, n_out_dtype=dt.bool_)
+        return _widened(ctx, op_type, xs, d, compare=True)
     return emit
 
 
@@ -401,8 +406,7 @@ def _logaddexp(ctx, node, xs):
     a, c = xs
     m = b.op("Max", [a, c])
     t = b.op("Exp", [b.op("Neg", [b.op("Abs", [b.op("Sub", [a, c])])])])
-    from types import SimpleNamespace
-    r = b.op("Add", [m, _log1p(ctx, SimpleNamespace(dtype=d), [t])])
+    r = b.op("Add", [m, _log1p(ctx, t, d)])
     same = b.op("Equal", [a, c])
     return b.op("Where", [same, b.op("Add", [a, _k(ctx, math.log(2.0), d)]), r])
 
@@ -795,13 +799,11 @@ def _cumprod(ctx, node, xs):
     x, back = _to_last(ctx, xs[0], dim, n)
     tri = _prefix_mask(ctx, node, dim)
     rows = b.op("Where", [tri, b.op("Unsqueeze", [x, b.ints([-2])]), _k(ctx, 1, d)])
-    r = _reduction("ReduceProd")(ctx, _Attrs(d, [n], False), [rows])
+    if d in _SMALL_INTS:
+        r = _cast(ctx, reduce(ctx, "ReduceProd", _cast(ctx, rows, dt.int32), [n], False), d)
+    else:
+        r = reduce(ctx, "ReduceProd", rows, [n], False)
     return r if back is None else b.op("Transpose", [r], perm=back)
-
-
-class _Attrs:
-    def __init__(self, dtype, dims, keepdim):
-        self.dtype, self.attrs = dtype, {"dims": dims, "keepdim": keepdim}
 
 
 @emits("cumargmax", "cumargmin")

@@ -438,3 +438,13 @@ def test_index_put_forms():
         return y
 
     _values_match(f, torch.zeros(3, 4), torch.tensor([1.0, 2.0, 3.0]))
+
+
+def test_import_fusetorch_does_not_import_onnx():
+    import subprocess
+    import sys
+    code = ("import sys, fusetorch; fusetorch.onnx.is_in_onnx_export(); "
+            "print(sorted(m for m in ('onnx', 'onnxruntime') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"
