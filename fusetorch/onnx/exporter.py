@@ -77,7 +77,7 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
         p, axis = places[0]
         b.sym_source[name] = (input_names[p], axis)
 
-    matches = patterns.find(graph)
+    matches = patterns.find(graph, opset)
 
     def deps(n, folded=frozenset()):
         if id(n) in folded:

@@ -170,7 +170,7 @@ def test_transformer_encoder_layer():
     x = torch.randn(2, 6, 16)
     proto, sess = export(model, (x,), input_names=["src"],
                          dynamic_axes={"src": {0: "batch", 1: "seq"}})
-    assert "Softmax" in ops_of(proto)
+    assert {"Softmax", "LayerNormalization", "Gelu", "Gemm"} <= set(ops_of(proto))
     assert model.training  # exported in eval mode (dropout off), then put back
     model.eval()
     run_and_compare(sess, model, x)
@@ -185,6 +185,10 @@ def test_attention_block(opset):
     proto, sess = export(model, (x,), opset_version=opset,
                          dynamic_axes={"x": {0: "batch", 1: "seq"}})
     assert proto.opset_import[0].version == opset
+    ops = ops_of(proto)
+    assert "Softmax" in ops
+    assert ("LayerNormalization" in ops) == (opset >= 17)  # else mean/sub/mul/sqrt/div
+    assert ("Gelu" in ops) == (opset >= 20)  # else erf/mul/add
     run_and_compare(sess, model, x)
     run_and_compare(sess, model, torch.randn(4, 3, 16))
 
