@@ -2,13 +2,13 @@
 
 fusetorch records conv2d as unfold2d + reshape + matmul, max pooling as unfold2d + argmax +
 gather, Linear as matmul by a transposed weight, softmax as max/sub/exp/sum/div, layer_norm as
-mean/sub/mul/sqrt/div, gelu through erf. Each of these
-would export correctly primitive by primitive; as Conv, MaxPool, AveragePool, Gemm, Softmax,
-LogSoftmax, LayerNormalization (opset 17) and Gelu (opset 20) it is smaller, faster in a runtime, reads as the model does, and needs no size
-constants (a Conv follows any input size). `find(graph)` maps the last node of each match to a
-`Match`: the IR nodes the operator reads (`roots`) and how to emit it. The exporter then
-computes only what the outputs need, so the matched interior disappears unless something else
-reads it.
+mean/sub/mul/sqrt/div, gelu through erf. Each of these would export correctly primitive by
+primitive; as Conv, MaxPool, AveragePool, Gemm, Softmax, LogSoftmax, LayerNormalization (opset
+17) and Gelu (opset 20) it is smaller, faster in a runtime, reads as the model does, and needs
+no size constants (a Conv follows any input size). `find(graph, opset)` maps the last node of
+each match to a `Match`: the IR nodes the operator reads (`roots`) and how to emit it. The
+exporter then computes only what the outputs need, so the matched interior disappears unless
+something else reads it.
 """
 from __future__ import annotations
 
