@@ -22,7 +22,17 @@ SIZE_ATTRS = {"input": ("shape",), "constant": ("shape", "value"), "full": ("sha
               "iota": ("shape",), "random": ("shape",), "reshape": ("shape",),
               "expand": ("shape",), "index": ("spec",), "index_put": ("spec",),
               "fold2d": ("size",)}
-DELTAS = (3, 7)
+DELTAS = (3, 7)  # times the size's power-of-two factor (at most 8): see _deltas
+
+
+def _deltas(size: int) -> tuple:
+    """How much to grow a dynamic size by in the extra traces. Multiples of its power-of-two
+    factor (up to 8) keep sizes a model needs divisible (patches of 4, strides of 2) divisible;
+    3 and 7 are far enough apart that a stride's floor division does not look affine."""
+    g = 1
+    while size and size % (2 * g) == 0 and g < 8:
+        g *= 2
+    return tuple(d * g for d in DELTAS)
 
 
 class _ExportRecorder(Recorder):
@@ -241,7 +251,7 @@ def capture(model, args: tuple, kwargs: dict, symbols: dict[str, list]) -> Captu
     state = GENERATOR.np.bit_generator.state
     try:
         for name, places in symbols.items():
-            for delta in DELTAS:
+            for delta in _deltas(env0[name]):
                 size = env0[name] + delta
                 axes: dict[int, list] = {}
                 for p, ax in places:
@@ -249,7 +259,9 @@ def capture(model, args: tuple, kwargs: dict, symbols: dict[str, list]) -> Captu
                 new = {id(flat[p]): _tiled(flat[p], a, size) for p, a in axes.items()}
                 desc = f"changing {name!r} from {env0[name]} to {size}"
                 try:
-                    g, _, _ = trace_call(model, _replace(args, new), _replace(kwargs, new))
+                    with warnings.catch_warnings():  # the base trace warned already
+                        warnings.simplefilter("ignore", OnnxExporterWarning)
+                        g, _, _ = trace_call(model, _replace(args, new), _replace(kwargs, new))
                 except OnnxExporterError:
                     raise
                 except Exception as e:

@@ -4,7 +4,8 @@ The IR is specialised on shapes: a reshape records `shape=(6, 8, 4)`, a mean div
 constant 6. Which of those numbers are really a dynamic size (batch * heads, the batch itself)
 the graph cannot say, so the exporter asks the model: it traces once with the user's inputs
 and, per symbol (a dim_param name; axes that share a name share a symbol), twice more with
-that size changed (+3 and +7; the other inputs' values are tiled along the axis). Graphs that
+that size grown by 3g and 7g, g its power-of-two factor up to 8, so that sizes a model needs
+divisible stay so (the inputs' values are tiled along the axis). Graphs that
 differ in more than numbers mean the Python code depends on the size (a loop over it): that
 axis cannot be dynamic. Each number that varies must then be `c0 + c1 * (product of the
 symbols it varies with)` with integer c0 and c1, checked on every trace; that covers batch,

@@ -452,3 +452,25 @@ def test_import_fusetorch_does_not_import_onnx():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_patch_embedding_with_dynamic_image_size():
+    class Patches(nn.Module):
+        def __init__(self, pool):
+            super().__init__()
+            self.proj, self.head, self.pool = nn.Conv2d(3, 8, 4, stride=4), nn.Linear(8, 2), pool
+
+        def forward(self, x):
+            tokens = self.proj(x).flatten(2).transpose(1, 2)  # [B, H/4 * W/4, 8]
+            return self.head(tokens.mean(1) if self.pool else tokens)
+
+    axes = {"x": {0: "b", 2: "h", 3: "w"}}
+    model = Patches(pool=False)
+    proto, sess = export(model, (torch.randn(2, 3, 32, 32),), input_names=["x"],
+                         dynamic_axes=axes)
+    for shape in [(1, 3, 16, 48), (3, 3, 64, 8)]:
+        run_and_compare(sess, model, torch.randn(*shape))
+    # the mean divides by the constant H/4 * W/4: not an integer multiple of h * w
+    with pytest.raises(OnnxExporterError, match="no c0 \\+ c1\\*h\\*w"):
+        torch.onnx.export(Patches(pool=True), torch.randn(2, 3, 32, 32), io.BytesIO(),
+                          input_names=["x"], dynamic_axes=axes)
