@@ -10,6 +10,7 @@ from . import distributions  # noqa: F401  (torch.distributions)
 from . import distributed  # noqa: F401  (torch.distributed; mpi4py is imported only on init)
 from . import multiprocessing  # noqa: F401  (registers tensor sharing for inter-process sends)
 from . import accelerator  # noqa: F401  (torch.accelerator: device-generic selection)
+from . import onnx  # noqa: F401  (torch.onnx; the onnx package is imported only by export)
 from .compile import compile  # noqa: A001
 from .ir.dtypes import (ALIASES as _ALIASES, DType as dtype, bool_ as bool,  # noqa: A001
                         bfloat16, can_cast, float16, float32, float64, int8, int16, int32,
