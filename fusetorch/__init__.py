@@ -12,6 +12,8 @@ from . import multiprocessing  # noqa: F401  (registers tensor sharing for inter
 from . import accelerator  # noqa: F401  (torch.accelerator: device-generic selection)
 from . import onnx  # noqa: F401  (torch.onnx; the onnx package is imported only by export)
 from .compile import compile  # noqa: A001
+from . import profiler  # noqa: F401,E402  (torch.profiler)
+from .autograd import profiler as _autograd_profiler  # noqa: F401  (torch.autograd.profiler)
 from .ir.dtypes import (ALIASES as _ALIASES, DType as dtype, bool_ as bool,  # noqa: A001
                         bfloat16, can_cast, float16, float32, float64, int8, int16, int32,
                         int64, promote_types, uint8)

@@ -30,6 +30,10 @@ class Builder:
         self._value_of: dict[tuple, Node] = {}
         self._made: dict[tuple, Node] = {}
         self._keep: list = []
+        # the forward node whose rule is building (position in the forward order, its user
+        # line): new nodes carry it in `meta` (`vjp_of`, `source`), so a profile can name the
+        # grad_fn each backward node belongs to and kernels the user's line they differentiate
+        self.origin: tuple[int, str | None] | None = None
 
     def op(self, name: str, *inputs: Node, **attrs) -> Node:
         """A node; asking twice for the same op on the same inputs gives the same node (the
@@ -38,12 +42,18 @@ class Builder:
             key = (name, tuple(id(i) for i in inputs), tuple(sorted(attrs.items())))
             hash(key)
         except TypeError:
-            return make_node(name, inputs, attrs)
+            return make_node(name, inputs, attrs, self._meta())
         n = self._made.get(key)
         if n is None:
-            n = self._made[key] = make_node(name, inputs, attrs)
+            n = self._made[key] = make_node(name, inputs, attrs, self._meta())
             self._keep.append(inputs)  # the ids in `key` must stay unique while building
         return n
+
+    def _meta(self) -> dict | None:
+        if self.origin is None:
+            return None
+        pos, source = self.origin
+        return {"vjp_of": pos, "source": source} if source else {"vjp_of": pos}
 
     def value(self, fwd: Node) -> Node:
         """The forward value of `fwd`, as a node of the backward graph. A scalar constant is
@@ -131,7 +141,8 @@ def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
     ct: dict[int, Node] = {}
     for o, c in zip(outputs, ct_inputs):
         ct[id(o)] = _accumulate(b, ct.get(id(o)), c)
-    for n in reversed(order):
+    for pos in range(len(order) - 1, -1, -1):
+        n = order[pos]
         g = ct.get(id(n))
         if g is None or not n.inputs:
             continue
@@ -140,12 +151,14 @@ def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
             continue
         if d.vjp is None:
             raise NotImplementedError(f"no VJP rule for primitive '{n.op}'")
+        b.origin = (pos, (n.meta or {}).get("source"))
         for x, c in zip(n.inputs, d.vjp(b, n, g)):
             if c is not None and id(x) in need:
                 if c.shape != x.shape or c.dtype is not x.dtype:
                     raise AssertionError(f"VJP of {n.op} gave {c.type_str()} for an input of "
                                          f"type {x.type_str()}")
                 ct[id(x)] = _accumulate(b, ct.get(id(x)), c)
+    b.origin = None
     outs = [ct.get(id(w)) or b.zeros(w.shape, w.dtype) for w in wrt]
     outs += [ct.get(id(a)) or b.zeros(a.shape, a.dtype) for a in also]
     # only the forward values some output reads: a rule also builds cotangents for inputs that

@@ -221,6 +221,10 @@ class Optimizer:
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             self = args[0]
+            if D.PROFILE is not None and D.PROFILE.enter():  # PyTorch's event name
+                name = type(self).__name__
+                return D.PROFILE.call(wrapper, args, f"Optimizer.step#{name}.step",
+                                      kwargs=kwargs, cat="user_annotation", reentrant=True)
             for pre_hook in chain(_global_optimizer_pre_hooks.values(),
                                   self._optimizer_step_pre_hooks.values()):
                 result = pre_hook(self, args, kwargs)
@@ -351,6 +355,11 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the parameters' gradients: to None (default), or to zeros in place."""
+        if D.PROFILE is not None and D.PROFILE.enter():
+            name = type(self).__name__
+            return D.PROFILE.call(Optimizer.zero_grad, (self, set_to_none),
+                                  f"Optimizer.zero_grad#{name}.zero_grad",
+                                  cat="user_annotation", reentrant=True)
         with recording_phase("update"):
             for group in self.param_groups:
                 for p in group["params"]:

@@ -11,8 +11,10 @@ from ..ir.graph import Graph
 from .device import NP_DTYPES
 
 
-def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
-    """Evaluate `graph` on arrays `inputs` (one per graph input) with the eager table `impl`."""
+def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None) -> list:
+    """Evaluate `graph` on arrays `inputs` (one per graph input) with the eager table `impl`.
+    `hook` (a profiler's, or None) is told when each node starts (`begin(node)`) and ends
+    (`end(node)`)."""
     env: dict[int, object] = {}
     for node, value in zip(graph.inputs, inputs):
         env[id(node)] = value
@@ -23,6 +25,8 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
     for pos, node in enumerate(graph.nodes):
         if node.op == "input":
             continue
+        if hook is not None:
+            hook.begin(node)
         args = [env[id(i)] for i in node.inputs]
         if mixed:
             args, impl, xp = _where_inputs_live(node, args, impl0, xp0)
@@ -38,6 +42,8 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
                 f"{list(node.shape)}; a data-dependent shape cannot change between runs")
         env[id(node)] = out
         owners[id(out)] = owners.get(id(out), 0) + 1
+        if hook is not None:
+            hook.end(node)
     return [env[id(o)] for o in graph.outputs]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import time
 
 import numpy as np
 
@@ -17,6 +18,11 @@ from ..codegen import fuse, lower, render
 from ..ir.graph import PHASES, Graph
 from .device import NP_DTYPES
 from .interpret import eval_node
+
+# The active profiler's hook (fusetorch.profiler), or None: read once per run; when set, each
+# kernel and extern step is timed (the kernels with the bytes they move).
+PROFILE = None
+_now = time.perf_counter_ns
 
 
 class Program:
@@ -46,6 +52,10 @@ class Program:
     # ------------------------------------------------------------ running
 
     def run(self, arrays: list) -> list:
+        prof = PROFILE
+        if prof is not None and prof.enter():
+            return prof.call(self.run, (arrays,), _EVENT.get(self.role, "CompiledFunction"),
+                             reentrant=True)
         if not self._funcs:
             return self._first_run(arrays)
         # `_schedule` (made once in `build`) names every value by a slot of `env`
@@ -56,12 +66,16 @@ class Program:
         for step in self._schedule:
             if step[0] is _EXTERN:
                 _, fn, args, attrs, out, want = step
+                if prof is not None:
+                    t0 = _now()
                 a = fn(*[env[i] if type(i) is int else i[0] for i in args], **attrs)
                 if type(a) is not xp.ndarray or a.dtype is not want:
                     a = xp.asarray(a)
                     if a.dtype != want:
                         a = a.astype(want)
                 env[out] = a
+                if prof is not None:
+                    prof.program_step(self, step, t0, _now(), env)
                 continue
             _, k, func, ins, checked, outs, aliased = step
             for i, shape, strides in checked:  # values from outside the kernels: guard them
@@ -80,12 +94,16 @@ class Program:
                 env[i] = prev[j]
             for i, j in aliased:  # written in place, over input slot j
                 env[i] = env[j]
+            if prof is not None:
+                t0 = _now()
             if ptr is None:  # CUDA: the launcher takes the device arrays
                 func([env[i] for i in ins] + prev)
-                continue
-            func(*[ptr(_CTYPES[env[i].dtype.char] + "[]", env[i])
-                   if env[i].flags.c_contiguous else _pointer(env[i], self._ffi)
-                   for i in ins], *[ptr(_CTYPES[a.dtype.char] + "[]", a) for a in prev])
+            else:
+                func(*[ptr(_CTYPES[env[i].dtype.char] + "[]", env[i])
+                       if env[i].flags.c_contiguous else _pointer(env[i], self._ffi)
+                       for i in ins], *[ptr(_CTYPES[a.dtype.char] + "[]", a) for a in prev])
+            if prof is not None:
+                prof.program_step(self, step, t0, _now(), env)
         outs = [env[i] for i in self._output_slots]
         env[:] = [None] * len(env)  # hold no arrays between calls
         return _unaliased(outs, arrays, self.user_outputs, self.updates)
@@ -153,6 +171,9 @@ class Program:
     # ------------------------------------------------------------ building
 
     def build(self, inputs_per_group: list) -> None:
+        if PROFILE is not None and PROFILE.enter():
+            return PROFILE.call(self.build, (inputs_per_group,), "fusetorch::build_kernels",
+                                reentrant=True)
         from .cbuild import build
         names = {id(n): f"%{i}" for i, n in enumerate(self.graph.nodes)}  # as graph.text()
         self._in_place = self._choose_in_place(inputs_per_group)
@@ -299,6 +320,8 @@ def _pointer(a, ffi):
 _CTYPES = {"f": "float", "d": "double", "?": "uint8_t",  # as render.pointer_type
            "l": "int64_t", "q": "int64_t"}  # argmax/argmin results
 _EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
+# a run's event in a profile, by role (PyTorch's names for compiled code)
+_EVENT = {"forward": "CompiledFunction", "backward": "CompiledFunctionBackward"}
 
 
 def _run_node(node, env: dict, impl: dict, xp):

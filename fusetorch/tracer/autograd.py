@@ -201,7 +201,11 @@ def _plan(roots: list, wrt: list, also: list):
     key, pos = _structure_key(order, wrt, also)
     hit = _CACHE.get(key) if key is not None else None
     if hit is None:
-        bw = backward_graph(roots, wrt, also)
+        if D.PROFILE is not None:  # differentiating costs once per structure: show it
+            bw = D.PROFILE.call(backward_graph, (roots, wrt, also),
+                                "autograd::derive_backward_graph")
+        else:
+            bw = backward_graph(roots, wrt, also)
         hit = (bw, [(pos[id(f)], part) for f, part in bw.values], BackwardRunner(bw.graph))
         if key is not None:
             _CACHE[key] = hit
@@ -285,10 +289,13 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also
         # a trace (compile of a whole training step) must see the backward's ops too
         if D.RECORDER is not None:
             D.RECORDER.backward_ran = True
-        outs = _run_recorded(bw, grads, fwd_values, values, be, create_graph)
+        outs = _run_recorded(bw, grads, fwd_values, values, be, create_graph, order)
     else:
         arrays = [g._data for g in grads] + [v[0] for v in values]
-        out_arrays = runner.run(arrays, be)  # interpreted, or compiled once seen twice
+        if D.PROFILE is not None:  # interpreted: each node timed, grouped by grad_fn
+            out_arrays = D.PROFILE.backward_graph(runner, order, arrays, be)
+        else:
+            out_arrays = runner.run(arrays, be)  # interpreted, or compiled once seen twice
         # a gradient may be (a view of) a cotangent or a saved value, or the same buffer as
         # another gradient: those are copied, so .grad never aliases anything else
         taken = {id(_root_array(a)) for a in arrays}
@@ -340,9 +347,10 @@ def _forward_backend(f: Node):
     return None
 
 
-def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool) -> list:
+def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool, order=()) -> list:
     """Interpret the backward graph through dispatch, so its ops are recorded: by autograd
     (create_graph) and/or by an active trace."""
+    hook = D.PROFILE.grad_fn_spans(order) if D.PROFILE is not None else None
     env: dict[int, Tensor] = {}
     ins = bw.graph.inputs
     for node, g in zip(ins, grads):
@@ -366,7 +374,11 @@ def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool) -> list
         for node in bw.graph.nodes:
             if id(node) in env:
                 continue
+            if hook is not None:
+                hook.begin(node)  # the ops themselves are timed by dispatch
             env[id(node)] = _dispatch_node(node, [env[id(i)] for i in node.inputs], be)
+        if hook is not None:
+            hook.finish()
         # a gradient that is a cotangent or a saved value itself gets its own buffer, so .grad
         # never aliases anything else
         outs = [env[id(o)] for o in bw.graph.outputs]
@@ -431,6 +443,9 @@ def _hooked(t: Tensor, g: Tensor) -> Tensor:
 
 
 def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
+    if D.PROFILE is not None and D.PROFILE.enter():
+        return D.PROFILE.call(_accumulate_leaf, (t, g, create_graph), _ACCUMULATE, (g,),
+                              reentrant=True)
     if t.__dict__.get(GRAD_HOOKS):
         g = _hooked(t, g)
     if D.RECORDER is not None:
@@ -449,6 +464,9 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
     if post:
         for hook in list(post.values()):
             hook(t)
+
+
+_ACCUMULATE = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
 
 
 def _roots_and_grads(tensors, grad_tensors, create_graph: bool):
@@ -480,6 +498,9 @@ def _roots_and_grads(tensors, grad_tensors, create_graph: bool):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
              inputs=None) -> None:
     """Accumulate d(tensors)/d(leaf) into each leaf's `.grad` (torch.autograd.backward)."""
+    if D.PROFILE is not None and D.PROFILE.enter():
+        return D.PROFILE.call(backward, (tensors, grad_tensors, retain_graph, create_graph,
+                                         inputs), "autograd::backward", reentrant=True)
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
@@ -524,6 +545,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
          allow_unused: bool = False, materialize_grads: bool = False):
     """torch.autograd.grad: the gradients of `outputs` with respect to `inputs`, returned
     (not accumulated into `.grad`)."""
+    if D.PROFILE is not None and D.PROFILE.enter():
+        return D.PROFILE.call(grad, (outputs, inputs, grad_outputs, retain_graph, create_graph,
+                                     allow_unused, materialize_grads), "autograd::grad",
+                              reentrant=True)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)

@@ -41,7 +41,8 @@ class BackwardRunner:
         self.programs: dict = {}  # input layout -> Program
         self.compilable = ENABLED and not any(n.op in _NOT_COMPILED for n in graph.nodes)
 
-    def run(self, arrays: list, be) -> list:
+    def run(self, arrays: list, be, hook=None) -> list:
+        """`hook`: a profiler's, told as each interpreted node starts and ends."""
         self.uses += 1
         if self.compilable and self.uses > 1 and be.device.type == "cpu":
             program = self._program(arrays, be)
@@ -52,7 +53,7 @@ class BackwardRunner:
                     if not _unavailable(e):
                         raise
                     self.compilable = False
-        return run_graph(self.graph, arrays, be.impl, be.xp)
+        return run_graph(self.graph, arrays, be.impl, be.xp, hook=hook)
 
     def _program(self, arrays: list, be):
         key = tuple((a.shape, a.strides) for a in arrays)
@@ -61,7 +62,8 @@ class BackwardRunner:
             if len(self.programs) >= MAX_LAYOUTS or not _worth_compiling(arrays):
                 return None
             from ..runtime.program import Program
-            program = self.programs[key] = Program(passes.optimize(self.graph), be)
+            program = self.programs[key] = Program(passes.optimize(self.graph), be,
+                                                   role="backward")
         return program
 
 

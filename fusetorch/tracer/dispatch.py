@@ -27,6 +27,10 @@ from .tensor import Tensor
 RECORDER = None
 GRAD_ENABLED = True
 GRAD_RECORD = None
+# The active profiler's hook (fusetorch.profiler), or None. Each entry point below reads it
+# first: `PROFILE.enter()` is False only for the call the hook itself makes, which runs the
+# body; every other call is timed as one event by `PROFILE.op` (see profiler/_record.py).
+PROFILE = None
 
 _new = Tensor._make
 _ndarray = np.ndarray
@@ -80,6 +84,8 @@ def transfer(t: Tensor, be) -> Tensor:
 
 def binary(name: str, a, b) -> Tensor:
     """A binary elementwise op; `a` or `b` may be a Python scalar."""
+    if PROFILE is not None and PROFILE.enter():
+        return PROFILE.op(binary, (name, a, b), name, (a, b))
     if RECORDER is None:
         if isinstance(b, Tensor) and isinstance(a, Tensor):  # Parameters too
             dtype = a._dtype
@@ -107,6 +113,8 @@ def binary(name: str, a, b) -> Tensor:
 
 def unary(name: str, a: Tensor) -> Tensor:
     """A unary elementwise op (no attributes)."""
+    if PROFILE is not None and PROFILE.enter():
+        return PROFILE.op(unary, (name, a), name, (a,))
     if RECORDER is None and isinstance(a, Tensor) and a._dtype.category == 2 \
             and not (a._requires_grad and GRAD_ENABLED):
         out = a._be.impl[name](a._data)
@@ -185,6 +193,8 @@ def _numpy_args(args) -> tuple:
 
 def elementwise(name: str, *args) -> Tensor:
     """The general elementwise path: promotion (with explicit casts), broadcasting, recording."""
+    if PROFILE is not None and PROFILE.enter():
+        return PROFILE.op(elementwise, (name,) + args, name, args)
     if any(isinstance(a, (_ndarray, np.generic)) for a in args):
         args = _numpy_args(args)
     tensors = [a for a in args if isinstance(a, Tensor)]
@@ -289,6 +299,8 @@ def cast(t: Tensor, d: dt.DType) -> Tensor:
 
 def apply(name: str, tensors, attrs: dict) -> Tensor:
     """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors."""
+    if PROFILE is not None and PROFILE.enter():
+        return PROFILE.op(apply, (name, tensors, attrs), name, tensors)
     opdef = OPS[name]
     be = _check_devices(tensors) if len(tensors) > 1 else tensors[0]._be
     shapes = [t._data.shape for t in tensors]
@@ -324,6 +336,8 @@ def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = Fa
 
 def source(name: str, attrs: dict, be) -> Tensor:
     """Run a creation primitive on backend `be`."""
+    if PROFILE is not None and PROFILE.enter():
+        return PROFILE.op(source, (name, attrs, be), name, ())
     allocation_check(attrs["shape"], attrs["dtype"])
     try:
         out = be.impl[name](**attrs)
@@ -338,6 +352,8 @@ def source(name: str, attrs: dict, be) -> Tensor:
 def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     """`t[spec] = v` in place: the buffer is written directly (views of `t` see it), and a
     recording sees `t` become the value of an `index_put` node."""
+    if PROFILE is not None and PROFILE.enter():
+        return PROFILE.op(index_put_, (t, v, idx, spec), "index_put_", [t, v] + list(idx))
     from ..ir.ops import index_shape
     tensors = [t, v] + idx
     _check_devices(tensors)
@@ -379,6 +395,8 @@ _OVERLAP = ("unsupported operation: more than one element of the written-to tens
 def copy_into(t: Tensor, value: Tensor) -> Tensor:
     """Write `value` (already of `t`'s shape after broadcasting) into `t`'s buffer: the eager
     half of every in-place op. Recordings then see `t` as `value`."""
+    if PROFILE is not None and PROFILE.enter():
+        return PROFILE.op(copy_into, (t, value), "copy_", (t, value))
     if t._be is not value._be:
         _check_devices([t, value])
     if not writeable(t._data):
