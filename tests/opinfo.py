@@ -1023,3 +1023,6 @@ SKIPPED["torch.checkpoint_formats"] = _NOT_OPS
 SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
     "get_num_threads", "set_num_threads", "get_num_interop_threads", "set_num_interop_threads")})
 SKIPPED["torch.onnx"] = _NOT_OPS  # exports every op in this registry: tests/onnx
+
+# the profiler (issue 15): tests/test_profiler.py
+SKIPPED["torch.profiler"] = _NOT_OPS
