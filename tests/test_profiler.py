@@ -460,3 +460,18 @@ def test_measure_counts_read_and_written_bytes():
     gbps = bandwidth.measure(nbytes=1 << 20, repeat=2)
     assert 0.05 < gbps < 10_000
     assert np.isfinite(gbps)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_does_not_record():
+    with profile():
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: no hook
+            os.write(w, b"1" if D.PROFILE is None and _program.PROFILE is None else b"0")
+            os._exit(0)
+        os.waitpid(pid, 0)
+        assert os.read(r, 1) == b"1"
+        os.close(r)
+        os.close(w)
+        assert D.PROFILE is not None

@@ -107,6 +107,17 @@ def _install(hook: Hook | None) -> None:
     _program.PROFILE = hook
 
 
+def _forget_in_child() -> None:
+    """A process forked while a profile records (DataLoader workers) does not record: its
+    events would never reach the parent."""
+    _dispatch.PROFILE = None
+    _program.PROFILE = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 class _Profile:
     """What both spellings share: recording on and off, and the results of the last
     recording."""

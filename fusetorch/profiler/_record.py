@@ -97,7 +97,10 @@ class Hook:
     def close(self, ev: RawEvent) -> None:
         end = _now()
         stack = self._tls.stack
-        if ev in stack:  # events left open inside it (an exception, a misnested exit) end too
+        if stack and stack[-1] is ev:  # the usual case
+            stack.pop()
+            _finish(ev, end)
+        elif ev in stack:  # events left open inside it (an exception, a misnested exit) end too
             while stack:
                 top = stack.pop()
                 _finish(top, end)
@@ -129,15 +132,31 @@ class Hook:
         if label is None:
             label = _LABELS[name] = "aten::" + name
         stack = t.stack
-        if stack and stack[-1].name == label:  # binary -> elementwise of one op: one event
+        parent = stack[-1] if stack else None
+        if parent is not None and parent.name == label:  # binary -> elementwise: one event
             t.skip = True
             return fn(*args)
-        ev = self.open(label, "cpu_op", inputs)
+        # open() and close() inlined: this runs once per op
+        ev = RawEvent(label, "cpu_op", parent, t.tid)
+        if self.record_shapes:
+            ev.shapes = [_shape(x) for x in inputs]
+        if self.with_stack:
+            ev.stack = _user_stack()
+        stack.append(ev)
+        self.events.append(ev)
         t.skip = True
+        ev.start = _now()
         try:
             out = fn(*args)
         finally:
-            self.close(ev)
+            end = _now()
+            if stack and stack[-1] is ev:
+                stack.pop()
+                ev.end = end
+                if parent is not None:
+                    parent.child_ns += end - ev.start
+            else:
+                self.close(ev)
         if self.profile_memory:
             data = getattr(out, "_data", None)
             if data is not None and data.base is None and name not in ("copy_", "index_put_"):
