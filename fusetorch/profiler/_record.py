@@ -17,6 +17,8 @@ import sys
 import threading
 import time
 
+from ..tracer.grad_fn import grad_fn_name
+
 _now = time.perf_counter_ns
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 _STACK_DEPTH = 16  # user frames kept per event with `with_stack`
@@ -219,6 +221,7 @@ class _GradFnSpans:
 
     def __init__(self, hook: Hook, order: list, ops: bool):
         self.hook, self.order, self.ops = hook, order, ops
+        self.names: dict = {}  # tag -> grad_fn name
         self.tag = None
         self.span = self.ev = None
 
@@ -246,10 +249,11 @@ class _GradFnSpans:
         self.span = self.ev = None
 
     def _name(self, tag: int) -> str:
-        from ..tracer.grad_fn import grad_fn_name
-        if 0 <= tag < len(self.order):
-            return grad_fn_name(self.order[tag])
-        return "Backward"
+        name = self.names.get(tag)
+        if name is None:
+            ok = 0 <= tag < len(self.order)
+            name = self.names[tag] = grad_fn_name(self.order[tag]) if ok else "Backward"
+        return name
 
 
 def _finish(ev: RawEvent, end: int) -> None:
