@@ -475,3 +475,25 @@ def test_a_forked_child_does_not_record():
         os.close(r)
         os.close(w)
         assert D.PROFILE is not None
+
+
+def test_tables_match_pytorchs_text():
+    """The same events through PyTorch 2.13's `_build_table` (fixture made by
+    tests/fixtures/make_profiler_tables.py) and through ours: identical text."""
+    from fusetorch.profiler._events import EventList, FunctionEventAvg, build_table
+    here = os.path.join(os.path.dirname(__file__), "fixtures", "profiler_tables.json")
+    with open(here) as f:
+        fixture = json.load(f)
+    for entry in fixture["tables"]:
+        case = dict(entry["case"])
+        shapes = case.pop("shapes", False)
+        events = EventList()
+        for key, count, total, self_total, in_shapes, mem, self_mem in fixture["events"]:
+            e = FunctionEventAvg()
+            e.key, e.count = key, count
+            e.cpu_time_total, e.self_cpu_time_total = total, self_total
+            e.input_shapes = in_shapes if shapes else ""
+            e.stack = []
+            e.cpu_memory_usage, e.self_cpu_memory_usage = mem, self_mem
+            events.append(e)
+        assert build_table(events, **case) == entry["table"], case
