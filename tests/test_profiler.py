@@ -365,7 +365,7 @@ def _kernels(prof):
 
 def test_compiled_kernel_rows_have_ops_line_bytes_and_bandwidth():
     f = torch.compile(lambda t, b: torch.exp(t * 2.0) + b)  # the kernel's line
-    line = f"{os.path.basename(__file__)}:{test_compiled_kernel_rows_have_ops_line_bytes_and_bandwidth.__code__.co_firstlineno + 1}"  # noqa: E501
+    line = f"{os.path.basename(__file__)}:{f._fn.__code__.co_firstlineno}"
     x, b = torch.randn(256, 1024), torch.randn(1024)
     f(x, b)
     f(x, b)

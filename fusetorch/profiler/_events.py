@@ -373,6 +373,8 @@ def build_kernel_table(events, sort_by: str = "self_cpu_time_total", row_limit: 
     name_width = max(len(r.kernel.function) for r in rows) + 2
     where = [", ".join(r.kernel.sources) or "--" for r in rows]
     src_width = min(max(len("Source"), max(len(w) for w in where)) + 2, 40)
+    ops_width = min(max_ops_column_width,
+                    max(len("Fused ops"), max(len(", ".join(r.kernel.ops)) for r in rows)))
     space = [str(list(r.kernel.shape)) for r in rows]
     space_width = min(max(len("Iterations"), max(len(s) for s in space)) + 2, 24)
     headers = ["Kernel", "Source", "Iterations", "Calls", "Time avg", "Time total",
@@ -383,12 +385,12 @@ def build_kernel_table(events, sort_by: str = "self_cpu_time_total", row_limit: 
     cols.add(space_width)
     for _ in range(6):
         cols.add(12)
-    cols.add(max_ops_column_width, "<")
+    cols.add(ops_width, "<")
     lines = [cols.sep, cols.fmt.format(*headers), cols.sep]
     total = 0.0
     for r, w, s in zip(rows, where, space):
         total += r.self_cpu_time_total
-        ops = _wrap(", ".join(r.kernel.ops), max_ops_column_width)
+        ops = _wrap(", ".join(r.kernel.ops), ops_width)
         cells = [r.kernel.function, _clip(w, src_width), _clip(s, space_width), r.count,
                  _format_time(r.cpu_time), _format_time(r.self_cpu_time_total)]
         cells += _kernel_cells(r, copy_bw)

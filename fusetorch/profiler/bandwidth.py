@@ -1,6 +1,6 @@
 """The machine's copy bandwidth: what a kernel's GB/s is measured against.
 
-`copy_bandwidth()` times numpy copying 64 MiB (best of 5, after one copy that faults the pages
+`copy_bandwidth()` times numpy copying 64 MiB (best of 10, after one copy that faults the pages
 in) and counts bytes read plus bytes written per second, as kernel rows count their inputs
 plus outputs. Measured once per machine: the number is kept in memory and in
 `<kernel cache>/profiler/copy_bandwidth.json`, read and written through `cbuild`'s checked cache
@@ -36,7 +36,7 @@ def copy_bandwidth(refresh: bool = False) -> float:
     return gbps
 
 
-def measure(nbytes: int = NBYTES, repeat: int = 5) -> float:
+def measure(nbytes: int = NBYTES, repeat: int = 10) -> float:
     src = np.ones(nbytes // 8)
     dst = np.empty_like(src)
     np.copyto(dst, src)  # fault every page in first
