@@ -497,3 +497,13 @@ def test_tables_match_pytorchs_text():
             e.cpu_memory_usage, e.self_cpu_memory_usage = mem, self_mem
             events.append(e)
         assert build_table(events, **case) == entry["table"], case
+
+
+def test_memory_of_backward_nodes():
+    x = torch.randn(4, 4, requires_grad=True)
+    with profile(profile_memory=True) as prof:
+        (x * x).sum().backward()
+    span = next(e for e in prof.events()
+                if e.name == "autograd::engine::evaluate_function: MulBackward0")
+    assert span.cpu_memory_usage == 128  # g * x, then the sum of its two uses: 64 B each
+    assert all(c.self_cpu_memory_usage == 64 for c in span.cpu_children)

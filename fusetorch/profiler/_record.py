@@ -236,10 +236,13 @@ class _GradFnSpans:
         if self.ops and node.op not in ("constant", "custom_vjp"):
             self.ev = self.hook.open("aten::" + node.op, "cpu_op", node.inputs)
 
-    def end(self, node) -> None:
-        if self.ev is not None:
-            self.hook.close(self.ev)
+    def end(self, node, value=None) -> None:
+        ev = self.ev
+        if ev is not None:
+            self.hook.close(ev)
             self.ev = None
+            if self.hook.profile_memory and getattr(value, "base", 0) is None:
+                ev.mem = value.nbytes  # a fresh array: what the node allocated
 
     def finish(self) -> None:
         if self.ev is not None:

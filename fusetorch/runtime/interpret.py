@@ -14,7 +14,7 @@ from .device import NP_DTYPES
 def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None) -> list:
     """Evaluate `graph` on arrays `inputs` (one per graph input) with the eager table `impl`.
     `hook` (a profiler's, or None) is told when each node starts (`begin(node)`) and ends
-    (`end(node)`)."""
+    (`end(node, value)`)."""
     env: dict[int, object] = {}
     for node, value in zip(graph.inputs, inputs):
         env[id(node)] = value
@@ -43,7 +43,7 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None) -> list:
         env[id(node)] = out
         owners[id(out)] = owners.get(id(out), 0) + 1
         if hook is not None:
-            hook.end(node)
+            hook.end(node, out)
     return [env[id(o)] for o in graph.outputs]
 
 
