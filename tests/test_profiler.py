@@ -415,10 +415,34 @@ def test_compiled_backward_runs_under_its_grad_fn():
         cm(x).tanh().sum().backward()
     span = next(e for e in prof.events()
                 if e.name == "autograd::engine::evaluate_function: CompiledFunctionBackward")
-    programs = [c for c in span.cpu_children if c.name == "CompiledFunction"]
+    programs = [c for c in span.cpu_children if c.name == "CompiledFunctionBackward"]
     assert programs
     inside = {c.name for c in programs[0].cpu_children}
     assert "aten::matmul" in inside
+    forward = next(e for e in prof.events() if e.name == "CompiledFunction")
+    assert forward.cpu_parent is None
+
+
+def test_an_eager_backward_compiled_on_its_second_run_shows_its_kernels():
+    """Autograd compiles a backward graph it sees again (tracer/backward_programs.py): the
+    profile then shows that program and its kernels inside `autograd::backward`."""
+    w = torch.randn(128, 64, requires_grad=True)
+    x = torch.randn(32, 128)
+
+    def run():
+        (x @ w).tanh().mul(2.0).sum().backward()
+
+    with profile() as prof:
+        run()  # interpreted: spans per grad_fn
+        run()  # compiled from now on
+        run()
+    runs = [e for e in prof.events() if e.name == "autograd::backward"]
+    assert len(runs) == 3
+    assert any(c.name.endswith("TanhBackward0") for c in runs[0].cpu_children)
+    program = next(c for c in runs[2].cpu_children if c.name == "CompiledFunctionBackward")
+    kernels = [c for c in program.cpu_children if c.kernel is not None]
+    assert kernels and all(k.kernel.bytes_moved > 0 for k in kernels)
+    assert any("tanh" in k.kernel.ops or "mul" in k.kernel.ops for k in kernels)
 
 
 def test_kernel_table_is_empty_without_kernels():
