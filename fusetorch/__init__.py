@@ -42,7 +42,7 @@ from .tracer import functional as _functional
 for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the op table
     globals()[_name] = getattr(_functional, _name)
 from .tracer import functional_math as _math
-for _name in _math.PUBLIC:  # torch.remainder, torch.isnan, torch.logsumexp, ...
+for _name in _math.PUBLIC + _math.TORCH_ONLY:  # torch.remainder, torch.isnan, torch.polygamma
     globals()[_name] = getattr(_math, _name)
 from .tracer import functional_shape as _shape
 for _name in _shape.PUBLIC + _shape.TORCH_ONLY:  # torch.tril, torch.einsum, torch.scatter, ...
@@ -56,6 +56,7 @@ from .tracer.strided import as_strided, frombuffer
 from .serialization import load, save
 
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
+from . import special  # noqa: E402,F401  (torch.special: aliases, gammaln, psi, polygamma, ...)
 
 float = float32  # noqa: A001
 double = float64

@@ -103,8 +103,17 @@ for _name in M.PUBLIC:
 for _name in ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
               "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn",
               "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "nan_to_num",
-              "xlogy", "heaviside"):
+              "xlogy", "heaviside", "mvlgamma"):
     setattr(Tensor, _name + "_", _inplace_of(getattr(M, _name)))
+
+
+def _polygamma(self: Tensor, n: int) -> Tensor:
+    return M.polygamma(n, self)
+
+
+_polygamma.__name__ = "polygamma"
+Tensor.polygamma = _polygamma
+Tensor.polygamma_ = _inplace_of(_polygamma)
 Tensor.true_divide = Tensor.div
 Tensor.multiply = Tensor.mul
 Tensor.subtract = Tensor.sub
