@@ -591,17 +591,23 @@ shape_op("view_as", {"Tensor.view_as": m("view_as"), "Tensor.reshape_as": m("res
 shape_op("permute", {"torch.permute": torch.permute, "Tensor.permute": m("permute")},
          ((2, 0, 1),))
 shape_op("transpose", {"torch.transpose": torch.transpose, "Tensor.transpose": m("transpose"),
-                       "torch.swapaxes": torch.swapaxes, "Tensor.swapaxes": m("swapaxes")},
+                       "torch.swapaxes": torch.swapaxes, "Tensor.swapaxes": m("swapaxes"),
+                       "torch.swapdims": torch.swapdims, "Tensor.swapdims": m("swapdims"),
+                       "Tensor.transpose_": inplace("transpose_"),
+                       "Tensor.swapaxes_": inplace("swapaxes_"),
+                       "Tensor.swapdims_": inplace("swapdims_")},
          (0, 2))
 add("t", {"torch.t": torch.t, "Tensor.t": m("t"), "Tensor.T": lambda x: x.T,
-          "Tensor.mT": lambda x: x.mT},
+          "Tensor.mT": lambda x: x.mT, "Tensor.t_": inplace("t_")},
     fixed(("2d", lambda r: [make(r, (4, 5))]), ("perm", lambda r: [make(r, (4, 5), layout="t")]),
           ("int", lambda r: [make(r, (4, 5), I64)])))
-add("squeeze", {"torch.squeeze": torch.squeeze, "Tensor.squeeze": m("squeeze")},
+add("squeeze", {"torch.squeeze": torch.squeeze, "Tensor.squeeze": m("squeeze"),
+                "Tensor.squeeze_": inplace("squeeze_")},
     fixed(("all", lambda r: [make(r, (3, 1, 5, 1))]),
           ("dim", lambda r: [make(r, (3, 1, 5), F64), 1]),
           ("noop", lambda r: [make(r, (4, 5), layout="t"), 0])))
-add("unsqueeze", {"torch.unsqueeze": torch.unsqueeze, "Tensor.unsqueeze": m("unsqueeze")},
+add("unsqueeze", {"torch.unsqueeze": torch.unsqueeze, "Tensor.unsqueeze": m("unsqueeze"),
+                  "Tensor.unsqueeze_": inplace("unsqueeze_")},
     fixed(("mid", lambda r: [R3(r), 1]), ("last_perm", lambda r: [R3(r, layout="t"), -1]),
           ("0d", lambda r: [make(r, ()), 0])))
 add("flatten", {"torch.flatten": torch.flatten, "Tensor.flatten": m("flatten")},
@@ -656,6 +662,29 @@ add("flip", {"torch.flip": torch.flip, "Tensor.flip": m("flip")},
 add("repeat", {"Tensor.repeat": m("repeat")},
     fixed(("2d", lambda r: [make(r, (2, 3)), 2, 2]),
           ("more_dims", lambda r: [make(r, (2, 3), F64, layout="t"), 2, 1, 3])))
+# (the compiled-vs-eager test reruns on other random values, masks too: every source has room
+# for a mask of all True)
+_MASK = np.array([[1, 0, 1, 1], [0, 0, 1, 0], [1, 1, 0, 1]], dtype=bool)
+add("masked_scatter", {"torch.masked_scatter": torch.masked_scatter,
+                       "Tensor.masked_scatter": m("masked_scatter"),
+                       "Tensor.masked_scatter_": inplace("masked_scatter_")},
+    fixed(("f32", lambda r: [make(r, (3, 4)), torch.from_numpy(_MASK), make(r, (3, 4))]),
+          ("f64_perm", lambda r: [make(r, (3, 4), F64, layout="t"), torch.from_numpy(_MASK),
+                                  make(r, (14,), F64, layout="s")]),
+          ("mask_bcast", lambda r: [make(r, (3, 4)), torch.from_numpy(_MASK[:1]),
+                                    make(r, (2, 6))]),
+          ("int", lambda r: [make(r, (3, 4), I64), torch.from_numpy(_MASK),
+                             make(r, (12,), I64)])))
+add("masked_scatter(bcast)", {"torch.masked_scatter(bcast)": torch.masked_scatter,
+                              "Tensor.masked_scatter(bcast)": m("masked_scatter")},
+    fixed(("input_bcast", lambda r: [make(r, (4,)), torch.from_numpy(_MASK), make(r, (12,))])))
+add("fill_diagonal_", {"Tensor.fill_diagonal_": lambda x: x.clone().fill_diagonal_(2.5),
+                       "Tensor.fill_diagonal_(wrap)": lambda x: x.clone().fill_diagonal_(
+                           -1, wrap=True)},
+    fixed(("tall", lambda r: [make(r, (7, 3))]), ("wide_perm", lambda r: [make(r, (3, 5),
+                                                                                layout="t")]),
+          ("cube_f64", lambda r: [make(r, (3, 3, 3), F64)]),
+          ("int", lambda r: [make(r, (4, 4), I64)])))
 add("getitem", {"Tensor.__getitem__": lambda x, k: x[k]},
     fixed(("int", lambda r: [R3(r), 1]), ("slice", lambda r: [R3(r, layout="t"), (slice(None),
                                                                                    slice(1, 3))]),

@@ -44,11 +44,11 @@ RUNS = [
     "char_rnn_classification",   # tutorial: NLP from scratch, classifying names (topk)
     "seq2seq_attention",         # tutorial: seq2seq translation with attention (topk)
     "mingpt",                    # karpathy/minGPT + its sort demo (tril, unique, sort, topk)
+    "char_rnn_generation",       # tutorial: NLP from scratch, generating names (unsqueeze_, topk)
 ]
 
 # program -> (text its first error must contain, what it needs, in the order it needs them)
 STOPS = {
-    "char_rnn_generation": ("'unsqueeze_'", "needs Tensor.unsqueeze_, then Tensor.topk"),
     "word_language_model": (
         "cannot store an object of type",
         "needs torch.save/torch.load of a whole nn.Module (pickled code: fusetorch's checkpoint "
