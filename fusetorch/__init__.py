@@ -33,8 +33,8 @@ from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, a
                                 mv, narrow, ne, neg, negative, nonzero, permute, pow, prod,
                                 reciprocal, relu, repeat as _repeat, reshape, rsqrt, rsub,
                                 scatter_add, sigmoid, sign, sin, split, sqrt, square, squeeze,
-                                stack, std, sub, sum, swapaxes, swapdims, t, tanh, transpose, unbind,
-                                unflatten, unsqueeze, var, where)
+                                stack, std, sub, sum, swapaxes, swapdims, t, tanh, transpose,
+                                unbind, unflatten, unsqueeze, var, where)
 from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
 from .tracer.creation import get_default_device, set_default_device
 from .tracer.sampling import bernoulli, multinomial, normal, poisson

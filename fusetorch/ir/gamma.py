@@ -36,11 +36,14 @@ _HALF_LOG_2PI = 0.9189385332046728
 
 # ---------------------------------------------------------------- Hurwitz zeta
 
+_ZETA_SHIFT = 8.0
+
+
 def _zeta_shift(s: int) -> float:
     """Where the Euler-Maclaurin tail of zeta(s, .) takes over: its terms shrink like
     ((s + 2j) / (2 pi w))^2, so w >= s + 8 keeps the 12th Bernoulli term below 1e-17 of the
     tail for every order s."""
-    return s + 8.0
+    return s + _ZETA_SHIFT
 
 
 @lru_cache(maxsize=None)
@@ -201,10 +204,10 @@ def _horner_c(coefs: tuple, var: str, indent: str) -> str:
     return ("\n" + indent).join(lines)
 
 
-_DIGAMMA_C = f"""/* digamma: the Taylor series about the positive root within {_ROOT_RADIUS} of it; else
- * digamma(x) = digamma(x + n) - sum 1/(x + k) up to x + n >= {_DIGAMMA_BIG}, then the asymptotic
- * series; reflection for x < 0. PyTorch's values at the poles: -+inf at +-0, NaN at negative
- * integers and -inf. */
+_DIGAMMA_C = f"""/* digamma: the Taylor series about the positive root within {_ROOT_RADIUS} of it;
+ * else digamma(x) = digamma(x + n) - sum 1/(x + k) up to x + n >= {_DIGAMMA_BIG}, then the
+ * asymptotic series; reflection for x < 0. PyTorch's values at the poles: -+inf at +-0, NaN at
+ * negative integers and -inf. */
 FT_FN double ft_digamma_pos(double x)
 {{
     double p;
@@ -229,9 +232,10 @@ FT_FN double ft_digamma(double x)
     if (x < 0.0) {{
         if (x == floor(x))
             return NAN;
+        const double pi = {_PI!r};
         const double r = x - round(x);  /* exact: cot(pi x) = cot(pi r) */
-        const double cot = fabs(r) == 0.5 ? 0.0 : cos({_PI!r} * r) / sin({_PI!r} * r);
-        return ft_digamma_pos(1.0 - x) - {_PI!r} * cot;
+        const double cot = fabs(r) == 0.5 ? 0.0 : cos(pi * r) / sin(pi * r);
+        return ft_digamma_pos(1.0 - x) - pi * cot;
     }}
     return ft_digamma_pos(x);
 }}
@@ -287,18 +291,20 @@ elementwise("digamma", 1, "float", "ft_digamma{f}({0})", _digamma, vjp=_vjp_diga
 # ---------------------------------------------------------------- polygamma (order n >= 1)
 
 def _em_c() -> str:
-    """The C initialiser of B_2j / (2j)!, j = 1..12 (ft_polygamma forms c_j from them)."""
-    return ", ".join(repr(float(b / math.factorial(2 * j)))
-                     for j, b in enumerate(_BERNOULLI, start=1))
+    """The C initialiser of B_2j / (2j)!, j = 1..12 (ft_polygamma forms c_j from them), three
+    to a line."""
+    v = [repr(float(b / math.factorial(2 * j))) for j, b in enumerate(_BERNOULLI, start=1)]
+    return ",\n        ".join(", ".join(v[i:i + 3]) for i in range(0, len(v), 3))
 
 
-_POLYGAMMA_C = f"""/* polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x), n >= 1: the Hurwitz zeta's terms summed
- * until x + k >= n + 9, then its Euler-Maclaurin tail (12 Bernoulli terms). For x < 0 the sum
- * starts at x and runs about |x| terms, as PyTorch's does (eager uses the reflection formula).
- * Poles (0, -1, -2, ..., -inf) give (-1)^(n+1) inf. */
+_POLYGAMMA_C = f"""/* polygamma(n, x) = (-1)^(n+1) n! zeta(n + 1, x), n >= 1: the Hurwitz zeta's terms
+ * summed until x + k >= n + 9, then its Euler-Maclaurin tail (12 Bernoulli terms). For x < 0
+ * the sum starts at x and runs about |x| terms, as PyTorch's does (eager uses the reflection
+ * formula). Poles (0, -1, -2, ..., -inf) give (-1)^(n+1) inf. */
 FT_FN double ft_polygamma(int n, double x)
 {{
-    const double b2j[12] = {{{_em_c()}}};
+    const double b2j[12] = {{  /* B_2j / (2j)! */
+        {_em_c()}}};
     const double s = n + 1.0, sign = (n % 2) ? 1.0 : -1.0;
     double fact = 1.0;
     for (int k = 2; k <= n; k++)
@@ -306,7 +312,7 @@ FT_FN double ft_polygamma(int n, double x)
     if (x <= 0.0 && x == floor(x))
         return sign * INFINITY;
     double acc = 0.0, w = x;
-    while (w < s + 8.0) {{
+    while (w < s + {_ZETA_SHIFT!r}) {{
         acc += pow(w, -s);
         w += 1.0;
     }}
