@@ -11,8 +11,10 @@ scalar Hurwitz zeta (`_hurwitz`), so every number below can be re-derived from t
 
 Values at the poles follow PyTorch 2.13: lgamma(0, -1, -2, ..., -inf) = +inf; digamma(+0) =
 -inf, digamma(-0) = +inf, digamma(-1, -2, ..., -inf) = nan; polygamma(n, pole) = (-1)^(n+1) inf
-(PyTorch's trigamma gives a huge finite number at negative integers, where sin(pi x) is not
-exactly 0 in floating point; here it is +inf, the limit from both sides, for every order).
+for poles 0, -1, -2, ... and -inf. Departures: PyTorch's trigamma gives a huge finite number at
+negative integers (sin(pi x) is not exactly 0 in floating point) and NaN at -inf, here +inf (the
+limit from both sides, as its higher orders give); polygamma(n >= 2, +inf) is 0 here, NaN in
+PyTorch.
 """
 from __future__ import annotations
 
