@@ -36,8 +36,8 @@ from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, a
                                 mv, narrow, ne, neg, negative, nonzero, permute, pow, prod,
                                 reciprocal, relu, repeat as _repeat, reshape, rsqrt, rsub,
                                 scatter_add, sigmoid, sign, sin, split, sqrt, square, squeeze,
-                                stack, std, sub, sum, swapaxes, t, tanh, transpose, unbind,
-                                unflatten, unsqueeze, var, where)
+                                stack, std, sub, sum, swapaxes, swapdims, t, tanh, transpose,
+                                unbind, unflatten, unsqueeze, var, where)
 from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
 from .tracer.creation import get_default_device, set_default_device
 from .tracer.sampling import bernoulli, multinomial, normal, poisson
@@ -45,7 +45,7 @@ from .tracer import functional as _functional
 for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the op table
     globals()[_name] = getattr(_functional, _name)
 from .tracer import functional_math as _math
-for _name in _math.PUBLIC:  # torch.remainder, torch.isnan, torch.logsumexp, ...
+for _name in _math.PUBLIC + _math.TORCH_ONLY:  # torch.remainder, torch.isnan, torch.polygamma
     globals()[_name] = getattr(_math, _name)
 from .tracer import functional_shape as _shape
 for _name in _shape.PUBLIC + _shape.TORCH_ONLY:  # torch.tril, torch.einsum, torch.scatter, ...
@@ -62,6 +62,7 @@ from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop
                        set_num_threads)
 
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
+from . import special  # noqa: E402,F401  (torch.special: aliases, gammaln, psi, polygamma, ...)
 
 float = float32  # noqa: A001
 double = float64

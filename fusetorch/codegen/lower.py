@@ -128,6 +128,10 @@ def _expr(node: Node, operands: list) -> str:
     casts), so the libm suffix follows the last input (`where`'s first input is the mask)."""
     compute = node.inputs[-1].dtype if node.inputs else node.dtype
     kw = {"f": "f" if compute is dt.float32 else "", "t": node.dtype.c_type}
+    for name in OPS[node.op].attrs:  # integer attributes are C literals: polygamma's {n}
+        v = node.attrs.get(name)
+        if isinstance(v, int) and not isinstance(v, bool):
+            kw[name] = str(v)
     if node.op == "clamp":
         lo, hi = node.attrs.get("min"), node.attrs.get("max")
         kw["min"] = literal(-math.inf if lo is None else lo, node.dtype)

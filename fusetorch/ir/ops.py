@@ -504,6 +504,7 @@ for _n, _g in {"reshape": "ViewBackward0", "to_device": "ToCopyBackward0",
 
 # The elementwise primitives, each one definition with all its rules (ir/elementwise.py).
 from . import elementwise as _elementwise  # noqa: E402,F401  (registers them in OPS)
+from . import gamma as _gamma  # noqa: E402,F401  (lgamma, digamma, polygamma: issue 11)
 # Linear algebra through the array module's LAPACK (ir/linalg_ops.py).
 from . import linalg_ops as _linalg_ops  # noqa: E402,F401  (registers them in OPS)
 from . import scans as _scans  # noqa: E402,F401  (cumsum, argsort, searchsorted, ...: issue 11)

@@ -593,7 +593,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return apply("permute", [input], {"perm": tuple(perm)})
 
 
-swapaxes = transpose
+swapaxes = swapdims = transpose
 
 
 @_grad_name("TBackward0")

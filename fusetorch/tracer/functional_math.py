@@ -225,9 +225,50 @@ def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Te
     return binary("div", nansum(input, dim, keepdim, dtype=dtype), count)
 
 
+# ---------------------------------------------------------------- gamma family
+
+def polygamma(n: int, input: Tensor, *, out=None) -> Tensor:
+    """The n-th derivative of digamma; n = 0 is digamma itself (grad_fn PolygammaBackward0
+    either way, as in PyTorch)."""
+    n = _c()._int(n, "polygamma", "n", 1)
+    D.check_tensor(input, "polygamma", "input", 2)
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    if n == 0:
+        result = D.unary("digamma", input)
+    else:
+        compute, _ = D.promote_args("polygamma", [input])
+        result = D.apply("polygamma", [D.cast(input, compute)], {"n": n})
+    if D.GRAD_ENABLED and input._requires_grad:
+        from . import autograd
+        autograd.label(result, "PolygammaBackward0", input)
+    return write_out(result, out)
+
+
+def mvlgamma(input: Tensor, p: int, *, out=None) -> Tensor:
+    """The multivariate log-gamma of dimension p: p (p-1) / 4 log(pi) + sum_i lgamma(x - i/2),
+    i = 0..p-1, summed in PyTorch's order (from x - (p-1)/2 up to x). Like PyTorch 2.13 it does
+    not check that x > (p-1)/2."""
+    p = _c()._int(p, "mvlgamma", "p", 2)
+    D.check_tensor(input, "mvlgamma", "input", 1)
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    F = _f()
+    compute, _ = D.promote_args("lgamma", [input])
+    shifts = _c().arange(-(p - 1) / 2, 0.5, 0.5, dtype=compute, device=input.device)
+    terms = D.unary("lgamma", binary("add", F.unsqueeze(D.cast(input, compute), -1), shifts))
+    result = binary("add", F.sum(terms, -1), p * (p - 1) * 1.1447298858494002 / 4)
+    if D.GRAD_ENABLED and input._requires_grad:
+        from . import autograd
+        autograd.label(result, "MvlgammaBackward0", input)
+    return write_out(result, out)
+
+
 # what fusetorch exports (and Tensor binds as methods) from here
 PUBLIC = ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
           "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn", "arcsin",
           "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "isnan", "isinf", "isposinf",
           "isneginf", "isfinite", "nan_to_num", "isclose", "xlogy", "heaviside", "logsumexp",
-          "nansum", "nanmean")
+          "nansum", "nanmean", "mvlgamma")
+# exported as torch.<name> only: Tensor.polygamma(n) takes its arguments the other way round
+TORCH_ONLY = ("polygamma",)

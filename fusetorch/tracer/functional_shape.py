@@ -590,11 +590,94 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Ten
     return F.index_select(x, d, repeat_interleave(repeats))
 
 
+# ---------------------------------------------------------------- masked_scatter, fill_diagonal_
+
+def masked_scatter(input: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """`input` (broadcast with `mask`) whose elements where `mask` is True are replaced, in
+    row-major order, by the first elements of `source`. Each element reads source at (the count
+    of Trues up to it) - 1, a cumsum then a `gather`, so nothing's size depends on the values
+    (it compiles without a graph break) and gradients reach input (where mask is False) and
+    source (its first count elements) as in PyTorch. Too small a source is PyTorch's error,
+    checked in the graph."""
+    D.check_tensor(input, "masked_scatter", "input", 1)
+    D.check_tensor(mask, "masked_scatter", "mask", 2)
+    D.check_tensor(source, "masked_scatter", "source", 3)
+    if mask._dtype is not dt.bool_:
+        raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{D._torch_name(mask._dtype)}")
+    if source._dtype is not input._dtype:
+        # (sic: PyTorch 2.13's message has no space after "got")
+        raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but "
+                           f"got{D._torch_name(input._dtype)} and {D._torch_name(source._dtype)}")
+    from .functional_scan import cumsum
+    shape = broadcast_many([tuple(input.shape), tuple(mask.shape)])
+    flat_mask = F.reshape(F.expand(mask, *shape), (-1,))
+    n = source.numel()
+    # position in source of each element (-1 before the first True); any >= n: too few
+    pos = D.check_values(D.binary("sub", cumsum(flat_mask, 0), 1),
+                         "Number of elements of source < number of ones in mask", hi=_b.max(n, 1))
+    if n == 0:  # (then the mask has no True: read a zero)
+        src, pos = _zero_like_scalar(input).reshape(1), D.binary("mul", pos, 0)
+    else:
+        src, pos = F.reshape(source, (-1,)), F.clamp(pos, min=0)
+    picked = F.gather(src, 0, pos)
+    flat_in = F.reshape(F.expand(input, *shape), (-1,))
+    out = F.reshape(D.elementwise("where", flat_mask, picked, flat_in), shape)
+    if D.GRAD_ENABLED and (input._requires_grad or source._requires_grad):
+        from . import autograd
+        autograd.label(out, "MaskedScatterBackward0", input, source)
+    return out
+
+
+def _masked_scatter_(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    """The value `x.masked_scatter_(mask, source)` writes: the mask must expand to x's shape
+    (PyTorch's expand error otherwise)."""
+    D.check_tensor(mask, "masked_scatter_", "mask", 1)
+    D.check_tensor(source, "masked_scatter_", "source", 2)
+    if tuple(mask.shape) != tuple(self.shape):
+        mask = F.expand(mask, *self.shape)
+    return masked_scatter(self, mask, source)
+
+
+_masked_scatter_.__name__ = "masked_scatter"
+
+
+def _masked_scatter_method(self: Tensor, mask: Tensor, source: Tensor) -> Tensor:
+    D.check_tensor(mask, "masked_scatter", "mask", 1)  # (a method counts from its first argument)
+    D.check_tensor(source, "masked_scatter", "source", 2)
+    return masked_scatter(self, mask, source)
+
+
+def _fill_diagonal(self: Tensor, fill_value, wrap: bool = False) -> Tensor:
+    """The value `x.fill_diagonal_(v, wrap)` writes: v at x[i, i, ..., i] (all dims of equal
+    length beyond 2-d); with `wrap`, a 2-d matrix taller than wide + 1 restarts its diagonal
+    every width + 1 rows, as numpy's fill_diagonal (PyTorch's, on contiguous tensors). The
+    positions depend on the shape alone: a constant mask for `masked_fill`, so the gradient is
+    zero there and passes elsewhere."""
+    import numpy as np
+    from .creation import tensor
+    n = self.ndim
+    if n < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    shape = tuple(self.shape)
+    if n > 2 and any(s != shape[0] for s in shape[1:]):
+        raise RuntimeError("all dimensions of input must be of equal length")
+    mask = np.zeros(shape, dtype=bool)
+    diag = np.arange(_b.min(shape[0], shape[1]))
+    mask[(diag,) * n] = True
+    if wrap and n == 2 and shape[0] > shape[1] + 1:
+        mask.reshape(-1)[::shape[1] + 1] = True
+    return F.masked_fill(self, tensor(mask, device=self.device), fill_value)
+
+
+_fill_diagonal.__name__ = "fill_diagonal"
+
+
 # what fusetorch exports (and Tensor binds as methods) from here
 PUBLIC = ("tril", "triu", "diagonal", "diag_embed", "diag", "trace", "movedim", "moveaxis",
           "roll", "rot90", "fliplr", "flipud", "tile", "broadcast_to", "select", "outer", "ger",
           "inner", "kron", "addmm", "addmv", "addbmm", "baddbmm", "index_add", "index_copy",
-          "index_fill", "scatter", "scatter_reduce", "repeat_interleave")
+          "index_fill", "scatter", "scatter_reduce", "repeat_interleave", "masked_scatter")
 # torch.* only (no Tensor method of that name in PyTorch)
 TORCH_ONLY = ("tril_indices", "triu_indices", "broadcast_tensors", "atleast_1d", "atleast_2d",
               "atleast_3d", "vstack", "row_stack", "hstack", "dstack", "column_stack",

@@ -16,6 +16,7 @@ from . import creation as C
 from . import dispatch as D
 from . import functional as F
 from . import functional_math as M
+from . import autograd as A
 from . import indexing
 from .tensor import Tensor
 
@@ -89,7 +90,8 @@ for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "clamp", 
               "square", "rsqrt",
               "reciprocal", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "prod", "max",
               "min", "amax", "amin", "argmax", "argmin", "var", "std", "all", "any", "matmul",
-              "mm", "bmm", "mv", "dot", "permute", "transpose", "swapaxes", "t", "squeeze",
+              "mm", "bmm", "mv", "dot", "permute", "transpose", "swapaxes", "swapdims", "t",
+              "squeeze",
               "unsqueeze", "flatten", "unflatten", "expand", "contiguous", "clone", "narrow",
               "split", "chunk", "unbind", "gather", "scatter_add", "index_select", "masked_fill",
               "nonzero", "flip", "repeat", "view", "equal", "allclose", "rsub", "addcmul",
@@ -113,8 +115,17 @@ for _name in M.PUBLIC:
 for _name in ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
               "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn",
               "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "nan_to_num",
-              "xlogy", "heaviside"):
+              "xlogy", "heaviside", "mvlgamma"):
     setattr(Tensor, _name + "_", _inplace_of(getattr(M, _name)))
+
+
+def _polygamma(self: Tensor, n: int) -> Tensor:
+    return M.polygamma(n, self)
+
+
+_polygamma.__name__ = "polygamma"
+Tensor.polygamma = _polygamma
+Tensor.polygamma_ = _inplace_of(_polygamma)
 Tensor.true_divide = Tensor.div
 Tensor.multiply = Tensor.mul
 Tensor.subtract = Tensor.sub
@@ -146,6 +157,43 @@ def _type_as(self, other):
 
 
 Tensor.reshape = _reshape
+
+
+def _inplace_view(fn, grad_name):
+    """`x.unsqueeze_(0)`, `x.t_()`, ...: x itself takes the view's shape and strides over the
+    same memory (nothing is copied) and, for autograd and recordings, the view's node; the
+    version counter is bumped as PyTorch does (so a saved x no longer checks out). Unlike data
+    writes these are allowed on views of tensors that require grad: nothing is written, so no
+    other tensor's value or history changes. `grad_name`: PyTorch's grad_fn name (a string or a
+    function of the arguments)."""
+    def method(self: Tensor, *args, **kw) -> Tensor:
+        if D.GRAD_ENABLED and self._requires_grad and self.is_leaf:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        value = fn(self, *args, **kw)
+        if D.GRAD_ENABLED and value._requires_grad:
+            A.label(value, grad_name(*args, **kw) if callable(grad_name) else grad_name, self)
+            self._node = value._node
+        self._data = value._data
+        self._bump_version()
+        if D.RECORDER is not None:
+            D.RECORDER.alias(self, value)
+            D.RECORDER.shape_change(self)
+        return self
+    method.__name__ = fn.__name__ + "_"
+    return method
+
+
+def _squeeze_name(dim=None) -> str:
+    return "SqueezeBackward3" if dim is None else (
+        "SqueezeBackward5" if isinstance(dim, (tuple, list)) else "SqueezeBackward4")
+
+
+Tensor.unsqueeze_ = _inplace_view(F.unsqueeze, "UnsqueezeBackward1")
+Tensor.squeeze_ = _inplace_view(F.squeeze, _squeeze_name)
+Tensor.t_ = _inplace_view(F.t, "TBackward1")
+Tensor.transpose_ = _inplace_view(F.transpose, "TransposeBackward1")
+Tensor.swapaxes_ = Tensor.swapdims_ = _inplace_view(F.transpose, "TransposeBackward1")
 Tensor.where = _where
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
@@ -424,6 +472,9 @@ for _name in _S.PUBLIC:
 for _name in _S.INPLACE:
     setattr(Tensor, _name + "_", _inplace_of(getattr(_S, _name)))
 Tensor.unfold = _method(_S.unfold)
+Tensor.masked_scatter = _S._masked_scatter_method
+Tensor.masked_scatter_ = _inplace_of(_S._masked_scatter_)
+Tensor.fill_diagonal_ = _inplace_of(_S._fill_diagonal)
 # linear algebra (fusetorch/linalg): x.det(), x.inverse(), x.norm(), x.svd(), ...
 from .. import linalg as _linalg  # noqa: E402
 for _name in _linalg.METHODS:

@@ -98,6 +98,14 @@ class Recorder:
         if self.strict or (self.parent is not None and self.parent.strict):
             self.graph_break(f"an in-place write into a view at {user_source()}")
 
+    def shape_change(self, t: Tensor) -> None:
+        """`t.unsqueeze_(0)`, `t.t_()`: `t` takes a new shape in place. A tensor made inside
+        the trace just becomes the view's value; a graph input cannot (a compiled program writes
+        updated inputs back into their buffers as they were laid out): a graph break."""
+        if (self.strict or (self.parent is not None and self.parent.strict)) and \
+                any(x is t for x in self.input_tensors):
+            self.graph_break(f"an in-place shape change of an input at {user_source()}")
+
     def graph_break(self, reason: str) -> None:
         """The traced code did something a graph cannot hold. The call goes on eagerly from
         here, unrecorded (aborting and re-running it would repeat its side effects, such as an

@@ -73,7 +73,8 @@ def _unary_all(x):
         torch.cos, torch.tanh, torch.sigmoid, torch.erf, torch.abs, torch.sign, torch.relu,
         torch.log2, torch.erfinv, torch.tan, torch.asin, torch.acos, torch.atan, torch.sinh,
         torch.cosh, torch.asinh, torch.acosh, torch.atanh, torch.log10, torch.exp2, torch.floor,
-        torch.ceil, torch.trunc, torch.round))
+        torch.ceil, torch.trunc, torch.round, torch.lgamma, torch.digamma,
+        lambda v: torch.polygamma(1, v), lambda v: torch.polygamma(3, v)))
 
 
 def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing

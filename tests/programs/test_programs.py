@@ -47,11 +47,11 @@ RUNS = [
     "mingpt",                    # karpathy/minGPT + its sort demo (tril, unique, sort, topk)
     "word_language_model",       # pytorch/examples word_language_model (torch.save of a model)
     "super_resolution",          # pytorch/examples super_resolution (torch.save of a model)
+    "char_rnn_generation",       # tutorial: NLP from scratch, generating names (unsqueeze_, topk)
 ]
 
 # program -> (text its first error must contain, what it needs, in the order it needs them)
 STOPS = {
-    "char_rnn_generation": ("'unsqueeze_'", "needs Tensor.unsqueeze_, then Tensor.topk"),
     "nanogpt": ("'amp'", "needs torch.cuda.amp.GradScaler, then torch.topk"),
     "makemore": ("fusetorch.utils.tensorboard",
                  "needs torch.utils.tensorboard.SummaryWriter, then torch.roll, torch.tril"),
