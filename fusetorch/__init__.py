@@ -10,6 +10,7 @@ from . import distributions  # noqa: F401  (torch.distributions)
 from . import distributed  # noqa: F401  (torch.distributed; mpi4py is imported only on init)
 from . import multiprocessing  # noqa: F401  (registers tensor sharing for inter-process sends)
 from . import accelerator  # noqa: F401  (torch.accelerator: device-generic selection)
+from . import jit, onnx, testing  # noqa: F401  (modules scripts import at the top)
 from .compile import compile  # noqa: A001
 from .ir.dtypes import (ALIASES as _ALIASES, DType as dtype, bool_ as bool,  # noqa: A001
                         bfloat16, can_cast, float16, float32, float64, int8, int16, int32,
@@ -80,6 +81,11 @@ def is_floating_point(input: Tensor) -> "builtins.bool":
     return input.is_floating_point()
 
 
+def is_complex(input: Tensor) -> "builtins.bool":
+    """False: fusetorch has no complex dtypes (out of scope, see README)."""
+    return False
+
+
 def get_default_dtype() -> dtype:
     return ir.dtypes.default_float()
 
@@ -98,3 +104,11 @@ __version__ = "0.1.0"
 from .tracer import functional_scan as _scan  # noqa: E402
 for _name in _scan.PUBLIC:  # torch.cumsum, torch.sort, torch.quantile, torch.unique, ...
     globals()[_name] = getattr(_scan, _name)
+
+
+def __getattr__(name: str):
+    # only reached for names this module lacks: PyTorch names left out on purpose say so
+    # (`_out_of_scope.py`); any other is Python's own AttributeError
+    import sys
+    from ._out_of_scope import TORCH, missing
+    raise missing("module 'fusetorch'", "torch", name, TORCH, obj=sys.modules[__name__])

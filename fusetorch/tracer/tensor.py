@@ -101,6 +101,20 @@ class Tensor:
     def is_cuda(self) -> bool:
         return self._be.device.type == "cuda"
 
+    # what fusetorch's tensors never are (complex, sparse, quantized, nested: out of scope)
+    is_sparse = is_quantized = is_nested = False
+
+    def is_complex(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str):
+        # only reached when ordinary lookup fails: out-of-scope PyTorch names say why
+        if name.startswith("__"):  # protocol probes (numpy, copy, pickle) stay cheap
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'",
+                                 name=name, obj=self)
+        from .._out_of_scope import TENSOR, missing
+        raise missing(f"'{type(self).__name__}' object", "torch.Tensor", name, TENSOR, obj=self)
+
     @property
     def ndim(self) -> int:
         return self._data.ndim
