@@ -10,7 +10,13 @@ from . import distributions  # noqa: F401  (torch.distributions)
 from . import distributed  # noqa: F401  (torch.distributed; mpi4py is imported only on init)
 from . import multiprocessing  # noqa: F401  (registers tensor sharing for inter-process sends)
 from . import accelerator  # noqa: F401  (torch.accelerator: device-generic selection)
-from . import jit, onnx, testing  # noqa: F401  (modules scripts import at the top)
+from . import amp, cpu, jit, onnx, testing  # noqa: F401  (modules scripts import at the top)
+from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_nesting,
+                                clear_autocast_cache, get_autocast_dtype,
+                                is_autocast_cache_enabled, is_autocast_enabled,
+                                set_autocast_cache_enabled, set_autocast_dtype,
+                                set_autocast_enabled)
+autocast = amp.autocast
 from .compile import compile  # noqa: A001
 from .ir.dtypes import (ALIASES as _ALIASES, DType as dtype, bool_ as bool,  # noqa: A001
                         bfloat16, can_cast, float16, float32, float64, int8, int16, int32,
