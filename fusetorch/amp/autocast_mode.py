@@ -124,6 +124,11 @@ class autocast:  # noqa: N801  (PyTorch's name)
                     warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
                                   "autocast.", stacklevel=2)
                     enabled = False
+                elif self.fast_dtype is dt.bfloat16:
+                    from .. import cuda
+                    if not cuda.is_bf16_supported():
+                        raise RuntimeError("Current CUDA Device does not support bfloat16. "
+                                           "Please switch dtype to float16.")
             elif self.fast_dtype not in (dt.bfloat16, dt.float16):
                 name = kind.upper()
                 warnings.warn(f"In {name} autocast, but the target dtype is not supported. "

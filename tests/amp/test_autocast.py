@@ -249,3 +249,11 @@ def test_cuda_lists_on_a_stand_in_device(stand_in_cuda):
         assert F.softmax(h, -1).dtype is F32 and F.layer_norm(h, (4,)).dtype is F32
         assert (torch.ones(2, 2) @ torch.ones(2, 2)).dtype is F32  # CPU tensors: no autocast
         assert F.mse_loss(h, torch.zeros(2, 4, device="cuda", dtype=torch.float16)).dtype is F32
+
+
+def test_cuda_bfloat16_needs_a_device_that_has_it(stand_in_cuda):
+    if torch.cuda.is_bf16_supported():
+        pytest.skip("this GPU computes in bfloat16")
+    with pytest.raises(RuntimeError, match="^Current CUDA Device does not support bfloat16. "
+                                           "Please switch dtype to float16.$"):
+        torch.autocast("cuda", dtype=torch.bfloat16)
