@@ -10,7 +10,13 @@ from . import distributions  # noqa: F401  (torch.distributions)
 from . import distributed  # noqa: F401  (torch.distributed; mpi4py is imported only on init)
 from . import multiprocessing  # noqa: F401  (registers tensor sharing for inter-process sends)
 from . import accelerator  # noqa: F401  (torch.accelerator: device-generic selection)
-from . import onnx  # noqa: F401  (torch.onnx; the onnx package is imported only by export)
+from . import amp, cpu, jit, onnx, testing  # noqa: F401  (modules scripts import at the top)
+from .amp.autocast_mode import (autocast_decrement_nesting, autocast_increment_nesting,
+                                clear_autocast_cache, get_autocast_dtype,
+                                is_autocast_cache_enabled, is_autocast_enabled,
+                                set_autocast_cache_enabled, set_autocast_dtype,
+                                set_autocast_enabled)
+autocast = amp.autocast
 from .compile import compile  # noqa: A001
 from . import profiler  # noqa: F401,E402  (torch.profiler)
 from .autograd import profiler as _autograd_profiler  # noqa: F401  (torch.autograd.profiler)
@@ -87,6 +93,11 @@ def is_floating_point(input: Tensor) -> "builtins.bool":
     return input.is_floating_point()
 
 
+def is_complex(input: Tensor) -> "builtins.bool":
+    """False: fusetorch has no complex dtypes (out of scope, see README)."""
+    return False
+
+
 def get_default_dtype() -> dtype:
     return ir.dtypes.default_float()
 
@@ -105,3 +116,11 @@ __version__ = "0.1.0"
 from .tracer import functional_scan as _scan  # noqa: E402
 for _name in _scan.PUBLIC:  # torch.cumsum, torch.sort, torch.quantile, torch.unique, ...
     globals()[_name] = getattr(_scan, _name)
+
+
+def __getattr__(name: str):
+    # only reached for names this module lacks: PyTorch names left out on purpose say so
+    # (`_out_of_scope.py`); any other is Python's own AttributeError
+    import sys
+    from ._out_of_scope import TORCH, missing
+    raise missing("module 'fusetorch'", "torch", name, TORCH, obj=sys.modules[__name__])

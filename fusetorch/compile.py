@@ -38,6 +38,7 @@ from .optim.optimizer import python_state
 from .runtime.device import dtype_from_numpy
 from .runtime import inspection
 from .runtime.program import Program, overlapping
+from .tracer import autocast as _ac
 from .tracer import autograd as A
 from .tracer import dispatch as D
 from .tracer.function import FunctionCtx
@@ -120,7 +121,10 @@ class CompiledFunction:
         # one tensor passed twice is one graph input: the key says which arguments alias
         ids = [id(a) for a in args if isinstance(a, Tensor)] + [p[0] for p in params]
         aliasing = tuple(ids.index(i) for i in ids) if len(set(ids)) < len(ids) else None
-        return (tuple(parts), tuple(sorted(kwargs)), params, modes, D.GRAD_ENABLED, aliasing)
+        # autocast changes which dtypes ops compute in: a traced program holds one state's casts
+        autocast = tuple(_ac.ACTIVE.items())
+        return (tuple(parts), tuple(sorted(kwargs)), params, modes, D.GRAD_ENABLED, aliasing,
+                autocast)
 
     # ------------------------------------------------------------ tracing and building
 

@@ -1082,3 +1082,14 @@ SKIPPED["torch.onnx"] = _NOT_OPS  # exports every op in this registry: tests/onn
 SKIPPED["torch.profiler"] = _NOT_OPS
 # torch.special: its functions are covered under their torch.special names in the entries above
 SKIPPED["torch.special"] = _NOT_OPS
+
+# modules scripts import at the top (issue 11): amp (tests/amp/), jit, onnx, testing, cpu
+# (tests/test_jit.py, tests/test_onnx.py, tests/testing/); what tensors never are
+# (tests/test_out_of_scope.py)
+SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
+    "amp", "cpu", "jit", "testing", "autocast", "autocast_decrement_nesting",
+    "autocast_increment_nesting", "clear_autocast_cache", "get_autocast_dtype",
+    "is_autocast_cache_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
+    "set_autocast_dtype", "set_autocast_enabled", "is_complex")})
+SKIPPED.update({f"Tensor.{n}": _NOT_OPS for n in ("is_complex", "is_nested", "is_quantized",
+                                                   "is_sparse")})

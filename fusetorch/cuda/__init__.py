@@ -92,3 +92,12 @@ def memory_allocated(device=None) -> int:
     """Bytes of device memory held by live arrays (cupy's pool); 0 without a device."""
     cp = _dev._cupy()
     return 0 if cp is None else int(cp.get_default_memory_pool().used_bytes())
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether the GPU computes in bfloat16 (compute capability 8.0 or later); False without
+    one, as PyTorch answers."""
+    return is_available() and get_device_capability()[0] >= 8
+
+
+from . import amp  # noqa: E402,F401  (torch.cuda.amp: autocast, GradScaler)

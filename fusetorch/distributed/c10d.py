@@ -113,8 +113,11 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if _PG is not None:
         raise ValueError("trying to initialize the default process group twice!")
     name = "mpi" if backend is None else Backend(str(backend))
+    if name == "gloo":
+        _PG = _gloo_on_mpi(world_size, rank)
+        return
     if name not in ("mpi", "nccl"):
-        if name in ("gloo", "ucc", "xccl", "cpu:gloo,cuda:nccl"):
+        if name in ("ucc", "xccl", "cpu:gloo,cuda:nccl"):
             raise RuntimeError(f"fusetorch.distributed has no '{name}' backend: use 'mpi' for CPU "
                                "tensors (launch with mpiexec) or 'nccl' for CUDA tensors")
         raise ValueError(f"Invalid backend: '{backend}'")
@@ -127,6 +130,47 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     else:
         from .nccl import NCCLBackend
         _PG = NCCLBackend()
+
+
+# what MPI launchers (mpich/hydra, Open MPI, PMIx, Slurm's PMI) put in each rank's environment
+_MPI_LAUNCHER_ENV = ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
+                     "MPI_LOCALNRANKS")
+_gloo_noted = False
+
+
+def launched_by_mpi() -> bool:
+    """Whether this process was started by an MPI launcher (mpiexec/mpirun/srun), read from the
+    environment so that nothing imports mpi4py (which would initialise MPI)."""
+    import os
+    return any(v in os.environ for v in _MPI_LAUNCHER_ENV)
+
+
+def _gloo_on_mpi(world_size: int, rank: int):
+    """'gloo' (PyTorch's CPU backend) runs on the MPI backend: under an MPI launcher, or as a
+    single process. Processes started any other way (torchrun, mp.spawn with a rendezvous)
+    cannot find each other through MPI: that is an error, never N separate worlds of one."""
+    import os
+    global _gloo_noted
+    wanted = world_size if world_size != -1 else int(os.environ.get("WORLD_SIZE", "1") or 1)
+    if wanted > 1 and not launched_by_mpi():
+        raise RuntimeError(
+            f"fusetorch.distributed runs the 'gloo' backend on MPI, and this process was not "
+            f"started by an MPI launcher (world_size {wanted} was asked for): launch the ranks "
+            f"with `mpiexec -n {wanted} python script.py` instead of torchrun or "
+            "multiprocessing.spawn")
+    from .mpi import MPIBackend
+    pg = MPIBackend()
+    if (world_size != -1 and world_size != pg.size) or (rank != -1 and rank != pg.rank):
+        pg.close()
+        raise RuntimeError(f"init_process_group('gloo', world_size={world_size}, rank={rank}): "
+                           f"the MPI launcher made this process rank {pg.rank} of {pg.size}")
+    pg.name = "gloo"  # get_backend() answers what the script asked for
+    if not _gloo_noted:
+        _gloo_noted = True
+        warnings.warn("fusetorch.distributed has no gloo backend of its own: 'gloo' runs on the "
+                      "MPI backend (CPU tensors; ranks and world size from the MPI launcher). "
+                      "This note is shown once.", UserWarning, stacklevel=3)
+    return pg
 
 
 def destroy_process_group(group=None) -> None:

@@ -63,6 +63,11 @@ _default_float = float32
 SCALAR_TYPE_NAMES = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short",
                      "int32": "Int", "int64": "Long", "float16": "Half", "bfloat16": "BFloat16",
                      "float32": "Float", "float64": "Double"}
+# the C++ type names PyTorch's messages print for a dtype in other places ("dtype 'long int'")
+CPP_TYPE_NAMES = {"bool": "bool", "uint8": "unsigned char", "int8": "signed char",
+                  "int16": "short int", "int32": "int", "int64": "long int",
+                  "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                  "float64": "double"}
 
 
 def by_name(name: str) -> DType:

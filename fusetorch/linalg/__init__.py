@@ -9,7 +9,7 @@ from . import decompositions as _d, norms as _n
 # torch.<name> spellings outside torch.linalg (PyTorch 2.13 still has all of these)
 TORCH_PUBLIC = {"det": det, "inverse": inv, "slogdet": slogdet, "logdet": _d.logdet,
                 "cholesky": _d.torch_cholesky, "qr": _d.torch_qr, "svd": _d.torch_svd,
-                "pinverse": lambda input, rcond=1e-15: pinv(input, rtol=rcond),
+                "pinverse": _d.pinverse,
                 "matrix_power": matrix_power, "cross": _d.torch_cross, "norm": _n.torch_norm,
                 "dist": _n.dist, "cdist": _n.cdist}
 # Tensor.<name> methods among them

@@ -13,6 +13,7 @@ from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer.functional import write_out
 from ..tracer.tensor import Tensor
+from ..tracer import autocast as _ac
 
 SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 QRResult = namedtuple("linalg_qr", ["Q", "R"])
@@ -30,11 +31,13 @@ def _check(fn: str, A, square: bool = True) -> None:
     check_float(fn, A._dtype)
 
 
+@_ac.op("linalg_inv")
 def inv(A: Tensor, *, out=None) -> Tensor:
     _check("linalg.inv", A)
     return write_out(D.apply("linalg_inv", [A], {}), out)
 
 
+@_ac.op("linalg_solve")
 def solve(A: Tensor, B: Tensor, *, left: bool = True, out=None) -> Tensor:
     """X with A X = B (X A = B when not `left`); B may be a vector (or a batch of vectors
     shaped like A's rows, as PyTorch reads them)."""
@@ -78,12 +81,14 @@ def logdet(input: Tensor) -> Tensor:
     return D.elementwise("where", D.binary("lt", sign, 0), float("nan"), logabs)
 
 
+@_ac.op("linalg_cholesky")
 def cholesky(A: Tensor, *, upper: bool = False, out=None) -> Tensor:
     _check("linalg.cholesky", A)
     L = D.apply("linalg_cholesky", [A], {})
     return write_out(F.transpose(L, -1, -2) if upper else L, out)
 
 
+@_ac.op("linalg_qr")
 def qr(A: Tensor, mode: str = "reduced", *, out=None) -> QRResult:
     if mode not in ("reduced", "r", "complete"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
@@ -95,6 +100,7 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None) -> QRResult:
     return QRResult(D.apply("linalg_qr_q", [A], {"mode": mode}), R)
 
 
+@_ac.op("linalg_svd")
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> SVDResult:
     _check("linalg.svd", A, square=False)
     at = {"full_matrices": bool(full_matrices)}
@@ -102,6 +108,7 @@ def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> SVDR
                      D.apply("linalg_svd_vh", [A], at))
 
 
+@_ac.op("linalg_svdvals")
 def svdvals(A: Tensor, *, driver=None, out=None) -> Tensor:
     _check("linalg.svdvals", A, square=False)
     return write_out(D.apply("linalg_svd_s", [A], {"full_matrices": False}), out)
@@ -113,6 +120,7 @@ def _uplo(UPLO: str) -> str:
     return UPLO.upper()
 
 
+@_ac.op("linalg_eigh")
 def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> EighResult:
     u = _uplo(UPLO)
     _check("linalg.eigh", A)
@@ -120,6 +128,7 @@ def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> EighResult:
                       D.apply("linalg_eigh_vectors", [A], {"UPLO": u}))
 
 
+@_ac.op("linalg_eigvalsh")
 def eigvalsh(A: Tensor, UPLO: str = "L", *, out=None) -> Tensor:
     u = _uplo(UPLO)
     _check("linalg.eigvalsh", A)
@@ -184,6 +193,11 @@ def cross(input: Tensor, other: Tensor, *, dim: int = -1, out=None) -> Tensor:
 
 
 # ---------------------------------------------------------------- the older torch.* spellings
+
+@_ac.op("pinverse")
+def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
+    return pinv(input, rtol=rcond)
+
 
 def torch_qr(input: Tensor, some: bool = True, *, out=None) -> tuple:
     q, r = qr(input, "reduced" if some else "complete")

@@ -11,6 +11,7 @@ from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer.functional import write_out
 from ..tracer.tensor import Tensor
+from ..tracer import autocast as _ac
 
 
 def _dims(dim, ndim: int) -> tuple:
@@ -132,6 +133,7 @@ def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
     return vector_norm(D.binary("sub", input, other), p)
 
 
+@_ac.op("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """Pairwise p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]."""
     if x1.ndim < 2 or x2.ndim < 2:

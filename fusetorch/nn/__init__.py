@@ -4,3 +4,8 @@ from .containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Se
 from .module import Module, RemovableHandle
 from .modules import *  # noqa: F401,F403
 from .parameter import Buffer, Parameter
+
+
+def __getattr__(name: str):
+    from .._out_of_scope import NN, missing
+    raise missing("module 'fusetorch.nn'", "torch.nn", name, NN)

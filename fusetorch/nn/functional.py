@@ -22,3 +22,8 @@ from ._functional.ranking import *  # noqa: F401,F403
 from ._functional.sparse import *  # noqa: F401,F403
 from ._functional.attention import *  # noqa: F401,F403
 from ._functional.attention import _canonical_mask, _none_or_dtype  # noqa: F401
+
+
+def __getattr__(name: str):
+    from .._out_of_scope import FUNCTIONAL, missing
+    raise missing("module 'fusetorch.nn.functional'", "torch.nn.functional", name, FUNCTIONAL)

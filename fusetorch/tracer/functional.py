@@ -14,6 +14,7 @@ from collections import namedtuple
 from ..ir import dtypes as dt
 from ..ir.shapes import infer_reshape, norm_dim, norm_dims, numel
 from . import autograd as A
+from . import autocast as _ac
 from . import dispatch as D
 from .tensor import Tensor
 
@@ -299,6 +300,8 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
 
 @_grad_name(lambda x, dim=None, *a, **k: "ProdBackward0" if dim is None else "ProdBackward1")
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("prod", prod, (input, dim, keepdim), {"dtype": dtype})
     x = cast(input, _sum_dtype(input, dt.to_dtype(dtype, "prod")))
     dims = norm_dims(None if dim is None else norm_dim(dim, x.ndim), x.ndim)
     return apply("prod", [x], {"dims": dims, "keepdim": keepdim})
@@ -467,6 +470,8 @@ def _check_pair(fn: str, input, other, name: str = "other") -> None:
 
 
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("matmul", matmul, (input, other), {"out": out})
     _check_pair("matmul", input, other)
     a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
@@ -495,6 +500,8 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("mm", mm, (input, mat2), {"out": out})
     _check_pair("mm", input, mat2, "mat2")
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -504,6 +511,8 @@ def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("bmm", bmm, (input, mat2), {})
     _check_pair("bmm", input, mat2, "mat2")
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor" if input.ndim != 3
@@ -517,11 +526,15 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 @_grad_name("MvBackward0")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("mv", mv, (input, vec), {})
     return matmul(input, vec)
 
 
 @_grad_name("DotBackward0")
 def dot(input: Tensor, other: Tensor) -> Tensor:
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("dot", dot, (input, other), {})
     _check_pair("dot", input, other, "tensor")
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D "

@@ -163,6 +163,8 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     if equal_nan:
         same = binary("bitwise_or", same, binary("bitwise_and", isnan(input), isnan(other)))
     if not input._dtype.is_floating_point:
+        if input._dtype is dt.bool_:  # PyTorch compares bools as the numbers 0 and 1
+            input, other = input.long(), other.long()
         diff = D.unary("abs", binary("sub", input, other))
         return binary("bitwise_or", same, binary("le", diff, binary(
             "add", atol, binary("mul", rtol, D.unary("abs", other)))))

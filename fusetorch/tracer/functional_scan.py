@@ -23,6 +23,7 @@ from . import functional as F
 from .dispatch import apply, binary, cast
 from .functional import write_out
 from .tensor import Tensor, _data_read
+from . import autocast as _ac
 
 
 def _return_type(name: str, fields=("values", "indices")):
@@ -368,6 +369,7 @@ def _quantile(fn: str, input: Tensor, q, dim, keepdim: bool, interpolation: str,
     return F.reshape(r, out_shape)
 
 
+@_ac.op("quantile")
 def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
              interpolation: str = "linear", out=None) -> Tensor:
     """The q-th quantiles along dim (all elements when dim is None); a 1-d q adds a leading
@@ -375,6 +377,7 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
     return write_out(_quantile("quantile", input, q, dim, keepdim, interpolation, False), out)
 
 
+@_ac.op("nanquantile")
 def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                 interpolation: str = "linear", out=None) -> Tensor:
     """quantile over the non-NaN values of each slice."""

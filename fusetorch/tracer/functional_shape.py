@@ -15,6 +15,7 @@ from . import dispatch as D
 from . import functional as F
 from .functional import write_out
 from .tensor import Tensor
+from . import autocast as _ac
 
 
 def _arange(n: int, like: Tensor) -> Tensor:
@@ -107,6 +108,7 @@ def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
     return write_out(globals()["diagonal"](input, diagonal), out)
 
 
+@_ac.op("trace")
 def trace(input: Tensor) -> Tensor:
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
@@ -284,6 +286,8 @@ ger = outer
 
 
 def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    if _ac.ACTIVE:  # torch.autocast: one op of its own, not the tensordot it is built of
+        return _ac.call("inner", inner, (input, other), {"out": out})
     if input.ndim == 0 or other.ndim == 0:
         return write_out(D.binary("mul", input, other), out)
     if input.shape[-1] != other.shape[-1]:
@@ -338,10 +342,12 @@ def _check_scale(beta, alpha, input: Tensor, prod: Tensor) -> Tensor:
     return D.binary("add", i, p)
 
 
+@_ac.op("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
     return write_out(_check_scale(beta, alpha, input, F.mm(mat1, mat2)), out)
 
 
+@_ac.op("addmv")
 def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
@@ -349,11 +355,13 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None)
     return write_out(_check_scale(beta, alpha, input, F.mv(mat, vec)), out)
 
 
+@_ac.op("addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
            out=None) -> Tensor:
     return write_out(_check_scale(beta, alpha, input, F.sum(F.bmm(batch1, batch2), 0)), out)
 
 
+@_ac.op("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
             out=None) -> Tensor:
     return write_out(_check_scale(beta, alpha, input, F.bmm(batch1, batch2)), out)
@@ -411,6 +419,9 @@ def einsum(equation: str, *operands) -> Tensor:
     ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \
         else list(operands)
     subs, out = _parse_einsum(equation, ops)
+    if _ac.ACTIVE:  # torch.autocast: PyTorch's einsum is bmm (autocast) when it contracts
+        summed = any(c not in out and _b.sum(c in s for s in subs) > 1 for c in set("".join(subs)))
+        return _ac.call("einsum" if summed else "einsum_elementwise", einsum, (equation, *ops), {})
     pairs = [_diag_labels(t, s) for t, s in zip(ops, subs)]
     acc, acc_s = pairs[0]
     for k in range(1, len(pairs) + 1):

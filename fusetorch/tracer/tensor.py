@@ -101,6 +101,20 @@ class Tensor:
     def is_cuda(self) -> bool:
         return self._be.device.type == "cuda"
 
+    # what fusetorch's tensors never are (complex, sparse, quantized, nested: out of scope)
+    is_sparse = is_quantized = is_nested = False
+
+    def is_complex(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str):
+        # only reached when ordinary lookup fails: out-of-scope PyTorch names say why
+        if name.startswith("__"):  # protocol probes (numpy, copy, pickle) stay cheap
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'",
+                                 name=name, obj=self)
+        from .._out_of_scope import TENSOR, missing
+        raise missing(f"'{type(self).__name__}' object", "torch.Tensor", name, TENSOR, obj=self)
+
     @property
     def ndim(self) -> int:
         return self._data.ndim
@@ -186,11 +200,8 @@ class Tensor:
 
     @grad.setter
     def grad(self, value) -> None:
-        if value is not None and tuple(value.shape) != tuple(self._data.shape):
-            raise RuntimeError(
-                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor of "
-                f"size '{list(self._data.shape)}'. Please ensure that the gradient and the "
-                "tensor are the same size")
+        if value is not None:
+            _check_grad_assignment(self, value)
         if D.RECORDER is not None:
             D.RECORDER.grad_access(self, "set")
         self._grad = value
@@ -432,4 +443,41 @@ def _rebuild(data, dtype_name, dev, requires_grad):
 
 # dispatch imports this module first; bound here so hot properties (`grad`) read
 # `D.RECORDER` without an import per call
+def _type_name(obj) -> str:
+    """The type name PyTorch's C++ prints for a Python object (CPython's `tp_name`): the bare
+    name for classes defined in Python, `module.name` for C types outside builtins."""
+    cls = type(obj)
+    heap = cls.__flags__ & (1 << 9)  # Py_TPFLAGS_HEAPTYPE
+    if heap or cls.__module__ == "builtins":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__name__}"
+
+
+def _check_grad_assignment(t: Tensor, g) -> None:
+    """PyTorch's checks on `t.grad = g` (python_variable.cpp), in its order and words."""
+    if not isinstance(g, Tensor):
+        raise TypeError("assigned grad expected to be a Tensor or None but got grad of type "
+                        f"{_type_name(g)}")
+    if g is t:
+        raise RuntimeError("can't assign Variable as its own grad")
+    if g._dtype is not t._dtype:
+        raise RuntimeError(
+            f"attempting to assign a gradient with dtype '{dt.CPP_TYPE_NAMES[g._dtype.name]}' "
+            f"to a tensor with grad_dtype '{dt.SCALAR_TYPE_NAMES[t._dtype.name]}'. The gradient "
+            "must match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+            "the tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+            "dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and its "
+            "gradient may break downstream systems that assume they match.")
+    if g._be.device.type != t._be.device.type:
+        raise RuntimeError(
+            f"attempting to assign a gradient with device type '{g._be.device.type}' to a "
+            f"tensor with device type '{t._be.device.type}'. Please ensure that the gradient "
+            "and the tensor are on the same device")
+    if tuple(g._data.shape) != tuple(t._data.shape):
+        raise RuntimeError(
+            f"attempting to assign a gradient of size '{list(g._data.shape)}' to a tensor of "
+            f"size '{list(t._data.shape)}'. Please ensure that the gradient and the tensor are "
+            "the same size")
+
+
 from . import dispatch as D  # noqa: E402

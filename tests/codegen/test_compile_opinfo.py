@@ -533,7 +533,8 @@ def test_structured_outputs_compile(name):
 # Tensor dunders that are protocol, not tensor operations (or data-dependent conversions)
 _PROTOCOL = {"__array__", "__array_priority__", "__bool__", "__class__", "__complex__",
              "__deepcopy__", "__delattr__", "__dict__", "__dir__", "__doc__", "__float__",
-             "__format__", "__getattribute__", "__getstate__", "__hash__", "__index__",
+             "__format__", "__getattr__", "__getattribute__", "__getstate__", "__hash__",
+             "__index__",
              "__init__", "__init_subclass__", "__int__", "__iter__", "__len__", "__module__",
              "__new__", "__reduce__", "__reduce_ex__", "__repr__", "__setattr__", "__sizeof__",
              "__slots__", "__str__", "__subclasshook__", "__weakref__", "__eq__", "__ne__",

@@ -142,6 +142,40 @@ def errors_as_pytorch():
     assert dist.get_backend() == "mpi" and dist.is_initialized()
 
 
+@check
+def gloo_runs_on_mpi():
+    """init_process_group("gloo") under mpiexec: the MPI backend, named "gloo", one note."""
+    W, r = dist.get_world_size(), dist.get_rank()
+    dist.destroy_process_group()
+    try:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            dist.init_process_group("gloo", rank=r, world_size=W)  # matching: accepted
+            assert dist.get_backend() == "gloo" and dist.get_world_size() == W
+            assert dist.get_rank() == r
+            x = torch.tensor(rank_data(r))
+            dist.all_reduce(x)
+            np.testing.assert_allclose(x.numpy(), sum(rank_data(k) for k in range(W)))
+            dist.destroy_process_group()
+            dist.init_process_group("gloo")
+            dist.destroy_process_group()
+        notes = [str(w.message) for w in seen]
+        assert len(notes) == 1 and notes[0].startswith(
+            "fusetorch.distributed has no gloo backend of its own: 'gloo' runs on the MPI "
+            "backend"), notes
+        try:
+            dist.init_process_group("gloo", rank=(r + 1) % W, world_size=W)
+        except RuntimeError as e:
+            assert f"the MPI launcher made this process rank {r} of {W}" in str(e), str(e)
+        else:
+            raise AssertionError("a rank other than MPI's was accepted")
+        assert not dist.is_initialized()
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        dist.init_process_group("mpi")  # the checks after this one run on it
+
+
 def _stand_in_cupy():
     """Just enough of cupy and cupy.cuda.nccl for the NCCL backend's glue (pointers, counts,
     dtypes, staging, AVG) to run on CPU: 'device' arrays are numpy arrays with `.data.ptr`, and

@@ -1,12 +1,18 @@
 """fusetorch.distributed's collectives on 2 and 4 MPI ranks against numpy references (the checks
 themselves are in mpi_checks.py, run in one launch per world size)."""
+import os
+import re
+import subprocess
+import sys
+
 import pytest
 
 import fusetorch.distributed as dist
+from conftest import mpi_missing
 
 CHECKS = ["all_reduce_ops", "all_reduce_non_contiguous_and_half", "async_work_and_barrier",
           "broadcast_from_each_rank", "all_gather_and_reduce_scatter", "errors_as_pytorch",
-          "nccl_backend_on_a_stand_in_cupy"]
+          "nccl_backend_on_a_stand_in_cupy", "gloo_runs_on_mpi"]
 
 
 @pytest.mark.parametrize("name", CHECKS)
@@ -24,9 +30,49 @@ def test_errors_before_init_as_pytorch():
         dist.destroy_process_group()
     with pytest.raises(ValueError, match="Invalid backend"):
         dist.init_process_group("nonsense")
-    with pytest.raises(RuntimeError, match="no 'gloo' backend"):
+    with pytest.raises(RuntimeError, match="no 'ucc' backend"):
+        dist.init_process_group("ucc")
+    assert not dist.is_initialized()
+
+
+def test_gloo_outside_an_mpi_launcher_refuses_several_ranks(monkeypatch):
+    """'gloo' runs on MPI; processes torchrun or mp.spawn started cannot meet through MPI, so
+    asking for a world of several from one of them is an error (never N worlds of one). Checked
+    before mpi4py is imported."""
+    for var in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"):
+        monkeypatch.delenv(var, raising=False)
+    msg = ("fusetorch.distributed runs the 'gloo' backend on MPI, and this process was not "
+           "started by an MPI launcher (world_size 2 was asked for): launch the ranks with "
+           "`mpiexec -n 2 python script.py` instead of torchrun or multiprocessing.spawn")
+    with pytest.raises(RuntimeError, match="^" + re.escape(msg) + "$"):
+        dist.init_process_group("gloo", rank=1, world_size=2)  # mp.spawn's pattern
+    monkeypatch.setenv("WORLD_SIZE", "2")  # torchrun's
+    with pytest.raises(RuntimeError, match="^" + re.escape(msg) + "$"):
         dist.init_process_group("gloo")
     assert not dist.is_initialized()
+
+
+def test_gloo_in_a_single_process_is_rank_0_of_1_on_mpi():
+    if mpi_missing():
+        pytest.skip(mpi_missing())
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS",
+        "WORLD_SIZE")}
+    code = ("import warnings\n"
+            "import fusetorch as torch, fusetorch.distributed as dist\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    dist.init_process_group('gloo', rank=0, world_size=1)\n"
+            "x = torch.ones(2)\n"
+            "dist.all_reduce(x)\n"
+            "print(dist.get_rank(), dist.get_world_size(), dist.get_backend(), x.tolist(),\n"
+            "      [str(m.message).split(':')[0] for m in w])\n"
+            "dist.destroy_process_group()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120, stdin=subprocess.DEVNULL)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ("0 1 gloo [1.0, 1.0] ['fusetorch.distributed has no gloo "
+                                  "backend of its own']")
 
 
 def test_reduce_op_names():

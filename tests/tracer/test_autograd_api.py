@@ -243,6 +243,63 @@ def test_grad_can_be_assigned_and_deleted():
     assert x.grad is None
 
 
+class _Plain:
+    pass
+
+
+@pytest.mark.parametrize("value, name", [([1, 2], "list"), (3.0, "float"), (1, "int"),
+                                         (np.zeros(2), "numpy.ndarray"),
+                                         (np.float64(1.0), "numpy.float64"), (_Plain(), "_Plain")])
+def test_assigning_a_non_tensor_grad_is_pytorchs_type_error(value, name):
+    x = leaf([1.0, 2.0])
+    msg = f"assigned grad expected to be a Tensor or None but got grad of type {name}"
+    with pytest.raises(TypeError, match="^" + re.escape(msg) + "$"):
+        x.grad = value
+    assert x.grad is None
+
+
+def test_assigning_a_grad_of_another_dtype_or_itself_is_pytorchs_runtime_error():
+    x = leaf([1.0, 2.0])
+    tail = (". The gradient must match the tensor's grad_dtype (defaults to the tensor's dtype). "
+            "You can set the tensor's grad_dtype attribute with a specific dtype, or None to "
+            "allow any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
+            "its gradient may break downstream systems that assume they match.")
+    for dtype, cpp in ((torch.float64, "double"), (torch.int64, "long int"),
+                       (torch.bfloat16, "c10::BFloat16"), (torch.float16, "c10::Half")):
+        msg = f"attempting to assign a gradient with dtype '{cpp}' to a tensor with grad_dtype 'Float'"
+        with pytest.raises(RuntimeError, match="^" + re.escape(msg + tail) + "$"):
+            x.grad = torch.zeros(2, dtype=dtype)
+    y = torch.zeros(2, dtype=torch.int64)
+    msg = "attempting to assign a gradient with dtype 'float' to a tensor with grad_dtype 'Long'"
+    with pytest.raises(RuntimeError, match="^" + re.escape(msg + tail) + "$"):
+        y.grad = torch.zeros(2)
+    with pytest.raises(RuntimeError, match="^can't assign Variable as its own grad$"):
+        x.grad = x
+    # dtype is checked before size, as in PyTorch
+    with pytest.raises(RuntimeError, match="with dtype 'double'"):
+        x.grad = torch.zeros(5, dtype=torch.float64)
+    assert x.grad is None
+    x.grad = torch.zeros(2, 3)[:, 0]  # any layout of the right size is accepted
+    assert x.grad.shape == (2,)
+
+
+def test_assigning_a_grad_on_another_device_type_is_pytorchs_runtime_error():
+    from fusetorch.runtime import device as D
+    from fusetorch.runtime.eager import CUDA_GENERATOR, make_table
+    if D._cupy() is None:  # a stand-in cuda:0 over numpy (as tests/runtime does)
+        D.register_backend("cuda:0", D.Backend(D.device("cuda", 0), np,
+                                               make_table(np, CUDA_GENERATOR)))
+    try:
+        x = leaf([1.0, 2.0])
+        msg = ("attempting to assign a gradient with device type 'cuda' to a tensor with device "
+               "type 'cpu'. Please ensure that the gradient and the tensor are on the same device")
+        with pytest.raises(RuntimeError, match="^" + re.escape(msg) + "$"):
+            x.grad = torch.zeros(2, device="cuda")
+    finally:
+        if D._cupy() is None:
+            D.register_backend("cuda:0", None)
+
+
 def test_grad_of_broadcast_input_is_summed():
     av, bv = np.random.randn(3, 4), np.random.randn(4)
     a, b = leaf(av, torch.float64), leaf(bv, torch.float64)

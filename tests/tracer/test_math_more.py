@@ -79,6 +79,12 @@ def test_isclose_matches_numpy():
         np.testing.assert_array_equal(got, np.isclose(a, b, **kw))
 
 
+def test_isclose_of_bools_compares_them_as_0_and_1():
+    a, b = torch.tensor([True, False, False]), torch.tensor([True, True, False])
+    assert torch.isclose(a, b).tolist() == [True, False, True]
+    assert torch.isclose(a, b, rtol=0.5, atol=1).tolist() == [True, True, True]  # as PyTorch
+
+
 def test_logsumexp_nansum_nanmean_xlogy_heaviside_match_numpy():
     rng = np.random.default_rng(1)
     a = rng.standard_normal((3, 4)) * 50

@@ -16,6 +16,7 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.methods import _inplace
 from ...tracer.tensor import Tensor
+from ...tracer import autocast as _ac
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "sigmoid", "tanh", "gelu",
            "elu", "elu_", "softplus", "silu", "mish", "hardtanh", "hardtanh_", "softmax",
@@ -238,6 +239,8 @@ def _shifted(x: Tensor, d: int) -> Tensor:
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dt.DType | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) for stability."""
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("softmax", softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
     e = F.exp(_shifted(x, d))
     r = e / F.sum(e, d, keepdim=True)
@@ -256,6 +259,8 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dt.DType | None = None) -> Tensor:
     """x - logsumexp(x) along dim, with the max subtracted first so exp never overflows."""
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("log_softmax", log_softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
     z = _shifted(x, d)
     r = z - F.log(F.sum(F.exp(z), d, keepdim=True))
@@ -266,6 +271,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 # ---------------------------------------------------------------- learned, gated, random slopes
 
+@_ac.op("prelu")
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """x where x > 0, else weight * x; `weight` has 1 element or one per channel (dim 1)."""
     if weight.ndim > 1:

@@ -16,6 +16,7 @@ from .activation import softmax
 from .dropout import dropout
 from .linear import linear
 from .padding import pad
+from ...tracer import autocast as _ac
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -48,6 +49,7 @@ def _repeat_heads(t: Tensor, reps: int) -> Tensor:
     return t.unsqueeze(-3).expand(*lead, h, reps, s, e).reshape(*lead, h * reps, s, e)
 
 
+@_ac.op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,

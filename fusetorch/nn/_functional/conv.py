@@ -13,6 +13,7 @@ from __future__ import annotations
 import warnings
 
 from ...tracer import dispatch as D
+from ...tracer import autocast as _ac
 from ...tracer import functional as F
 from ...tracer.creation import LEGACY
 from ...tracer.tensor import Tensor
@@ -177,6 +178,9 @@ def _conv3d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation:
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """1-d cross-correlation of input [N, C, L] (or [C, L]) with weight [O, C/groups, k]."""
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("conv1d", conv1d, (input, weight, bias, stride, padding, dilation,
+                                             groups), {})
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
@@ -184,6 +188,9 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            dilation=1, groups: int = 1) -> Tensor:
     """2-d cross-correlation of input [N, C, H, W] (or [C, H, W]) with weight
     [O, C/groups, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("conv2d", conv2d, (input, weight, bias, stride, padding, dilation,
+                                             groups), {})
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
@@ -192,4 +199,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            dilation=1, groups: int = 1) -> Tensor:
     """3-d cross-correlation of input [N, C, D, H, W] (or [C, D, H, W]) with weight
     [O, C/groups, kd, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("conv3d", conv3d, (input, weight, bias, stride, padding, dilation,
+                                             groups), {})
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3)

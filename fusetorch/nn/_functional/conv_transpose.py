@@ -15,6 +15,7 @@ from ...tracer.tensor import Tensor
 from .activation import _label, _owned
 from .conv import _ntuple, _type_name
 from .padding import pad as _pad
+from ...tracer import autocast as _ac
 
 __all__ = ["conv_transpose1d", "conv_transpose2d"]
 
@@ -125,6 +126,7 @@ def _conv_transpose2d(x: Tensor, w: Tensor, stride, padding, output_padding, gro
     return _pad(r, [-pw, opw - pw, -ph, oph - ph])
 
 
+@_ac.op("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """1-d transposed convolution of input [N, C_in, L] (or [C_in, L]) with weight
@@ -133,6 +135,7 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                            dilation, 1)
 
 
+@_ac.op("conv_transpose2d")
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """2-d transposed convolution ("deconvolution") of input [N, C_in, H, W] (or [C_in, H, W])

@@ -29,6 +29,7 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .loss import _get_enum, _named
+from ...tracer import autocast as _ac
 
 __all__ = ["ctc_loss"]
 
@@ -73,6 +74,7 @@ def _shift(x: Tensor, k: int) -> Tensor:
     return pad if s <= k else F.cat([pad, x[:, :s - k]], 1)
 
 
+@_ac.op("ctc_loss")
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
              target_lengths: Tensor | Sequence[int], blank: int = 0, reduction: str = "mean",
              zero_infinity: bool = False) -> Tensor:

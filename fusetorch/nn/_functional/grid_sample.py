@@ -21,6 +21,7 @@ from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
+from ...tracer import autocast as _ac
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -127,6 +128,7 @@ def _corner(flat: Tensor, xc: Tensor, yc: Tensor, w: int, h: int, weight: Tensor
     return vals * F.unsqueeze(wt, 1)
 
 
+@_ac.op("grid_sample")
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
     """Sample input [N, C, H, W] at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]): [N, C, Ho, Wo]."""

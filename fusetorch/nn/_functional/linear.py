@@ -1,6 +1,7 @@
 """nn.functional: linear and bilinear maps."""
 from __future__ import annotations
 
+from ...tracer import autocast as _ac
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .activation import _label, _owned
@@ -10,6 +11,8 @@ __all__ = ["linear", "bilinear"]
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias, for input [..., in] and weight [out, in]."""
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("linear", linear, (input, weight, bias), {})
     out = _owned(F.matmul(input, F.t(weight)), input, weight)
     if bias is not None:
         out = out + bias

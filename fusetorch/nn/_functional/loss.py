@@ -14,6 +14,7 @@ from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
+from ...tracer import autocast as _ac
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
            "huber_loss", "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss",
@@ -118,6 +119,7 @@ def _regression(name: str, input: Tensor, target: Tensor, pointwise, reduction: 
     return _named(out, grad_name, input, target) if grad_name else out
 
 
+@_ac.op("mse_loss")
 def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
              reduce: bool | None = None, reduction: str = "mean",
              weight: Tensor | None = None) -> Tensor:
@@ -134,6 +136,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     return _regression("mse", input, target, sq, reduction, weight, "MseLossBackward0")
 
 
+@_ac.op("l1_loss")
 def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
             reduce: bool | None = None, reduction: str = "mean",
             weight: Tensor | None = None) -> Tensor:
@@ -143,6 +146,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     return _regression("l1", input, target, lambda x, y: F.abs(x - y), reduction, weight, None)
 
 
+@_ac.op("smooth_l1_loss")
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                    reduce: bool | None = None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
@@ -163,6 +167,7 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
                        "SmoothL1LossBackward0")
 
 
+@_ac.op("huber_loss")
 def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
                weight: Tensor | None = None) -> Tensor:
     """`0.5 d**2` where `|d| < delta`, else `delta (|d| - 0.5 delta)`."""
@@ -178,6 +183,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
                        "HuberLossBackward0")
 
 
+@_ac.op("kl_div")
 def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
            reduce: bool | None = None, reduction: str = "mean",
            log_target: bool = False) -> Tensor:
@@ -225,6 +231,7 @@ def _clamped_log(x: Tensor, ok: Tensor, log=F.log, safe: float = 1.0) -> Tensor:
     return F.where(ok, F.clamp(log(F.where(ok, x, safe)), min=-100.0), -100.0)
 
 
+@_ac.op("binary_cross_entropy")
 def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                          size_average: bool | None = None, reduce: bool | None = None,
                          reduction: str = "mean") -> Tensor:
@@ -255,6 +262,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                   target, weight)
 
 
+@_ac.op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                      weight: Tensor | None = None,
                                      size_average: bool | None = None,
@@ -378,6 +386,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     return _named(out, name, input, weight)
 
 
+@_ac.op("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: bool | None = None, ignore_index: int = -100,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
@@ -453,6 +462,7 @@ def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None
     return nll * (1 - label_smoothing) + ret * (label_smoothing / n_classes)
 
 
+@_ac.op("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: bool | None = None, ignore_index: int = -100,
                   reduce: bool | None = None, reduction: str = "mean",
@@ -513,6 +523,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
     return _apply_reduction(loss, reduction)
 
 
+@_ac.op("poisson_nll_loss")
 def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
                      size_average: bool | None = None, eps: float = 1e-8,
                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:

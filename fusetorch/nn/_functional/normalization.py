@@ -13,6 +13,7 @@ from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
+from ...tracer import autocast as _ac
 
 __all__ = ["batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
@@ -92,6 +93,8 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last `len(normalized_shape)` dims (biased variance), then
     `* weight + bias` elementwise over those dims."""
+    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        return _ac.call("layer_norm", layer_norm, (input, normalized_shape, weight, bias, eps), {})
     if isinstance(normalized_shape, int):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of "
                         "ints, not int")
@@ -121,6 +124,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     return _named(out, "NativeLayerNormBackward0", input, weight, bias)
 
 
+@_ac.op("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise each group of `C / num_groups` channels (with the spatial dims) per sample,

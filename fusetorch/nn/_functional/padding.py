@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tracer import creation as C
+from ...tracer import autocast as _ac
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
@@ -31,6 +32,9 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         return _constant(input, pad, 0.0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if _ac.ACTIVE and mode != "circular":  # torch.autocast: tracer/autocast.py
+        name = "reflection_pad" if mode == "reflect" else "replication_pad"
+        return _ac.call(name, _indexed, (input, pad, mode), {})
     return _indexed(input, pad, mode)
 
 

@@ -14,12 +14,14 @@ from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .distance import pairwise_distance
 from .loss import _apply_reduction, _get_enum, _named, _reduction
+from ...tracer import autocast as _ac
 
 __all__ = ["cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
            "soft_margin_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
            "multi_margin_loss", "multilabel_margin_loss", "multilabel_soft_margin_loss"]
 
 
+@_ac.op("cosine_embedding_loss")
 def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                           size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """`1 - cos` where target == 1, `max(0, cos - margin)` where target == -1, 0 elsewhere; cos
@@ -37,6 +39,7 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
     return _apply_reduction(pos + neg, reduction)
 
 
+@_ac.op("margin_ranking_loss")
 def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
                         size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """`max(0, -target * (input1 - input2) + margin)`."""
@@ -49,6 +52,7 @@ def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: 
     return _apply_reduction(loss, reduction)
 
 
+@_ac.op("hinge_embedding_loss")
 def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """`max(0, margin - x)` where target != 1 plus `x` where target != -1."""
@@ -58,6 +62,7 @@ def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
     return _apply_reduction(out_margin + out_self, reduction)
 
 
+@_ac.op("soft_margin_loss")
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
     """`log(1 + exp(-target * input))`."""
@@ -74,6 +79,7 @@ def _same_ndims(a: Tensor, p: Tensor, n: Tensor) -> None:
                            f"{p.ndim}D, and negative {n.ndim}D inputs")
 
 
+@_ac.op("triplet_margin_loss")
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
                         margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average=None, reduce=None,
@@ -111,6 +117,7 @@ def _as_batch(input: Tensor) -> Tensor:
     return F.reshape(input, (1, -1)) if input.ndim <= 1 else input
 
 
+@_ac.op("multi_margin_loss")
 def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
                       weight: Tensor | None = None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
@@ -147,6 +154,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _apply_reduction(loss, reduction)
 
 
+@_ac.op("multilabel_margin_loss")
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                            reduction: str = "mean") -> Tensor:
     """Per sample: `sum over target entries j and non-target classes i of

@@ -18,6 +18,7 @@ import math
 import numbers
 import warnings
 
+from ...tracer import autocast as _ac
 from ...tracer import functional as F
 from ...tracer.autograd import no_grad
 from ...tracer.creation import empty, zeros
@@ -76,6 +77,10 @@ def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
     With `batch_sizes` (a packed batch), x is the packed data [sum(lengths), I] and step t
     holds the first batch_sizes[t] sequences; the outputs are packed the same way and h_T, c_T
     are each sequence's state after its own last step."""
+    if mode == "LSTM" and _ac.ACTIVE and _ac.listed("lstm_layer", x):
+        # torch.autocast: PyTorch's CPU LSTM layer is one lower-precision op
+        return _ac.call("lstm_layer", _run_layer, (mode, x, h, c, weights, has_bias, proj,
+                                                   reverse, batch_sizes), {})
     w_ih, w_hh = weights[0], weights[1]
     b_ih, b_hh = (weights[2], weights[3]) if has_bias else (None, None)
     w_hr = weights[-1] if proj else None

@@ -1,0 +1,70 @@
+"""PyTorch names fusetorch leaves out on purpose raise an error that says so (and is both a
+NotImplementedError and an AttributeError, so feature probes keep working); any other
+missing name is Python's own AttributeError, worded as PyTorch's."""
+import re
+
+import pytest
+
+import fusetorch as torch
+from fusetorch import nn
+from fusetorch._out_of_scope import NN, TENSOR, TORCH, OutOfScopeError
+from fusetorch.nn import functional as F
+
+
+@pytest.mark.parametrize("name, category", [
+    ("complex64", "complex numbers"), ("cfloat", "complex numbers"),
+    ("view_as_real", "complex numbers"), ("polar", "complex numbers"),
+    ("sparse_coo_tensor", "sparse tensors"), ("sparse_csr_tensor", "sparse tensors"),
+    ("quantize_per_tensor", "quantized tensors and quantization"),
+    ("quint8", "quantized tensors and quantization"), ("ao", "quantized tensors and quantization"),
+    ("fft", "FFTs and spectral functions"), ("stft", "FFTs and spectral functions"),
+    ("float8_e4m3fn", "dtypes other than fusetorch's ten"), ("nested", "nested tensors"),
+    ("mps", "devices other than CPU and CUDA"), ("hub", "model hubs and downloads"),
+    ("fx", "PyTorch's other compilers and graph capture")])
+def test_out_of_scope_torch_names_say_so(name, category):
+    with pytest.raises(OutOfScopeError) as info:
+        getattr(torch, name)
+    msg = str(info.value)
+    assert msg.startswith(f"fusetorch does not implement torch.{name}: {category}"), msg
+    assert msg.endswith("are out of scope (see README)")
+    assert isinstance(info.value, NotImplementedError) and isinstance(info.value, AttributeError)
+    assert info.value.name == name
+    assert not hasattr(torch, name) and getattr(torch, name, None) is None
+
+
+def test_every_listed_name_is_really_missing_and_raises():
+    for owner, table in ((torch, TORCH), (nn, NN), (torch.tensor([1.0]), TENSOR)):
+        for name in table:
+            with pytest.raises(OutOfScopeError):
+                getattr(owner, name)
+
+
+def test_other_missing_names_are_pythons_attribute_error():
+    cases = [(torch, "module 'fusetorch' has no attribute 'no_such_thing'"),
+             (nn, "module 'fusetorch.nn' has no attribute 'no_such_thing'"),
+             (F, "module 'fusetorch.nn.functional' has no attribute 'no_such_thing'"),
+             (torch.ones(1), "'Tensor' object has no attribute 'no_such_thing'"),
+             (nn.Parameter(torch.ones(1)), "'Parameter' object has no attribute 'no_such_thing'")]
+    for owner, msg in cases:
+        with pytest.raises(AttributeError, match="^" + re.escape(msg) + "$") as info:
+            owner.no_such_thing
+        assert type(info.value) is AttributeError
+    with pytest.raises(ImportError):
+        from fusetorch import no_such_thing  # noqa: F401
+    with pytest.raises(ImportError):
+        from fusetorch import fft  # noqa: F401
+
+
+def test_tensor_and_nn_names():
+    x = torch.ones(2)
+    with pytest.raises(NotImplementedError, match=re.escape(
+            "fusetorch does not implement torch.Tensor.to_sparse: sparse tensors are out of "
+            "scope (see README)")):
+        x.to_sparse()
+    with pytest.raises(NotImplementedError, match="torch.Tensor.q_scale: quantized tensors"):
+        x.q_scale()
+    with pytest.raises(NotImplementedError, match="torch.nn.quantized: quantized tensors"):
+        nn.quantized
+    # what a fusetorch tensor is never: these answer False rather than raise
+    assert (x.is_sparse, x.is_quantized, x.is_nested, x.is_complex()) == (False,) * 4
+    assert torch.is_complex(x) is False
