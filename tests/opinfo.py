@@ -1084,7 +1084,7 @@ SKIPPED["torch.profiler"] = _NOT_OPS
 SKIPPED["torch.special"] = _NOT_OPS
 
 # modules scripts import at the top (issue 11): amp (tests/amp/), jit, onnx, testing, cpu
-# (tests/test_jit.py, tests/test_onnx.py, tests/testing/); what tensors never are
+# (tests/test_jit.py, tests/onnx/, tests/testing/); what tensors never are
 # (tests/test_out_of_scope.py)
 SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
     "amp", "cpu", "jit", "testing", "autocast", "autocast_decrement_nesting",
