@@ -341,3 +341,14 @@ def test_damaged_pytorch_zip_records_raise_runtime_error():
     for damaged in (bad_crc, bad_name):
         with pytest.raises(RuntimeError, match="PytorchStreamReader failed reading file"):
             load_bytes(damaged)
+
+
+def test_safetensors_empty_tensors_count_their_largest_slice(monkeypatch):
+    def file(shape):
+        text = json.dumps({"e": {"dtype": "F32", "shape": shape, "data_offsets": [0, 0]}})
+        return len(text).to_bytes(8, "little") + text.encode()
+    with pytest.raises(RuntimeError, match="1099511627776 elements, .* FUSETORCH_LOAD_MAX"):
+        load_bytes(file([0, 2 ** 40]))  # `sum(0)` would fill 2**40 elements
+    assert load_bytes(file([0, 3]))["e"].shape == (0, 3)
+    monkeypatch.setenv(checks.MAX_ELEMENTS_ENV, str(2 ** 40))
+    assert load_bytes(file([0, 2 ** 40]))["e"].shape == (0, 2 ** 40)
