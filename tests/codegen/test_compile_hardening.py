@@ -7,6 +7,9 @@
 - bool bytes other than 0 and 1 read as true in kernels, as in numpy and PyTorch;
 - rebinding a global or closure name the function read makes the next call trace again.
 """
+import types
+from functools import partial
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -277,6 +280,77 @@ def test_a_module_forward_reading_a_global_is_guarded(monkeypatch):
     assert cm(x).item() == cm(x).item() == 4.0
     monkeypatch.setitem(globals(), "SCALE", 10.0)
     assert cm(x).item() == 20.0
+
+
+def _deep5(x):
+    return x * SCALE
+
+
+def _deep4(x):
+    return _deep5(x)
+
+
+def _deep3(x):
+    return _deep4(x)
+
+
+def _deep2(x):
+    return _deep3(x)
+
+
+def _deep1(x):
+    return _deep2(x).sum()
+
+
+class _Settings:
+    scale = 2.0
+
+
+cfg = types.ModuleType("user_settings")  # a module of the user's, read as `cfg.SCALE`
+cfg.SCALE = 2.0
+
+
+def _scaled(x, s):
+    return (x * s * SCALE).sum()
+
+
+class _Half(torch.nn.Module):
+    def forward(self, x):
+        return self.helper(x).sum()
+
+    def helper(self, x):  # reached through `self`, not through a global
+        return x * SCALE
+
+
+_HALF = _Half()
+
+
+def _calls_a_global_module(x):
+    return _HALF(x) + 0
+
+
+@pytest.mark.parametrize("case", ["method via self", "module held in a global",
+                                  "five functions deep", "partial", "user module attribute",
+                                  "class attribute"])
+def test_globals_read_by_code_reached_other_ways_are_guarded(case, monkeypatch):
+    monkeypatch.setitem(globals(), "SCALE", 2.0)
+    monkeypatch.setattr(cfg, "SCALE", 2.0)
+    monkeypatch.setattr(_Settings, "scale", 2.0)
+    fn = {"method via self": _Half(), "module held in a global": _calls_a_global_module,
+          "five functions deep": _deep1, "partial": partial(_scaled, s=1.0),
+          "user module attribute": lambda x: (x * cfg.SCALE).sum(),
+          "class attribute": lambda x: (x * _Settings.scale).sum()}[case]
+    cf = torch.compile(fn)
+    x = torch.ones(3)
+    assert cf(x).item() == cf(x).item() == 6.0
+    if case == "user module attribute":
+        monkeypatch.setattr(cfg, "SCALE", 3.0)
+    elif case == "class attribute":
+        monkeypatch.setattr(_Settings, "scale", 3.0)
+    else:
+        monkeypatch.setitem(globals(), "SCALE", 3.0)
+    assert fn(x).item() == 9.0
+    assert cf(x).item() == 9.0  # the compiled replay returned 6.0 before
 
 
 # ------------------------------------------------------------------ detach
