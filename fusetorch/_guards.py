@@ -22,7 +22,9 @@ itself (a `sys.settrace` hook that saw exactly the code that ran made LeNet's tr
 from __future__ import annotations
 
 import functools
+import os
 import sys
+import sysconfig
 import types
 from typing import Any, Callable
 
@@ -30,7 +32,9 @@ _MAX_DEPTH = 8  # steps from the entry function through values (f calls g calls 
 _MISSING = object()
 _SCALARS = (int, float, bool, str, complex, type(None))
 # packages whose module-level names never change between calls: ours, numpy, the stdlib
-_STABLE = frozenset(sys.stdlib_module_names) | {"fusetorch", "numpy", "ml_dtypes", "builtins"}
+_LIBRARIES = {"fusetorch", "numpy", "ml_dtypes", "builtins"}
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep  # (not a venv's)
+_stable_names: dict[str, bool] = {}
 
 
 class Bindings:
@@ -100,9 +104,19 @@ def _module_classes(obj: Any) -> list:
 
 
 def _stable(obj: Any) -> bool:
-    """Whether a module, class or function belongs to a package whose names are fixed."""
+    """Whether a module, class or function belongs to a package whose names are fixed: ours,
+    numpy, or the standard library's (loaded from its directory: a user's own `test.py` or
+    `code.py` is the user's)."""
     name = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", None)
-    return (name or "").split(".")[0] in _STABLE
+    top = (name or "").split(".")[0]
+    stable = _stable_names.get(top)
+    if stable is None:
+        stable = top in _LIBRARIES
+        if not stable and top in sys.stdlib_module_names:
+            path = getattr(sys.modules.get(top), "__file__", None)  # None: built in
+            stable = path is None or os.path.realpath(path).startswith(_STDLIB)
+        _stable_names[top] = stable
+    return stable
 
 
 def _names(code: types.CodeType) -> set:
