@@ -94,12 +94,13 @@ def _entry_functions(fn: Callable) -> list:
 def _module_classes(obj: Any) -> list:
     """The classes of a Module and of all its submodules (their methods may run in a call);
     [] for anything else."""
-    if isinstance(obj, type) or not hasattr(obj, "_modules") or \
-            not callable(getattr(obj, "modules", None)):
+    if isinstance(obj, type):
         return []
-    try:
+    try:  # (any object's __getattr__ runs here: whatever it raises, it is no Module)
+        if not hasattr(obj, "_modules") or not callable(getattr(obj, "modules", None)):
+            return []
         return list(dict.fromkeys(type(m) for m in obj.modules()))
-    except Exception:  # not a Module after all
+    except Exception:
         return []
 
 

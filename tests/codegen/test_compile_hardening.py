@@ -369,3 +369,22 @@ def test_detach_stops_the_gradient_in_compiled_code():
         w = torch.tensor(values, requires_grad=True)
         g(w).backward()
         assert w.grad.tolist() == values  # d/dx x*c = c, not 2x
+
+
+class _Proxy:
+    """A user object whose attribute lookups fail with something other than AttributeError."""
+
+    def __getattr__(self, name):
+        raise KeyError(name)
+
+
+_PROXY = _Proxy()
+
+
+def test_guards_look_at_odd_user_objects_without_failing():
+    def fn(x):
+        return x * 2 if _PROXY is not None else x
+
+    cf = torch.compile(fn)
+    x = torch.ones(2)
+    assert cf(x).tolist() == cf(x).tolist() == [2.0, 2.0]
