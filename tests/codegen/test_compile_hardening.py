@@ -65,6 +65,28 @@ def test_byte_stride_minus_one_never_reaches_a_kernel():
         np.testing.assert_allclose(got.item(), expect, rtol=1e-6)
 
 
+def test_compiled_eager_backward_interprets_an_unaligned_input():
+    # frombuffer at an odd byte offset is a legal tensor (PyTorch accepts it) whose pointer is
+    # not a whole element: after a backward program was built for its shape and strides, the
+    # program's layout guard raised RuntimeError instead of the gradient
+    n = 8192
+    w = torch.randn(n, requires_grad=True)
+
+    def grad_of(x):
+        w.grad = None
+        (x * w).exp().sum().backward()
+        return w.grad.numpy()
+
+    for _ in range(3):
+        grad_of(torch.rand(n))  # interpreted, then built and run as a program
+    raw = bytearray(1) + np.random.default_rng(0).random(n).astype(np.float32).tobytes()
+    x = torch.frombuffer(raw, dtype=torch.float32, offset=1, count=n)
+    assert not x.numpy().flags.aligned
+    xv = x.numpy().astype(np.float64)
+    expect = xv * np.exp(xv * w.detach().numpy())
+    np.testing.assert_allclose(grad_of(x), expect, rtol=1e-5)
+
+
 def test_lowering_refuses_partial_element_strides():
     rec = np.zeros(4, dtype=[("a", "u1"), ("b", "<f4")])
     with pytest.raises(RuntimeError, match="byte strides"):
