@@ -3,36 +3,55 @@
 A trace bakes in what it read through names: a global tensor becomes a graph input bound to
 that tensor object, a global float becomes a constant. Rebinding the name (`w = full(...)`,
 `lr = 0.01`) must make the next call trace again, as eager Python and torch.compile see the
-new value. `Bindings.of(fn)` records, before a trace, every global and closure cell the
-function's code can name (and, through globals that are plain Python functions, the code they
-call, a few levels deep); `Bindings.hold()` says whether each still holds the same object
+new value. `Bindings.of(fn)` records, before a trace, every global and closure cell that code
+the call may run can name, and `Bindings.hold()` says whether each still holds the same object
 (equal, for plain scalars and strings).
+
+The code a call may run is found from the function without running it: its own code and
+nested code (lambdas, inner functions), then, through the values its globals and cells hold,
+plain functions, `functools.partial`s, bound methods, every method of the user's classes
+involved (the class of a Module entry and of each of its submodules, a Module or other object
+of a user class held in a global, a user class itself), and functions that user modules held
+in globals hold. Attributes that code can name of user modules and classes held in globals are
+guarded too (`cfg.SCALE`, `Model.scale`). This over-approximates (a name in a method that
+never runs is guarded as well; rebinding it costs one retrace) and adds nothing to the trace
+itself (a `sys.settrace` hook that saw exactly the code that ran made LeNet's traced step
+15-25% slower). Not guarded: attributes of other objects and items of containers
+(`self.scale`, `W[0]`), which torch.compile guards, and code reached only through them.
 """
 from __future__ import annotations
 
+import functools
+import os
+import sys
+import sysconfig
 import types
 from typing import Any, Callable
 
-_MAX_DEPTH = 3  # helper functions followed through globals, as `f` calls `g` calls `h`
+_MAX_DEPTH = 8  # steps from the entry function through values (f calls g calls h ...)
 _MISSING = object()
 _SCALARS = (int, float, bool, str, complex, type(None))
+# packages whose module-level names never change between calls: ours, numpy, the stdlib
+_LIBRARIES = {"fusetorch", "numpy", "ml_dtypes", "builtins"}
+_STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep  # (not a venv's)
+_stable_names: dict[str, bool] = {}
 
 
 class Bindings:
     __slots__ = ("_globals", "_cells")
 
     def __init__(self, globals_: list, cells: list):
-        self._globals = globals_  # (namespace dict, name, value)
+        self._globals = globals_  # (namespace dict or class/module __dict__, name, value)
         self._cells = cells  # (cell, value)
 
     @staticmethod
     def of(fn: Callable) -> "Bindings":
-        globals_: list = []
-        cells: list = []
-        seen: set = set()
+        walk = _Walk()
         for f in _entry_functions(fn):
-            _collect(f, globals_, cells, seen, 0)
-        return Bindings(globals_, cells)
+            walk.function(f, 0)
+        for cls in _module_classes(fn):
+            walk.methods(cls, 0)
+        return Bindings(walk.globals, walk.cells)
 
     def hold(self) -> bool:
         for ns, name, value in self._globals:
@@ -57,12 +76,14 @@ def _same(a: Any, b: Any) -> bool:
 
 def _entry_functions(fn: Callable) -> list:
     """The Python functions a call of `fn` starts in: a function, a bound method's function,
-    a Module's `forward` (and its hooks are modules' own business: their tensors are guarded
-    as parameters), a callable object's `__call__`."""
+    a partial's function, a Module's `forward` (its other methods and its submodules' come from
+    `_module_classes`), a callable object's `__call__`."""
     if isinstance(fn, types.FunctionType):
         return [fn]
     if isinstance(fn, types.MethodType):
         return _entry_functions(fn.__func__)
+    if isinstance(fn, functools.partial):
+        return _entry_functions(fn.func)
     forward = getattr(type(fn), "forward", None)
     if isinstance(forward, types.FunctionType):
         return [forward]
@@ -70,33 +91,33 @@ def _entry_functions(fn: Callable) -> list:
     return [call] if isinstance(call, types.FunctionType) else []
 
 
-def _is_library(f: types.FunctionType) -> bool:
-    # fusetorch's own functions read only module-level constants and the names of other
-    # functions, which never change between calls
-    return (f.__module__ or "").split(".")[0] == "fusetorch"
+def _module_classes(obj: Any) -> list:
+    """The classes of a Module and of all its submodules (their methods may run in a call);
+    [] for anything else."""
+    if isinstance(obj, type):
+        return []
+    try:  # (any object's __getattr__ runs here: whatever it raises, it is no Module)
+        if not hasattr(obj, "_modules") or not callable(getattr(obj, "modules", None)):
+            return []
+        return list(dict.fromkeys(type(m) for m in obj.modules()))
+    except Exception:
+        return []
 
 
-def _collect(f: types.FunctionType, globals_: list, cells: list, seen: set,
-             depth: int) -> None:
-    if id(f) in seen or _is_library(f):
-        return
-    seen.add(id(f))
-    ns = f.__globals__
-    for name in _names(f.__code__):
-        value = ns.get(name, _MISSING)
-        if value is _MISSING:  # a builtin (or a name not yet defined: it would raise)
-            continue
-        globals_.append((ns, name, value))
-        if isinstance(value, types.FunctionType) and depth < _MAX_DEPTH:
-            _collect(value, globals_, cells, seen, depth + 1)
-    for cell in f.__closure__ or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:
-            continue
-        cells.append((cell, value))
-        if isinstance(value, types.FunctionType) and depth < _MAX_DEPTH:
-            _collect(value, globals_, cells, seen, depth + 1)
+def _stable(obj: Any) -> bool:
+    """Whether a module, class or function belongs to a package whose names are fixed: ours,
+    numpy, or the standard library's (loaded from its directory: a user's own `test.py` or
+    `code.py` is the user's)."""
+    name = obj.__name__ if isinstance(obj, types.ModuleType) else getattr(obj, "__module__", None)
+    top = (name or "").split(".")[0]
+    stable = _stable_names.get(top)
+    if stable is None:
+        stable = top in _LIBRARIES
+        if not stable and top in sys.stdlib_module_names:
+            path = getattr(sys.modules.get(top), "__file__", None)  # None: built in
+            stable = path is None or os.path.realpath(path).startswith(_STDLIB)
+        _stable_names[top] = stable
+    return stable
 
 
 def _names(code: types.CodeType) -> set:
@@ -107,3 +128,90 @@ def _names(code: types.CodeType) -> set:
         if isinstance(c, types.CodeType):
             names |= _names(c)
     return names
+
+
+class _Walk:
+    """What `Bindings.of` collects, and what it has looked at (each object once)."""
+
+    def __init__(self):
+        self.globals: list = []
+        self.cells: list = []
+        self._seen: set = set()
+        self._keys: set = set()
+
+    def _first(self, obj: Any) -> bool:
+        if id(obj) in self._seen:
+            return False
+        self._seen.add(id(obj))
+        return True
+
+    def _bind(self, ns, name: str, value: Any) -> None:
+        if (id(ns), name) not in self._keys:
+            self._keys.add((id(ns), name))
+            self.globals.append((ns, name, value))
+
+    def function(self, f: types.FunctionType, depth: int) -> None:
+        # fusetorch's own functions read only module-level constants and the names of other
+        # functions, which never change between calls
+        if _stable(f) or not self._first(f):
+            return
+        ns = f.__globals__
+        names = _names(f.__code__)
+        for name in names:
+            value = ns.get(name, _MISSING)
+            if value is _MISSING:  # a builtin (or a name not yet defined: it would raise)
+                continue
+            self._bind(ns, name, value)
+            if isinstance(value, (types.ModuleType, type)) and not _stable(value):
+                attrs = value.__dict__
+                for attr in names:  # `cfg.SCALE`, `Model.scale`: names the code may read
+                    if attr in attrs:
+                        self._bind(attrs, attr, attrs[attr])
+                        if isinstance(value, types.ModuleType):
+                            self.value(attrs[attr], depth + 1)
+            self.value(value, depth + 1)
+        for cell in f.__closure__ or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:
+                continue
+            if self._first(cell):
+                self.cells.append((cell, value))
+            self.value(value, depth + 1)
+
+    def value(self, value: Any, depth: int) -> None:
+        """Follow a value a global or cell holds to the code a call through it may run."""
+        if depth > _MAX_DEPTH:
+            return
+        if isinstance(value, types.FunctionType):
+            self.function(value, depth)
+        elif isinstance(value, functools.partial):
+            self.value(value.func, depth)
+        elif isinstance(value, types.MethodType):
+            self.value(value.__func__, depth)
+            self.value(value.__self__, depth)
+        elif isinstance(value, type):
+            self.methods(value, depth)
+        elif isinstance(value, (types.ModuleType, types.BuiltinFunctionType,
+                                types.BuiltinMethodType)) or isinstance(value, _SCALARS):
+            return
+        elif not _stable(type(value)):  # an object of a user class: a Module, a callable
+            for cls in _module_classes(value) or [type(value)]:
+                self.methods(cls, depth)
+
+    def methods(self, cls: type, depth: int) -> None:
+        """Every function defined by the user's classes in `cls`'s MRO (methods, static and
+        class methods, properties)."""
+        for klass in cls.__mro__:
+            if _stable(klass) or not self._first(klass):
+                continue
+            for attr in vars(klass).values():
+                if isinstance(attr, (staticmethod, classmethod)):
+                    attr = attr.__func__
+                elif isinstance(attr, property):
+                    for f in (attr.fget, attr.fset):
+                        if isinstance(f, types.FunctionType):
+                            self.function(f, depth + 1)
+                    continue
+                if isinstance(attr, types.FunctionType):
+                    self.function(attr, depth + 1)

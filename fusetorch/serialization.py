@@ -790,7 +790,7 @@ def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool 
         return _formats.load_torch(f, restore, limit, weights_only=weights_only,
                                    allowed=allowed)
     if _formats.looks_like_safetensors(head):
-        return _formats.safetensors_io.load_tensors(f, restore, _name(f))
+        return _formats.safetensors_io.load_tensors(f, restore, _name(f), limit)
     header_bytes, data = _read_verified(f)
     try:
         header = json.loads(header_bytes.decode("utf-8"))

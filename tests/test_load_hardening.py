@@ -7,6 +7,7 @@ import io
 import json
 import struct
 import tracemalloc
+import zlib
 
 import numpy as np
 import pytest
@@ -267,3 +268,87 @@ def test_keys_flooding_one_hash_are_refused():
     few = {"dict": [[k, i] for i, k in enumerate(keys[:checks.MAX_SAME_HASH])]}
     assert load_bytes(forge(header([], [], root=few))) == {
         k: i for i, k in enumerate(keys[:checks.MAX_SAME_HASH])}
+
+
+# ------------------------------------------------------------------------------ PyTorch zips
+
+def _zip_header(name: bytes, crc: int, size: int) -> bytes:
+    return struct.pack("<4sHHHHHIIIHH", b"PK\x03\x04", 20, 0, 0, 0, 0, crc, size, size,
+                       len(name), 0) + name
+
+
+def _zip_central(name: bytes, crc: int, size: int, offset: int) -> bytes:
+    return struct.pack("<4sHHHHHHIIIHHHHHII", b"PK\x01\x02", 20, 20, 0, 0, 0, 0, crc, size, size,
+                       len(name), 0, 0, 0, 0, 0, offset) + name
+
+
+def _storage_pickle(numels: list) -> bytes:
+    """A protocol-2 data.pkl: a list of uint8 tensors, tensor i over all of storage `0000i`."""
+    out = [b"\x80\x02]("]
+    for i, n in enumerate(numels):
+        key, size = f"{i:05d}".encode(), struct.pack("<i", n)
+        out.append(b"ctorch._utils\n_rebuild_tensor_v2\n((X\x07\x00\x00\x00storage"
+                   b"ctorch\nByteStorage\nX\x05\x00\x00\x00" + key + b"X\x03\x00\x00\x00cpuJ" +
+                   size + b"tQK\x00J" + size + b"\x85K\x01\x85\x89ccollections\nOrderedDict\n)RtR")
+    return b"".join(out) + b"e."
+
+
+def overlapping_zip(n: int, nbytes: int) -> bytes:
+    """A PyTorch zip checkpoint whose n storage records overlap: record i's data is the local
+    headers of records i+1.. and then `nbytes` shared bytes, each with a correct CRC. Read one
+    by one, the records take about n times the file."""
+    names = [f"a/data/{i:05d}".encode() for i in range(n)]
+    tail, headers = bytes(nbytes), []
+    for name in reversed(names):
+        headers.insert(0, _zip_header(name, zlib.crc32(tail), len(tail)))
+        tail = headers[0] + tail
+    blob, entries, sizes, offset = bytearray(tail), [], [], 0
+    for name, h in zip(names, headers):
+        data = tail[offset + len(h):]
+        entries.append(_zip_central(name, zlib.crc32(data), len(data), offset))
+        sizes.append(len(data))
+        offset += len(h)
+    for name, data in ((b"a/data.pkl", _storage_pickle(sizes)), (b"a/byteorder", b"little")):
+        entries.append(_zip_central(name, zlib.crc32(data), len(data), len(blob)))
+        blob += _zip_header(name, zlib.crc32(data), len(data)) + data
+    start = len(blob)
+    blob += b"".join(entries)
+    blob += struct.pack("<4sHHHHIIH", b"PK\x05\x06", 0, 0, len(entries), len(entries),
+                        len(blob) - start, start, 0)
+    return bytes(blob)
+
+
+def test_pytorch_zip_records_sharing_bytes_are_refused_within_the_files_memory():
+    blob = overlapping_zip(300, 1 << 20)  # each record read as its own copy took 303 MiB
+
+    def attempt():
+        with pytest.raises(RuntimeError, match="overlaps the next one"):
+            load_bytes(blob)
+    assert _peak(attempt) < 3 * len(blob)
+    # the same builder without overlaps (one record) is a valid checkpoint
+    t, = load_bytes(overlapping_zip(1, 1000))
+    assert t.shape == (1000,) and t.sum().item() == 0
+
+
+def test_damaged_pytorch_zip_records_raise_runtime_error():
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(6.0)}, buf, format="torch")
+    blob = buf.getvalue()
+    pkl = blob.find(b"_rebuild_tensor_v2")
+    bad_crc = blob[:pkl] + b"X" + blob[pkl + 1:]  # data.pkl's bytes no longer match its CRC
+    name = blob.find(b"data.pkl")
+    bad_name = blob[:name] + b"x" + blob[name + 1:]  # local header's name differs
+    for damaged in (bad_crc, bad_name):
+        with pytest.raises(RuntimeError, match="PytorchStreamReader failed reading file"):
+            load_bytes(damaged)
+
+
+def test_safetensors_empty_tensors_count_their_largest_slice(monkeypatch):
+    def file(shape):
+        text = json.dumps({"e": {"dtype": "F32", "shape": shape, "data_offsets": [0, 0]}})
+        return len(text).to_bytes(8, "little") + text.encode()
+    with pytest.raises(RuntimeError, match="1099511627776 elements, .* FUSETORCH_LOAD_MAX"):
+        load_bytes(file([0, 2 ** 40]))  # `sum(0)` would fill 2**40 elements
+    assert load_bytes(file([0, 3]))["e"].shape == (0, 3)
+    monkeypatch.setenv(checks.MAX_ELEMENTS_ENV, str(2 ** 40))
+    assert load_bytes(file([0, 2 ** 40]))["e"].shape == (0, 2 ** 40)

@@ -19,6 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .. import _load_checks as _checks
 from ..ir import dtypes as dt
 from ..runtime import device as _dev
 from ..tracer.tensor import Tensor
@@ -50,9 +51,11 @@ def _read_all(f) -> bytearray:
     return bytearray(f.read())
 
 
-def read(f, name: str = "the file") -> tuple[dict[str, tuple], dict[str, str]]:
+def read(f, name: str = "the file",
+         limit: int | None = None) -> tuple[dict[str, tuple], dict[str, str]]:
     """The named (dtype, array) pairs (views of one owned buffer) and the metadata of a
-    safetensors file."""
+    safetensors file. `limit`: `fusetorch.load`'s element limit (default: the environment's)."""
+    limit = _checks.max_elements() if limit is None else limit
     raw = _read_all(f)
     if len(raw) < 8:
         raise _corrupt(name, "truncated")
@@ -86,6 +89,13 @@ def read(f, name: str = "the file") -> tuple[dict[str, tuple], dict[str, str]]:
         if not (0 <= lo <= hi <= buf.nbytes) or hi - lo != want:
             raise _corrupt(name, f"tensor {key!r:.100}: bytes [{lo}, {hi}) do not hold its "
                            f"shape {e['shape']} of {e['dtype']} inside {buf.nbytes} bytes")
+        # an empty tensor's other sizes are free: [0, 2**40] would make `sum(0)` fill 2**40
+        # elements. The native format's element limit, counted the same way
+        count = _checks.too_many_elements(e["shape"], npdt.itemsize, want, limit)
+        if count is not None:
+            raise RuntimeError(f"fusetorch.load: refused {name}: tensor {key!r:.100} has shape "
+                               f"{e['shape']}: {count} elements, from {want} bytes; set "
+                               f"{_checks.MAX_ELEMENTS_ENV} to load it")
         spans.append((lo, hi))
         part = buf[lo:hi]
         if npdt.kind == "b":
@@ -106,9 +116,10 @@ def read(f, name: str = "the file") -> tuple[dict[str, tuple], dict[str, str]]:
     return out, meta
 
 
-def load_tensors(f, restore: Callable | None = None, name: str = "the file") -> dict:
+def load_tensors(f, restore: Callable | None = None, name: str = "the file",
+                 limit: int | None = None) -> dict:
     """The tensors of a safetensors file, by name, placed by `restore` (see serialization)."""
-    arrays, _ = read(f, name)
+    arrays, _ = read(f, name, limit)
     out = {}
     for key, (d, a) in arrays.items():
         t = Tensor._make(a, d, _dev.cpu_backend())

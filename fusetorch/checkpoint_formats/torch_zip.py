@@ -20,7 +20,9 @@ functions may be named as values (`torch.nn.functional.relu`); REDUCE still call
 rebuild functions and the user's safe globals, so a file can never call anything else.
 Every tensor's layout goes through the same checks as `fusetorch.load` (`_load_checks`):
 whole-element offsets and strides, none negative, first and last element inside the storage,
-bounded element counts; bool storages are normalised to bytes 0 and 1.
+bounded element counts; bool storages are normalised to bytes 0 and 1. Records are stored (not
+compressed) and may not overlap, so reading them allocates at most the file's size; a damaged
+archive is a RuntimeError.
 """
 from __future__ import annotations
 
@@ -155,7 +157,7 @@ class _Reader:
             raise RuntimeError(f"fusetorch.load: storage {key!r} of the checkpoint holds "
                                f"{info.file_size} bytes, its header says {want}")
         # read, then copy: a claimed size never allocates more than the file holds
-        buf = np.frombuffer(bytearray(self.zf.read(info)), dtype=np.uint8)
+        buf = np.frombuffer(bytearray(_read(self.zf, info)), dtype=np.uint8)
         if buf.nbytes != want:
             raise RuntimeError(f"fusetorch.load: storage {key!r} of the checkpoint is damaged")
         if cls.dtype is dt.bool_:  # kernels read a bool as its byte: a 2 would sum as 2
@@ -421,6 +423,40 @@ class _Unpickler(pickle._Unpickler):  # the pure-Python one: its opcodes can be 
     del _op
 
 
+# Errors zipfile raises reading a damaged archive (a bad CRC, a truncated or misnamed local
+# header, offsets past the end: BadZipFile, EOFError, ValueError for a negative seek,
+# UnicodeDecodeError for a name): PyTorch's reader says RuntimeError for all of them.
+_ZIP_ERRORS = (zipfile.BadZipFile, EOFError, ValueError, OSError)
+
+
+def _read(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
+    try:
+        return zf.read(info)
+    except _ZIP_ERRORS as e:
+        raise RuntimeError(f"fusetorch.load: PytorchStreamReader failed reading file "
+                           f"{info.filename!r:.200} ({type(e).__name__}: {e})") from None
+
+
+_LOCAL_HEADER = 30  # bytes of a zip local file header before its name and extra field
+
+
+def _check_records(zf: zipfile.ZipFile) -> None:
+    """Refuse records whose bytes overlap. Each record is read into its own buffer, so
+    records that share bytes (each one's data running over the next ones, a known zip bomb
+    that needs no compression) let a 1 MiB file with 300 records take 300 MiB; an archive
+    `torch.save` wrote never has them. A record spans at least its local header, its name and
+    its data, and must end before the next record (or the central directory) begins.
+    (CPython 3.12's zipfile makes the same check as 'Overlapped entries'.)"""
+    records = sorted(zf.infolist(), key=lambda i: i.header_offset)
+    ends = [r.header_offset for r in records[1:]] + [zf.start_dir]
+    for record, end in zip(records, ends):
+        least = (record.header_offset + _LOCAL_HEADER + len(record.orig_filename.encode(
+            "utf-8" if record.flag_bits & 0x800 else "cp437", "replace")) + record.compress_size)
+        if record.header_offset < 0 or least > end:
+            raise RuntimeError(f"fusetorch.load: record {record.filename!r:.200} of the zip "
+                               "archive overlaps the next one (a damaged or hostile file)")
+
+
 def _prefix(zf: zipfile.ZipFile) -> str:
     names = [n for n in zf.namelist() if n.endswith("/data.pkl") and n.count("/") == 1]
     if len(names) != 1:
@@ -441,13 +477,14 @@ def load_torch(f, restore: Callable, limit: int, *, weights_only: bool = True,
         raise RuntimeError("fusetorch.load: PytorchStreamReader failed reading zip archive "
                            f"({e})") from None
     with zf:
+        _check_records(zf)
         prefix = _prefix(zf)
         order = f"{prefix}byteorder"
-        if order in zf.namelist() and zf.read(_member(zf, order)) != b"little":
+        if order in zf.namelist() and _read(zf, _member(zf, order)) != b"little":
             raise RuntimeError("fusetorch.load: big-endian PyTorch checkpoints are not "
                                "supported")
         reader = _Reader(zf, prefix, restore, limit)
-        data = zf.read(_member(zf, f"{prefix}data.pkl"))
+        data = _read(zf, _member(zf, f"{prefix}data.pkl"))
         try:
             return _Unpickler(data, reader, weights_only, allowed).load()
         except (WeightsOnlyError, RuntimeError):

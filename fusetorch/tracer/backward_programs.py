@@ -56,7 +56,13 @@ class BackwardRunner:
         return run_graph(self.graph, arrays, be.impl, be.xp, hook=hook)
 
     def _program(self, arrays: list, be):
-        key = tuple((a.shape, a.strides) for a in arrays)
+        # numpy's `aligned`: pointer and strides whole elements. Kernels index in elements, so
+        # an array that is not (frombuffer at an odd offset, which PyTorch accepts) is
+        # interpreted, also when a program exists for its shape and strides: the program's
+        # layout guard would refuse it (see compile._kernel_safe)
+        key = tuple((a.shape, a.strides) for a in arrays if a.flags.aligned)
+        if len(key) != len(arrays):
+            return None
         program = self.programs.get(key)
         if program is None:
             if len(self.programs) >= MAX_LAYOUTS or not _worth_compiling(arrays):
@@ -68,12 +74,7 @@ class BackwardRunner:
 
 
 def _worth_compiling(arrays: list) -> bool:
-    total = 0
-    for a in arrays:
-        if not a.flags.aligned:  # kernels index in whole elements (see compile._kernel_safe)
-            return False
-        total += a.size
-    return total >= MIN_ELEMENTS
+    return sum(a.size for a in arrays) >= MIN_ELEMENTS
 
 
 def _unavailable(e: Exception) -> bool:

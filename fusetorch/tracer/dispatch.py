@@ -95,7 +95,10 @@ def binary(name: str, a, b) -> Tensor:
                 ad, bd = a._data, b._data
                 if ad.shape != bd.shape:
                     broadcast_shapes(ad.shape, bd.shape)  # raises PyTorch's error
-                out = a._be.impl[name](ad, bd)
+                try:
+                    out = a._be.impl[name](ad, bd)
+                except MemoryError as e:
+                    raise allocator_error(e) from None
                 if out.__class__ is not _ndarray:  # a numpy scalar from 0-d inputs, or cupy
                     out = a._be.xp.asarray(out)
                 return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
@@ -104,7 +107,10 @@ def binary(name: str, a, b) -> Tensor:
             if dtype.category == 2 and dtype is not _BF16 and (
                     name in _FAST or name in _FLOAT_OUT) and not (
                     a._requires_grad and GRAD_ENABLED):
-                out = a._be.impl[name](a._data, b)
+                try:
+                    out = a._be.impl[name](a._data, b)
+                except MemoryError as e:
+                    raise allocator_error(e) from None
                 if out.__class__ is not _ndarray:
                     out = a._be.xp.asarray(out)
                 return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
@@ -117,7 +123,10 @@ def unary(name: str, a: Tensor) -> Tensor:
         return PROFILE.op(unary, (name, a), name, (a,))
     if RECORDER is None and isinstance(a, Tensor) and a._dtype.category == 2 \
             and not (a._requires_grad and GRAD_ENABLED):
-        out = a._be.impl[name](a._data)
+        try:
+            out = a._be.impl[name](a._data)
+        except MemoryError as e:
+            raise allocator_error(e) from None
         if out.__class__ is not _ndarray:
             out = a._be.xp.asarray(out)
         return _new(out, dt.bool_ if name in _BOOL_OUT else a._dtype, a._be)
@@ -225,7 +234,10 @@ def elementwise(name: str, *args) -> Tensor:
             a = _scalar_as(a, want)
         ins.append(a)
     attrs = {}
-    out = be.impl[name](*[a._data if isinstance(a, Tensor) else a for a in ins])
+    try:
+        out = be.impl[name](*[a._data if isinstance(a, Tensor) else a for a in ins])
+    except MemoryError as e:
+        raise allocator_error(e) from None
     out = _as_array(out, out_dtype, be)
     if out.shape != shape:  # an op whose eager result does not broadcast like the rule says
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
@@ -289,6 +301,19 @@ def out_of_memory(shape: tuple, d: dt.DType) -> RuntimeError:
                         f"bytes. Error code 12 (Cannot allocate memory)")
 
 
+def allocator_error(e: MemoryError) -> RuntimeError:
+    """PyTorch's RuntimeError for an op whose result (or a temporary) numpy could not
+    allocate (`expand(10**13, 3).contiguous()`, `repeat`); numpy's error names the array."""
+    shape, dtype = getattr(e, "shape", None), getattr(e, "dtype", None)
+    if shape is None or dtype is None:
+        return RuntimeError(f"DefaultCPUAllocator: can't allocate memory ({e})")
+    n = dtype.itemsize
+    for s in shape:
+        n *= s
+    return RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {n} "
+                        f"bytes. Error code 12 (Cannot allocate memory)")
+
+
 def cast(t: Tensor, d: dt.DType) -> Tensor:
     if t._dtype is d:
         return t
@@ -306,7 +331,10 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     shapes = [t._data.shape for t in tensors]
     shape = opdef.shape(shapes, attrs) if opdef.shape is not None else None
     dtype = opdef.dtype([t._dtype for t in tensors], attrs)
-    out = be.impl[name](*[t._data for t in tensors], **attrs)
+    try:
+        out = be.impl[name](*[t._data for t in tensors], **attrs)
+    except MemoryError as e:
+        raise allocator_error(e) from None
     if name == "to_device":
         be = _device.backend(attrs["device"])
     out = _as_array(out, dtype, be)

@@ -7,6 +7,9 @@
 - bool bytes other than 0 and 1 read as true in kernels, as in numpy and PyTorch;
 - rebinding a global or closure name the function read makes the next call trace again.
 """
+import types
+from functools import partial
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -60,6 +63,28 @@ def test_byte_stride_minus_one_never_reaches_a_kernel():
     expect = (a.astype(np.float64) + 1).sum()
     for got in calls(lambda x: (x + 1).sum(), t):
         np.testing.assert_allclose(got.item(), expect, rtol=1e-6)
+
+
+def test_compiled_eager_backward_interprets_an_unaligned_input():
+    # frombuffer at an odd byte offset is a legal tensor (PyTorch accepts it) whose pointer is
+    # not a whole element: after a backward program was built for its shape and strides, the
+    # program's layout guard raised RuntimeError instead of the gradient
+    n = 8192
+    w = torch.randn(n, requires_grad=True)
+
+    def grad_of(x):
+        w.grad = None
+        (x * w).exp().sum().backward()
+        return w.grad.numpy()
+
+    for _ in range(3):
+        grad_of(torch.rand(n))  # interpreted, then built and run as a program
+    raw = bytearray(1) + np.random.default_rng(0).random(n).astype(np.float32).tobytes()
+    x = torch.frombuffer(raw, dtype=torch.float32, offset=1, count=n)
+    assert not x.numpy().flags.aligned
+    xv = x.numpy().astype(np.float64)
+    expect = xv * np.exp(xv * w.detach().numpy())
+    np.testing.assert_allclose(grad_of(x), expect, rtol=1e-5)
 
 
 def test_lowering_refuses_partial_element_strides():
@@ -279,6 +304,77 @@ def test_a_module_forward_reading_a_global_is_guarded(monkeypatch):
     assert cm(x).item() == 20.0
 
 
+def _deep5(x):
+    return x * SCALE
+
+
+def _deep4(x):
+    return _deep5(x)
+
+
+def _deep3(x):
+    return _deep4(x)
+
+
+def _deep2(x):
+    return _deep3(x)
+
+
+def _deep1(x):
+    return _deep2(x).sum()
+
+
+class _Settings:
+    scale = 2.0
+
+
+cfg = types.ModuleType("user_settings")  # a module of the user's, read as `cfg.SCALE`
+cfg.SCALE = 2.0
+
+
+def _scaled(x, s):
+    return (x * s * SCALE).sum()
+
+
+class _Half(torch.nn.Module):
+    def forward(self, x):
+        return self.helper(x).sum()
+
+    def helper(self, x):  # reached through `self`, not through a global
+        return x * SCALE
+
+
+_HALF = _Half()
+
+
+def _calls_a_global_module(x):
+    return _HALF(x) + 0
+
+
+@pytest.mark.parametrize("case", ["method via self", "module held in a global",
+                                  "five functions deep", "partial", "user module attribute",
+                                  "class attribute"])
+def test_globals_read_by_code_reached_other_ways_are_guarded(case, monkeypatch):
+    monkeypatch.setitem(globals(), "SCALE", 2.0)
+    monkeypatch.setattr(cfg, "SCALE", 2.0)
+    monkeypatch.setattr(_Settings, "scale", 2.0)
+    fn = {"method via self": _Half(), "module held in a global": _calls_a_global_module,
+          "five functions deep": _deep1, "partial": partial(_scaled, s=1.0),
+          "user module attribute": lambda x: (x * cfg.SCALE).sum(),
+          "class attribute": lambda x: (x * _Settings.scale).sum()}[case]
+    cf = torch.compile(fn)
+    x = torch.ones(3)
+    assert cf(x).item() == cf(x).item() == 6.0
+    if case == "user module attribute":
+        monkeypatch.setattr(cfg, "SCALE", 3.0)
+    elif case == "class attribute":
+        monkeypatch.setattr(_Settings, "scale", 3.0)
+    else:
+        monkeypatch.setitem(globals(), "SCALE", 3.0)
+    assert fn(x).item() == 9.0
+    assert cf(x).item() == 9.0  # the compiled replay returned 6.0 before
+
+
 # ------------------------------------------------------------------ detach
 
 
@@ -295,3 +391,22 @@ def test_detach_stops_the_gradient_in_compiled_code():
         w = torch.tensor(values, requires_grad=True)
         g(w).backward()
         assert w.grad.tolist() == values  # d/dx x*c = c, not 2x
+
+
+class _Proxy:
+    """A user object whose attribute lookups fail with something other than AttributeError."""
+
+    def __getattr__(self, name):
+        raise KeyError(name)
+
+
+_PROXY = _Proxy()
+
+
+def test_guards_look_at_odd_user_objects_without_failing():
+    def fn(x):
+        return x * 2 if _PROXY is not None else x
+
+    cf = torch.compile(fn)
+    x = torch.ones(2)
+    assert cf(x).tolist() == cf(x).tolist() == [2.0, 2.0]

@@ -397,3 +397,30 @@ def test_no_pickle_from_the_cache_is_loaded(fresh_environments, tmp_path, monkey
         (templates / f"__jinja2_{jinja.get_cache_key(name, filename)}.cache").write_bytes(payload)
     load_templates()
     assert not marker.exists(), "a pickle from the cache was loaded"
+
+
+@needs_cc
+@needs_root
+@needs_nobody
+def test_the_user_is_part_of_the_key(shared, tmp_path, monkeypatch):
+    # the same source built by root and by nobody lands under different keys (so different
+    # paths): no user ever looks up an entry made for another, even in a shared location
+    name = fresh_name()
+    theirs = shared / "nobody"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY.pw_uid, NOBODY.pw_gid)
+
+    def build_as_nobody() -> None:
+        os.environ["FUSETORCH_CACHE_DIR"] = str(theirs / "cache")
+        lib = cbuild.build(*kernel(name))
+        (theirs / "key").write_text(lib.key)
+
+    as_nobody(build_as_nobody)
+    their_key = (theirs / "key").read_text()
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path / "cache"))
+    lib = cbuild.build(*kernel(name))
+    assert lib.key != their_key
+    info = json.loads(lib.path.with_suffix(".json").read_text())
+    assert info["uid"] == os.geteuid() == 0
+    their_info = json.loads((theirs / "cache" / their_key[:2] / f"{their_key}.json").read_text())
+    assert their_info["uid"] == NOBODY.pw_uid

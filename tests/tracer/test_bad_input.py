@@ -152,6 +152,25 @@ OOM = [
 ]
 
 
+def huge_view():
+    """10**13 x 3 float32 elements over 3 (a legal expand): any op writing them runs out."""
+    return torch.ones(1, 3).expand(HUGE, 3)
+
+
+# ops whose result numpy cannot allocate: PyTorch's allocator error too, not MemoryError
+OOM += [
+    ("contiguous", lambda: huge_view().contiguous(), HUGE * 12),
+    ("add scalar", lambda: huge_view() + 1, HUGE * 12),
+    ("mul tensor", lambda: huge_view() * torch.ones(3), HUGE * 12),
+    ("exp", lambda: huge_view().exp(), HUGE * 12),
+    ("double", lambda: huge_view().double(), HUGE * 24),
+    ("where", lambda: torch.where(huge_view() > 0, 1.0, 2.0), HUGE * 3),
+    ("cat", lambda: torch.cat([huge_view(), huge_view()]), HUGE * 24),
+    ("repeat", lambda: torch.ones(2, 3).repeat(10**7, 10**7), 24 * 10**14),
+    ("matmul", lambda: torch.ones(10**7, 1) @ torch.ones(1, 10**7), 4 * 10**14),
+]
+
+
 @pytest.mark.parametrize("call,exc,fragment", [r[1:] for r in BAD], ids=[r[0] for r in BAD])
 def test_bad_input_raises_pytorchs_error(call, exc, fragment):
     with pytest.raises(exc) as info:
