@@ -143,10 +143,13 @@ def _node_of(x, dtype) -> Node:
 
 def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=None) -> None:
     """Add the node computing `result`; called by dispatch when an input requires grad."""
-    if not result._dtype.is_floating_point:
+    dtype = result._dtype
+    if not dtype.is_floating_point:
         return  # integer and bool results carry no gradient
-    nodes = tuple(_node_of(x, scalar_dtype) for x in ins)
-    node = Node(op, nodes, attrs, tuple(result._data.shape), result._dtype)
+    # (a list comprehension and the inlined common case: this runs for every recorded op)
+    nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
+                   else _node_of(x, scalar_dtype) for x in ins])
+    node = Node(op, nodes, attrs, result._data.shape, dtype)
     saves = OPS[op].saves
     if saves:
         saved = {}
@@ -160,7 +163,7 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
                         saved[id(nodes[i])] = _saved_entry(x)
         node.saved = saved
     result._node = node
-    result._requires_grad = result._dtype.is_floating_point
+    result._requires_grad = True
 
 
 def label(result: Tensor, name: str, *inputs) -> Tensor:
