@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def run_example(name: str, *args: str) -> str:
     env = dict(os.environ, PYTHONPATH=str(ROOT))  # works installed or from a plain checkout
     r = subprocess.run([sys.executable, str(ROOT / "examples" / name), *args],
-                       capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+                       capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
     assert r.returncode == 0, r.stderr
     return r.stdout
 
