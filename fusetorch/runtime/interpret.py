@@ -17,7 +17,9 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
     for node, value in zip(graph.inputs, inputs):
         env[id(node)] = value
     last_use = _last_uses(graph)
-    owners: dict[int, int] = {}  # array id -> how many env entries hold that very array
+    # buffer id -> how many live env entries hold that buffer or a view of it (a value whose
+    # last use has passed is dropped from env, so its views stop counting)
+    owners: dict[int, int] = {}
     mixed = any(node.op == "to_device" for node in graph.nodes)
     impl0, xp0 = impl, xp
     for pos, node in enumerate(graph.nodes):
@@ -29,16 +31,26 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
         if node.op in _REUSES_INPUT0 and _dead_after(node.inputs[0], args[0], pos, last_use,
                                                        owners):
             out = eval_node(node, args, impl, xp, inplace=True)
-            owners[id(args[0])] -= 1  # the dead input hands its buffer to this node
         else:
             out = eval_node(node, args, impl, xp)
         if out.shape != node.shape:  # a data-dependent size (nonzero) differs from the trace's
             raise RuntimeError(
                 f"{node.op} gave shape {list(out.shape)} but the graph was recorded with "
                 f"{list(node.shape)}; a data-dependent shape cannot change between runs")
+        for i in node.inputs:  # values no later node reads leave env
+            if last_use.get(id(i)) == pos and id(i) in env:
+                owners[id(_buffer(env.pop(id(i))))] -= 1
         env[id(node)] = out
-        owners[id(out)] = owners.get(id(out), 0) + 1
+        b = id(_buffer(out))
+        owners[b] = owners.get(b, 0) + 1
     return [env[id(o)] for o in graph.outputs]
+
+
+def _buffer(a):
+    """The array owning `a`'s memory (`a` itself unless it is a view)."""
+    while getattr(a, "base", None) is not None:
+        a = a.base
+    return a
 
 
 def _where_inputs_live(node, args: list, impl: dict, xp):
@@ -89,6 +101,7 @@ def _last_uses(graph: Graph) -> dict:
 
 def _dead_after(node, array, pos: int, last_use: dict, owners: dict) -> bool:
     """True if `array` (the value of `node`) is used by no later node, is held by no other
-    node, and is its own memory (not a view of something that may still be live)."""
+    live value (itself or a view of it: `index` results are views), and is its own memory
+    (not a view of something that may still be live)."""
     return (last_use.get(id(node)) == pos and owners.get(id(array)) == 1
             and getattr(array, "base", 0) is None and getattr(array.flags, "writeable", True))

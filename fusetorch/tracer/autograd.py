@@ -26,6 +26,7 @@ from ..ir.ops import OPS
 from ..runtime.interpret import run_graph
 from . import dispatch as D
 from .tensor import Tensor
+from .views import refresh as refresh_view
 
 FREED = object()  # a node's `saved` after backward without retain_graph
 
@@ -130,6 +131,8 @@ def leaf_node(t: Tensor) -> Node:
 
 def _node_of(x, dtype) -> Node:
     if isinstance(x, Tensor):
+        if x._base is not None:
+            refresh_view(x)  # a view whose storage was written since its node was made
         if x._node is not None:
             return x._node
         if x._requires_grad:
@@ -242,10 +245,18 @@ def _bind_values(order: list, fwd_nodes: list) -> list:
 def modified_message(tensor, shape, now: int, expected: int, made_by) -> str:
     """PyTorch's error for a saved value modified in place before backward."""
     name = ""
+    if tensor is not None and tensor._base is not None and made_by is tensor._node:
+        try:  # a view's grad_fn as PyTorch regenerates it after its storage was written
+            refresh_view(tensor)
+            made_by = tensor._node
+        except RuntimeError:
+            pass
     if made_by is not None and made_by.op != "input":
         import re
         from .grad_fn import grad_fn_name
         op = re.sub(r"Backward\d*$", "", grad_fn_name(made_by))
+        if op == "CopySlices":
+            op = "torch::autograd::CopySlices"
         name = f", which is output 0 of {op},"
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [torch.{_type_name(tensor)} {list(shape)}]{name} is at version "
