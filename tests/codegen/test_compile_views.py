@@ -127,3 +127,19 @@ def test_training_step_with_in_place_view_writes_matches_eager():
     for p, q in zip(net.parameters(), twin.parameters()):
         np.testing.assert_allclose(p.detach().numpy(), q.detach().numpy(), rtol=1e-5,
                                    atol=1e-6)
+
+
+def test_register_hook_on_a_non_leaf_inside_a_compiled_function_breaks_the_graph():
+    def f(x):
+        y = x * 2
+        y.register_hook(lambda g: g * 10)  # a compiled backward would not call it
+        return (y * y).sum()
+    cf = torch.compile(f)
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            x.grad = None
+            cf(x).backward()
+            np.testing.assert_array_equal(x.grad.numpy(), [80.0, 160.0, 240.0])
+    assert [m for m in w if "register_hook on a non-leaf tensor" in str(m.message)]
