@@ -16,10 +16,8 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
     env: dict[int, object] = {}
     for node, value in zip(graph.inputs, inputs):
         env[id(node)] = value
-    last_use = _last_uses(graph)
-    # buffer id -> how many live env entries hold that buffer or a view of it (a value whose
-    # last use has passed is dropped from env, so its views stop counting)
-    owners: dict[int, int] = {}
+    last_use, view_use = _last_uses(graph)
+    owners: dict[int, int] = {}  # array id -> how many env entries hold that very array
     mixed = any(node.op == "to_device" for node in graph.nodes)
     impl0, xp0 = impl, xp
     for pos, node in enumerate(graph.nodes):
@@ -29,28 +27,19 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp) -> list:
         if mixed:
             args, impl, xp = _where_inputs_live(node, args, impl0, xp0)
         if node.op in _REUSES_INPUT0 and _dead_after(node.inputs[0], args[0], pos, last_use,
-                                                       owners):
+                                                       owners) \
+                and view_use.get(id(node.inputs[0]), -1) < pos:
             out = eval_node(node, args, impl, xp, inplace=True)
+            owners[id(args[0])] -= 1  # the dead input hands its buffer to this node
         else:
             out = eval_node(node, args, impl, xp)
         if out.shape != node.shape:  # a data-dependent size (nonzero) differs from the trace's
             raise RuntimeError(
                 f"{node.op} gave shape {list(out.shape)} but the graph was recorded with "
                 f"{list(node.shape)}; a data-dependent shape cannot change between runs")
-        for i in node.inputs:  # values no later node reads leave env
-            if last_use.get(id(i)) == pos and id(i) in env:
-                owners[id(_buffer(env.pop(id(i))))] -= 1
         env[id(node)] = out
-        b = id(_buffer(out))
-        owners[b] = owners.get(b, 0) + 1
+        owners[id(out)] = owners.get(id(out), 0) + 1
     return [env[id(o)] for o in graph.outputs]
-
-
-def _buffer(a):
-    """The array owning `a`'s memory (`a` itself unless it is a view)."""
-    while getattr(a, "base", None) is not None:
-        a = a.base
-    return a
 
 
 def _where_inputs_live(node, args: list, impl: dict, xp):
@@ -87,21 +76,33 @@ def eval_node(node, args: list, impl: dict, xp, **extra):
 # Ops that may write their result into input 0's buffer when nothing else can see it: an
 # index_put chain accumulating many slices' gradients then costs the slices, not the whole.
 _REUSES_INPUT0 = {"index_put"}
+# Ops whose result may be a view of (or be) their first input's array: while such a result is
+# still to be read, that input's buffer must not be written (conservative: more is safe)
+_MAY_VIEW = {"index", "reshape", "permute", "expand", "unfold2d", "detach", "check",
+             "to_device", "cast"}
 
 
-def _last_uses(graph: Graph) -> dict:
+def _last_uses(graph: Graph) -> tuple[dict, dict]:
+    """(node id -> position of its last reader, node id -> last read of any value that may be
+    a view of its array)."""
     last = {id(o): len(graph.nodes) for o in graph.outputs}  # outputs live to the end
     for pos, node in enumerate(graph.nodes):
         for i in node.inputs:
             last[id(i)] = max(last.get(id(i), 0), pos)
     for n in graph.inputs:
         last[id(n)] = len(graph.nodes)  # the caller's arrays are never written
-    return last
+    views: dict = {}
+    for node in reversed(graph.nodes):  # a view's own views are folded in before it
+        if node.op in _MAY_VIEW and node.inputs:
+            src = id(node.inputs[0])
+            seen = max(last.get(id(node), -1), views.get(id(node), -1))
+            if seen > views.get(src, -1):
+                views[src] = seen
+    return last, views
 
 
 def _dead_after(node, array, pos: int, last_use: dict, owners: dict) -> bool:
     """True if `array` (the value of `node`) is used by no later node, is held by no other
-    live value (itself or a view of it: `index` results are views), and is its own memory
-    (not a view of something that may still be live)."""
+    node, and is its own memory (not a view of something that may still be live)."""
     return (last_use.get(id(node)) == pos and owners.get(id(array)) == 1
             and getattr(array, "base", 0) is None and getattr(array.flags, "writeable", True))

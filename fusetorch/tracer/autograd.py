@@ -131,8 +131,11 @@ def leaf_node(t: Tensor) -> Node:
 
 def _node_of(x, dtype) -> Node:
     if isinstance(x, Tensor):
-        if x._base is not None:
-            refresh_view(x)  # a view whose storage was written since its node was made
+        b = x._base
+        if b is not None:  # a view whose storage was written since its node was made
+            vc = b._vc
+            if (vc[0] if vc is not None else 0) != x._vver:
+                refresh_view(x)
         if x._node is not None:
             return x._node
         if x._requires_grad:
@@ -195,10 +198,11 @@ def _structure_key(order: list, wrt: list, also: list, stop: list = ()):
     return key, pos
 
 
-def _plan(roots: list, wrt: list, also: list, stop: list = ()):
+def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | None = None):
     """(backward graph, forward order) for these roots, from the cache when the structure is
     one seen before."""
-    order = toposort(roots)
+    if order is None:
+        order = toposort(roots)
     key, pos = _structure_key(order, wrt, also, stop)
     hit = _CACHE.get(key) if key is not None else None
     if hit is None:
@@ -286,12 +290,13 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also
     """Cotangents for `wrt_nodes` (then `also`), as Tensors; tensor hooks on the nodes between
     (`register_hook` on non-leaf tensors) see and may replace theirs on the way."""
     root_nodes = [r._node for r in roots]
-    hooked = [n for n in toposort(root_nodes) if n.meta and n.meta.get("hooks")]
+    order = toposort(root_nodes)
+    hooked = [n for n in order if n.meta and n.meta.get("hooks")]
     if hooked:
         return _run_hooked(root_nodes, grads, wrt_nodes, also, hooked, roots[0]._be,
                            retain_graph, create_graph)
     return _run_backward(root_nodes, grads, wrt_nodes, also, roots[0]._be, retain_graph,
-                         create_graph)
+                         create_graph, order=order)
 
 
 def _run_hooked(root_nodes: list, grads: list, wrt: list, also: list, hooked: list, be,
@@ -350,8 +355,9 @@ def _call_hooks(hooks: dict, g: Tensor) -> Tensor:
 
 
 def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list, be,
-                  retain_graph: bool, create_graph: bool, stop: list = ()) -> list:
-    bw, fwd_values, order = _plan(root_nodes, wrt_nodes, also, stop)
+                  retain_graph: bool, create_graph: bool, stop: list = (),
+                  order: list | None = None) -> list:
+    bw, fwd_values, order = _plan(root_nodes, wrt_nodes, also, stop, order)
     values = _bind_values(order, fwd_values)
     if create_graph or D.RECORDER is not None:
         # a trace (compile of a whole training step) must see the backward's ops too
@@ -533,6 +539,8 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
 def _roots_and_grads(tensors, grad_tensors, create_graph: bool):
     roots, grads = [], []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if t._base is not None:
+            refresh_view(t)  # a view whose storage was written since its node was made
         if not t._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
@@ -556,6 +564,12 @@ def _roots_and_grads(tensors, grad_tensors, create_graph: bool):
     return roots, grads
 
 
+def _target_node(t: Tensor) -> Node:
+    if t._base is not None:
+        refresh_view(t)
+    return t._node if t._node is not None else leaf_node(t)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
              inputs=None) -> None:
     """Accumulate d(tensors)/d(leaf) into each leaf's `.grad` (torch.autograd.backward)."""
@@ -569,7 +583,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     order = toposort([r._node for r in roots])
     if inputs is not None:
         targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-        wrt = [t._node if t._node is not None else leaf_node(t) for t in targets]
+        wrt = [_target_node(t) for t in targets]
     else:
         wrt, targets = [], []
         for n in order:
@@ -615,7 +629,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots, grads = _roots_and_grads(outputs, list(grad_outputs), create_graph)
-    wrt = [t._node if t._node is not None else leaf_node(t) for t in inputs]
+    wrt = [_target_node(t) for t in inputs]
     reachable = {id(n) for n in toposort([r._node for r in roots])}
     used = [id(w) in reachable for w in wrt]
     if not all(used) and not (allow_unused or materialize_grads):
@@ -638,7 +652,7 @@ def backward_graph_text(root: Tensor, inputs: Sequence[Tensor] | None = None) ->
     if inputs is None:
         wrt = [n for n in order if _leaf_of(n) is not None]
     else:
-        wrt = [t._node if t._node is not None else leaf_node(t) for t in inputs]
+        wrt = [_target_node(t) for t in inputs]
     return backward_graph([root._node], wrt).graph.text()
 
 

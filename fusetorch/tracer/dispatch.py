@@ -226,8 +226,11 @@ def elementwise(name: str, *args) -> Tensor:
     result = _new(out, out_dtype, be)
     if RECORDER is not None:
         RECORDER.record(name, ins, attrs, result, compute)
-    if GRAD_ENABLED and any(needs_grad(t) for t in tensors):
-        GRAD_RECORD(name, ins, attrs, result, compute)
+    if GRAD_ENABLED:
+        for t in tensors:
+            if t._requires_grad or (t._base is not None and _view_grad(t)):
+                GRAD_RECORD(name, ins, attrs, result, compute)
+                break
     return result
 
 
@@ -312,8 +315,11 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
         result._base = tensors[0]._root()  # a view: it shares its base's version counter
     if RECORDER is not None:
         RECORDER.record(name, tensors, attrs, result)
-    if GRAD_ENABLED and any(needs_grad(t) for t in tensors):
-        GRAD_RECORD(name, tensors, attrs, result)
+    if GRAD_ENABLED:
+        for t in tensors:
+            if t._requires_grad or (t._base is not None and _view_grad(t)):
+                GRAD_RECORD(name, tensors, attrs, result)
+                break
     if view:
         _views.derive(result, tensors[0], (name, attrs) if len(tensors) == 1 else None,
                       GRAD_ENABLED)
