@@ -165,7 +165,8 @@ class CompiledFunction:
             return out
         effects = _Effects.of(rec, len(tensors))
         if effects is None or not outs:
-            # an in-place write through a view, or nothing to return: run eagerly
+            # an input that is a view of memory the call writes, or nothing to return: run
+            # eagerly
             self._remember(key, _EAGER)
             return out
         tensors = tensors + rec.input_tensors[len(tensors):]
@@ -367,7 +368,7 @@ class _Effects:
         sources = [_GradOf(read_grads[id(t)]) if id(t) in read_grads else t for t in captured]
         mutated = [k for k, t in enumerate(rec.input_tensors) if rec.node(t) is not rec.inputs[k]]
         if any(rec.input_tensors[k]._base is not None for k in mutated):
-            return None  # the recorder does not follow writes through views to their base
+            return None  # a view passed in: its root is not what the program writes back
         grad_sets, grad_guards = [], []
         for leaf, kind, start in events:
             if kind == "read":

@@ -131,9 +131,12 @@ def needs_grad(order: Sequence[Node], wrt: Sequence[Node]) -> set:
 
 
 def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
-                   also: Sequence[Node] = ()) -> BackwardGraph:
+                   also: Sequence[Node] = (), stop: Sequence[Node] = ()) -> BackwardGraph:
     """Graph computing d(outputs)/d(wrt) . cotangents, one output per `wrt` node (zeros where no
-    path reaches it), then one per `also` node (the cotangent reaching it: `retain_grad`)."""
+    path reaches it), then one per `also` node (the cotangent reaching it: `retain_grad`).
+    Cotangents stop at the `stop` nodes: theirs are collected (as `wrt`) but not passed on to
+    their inputs (autograd runs the rest after a tensor hook has seen them)."""
+    stop_ids = {id(s) for s in stop}
     order = toposort(outputs)
     need = needs_grad(order, wrt)
     b = Builder()
@@ -144,7 +147,7 @@ def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
     for pos in range(len(order) - 1, -1, -1):
         n = order[pos]
         g = ct.get(id(n))
-        if g is None or not n.inputs:
+        if g is None or not n.inputs or id(n) in stop_ids:
             continue
         d = OPS[n.op]
         if not any(id(i) in need for i in n.inputs):

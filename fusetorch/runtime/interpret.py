@@ -18,7 +18,7 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None) -> list:
     env: dict[int, object] = {}
     for node, value in zip(graph.inputs, inputs):
         env[id(node)] = value
-    last_use = _last_uses(graph)
+    last_use, view_use = _last_uses(graph)
     owners: dict[int, int] = {}  # array id -> how many env entries hold that very array
     mixed = any(node.op == "to_device" for node in graph.nodes)
     impl0, xp0 = impl, xp
@@ -31,7 +31,8 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None) -> list:
         if mixed:
             args, impl, xp = _where_inputs_live(node, args, impl0, xp0)
         if node.op in _REUSES_INPUT0 and _dead_after(node.inputs[0], args[0], pos, last_use,
-                                                       owners):
+                                                       owners) \
+                and view_use.get(id(node.inputs[0]), -1) < pos:
             out = eval_node(node, args, impl, xp, inplace=True)
             owners[id(args[0])] -= 1  # the dead input hands its buffer to this node
         else:
@@ -81,16 +82,29 @@ def eval_node(node, args: list, impl: dict, xp, **extra):
 # Ops that may write their result into input 0's buffer when nothing else can see it: an
 # index_put chain accumulating many slices' gradients then costs the slices, not the whole.
 _REUSES_INPUT0 = {"index_put"}
+# Ops whose result may be a view of (or be) their first input's array: while such a result is
+# still to be read, that input's buffer must not be written (conservative: more is safe)
+_MAY_VIEW = {"index", "reshape", "permute", "expand", "unfold2d", "detach", "check",
+             "to_device", "cast"}
 
 
-def _last_uses(graph: Graph) -> dict:
+def _last_uses(graph: Graph) -> tuple[dict, dict]:
+    """(node id -> position of its last reader, node id -> last read of any value that may be
+    a view of its array)."""
     last = {id(o): len(graph.nodes) for o in graph.outputs}  # outputs live to the end
     for pos, node in enumerate(graph.nodes):
         for i in node.inputs:
             last[id(i)] = max(last.get(id(i), 0), pos)
     for n in graph.inputs:
         last[id(n)] = len(graph.nodes)  # the caller's arrays are never written
-    return last
+    views: dict = {}
+    for node in reversed(graph.nodes):  # a view's own views are folded in before it
+        if node.op in _MAY_VIEW and node.inputs:
+            src = id(node.inputs[0])
+            seen = max(last.get(id(node), -1), views.get(id(node), -1))
+            if seen > views.get(src, -1):
+                views[src] = seen
+    return last, views
 
 
 def _dead_after(node, array, pos: int, last_use: dict, owners: dict) -> bool:

@@ -28,6 +28,7 @@ from .backward_programs import BackwardRunner
 from . import dispatch as D
 from .tensor import Tensor
 from .trace import recording_phase
+from .views import refresh as refresh_view
 
 FREED = object()  # a node's `saved` after backward without retain_graph
 
@@ -132,6 +133,11 @@ def leaf_node(t: Tensor) -> Node:
 
 def _node_of(x, dtype) -> Node:
     if isinstance(x, Tensor):
+        b = x._base
+        if b is not None:  # a view whose storage was written since its node was made
+            vc = b._vc
+            if (vc[0] if vc is not None else 0) != x._vver:
+                refresh_view(x)
         if x._node is not None:
             return x._node
         if x._requires_grad:
@@ -182,14 +188,14 @@ _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 256
 
 
-def _structure_key(order: list, wrt: list, also: list):
+def _structure_key(order: list, wrt: list, also: list, stop: list = ()):
     pos = {id(n): i for i, n in enumerate(order)}
     parts = []
     for n in order:
         parts.append((n.op, n.shape, n.dtype, tuple(pos[id(i)] for i in n.inputs),
                       tuple(n.attrs.items()) if n.op != "input" else ()))
     key = (tuple(parts), tuple(pos.get(id(w), -1) for w in wrt),  # -1: not reached
-           tuple(pos[id(a)] for a in also))
+           tuple(pos[id(a)] for a in also), tuple(pos.get(id(s), -1) for s in stop))
     try:
         hash(key)
     except TypeError:  # an unhashable attribute: differentiate afresh
@@ -197,18 +203,19 @@ def _structure_key(order: list, wrt: list, also: list):
     return key, pos
 
 
-def _plan(roots: list, wrt: list, also: list):
+def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | None = None):
     """(backward graph, forward order) for these roots, from the cache when the structure is
     one seen before."""
-    order = toposort(roots)
-    key, pos = _structure_key(order, wrt, also)
+    if order is None:
+        order = toposort(roots)
+    key, pos = _structure_key(order, wrt, also, stop)
     hit = _CACHE.get(key) if key is not None else None
     if hit is None:
         if D.PROFILE is not None:  # differentiating costs once per structure: show it
-            bw = D.PROFILE.call(backward_graph, (roots, wrt, also),
+            bw = D.PROFILE.call(backward_graph, (roots, wrt, also, stop),
                                 "autograd::derive_backward_graph")
         else:
-            bw = backward_graph(roots, wrt, also)
+            bw = backward_graph(roots, wrt, also, stop)
         hit = (bw, [(pos[id(f)], part) for f, part in bw.values], BackwardRunner(bw.graph))
         if key is not None:
             _CACHE[key] = hit
@@ -253,10 +260,18 @@ def _bind_values(order: list, fwd_nodes: list) -> list:
 def modified_message(tensor, shape, now: int, expected: int, made_by) -> str:
     """PyTorch's error for a saved value modified in place before backward."""
     name = ""
+    if tensor is not None and tensor._base is not None and made_by is tensor._node:
+        try:  # a view's grad_fn as PyTorch regenerates it after its storage was written
+            refresh_view(tensor)
+            made_by = tensor._node
+        except RuntimeError:
+            pass
     if made_by is not None and made_by.op != "input":
         import re
         from .grad_fn import grad_fn_name
         op = re.sub(r"Backward\d*$", "", grad_fn_name(made_by))
+        if op == "CopySlices":
+            op = "torch::autograd::CopySlices"
         name = f", which is output 0 of {op},"
     return ("one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: [torch.{_type_name(tensor)} {list(shape)}]{name} is at version "
@@ -283,11 +298,78 @@ def _leaf_of(n: Node):
 
 def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also: list,
                  retain_graph: bool, create_graph: bool) -> list:
-    """Cotangents for `wrt_nodes` (then `also`), as Tensors."""
+    """Cotangents for `wrt_nodes` (then `also`), as Tensors; tensor hooks on the nodes between
+    (`register_hook` on non-leaf tensors) see and may replace theirs on the way."""
     root_nodes = [r._node for r in roots]
-    bw, fwd_values, order, runner = _plan(root_nodes, wrt_nodes, also)
+    order = toposort(root_nodes)
+    hooked = [n for n in order if n.meta and n.meta.get("hooks")]
+    if hooked:
+        return _run_hooked(root_nodes, grads, wrt_nodes, also, hooked, roots[0]._be,
+                           retain_graph, create_graph)
+    return _run_backward(root_nodes, grads, wrt_nodes, also, roots[0]._be, retain_graph,
+                         create_graph, order=order)
+
+
+def _run_hooked(root_nodes: list, grads: list, wrt: list, also: list, hooked: list, be,
+                retain_graph: bool, create_graph: bool) -> list:
+    """Backward in segments cut at the hooked nodes: first from the roots with every hooked
+    node a stop (its cotangent collected, not passed on), then from each hooked node, nearest
+    the roots first (all of its cotangent has arrived by then), with what its hooks return.
+    The targets' cotangents are the sums over the segments (the backward is linear)."""
+    targets = list(wrt) + list(also)
+    n_t = len(targets)
+    acc: list = [None] * (n_t + len(hooked))
+    where = {id(h): n_t + k for k, h in enumerate(hooked)}
+
+    def add(k, g):
+        acc[k] = g if acc[k] is None else D.binary("add", acc[k], g)
+
+    outs = _run_backward(root_nodes, grads, targets + hooked, [], be, True, create_graph,
+                         stop=hooked)
+    for k, g in enumerate(outs):
+        add(k, g)
+    for h in reversed(hooked):  # toposort order: the last is nearest the roots
+        g = acc[where[id(h)]]
+        g = _call_hooks(h.meta["hooks"], g)
+        for k, t in enumerate(targets):
+            if t is h:  # `inputs=` / retain_grad on the hooked tensor: the hooked gradient
+                acc[k] = g
+        rest = [s for s in hooked if s is not h]
+        outs = _run_backward([h], [g], targets + rest, [], be, True, create_graph, stop=rest)
+        for k, (t, o) in enumerate(zip(targets, outs)):
+            if t is not h:
+                add(k, o)
+        for s, o in zip(rest, outs[n_t:]):
+            add(where[id(s)], o)
+    if not retain_graph:
+        _free(toposort(root_nodes))
+    return acc[:n_t]
+
+
+def _call_hooks(hooks: dict, g: Tensor) -> Tensor:
+    """A tensor's hooks on its gradient, in registration order; a returned tensor replaces it
+    (PyTorch's checks on what a hook returns)."""
+    for hook in list(hooks.values()):
+        r = hook(g)
+        if r is None:
+            continue
+        if not isinstance(r, Tensor):
+            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+        name = getattr(hook, "__name__", type(hook).__name__)
+        if r._dtype is not g._dtype:
+            raise RuntimeError(f"hook '{name}' has changed the type of value (was "
+                               f"torch.{_type_name(g)} got torch.{_type_name(r)})")
+        if tuple(r._data.shape) != tuple(g._data.shape):
+            raise RuntimeError(f"hook '{name}' has changed the size of value")
+        g = r
+    return g
+
+
+def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list, be,
+                  retain_graph: bool, create_graph: bool, stop: list = (),
+                  order: list | None = None) -> list:
+    bw, fwd_values, order, runner = _plan(root_nodes, wrt_nodes, also, stop, order)
     values = _bind_values(order, fwd_values)
-    be = roots[0]._be
     if create_graph or D.RECORDER is not None:
         # a trace (compile of a whole training step) must see the backward's ops too
         if D.RECORDER is not None:
@@ -413,18 +495,29 @@ _FINAL_CALLBACKS: list = []
 
 
 def add_hook(t: Tensor, kind: str, hook):
-    """Register a leaf tensor hook (`Tensor.register_hook` / `register_post_accumulate_grad_hook`).
-    The whole backward graph runs at once, so hooks fire after it, as each leaf's gradient is
-    accumulated; hooks on non-leaf tensors would have to run inside it (not supported yet)."""
-    if not t._requires_grad:
+    """Register a tensor hook (`Tensor.register_hook` / `register_post_accumulate_grad_hook`).
+    A leaf's hooks run as its gradient is accumulated, after the backward graph. A non-leaf's
+    hooks belong to its current node (`meta['hooks']`: a later in-place write gives the tensor
+    a new node, and hooks registered before it see the gradient of the old value, as in
+    PyTorch); backward is cut there (`_run_hooked`)."""
+    if not t.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    from ..nn.module import RemovableHandle  # the one handle type (module and optimizer hooks)
     if not t.is_leaf:
         if kind == POST_ACCUMULATE_HOOKS:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
                                "tensors")
-        raise NotImplementedError("register_hook on a non-leaf tensor is not supported yet "
-                                  "(leaf tensors only)")
-    from ..nn.module import RemovableHandle  # the one handle type (module and optimizer hooks)
+        rec = D.RECORDER
+        if rec is not None and (rec.strict or (rec.parent is not None and rec.parent.strict)):
+            # a compiled backward program would not stop at this tensor to call the hook
+            from .trace import user_source
+            rec.graph_break(f"register_hook on a non-leaf tensor at {user_source()}")
+        n = t._node
+        n.meta = dict(n.meta or {})
+        hooks = n.meta.setdefault("hooks", {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        return handle
     hooks = t.__dict__.setdefault(kind, {})
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
@@ -438,11 +531,7 @@ def queue_callback(fn) -> None:
 
 
 def _hooked(t: Tensor, g: Tensor) -> Tensor:
-    for hook in list(t.__dict__.get(GRAD_HOOKS, {}).values()):
-        r = hook(g)
-        if r is not None:
-            g = r
-    return g
+    return _call_hooks(t.__dict__.get(GRAD_HOOKS, {}), g)
 
 
 def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
@@ -475,6 +564,8 @@ _ACCUMULATE = "autograd::engine::evaluate_function: torch::autograd::AccumulateG
 def _roots_and_grads(tensors, grad_tensors, create_graph: bool):
     roots, grads = [], []
     for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if t._base is not None:
+            refresh_view(t)  # a view whose storage was written since its node was made
         if not t._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                "a grad_fn")
@@ -498,6 +589,12 @@ def _roots_and_grads(tensors, grad_tensors, create_graph: bool):
     return roots, grads
 
 
+def _target_node(t: Tensor) -> Node:
+    if t._base is not None:
+        refresh_view(t)
+    return t._node if t._node is not None else leaf_node(t)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
              inputs=None) -> None:
     """Accumulate d(tensors)/d(leaf) into each leaf's `.grad` (torch.autograd.backward)."""
@@ -514,7 +611,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     order = toposort([r._node for r in roots])
     if inputs is not None:
         targets = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-        wrt = [t._node if t._node is not None else leaf_node(t) for t in targets]
+        wrt = [_target_node(t) for t in targets]
     else:
         wrt, targets = [], []
         for n in order:
@@ -564,7 +661,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots, grads = _roots_and_grads(outputs, list(grad_outputs), create_graph)
-    wrt = [t._node if t._node is not None else leaf_node(t) for t in inputs]
+    wrt = [_target_node(t) for t in inputs]
     reachable = {id(n) for n in toposort([r._node for r in roots])}
     used = [id(w) in reachable for w in wrt]
     if not all(used) and not (allow_unused or materialize_grads):
@@ -592,7 +689,7 @@ def backward_graph_text(root: Tensor, inputs: Sequence[Tensor] | None = None,
     if inputs is None:
         wrt = [n for n in order if _leaf_of(n) is not None]
     else:
-        wrt = [t._node if t._node is not None else leaf_node(t) for t in inputs]
+        wrt = [_target_node(t) for t in inputs]
     bw = backward_graph([root._node], wrt)
     if format == "text":
         return bw.graph.text()

@@ -19,6 +19,7 @@ from ..ir.ops import OPS
 from ..ir.shapes import broadcast_many, broadcast_shapes
 from ..runtime import device as _device
 from ..runtime.device import NP_DTYPES
+from . import views as _views
 from .tensor import Tensor
 
 # The active recording (a tracer.trace.Recorder), or None; grad mode; and autograd's recording
@@ -89,11 +90,15 @@ def binary(name: str, a, b) -> Tensor:
     if RECORDER is None:
         if isinstance(b, Tensor) and isinstance(a, Tensor):  # Parameters too
             dtype = a._dtype
-            if (a._requires_grad or b._requires_grad) and GRAD_ENABLED:
+            if GRAD_ENABLED and (a._requires_grad or b._requires_grad or (
+                    a._base is not None and _view_grad(a)) or (
+                    b._base is not None and _view_grad(b))):
                 # a training step's common case: two float tensors of one dtype, nothing to
-                # cast, recorded straight away (the general path costs ~2 us more per op)
-                if dtype is b._dtype and a._be is b._be and dtype.category == 2 and \
-                        name in _FAST and name not in _BOOL_OUT:
+                # cast, no view to refresh, recorded straight away (the general path costs
+                # ~2 us more per op)
+                if a._base is None and b._base is None and dtype is b._dtype and \
+                        a._be is b._be and dtype.category == 2 and name in _FAST and \
+                        name not in _BOOL_OUT:
                     ad, bd = a._data, b._data
                     if ad.shape != bd.shape:
                         broadcast_shapes(ad.shape, bd.shape)
@@ -121,8 +126,10 @@ def binary(name: str, a, b) -> Tensor:
             dtype = a._dtype
             if dtype.category == 2 and dtype is not _BF16 and (
                     name in _FAST or name in _FLOAT_OUT):
-                if a._requires_grad and GRAD_ENABLED:
-                    if name in _BOOL_OUT:
+                grad = GRAD_ENABLED and (a._requires_grad or a._base is not None
+                                         and _view_grad(a))
+                if grad:
+                    if a._base is not None or name in _BOOL_OUT:
                         return elementwise(name, a, b)
                     b = float(b)  # the general path's scalar, so the graph is the same
                 try:
@@ -131,7 +138,7 @@ def binary(name: str, a, b) -> Tensor:
                     raise allocator_error(e) from None
                 if out.__class__ is not _ndarray:
                     out = a._be.xp.asarray(out)
-                if a._requires_grad and GRAD_ENABLED:
+                if grad:
                     result = _new(out, dtype, a._be)
                     GRAD_RECORD(name, (a, b), {}, result, dtype)
                     return result
@@ -143,7 +150,8 @@ def unary(name: str, a: Tensor) -> Tensor:
     """A unary elementwise op (no attributes)."""
     if PROFILE is not None and PROFILE.enter():
         return PROFILE.op(unary, (name, a), name, (a,))
-    if RECORDER is None and isinstance(a, Tensor) and a._dtype.category == 2:
+    if RECORDER is None and isinstance(a, Tensor) and a._dtype.category == 2 and not (
+            GRAD_ENABLED and a._base is not None and _view_grad(a)):
         try:
             out = a._be.impl[name](a._data)
         except MemoryError as e:
@@ -268,8 +276,11 @@ def elementwise(name: str, *args) -> Tensor:
     result = _new(out, out_dtype, be)
     if RECORDER is not None:
         RECORDER.record(name, ins, attrs, result, compute)
-    if GRAD_ENABLED and any(t._requires_grad for t in tensors):
-        GRAD_RECORD(name, ins, attrs, result, compute)
+    if GRAD_ENABLED:
+        for t in tensors:
+            if t._requires_grad or (t._base is not None and _view_grad(t)):
+                GRAD_RECORD(name, ins, attrs, result, compute)
+                break
     return result
 
 
@@ -365,15 +376,32 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     if shape is not None and out.shape != tuple(shape):
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
-    if out is tensors[0]._data or (opdef.kind == "movement" and out.base is not None and
-                                   len(tensors) == 1 and
-                                   be.xp.may_share_memory(out, tensors[0]._data)):
+    view = out is tensors[0]._data or (opdef.kind == "movement" and out.base is not None and
+                                       len(tensors) == 1 and
+                                       be.xp.may_share_memory(out, tensors[0]._data))
+    if view:
         result._base = tensors[0]._root()  # a view: it shares its base's version counter
     if RECORDER is not None:
         RECORDER.record(name, tensors, attrs, result)
-    if GRAD_ENABLED and any(t._requires_grad for t in tensors):
-        GRAD_RECORD(name, tensors, attrs, result)
+    if GRAD_ENABLED:
+        for t in tensors:
+            if t._requires_grad or (t._base is not None and _view_grad(t)):
+                GRAD_RECORD(name, tensors, attrs, result)
+                break
+    if view:
+        _views.derive(result, tensors[0], (name, attrs) if len(tensors) == 1 else None,
+                      GRAD_ENABLED)
     return result
+
+
+def needs_grad(t: Tensor) -> bool:
+    """Whether `t` takes part in autograd (in grad mode): it requires grad, or it is a view
+    whose base has gained a gradient since (see views.refresh)."""
+    return t._requires_grad or (t._base is not None and _view_grad(t))
+
+
+def _view_grad(t: Tensor) -> bool:
+    return t._base._requires_grad and t._view[2] != "alias" and _views.refresh(t)
 
 
 def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = False,
@@ -409,8 +437,6 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     from ..ir.ops import index_shape
     tensors = [t, v] + idx
     _check_devices(tensors)
-    if RECORDER is not None and t._base is not None:
-        RECORDER.view_write()
     region = index_shape([t._data.shape] + [i._data.shape for i in idx], {"spec": spec})
     try:
         fits = broadcast_many([region, v._data.shape]) == tuple(region)
@@ -425,14 +451,28 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     if not writeable(t._data):
         raise RuntimeError(_OVERLAP)
     grad = check_inplace(t, v)
+    view = grad and _views.is_diff_view(t)
+    before = t._node
     t._be.impl["index_put"](t._data, v._data, *[i._data for i in idx], spec=spec,
                             inplace=True)
     t._bump_version()
+    if t._base is not None:
+        t._vver = _views.version(t)  # its node (refreshed by check_inplace) is the old value
     attrs = {"spec": spec, "accumulate": False}
     if RECORDER is not None:
         RECORDER.record("index_put", tensors, attrs, t)
+        RECORDER.written(t)
     if grad:
         GRAD_RECORD("index_put", tensors, attrs, t)
+        n = t._node
+        if view:
+            _views.rebase(t, n, before, True)
+        elif n is not None:
+            # PyTorch: a basic index writes through a view of t (`y[0] = v`: CopySlices);
+            # IndexPutBackward0's inputs are t and v (not the indices)
+            n.meta = {"grad_fn": "IndexPutBackward0" if idx else "CopySlices",
+                      "inputs": n.inputs[:2]}
+            _views.keep_retained(before, n)
 
 
 def writeable(a) -> bool:
@@ -444,27 +484,34 @@ _OVERLAP = ("unsupported operation: more than one element of the written-to tens
             "single memory location. Please clone() the tensor before performing the operation.")
 
 
-def copy_into(t: Tensor, value: Tensor) -> Tensor:
+def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:
     """Write `value` (already of `t`'s shape after broadcasting) into `t`'s buffer: the eager
-    half of every in-place op. Recordings then see `t` as `value`."""
+    half of every in-place op. Recordings then see `t` as `value`. `from_self`: value is an op
+    applied to t (`t.add_(w)`), not a value copied in (`t.copy_(w)`): it names grad_fns."""
     if PROFILE is not None and PROFILE.enter():
-        return PROFILE.op(copy_into, (t, value), "copy_", (t, value))
+        return PROFILE.op(copy_into, (t, value, from_self), "copy_", (t, value))
     if t._be is not value._be:
         _check_devices([t, value])
     if not writeable(t._data):
         raise RuntimeError(_OVERLAP)
-    if RECORDER is not None and t._base is not None:
-        RECORDER.view_write()
     grad = check_inplace(t, value)
     if grad and value._node is not None:
         _keep_original(t, value._node)
-    t._be.xp.copyto(t._data, value._data, casting="unsafe")
-    t._bump_version()
     if RECORDER is not None or grad:
         value = cast(value, t._dtype)
+    view = grad and _views.is_diff_view(t)
+    if view:
+        before, written = t._node, _views.node_of(value)  # before the write: value may alias t
+    t._be.xp.copyto(t._data, value._data, casting="unsafe")
+    t._bump_version()
     if RECORDER is not None:
         RECORDER.alias(t, value)
-    if grad:
+        RECORDER.written(t)
+    if view:
+        _views.rebase(t, written, before, from_self)
+    elif grad:
+        if value._node is not None:
+            _views.keep_retained(t._node, value._node)
         t._node, t._requires_grad = value._node, True
     return t
 
@@ -475,7 +522,8 @@ def _keep_original(t: Tensor, node) -> None:
     input): keep a copy of the value about to be overwritten, as PyTorch saves the original
     self of an in-place op. Those ops read `t`, so they lie between `t`'s node and the
     result's: a breadth-first walk back from the result, never past `t`'s own node, finds
-    them (bounded at 64 nodes: a composite is a handful)."""
+    them (bounded at 64 nodes: a composite is a handful). Only values still current are kept:
+    one saved before an earlier write is left to fail its version check, as in PyTorch."""
     stop, seen, queue = t._node, set(), [node]
     while queue and len(seen) < 64:
         n = queue.pop(0)
@@ -485,7 +533,7 @@ def _keep_original(t: Tensor, node) -> None:
         saved = getattr(n, "saved", None)
         if isinstance(saved, dict):
             for k, e in saved.items():
-                if e[3] is t:
+                if e[3] is t and e[1] is not None and e[1][0] == e[2]:
                     saved[k] = (t._be.xp.array(e[0], copy=True), None, 0, None)
         queue.extend(n.inputs)
 
@@ -498,17 +546,21 @@ def check_cast(value: Tensor, target: Tensor) -> None:
 
 
 def check_inplace(t: Tensor, value=None) -> bool:
-    """Refuse in-place writes autograd cannot follow; True if this write must be recorded."""
+    """Refuse in-place writes autograd cannot follow (PyTorch's errors); True if this write must
+    be recorded. A write through a differentiable view is recorded as a write into its base
+    (views.rebase)."""
     if not GRAD_ENABLED:
         return False
-    if t._requires_grad and t.is_leaf:
+    grad = t._requires_grad or (isinstance(value, Tensor) and needs_grad(value))
+    if t._base is not None:
+        v = _views.info(t)
+        if v is not None and v[2] != "alias":
+            grad = grad or v[0]._requires_grad  # a view requires grad if its base does
+            _views.check_write(t, grad)
+            _views.refresh(t)
+    if t._requires_grad and (t._node is None or t._node.op == "input"):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    grad = t._requires_grad or (isinstance(value, Tensor) and value._requires_grad)
-    if grad and t._base is not None and (t._base._requires_grad or t._requires_grad):
-        raise NotImplementedError(
-            "an in-place operation on a view of a tensor that requires grad is not supported "
-            "yet: write into a clone, or build the result out of place (torch.where, torch.cat)")
     return grad
 
 

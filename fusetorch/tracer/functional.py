@@ -16,6 +16,7 @@ from ..ir.shapes import infer_reshape, norm_dim, norm_dims, numel
 from . import autograd as A
 from . import autocast as _ac
 from . import dispatch as D
+from . import views as _views
 from .tensor import Tensor
 
 binary, unary, elementwise, apply, cast = D.binary, D.unary, D.elementwise, D.apply, D.cast
@@ -724,7 +725,8 @@ def _slice(input: Tensor, d: int, start: int, stop: int) -> Tensor:
     return apply("index", [input], {"spec": spec})
 
 
-@_grad_name("SplitBackward0")
+@_grad_name(lambda t, s, dim=0: "SplitBackward0" if isinstance(s, int)
+            else "SplitWithSizesBackward0")
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     d = norm_dim(dim, tensor.ndim)
     n = tensor.shape[d]
@@ -747,6 +749,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     for s in sizes:
         out.append(_slice(tensor, d, start, start + s))
         start += s
+    _views.mark_multi(out)  # PyTorch refuses in-place writes through these
     return tuple(out)
 
 
@@ -757,7 +760,9 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     d = norm_dim(dim, input.ndim)
     n = input.shape[d]
     if n == 0:  # PyTorch: `chunks` empty pieces
-        return tuple(_slice(input, d, 0, 0) for _ in range(chunks))
+        out = tuple(_slice(input, d, 0, 0) for _ in range(chunks))
+        _views.mark_multi(out)
+        return out
     return split(input, _b.max(1, math.ceil(n / chunks)), d)
 
 
@@ -766,7 +771,9 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     d = norm_dim(dim, input.ndim)
-    return tuple(squeeze(p, d) for p in split(input, 1, d))
+    out = tuple(squeeze(p, d) for p in split(input, 1, d))
+    _views.mark_multi(out)
+    return out
 
 
 def _check_index(name: str, index: Tensor) -> None:

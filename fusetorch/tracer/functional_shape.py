@@ -201,6 +201,7 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(t if tuple(t.shape) == shape else F.expand(t, *shape) for t in tensors)
 
 
+@F._grad_name("SelectBackward0")
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     d = norm_dim(dim, input.ndim)
     n = input.shape[d]

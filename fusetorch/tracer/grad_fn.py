@@ -41,7 +41,8 @@ class BackwardFunction:
         self._node = node
 
     def name(self) -> str:
-        return type(self).__name__
+        n = type(self).__name__
+        return "torch::autograd::CopySlices" if n == "CopySlices" else n
 
     @property
     def next_functions(self) -> tuple:

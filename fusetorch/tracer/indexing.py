@@ -11,6 +11,7 @@ import numpy as np
 from ..ir import dtypes as dt
 from . import autograd as A
 from . import dispatch as D
+from . import views as _views
 from .tensor import Tensor
 
 
@@ -130,7 +131,7 @@ def _is_trivial(spec, shape) -> bool:
 
 
 def getitem(t: Tensor, key) -> Tensor:
-    if D.RECORDER is None and not (t._requires_grad and D.GRAD_ENABLED):
+    if D.RECORDER is None and not (D.GRAD_ENABLED and D.needs_grad(t)):
         r = _basic_view(t, key)
         if r is not None:
             return r
@@ -195,6 +196,24 @@ def _makes_view(items: list, shape: tuple) -> bool:
     return False
 
 
+def _last_view_step(items: list, shape: tuple) -> str:
+    """PyTorch's name for the last view `t[key] = v` takes of t before writing."""
+    last, src = "Slice", 0
+    for it in items:
+        if it[0] == "int":
+            last = "Select"
+            src += 1
+        elif it[0] == "none":
+            last = "Unsqueeze"
+        elif it[0] == "slice":
+            if it[1:] != (0, shape[src], 1):
+                last = "Slice"
+            src += 1
+        else:
+            src += it[1].ndim if it[0] == "mask" else 1
+    return last
+
+
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
 
@@ -217,7 +236,14 @@ def _basic_view(t: Tensor, key) -> Tensor | None:
     except (IndexError, TypeError, ValueError):
         return None
     r = Tensor._make(out, t._dtype, t._be)
-    r._base = t._root()  # a view: one version counter
+    if t._base is None:  # views.derive, inlined for the common case
+        r._base = t  # a view: one version counter
+        r._view = (t, (("key", key),), "diff" if D.GRAD_ENABLED else "no_grad")
+        vc = t._vc
+        r._vver = vc[0] if vc is not None else 0
+    else:
+        r._base = t._base
+        _views.derive(r, t, ("key", key), D.GRAD_ENABLED)
     return r
 
 
@@ -226,6 +252,11 @@ def setitem(t: Tensor, key, value) -> None:
     if D.GRAD_ENABLED and t._requires_grad and t.is_leaf and _makes_view(items, t.shape):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
+    if D.GRAD_ENABLED and _views.is_multi(t) and _makes_view(items, t.shape) and (
+            D.needs_grad(t) or _views.info(t)[0]._requires_grad or
+            isinstance(value, Tensor) and D.needs_grad(value)):
+        # PyTorch writes through t[key], a view of t named by its last step
+        raise _views.view_error(t, indirect=False, name=_last_view_step(items, t.shape))
     if len(items) == 1 and items[0][0] == "mask" and _setitem_mask(t, items[0][1], value):
         return
     spec, idx = _expand_masks(items)
@@ -269,5 +300,5 @@ def _setitem_mask(t: Tensor, mask: Tensor, value) -> bool:
     new = D.elementwise("where", mask, v, t)
     if new._node is not None and new._node.op == "where":
         A.label(new, "IndexPutBackward0", t, v)  # PyTorch's name for `t[mask] = v`
-    D.copy_into(t, new)
+    D.copy_into(t, new, from_self=True)
     return True

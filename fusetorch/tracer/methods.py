@@ -26,7 +26,7 @@ def _inplace(self: Tensor, value: Tensor) -> Tensor:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                            f"broadcast shape {list(value._data.shape)}")
     D.check_cast(value, self)
-    return D.copy_into(self, value)
+    return D.copy_into(self, value, from_self=True)
 
 
 def _inplace_binary(name: str):
@@ -37,8 +37,8 @@ def _inplace_binary(name: str):
         if kw.keys() == {"alpha"} and name in ("add", "sub") and isinstance(other, Tensor):
             other, kw = D.binary("mul", other, kw["alpha"]), {}  # p.add_(g, alpha=-lr)
         if direct and not kw and D.RECORDER is None and self._dtype.category == 2 \
-                and not (D.GRAD_ENABLED and (self._requires_grad or getattr(
-                    other, "_requires_grad", False))) \
+                and not (D.GRAD_ENABLED and (D.needs_grad(self) or isinstance(
+                    other, Tensor) and D.needs_grad(other))) \
                 and self._data.flags.writeable:
             od = None
             if isinstance(other, Tensor) and other._dtype is self._dtype \

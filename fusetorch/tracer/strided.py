@@ -132,6 +132,8 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
         data = xp.lib.stride_tricks.as_strided(base, size, byte_strides)
     result = Tensor._make(data, input._dtype, input._be)
     result._base = input._root()
+    from .views import derive
+    derive(result, input, None, D.GRAD_ENABLED)  # steps unknown: not replayed, not rebased
     grad = D.GRAD_ENABLED and input._requires_grad
     if grad or D.RECORDER is not None:
         _record(input, result, n, own, offset, size, stride, grad)

@@ -45,8 +45,9 @@ class Tensor:
     """A multi-dimensional array. `Tensor(2, 3)` and `Tensor([1, 2])` are PyTorch's legacy
     constructors (float32); prefer `fusetorch.tensor(data)`."""
 
+    # `_view`, `_vver`: set on views only (see views.py)
     __slots__ = ("_data", "_dtype", "_be", "_requires_grad", "_grad", "_node", "_vc", "_base",
-                 "__weakref__", "__dict__")
+                 "_view", "_vver", "__weakref__", "__dict__")
     # numpy must defer to Tensor's reflected operators: `ndarray + Tensor` gives a Tensor
     __array_priority__ = 1000
 
@@ -167,6 +168,8 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        if self._base is not None and D.GRAD_ENABLED:
+            return _refresh_view(self)
         return self._requires_grad
 
     @requires_grad.setter
@@ -212,12 +215,16 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
+        if self._base is not None and D.GRAD_ENABLED:
+            _refresh_view(self)
         n = self._node
         return n is None or n.op == "input"
 
     @property
     def grad_fn(self):
         """The recorded function that made this tensor (None for leaves), PyTorch's names."""
+        if self._base is not None and D.GRAD_ENABLED:
+            _refresh_view(self)
         n = self._node
         if n is None or n.op == "input":
             return None
@@ -423,6 +430,11 @@ class Tensor:
         return t
 
 
+def _refresh_view(t: Tensor) -> bool:
+    from .views import refresh
+    return refresh(t)
+
+
 def _data_read(what: str) -> None:
     from . import dispatch
     if dispatch.RECORDER is not None:
@@ -433,6 +445,8 @@ def _alias(t: Tensor) -> Tensor:
     """A new tensor over the same storage, outside autograd."""
     a = Tensor._make(t._data, t._dtype, t._be)
     a._base = t._root()
+    from .views import alias
+    alias(a, t)
     return a
 
 

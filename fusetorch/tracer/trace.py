@@ -19,6 +19,7 @@ from typing import Callable, Iterator, Sequence
 
 from ..ir.graph import Graph, Node, make_node
 from . import dispatch as D
+from . import views as _views
 from .tensor import Tensor
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -81,6 +82,11 @@ class Recorder:
         # 'set'), the grad at that moment]. What a replay of the trace must check and redo.
         self.grad_events: dict[int, list] = {}
         self.backward_ran = False  # autograd.backward ran inside the trace (recorded)
+        # in-place writes follow memory: per storage root, how many times it was written
+        # (`_gen`), and per view, the count its node was made at (`_vgen`); a view read after
+        # its root was written again replays its steps on the root's new node
+        self._gen: dict[int, int] = {}
+        self._vgen: dict[int, int] = {}
 
     def _set(self, t: Tensor, n: Node) -> None:
         if id(t) not in self._nodes:
@@ -93,8 +99,8 @@ class Recorder:
             self.graph_break(f"{what} reads tensor data at {user_source()}")
 
     def view_write(self) -> None:
-        """An in-place write into a view: the recording would not see its base change (it does
-        not follow aliasing), so a compiled replay would lose the write. A graph break."""
+        """An in-place write into a view whose steps from its storage cannot be replayed (an
+        as_strided view): the recording could not follow it to the base. A graph break."""
         if self.strict or (self.parent is not None and self.parent.strict):
             self.graph_break(f"an in-place write into a view at {user_source()}")
 
@@ -105,6 +111,53 @@ class Recorder:
         if (self.strict or (self.parent is not None and self.parent.strict)) and \
                 any(x is t for x in self.input_tensors):
             self.graph_break(f"an in-place shape change of an input at {user_source()}")
+
+    def written(self, t: Tensor) -> None:
+        """`t` was just overwritten in place, and its node is its new value. A write into a view
+        is a write into its storage root: the root's new value is its old one with the view's
+        region replaced (views.put_back), and the view is its steps on that. Views of a written
+        root replay their steps when next read (`node`)."""
+        root = t._base
+        if root is None:
+            self._gen[id(t)] = self._gen.get(id(t), 0) + 1
+        else:
+            chain = _views.data_chain(t)
+            if chain is None or not _views.invertible(chain[1]):
+                self.view_write()
+            else:
+                build = self._builder()
+                steps = _views.resolve(tuple(root._data.shape), chain[1])
+                new = _views.put_back(self.node(root), steps, self._nodes[id(t)], build)
+                self._set(root, new)
+                g = self._gen[id(root)] = self._gen.get(id(root), 0) + 1
+                self._set(t, _views.replay(new, steps, build))
+                self._vgen[id(t)] = g
+        if self.parent is not None:
+            self.parent.written(t)
+
+    def _builder(self):
+        meta = {"source": user_source()}
+        if not D.GRAD_ENABLED:
+            meta["no_grad"] = True
+
+        def build(op, inputs, attrs):
+            return make_node(op, inputs, attrs, dict(meta))
+        return build
+
+    def _fresh_view(self, t: Tensor, g: int):
+        """The node of view `t` replayed on its root's current node (None if it cannot be)."""
+        chain = _views.data_chain(t)
+        if chain is None:
+            if self.strict or (self.parent is not None and self.parent.strict):
+                self.graph_break(f"a view whose base was written in place, read at "
+                                 f"{user_source()}")
+            return None
+        root, steps = chain
+        n = _views.replay(self.node(root), _views.resolve(tuple(root._data.shape), steps),
+                          self._builder())
+        self._set(t, n)
+        self._vgen[id(t)] = g
+        return n
 
     def graph_break(self, reason: str) -> None:
         """The traced code did something a graph cannot hold. The call goes on eagerly from
@@ -132,10 +185,16 @@ class Recorder:
             self.inputs.append(n)
             self.input_tensors.append(t)
             self._set(t, n)
+            if t._base is not None:
+                self._vgen[id(t)] = self._gen.get(id(t._base), 0)
         return n
 
     def node(self, t: Tensor) -> Node:
         n = self._nodes.get(id(t))
+        if self._gen and t._base is not None:
+            g = self._gen.get(id(t._base))
+            if g is not None and self._vgen.get(id(t), 0) != g:
+                n = self._fresh_view(t, g) or n
         return n if n is not None else self.input(t)
 
     def record(self, op: str, ins: Sequence, attrs: dict, result: Tensor,
@@ -162,6 +221,8 @@ class Recorder:
             raise AssertionError(f"recorded {n} but eager gave {result._dtype} "
                                  f"{tuple(result._data.shape)}")
         self._set(result, n)
+        if result._base is not None:
+            self._vgen[id(result)] = self._gen.get(id(result._base), 0)
         if self.parent is not None:
             self.parent.record(op, ins, attrs, result, scalar_dtype)
         return n

@@ -568,8 +568,6 @@ def test_index_assignment_on_non_leaf():
     close(v.grad, 2 * vv, rtol=1e-12)
 
 
-@pytest.mark.xfail(strict=True, reason="in-place ops through a view of a tensor that requires "
-                   "grad raise NotImplementedError (views are not functionalised)")
 def test_inplace_through_view_of_non_leaf():
     x = leaf([1.0, 2.0, 3.0], torch.float64)
     y = x * 1

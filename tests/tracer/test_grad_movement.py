@@ -252,9 +252,6 @@ def test_setitem_gradient_values():
     np.testing.assert_array_equal(v.grad.numpy(), [2.0, 2.0, 2.0, 2.0])
 
 
-@pytest.mark.xfail(strict=True, raises=NotImplementedError,
-                   reason="in-place writes through a view of a tensor that requires grad are "
-                          "not recorded yet (dispatch.index_put_ raises)")
 def test_setitem_through_a_view_of_a_clone():
     # PyTorch 2.13: the write through b[1] lands in b, and backward sees it
     x, v = leaf(np.ones((2, 3))), leaf(5.0)

@@ -447,9 +447,6 @@ def test_setitem_with_int_tensor_index_replays():
     check_program(prog, inputs, ref)
 
 
-@pytest.mark.xfail(strict=True, reason="in-place ops on a view do not update the graph value "
-                                       "of the viewed tensor: the recorder tracks tensors, "
-                                       "not storage")
 def test_inplace_on_a_view_is_seen_by_the_base():
     rng = np.random.default_rng(13)
 
