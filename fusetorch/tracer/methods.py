@@ -16,6 +16,7 @@ from . import creation as C
 from . import dispatch as D
 from . import functional as F
 from . import functional_math as M
+from . import views as _views
 from . import autograd as A
 from . import indexing
 from .tensor import Tensor
@@ -176,6 +177,10 @@ def _inplace_view(fn, grad_name):
             self._node = value._node
         self._data = value._data
         self._bump_version()
+        if self._base is not None and getattr(value, "_view", None) is not None:
+            # a view stays a view of its storage root, its steps now ending with this one, and
+            # current: a later refresh must not replay the old steps over its new shape
+            self._view, self._vver = value._view, _views.version(self)
         if D.RECORDER is not None:
             D.RECORDER.alias(self, value)
             D.RECORDER.shape_change(self)

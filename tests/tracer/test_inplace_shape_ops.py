@@ -244,3 +244,16 @@ def test_fill_diagonal_dtypes_views_errors_and_gradient():
     np.testing.assert_array_equal(b.grad.numpy(), 2 * (1 - np.eye(3)))
     assert gradcheck(lambda x: (x * 1).fill_diagonal_(3.0, wrap=True),
                      (torch.rand(5, 2, dtype=torch.float64, requires_grad=True),))
+
+
+def test_a_write_through_a_view_after_its_in_place_shape_change_reaches_the_base():
+    # PyTorch 2.13: base.grad_fn is CopySlices and b.grad [[0, 6, 12], [0, 2, 4]]
+    b = torch.ones(2, 3, requires_grad=True)
+    base = b * 2
+    v = base[0]
+    v.unsqueeze_(0)
+    v.mul_(3)
+    assert type(base.grad_fn).__name__ == "CopySlices"
+    assert base.tolist() == [[6.0, 6.0, 6.0], [2.0, 2.0, 2.0]]
+    (base * torch.arange(3.0)).sum().backward()
+    assert b.grad.tolist() == [[0.0, 6.0, 12.0], [0.0, 2.0, 4.0]]
