@@ -154,7 +154,7 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
         return  # integer and bool results carry no gradient
     # (a list comprehension and the inlined common case: this runs for every recorded op)
     nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
-                   else _node_of(x, scalar_dtype) for x in ins])
+                   and x._base is None else _node_of(x, scalar_dtype) for x in ins])
     node = Node(op, nodes, attrs, result._data.shape, dtype)
     saves = OPS[op].saves
     if saves:
