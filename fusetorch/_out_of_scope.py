@@ -1,7 +1,7 @@
 """PyTorch names fusetorch leaves out on purpose, and the error a script gets when it asks for one.
 
-`fusetorch`, `fusetorch.nn`, `fusetorch.nn.functional` and `Tensor` look a missing name up here
-(their `__getattr__`): a known out-of-scope name raises `OutOfScopeError`, which says so and
+`fusetorch`, `fusetorch.nn`, `fusetorch.nn.functional` look a missing name up here (their module
+`__getattr__`; `Tensor` has a descriptor per listed name instead, tracer/tensor.py): a known out-of-scope name raises `OutOfScopeError`, which says so and
 why; any other missing name raises the AttributeError Python (and PyTorch) would. The error
 subclasses both NotImplementedError and AttributeError, so `hasattr(torch, "fft")` and
 `getattr(torch, "complex64", None)` still answer False / None, as feature probes expect.
