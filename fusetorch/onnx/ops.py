@@ -34,6 +34,9 @@ UNSUPPORTED = {
     "linalg_svd_u": "ONNX has no singular value decomposition",
     "linalg_svd_s": "ONNX has no singular value decomposition",
     "linalg_svd_vh": "ONNX has no singular value decomposition",
+    "lgamma": "ONNX has no log-gamma operator",
+    "digamma": "ONNX has no digamma operator",
+    "polygamma": "ONNX has no polygamma operator",
 }
 # Handled by the exporter itself (graph inputs and initializers), not by an emitter.
 STRUCTURAL = {"input"}
@@ -847,6 +850,18 @@ def _argsort(ctx, node, xs):
     k = b.dim(ctx.shape(node)[dim])
     _, idx = b.op("TopK", [x, k], n_out=2, axis=dim,
                   largest=int(bool(node.attrs["descending"])), sorted=1)
+    return idx
+
+
+@emits("topk")
+def _topk(ctx, node, xs):
+    # ONNX's TopK orders as the primitive does: ties keep the lower index first
+    b, dim = ctx.b, int(node.attrs["dim"])
+    x = xs[0]
+    if node.inputs[0].dtype in _SMALL_INTS:
+        x = _cast(ctx, x, dt.int32)
+    _, idx = b.op("TopK", [x, b.ints([int(node.attrs["k"])])], n_out=2, axis=dim,
+                  largest=int(bool(node.attrs["largest"])), sorted=1)
     return idx
 
 

@@ -539,9 +539,13 @@ _PROTOCOL = {"__array__", "__array_priority__", "__bool__", "__class__", "__comp
                                                        "__gt__", "__ge__"}
 
 
+from fusetorch.tracer.tensor import _OutOfScope  # noqa: E402  (names that only say "out of scope")
+
+
 def _exported() -> set:
     names = {f"torch.{n}" for n in dir(torch) if not n.startswith("_")}
-    names |= {f"Tensor.{n}" for n in dir(torch.Tensor) if not n.startswith("_")}
+    names |= {f"Tensor.{n}" for n in dir(torch.Tensor) if not n.startswith("_")
+              and not isinstance(inspect.getattr_static(torch.Tensor, n), _OutOfScope)}
     names |= {f"Tensor.{n}" for n in dir(torch.Tensor) if n.startswith("__") and n not in
               _PROTOCOL}
     names |= {f"F.{n}" for n in dir(F) if not n.startswith("_") and callable(getattr(F, n))}
