@@ -441,3 +441,38 @@ def test_kernels_that_differ_only_in_what_they_store_are_two_kernels():
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
     names = [k.split(":")[0] for k in f.kernels() if "sum]" in k]  # (the maxes are kernels too)
     assert len(names) == 2 and names[0] != names[1], f.kernels()
+
+
+def test_the_first_call_computes_once_and_builds_without_running_the_graph(monkeypatch):
+    # the trace's eager run is the first call's result: building needs no second run (which
+    # would also draw from the random generator a second time)
+    from fusetorch.runtime import interpret, program
+    fn = lambda t: (t + torch.rand(64)).exp() * 2
+    x = torch.randn(64)
+    evaluated = []
+    orig = interpret.eval_node
+    monkeypatch.setattr(program, "eval_node", lambda n, *a, **k: evaluated.append(n.op) or
+                        orig(n, *a, **k))
+    torch.manual_seed(3)
+    got = torch.compile(fn)(x)
+    after_compiled = torch.rand(3)
+    torch.manual_seed(3)
+    want = fn(x)
+    np.testing.assert_array_equal(torch.rand(3).numpy(), after_compiled.numpy())
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert "random" not in evaluated and "exp" not in evaluated, evaluated
+
+
+def test_layouts_are_derived_for_views_and_dense_externs():
+    # a permuted view of a matmul read by a kernel (strided, in place), a broadcast slice of an
+    # input, and an unfused cast of a transposed int64 tensor, which numpy returns transposed
+    # (order K): the schedule makes such a dense extern C-contiguous, as the kernel expects
+    def fn(a, b, i):
+        m = (a @ b).t()
+        return (m * 2 + a[:1, :4].t()).exp() + (i.t() * 3).float()
+    a, b = torch.randn(4, 6), torch.randn(6, 4)
+    i = torch.arange(16).reshape(4, 4)
+    cf = torch.compile(fn)
+    for _ in range(3):
+        np.testing.assert_allclose(cf(a, b, i).numpy(), fn(a, b, i).numpy(), rtol=1e-5)
+    assert any("pointwise" in k for k in cf.kernels())
