@@ -54,6 +54,7 @@ class LoopKernel:
     comments: list = field(default_factory=list)
     blocked: bool = False  # a large float32 sum over everything, read in order: block-wise
     block: int = 4096
+    chunk: int = 64  # blocks per chunk (a blocked sum's unit of work per thread, see below)
     # an outer-axis reduction: loops in memory order, the reduced ones among them (`reduced`
     # per loop), folding into an accumulator row over the kept dims (see reduce_outer.c.j2)
     outer_axis: bool = False
@@ -139,6 +140,7 @@ def _expr(node: Node, operands: list) -> str:
 # run in parallel) uses the other layout, parallel over its kept dims
 OUTER_AXIS_MAX_WORK = 1 << 20
 OUTER_AXIS_MAX_ROW = 4096  # the accumulator row is a local array: at most 32 KiB of stack
+MAX_CHUNKS = 4096  # a blocked sum's chunk sums are a local array too
 
 
 def _collapse(shape: tuple, strides: list, reduced: tuple) -> tuple:
@@ -273,12 +275,17 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
         kernel.blocked = (group.reduce.op == "sum" and group.reduce.dtype is dt.float32
                           and all(reduced) and not stores
                           and kernel.numel >= 4 * kernel.block and inputs_contiguous)
+        if kernel.blocked:  # chunks of 64 blocks (1 MiB of float32 per input), at most
+            # 4096 of them: their sums are a local array of at most 32 KiB
+            blocks = -(-kernel.numel // kernel.block)
+            kernel.chunk = max(64, -(-blocks // MAX_CHUNKS))
     # everything the source depends on (kernels named alike are defined once per module)
     sig = repr([(p.name, p.ctype, p.strides, p.inout) for p in params] +
                [(s.var, s.expr, s.ctype) for s in body] +
                [(p.name, v) for p, v in stores] +
                [space, order, shape, reduced, kernel.outer_axis, kernel.reduce_inner, flat,
-                kernel.blocked, kernel.reduce_op, kernel.reduce_var, kernel.acc_ctype])
+                kernel.blocked, kernel.chunk, kernel.reduce_op, kernel.reduce_var,
+               kernel.acc_ctype])
     kernel.name = f"ft_{group.kind}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
     return kernel
 

@@ -476,3 +476,23 @@ def test_layouts_are_derived_for_views_and_dense_externs():
     for _ in range(3):
         np.testing.assert_allclose(cf(a, b, i).numpy(), fn(a, b, i).numpy(), rtol=1e-5)
     assert any("pointwise" in k for k in cf.kernels())
+
+
+def test_a_large_float_sum_does_not_depend_on_the_number_of_threads():
+    # block sums, added in double per chunk, chunks added in order: the same bits whichever
+    # thread ran which chunk (an OpenMP reduction combines per-thread sums in any order)
+    a, b = torch.randn(1 << 22), torch.randn(1 << 22)
+    cf = torch.compile(lambda u, v: ((u - v) ** 2).sum() + (u * 1e3).sum())
+    cf(a, b)  # (the first call's result is the trace's eager one)
+    before = torch.get_num_threads()
+    try:
+        got = {}
+        for n in (1, 2, 3):
+            torch.set_num_threads(n)
+            got[n] = cf(a, b).numpy().tobytes()
+    finally:
+        torch.set_num_threads(before)
+    assert got[1] == got[2] == got[3]
+    ref = ((a.numpy().astype(np.float64) - b.numpy()) ** 2).sum() + \
+        (a.numpy().astype(np.float64) * 1e3).sum()
+    assert abs(cf(a, b).item() - ref) <= 1e-6 * abs(ref)
