@@ -117,7 +117,7 @@ class Program:
                 dense = _layout_kind(node) == "dense"
                 if node.op == "constant" and not node.inputs:
                     value = eval_node(node, [], impl, self.backend.xp)
-                    if dense:
+                    if dense and not value.flags.c_contiguous:  # (never 0-d: those are)
                         value = self.backend.xp.ascontiguousarray(value)
                     fn, attrs, dense = (lambda v=value: v), {}, False
                 else:
