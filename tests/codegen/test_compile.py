@@ -220,7 +220,10 @@ def test_reduction_kernels_propagate_nan(fn):
 
 
 _LEADING = [((64, 100), (0,)), ((8, 6, 7, 5), (0, 2, 3)), ((6, 5, 4), (0, 1)),
-            ((3, 4, 5, 6), (1, 3)), ((5, 2000), (0,)), ((64, 6, 4, 14, 14), (2,))]
+            ((3, 4, 5, 6), (1, 3)), ((5, 2000), (0,)), ((64, 6, 4, 14, 14), (2,)),
+            # tiled rows: 4 parallel tiles of 512; a row too long for one (5 tiles of 1000,
+            # after a kept dim); a prime width, one tile of the whole row
+            ((1024, 2048), (0,)), ((2, 50, 5000), (1,)), ((4100, 257), (0,))]
 
 
 @pytest.mark.parametrize("op, shape, dims", [
@@ -496,3 +499,29 @@ def test_a_large_float_sum_does_not_depend_on_the_number_of_threads():
     ref = ((a.numpy().astype(np.float64) - b.numpy()) ** 2).sum() + \
         (a.numpy().astype(np.float64) * 1e3).sum()
     assert abs(cf(a, b).item() - ref) <= 1e-6 * abs(ref)
+
+
+def test_large_reductions_over_the_leading_dim_read_rows_in_parallel_tiles():
+    # [4096, 4096].sum(0) read each column with a stride of a whole row: 50x slower than
+    # numpy. Now tiles of the row fold every reduced row in memory order, in parallel
+    x, y = torch.randn(1024, 2048), torch.randn(1024, 2048)
+    cf = torch.compile(lambda a, b: ((a * b).sum(0), a.amax(0), b.argmax(0)))
+    cf(x, y)
+    s, m, i = cf(x, y)
+    a, b = x.numpy().astype(np.float64), y.numpy()
+    np.testing.assert_allclose(s.numpy(), (a * b).sum(0), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(m.numpy(), x.numpy().max(0))
+    np.testing.assert_array_equal(i.numpy(), b.argmax(0))
+    src = cf.source()
+    assert src.count("into rows of 512") == 3 and "omp parallel for" in src, src
+    assert "float part[512]" in src  # the sum adds float rows of 64 reduced rows into double
+
+
+def test_a_transposed_input_keeps_the_reduced_dim_innermost():
+    # the leading dim is the contiguous one here: reading it innermost is reading in order
+    x = torch.randn(2048, 1024).t()
+    cf = torch.compile(lambda a: (a * 2).sum(0))
+    cf(x)
+    np.testing.assert_allclose(cf(x).numpy(), (x.numpy().astype(np.float64) * 2).sum(0),
+                               rtol=1e-5, atol=1e-4)
+    assert "into rows of" not in cf.source()
