@@ -525,3 +525,16 @@ def test_a_transposed_input_keeps_the_reduced_dim_innermost():
     np.testing.assert_allclose(cf(x).numpy(), (x.numpy().astype(np.float64) * 2).sum(0),
                                rtol=1e-5, atol=1e-4)
     assert "into rows of" not in cf.source()
+
+
+@pytest.mark.parametrize("shape", [(64, 100), (3, 10000)])
+def test_float_row_sums_add_float_blocks_in_double(shape):
+    # a row's float32 sum in float (full-width SIMD) per block of 4096, blocks added in
+    # double: as accurate as numpy's pairwise float sums, against float64 here
+    x = torch.randn(*shape)
+    cf = torch.compile(lambda u: (u * u).sum(1) - u.sum(-1))
+    cf(x)
+    a = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(cf(x).numpy(), (a * a).sum(1) - a.sum(1), rtol=1e-5,
+                               atol=1e-6 * shape[1])
+    assert "float part = 0;" in cf.source()
