@@ -42,7 +42,7 @@ def kernels_of(fn, *shapes) -> list:
     with trace(*ts) as rec:
         out = fn(*ts)
     prog = _Lowered(passes.optimize(rec.graph(out)), cpu_backend())
-    prog.run([t._data for t in ts])
+    prog.prepare([t._data for t in ts])
     return prog.kernels
 
 

@@ -202,7 +202,9 @@ class CompiledFunction:
         program.user_outputs = len(results)
         program.updates = {len(outs) + j: pos for j, pos in enumerate(effects.mutated)}
         try:
-            program.run([t._data for t in tensors])  # builds the kernels
+            # builds the kernels for these layouts; runs nothing: the trace's eager run gave
+            # this call's results (and a training step's updates already happened)
+            program.prepare([t._data for t in tensors])
         except Exception as e:  # no compiler, or a build failure: eager, said once
             from .runtime.cbuild import CompilerUnavailable
             if isinstance(e, CompilerUnavailable):

@@ -47,7 +47,8 @@ REDUCE_OPS = {"sum": "FtSum", "max": "FtMax", "min": "FtMin"}
 KNOWN_FIELDS = {"name", "shape", "params", "loads", "body", "stores", "flat", "reduce_var",
                 "reduce_out", "reduce_inner", "acc_ctype", "reduce_op", "acc_init", "numel",
                 "comments",
-                "blocked", "block",  # the C backend's block-wise float sums: a CPU detail
+                # the C backend's block-wise float sums
+                "blocked", "block", "chunk", "inner_blocked", "row_block",
                 "reduced", "prefix", "acc_strides"}  # read by the C outer-axis layout only
 # (`template`: C-only kernels such as fold2d; the CUDA programs never make them)
 

@@ -631,13 +631,24 @@ def _flags(omp: list[str]) -> list[str]:
     return [g for f in FLAGS for g in (omp if f == "-fopenmp" else [f])]
 
 
-def _run_cc(cmd: list[str], omp: list[str], src: str, out: str,
-            fds: tuple[int, ...]) -> subprocess.CompletedProcess:
+def _start_cc(cmd: list[str], omp: list[str], src: str, out: str,
+              fds: tuple[int, ...]) -> subprocess.Popen:
     try:
-        return subprocess.run(cmd + _flags(omp) + ["-o", out, src] + LINK_FLAGS,
-                              capture_output=True, text=True, pass_fds=fds)
+        return subprocess.Popen(cmd + _flags(omp) + ["-o", out, src] + LINK_FLAGS,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                pass_fds=fds)
     except OSError as e:
         raise CompilerUnavailable(f"C compiler {shlex.join(cmd)!r} cannot run: {e}") from None
+
+
+def _wait_cc(proc: subprocess.Popen) -> subprocess.CompletedProcess:
+    out, err = proc.communicate()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def _run_cc(cmd: list[str], omp: list[str], src: str, out: str,
+            fds: tuple[int, ...]) -> subprocess.CompletedProcess:
+    return _wait_cc(_start_cc(cmd, omp, src, out, fds))
 
 
 def _write_new(dir_fd: int, name: str, text: str) -> None:
@@ -670,13 +681,18 @@ def _compile(cmd: list[str], ident: str, cache: CacheDir, sub: int, key: str, so
     place atomically (the sidecar last: until it matches, the entry is not used). The
     compiler reaches the build directory through /proc/self/fd, never through the cache's
     path."""
-    decl = _declarations(cdef)
     with cache.scratch() as tmp:
         src, out = f"{key}.c", f"{key}.so"
         _write_new(tmp, src, source)
         omp = _openmp_flags.get(tuple(cmd), ["-fopenmp"])
         where_src, where_out = cache.where(tmp, src), cache.where(tmp, out)
-        res = _run_cc(cmd, omp, where_src, where_out, (tmp,))
+        proc = _start_cc(cmd, omp, where_src, where_out, (tmp,))
+        try:
+            # parsed while the compiler runs (pycparser's import and the parse cost ~30 ms,
+            # a fifth of a small module's cold build, which they no longer add to)
+            decl = _declarations(cdef)
+        finally:
+            res = _wait_cc(proc)
         if res.returncode != 0 and tuple(cmd) not in _openmp_flags:
             # maybe the compiler lacks OpenMP, not a problem in the source: find out and retry
             better = _probe_openmp(cmd, cache, tmp)

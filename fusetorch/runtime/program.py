@@ -1,10 +1,15 @@
 """A compiled program: the plan's steps run in order, fused groups as C kernels, the rest with
 the eager implementations.
 
-The first run executes everything eagerly (giving the right answer at once) while it records
-the strides every group's inputs arrive with; then all groups are lowered, rendered into one C
-module and built once. Later runs check those strides (a guard: a kernel is only ever called on
-the layout it was generated for) and call the kernels.
+Kernels are generated for the strides their inputs arrive with, and those are known before
+anything runs: a graph input's are the caller's, every value a kernel writes is C-contiguous,
+a movement step's (a view: permute, expand, reshape, slicing) is what numpy makes of its
+input's layout, found by running the step on stand-in arrays of the right layout (`prepare`),
+and every other extern step (matmul, unfused math, sources) is made C-contiguous by the
+schedule when its implementation returns otherwise. So the first run builds all groups as one
+C module and runs the kernels at once; nothing is computed twice. Later runs check the strides
+of values from outside the kernels (a guard: a kernel is only ever called on the layout it was
+generated for) and call the kernels.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import numpy as np
 
 from ..codegen import fuse, lower, render
 from ..ir.graph import PHASES, Graph
+from ..ir.ops import OPS
 from .device import NP_DTYPES
 from .interpret import eval_node
 
@@ -57,7 +63,7 @@ class Program:
             return prof.call(self.run, (arrays,), _EVENT.get(self.role, "CompiledFunction"),
                              reentrant=True)
         if not self._funcs:
-            return self._first_run(arrays)
+            self.prepare(arrays)
         # `_schedule` (made once in `build`) names every value by a slot of `env`
         env = self._env
         env[:len(arrays)] = arrays
@@ -65,7 +71,7 @@ class Program:
         xp = self.backend.xp
         for step in self._schedule:
             if step[0] is _EXTERN:
-                _, fn, args, attrs, out, want = step
+                _, fn, args, attrs, out, want, dense = step
                 if prof is not None:
                     t0 = _now()
                 a = fn(*[env[i] if type(i) is int else i[0] for i in args], **attrs)
@@ -73,6 +79,8 @@ class Program:
                     a = xp.asarray(a)
                     if a.dtype != want:
                         a = a.astype(want)
+                if dense and not a.flags.c_contiguous:  # the layout `prepare` assumed
+                    a = xp.ascontiguousarray(a)
                 env[out] = a
                 if prof is not None:
                     prof.program_step(self, step, t0, _now(), env)
@@ -124,14 +132,17 @@ class Program:
                         args.append(slot[id(i)])
                     else:  # a scalar constant no step computes: evaluated once, here
                         args.append((eval_node(i, [], impl, self.backend.xp),))
+                dense = _layout_kind(node) == "dense"
                 if node.op == "constant" and not node.inputs:
                     value = eval_node(node, [], impl, self.backend.xp)
-                    fn, attrs = (lambda v=value: v), {}
+                    if dense and not value.flags.c_contiguous:  # (never 0-d: those are)
+                        value = self.backend.xp.ascontiguousarray(value)
+                    fn, attrs, dense = (lambda v=value: v), {}, False
                 else:
                     fn, attrs = impl[node.op], dict(node.attrs)
                 slot[id(node)] = len(slot)
                 schedule.append((_EXTERN, fn, args, attrs, slot[id(node)],
-                                 NP_DTYPES[node.dtype]))
+                                 NP_DTYPES[node.dtype], dense))
                 continue
             ins = [slot[id(n)] for n in step.inputs]
             checked = [(i, shape, strides) for i, (shape, strides, _) in
@@ -151,22 +162,61 @@ class Program:
         self._output_slots = [slot[id(o)] for o in self.graph.outputs]
         self._env = [None] * len(slot)
 
-    def _first_run(self, arrays: list) -> list:
-        """Run eagerly, remembering each group's input arrays; then build every kernel."""
+    def prepare(self, arrays: list) -> None:
+        """Build every kernel for the layouts that inputs `arrays` (one per graph input) lead
+        to, running nothing but movement steps on stand-ins (`_derive_layouts`). A compiled
+        function's first call uses this after its trace (whose eager run gave that call's
+        results); a program's first `run` too, then runs the kernels."""
+        try:
+            per_group = self._derive_layouts(arrays)
+        except Exception:  # noqa: BLE001  (a step that cannot run on stand-ins: see below)
+            per_group = self._eager_layouts(arrays)
+        self.build(per_group)
+
+    def _derive_layouts(self, arrays: list) -> list:
+        """Each group's input arrays, or stand-ins of the same shape, dtype and strides: a
+        kernel's outputs are fresh C-contiguous arrays (zeros, never touched unless a movement
+        step copies them); movement steps run on the stand-ins (a view costs nothing; a copy
+        reads zeros); `check` and `detach` return their input; every other extern is dense
+        (`_layout_kind`). Raises if a step cannot run on stand-ins or makes another shape
+        (the caller then runs the graph eagerly instead)."""
+        xp = self.backend.xp
+        env = {id(n): a for n, a in zip(self.graph.inputs, arrays)}
+        for step in self.plan.steps:
+            if not isinstance(step, fuse.Extern):
+                for n in step.outputs:
+                    env[id(n)] = xp.zeros(n.shape, NP_DTYPES[n.dtype])
+                continue
+            node = step.node
+            kind = _layout_kind(node)
+            if kind == "same":
+                out = env[id(node.inputs[0])]
+            elif kind == "view":
+                with np.errstate(all="ignore"):
+                    out = _run_node(node, env, self.backend.impl, xp)
+                if out.shape != node.shape:
+                    raise RuntimeError(f"{node.op} on stand-ins made shape {out.shape}")
+            else:
+                out = xp.zeros(node.shape, NP_DTYPES[node.dtype])
+            env[id(node)] = out
+        return [{id(n): env[id(n)] for n in g.inputs} for g in self.plan.groups()]
+
+    def _eager_layouts(self, arrays: list) -> list:
+        """Each group's input arrays from an eager run of the whole graph (the fallback of
+        `prepare`: a movement step that would not run on stand-ins). Kernels write
+        C-contiguous outputs, and the schedule makes dense externs so: the eager values are
+        made to look the same."""
         env = {id(n): a for n, a in zip(self.graph.inputs, arrays)}
         impl, xp = self.backend.impl, self.backend.xp
-        # kernels write C-contiguous outputs: make the eager run's values look the same, so
-        # the layouts recorded below are the ones later runs will see
         written = {id(n) for g in self.plan.groups() for n in g.outputs}
         for node in self.graph.nodes:
             if node.op != "input":
                 out = _run_node(node, env, impl, xp)
-                if id(node) in written and not out.flags.c_contiguous:
+                if (id(node) in written or _layout_kind(node) == "dense") and \
+                        not out.flags.c_contiguous:
                     out = xp.ascontiguousarray(out)  # (never reached for 0-d: always contiguous)
                 env[id(node)] = out
-        self.build([{id(n): env[id(n)] for n in g.inputs} for g in self.plan.groups()])
-        return _unaliased([env[id(o)] for o in self.graph.outputs], arrays,
-                          self.user_outputs, self.updates)
+        return [{id(n): env[id(n)] for n in g.inputs} for g in self.plan.groups()]
 
     # ------------------------------------------------------------ building
 
@@ -322,6 +372,19 @@ _CTYPES = {"f": "float", "d": "double", "?": "uint8_t",  # as render.pointer_typ
 _EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
 # a run's event in a profile, by role (PyTorch's names for compiled code)
 _EVENT = {"forward": "CompiledFunction", "backward": "CompiledFunctionBackward"}
+
+
+def _layout_kind(node) -> str:
+    """How an extern step's output layout is known before the program runs: "view" (a
+    movement op: what numpy makes of its input's layout, found by running it on stand-ins),
+    "same" (`check`, `detach`: the input itself), or "dense" (everything else: matmul, unfused
+    math, sources, custom Functions: C-contiguous, which the schedule enforces with a copy
+    in the rare case the implementation returns another layout)."""
+    if node.op in ("check", "detach"):
+        return "same"
+    if OPS[node.op].kind == "movement" or node.op == "to_device":
+        return "view"
+    return "dense"
 
 
 def _run_node(node, env: dict, impl: dict, xp):

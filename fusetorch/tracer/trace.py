@@ -11,9 +11,11 @@ tensor from outside the trace becomes an `input` node the first time an op reads
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sys
+import weakref
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence
 
@@ -73,8 +75,13 @@ class Recorder:
     broken: str | None = None  # why a strict trace stopped recording (see graph_break)
 
     def __init__(self):
+        # id(tensor) -> its node. An entry goes when its tensor does (a weakref callback, run
+        # before the id can be reused), so a temporary the traced code drops frees its memory
+        # as in eager mode: a trace over 2**24 elements kept every intermediate alive, and the
+        # fresh memory each one needed cost more than the ops themselves
         self._nodes: dict[int, Node] = {}
-        self._keep: list[Tensor] = []  # ids are keys: keep those tensors alive while recording
+        self._refs: dict[int, weakref.ref] = {}
+        self._keep: list[Tensor] = []  # tensors the recording must keep (leaves with grads)
         self.inputs: list[Node] = []
         self.input_tensors: list[Tensor] = []
         self.parent: Recorder | None = None  # an enclosing trace, which records the same ops
@@ -89,9 +96,14 @@ class Recorder:
         self._vgen: dict[int, int] = {}
 
     def _set(self, t: Tensor, n: Node) -> None:
-        if id(t) not in self._nodes:
-            self._keep.append(t)
-        self._nodes[id(t)] = n
+        key = id(t)
+        if key not in self._refs:
+            self._refs[key] = weakref.ref(t, functools.partial(self._forget, key))
+        self._nodes[key] = n
+
+    def _forget(self, key: int, _ref) -> None:
+        self._nodes.pop(key, None)
+        self._refs.pop(key, None)
 
     def data_read(self, what: str) -> None:
         """Called when Python reads a traced tensor's data (`item`, `bool`, `numpy`, ...)."""

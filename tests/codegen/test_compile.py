@@ -220,7 +220,10 @@ def test_reduction_kernels_propagate_nan(fn):
 
 
 _LEADING = [((64, 100), (0,)), ((8, 6, 7, 5), (0, 2, 3)), ((6, 5, 4), (0, 1)),
-            ((3, 4, 5, 6), (1, 3)), ((5, 2000), (0,)), ((64, 6, 4, 14, 14), (2,))]
+            ((3, 4, 5, 6), (1, 3)), ((5, 2000), (0,)), ((64, 6, 4, 14, 14), (2,)),
+            # tiled rows: 4 parallel tiles of 512; a row too long for one (5 tiles of 1000,
+            # after a kept dim); a prime width, one tile of the whole row
+            ((1024, 2048), (0,)), ((2, 50, 5000), (1,)), ((4100, 257), (0,))]
 
 
 @pytest.mark.parametrize("op, shape, dims", [
@@ -441,3 +444,97 @@ def test_kernels_that_differ_only_in_what_they_store_are_two_kernels():
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
     names = [k.split(":")[0] for k in f.kernels() if "sum]" in k]  # (the maxes are kernels too)
     assert len(names) == 2 and names[0] != names[1], f.kernels()
+
+
+def test_the_first_call_computes_once_and_builds_without_running_the_graph(monkeypatch):
+    # the trace's eager run is the first call's result: building needs no second run (which
+    # would also draw from the random generator a second time)
+    from fusetorch.runtime import interpret, program
+    fn = lambda t: (t + torch.rand(64)).exp() * 2
+    x = torch.randn(64)
+    evaluated = []
+    orig = interpret.eval_node
+    monkeypatch.setattr(program, "eval_node", lambda n, *a, **k: evaluated.append(n.op) or
+                        orig(n, *a, **k))
+    torch.manual_seed(3)
+    got = torch.compile(fn)(x)
+    after_compiled = torch.rand(3)
+    torch.manual_seed(3)
+    want = fn(x)
+    np.testing.assert_array_equal(torch.rand(3).numpy(), after_compiled.numpy())
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert "random" not in evaluated and "exp" not in evaluated, evaluated
+
+
+def test_layouts_are_derived_for_views_and_dense_externs():
+    # a permuted view of a matmul read by a kernel (strided, in place), a broadcast slice of an
+    # input, and an unfused cast of a transposed int64 tensor, which numpy returns transposed
+    # (order K): the schedule makes such a dense extern C-contiguous, as the kernel expects
+    def fn(a, b, i):
+        m = (a @ b).t()
+        return (m * 2 + a[:1, :4].t()).exp() + (i.t() * 3).float()
+    a, b = torch.randn(4, 6), torch.randn(6, 4)
+    i = torch.arange(16).reshape(4, 4)
+    cf = torch.compile(fn)
+    for _ in range(3):
+        np.testing.assert_allclose(cf(a, b, i).numpy(), fn(a, b, i).numpy(), rtol=1e-5)
+    assert any("pointwise" in k for k in cf.kernels())
+
+
+def test_a_large_float_sum_does_not_depend_on_the_number_of_threads():
+    # block sums, added in double per chunk, chunks added in order: the same bits whichever
+    # thread ran which chunk (an OpenMP reduction combines per-thread sums in any order)
+    a, b = torch.randn(1 << 22), torch.randn(1 << 22)
+    cf = torch.compile(lambda u, v: ((u - v) ** 2).sum() + (u * 1e3).sum())
+    cf(a, b)  # (the first call's result is the trace's eager one)
+    before = torch.get_num_threads()
+    try:
+        got = {}
+        for n in (1, 2, 3):
+            torch.set_num_threads(n)
+            got[n] = cf(a, b).numpy().tobytes()
+    finally:
+        torch.set_num_threads(before)
+    assert got[1] == got[2] == got[3]
+    ref = ((a.numpy().astype(np.float64) - b.numpy()) ** 2).sum() + \
+        (a.numpy().astype(np.float64) * 1e3).sum()
+    assert abs(cf(a, b).item() - ref) <= 1e-6 * abs(ref)
+
+
+def test_large_reductions_over_the_leading_dim_read_rows_in_parallel_tiles():
+    # [4096, 4096].sum(0) read each column with a stride of a whole row: 50x slower than
+    # numpy. Now tiles of the row fold every reduced row in memory order, in parallel
+    x, y = torch.randn(1024, 2048), torch.randn(1024, 2048)
+    cf = torch.compile(lambda a, b: ((a * b).sum(0), a.amax(0), b.argmax(0)))
+    cf(x, y)
+    s, m, i = cf(x, y)
+    a, b = x.numpy().astype(np.float64), y.numpy()
+    np.testing.assert_allclose(s.numpy(), (a * b).sum(0), rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(m.numpy(), x.numpy().max(0))
+    np.testing.assert_array_equal(i.numpy(), b.argmax(0))
+    src = cf.source()
+    assert src.count("into rows of 512") == 3 and "omp parallel for" in src, src
+    assert "float part[512]" in src  # the sum adds float rows of 64 reduced rows into double
+
+
+def test_a_transposed_input_keeps_the_reduced_dim_innermost():
+    # the leading dim is the contiguous one here: reading it innermost is reading in order
+    x = torch.randn(2048, 1024).t()
+    cf = torch.compile(lambda a: (a * 2).sum(0))
+    cf(x)
+    np.testing.assert_allclose(cf(x).numpy(), (x.numpy().astype(np.float64) * 2).sum(0),
+                               rtol=1e-5, atol=1e-4)
+    assert "into rows of" not in cf.source()
+
+
+@pytest.mark.parametrize("shape", [(64, 100), (3, 10000)])
+def test_float_row_sums_add_float_blocks_in_double(shape):
+    # a row's float32 sum in float (full-width SIMD) per block of 4096, blocks added in
+    # double: as accurate as numpy's pairwise float sums, against float64 here
+    x = torch.randn(*shape)
+    cf = torch.compile(lambda u: (u * u).sum(1) - u.sum(-1))
+    cf(x)
+    a = x.numpy().astype(np.float64)
+    np.testing.assert_allclose(cf(x).numpy(), (a * a).sum(1) - a.sum(1), rtol=1e-5,
+                               atol=1e-6 * shape[1])
+    assert "float part = 0;" in cf.source()

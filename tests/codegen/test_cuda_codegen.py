@@ -28,7 +28,7 @@ from fusetorch.ir.grad import backward_graph
 from fusetorch.ir.graph import Graph
 from fusetorch.ir.ops import OPS
 from fusetorch.runtime.device import NP_DTYPES, cpu_backend
-from fusetorch.runtime.interpret import eval_node
+from fusetorch.runtime.interpret import eval_node, run_graph
 from fusetorch.runtime.program import Program
 from fusetorch.tracer.trace import trace
 
@@ -57,12 +57,18 @@ def _programs(fn, *tensors, grad=False) -> list:
         wrt = [k for k, t in enumerate(tensors) if t.requires_grad]
         bw = backward_graph(graph.outputs[:1], [rec.inputs[k] for k in wrt])
         graph = Graph(graph.inputs, graph.outputs + [f for f, _ in bw.values])
-    fwd = _Lowered(passes.optimize(graph), cpu_backend())
-    results = fwd.run([t._data for t in rec.input_tensors])
+    be = cpu_backend()
+    fwd = _Lowered(passes.optimize(graph), be)
+    arrays = [t._data for t in rec.input_tensors]
+    fwd.prepare(arrays)  # lowers for the layouts these inputs lead to
+    # the forward's values as a compiled run makes them: what a kernel writes is C-contiguous
+    written = {id(n) for g in fwd.plan.groups() for n in g.outputs}
+    results = [np.ascontiguousarray(a) if id(o) in written else a for o, a in
+               zip(fwd.graph.outputs, run_graph(fwd.graph, arrays, be.impl, be.xp))]
     progs = [fwd]
     if grad:
         bprog = _Lowered(passes.optimize(bw.graph), cpu_backend())
-        bprog.run([np.ones(outs[0].shape, NP_DTYPES[outs[0].dtype])] + results[len(outs):])
+        bprog.prepare([np.ones(outs[0].shape, NP_DTYPES[outs[0].dtype])] + results[len(outs):])
         progs.append(bprog)
     return progs
 
