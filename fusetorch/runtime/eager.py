@@ -15,6 +15,7 @@ import numpy as np
 
 from ..ir import dtypes as dt
 from ..ir.ops import OPS
+from . import eager_kernels
 from .device import NP_DTYPES
 
 # PyTorch computes log(0) = -inf and 0/0 = nan silently; so does fusetorch. Filtering by module
@@ -141,7 +142,24 @@ def _check_gather_index(index, size, dim):
 
 def _gather(xp, x, index, dim):
     _check_gather_index(index, x.shape[dim], dim)
+    if xp is np and x.flags.c_contiguous and index.size >= 64:
+        # one flat `take`: position = index * stride(dim) + the other dims' offsets (cached
+        # per shape); 3-4x faster than numpy's advanced indexing with an open grid
+        flat = index * (x.strides[dim] // x.itemsize)
+        flat += _gather_offsets(index.shape, tuple(s // x.itemsize for s in x.strides), dim)
+        return np.take(x.reshape(-1), flat)
     return x[_grid_index(xp, index, dim)]
+
+
+@functools.lru_cache(maxsize=32)
+def _gather_offsets(shape: tuple, strides: tuple, dim: int) -> np.ndarray:
+    """[shape] int64: the element offset of each position along every dim but `dim`."""
+    out = np.zeros(shape, dtype=np.int64)
+    for d, (n, s) in enumerate(zip(shape, strides)):
+        if d != dim and n > 1:
+            out += (np.arange(n, dtype=np.int64) * s).reshape((n,) + (1,) * (len(shape) - d - 1))
+    out.flags.writeable = False
+    return out
 
 
 def _scatter_add(xp, x, index, src, dim):
@@ -221,9 +239,39 @@ def _reduce(fn):
     return run
 
 
-def _arg_reduce(fn):
+def _arg_reduce(fn, name=None):
+    """argmax/argmin over one dim; with `name`, float arrays go to a compiled kernel where one
+    is built (numpy moves the dim last and copies: max pooling's window dim)."""
     def run(x, dims, keepdim):
+        if name is not None:
+            out = eager_kernels.arg_reduce(name, x, dims[0], keepdim)
+            if out is not None:
+                return out
         return fn(x, axis=dims[0], keepdims=keepdim).astype(np.int64, copy=False)
+    return run
+
+
+def _reshape(x, shape):
+    """numpy's reshape; where it must copy a strided view (im2col, pooling windows), the copy
+    is a compiled kernel's when one is built."""
+    if not x.flags.c_contiguous and x.size >= eager_kernels.MIN_ELEMENTS:
+        try:
+            return np.reshape(x, shape, copy=False)  # a view where strides allow
+        except ValueError:
+            c = eager_kernels.strided_copy(x)
+            if c is not None:
+                return c.reshape(shape)
+    return np.reshape(x, shape)
+
+
+def _copy(fn):
+    """The `copy` primitive (clone, contiguous): a kernel copies large strided views."""
+    def run(x):
+        if not x.flags.c_contiguous:
+            c = eager_kernels.strided_copy(x)
+            if c is not None:
+                return c
+        return fn(x)
     return run
 
 
@@ -288,9 +336,10 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         "prod": _reduce(xp.multiply.reduce if xp is np else xp.prod),
         "max": _extreme(xp.maximum.reduce if xp is np else xp.max, "max"),
         "min": _extreme(xp.minimum.reduce if xp is np else xp.min, "min"),
-        "argmax": _arg_reduce(xp.argmax), "argmin": _arg_reduce(xp.argmin),
+        "argmax": _arg_reduce(xp.argmax, "argmax" if xp is np else None),
+        "argmin": _arg_reduce(xp.argmin, "argmin" if xp is np else None),
         # movement
-        "reshape": lambda x, shape: xp.reshape(x, shape),
+        "reshape": _reshape if xp is np else lambda x, shape: xp.reshape(x, shape),
         "permute": lambda x, perm: xp.transpose(x, perm),
         "expand": lambda x, shape: xp.broadcast_to(x, shape),
         "index": _index, "index_put": functools.partial(_index_put, xp),
@@ -306,6 +355,8 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         "custom_vjp": lambda g, ctx, index, positions, shape, dtype: ctx.input_grad(
             g, positions[index], shape, dtype),
     })
+    if xp is np:
+        t["copy"] = _copy(t["copy"])
     return t
 
 

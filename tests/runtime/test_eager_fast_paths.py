@@ -14,3 +14,140 @@ def test_scatter_add_with_one_index_per_row_matches_add_at():
     want = x.copy()
     np.add.at(want, (np.arange(30)[:, None, None], np.arange(5)[None, :, None], idx), src)
     np.testing.assert_array_equal(T["scatter_add"](x, idx, src, dim=2), want)
+
+
+def test_gather_by_flat_take_matches_advanced_indexing():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((6, 7, 5)).astype(np.float32)
+    for dim in range(3):
+        # an index smaller than x along the other dims, and a non-contiguous (expanded) one
+        shape = [4, 5, 3]
+        shape[dim] = 9
+        idx = rng.integers(0, x.shape[dim], shape)
+        grid = list(np.ix_(*[np.arange(n) for n in shape]))
+        grid[dim] = idx
+        np.testing.assert_array_equal(T["gather"](x, idx, dim=dim), x[tuple(grid)])
+        row = np.broadcast_to(rng.integers(0, x.shape[dim], (1,) * 3), shape)
+        grid[dim] = row
+        np.testing.assert_array_equal(T["gather"](x, row, dim=dim), x[tuple(grid)])
+
+
+# ---------------------------------------------------------------- compiled eager kernels
+
+import pytest  # noqa: E402
+from numpy.lib.stride_tricks import as_strided  # noqa: E402
+
+from fusetorch.runtime import eager_kernels as ek  # noqa: E402
+
+
+@pytest.fixture
+def kernels(monkeypatch):
+    """Eager kernels on (or off), from an empty program cache."""
+    def use(on: bool):
+        monkeypatch.setattr(ek, "ENABLED", on)
+        ek.clear()
+    yield use
+    ek.clear()
+
+
+def _windows(x, k, s=1):
+    n, c, h, w = x.shape
+    st = x.strides
+    oh, ow = (h - k) // s + 1, (w - k) // s + 1
+    return as_strided(x, (n, c, k, k, oh, ow), (st[0], st[1], st[2], st[3], st[2] * s, st[3] * s),
+                      writeable=False)
+
+
+def test_reshape_of_a_strided_view_is_a_kernel_copy_from_its_second_sight(kernels):
+    kernels(True)
+    rng = np.random.default_rng(2)
+    for dtype in (np.float32, np.float64):
+        x = rng.standard_normal((8, 3, 12, 12)).astype(dtype)
+        cols = _windows(x, 3)
+        shape = (8, 27, 100)
+        want = np.reshape(cols, shape)
+        first = T["reshape"](cols, shape)  # numpy's copy; the layout is noted
+        assert ek._PROGRAMS[("copy",) + ek._layout(cols)] is None
+        second = T["reshape"](cols, shape)
+        assert ek._PROGRAMS[("copy",) + ek._layout(cols)]
+        held = T["reshape"](cols, shape)  # `second` is still held: a new buffer, not its own
+        for got in (first, second, held):
+            assert got.dtype == dtype and got.flags.c_contiguous
+            np.testing.assert_array_equal(got, want)
+        assert not np.shares_memory(second, held)
+        # views that need no copy stay views
+        assert np.shares_memory(T["reshape"](x[:, :, 2:], (8, 3, -1)[:2] + (120,)), x)
+
+
+def test_copy_of_a_transpose_is_a_kernel_copy(kernels):
+    kernels(True)
+    x = np.random.default_rng(3).standard_normal((64, 96)).T
+    for _ in range(3):
+        got = T["copy"](x)
+        assert got.flags.c_contiguous
+        np.testing.assert_array_equal(got, x)
+    assert any(p for p in ek._PROGRAMS.values())
+
+
+def test_argmax_kernel_keeps_numpys_first_extreme_and_nan(kernels):
+    kernels(True)
+    rng = np.random.default_rng(4)
+    x = rng.integers(0, 3, (16, 4, 9, 11)).astype(np.float32)  # many ties
+    x[0, 1, 2, 3] = np.nan
+    x[5, :, 4, 4] = np.nan  # NaN in every position of a window along dim 1
+    x[6, 2, 0, 0] = -np.inf
+    x[7, :, 0, 0] = -np.inf
+    for name, fn in (("argmax", np.argmax), ("argmin", np.argmin)):
+        for dim in range(4):
+            for keepdim in (True, False):
+                want = fn(x, axis=dim, keepdims=keepdim)
+                for _ in range(2):  # numpy, then the kernel
+                    got = T[name](x, dims=(dim,), keepdim=keepdim)
+                    assert got.dtype == np.int64
+                    np.testing.assert_array_equal(got, want)
+    assert sum(1 for p in ek._PROGRAMS.values() if p) == 8  # (keepdim is a reshape)
+
+
+def test_small_arrays_other_dtypes_and_disabled_build_nothing(kernels):
+    kernels(True)
+    small = np.ones((4, 5, 6), np.float32)[:, :, ::2]
+    ints = np.ones((64, 128), np.int64).T
+    for _ in range(3):
+        T["copy"](small)
+        T["copy"](ints)
+        T["argmax"](np.ones((64, 128), np.int32), dims=(0,), keepdim=False)
+    assert not ek._PROGRAMS
+    kernels(False)
+    big = np.ones((64, 128), np.float32).T
+    for _ in range(3):
+        np.testing.assert_array_equal(T["copy"](big), big)
+    assert not ek._PROGRAMS
+
+
+def test_max_pool_and_conv_training_gradients_match_numpy_paths(kernels):
+    import fusetorch as torch
+    import fusetorch.nn.functional as F
+    from fusetorch.tracer import autograd as A
+
+    def grads(on: bool):
+        kernels(on)
+        A._CACHE.clear()  # each run's backward is interpreted, then compiled, alike
+        torch.manual_seed(0)
+        w = torch.randn(6, 3, 5, 5, requires_grad=True)
+        b = torch.randn(6, requires_grad=True)
+        x = torch.randn(16, 3, 24, 24, requires_grad=True)
+        out = []
+        for _ in range(3):
+            y = F.max_pool2d(F.relu(F.conv2d(x, w, b)), 2)
+            v, i = F.max_pool2d(y, 2, return_indices=True)
+            (v.sum() + (y * y).mean()).backward()
+            out.append([y.detach().numpy().copy(), i.numpy().copy()] +
+                       [t.grad.numpy().copy() for t in (w, b, x)])
+            w.grad = b.grad = x.grad = None
+        return out
+
+    want, got = grads(False), grads(True)
+    assert any(p for p in ek._PROGRAMS.values())
+    for a, b in zip(want, got):
+        for u, v in zip(a, b):
+            np.testing.assert_array_equal(v, u)
