@@ -8,7 +8,9 @@ cache as `fusetorch.compile`):
   pool's window merge are 6-d views with short rows, which numpy copies row by row (a 5x5
   im2col of 64x6x14x14: ~470 us in numpy, ~70 us as a kernel);
 - `argmax`/`argmin` over one dim (max pooling's window dim): numpy moves the axis last and
-  copies, then scans rows of 4 (~1.3 ms for a 64x6x28x28 pool, ~80 us as a kernel).
+  copies, then scans rows of 4 (~1.3 ms for a 64x6x28x28 pool, ~80 us as a kernel);
+- `gather` of one index per row over a short dim (max(dim)'s values at its argmax): a select
+  among the dim's slices, where numpy's advanced indexing builds an index grid.
 
 Each (op, attributes, shape, strides, dtype) is a one-node graph built into a `Program` the
 second time it is seen: a layout met once is not worth a build, and a training loop meets its
@@ -21,7 +23,8 @@ either way: a copy is exact, and the argmax kernels keep numpy's first extreme (
 as one).
 
 Only the numpy eager table calls this (runtime/eager.py); the program's own steps are kernels,
-never the eager table, so nothing here recurses.
+never the eager table, so nothing here recurses. `ENABLED` (FUSETORCH_EAGER_COMPILE) is also
+the switch of the compiled eager composites (tracer/composite_programs.py).
 """
 from __future__ import annotations
 
@@ -36,12 +39,14 @@ ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # Below this the numpy call is as fast as a kernel call (a few microseconds of fixed cost each),
 # and the many tiny arrays of tests and gradchecks build nothing.
 MIN_ELEMENTS = 1 << 12
+MAX_SELECT = 16  # gather_rows: a select per slice of the gathered dim, up to a 4x4 window
 MAX_PROGRAMS = 64  # layouts kept (each program holds its last output buffer); least recent go
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 _lock = threading.Lock()
 # key -> None (seen once), a Program, or False (the plan is not one kernel: never compiled)
 _PROGRAMS: OrderedDict = OrderedDict()
+_compiler = True  # False once a build found no working C compiler
 _warned = False
 
 
@@ -49,17 +54,35 @@ def strided_copy(x: np.ndarray):
     """A C-contiguous copy of `x` computed by a kernel, or None (numpy should copy it)."""
     if not _eligible(x):
         return None
-    return _run(("copy",) + _layout(x), x, _copy_graph)
+    return _run(("copy",) + _layout(x), [x], lambda nodes: _copy_graph(*nodes))
 
 
 def arg_reduce(op: str, x: np.ndarray, dim: int, keepdim: bool):
     """`argmax`/`argmin` of `x` over `dim` (int64) computed by a kernel, or None."""
     if not _eligible(x):
         return None
-    out = _run((op, dim) + _layout(x), x, lambda node: _arg_graph(node, op, dim))
+    out = _run((op, dim) + _layout(x), [x], lambda nodes: _arg_graph(nodes[0], op, dim))
     if out is not None and not keepdim:
         out = out.reshape(x.shape[:dim] + x.shape[dim + 1:])
     return out
+
+
+def gather_rows(x: np.ndarray, index: np.ndarray, dim: int):
+    """`gather(x, index, dim)` for one index per row (`index.shape[dim] == 1`: max(dim)'s
+    values at its argmax, max pooling's), over a short dim, by a kernel; or None. The kernel
+    selects among the dim's slices, `where(index == j, x_j, ...)`, reading each in place:
+    the values are gather's exactly."""
+    k = x.shape[dim]
+    if not (2 <= k <= MAX_SELECT and index.shape[dim] == 1 and index.dtype == np.int64
+            and index.flags.aligned and index.size * k >= MIN_ELEMENTS and _eligible(x, 0)):
+        return None
+    crop = [slice(0, n) for n in index.shape]
+    rows = []
+    for j in range(k):
+        crop[dim] = slice(j, j + 1)
+        rows.append(x[tuple(crop)])
+    key = ("gather", k) + _layout(rows[0]) + _layout(index)
+    return _run(key, rows + [index], _select_graph)
 
 
 def clear() -> None:
@@ -70,9 +93,9 @@ def clear() -> None:
 
 # ---------------------------------------------------------------- programs
 
-def _eligible(x) -> bool:
-    return (ENABLED and x.size >= MIN_ELEMENTS and x.dtype in _FLOATS and x.flags.aligned
-            and x.__class__ is np.ndarray)
+def _eligible(x, min_elements: int = MIN_ELEMENTS) -> bool:
+    return (ENABLED and _compiler and x.size >= min_elements and x.dtype in _FLOATS
+            and x.flags.aligned and x.__class__ is np.ndarray)
 
 
 def _layout(x: np.ndarray) -> tuple:
@@ -99,7 +122,19 @@ def _arg_graph(node, op: str, dim: int):
     return make_node(op, [node], {"dims": (dim,), "keepdim": True})
 
 
-def _run(key: tuple, x: np.ndarray, make):
+def _select_graph(nodes):
+    """x_0 .. x_{k-1}, index -> where(index == 0, x_0, where(index == 1, x_1, ... x_{k-1}))"""
+    from ..ir import dtypes as dt
+    from ..ir.graph import make_node
+    *rows, index = nodes
+    out = rows[-1]
+    for j in range(len(rows) - 2, -1, -1):
+        j_node = make_node("constant", [], {"shape": (), "dtype": dt.int64, "value": j})
+        out = make_node("where", [make_node("eq", [index, j_node]), rows[j], out])
+    return out
+
+
+def _run(key: tuple, arrays: list, make):
     with _lock:
         program = _PROGRAMS.get(key, 0)
         if program == 0:  # first sight: numpy computes it
@@ -109,30 +144,30 @@ def _run(key: tuple, x: np.ndarray, make):
             return None
         _PROGRAMS.move_to_end(key)
         if program is None:
-            program = _PROGRAMS[key] = _build(x, make)
+            program = _PROGRAMS[key] = _build(arrays, make)
         if program is False:
             return None
-        return program.run([x])[0]  # (a program's run is not reentrant: under the lock)
+        return program.run(arrays)[0]  # (a program's run is not reentrant: under the lock)
 
 
-def _build(x: np.ndarray, make):
-    """A Program of the one-node graph, built for `x`'s layout; False when the plan is not a
-    single kernel (then its extern steps would call back into the eager table) or when no
-    compiler works."""
-    global ENABLED, _warned
+def _build(arrays: list, make):
+    """A Program of the graph `make(input nodes)` gives, built for these arrays' layouts; False
+    when the plan is not a single kernel (then its extern steps would call back into the eager
+    table) or when no compiler works."""
+    global _compiler, _warned
     from ..codegen import fuse
     from ..ir.graph import Graph
     from .cbuild import CompilerUnavailable
     from .device import cpu_backend
     from .program import Program
-    node = _input_node(x)
-    program = Program(Graph([node], [make(node)]), cpu_backend())
+    nodes = [_input_node(a) for a in arrays]
+    program = Program(Graph(nodes, [make(nodes)]), cpu_backend())
     if [type(s) for s in program.plan.steps] != [fuse.Group]:
         return False
     try:
-        program.build([{id(node): x}])
+        program.build([{id(n): a for n, a in zip(nodes, arrays)}])
     except CompilerUnavailable as e:
-        ENABLED = False
+        _compiler = False
         if not _warned:
             _warned = True
             warnings.warn(f"fusetorch: cannot build kernels ({e}); eager operations stay in "

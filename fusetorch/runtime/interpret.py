@@ -112,3 +112,40 @@ def _dead_after(node, array, pos: int, last_use: dict, owners: dict) -> bool:
     node, and is its own memory (not a view of something that may still be live)."""
     return (last_use.get(id(node)) == pos and owners.get(id(array)) == 1
             and getattr(array, "base", 0) is None and getattr(array.flags, "writeable", True))
+
+
+class Schedule:
+    """`run_graph` for one graph run many times on small arrays (a replayed eager composite):
+    the nodes as steps over slots of a list, made once, with constants evaluated once. The
+    values are `eval_node`'s, so the same as `run_graph`'s (without its in-place reuse)."""
+
+    __slots__ = ("steps", "n_inputs", "n_slots", "outputs", "xp", "_consts")
+
+    def __init__(self, graph: Graph, impl: dict, xp):
+        slot = {id(n): i for i, n in enumerate(graph.inputs)}
+        consts, steps = [], []
+        for node in graph.nodes:
+            if node.op == "input":
+                continue
+            slot[id(node)] = len(slot)
+            if node.op == "constant" and not node.inputs:
+                consts.append((slot[id(node)], eval_node(node, [], impl, xp)))
+                continue
+            steps.append((impl[node.op], tuple(slot[id(i)] for i in node.inputs),
+                          node.attrs, slot[id(node)], NP_DTYPES[node.dtype]))
+        self.steps, self.n_inputs, self.n_slots, self.xp = steps, len(graph.inputs), len(slot), xp
+        self.outputs = tuple(slot[id(o)] for o in graph.outputs)
+        self._consts = consts
+
+    def run(self, inputs: list) -> list:
+        env = list(inputs) + [None] * (self.n_slots - self.n_inputs)
+        for i, v in self._consts:
+            env[i] = v
+        asarray = self.xp.asarray
+        for fn, args, attrs, out, dtype in self.steps:
+            a = fn(*[env[i] for i in args], **attrs) if attrs else fn(*[env[i] for i in args])
+            a = asarray(a)
+            if a.dtype != dtype:
+                a = a.astype(dtype)
+            env[out] = a
+        return [env[i] for i in self.outputs]

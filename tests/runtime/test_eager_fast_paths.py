@@ -151,3 +151,21 @@ def test_max_pool_and_conv_training_gradients_match_numpy_paths(kernels):
     for a, b in zip(want, got):
         for u, v in zip(a, b):
             np.testing.assert_array_equal(v, u)
+
+
+def test_gather_of_one_index_per_row_is_a_kernel_select(kernels):
+    kernels(True)
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((32, 6, 4, 9, 9)).astype(np.float32)
+    x[0, 0, :, 0, 0] = [-0.0, 0.0, np.nan, 1.0]
+    for dim, idx_shape in ((2, (32, 6, 1, 9, 9)), (2, (30, 5, 1, 9, 7)), (4, (32, 6, 4, 9, 1))):
+        idx = rng.integers(0, x.shape[dim], idx_shape)
+        idx[0, 0, 0, 0, 0] = 0
+        grid = list(np.ix_(*[np.arange(n) for n in idx_shape]))
+        grid[dim] = idx
+        want = x[tuple(grid)]
+        for _ in range(3):
+            got = T["gather"](x, idx, dim=dim)
+            np.testing.assert_array_equal(got, want)
+        assert np.signbit(got[0, 0, 0, 0, 0])  # index 0 there: x's -0.0, sign kept
+    assert sum(1 for key, p in ek._PROGRAMS.items() if p and key[0] == "gather") == 3

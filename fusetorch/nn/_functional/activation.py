@@ -17,6 +17,7 @@ from ...tracer import functional as F
 from ...tracer.methods import _inplace
 from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
+from ...tracer.composite_programs import composite
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "sigmoid", "tanh", "gelu",
            "elu", "elu_", "softplus", "silu", "mish", "hardtanh", "hardtanh_", "softmax",
@@ -236,6 +237,7 @@ def _shifted(x: Tensor, d: int) -> Tensor:
     return x - m
 
 
+@composite
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dt.DType | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) for stability."""
@@ -256,6 +258,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return softmax(-input if dtype is None else -D.cast(input, dtype), dim)
 
 
+@composite
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dt.DType | None = None) -> Tensor:
     """x - logsumexp(x) along dim, with the max subtracted first so exp never overflows."""

@@ -17,6 +17,7 @@ from ...tracer import autocast as _ac
 from ...tracer import functional as F
 from ...tracer.creation import LEGACY
 from ...tracer.tensor import Tensor
+from ...tracer.composite_programs import composite
 from .activation import _label, _owned
 from .padding import pad as _pad
 
@@ -184,6 +185,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@composite
 def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """2-d cross-correlation of input [N, C, H, W] (or [C, H, W]) with weight

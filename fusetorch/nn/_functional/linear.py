@@ -4,11 +4,13 @@ from __future__ import annotations
 from ...tracer import autocast as _ac
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
+from ...tracer.composite_programs import composite
 from .activation import _label, _owned
 
 __all__ = ["linear", "bilinear"]
 
 
+@composite
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias, for input [..., in] and weight [out, in]."""
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py

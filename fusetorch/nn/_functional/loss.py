@@ -15,6 +15,7 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
+from ...tracer.composite_programs import composite
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
            "huber_loss", "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss",
@@ -462,6 +463,7 @@ def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None
     return nll * (1 - label_smoothing) + ret * (label_smoothing / n_classes)
 
 
+@composite
 @_ac.op("cross_entropy")
 def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
                   size_average: bool | None = None, ignore_index: int = -100,

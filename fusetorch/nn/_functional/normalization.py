@@ -14,6 +14,7 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
+from ...tracer.composite_programs import composite
 
 __all__ = ["batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
@@ -89,6 +90,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     return _named(out, "NativeBatchNormBackward0", input, weight, bias)
 
 
+@composite
 def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last `len(normalized_shape)` dims (biased variance), then
@@ -124,6 +126,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     return _named(out, "NativeLayerNormBackward0", input, weight, bias)
 
 
+@composite
 @_ac.op("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:

@@ -14,6 +14,7 @@ from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
+from ...tracer.composite_programs import composite
 from .activation import _label, _owned
 from .padding import pad as _pad
 
@@ -122,6 +123,7 @@ def _index_table(hw, kernel, stride, padding, dilation, out_hw) -> np.ndarray:
     return flat.reshape(kh * kw, oh, ow).astype(np.int64)
 
 
+@composite
 def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """Max over each kernel window of [N, C, H, W] (or [C, H, W]); stride defaults to the

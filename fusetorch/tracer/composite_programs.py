@@ -1,0 +1,320 @@
+"""Compiled eager composites (issue 13, item 2): a composite function (a convolution, a pooling,
+softmax, a loss, a norm) that a loop calls again and again with the same layouts runs, from its
+third call, as one recorded graph: fused C kernels where the arrays are large, the interpreter
+where they are small, and no Python of the composite itself nor of dispatch per primitive.
+
+    @composite
+    def log_softmax(input, dim=None, ...): ...   # composed of primitives as before
+
+A call is keyed by its tensors' shapes, strides, dtypes and requires_grad, the grad mode, and
+its other arguments (which must be hashable: numbers, strings, tuples, None). Per key:
+1. first call: plain eager;
+2. second call: plain eager while capturing it: a trace recording (the primitives' graph, for
+   the program) and the autograd records it makes (op, inputs, attrs, result: the template);
+3. later calls: the graph runs on the inputs' arrays (a compile `Program` after
+   `passes.optimize` when the inputs hold at least `MIN_ELEMENTS` elements; else the reference
+   interpreter on the graph as recorded, whose values are eager's bit for bit) and yields the
+   outputs and every value a VJP saves; then the template's records are replayed through
+   `autograd.record`, so the autograd graph has the same primitives, attrs, saved values and
+   grad_fn labels as a plain call would have made, and backward (and its compiled programs)
+   cannot tell. Values no VJP reads are never computed into memory: their tensors in the
+   replayed records hold a read-only zero placeholder of the right shape.
+
+Arguments are checked by the plain calls; a key repeats only arguments that passed (checks of
+shapes, dtypes and static arguments give the same answer again), and checks of values are
+`check` primitives inside the graph, which raise in a replay as in eager. Not captured (the key
+stays plain): calls that read tensor data into Python, write in place (batch norm's running
+statistics), draw random numbers, read tensors they were not passed, return an input or a view
+of one, or hold custom Functions, device copies or data-dependent shapes. Replays happen only
+outside traces (`compile` records the primitives itself), on the CPU, when autograd's recording
+is the plain one (`torch.utils.checkpoint` wraps it), and not under FUSETORCH_EAGER_COMPILE=0
+(the program path also needs a C compiler; without one, the interpreter).
+"""
+from __future__ import annotations
+
+import functools
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..ir.ops import OPS
+from ..runtime import eager_kernels
+from ..runtime.interpret import Schedule
+from . import autograd as A
+from . import dispatch as D
+from .tensor import Tensor
+from .trace import Recorder
+
+MIN_ELEMENTS = eager_kernels.MIN_ELEMENTS  # inputs' total size from which a program is built
+MAX_KEYS = 256
+_NOT_CAPTURED = frozenset({"custom", "custom_vjp", "to_device", "random", "nonzero"})
+_SEEN, _PLAIN = "seen", "plain"  # key states before a template exists, or instead of one
+
+_lock = threading.RLock()
+_CACHE: OrderedDict = OrderedDict()  # key -> _SEEN | _PLAIN | _Template
+
+
+def composite(fn):
+    """Run `fn` (a composite of primitives, pure in its tensor arguments) through a captured
+    graph once a call with the same key has been seen twice. See the module docstring."""
+    name = f"{fn.__module__}.{fn.__qualname__}"
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if D.RECORDER is not None or not eager_kernels.ENABLED:
+            return fn(*args, **kwargs)
+        key = _key(name, args, kwargs)
+        if key is None:
+            return fn(*args, **kwargs)
+        with _lock:
+            state = _CACHE.get(key)
+            if state is None:
+                _CACHE[key] = _SEEN
+                if len(_CACHE) > MAX_KEYS:
+                    _CACHE.popitem(last=False)
+            else:
+                _CACHE.move_to_end(key)
+        if state is None or state is _PLAIN:
+            return fn(*args, **kwargs)
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if state is _SEEN:
+            out, template = _capture(fn, args, kwargs, tensors)
+            with _lock:
+                _CACHE[key] = template if template is not None else _PLAIN
+            return out
+        return state.replay(tensors)
+
+    call.__wrapped__ = fn
+    return call
+
+
+def clear() -> None:
+    """Forget every captured composite (tests; a changed setting)."""
+    with _lock:
+        _CACHE.clear()
+
+
+# ---------------------------------------------------------------- keys
+
+def _key(name: str, args: tuple, kwargs: dict):
+    """The call's key, or None when it must run plainly: a tensor off the CPU, a tensor passed
+    twice, keyword tensors, an unhashable argument, autograd's recording wrapped."""
+    if D.GRAD_RECORD is not A.record:
+        return None
+    parts, be, ids = [name, D.GRAD_ENABLED], None, set()
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._data
+            if be is None:
+                be = a._be
+                if be.device.type != "cpu":
+                    return None
+            elif a._be is not be or id(a) in ids:
+                return None
+            ids.add(id(a))
+            parts.append((d.shape, d.strides, a._dtype, a._requires_grad))
+        else:
+            a = _static(a)
+            if a is _TENSOR:
+                return None
+            parts.append(a)
+    if be is None:
+        return None
+    for k, v in kwargs.items():
+        v = _static(v)
+        if v is _TENSOR:
+            return None
+        parts.append((k, v))
+    key = tuple(parts)
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+_TENSOR = object()
+
+
+def _static(v):
+    """A non-tensor argument as part of a key (lists as tuples); _TENSOR if it holds tensors
+    (they would be keyed by identity)."""
+    if isinstance(v, (list, tuple)):
+        if any(isinstance(x, (Tensor, list, tuple)) for x in v):
+            return _TENSOR
+        return (type(v).__name__,) + tuple(v)
+    return _TENSOR if isinstance(v, Tensor) else v
+
+
+# ---------------------------------------------------------------- capture
+
+class _Capture(Recorder):
+    """A strict trace (a data read stops it) that also notes in-place writes."""
+
+    strict = True
+
+    def alias(self, t: Tensor, value: Tensor) -> None:
+        self.broken = self.broken or "an in-place write"
+        super().alias(t, value)
+
+
+def _capture(fn, args: tuple, kwargs: dict, tensors: list):
+    """Run `fn` plainly while recording its graph and its autograd records; returns (fn's
+    result, a _Template or None when the call cannot be replayed)."""
+    log, labels = [], []
+    record, label = D.GRAD_RECORD, A.label
+
+    def logged_record(op, ins, attrs, result, scalar_dtype=None):
+        record(op, ins, attrs, result, scalar_dtype)
+        log.append((op, tuple(ins), attrs, result, scalar_dtype))
+
+    def logged_label(result, name, *inputs):
+        labels.append((result, name, inputs))
+        return label(result, name, *inputs)
+
+    rec = _Capture()
+    for t in tensors:
+        rec.input(t)
+    D.GRAD_RECORD, A.label, D.RECORDER = logged_record, logged_label, rec
+    try:
+        out = fn(*args, **kwargs)
+    finally:
+        D.GRAD_RECORD, A.label, D.RECORDER = record, label, None
+    try:
+        template = _Template.make(rec, tensors, out, log, labels)
+    except _NotReplayable:
+        template = None
+    return out, template
+
+
+class _NotReplayable(Exception):
+    pass
+
+
+class _Template:
+    """What a replay needs: the graph (and its program), the slots of the tensors the recorded
+    calls use (the call's tensors first), and the records and labels to make again."""
+
+    __slots__ = ("graph", "program", "schedule", "interpret", "n_args", "slot_dtypes",
+                 "value_slots", "placeholders", "records", "labels", "out_slots", "out_tuple",
+                 "lock")
+
+    @classmethod
+    def make(cls, rec: _Capture, tensors: list, out, log: list, labels: list) -> "_Template":
+        if rec.broken is not None or len(rec.inputs) != len(tensors):
+            raise _NotReplayable  # a data read, an in-place write, a tensor not passed in
+        outs = out if type(out) is tuple else (out,)  # (a namedtuple would come back plain)
+        if not outs or not all(o is None or isinstance(o, Tensor) for o in outs):
+            raise _NotReplayable
+        self = cls()
+        self.n_args = len(tensors)
+        slot = {id(t): k for k, t in enumerate(tensors)}
+        by_slot = list(tensors)
+
+        def slot_of(t: Tensor) -> int:
+            s = slot.get(id(t))
+            if s is None:
+                s = slot[id(t)] = len(by_slot)
+                by_slot.append(t)
+            return s
+
+        needed = set()  # slots past the call's tensors whose values some VJP reads
+        self.records = []
+        for op, ins, attrs, result, scalar_dtype in log:
+            if id(result) in slot:
+                raise _NotReplayable  # written in place (index_put into a known tensor)
+            refs = tuple(slot_of(x) if isinstance(x, Tensor) else _Scalar(x) for x in ins)
+            res = slot_of(result)
+            for s in OPS[op].saves:
+                if s == "out":
+                    needed.add(res)
+                else:
+                    for i in (range(len(ins))[s] if isinstance(s, slice) else (s,)):
+                        if isinstance(ins[i], Tensor):
+                            needed.add(refs[i])
+            self.records.append((op, refs, attrs, res, scalar_dtype))
+        self.labels = [(slot_of(r), name, tuple(slot_of(x) if isinstance(x, Tensor) else None
+                                                for x in ins))
+                       for r, name, ins in labels]
+        self.out_tuple = type(out) is tuple
+        self.out_slots = tuple(None if o is None else slot_of(o) for o in outs)
+        roots = {id(t._root()) for t in tensors}
+        for o in outs:
+            if o is not None and (id(o) in roots or slot[id(o)] < self.n_args or
+                                  (o._base is not None and id(o._root()) in roots)):
+                raise _NotReplayable  # an input, or a view of one, returned
+        # the graph computes the outputs, then the saved values
+        value_slots = [s for s in self.out_slots if s is not None]
+        value_slots += sorted(s for s in needed if s >= self.n_args and s not in value_slots)
+        graph = rec.graph(*[by_slot[s] for s in value_slots])
+        if len(graph.inputs) != len(tensors) or any(n.op in _NOT_CAPTURED for n in graph.nodes):
+            raise _NotReplayable
+        self.value_slots = tuple(value_slots)
+        self.slot_dtypes = [t._dtype for t in by_slot]
+        have = set(range(self.n_args)) | set(value_slots)
+        self.placeholders = tuple((s, _placeholder(by_slot[s]._data))
+                                  for s in range(len(by_slot)) if s not in have)
+        self.graph, self.program, self.schedule = graph, None, None
+        self.lock = threading.Lock()
+        total = sum(t._data.size for t in tensors)
+        self.interpret = (total < MIN_ELEMENTS or
+                          not all(t._data.flags.aligned for t in tensors))
+        return self
+
+    def replay(self, tensors: list):
+        be = tensors[0]._be
+        arrays = self._run([t._data for t in tensors], be)
+        env = list(tensors) + [None] * (len(self.slot_dtypes) - self.n_args)
+        make, dtypes = Tensor._make, self.slot_dtypes
+        for s, a in zip(self.value_slots, arrays):
+            env[s] = make(a, dtypes[s], be)
+        for s, a in self.placeholders:
+            env[s] = make(a, dtypes[s], be)
+        record = A.record
+        for op, refs, attrs, res, scalar_dtype in self.records:
+            record(op, [r.value if r.__class__ is _Scalar else env[r] for r in refs], attrs,
+                   env[res], scalar_dtype)
+        for res, name, ins in self.labels:
+            A.label(env[res], name, *[None if i is None else env[i] for i in ins])
+        outs = tuple(None if s is None else env[s] for s in self.out_slots)
+        return outs if self.out_tuple else outs[0]
+
+    def _run(self, arrays: list, be) -> list:
+        if not self.interpret and all(a.flags.aligned for a in arrays):
+            try:
+                with self.lock:  # a program's run is not reentrant
+                    if self.program is None:
+                        self.program = _program(self.graph, be, self.out_slots)
+                    return self.program.run(arrays)
+            except Exception as e:  # noqa: BLE001  (only a missing compiler is expected)
+                from ..runtime.cbuild import CompilerUnavailable
+                if not isinstance(e, CompilerUnavailable):
+                    raise
+                self.interpret = True
+        if self.schedule is None:
+            self.schedule = Schedule(self.graph, be.impl, be.xp)
+        return self.schedule.run(arrays)
+
+
+def _program(graph, be, out_slots):
+    from ..ir import passes
+    from ..runtime.program import Program
+    program = Program(passes.optimize(graph), be)
+    program.user_outputs = sum(1 for s in out_slots if s is not None)
+    return program
+
+
+class _Scalar:
+    """A Python number among a record's inputs (a tensor's slot is a plain int)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _placeholder(a: np.ndarray) -> np.ndarray:
+    """A read-only array of `a`'s shape and dtype over one zero: the value of a recorded
+    intermediate that no VJP reads."""
+    return np.broadcast_to(np.zeros((), a.dtype), a.shape)

@@ -1,0 +1,216 @@
+"""Compiled eager composites: from a key's third call a composite (conv2d, max_pool2d, softmax,
+losses, norms) replays its captured graph and autograd records. Values, gradients, grad_fn
+names and errors are the plain call's: bitwise through the interpreter (small inputs), within
+rounding through compiled kernels (large ones)."""
+import numpy as np
+import pytest
+
+import fusetorch as torch
+import fusetorch.nn.functional as F
+from fusetorch.runtime import eager_kernels as ek
+from fusetorch.tracer import autograd as A
+from fusetorch.tracer import composite_programs as cp
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    cp.clear()
+    yield
+    cp.clear()
+
+
+def _states(fn):
+    name = f"{fn.__wrapped__.__module__}.{fn.__wrapped__.__qualname__}"
+    return [v for k, v in cp._CACHE.items() if k[0] == name]
+
+
+def _run(fn, make_args, kwargs, calls=4):
+    """Outputs, input gradients and grad_fn names of `calls` calls of `fn`, each on fresh copies
+    of the same inputs (backward of the sum of the float outputs, weighted)."""
+    results = []
+    for _ in range(calls):
+        args = make_args()
+        out = fn(*args, **kwargs)
+        outs = out if isinstance(out, tuple) else (out,)
+        loss = None
+        for k, o in enumerate(outs):
+            if o is not None and o.dtype.is_floating_point and o.requires_grad:
+                w = torch.linspace(0.5, 1.5, o.numel(), dtype=o.dtype).reshape(o.shape)
+                term = (o * w).sum() * (k + 1)
+                loss = term if loss is None else loss + term
+        if loss is not None:
+            loss.backward()
+        results.append((
+            [None if o is None else o.detach().numpy().copy() for o in outs],
+            [a.grad.numpy().copy() if isinstance(a, torch.Tensor) and a.grad is not None
+             else None for a in args],
+            [type(o.grad_fn).__name__ if o is not None and o.grad_fn is not None else None
+             for o in outs]))
+    return results
+
+
+def _maker(arrays, grads):
+    def make():
+        return [torch.tensor(a, requires_grad=g) if isinstance(a, np.ndarray) else a
+                for a, g in zip(arrays, grads)]
+    return make
+
+
+def _compare(fn, arrays, grads, kwargs, exact):
+    make = _maker(arrays, grads)
+    want = _run(fn.__wrapped__, make, kwargs)
+    got = _run(fn, make, kwargs)
+    (state,) = _states(fn)
+    assert isinstance(state, cp._Template), "the third call should replay"
+    for (wo, wg, wn), (go, gg, gn) in zip(want, got):
+        assert wn == gn
+        for a, b in zip(wo + wg, go + gg):
+            if a is None:
+                assert b is None
+            elif exact:
+                np.testing.assert_array_equal(b, a)
+            else:
+                tol = 1e-5 if a.dtype == np.float32 else 1e-12
+                np.testing.assert_allclose(b, a, rtol=tol, atol=tol)
+    return state
+
+
+rng = np.random.default_rng(0)
+
+
+def _f(*shape, dtype=np.float32):
+    return rng.standard_normal(shape).astype(dtype)
+
+
+SMALL = [  # (function, arrays, which require grad, kwargs): interpreted replays, bitwise
+    (F.conv2d, [_f(2, 3, 7, 7), _f(4, 3, 3, 3), _f(4)], [True, True, True],
+     {"stride": 2, "padding": 1}),
+    (F.conv2d, [_f(2, 4, 6, 6), _f(4, 2, 3, 3)], [True, False], {"groups": 2}),
+    (F.max_pool2d, [_f(2, 3, 8, 8)], [True], {"kernel_size": 2}),
+    (F.max_pool2d, [_f(2, 3, 9, 9)], [True],
+     {"kernel_size": 3, "stride": 2, "padding": 1, "return_indices": True}),
+    (F.softmax, [_f(5, 7)], [True], {"dim": 1}),
+    (F.log_softmax, [_f(3, 4, 5)], [True], {"dim": -1}),
+    (F.cross_entropy, [_f(8, 5), rng.integers(0, 5, (8,))], [True, False], {}),
+    (F.cross_entropy, [_f(8, 5), np.array([0, 1, -100, 4, 2, 2, -100, 3]), _f(5) ** 2],
+     [True, False, False], {"ignore_index": -100, "reduction": "sum"}),
+    (F.cross_entropy, [_f(8, 5), rng.integers(0, 5, (8,))], [True, False],
+     {"label_smoothing": 0.1}),
+    (F.layer_norm, [_f(4, 6), (6,), _f(6), _f(6)], [True, None, True, True], {}),
+    (F.group_norm, [_f(2, 4, 3), 2, _f(4), _f(4)], [True, None, True, True], {}),
+    (F.linear, [_f(5, 3), _f(4, 3), _f(4)], [True, True, True], {}),
+    (F.linear, [_f(5, 3, dtype=np.float64), _f(4, 3, dtype=np.float64)], [False, False], {}),
+]
+
+
+@pytest.mark.parametrize("fn,arrays,grads,kwargs", SMALL,
+                         ids=[f"{c[0].__name__}{i}" for i, c in enumerate(SMALL)])
+def test_small_replays_are_the_plain_calls_bit_for_bit(fn, arrays, grads, kwargs):
+    state = _compare(fn, arrays, grads, kwargs, exact=True)
+    assert state.interpret and state.program is None
+
+
+LARGE = [  # compiled programs: within rounding
+    (F.conv2d, [_f(8, 3, 20, 20), _f(6, 3, 5, 5), _f(6)], [True, True, True], {}),
+    (F.max_pool2d, [_f(8, 6, 16, 16)], [True], {"kernel_size": 2, "return_indices": True}),
+    (F.log_softmax, [_f(64, 100)], [True], {"dim": 1}),
+    (F.cross_entropy, [_f(256, 40), rng.integers(0, 40, (256,))], [True, False], {}),
+    (F.layer_norm, [_f(64, 128, dtype=np.float64), (128,)], [True, None], {}),
+]
+
+
+@pytest.mark.parametrize("fn,arrays,grads,kwargs", LARGE,
+                         ids=[f"{c[0].__name__}{i}" for i, c in enumerate(LARGE)])
+def test_large_replays_run_a_program_with_the_plain_calls_values(fn, arrays, grads, kwargs):
+    state = _compare(fn, arrays, grads, kwargs, exact=False)
+    assert not state.interpret and state.program is not None and state.program._funcs
+
+
+def test_no_grad_replays_and_held_results_keep_their_values():
+    x = torch.randn(8, 3, 20, 20)
+    w = torch.randn(6, 3, 5, 5)
+    with torch.no_grad():
+        outs = [F.conv2d(x, w) for _ in range(5)]
+    want = F.conv2d.__wrapped__(x, w).numpy()
+    for o in outs:  # later calls reused no buffer a held result lives in
+        np.testing.assert_allclose(o.numpy(), want, rtol=1e-5, atol=1e-5)
+        assert not o.requires_grad
+
+
+def test_value_checks_raise_in_a_replay():
+    x = torch.randn(6, 4, requires_grad=True)
+    y = torch.tensor([0, 1, 2, 3, 0, 1])
+    for _ in range(3):
+        F.cross_entropy(x, y)
+    assert isinstance(_states(F.cross_entropy)[0], cp._Template)
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        F.cross_entropy(x, torch.tensor([0, 1, 7, 3, 0, 1]))
+
+
+def test_saved_inputs_are_version_checked_in_a_replay():
+    w = torch.randn(4, 3, requires_grad=True)
+    for _ in range(3):
+        x = torch.randn(5, 3)
+        y = F.linear(x, w)
+    x.add_(1)  # linear saved x for w's gradient
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_calls_that_cannot_be_replayed_stay_plain():
+    @cp.composite
+    def writes(x):
+        y = x * 2
+        y.add_(1)
+        return y
+
+    @cp.composite
+    def reads(x):
+        return x * float(x.sum())
+
+    @cp.composite
+    def view(x):
+        return x.reshape(-1)
+
+    x = torch.randn(3, 4)
+    for fn in (writes, reads, view):
+        for _ in range(3):
+            np.testing.assert_allclose(fn(x).numpy(), fn.__wrapped__(x).numpy())
+        assert _states(fn) == [cp._PLAIN]
+
+
+def test_disabled_and_traced_calls_capture_nothing(monkeypatch):
+    x = torch.randn(2, 3, 8, 8, requires_grad=True)
+    monkeypatch.setattr(ek, "ENABLED", False)
+    for _ in range(3):
+        F.max_pool2d(x, 2)
+    assert not cp._CACHE
+    monkeypatch.setattr(ek, "ENABLED", True)
+    compiled = torch.compile(lambda t: F.max_pool2d(t, 2).sum())
+    for _ in range(3):
+        compiled(x).backward()
+    assert not cp._CACHE  # compile traces the primitives itself
+
+
+def test_checkpointed_regions_replay_nothing():
+    from fusetorch.utils.checkpoint import checkpoint
+    x = torch.randn(4, 6, requires_grad=True)
+    for _ in range(3):
+        F.log_softmax(x, 1)  # a template exists for this key
+    y = checkpoint(lambda t: F.log_softmax(t, 1), x, use_reentrant=False)
+    y.sum().backward()
+    g = x.grad.clone()
+    x.grad = None
+    F.log_softmax.__wrapped__(x, 1).sum().backward()
+    np.testing.assert_array_equal(g.numpy(), x.grad.numpy())
+
+
+def test_backward_graphs_of_replays_are_the_plain_ones():
+    x = torch.randn(4, 3, 9, 9, requires_grad=True)
+    w = torch.randn(5, 3, 3, 3, requires_grad=True)
+    texts = []
+    for _ in range(4):
+        y = F.max_pool2d(F.conv2d(x, w, padding=1), 2)
+        texts.append(A.backward_graph_text(y.sum()))
+        A.backward([y.sum()])
+    assert len(set(texts)) == 1 and "fold2d" in texts[0]
