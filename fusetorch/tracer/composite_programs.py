@@ -197,7 +197,7 @@ class _Template:
     calls use (the call's tensors first), and the records and labels to make again."""
 
     __slots__ = ("graph", "program", "schedule", "interpret", "n_args", "slot_dtypes",
-                 "value_slots", "placeholders", "records", "labels", "out_slots", "out_tuple",
+                 "value_slots", "views", "stand_ins", "placeholders", "records", "labels", "out_slots", "out_tuple",
                  "lock")
 
     @classmethod
@@ -251,6 +251,22 @@ class _Template:
         if len(graph.inputs) != len(tensors) or any(n.op in _NOT_CAPTURED for n in graph.nodes):
             raise _NotReplayable
         self.value_slots = tuple(value_slots)
+        # values that were views share their base's version counter in a replay as in eager
+        # (writing an input in place before backward is the same error): the base is an input
+        # (a slot below n_args), another value, or a common stand-in for a base not kept
+        roots, views = {}, []
+        for s in value_slots:
+            t = by_slot[s]
+            if t._base is not None:
+                r = slot.get(id(t._root()))
+                if r is None or (r >= self.n_args and r not in value_slots):
+                    base = t._root()
+                    if id(base) not in roots:
+                        roots[id(base)] = (-1 - len(roots), _placeholder(base._data),
+                                           base._dtype)
+                    r = roots[id(base)][0]
+                views.append((s, r))
+        self.views, self.stand_ins = tuple(views), tuple(v[1:] for v in roots.values())
         self.slot_dtypes = [t._dtype for t in by_slot]
         have = set(range(self.n_args)) | set(value_slots)
         self.placeholders = tuple((s, _placeholder(by_slot[s]._data))
@@ -269,6 +285,10 @@ class _Template:
         make, dtypes = Tensor._make, self.slot_dtypes
         for s, a in zip(self.value_slots, arrays):
             env[s] = make(a, dtypes[s], be)
+        if self.views:
+            stand_in = [make(a, d, be) for a, d in self.stand_ins]
+            for s, r in self.views:
+                env[s]._base = (stand_in[-1 - r] if r < 0 else env[r])._root()
         for s, a in self.placeholders:
             env[s] = make(a, dtypes[s], be)
         record = A.record

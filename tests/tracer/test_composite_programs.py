@@ -126,6 +126,35 @@ def test_large_replays_run_a_program_with_the_plain_calls_values(fn, arrays, gra
     assert not state.interpret and state.program is not None and state.program._funcs
 
 
+@pytest.mark.parametrize("shape", [(4, 3, 5, 5), (16, 8, 12, 12)], ids=["small", "large"])
+def test_batch_norm_replays_its_pure_part_and_updates_running_statistics(shape, monkeypatch):
+    import fusetorch.nn as nn
+
+    def steps(on: bool):
+        monkeypatch.setattr(ek, "ENABLED", on)
+        cp.clear()
+        torch.manual_seed(0)
+        bn = nn.BatchNorm2d(shape[1]).double()
+        x = torch.randn(*shape, dtype=torch.float64, requires_grad=True)
+        out = []
+        for k in range(5):
+            bn.train(k != 4)
+            y = bn(x)
+            (y * y).sum().backward()
+            out.append([y.detach().numpy().copy(), x.grad.numpy().copy(),
+                        bn.weight.grad.numpy().copy(), bn.running_mean.numpy().copy(),
+                        bn.running_var.numpy().copy()])
+            x.grad = bn.weight.grad = bn.bias.grad = None
+        return out
+
+    want, got = steps(False), steps(True)
+    assert any(isinstance(v, cp._Template) and k[0].endswith("_batch_norm_train")
+               for k, v in cp._CACHE.items())
+    for a, b in zip(want, got):
+        for u, v in zip(a, b):
+            np.testing.assert_allclose(v, u, rtol=1e-12, atol=1e-12)
+
+
 def test_no_grad_replays_and_held_results_keep_their_values():
     x = torch.randn(8, 3, 20, 20)
     w = torch.randn(6, 3, 5, 5)
@@ -155,6 +184,32 @@ def test_saved_inputs_are_version_checked_in_a_replay():
     x.add_(1)  # linear saved x for w's gradient
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+def test_saved_views_of_inputs_share_their_version_counter_in_a_replay():
+    w = torch.randn(4, 3, requires_grad=True)
+    x = torch.randn(5, 3, requires_grad=True)
+    for _ in range(3):
+        y = F.linear(x, w)  # matmul saved w.t(), a view of w
+    assert isinstance(_states(F.linear)[0], cp._Template)
+    with torch.no_grad():
+        w.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
+def test_outputs_that_were_views_of_temporaries_stay_views():
+    @cp.composite
+    def f(x):
+        return (x * 2).reshape(-1)[1::2]
+
+    x = torch.randn(3, 4, requires_grad=True)
+    for _ in range(3):
+        y = f(x)
+        with pytest.raises(NotImplementedError, match="view of a tensor that requires grad"):
+            y.mul_(3)
+    assert isinstance(_states(f)[0], cp._Template)
+    np.testing.assert_array_equal(y.detach().numpy(), (x * 2).reshape(-1)[1::2].detach().numpy())
 
 
 def test_calls_that_cannot_be_replayed_stay_plain():

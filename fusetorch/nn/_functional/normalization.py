@@ -12,9 +12,9 @@ from typing import Sequence
 from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
-from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
 from ...tracer.composite_programs import composite
+from ...tracer.tensor import Tensor
 
 __all__ = ["batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
@@ -65,29 +65,49 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise RuntimeError("running_mean must be defined in evaluation mode")
         if running_var is None:
             raise RuntimeError("running_var must be defined in evaluation mode")
-    dims = (0,) + tuple(range(2, input.ndim))
-    shape = (1, c) + (1,) * (input.ndim - 2)
-    if training:
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
-        var = (centered * centered).mean(dims, keepdim=True)
-        out = centered * F.rsqrt(var + eps)
-        if running_mean is not None or running_var is not None:
-            n = input.numel() // c
-            with A.no_grad():
-                if running_mean is not None:
-                    new = mean.reshape((c,)) * momentum + running_mean * (1 - momentum)
-                    running_mean.copy_(new)
-                if running_var is not None:
-                    unbiased = var.reshape((c,)) * (n / (n - 1))
-                    running_var.copy_(unbiased * momentum + running_var * (1 - momentum))
-    else:
-        out = (input - running_mean.reshape(shape)) * F.rsqrt(running_var.reshape(shape) + eps)
+    if not training:
+        return _batch_norm_eval(input, running_mean, running_var, weight, bias, eps)
+    out, mean, var = _batch_norm_train(input, weight, bias, eps)
+    if running_mean is not None or running_var is not None:
+        n = input.numel() // c
+        with A.no_grad():
+            if running_mean is not None:
+                new = mean.reshape((c,)) * momentum + running_mean * (1 - momentum)
+                running_mean.copy_(new)
+            if running_var is not None:
+                unbiased = var.reshape((c,)) * (n / (n - 1))
+                running_var.copy_(unbiased * momentum + running_var * (1 - momentum))
+    return out
+
+
+def _affine(out: Tensor, input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
     if weight is not None:
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
     return _named(out, "NativeBatchNormBackward0", input, weight, bias)
+
+
+@composite
+def _batch_norm_train(input: Tensor, weight: Tensor | None, bias: Tensor | None,
+                      eps: float) -> tuple:
+    """(output, batch mean, biased batch variance): the pure part of training batch_norm (the
+    running statistics' in-place update stays outside, so that this part can be replayed)."""
+    dims = (0,) + tuple(range(2, input.ndim))
+    mean = input.mean(dims, keepdim=True)
+    centered = input - mean
+    var = (centered * centered).mean(dims, keepdim=True)
+    out = _affine(centered * F.rsqrt(var + eps), input, weight, bias)
+    return out, mean, var
+
+
+@composite
+def _batch_norm_eval(input: Tensor, running_mean: Tensor, running_var: Tensor,
+                     weight: Tensor | None, bias: Tensor | None, eps: float) -> Tensor:
+    shape = (1, input.shape[1]) + (1,) * (input.ndim - 2)
+    out = (input - running_mean.reshape(shape)) * F.rsqrt(running_var.reshape(shape) + eps)
+    return _affine(out, input, weight, bias)
 
 
 @composite
