@@ -306,7 +306,9 @@ class _Template:
                 with self.lock:  # a program's run is not reentrant
                     if self.program is None:
                         self.program = _program(self.graph, be, self.out_slots)
-                    return self.program.run(arrays)
+                    if self.program is not False:
+                        return self.program.run(arrays)
+                    self.interpret = True
             except Exception as e:  # noqa: BLE001  (only a missing compiler is expected)
                 from ..runtime.cbuild import CompilerUnavailable
                 if not isinstance(e, CompilerUnavailable):
@@ -318,9 +320,15 @@ class _Template:
 
 
 def _program(graph, be, out_slots):
+    """The graph's compile Program, or False when it would fuse nothing: kernels of one
+    primitive each (a convolution's bias add) are no faster than numpy's, and the externs'
+    hot spots (im2col copies, a pool's argmax) are kernels through the eager table already
+    (`runtime/eager_kernels.py`), so only fusion is worth a build."""
     from ..ir import passes
     from ..runtime.program import Program
     program = Program(passes.optimize(graph), be)
+    if not any(len(g.nodes) > 1 for g in program.plan.groups()):
+        return False
     program.user_outputs = sum(1 for s in out_slots if s is not None)
     return program
 

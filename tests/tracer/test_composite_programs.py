@@ -58,7 +58,9 @@ def _maker(arrays, grads):
 
 def _compare(fn, arrays, grads, kwargs, exact):
     make = _maker(arrays, grads)
+    A._CACHE.clear()  # both runs' backward: interpreted first, then compiled (large graphs)
     want = _run(fn.__wrapped__, make, kwargs)
+    A._CACHE.clear()
     got = _run(fn, make, kwargs)
     (state,) = _states(fn)
     assert isinstance(state, cp._Template), "the third call should replay"
@@ -110,12 +112,11 @@ def test_small_replays_are_the_plain_calls_bit_for_bit(fn, arrays, grads, kwargs
     assert state.interpret and state.program is None
 
 
-LARGE = [  # compiled programs: within rounding
-    (F.conv2d, [_f(8, 3, 20, 20), _f(6, 3, 5, 5), _f(6)], [True, True, True], {}),
-    (F.max_pool2d, [_f(8, 6, 16, 16)], [True], {"kernel_size": 2, "return_indices": True}),
+LARGE = [  # compiled programs where they fuse: within rounding
     (F.log_softmax, [_f(64, 100)], [True], {"dim": 1}),
     (F.cross_entropy, [_f(256, 40), rng.integers(0, 40, (256,))], [True, False], {}),
     (F.layer_norm, [_f(64, 128, dtype=np.float64), (128,)], [True, None], {}),
+    (F.softmax, [_f(32, 16, 24)], [True], {"dim": 1}),
 ]
 
 
@@ -123,7 +124,20 @@ LARGE = [  # compiled programs: within rounding
                          ids=[f"{c[0].__name__}{i}" for i, c in enumerate(LARGE)])
 def test_large_replays_run_a_program_with_the_plain_calls_values(fn, arrays, grads, kwargs):
     state = _compare(fn, arrays, grads, kwargs, exact=False)
-    assert not state.interpret and state.program is not None and state.program._funcs
+    assert not state.interpret and state.program._funcs
+
+
+UNFUSED = [  # large, but nothing to fuse: interpreted (their hot spots are eager kernels)
+    (F.conv2d, [_f(8, 3, 20, 20), _f(6, 3, 5, 5), _f(6)], [True, True, True], {}),
+    (F.max_pool2d, [_f(8, 6, 16, 16)], [True], {"kernel_size": 2, "return_indices": True}),
+]
+
+
+@pytest.mark.parametrize("fn,arrays,grads,kwargs", UNFUSED,
+                         ids=[f"{c[0].__name__}{i}" for i, c in enumerate(UNFUSED)])
+def test_large_replays_without_fusion_build_no_program(fn, arrays, grads, kwargs):
+    state = _compare(fn, arrays, grads, kwargs, exact=True)
+    assert state.interpret and state.program is False
 
 
 @pytest.mark.parametrize("shape", [(4, 3, 5, 5), (16, 8, 12, 12)], ids=["small", "large"])
