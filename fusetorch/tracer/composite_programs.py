@@ -164,13 +164,16 @@ def _capture(fn, args: tuple, kwargs: dict, tensors: list):
     result, a _Template or None when the call cannot be replayed)."""
     log, labels = [], []
     record, label = D.GRAD_RECORD, A.label
+    me = threading.get_ident()  # (another thread's ops are not this call's)
 
     def logged_record(op, ins, attrs, result, scalar_dtype=None):
         record(op, ins, attrs, result, scalar_dtype)
-        log.append((op, tuple(ins), attrs, result, scalar_dtype))
+        if threading.get_ident() == me:
+            log.append((op, tuple(ins), attrs, result, scalar_dtype))
 
     def logged_label(result, name, *inputs):
-        labels.append((result, name, inputs))
+        if threading.get_ident() == me:
+            labels.append((result, name, inputs))
         return label(result, name, *inputs)
 
     rec = _Capture()

@@ -13,7 +13,9 @@ from fusetorch.tracer import composite_programs as cp
 
 
 @pytest.fixture(autouse=True)
-def fresh():
+def fresh(monkeypatch):
+    """Replays on (also in a FUSETORCH_EAGER_COMPILE=0 run), from an empty cache."""
+    monkeypatch.setattr(ek, "ENABLED", True)
     cp.clear()
     yield
     cp.clear()
