@@ -310,7 +310,7 @@ class _Template:
                     if self.program is None:
                         self.program = _program(self.graph, be, self.out_slots)
                     if self.program is not False:
-                        return self.program.run(arrays)
+                        return _apart(self.program.run(arrays), self.program.user_outputs)
                     self.interpret = True
             except Exception as e:  # noqa: BLE001  (only a missing compiler is expected)
                 from ..runtime.cbuild import CompilerUnavailable
@@ -334,6 +334,17 @@ def _program(graph, be, out_slots):
         return False
     program.user_outputs = sum(1 for s in out_slots if s is not None)
     return program
+
+
+def _apart(values: list, n_user: int) -> list:
+    """An optimised graph may compute a saved value and an output as one array (CSE, a
+    simplified identity) where eager had two tensors: the saved one gets its own copy, so that
+    an in-place write to the output cannot change what backward reads unnoticed."""
+    outs = values[:n_user]
+    for k in range(n_user, len(values)):
+        if any(np.may_share_memory(values[k], o) for o in outs):
+            values[k] = values[k].copy()
+    return values
 
 
 class _Scalar:
