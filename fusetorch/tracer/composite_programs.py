@@ -26,9 +26,11 @@ shapes, dtypes and static arguments give the same answer again), and checks of v
 stays plain): calls that read tensor data into Python, write in place (batch norm's running
 statistics), draw random numbers, read tensors they were not passed, return an input or a view
 of one, or hold custom Functions, device copies or data-dependent shapes. Replays happen only
-outside traces (`compile` records the primitives itself), on the CPU, when autograd's recording
-is the plain one (`torch.utils.checkpoint` wraps it), and not under FUSETORCH_EAGER_COMPILE=0
-(the program path also needs a C compiler; without one, the interpreter).
+outside traces (`compile` records the primitives itself), outside the profiler (which times
+each primitive) and autocast (whose casts depend on a state the key does not hold), on the CPU,
+when autograd's recording is the plain one (`torch.utils.checkpoint` wraps it), and not under
+FUSETORCH_EAGER_COMPILE=0 (the program path also needs a C compiler; without one, the
+interpreter).
 """
 from __future__ import annotations
 
@@ -41,8 +43,10 @@ import numpy as np
 from ..ir.ops import OPS
 from ..runtime import eager_kernels
 from ..runtime.interpret import Schedule
+from . import autocast as _ac
 from . import autograd as A
 from . import dispatch as D
+from . import views as _views
 from .tensor import Tensor
 from .trace import Recorder
 
@@ -62,7 +66,10 @@ def composite(fn):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if D.RECORDER is not None or not eager_kernels.ENABLED:
+        if D.RECORDER is not None or D.PROFILE is not None or _ac.ACTIVE or \
+                not eager_kernels.ENABLED:
+            # (a trace records the primitives itself; the profiler times each of them; under
+            # autocast the casts depend on a state the key does not hold)
             return fn(*args, **kwargs)
         key = _key(name, args, kwargs)
         if key is None:
@@ -200,7 +207,7 @@ class _Template:
     calls use (the call's tensors first), and the records and labels to make again."""
 
     __slots__ = ("graph", "program", "schedule", "interpret", "n_args", "slot_dtypes",
-                 "value_slots", "views", "stand_ins", "placeholders", "records", "labels", "out_slots", "out_tuple",
+                 "value_slots", "views", "shared", "placeholders", "records", "labels", "out_slots", "out_tuple",
                  "lock")
 
     @classmethod
@@ -247,29 +254,34 @@ class _Template:
             if o is not None and (id(o) in roots or slot[id(o)] < self.n_args or
                                   (o._base is not None and id(o._root()) in roots)):
                 raise _NotReplayable  # an input, or a view of one, returned
-        # the graph computes the outputs, then the saved values
+        # the graph computes the outputs, then the saved values, then the bases of those that
+        # are views (a replayed view has its real base: tracer/views.py rebases an in-place
+        # write through it onto the base's node)
         value_slots = [s for s in self.out_slots if s is not None]
         value_slots += sorted(s for s in needed if s >= self.n_args and s not in value_slots)
+        for s in list(value_slots):
+            base = by_slot[s]._base
+            if base is not None:
+                b = slot_of(base)
+                if b >= self.n_args and b not in value_slots:
+                    value_slots.append(b)
         graph = rec.graph(*[by_slot[s] for s in value_slots])
         if len(graph.inputs) != len(tensors) or any(n.op in _NOT_CAPTURED for n in graph.nodes):
             raise _NotReplayable
         self.value_slots = tuple(value_slots)
-        # values that were views share their base's version counter in a replay as in eager
-        # (writing an input in place before backward is the same error): the base is an input
-        # (a slot below n_args), another value, or a common stand-in for a base not kept
-        roots, views = {}, []
+        # values that were views stay views of the same base (an input or another value) in
+        # a replay, with the same steps from it (tracer/views.py): they share its version
+        # counter, so writing an input in place before backward is the same error
+        views = []
         for s in value_slots:
             t = by_slot[s]
             if t._base is not None:
-                r = slot.get(id(t._root()))
-                if r is None or (r >= self.n_args and r not in value_slots):
-                    base = t._root()
-                    if id(base) not in roots:
-                        roots[id(base)] = (-1 - len(roots), _placeholder(base._data),
-                                           base._dtype)
-                    r = roots[id(base)][0]
-                views.append((s, r))
-        self.views, self.stand_ins = tuple(views), tuple(v[1:] for v in roots.values())
+                info = getattr(t, "_view", None)
+                if info is not None and info[0] is not t._base:
+                    raise _NotReplayable  # a view of an alias (detach) made inside
+                views.append((s, slot[id(t._base)], None if info is None else info[1:]))
+        self.views = tuple(views)
+        self.shared = frozenset(value_slots.index(b) for _, b, _ in views if b >= self.n_args)
         self.slot_dtypes = [t._dtype for t in by_slot]
         have = set(range(self.n_args)) | set(value_slots)
         self.placeholders = tuple((s, _placeholder(by_slot[s]._data))
@@ -288,10 +300,12 @@ class _Template:
         make, dtypes = Tensor._make, self.slot_dtypes
         for s, a in zip(self.value_slots, arrays):
             env[s] = make(a, dtypes[s], be)
-        if self.views:
-            stand_in = [make(a, d, be) for a, d in self.stand_ins]
-            for s, r in self.views:
-                env[s]._base = (stand_in[-1 - r] if r < 0 else env[r])._root()
+        for s, b, info in self.views:
+            t, base = env[s], env[b]
+            t._base = base
+            if info is not None:
+                t._view = (base,) + info
+            t._vver = _views.version(t)
         for s, a in self.placeholders:
             env[s] = make(a, dtypes[s], be)
         record = A.record
@@ -310,7 +324,8 @@ class _Template:
                     if self.program is None:
                         self.program = _program(self.graph, be, self.out_slots)
                     if self.program is not False:
-                        return _apart(self.program.run(arrays), self.program.user_outputs)
+                        return _apart(self.program.run(arrays), self.program.user_outputs,
+                                      self.shared)
                     self.interpret = True
             except Exception as e:  # noqa: BLE001  (only a missing compiler is expected)
                 from ..runtime.cbuild import CompilerUnavailable
@@ -336,13 +351,14 @@ def _program(graph, be, out_slots):
     return program
 
 
-def _apart(values: list, n_user: int) -> list:
+def _apart(values: list, n_user: int, shared: frozenset) -> list:
     """An optimised graph may compute a saved value and an output as one array (CSE, a
     simplified identity) where eager had two tensors: the saved one gets its own copy, so that
-    an in-place write to the output cannot change what backward reads unnoticed."""
+    an in-place write to the output cannot change what backward reads unnoticed. (Bases of
+    views, positions in `shared`, share memory with their views as in eager.)"""
     outs = values[:n_user]
     for k in range(n_user, len(values)):
-        if any(np.may_share_memory(values[k], o) for o in outs):
+        if k not in shared and any(np.may_share_memory(values[k], o) for o in outs):
             values[k] = values[k].copy()
     return values
 

@@ -219,13 +219,20 @@ def test_outputs_that_were_views_of_temporaries_stay_views():
     def f(x):
         return (x * 2).reshape(-1)[1::2]
 
-    x = torch.randn(3, 4, requires_grad=True)
+    def grad_after_write(fn):
+        x = torch.randn(3, 4, requires_grad=True, generator=torch.Generator().manual_seed(1))
+        y = fn(x)
+        y.mul_(3)  # rebased onto the view's base (tracer/views.py), as in PyTorch
+        (y * y).sum().backward()
+        return y.detach().numpy().copy(), x.grad.numpy().copy(), y._base is not None
+
+    want = grad_after_write(f.__wrapped__)
     for _ in range(3):
-        y = f(x)
-        with pytest.raises(NotImplementedError, match="view of a tensor that requires grad"):
-            y.mul_(3)
+        got = grad_after_write(f)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
+        assert got[2] and want[2]
     assert isinstance(_states(f)[0], cp._Template)
-    np.testing.assert_array_equal(y.detach().numpy(), (x * 2).reshape(-1)[1::2].detach().numpy())
 
 
 def test_calls_that_cannot_be_replayed_stay_plain():
@@ -261,6 +268,25 @@ def test_disabled_and_traced_calls_capture_nothing(monkeypatch):
     for _ in range(3):
         compiled(x).backward()
     assert not cp._CACHE  # compile traces the primitives itself
+
+
+def test_autocast_and_the_profiler_see_plain_calls():
+    x = torch.randn(4, 6, requires_grad=True)
+    w = torch.randn(5, 6, requires_grad=True)
+    for _ in range(3):
+        F.linear(x, w)  # a template for float32 inputs
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        # the autocast entry casts, then calls linear with autocast off (a key of its own)
+        outs = [F.linear(x, w) for _ in range(4)]
+        want = F.linear.__wrapped__(x, w)
+    for o in outs:
+        assert o.dtype == torch.bfloat16
+        np.testing.assert_array_equal(o.float().detach().numpy(), want.float().detach().numpy())
+    from fusetorch.profiler import profile
+    with profile() as prof:
+        F.linear(x, w)
+    names = {e.key for e in prof.key_averages()}
+    assert any("mm" in n or "matmul" in n for n in names), names
 
 
 def test_checkpointed_regions_replay_nothing():
