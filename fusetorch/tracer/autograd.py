@@ -115,10 +115,11 @@ def is_grad_enabled() -> bool:
 # ---------------------------------------------------------------- recording
 
 def _saved_entry(t: Tensor):
-    root = t._root()
-    if root._vc is None:
-        root._vc = [0]
-    return (t._data, root._vc, root._vc[0], t)
+    root = t._base if t._base is not None else t  # (t._root(), inlined: runs per saved value)
+    vc = root._vc
+    if vc is None:
+        vc = root._vc = [0]
+    return (t._data, vc, vc[0], t)
 
 
 def leaf_node(t: Tensor) -> Node:
@@ -147,6 +148,9 @@ def _node_of(x, dtype) -> Node:
     return Node("constant", (), {"shape": (), "dtype": dtype, "value": x}, (), dtype)
 
 
+_SAVES: dict = {}  # op -> OPS[op].saves, without the table's attribute look-ups per record
+
+
 def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=None) -> None:
     """Add the node computing `result`; called by dispatch when an input requires grad."""
     dtype = result._dtype
@@ -156,14 +160,20 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
     nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
                    and x._base is None else _node_of(x, scalar_dtype) for x in ins])
     node = Node(op, nodes, attrs, result._data.shape, dtype)
-    saves = OPS[op].saves
+    saves = _SAVES.get(op)
+    if saves is None:
+        saves = _SAVES[op] = OPS[op].saves
     if saves:
         saved = {}
         for s in saves:
             if s == "out":
                 saved[id(node)] = _saved_entry(result)
+            elif s.__class__ is int:
+                x = ins[s]
+                if isinstance(x, Tensor):
+                    saved[id(nodes[s])] = _saved_entry(x)
             else:
-                for i in (range(len(ins))[s] if isinstance(s, slice) else (s,)):
+                for i in range(len(ins))[s]:
                     x = ins[i]
                     if isinstance(x, Tensor):
                         saved[id(nodes[i])] = _saved_entry(x)
