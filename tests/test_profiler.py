@@ -423,9 +423,13 @@ def test_compiled_backward_runs_under_its_grad_fn():
     assert forward.cpu_parent is None
 
 
-def test_an_eager_backward_compiled_on_its_second_run_shows_its_kernels():
+def test_an_eager_backward_compiled_on_its_second_run_shows_its_kernels(monkeypatch):
     """Autograd compiles a backward graph it sees again (tracer/backward_programs.py): the
     profile then shows that program and its kernels inside `autograd::backward`."""
+    from fusetorch.tracer import autograd as A
+    from fusetorch.tracer import backward_programs as bp
+    monkeypatch.setattr(bp, "ENABLED", True)  # whatever FUSETORCH_EAGER_COMPILE says
+    A._CACHE.clear()  # runners decide at creation whether they may compile
     w = torch.randn(128, 64, requires_grad=True)
     x = torch.randn(32, 128)
 
