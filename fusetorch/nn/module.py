@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 from typing import Callable, Iterator
 
+from .._hooks import RemovableHandle  # noqa: F401  (nn.RemovableHandle, as before)
 from ..tracer.autograd import no_grad
 from ..tracer.tensor import Tensor
 from .parameter import Buffer, Parameter
@@ -23,26 +24,6 @@ class _IncompatibleKeysRepr(_IncompatibleKeys):
             return "<All keys matched successfully>"
         return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
                 f"unexpected_keys={self.unexpected_keys})")
-
-
-class RemovableHandle:
-    """Returned by `register_*_hook`; `handle.remove()` unregisters the hook."""
-
-    _next_id = 0
-
-    def __init__(self, hooks: dict):
-        self._hooks = hooks
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-
-    def remove(self) -> None:
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 class Module:

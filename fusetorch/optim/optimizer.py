@@ -16,7 +16,7 @@ from itertools import chain
 from typing import Any, Callable
 
 from .. import ir
-from ..nn.module import RemovableHandle
+from .._hooks import RemovableHandle
 from ..tracer import creation as C
 from ..tracer import dispatch as D
 from ..tracer.autograd import enable_grad, no_grad

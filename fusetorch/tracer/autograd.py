@@ -512,7 +512,7 @@ def add_hook(t: Tensor, kind: str, hook):
     PyTorch); backward is cut there (`_run_hooked`)."""
     if not t.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    from ..nn.module import RemovableHandle  # the one handle type (module and optimizer hooks)
+    from .._hooks import RemovableHandle  # the one handle type (modules and optimizers too)
     if not t.is_leaf:
         if kind == POST_ACCUMULATE_HOOKS:
             raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "

@@ -1,4 +1,6 @@
-"""`torch.nn.modules.module`'s name for the base class, which lives in fusetorch/nn/module.py."""
+"""`torch.nn.modules.module`'s names for the base class (fusetorch/nn/module.py) and the hook
+handle (fusetorch/_hooks.py)."""
+from ..._hooks import RemovableHandle
 from ..module import Module
 
-__all__ = ["Module"]
+__all__ = ["Module", "RemovableHandle"]

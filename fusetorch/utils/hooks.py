@@ -1,0 +1,4 @@
+"""`torch.utils.hooks`: the handle hook registrations return."""
+from .._hooks import RemovableHandle
+
+__all__ = ["RemovableHandle"]
