@@ -219,6 +219,8 @@ def torch_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:
 
 def torch_cross(input: Tensor, other: Tensor, dim=None, *, out=None) -> Tensor:
     """torch.cross: without `dim`, the first dim of size 3 (PyTorch's deprecated default)."""
+    D.check_tensor(input, "cross", "input", 1)
+    D.check_tensor(other, "cross", "other", 2)
     if dim is None:
         dim = next((i for i, s in enumerate(input.shape) if s == 3), -1)
     return cross(input, other, dim=dim, out=out)

@@ -136,6 +136,8 @@ def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
 @_ac.op("cdist")
 def cdist(x1: Tensor, x2: Tensor, p: float = 2.0, compute_mode=None) -> Tensor:
     """Pairwise p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]."""
+    D.check_tensor(x1, "cdist", "x1", 1)
+    D.check_tensor(x2, "cdist", "x2", 2)
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:

@@ -102,14 +102,21 @@ def pow(input, exponent, *, out=None) -> Tensor:
 
 
 def maximum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    D.check_tensor(input, "maximum", "input", 1)
+    if not isinstance(other, (Tensor, int, float, bool)):
+        D.check_tensor(other, "maximum", "other", 2)
     return write_out(binary("maximum", input, _tensor(other, input)), out)
 
 
 def minimum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    D.check_tensor(input, "minimum", "input", 1)
+    if not isinstance(other, (Tensor, int, float, bool)):
+        D.check_tensor(other, "minimum", "other", 2)
     return write_out(binary("minimum", input, _tensor(other, input)), out)
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
+    D.check_tensor(condition, "where", "condition", 1)
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     return elementwise("where", condition, input, other)
@@ -193,6 +200,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=Non
 def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
     """`input + weight * (end - input)`. Like PyTorch's kernel, weights of magnitude >= 0.5
     compute `end - (end - input) * (1 - weight)` instead, which is exact at weight 1."""
+    D.check_tensor(input, "lerp", "input", 1)
+    D.check_tensor(end, "lerp", "end", 2)
     if not input._dtype.is_floating_point:
         kind = "tensor" if isinstance(weight, Tensor) else "scalar"
         raise NotImplementedError(f'"lerp_kernel_{kind}" not implemented for '
@@ -247,10 +256,14 @@ def logical_or(input, other):
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
+    D.check_tensor(input, "equal", "input", 1)
+    D.check_tensor(other, "equal", "other", 2)
     return input.shape == other.shape and bool(eq(input, other).all())
 
 
 def allclose(input: Tensor, other: Tensor, rtol=1e-5, atol=1e-8, equal_nan=False) -> bool:
+    D.check_tensor(input, "allclose", "input", 1)
+    D.check_tensor(other, "allclose", "other", 2)
     import numpy as np
     from .tensor import _data_read
     _data_read("allclose()")  # a Python bool from the values: a trace cannot hold it
@@ -301,6 +314,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
 
 @_grad_name(lambda x, dim=None, *a, **k: "ProdBackward0" if dim is None else "ProdBackward1")
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    D.check_tensor(input, "prod", "input", 1)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("prod", prod, (input, dim, keepdim), {"dtype": dtype})
     x = cast(input, _sum_dtype(input, dt.to_dtype(dtype, "prod")))
@@ -334,12 +348,14 @@ def _extreme(name: str, arg: str, result_type, input: Tensor, dim, keepdim, out)
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
+    D.check_tensor(input, "max", "input", 1)
     if other is not None:  # torch.max(input, other=...)
         return maximum(input, other, out=out)
     return _extreme("max", "argmax", ReturnMax, input, dim, keepdim, out)
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
+    D.check_tensor(input, "min", "input", 1)
     if other is not None:
         return minimum(input, other, out=out)
     return _extreme("min", "argmin", ReturnMin, input, dim, keepdim, out)
@@ -361,11 +377,13 @@ def _amax_amin(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
 
 @_grad_name("AmaxBackward0")
 def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    D.check_tensor(input, "amax", "input", 1)
     return _amax_amin("max", input, dim, keepdim)
 
 
 @_grad_name("AminBackward0")
 def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+    D.check_tensor(input, "amin", "input", 1)
     return _amax_amin("min", input, dim, keepdim)
 
 
@@ -384,16 +402,19 @@ def _arg(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
 
 
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    D.check_tensor(input, "argmax", "input", 1)
     return _arg("argmax", input, dim, keepdim)
 
 
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    D.check_tensor(input, "argmin", "input", 1)
     return _arg("argmin", input, dim, keepdim)
 
 
 @_grad_name("VarBackward0")
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """Variance; `unbiased` (legacy) or `correction` (default 1) as in PyTorch."""
+    D.check_tensor(input, "var", "input", 1)
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     if correction is None:
@@ -409,6 +430,7 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
 
 @_grad_name("StdBackward0")
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+    D.check_tensor(input, "std", "input", 1)
     v = var(input, dim, unbiased, keepdim, correction=correction)
     if not (D.GRAD_ENABLED and input._requires_grad):
         return sqrt(v)
@@ -432,10 +454,12 @@ def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
 
 
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    D.check_tensor(input, "all", "input", 1)
     return _all_any("all", input, dim, keepdim)
 
 
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
+    D.check_tensor(input, "any", "input", 1)
     return _all_any("any", input, dim, keepdim)
 
 
@@ -591,6 +615,7 @@ def _can_view(data, shape) -> bool:
 
 
 def permute(input: Tensor, *dims) -> Tensor:
+    D.check_tensor(input, "permute", "input", 1)
     dims = _shape_arg(dims, "permute", "dims")
     if len(dims) == input.ndim:  # else the shape rule reports the length mismatch
         dims = tuple(norm_dim(d, input.ndim) for d in dims)
@@ -599,6 +624,7 @@ def permute(input: Tensor, *dims) -> Tensor:
 
 @_grad_name("TransposeBackward0")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    D.check_tensor(input, "transpose", "input", 1)
     n = input.ndim
     d0, d1 = norm_dim(dim0, n), norm_dim(dim1, n)
     perm = list(range(n))
@@ -612,6 +638,7 @@ swapaxes = swapdims = transpose
 
 @_grad_name("TBackward0")
 def t(input: Tensor) -> Tensor:
+    D.check_tensor(input, "t", "input", 1)
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input.ndim}D")
@@ -621,6 +648,7 @@ def t(input: Tensor) -> Tensor:
 
 @_grad_name(lambda x, dim=None: "SqueezeBackward0" if dim is None else "SqueezeBackward1")
 def squeeze(input: Tensor, dim=None) -> Tensor:
+    D.check_tensor(input, "squeeze", "input", 1)
     shape = input.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)
@@ -632,12 +660,14 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
 
 @_grad_name("UnsqueezeBackward0")
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
+    D.check_tensor(input, "unsqueeze", "input", 1)
     d = norm_dim(dim, input.ndim + 1)
     shape = input.shape
     return apply("reshape", [input], {"shape": tuple(shape[:d]) + (1,) + tuple(shape[d:])})
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    D.check_tensor(input, "flatten", "input", 1)
     if input.ndim == 0:
         return apply("reshape", [input], {"shape": (1,)})
     s, e = norm_dim(start_dim, input.ndim), norm_dim(end_dim, input.ndim)
@@ -672,6 +702,7 @@ def unary_copy(input: Tensor) -> Tensor:
 
 
 def clone(input: Tensor) -> Tensor:
+    D.check_tensor(input, "clone", "input", 1)
     return unary_copy(input)
 
 
@@ -708,6 +739,7 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
 
 @_grad_name("SliceBackward0")
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
+    D.check_tensor(input, "narrow", "input", 1)
     d = norm_dim(dim, input.ndim)
     n = input.shape[d]
     if not -n <= start <= n:
@@ -755,6 +787,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 
 @_grad_name("SplitBackward0")
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
+    D.check_tensor(input, "chunk", "input", 1)
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = norm_dim(dim, input.ndim)
@@ -783,6 +816,7 @@ def _check_index(name: str, index: Tensor) -> None:
 
 
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    D.check_tensor(input, "gather", "input", 1)
     _check_index("gather", index)
     return apply("gather", [input, cast(index, dt.int64)], {"dim": norm_dim(dim, input.ndim)})
 
@@ -797,6 +831,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 @_grad_name("IndexSelectBackward0")
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+    D.check_tensor(input, "index_select", "input", 1)
     D.check_tensor(index, "index_select", "index", 2)
     d = norm_dim(dim, input.ndim)
     if index.ndim > 1:
@@ -816,6 +851,8 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 @_grad_name("MaskedFillBackward0")
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
+    D.check_tensor(input, "masked_fill", "input", 1)
+    D.check_tensor(mask, "masked_fill", "mask", 2)
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
@@ -833,6 +870,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False):
+    D.check_tensor(input, "nonzero", "input", 1)
     if as_tuple and input.ndim == 0:  # PyTorch: a 0-d input counts as 1-d here
         input = reshape(input, (1,))
     r = apply("nonzero", [input], {})
@@ -841,6 +879,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
 
 @_grad_name("FlipBackward0")
 def flip(input: Tensor, *args, dims=None) -> Tensor:
+    D.check_tensor(input, "flip", "input", 1)
     dims = norm_dims(_shape_arg(args, "flip", "dims") if dims is None
                      else _shape_arg((dims,), "flip", "dims"), input.ndim)
     spec = tuple(("slice", 0, s, 1) for s in input.shape)

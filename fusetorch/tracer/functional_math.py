@@ -128,6 +128,7 @@ def isneginf(input: Tensor) -> Tensor:
 
 
 def isfinite(input: Tensor) -> Tensor:
+    D.check_tensor(input, "isfinite", "input", 1)
     if not input._dtype.is_floating_point:
         return _c().ones_like(input, dtype=dt.bool_)
     return binary("bitwise_and", binary("eq", input, input),
@@ -198,6 +199,7 @@ def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
 
 def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     """log(sum(exp(input), dim)), computed around the maximum so it never overflows."""
+    D.check_tensor(input, "logsumexp", "input", 1)
     F = _f()
     x = input if input._dtype.is_floating_point else D.cast(input, dt.get_default_dtype())
     dims = (dim,) if isinstance(dim, int) else tuple(dim)

@@ -427,6 +427,7 @@ def bucketize(input, boundaries: Tensor, *, out_int32: bool = False, right: bool
               out=None) -> Tensor:
     """The bucket of each element among 1-d `boundaries` (searchsorted with the roles
     swapped)."""
+    D.check_tensor(boundaries, "bucketize", "boundaries", 2)
     if boundaries.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries.ndim})")
@@ -548,6 +549,7 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
 def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     """The elements where `mask` (broadcast with input) holds, as a 1-d tensor: its length
     depends on the mask, so a compiled graph breaks here (nonzero)."""
+    D.check_tensor(input, "masked_select", "input", 1)
     D.check_tensor(mask, "masked_select", "mask", 2)
     if mask._dtype is not dt.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")

@@ -42,10 +42,12 @@ def _tri(input: Tensor, diagonal: int, lower: bool) -> Tensor:
 
 
 def tril(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    D.check_tensor(input, "tril", "input", 1)
     return write_out(_tri(input, diagonal, True), out)
 
 
 def triu(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    D.check_tensor(input, "triu", "input", 1)
     return write_out(_tri(input, diagonal, False), out)
 
 
@@ -101,6 +103,7 @@ def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -
 
 
 def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
+    D.check_tensor(input, "diag", "input", 1)
     if input.ndim == 1:
         return write_out(diag_embed(input, diagonal), out)
     if input.ndim != 2:
@@ -110,6 +113,7 @@ def diag(input: Tensor, diagonal: int = 0, *, out=None) -> Tensor:
 
 @_ac.op("trace")
 def trace(input: Tensor) -> Tensor:
+    D.check_tensor(input, "trace", "input", 1)
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return F.sum(diagonal(input))
@@ -193,16 +197,19 @@ def tile(input: Tensor, dims) -> Tensor:
 
 
 def broadcast_to(input: Tensor, size) -> Tensor:
+    D.check_tensor(input, "broadcast_to", "input", 1)
     return F.expand(input, *tuple(size))
 
 
 def broadcast_tensors(*tensors) -> tuple:
+    D.check_tensors(tensors, "broadcast_tensors")
     shape = broadcast_many([tuple(t.shape) for t in tensors])
     return tuple(t if tuple(t.shape) == shape else F.expand(t, *shape) for t in tensors)
 
 
 @F._grad_name("SelectBackward0")
 def select(input: Tensor, dim: int, index: int) -> Tensor:
+    D.check_tensor(input, "select", "input", 1)
     d = norm_dim(dim, input.ndim)
     n = input.shape[d]
     if not -n <= index < n:
@@ -260,6 +267,7 @@ def column_stack(tensors, *, out=None) -> Tensor:
 
 
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:
+    D.check_tensors(tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors, "meshgrid")
     ts = _seq(tensors)
     indexing = indexing or "ij"
     if indexing not in ("ij", "xy"):
@@ -280,6 +288,8 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 # ---------------------------------------------------------------- products
 
 def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
+    D.check_tensor(input, "outer", "input", 1)
+    D.check_tensor(vec2, "outer", "vec2", 2)
     return write_out(D.binary("mul", F.unsqueeze(input, 1), F.unsqueeze(vec2, 0)), out)
 
 
@@ -298,6 +308,8 @@ def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 
 def kron(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    D.check_tensor(input, "kron", "input", 1)
+    D.check_tensor(other, "kron", "other", 2)
     nd = _b.max(input.ndim, other.ndim)
     a = F.reshape(input, (1,) * (nd - input.ndim) + tuple(input.shape))
     b = F.reshape(other, (1,) * (nd - other.ndim) + tuple(other.shape))
@@ -417,6 +429,7 @@ def einsum(equation: str, *operands) -> Tensor:
     """Operands are aligned on one label order (size-1 dims where a label is absent), then
     multiplied left to right; a label is summed out as soon as no later operand or the output
     uses it, so intermediates stay small for chains like 'ij,jk,kl->il'."""
+    D.check_tensors(operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else operands, "einsum")
     ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \
         else list(operands)
     subs, out = _parse_einsum(equation, ops)
@@ -469,6 +482,9 @@ def _index_put_along(input: Tensor, dim: int, index: Tensor, value: Tensor,
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1,
               out=None) -> Tensor:
+    D.check_tensor(input, "index_add", "input", 1)
+    D.check_tensor(index, "index_add", "index", 2)
+    D.check_tensor(source, "index_add", "source", 3)
     src = source if alpha == 1 else D.binary("mul", source, alpha)
     return write_out(_index_put_along(input, dim, index, src, True), out)
 
@@ -504,6 +520,8 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
             out=None) -> Tensor:
     """Writes src (or a scalar `value`) at `index` along `dim`; reduce='add' accumulates,
     'multiply' is not supported."""
+    D.check_tensor(input, "scatter", "input", 1)
+    D.check_tensor(index, "scatter", "index", 3)
     if src is None:
         src = value
     if reduce not in (None, "add"):

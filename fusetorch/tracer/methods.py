@@ -142,18 +142,22 @@ def _where(self, condition, other):
 
 
 def _view_as(self, other):
+    D.check_tensor(other, "view_as", "other", 1)
     return F.view(self, tuple(other.shape))
 
 
 def _reshape_as(self, other):
+    D.check_tensor(other, "reshape_as", "other", 1)
     return F.reshape(self, tuple(other.shape))
 
 
 def _expand_as(self, other):
+    D.check_tensor(other, "expand_as", "other", 1)
     return F.expand(self, tuple(other.shape))
 
 
 def _type_as(self, other):
+    D.check_tensor(other, "type_as", "other", 1)
     return self.to(other._dtype)
 
 

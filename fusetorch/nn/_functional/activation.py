@@ -87,6 +87,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """x where x > 0, else negative_slope * x (the slope also at 0, as in PyTorch)."""
+    D.check_tensor(input, "leaky_relu", "input", 1)
     _float_only(input, "leaky_relu_cpu")
     r = F.where(input > 0, input, input * negative_slope)
     return _maybe_inplace(input, _label(r, "LeakyReluBackward0", input), inplace)
@@ -106,6 +107,7 @@ def tanh(input: Tensor) -> Tensor:
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """x * Phi(x) with Phi the standard normal CDF (through erf), or its tanh approximation."""
+    D.check_tensor(input, "gelu", "input", 1)
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     _float_only(input, "GeluKernelImpl")
@@ -119,6 +121,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
+    D.check_tensor(input, "elu", "input", 1)
     _float_only(input, "elu_cpu")
     # clamp: exp of a large positive x overflows in the unused branch
     neg = F.expm1(F.clamp(input, max=0.0)) * alpha
@@ -147,6 +150,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
+    D.check_tensor(input, "softplus", "input", 1)
     _float_only(input, "softplus_cpu")
     bx = input * beta
     soft = F.log1p(F.exp(F.clamp(bx, max=float(threshold)))) / beta
@@ -156,6 +160,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """x * sigmoid(x)."""
+    D.check_tensor(input, "silu", "input", 1)
     _float_only(input, "silu_cpu")
     r = input * F.sigmoid(input)
     return _maybe_inplace(input, _label(r, "SiluBackward0", input), inplace)
@@ -163,6 +168,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
+    D.check_tensor(input, "mish", "input", 1)
     _float_only(input, "mish_cpu")
     r = input * F.tanh(softplus(input))
     return _maybe_inplace(input, _label(r, "MishBackward0", input), inplace)
@@ -241,6 +247,7 @@ def _shifted(x: Tensor, d: int) -> Tensor:
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dt.DType | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) for stability."""
+    D.check_tensor(input, "softmax", "input", 1)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("softmax", softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
@@ -253,6 +260,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dt.DType | None = None) -> Tensor:
+    D.check_tensor(input, "softmin", "input", 1)
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim, _stacklevel)
     return softmax(-input if dtype is None else -D.cast(input, dtype), dim)
@@ -262,6 +270,7 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dt.DType | None = None) -> Tensor:
     """x - logsumexp(x) along dim, with the max subtracted first so exp never overflows."""
+    D.check_tensor(input, "log_softmax", "input", 1)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("log_softmax", log_softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)

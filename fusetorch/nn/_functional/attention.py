@@ -10,6 +10,7 @@ import warnings
 
 from ...ir import dtypes as dt
 from ...tracer import creation as C
+from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .activation import softmax
@@ -60,6 +61,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     the scores. `is_causal` masks key positions after the query position (top-left aligned).
     Rows whose every position is masked give 0, as in PyTorch. `dropout_p > 0` drops attention
     weights whatever the module's mode (the caller passes 0 in eval, as PyTorch's layers do)."""
+    D.check_tensor(query, "scaled_dot_product_attention", "query", 1)
+    D.check_tensor(key, "scaled_dot_product_attention", "key", 2)
+    D.check_tensor(value, "scaled_dot_product_attention", "value", 3)
     if query.dtype != key.dtype or query.dtype != value.dtype:
         raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
                            f"query.dtype: {_c10(query.dtype)} key.dtype: {_c10(key.dtype)} and "

@@ -179,6 +179,10 @@ def _conv3d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation:
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """1-d cross-correlation of input [N, C, L] (or [C, L]) with weight [O, C/groups, k]."""
+    D.check_tensor(input, "conv1d", "input", 1)
+    D.check_tensor(weight, "conv1d", "weight", 2)
+    if bias is not None:
+        D.check_tensor(bias, "conv1d", "bias", 3)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("conv1d", conv1d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})
@@ -190,6 +194,10 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            dilation=1, groups: int = 1) -> Tensor:
     """2-d cross-correlation of input [N, C, H, W] (or [C, H, W]) with weight
     [O, C/groups, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
+    D.check_tensor(input, "conv2d", "input", 1)
+    D.check_tensor(weight, "conv2d", "weight", 2)
+    if bias is not None:
+        D.check_tensor(bias, "conv2d", "bias", 3)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("conv2d", conv2d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})
@@ -201,6 +209,10 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            dilation=1, groups: int = 1) -> Tensor:
     """3-d cross-correlation of input [N, C, D, H, W] (or [C, D, H, W]) with weight
     [O, C/groups, kd, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
+    D.check_tensor(input, "conv3d", "input", 1)
+    D.check_tensor(weight, "conv3d", "weight", 2)
+    if bias is not None:
+        D.check_tensor(bias, "conv3d", "bias", 3)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("conv3d", conv3d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})

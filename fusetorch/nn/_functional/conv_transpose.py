@@ -131,6 +131,8 @@ def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """1-d transposed convolution of input [N, C_in, L] (or [C_in, L]) with weight
     [C_in, C_out/groups, k]."""
+    D.check_tensor(input, "conv_transpose1d", "input", 1)
+    D.check_tensor(weight, "conv_transpose1d", "weight", 2)
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 1)
 
@@ -140,5 +142,7 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
     """2-d transposed convolution ("deconvolution") of input [N, C_in, H, W] (or [C_in, H, W])
     with weight [C_in, C_out/groups, kh, kw]."""
+    D.check_tensor(input, "conv_transpose2d", "input", 1)
+    D.check_tensor(weight, "conv_transpose2d", "weight", 2)
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 2)

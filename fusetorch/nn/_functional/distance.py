@@ -77,6 +77,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 
     As in PyTorch 2.x each norm is clamped to eps on its own (not their product), and the
     clamp changes the value only: the gradient flows through the norm as if unclamped."""
+    D.check_tensor(x1, "cosine_similarity", "x1", 1)
+    D.check_tensor(x2, "cosine_similarity", "x2", 2)
     x1, x2 = _float_common("cosine_similarity", x1, x2)
     shape = broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     if tuple(x1.shape) != shape:

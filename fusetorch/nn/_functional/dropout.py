@@ -4,6 +4,7 @@ from __future__ import annotations
 import warnings
 
 from ...tracer import creation as C
+from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .activation import _maybe_inplace
@@ -29,6 +30,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1 / (1 - p) while training;
     the input itself (the same object) when not training or p == 0."""
+    D.check_tensor(input, "dropout", "input", 1)
     _check_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input
@@ -89,6 +91,7 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
                   inplace: bool = False) -> Tensor:
     """Dropout for SELU networks: dropped values become SELU's negative saturation, then an
     affine map restores zero mean and unit variance."""
+    D.check_tensor(input, "alpha_dropout", "input", 1)
     _check_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input

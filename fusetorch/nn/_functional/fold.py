@@ -35,6 +35,7 @@ def _check_args(kernel, dilation, padding, stride) -> None:
 
 def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """Sliding blocks of input [N, C, H, W] (or [C, H, W]) as columns [N, C*kh*kw, L]."""
+    D.check_tensor(input, "im2col", "input", 1)
     if input.ndim not in (3, 4) or any(s == 0 for s in input.shape[1:]):
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
                            "other non-zero dimensions for input, but got: "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ...tracer import autocast as _ac
+from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from ...tracer.composite_programs import composite
@@ -13,6 +14,10 @@ __all__ = ["linear", "bilinear"]
 @composite
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias, for input [..., in] and weight [out, in]."""
+    D.check_tensor(input, "linear", "input", 1)
+    D.check_tensor(weight, "linear", "weight", 2)
+    if bias is not None:
+        D.check_tensor(bias, "linear", "bias", 3)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("linear", linear, (input, weight, bias), {})
     out = _owned(F.matmul(input, F.t(weight)), input, weight)
@@ -29,6 +34,9 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
              bias: Tensor | None = None) -> Tensor:
     """y[..., o] = sum_ij x1[..., i] * weight[o, i, j] * x2[..., j] + bias[o]."""
+    D.check_tensor(input1, "bilinear", "input1", 1)
+    D.check_tensor(input2, "bilinear", "input2", 2)
+    D.check_tensor(weight, "bilinear", "weight", 3)
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
                            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")

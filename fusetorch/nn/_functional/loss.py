@@ -393,6 +393,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Negative log likelihood of log-probabilities `input` [N, C, d1...] (or [C]) at class
     indices `target` [N, d1...] (or [])."""
+    D.check_tensor(input, "nll_loss", "input", 1)
+    D.check_tensor(target, "nll_loss", "target", 2)
     reduction = _reduction(size_average, reduce, reduction)
     return _nll(input, target, weight, reduction, ignore_index)
 
@@ -472,6 +474,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """Cross entropy of logits `input` [N, C, d1...] (or [C]) against class indices
     [N, d1...] or class probabilities of input's shape: `nll_loss(log_softmax(input, 1))` with
     PyTorch's weight, ignore_index and label_smoothing semantics."""
+    D.check_tensor(input, "cross_entropy", "input", 1)
+    D.check_tensor(target, "cross_entropy", "target", 2)
     reduction = _reduction(size_average, reduce, reduction)
     red = _get_enum(reduction)
     if tuple(input.shape) == tuple(target.shape):

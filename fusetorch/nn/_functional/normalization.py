@@ -47,6 +47,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """Normalise each channel (dim 1) over the batch and spatial dims. Training uses the batch
     statistics (and updates `running_mean` / `running_var` in place when given); evaluation
     uses the running statistics."""
+    D.check_tensor(input, "batch_norm", "input", 1)
+    if running_mean is not None:
+        D.check_tensor(running_mean, "batch_norm", "running_mean", 2)
+    if running_var is not None:
+        D.check_tensor(running_var, "batch_norm", "running_var", 3)
     if training:
         _verify_batch_size(input.size())
         if eps <= 0.0:
@@ -115,6 +120,11 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last `len(normalized_shape)` dims (biased variance), then
     `* weight + bias` elementwise over those dims."""
+    D.check_tensor(input, "layer_norm", "input", 1)
+    if weight is not None:
+        D.check_tensor(weight, "layer_norm", "weight", 3)
+    if bias is not None:
+        D.check_tensor(bias, "layer_norm", "bias", 4)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("layer_norm", layer_norm, (input, normalized_shape, weight, bias, eps), {})
     if isinstance(normalized_shape, int):

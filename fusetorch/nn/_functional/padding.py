@@ -23,6 +23,7 @@ _MODES = ("constant", "reflect", "replicate", "circular")
 
 def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) -> Tensor:
     """Pad `input`: `pad` = (left_last, right_last, left_second_last, right_second_last, ...)."""
+    D.check_tensor(input, "pad", "input", 1)
     pad = [int(p) for p in pad]
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")

@@ -5,6 +5,7 @@ pixel_unshuffle is its inverse. Any leading dims are batch dims, as in PyTorch.
 """
 from __future__ import annotations
 
+from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 
@@ -21,6 +22,7 @@ def _check(input: Tensor, factor: int, name: str, what: str) -> None:
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """[*, C*r*r, H, W] -> [*, C, H*r, W*r]."""
+    D.check_tensor(input, "pixel_shuffle", "input", 1)
     r = int(upscale_factor)
     _check(input, r, "pixel_shuffle", "upscale_factor")
     *lead, c, h, w = input.shape

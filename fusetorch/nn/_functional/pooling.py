@@ -128,6 +128,7 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """Max over each kernel window of [N, C, H, W] (or [C, H, W]); stride defaults to the
     kernel size; with return_indices also the flat index of each maximum in its plane."""
+    D.check_tensor(input, "max_pool2d", "input", 1)
     values, idx = max_pool2d_with_indices(input, kernel_size, stride, padding, dilation,
                                           ceil_mode, return_indices)
     return (values, idx) if return_indices else values
@@ -165,6 +166,7 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
 def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                ceil_mode: bool = False, return_indices: bool = False):
     """Max over windows along the last dim of [N, C, L] (or [C, L])."""
+    D.check_tensor(input, "max_pool1d", "input", 1)
     values, idx = max_pool1d_with_indices(input, kernel_size, stride, padding, dilation,
                                           ceil_mode, return_indices)
     return (values, idx) if return_indices else values
@@ -190,6 +192,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:
     """Mean over each kernel window of [N, C, H, W] (or [C, H, W]); padded zeros count in the
     mean when count_include_pad; divisor_override replaces the window size."""
+    D.check_tensor(input, "avg_pool2d", "input", 1)
     if input.ndim < 3:
         lo, hi = -max(input.ndim, 1), max(input.ndim, 1) - 1
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
@@ -220,6 +223,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True) -> Tensor:
     """Mean over windows along the last dim of [N, C, L] (or [C, L])."""
+    D.check_tensor(input, "avg_pool1d", "input", 1)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for avg_pool1d)")
@@ -273,6 +277,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
+    D.check_tensor(input, "adaptive_avg_pool1d", "input", 1)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' must be 2D or 3D, but got "
                            f"{list(input.shape)}")

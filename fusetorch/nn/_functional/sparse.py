@@ -63,6 +63,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of `weight` [num_embeddings, embedding_dim] at the integer `input`: output shape
     `input.shape + (embedding_dim,)`. `sparse=True` gives a dense gradient here."""
+    D.check_tensor(input, "embedding", "indices", 2)
+    D.check_tensor(weight, "embedding", "weight", 1)
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
     if input._dtype is not dt.int64 and input._dtype is not dt.int32:
@@ -99,6 +101,7 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor of shape `tensor.shape + (num_classes,)` with a 1 at each class index;
     `num_classes=-1` takes the largest index + 1."""
+    D.check_tensor(tensor, "one_hot", "input", 1)
     if tensor._dtype is not dt.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     # the checks and the inferred class count depend on the values: read them on the host
