@@ -86,8 +86,8 @@ def is_tensor(obj) -> "builtins.bool":
 
 
 def numel(input: Tensor) -> "builtins.int":
-    if not isinstance(input, Tensor):
-        raise TypeError(f"numel(): argument \x27input\x27 (position 1) must be Tensor, not {type(input).__name__}")
+    from .tracer.dispatch import check_tensor
+    check_tensor(input, "numel", "input", 1)
     return input.numel()
 
 

@@ -267,7 +267,8 @@ def column_stack(tensors, *, out=None) -> Tensor:
 
 
 def meshgrid(*tensors, indexing: str | None = None) -> tuple:
-    D.check_tensors(tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)) else tensors, "meshgrid")
+    D.check_tensors(tensors[0] if len(tensors) == 1 and isinstance(tensors[0], (list, tuple))
+                    else tensors, "meshgrid")
     ts = _seq(tensors)
     indexing = indexing or "ij"
     if indexing not in ("ij", "xy"):
@@ -429,7 +430,8 @@ def einsum(equation: str, *operands) -> Tensor:
     """Operands are aligned on one label order (size-1 dims where a label is absent), then
     multiplied left to right; a label is summed out as soon as no later operand or the output
     uses it, so intermediates stay small for chains like 'ij,jk,kl->il'."""
-    D.check_tensors(operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else operands, "einsum")
+    D.check_tensors(operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple))
+                    else operands, "einsum")
     ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \
         else list(operands)
     subs, out = _parse_einsum(equation, ops)
