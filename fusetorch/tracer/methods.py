@@ -254,12 +254,12 @@ def _detach_(self):
 
 
 def _softmax(self, dim=None, dtype=None):
-    from ..nn.functional import softmax  # composed (and tested) in nn.functional
+    from .softmax import softmax  # composed here, public as nn.functional.softmax
     return softmax(self, dim, dtype=dtype)
 
 
 def _log_softmax(self, dim=None, dtype=None):
-    from ..nn.functional import log_softmax
+    from .softmax import log_softmax
     return log_softmax(self, dim, dtype=dtype)
 
 
