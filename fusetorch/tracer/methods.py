@@ -480,10 +480,8 @@ Tensor.unfold = _method(_S.unfold)
 Tensor.masked_scatter = _S._masked_scatter_method
 Tensor.masked_scatter_ = _inplace_of(_S._masked_scatter_)
 Tensor.fill_diagonal_ = _inplace_of(_S._fill_diagonal)
-# linear algebra (fusetorch/linalg): x.det(), x.inverse(), x.norm(), x.svd(), ...
-from .. import linalg as _linalg  # noqa: E402
-for _name in _linalg.METHODS:
-    setattr(Tensor, _name, _method(_linalg.TORCH_PUBLIC[_name]))
+# linear algebra: x.det(), x.inverse(), x.norm(), x.svd(), ... are bound by fusetorch/linalg
+# when it is imported (the tracer imports nothing from the packages above it)
 # half-precision dtypes (issue 11): `.half()` is bound with the other casts above
 Tensor.bfloat16 = lambda self: D.cast(self, dt.bfloat16)
 
