@@ -21,15 +21,15 @@ _envs: dict[str, jinja2.Environment] = {}
 _FORMAT = b"fusetorch-template-1"
 
 # Opens the checked kernel cache directory (a context manager with read/write/subdir);
-# runtime.cbuild registers it when imported, since codegen sits below runtime and imports
-# nothing from it. None: templates are compiled in memory and not cached.
+# runtime/program.py registers runtime.cbuild's opener when imported: codegen sits below runtime
+# and imports nothing from it. None: templates are compiled in memory and not cached.
 CACHE_OPENER: Callable[[], Any] | None = None
 
 
 class _TemplateCache(jinja2.BytecodeCache):
     """Compiled templates in `<kernel cache>/templates/<key>.bc`, read through cbuild's checked
-    cache directory (`CACHE_OPENER`, registered by runtime.cbuild): marshal'd code is code we run, trusted exactly like the kernel libraries
-    beside it (only files that only this user can have written). Not jinja's
+    cache directory (`CACHE_OPENER`, registered by runtime): marshal'd code is code we run,
+    trusted exactly like the kernel libraries beside it (only files that only this user can have written). Not jinja's
     FileSystemBytecodeCache: it unpickles a checksum from each file (a pickle runs code), opens
     paths with no ownership check, and a damaged file made every compile raise. A file here is
     a header line (format, jinja and Python versions, the template source's checksum, the
