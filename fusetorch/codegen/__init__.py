@@ -10,6 +10,7 @@ import marshal
 import sys
 from pathlib import Path
 from types import CodeType
+from typing import Any, Callable
 
 import jinja2
 
@@ -19,11 +20,16 @@ _envs: dict[str, jinja2.Environment] = {}
 # Bump when the file format below changes.
 _FORMAT = b"fusetorch-template-1"
 
+# Opens the checked kernel cache directory (a context manager with read/write/subdir);
+# runtime/program.py registers runtime.cbuild's opener when imported: codegen sits below runtime
+# and imports nothing from it. None: templates are compiled in memory and not cached.
+CACHE_OPENER: Callable[[], Any] | None = None
+
 
 class _TemplateCache(jinja2.BytecodeCache):
     """Compiled templates in `<kernel cache>/templates/<key>.bc`, read through cbuild's checked
-    cache directory: marshal'd code is code we run, trusted exactly like the kernel libraries
-    beside it (only files that only this user can have written). Not jinja's
+    cache directory (`CACHE_OPENER`, registered by runtime): marshal'd code is code we run,
+    trusted exactly like the kernel libraries beside it (only files that only this user can have written). Not jinja's
     FileSystemBytecodeCache: it unpickles a checksum from each file (a pickle runs code), opens
     paths with no ownership check, and a damaged file made every compile raise. A file here is
     a header line (format, jinja and Python versions, the template source's checksum, the
@@ -31,9 +37,10 @@ class _TemplateCache(jinja2.BytecodeCache):
     template is compiled and the file rewritten."""
 
     def load_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        from ..runtime import cbuild
+        if CACHE_OPENER is None:
+            return  # no cache: compile in memory
         try:
-            with cbuild.open_cache() as cache:
+            with CACHE_OPENER() as cache:
                 data = cache.read(cache.subdir("templates"), f"{bucket.key}.bc")
         except OSError:
             return  # no cache: compile in memory
@@ -42,10 +49,11 @@ class _TemplateCache(jinja2.BytecodeCache):
             bucket.code = code
 
     def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
-        from ..runtime import cbuild
+        if CACHE_OPENER is None:
+            return  # not cached
         payload = marshal.dumps(bucket.code)
         try:
-            with cbuild.open_cache() as cache:
+            with CACHE_OPENER() as cache:
                 cache.write(cache.subdir("templates"), f"{bucket.key}.bc",
                             _header(bucket.checksum, payload) + payload)
         except OSError:

@@ -15,3 +15,9 @@ TORCH_PUBLIC = {"det": det, "inverse": inv, "slogdet": slogdet, "logdet": _d.log
 # Tensor.<name> methods among them
 METHODS = ("det", "inverse", "slogdet", "logdet", "cholesky", "qr", "svd", "pinverse",
            "matrix_power", "cross", "norm", "dist")
+
+# bound here, not in tracer/methods.py: the tracer imports nothing from linalg
+from ..tracer.methods import _method as _as_method  # noqa: E402
+from ..tracer.tensor import Tensor as _Tensor  # noqa: E402
+for _name in METHODS:
+    setattr(_Tensor, _name, _as_method(TORCH_PUBLIC[_name]))

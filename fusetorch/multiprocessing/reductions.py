@@ -18,6 +18,7 @@ import numpy as np
 
 from ..ir import dtypes as dt
 from ..runtime.device import NP_DTYPES, cpu_backend
+from ..tracer import tensor as _tensor
 from ..tracer.tensor import Tensor
 from . import storage
 
@@ -131,3 +132,7 @@ def init_reductions() -> None:
     for cls in (Tensor, Parameter, Buffer):
         ForkingPickler.register(cls, reduce_tensor)
     ForkingPickler.register(storage.Segment, reduce_segment)
+
+
+# Tensor.share_memory_ and Tensor.is_shared call these (the tracer imports nothing from here)
+_tensor.SHARING.update(share_memory_=share_memory_, is_shared=is_shared)

@@ -35,8 +35,7 @@ def set_default_device(device) -> None:
     device is only parsed here: without a GPU, creating a tensor raises, as in PyTorch."""
     global _DEFAULT_DEVICE
     if isinstance(device, int) and not isinstance(device, bool):  # an accelerator's index
-        from .. import cuda
-        if not cuda.is_available():
+        if not _dev.cuda_available():  # what torch.cuda.is_available() asks
             raise RuntimeError("Cannot access accelerator device when none is available.")
         device = f"cuda:{device}"
     _DEFAULT_DEVICE = None if device is None else _dev.device(device)

@@ -258,12 +258,12 @@ def _detach_(self):
 
 
 def _softmax(self, dim=None, dtype=None):
-    from ..nn.functional import softmax  # composed (and tested) in nn.functional
+    from .softmax import softmax  # composed here, public as nn.functional.softmax
     return softmax(self, dim, dtype=dtype)
 
 
 def _log_softmax(self, dim=None, dtype=None):
-    from ..nn.functional import log_softmax
+    from .softmax import log_softmax
     return log_softmax(self, dim, dtype=dtype)
 
 
@@ -484,10 +484,8 @@ Tensor.unfold = _method(_S.unfold)
 Tensor.masked_scatter = _S._masked_scatter_method
 Tensor.masked_scatter_ = _inplace_of(_S._masked_scatter_)
 Tensor.fill_diagonal_ = _inplace_of(_S._fill_diagonal)
-# linear algebra (fusetorch/linalg): x.det(), x.inverse(), x.norm(), x.svd(), ...
-from .. import linalg as _linalg  # noqa: E402
-for _name in _linalg.METHODS:
-    setattr(Tensor, _name, _method(_linalg.TORCH_PUBLIC[_name]))
+# linear algebra: x.det(), x.inverse(), x.norm(), x.svd(), ... are bound by fusetorch/linalg
+# when it is imported (the tracer imports nothing from the packages above it)
 # half-precision dtypes (issue 11): `.half()` is bound with the other casts above
 Tensor.bfloat16 = lambda self: D.cast(self, dt.bfloat16)
 

@@ -41,6 +41,19 @@ class Size(tuple):
         return Size(tuple(other) + tuple(self))
 
 
+# fusetorch.multiprocessing.reductions registers its `share_memory_` and `is_shared` here when
+# imported (fusetorch's __init__ imports it), as autograd registers dispatch.GRAD_RECORD: the
+# tracer imports nothing from the packages above it.
+SHARING: dict = {}
+
+
+def _sharing(name: str):
+    fn = SHARING.get(name)
+    if fn is None:
+        raise RuntimeError(f"Tensor.{name} needs fusetorch.multiprocessing, which is not loaded")
+    return fn
+
+
 class Tensor:
     """A multi-dimensional array. `Tensor(2, 3)` and `Tensor([1, 2])` are PyTorch's legacy
     constructors (float32); prefer `fusetorch.tensor(data)`."""
@@ -284,12 +297,10 @@ class Tensor:
 
     def share_memory_(self) -> "Tensor":
         """Move the data into shared memory in place (see `fusetorch.multiprocessing`)."""
-        from ..multiprocessing.reductions import share_memory_
-        return share_memory_(self)
+        return _sharing("share_memory_")(self)
 
     def is_shared(self) -> bool:
-        from ..multiprocessing.reductions import is_shared
-        return is_shared(self)
+        return _sharing("is_shared")(self)
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         if requires_grad and not self._dtype.is_floating_point:  # PyTorch's wording differs

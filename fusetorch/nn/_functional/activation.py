@@ -17,33 +17,13 @@ from ...tracer import functional as F
 from ...tracer.methods import _inplace
 from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
-from ...tracer.composite_programs import composite
+from ...tracer.softmax import _label, _owned, _softmax_dim, log_softmax, softmax
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "sigmoid", "tanh", "gelu",
            "elu", "elu_", "softplus", "silu", "mish", "hardtanh", "hardtanh_", "softmax",
            "softmin", "log_softmax", "logsigmoid", "softsign", "tanhshrink", "threshold",
            "threshold_", "hardsigmoid", "hardswish", "selu", "celu", "prelu", "glu", "rrelu",
            "rrelu_", "hardshrink", "softshrink", "gumbel_softmax"]
-
-
-def _label(result: Tensor, name: str, *inputs) -> Tensor:
-    """Name the last recorded node of a composite as PyTorch names its grad_fn."""
-    if D.GRAD_ENABLED and result._requires_grad:
-        A.label(result, name, *inputs)
-    return result
-
-
-def _owned(result: Tensor, *inputs) -> Tensor:
-    """A layer's output owns its storage in PyTorch; here it can be a reshape of a temporary
-    made inside the layer (a matmul or gather result). Drop that view link, so that in-place
-    ops may follow (ReLU(inplace=True) after a bias-free conv or a max pool), which views of
-    tensors that require grad refuse. Safe where it is called: the temporary is unreachable
-    and no backward rule saved it. Views of the caller's own inputs keep their link."""
-    base = result._base
-    if base is not None and all(base is not x and base is not x._base
-                                for x in inputs if isinstance(x, Tensor)):
-        result._base = None
-    return result
 
 
 def _float_only(input: Tensor, kernel: str) -> None:
@@ -213,49 +193,8 @@ def threshold_(input: Tensor, threshold_: float, value: float) -> Tensor:
 
 
 # ---------------------------------------------------------------- softmax family
-
-def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", stacklevel=stacklevel)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
-def _prepare(input: Tensor, dim, dtype, name: str, stacklevel: int):
-    if dim is None:
-        dim = _softmax_dim(name, input.ndim, stacklevel + 1)
-    if dtype is not None:
-        input = D.cast(input, dtype)
-    if not input._dtype.is_floating_point:
-        raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for '
-                                  f"'{D._torch_name(input._dtype)}'")
-    x = input if input.ndim else F.reshape(input, (1,))
-    from ...ir.shapes import norm_dim
-    d = norm_dim(dim, max(input.ndim, 1))
-    return input, x, d
-
-
-def _shifted(x: Tensor, d: int) -> Tensor:
-    """x minus its max along d. The max is taken without gradient: softmax is invariant to the
-    shift, so its exact gradient through the max is zero (no_grad still records into traces,
-    unlike detach, so a captured graph computes the same shift)."""
-    with A.no_grad():
-        m = F.amax(x, d, keepdim=True) if x.numel() else F.sum(x, d, keepdim=True)
-    return x - m
-
-
-@composite
-def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-            dtype: dt.DType | None = None) -> Tensor:
-    """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) for stability."""
-    D.check_tensor(input, "softmax", "input", 1)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
-        return _ac.call("softmax", softmax, (input, dim, _stacklevel + 2, dtype), {})
-    orig, x, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
-    e = F.exp(_shifted(x, d))
-    r = e / F.sum(e, d, keepdim=True)
-    if orig.ndim == 0:
-        r = _owned(F.reshape(r, ()), input)
-    return _label(r, "SoftmaxBackward0", input)
+# softmax and log_softmax live in tracer/softmax.py (Tensor.softmax needs them; the tracer
+# imports nothing from nn)
 
 
 def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
@@ -264,21 +203,6 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim, _stacklevel)
     return softmax(-input if dtype is None else -D.cast(input, dtype), dim)
-
-
-@composite
-def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
-                dtype: dt.DType | None = None) -> Tensor:
-    """x - logsumexp(x) along dim, with the max subtracted first so exp never overflows."""
-    D.check_tensor(input, "log_softmax", "input", 1)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
-        return _ac.call("log_softmax", log_softmax, (input, dim, _stacklevel + 2, dtype), {})
-    orig, x, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
-    z = _shifted(x, d)
-    r = z - F.log(F.sum(F.exp(z), d, keepdim=True))
-    if orig.ndim == 0:
-        r = _owned(F.reshape(r, ()), input)
-    return _label(r, "LogSoftmaxBackward0", input)
 
 
 # ---------------------------------------------------------------- learned, gated, random slopes
