@@ -19,23 +19,12 @@ import time
 
 import numpy as np
 
-from .. import codegen as _codegen
 from ..codegen import fuse, lower, render
 from ..ir.graph import PHASES, Graph
 from ..ir.ops import OPS
 from .device import NP_DTYPES
 from .interpret import eval_node
 
-
-def _open_template_cache():
-    """The checked kernel cache directory, for codegen's compiled-template cache: codegen sits
-    below runtime and imports nothing from it, so runtime registers this opener (cbuild is
-    imported on first use, as for a build)."""
-    from . import cbuild
-    return cbuild.open_cache()
-
-
-_codegen.CACHE_OPENER = _open_template_cache
 
 # The active profiler's hook (fusetorch.profiler), or None: read once per run; when set, each
 # kernel and extern step is timed (the kernels with the bytes they move).
