@@ -37,7 +37,7 @@ from .ir.partition import recompute
 from .optim.optimizer import python_state
 from .runtime.device import dtype_from_numpy
 from .runtime import inspection
-from .runtime.program import Program, overlapping
+from .runtime.program import Program, kernel_safe, overlapping
 from .tracer import autocast as _ac
 from .tracer import autograd as A
 from .tracer import dispatch as D
@@ -87,7 +87,7 @@ class CompiledFunction:
             # optimizer it steps changed
             return self._compile(key, args, kwargs)
         arrays = [t._data for t in tensors]
-        if not _kernel_safe(arrays):
+        if not kernel_safe(arrays):
             return self._fn(*args, **kwargs)
         if v.effects.mutated and overlapping(arrays, v.effects.mutated):
             # an argument shares memory with a tensor the call writes (a view of a parameter):
@@ -170,7 +170,7 @@ class CompiledFunction:
             self._remember(key, _EAGER)
             return out
         tensors = tensors + rec.input_tensors[len(tensors):]
-        if not _kernel_safe([t._data for t in tensors]):
+        if not kernel_safe([t._data for t in tensors]):
             return out  # (ran eagerly while tracing; a later call with safe layouts compiles)
         wrt = [k for k, t in enumerate(tensors) if t._requires_grad] if D.GRAD_ENABLED else []
         # integer results carry no gradient; a training step's loss was differentiated inside
@@ -453,18 +453,6 @@ def _input_names(tensors: list, effects: "_Effects", names: dict) -> list:
         if type(s) is _GradOf and out[n_given + k] is None and id(s.leaf) in names:
             out[n_given + k] = names[id(s.leaf)] + ".grad"
     return out
-
-
-def _kernel_safe(arrays: list) -> bool:
-    """Whether kernels may read these arrays: numpy's `aligned` flag says the data pointer and
-    every stride are multiples of the element's alignment (its size, for the kernel dtypes).
-    Kernels index in elements, so a byte stride of 5 or -1 (a structured array's field, a
-    crafted file) would make them read outside the buffer; such a call runs eagerly. The doors
-    (from_numpy, load, as_strided, frombuffer) refuse such layouts already."""
-    for a in arrays:
-        if not getattr(a.flags, "aligned", True):  # (cupy's arrays have no such flag)
-            return False
-    return True
 
 
 def _unique(tensors: list) -> list:

@@ -375,6 +375,19 @@ _EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
 _EVENT = {"forward": "CompiledFunction", "backward": "CompiledFunctionBackward"}
 
 
+def kernel_safe(arrays: list) -> bool:
+    """Whether kernels may read these arrays: numpy's `aligned` flag says the data pointer and
+    every stride are multiples of the element's alignment (its size, for the kernel dtypes).
+    Kernels index in elements, so a byte stride of 5 or -1 (a structured array's field, a
+    crafted file) would make them read outside the buffer; such a call runs eagerly
+    (compile) or in the interpreter (compiled eager mode). The doors
+    (from_numpy, load, as_strided, frombuffer) refuse such layouts already."""
+    for a in arrays:
+        if not getattr(a.flags, "aligned", True):  # (cupy's arrays have no such flag)
+            return False
+    return True
+
+
 def _layout_kind(node) -> str:
     """How an extern step's output layout is known before the program runs: "view" (a
     movement op: what numpy makes of its input's layout, found by running it on stand-ins),

@@ -18,6 +18,7 @@ import warnings
 from ..ir import passes
 from ..ir.graph import Graph
 from ..runtime.interpret import run_graph
+from ..runtime.program import kernel_safe
 
 ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # Below this many elements over the graph's inputs the interpreter is as fast: a kernel call
@@ -56,13 +57,12 @@ class BackwardRunner:
         return run_graph(self.graph, arrays, be.impl, be.xp, hook=hook)
 
     def _program(self, arrays: list, be):
-        # numpy's `aligned`: pointer and strides whole elements. Kernels index in elements, so
-        # an array that is not (frombuffer at an odd offset, which PyTorch accepts) is
+        # an array kernels may not read (frombuffer at an odd offset, which PyTorch accepts) is
         # interpreted, also when a program exists for its shape and strides: the program's
-        # layout guard would refuse it (see compile._kernel_safe)
-        key = tuple((a.shape, a.strides) for a in arrays if a.flags.aligned)
-        if len(key) != len(arrays):
+        # layout guard would refuse it
+        if not kernel_safe(arrays):
             return None
+        key = tuple((a.shape, a.strides) for a in arrays)
         program = self.programs.get(key)
         if program is None:
             if len(self.programs) >= MAX_LAYOUTS or not _worth_compiling(arrays):

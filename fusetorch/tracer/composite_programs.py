@@ -43,6 +43,7 @@ import numpy as np
 from ..ir.ops import OPS
 from ..runtime import eager_kernels
 from ..runtime.interpret import Schedule
+from ..runtime.program import kernel_safe
 from . import autocast as _ac
 from . import autograd as A
 from . import dispatch as D
@@ -290,7 +291,7 @@ class _Template:
         self.lock = threading.Lock()
         total = sum(t._data.size for t in tensors)
         self.interpret = (total < MIN_ELEMENTS or
-                          not all(t._data.flags.aligned for t in tensors))
+                          not kernel_safe([t._data for t in tensors]))
         return self
 
     def replay(self, tensors: list):
@@ -318,7 +319,7 @@ class _Template:
         return outs if self.out_tuple else outs[0]
 
     def _run(self, arrays: list, be) -> list:
-        if not self.interpret and all(a.flags.aligned for a in arrays):
+        if not self.interpret and kernel_safe(arrays):
             try:
                 with self.lock:  # a program's run is not reentrant
                     if self.program is None:
