@@ -840,29 +840,27 @@ def _cumarg(ctx, node, xs):
     return r if back is None else b.op("Transpose", [r], perm=back)
 
 
-@emits("argsort")
-def _argsort(ctx, node, xs):
-    # TopK of every element: ties keep the lower index first, NaN sorts as the largest
-    b, dim = ctx.b, int(node.attrs["dim"])
-    x = xs[0]
+def _top_k_indices(ctx, node, x, k: str, largest) -> str:
+    """The indices of ONNX TopK along the node's dim, sorted: ties keep the lower index first
+    and NaN counts as the largest value, as the argsort and topk primitives order them."""
     if node.inputs[0].dtype in _SMALL_INTS:
         x = _cast(ctx, x, dt.int32)
-    k = b.dim(ctx.shape(node)[dim])
-    _, idx = b.op("TopK", [x, k], n_out=2, axis=dim,
-                  largest=int(bool(node.attrs["descending"])), sorted=1)
+    _, idx = ctx.b.op("TopK", [x, k], n_out=2, axis=int(node.attrs["dim"]),
+                      largest=int(bool(largest)), sorted=1)
     return idx
+
+
+@emits("argsort")
+def _argsort(ctx, node, xs):
+    # TopK of every element
+    k = ctx.b.dim(ctx.shape(node)[int(node.attrs["dim"])])
+    return _top_k_indices(ctx, node, xs[0], k, node.attrs["descending"])
 
 
 @emits("topk")
 def _topk(ctx, node, xs):
-    # ONNX's TopK orders as the primitive does: ties keep the lower index first
-    b, dim = ctx.b, int(node.attrs["dim"])
-    x = xs[0]
-    if node.inputs[0].dtype in _SMALL_INTS:
-        x = _cast(ctx, x, dt.int32)
-    _, idx = b.op("TopK", [x, b.ints([int(node.attrs["k"])])], n_out=2, axis=dim,
-                  largest=int(bool(node.attrs["largest"])), sorted=1)
-    return idx
+    k = ctx.b.ints([int(node.attrs["k"])])
+    return _top_k_indices(ctx, node, xs[0], k, node.attrs["largest"])
 
 
 @emits("searchsorted")
