@@ -50,6 +50,29 @@ def is_inplace(variant: str) -> bool:
         or "(inplace)" in variant
 
 
+def tensors_in(x) -> list:
+    """The tensors inside a sample's arguments (lists, tuples, dicts by sorted key), in order:
+    the runners pass them as one flat list and put new ones back with `rebuild`."""
+    if isinstance(x, torch.Tensor):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [t for v in x for t in tensors_in(v)]
+    if isinstance(x, dict):
+        return [t for k in sorted(x) for t in tensors_in(x[k])]
+    return []
+
+
+def rebuild(x, it):
+    """`x` with each tensor replaced by the next of `it`, in `tensors_in`'s order."""
+    if isinstance(x, torch.Tensor):
+        return next(it)
+    if isinstance(x, (list, tuple)):
+        return type(x)(rebuild(v, it) for v in x)
+    if isinstance(x, dict):
+        return {k: rebuild(x[k], it) for k in sorted(x)}
+    return x
+
+
 @dataclass
 class OpInfo:
     name: str

@@ -31,7 +31,7 @@ import fusetorch.nn.functional as F
 import opinfo
 import opinfo_nn
 from fusetorch.tracer.trace import trace
-from opinfo import F64_ATOL, F64_RTOL, ModuleInfo
+from opinfo import F64_ATOL, F64_RTOL, ModuleInfo, rebuild, tensors_in
 
 # kl_div(reduction='mean') warns as PyTorch does; BUGS cases that graph-break warn
 pytestmark = [pytest.mark.filterwarnings("ignore:reduction. 'mean' divides:UserWarning"),
@@ -54,26 +54,6 @@ def _private_cache(tmp_path_factory, monkeypatch):
 BUGS: dict = {}  # all found so far are fixed (see git log of this file)
 
 # ----------------------------------------------------------------------------- plumbing
-
-
-def _tensors(x) -> list:
-    if isinstance(x, torch.Tensor):
-        return [x]
-    if isinstance(x, (list, tuple)):
-        return [t for v in x for t in _tensors(v)]
-    if isinstance(x, dict):
-        return [t for k in sorted(x) for t in _tensors(x[k])]
-    return []
-
-
-def _rebuild(x, it):
-    if isinstance(x, torch.Tensor):
-        return next(it)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_rebuild(v, it) for v in x)
-    if isinstance(x, dict):
-        return {k: _rebuild(x[k], it) for k in sorted(x)}
-    return x
 
 
 @dataclass
@@ -101,7 +81,7 @@ def _cases(entry, mode: str, only=None) -> list:
             if not s.inplace and opinfo.is_inplace(vname):
                 continue
             if mode == "grad" and not isinstance(entry, ModuleInfo) and not any(
-                    t.dtype.is_floating_point for t in _tensors([s.args, s.kwargs])):
+                    t.dtype.is_floating_point for t in tensors_in([s.args, s.kwargs])):
                 continue
             if (match(only, vname, s.name) if only is not None
                     else not any(match(b, vname, s.name) for b in bugs)):
@@ -136,18 +116,18 @@ def _distinct(cases) -> list:
 
 
 def _graph_hash(c: Case):
-    ts = _tensors([c.sample.args, c.sample.kwargs])
+    ts = tensors_in([c.sample.args, c.sample.kwargs])
     try:
         with torch.no_grad(), trace(*ts) as rec, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = c.fn(*_rebuild(c.sample.args, iter(ts)), **_rebuild(c.sample.kwargs, iter(ts)))
+            out = c.fn(*rebuild(c.sample.args, iter(ts)), **rebuild(c.sample.kwargs, iter(ts)))
         return rec.graph(*_outputs(out)).structural_hash()
     except Exception:
         return id(c)
 
 
 def _flat_inputs(cases) -> list:
-    return [t for c in cases for t in _tensors([c.sample.args, c.sample.kwargs])]
+    return [t for c in cases for t in tensors_in([c.sample.args, c.sample.kwargs])]
 
 
 def _outputs(r) -> list:
@@ -171,7 +151,7 @@ class _Batch(nn.Module):
     def forward(self, *flat):
         it, outs = iter(flat), []
         for c in self._cases:
-            args, kwargs = _rebuild(c.sample.args, it), _rebuild(c.sample.kwargs, it)
+            args, kwargs = rebuild(c.sample.args, it), rebuild(c.sample.kwargs, it)
             fn = self.layers[c.entry.name.replace(".", "_")] if c.fn is None else c.fn
             outs.extend(_outputs(fn(*args, **kwargs)))
         return tuple(outs) if self._cots is None else _reduce(outs, self._cots)
@@ -197,7 +177,7 @@ def _output_cases(cases, flat) -> list:
     probe = copy.deepcopy(_Batch(cases))
     for c in cases:
         fn = probe.layers[c.entry.name.replace(".", "_")] if c.fn is None else c.fn
-        n = len(_outputs(fn(*_rebuild(c.sample.args, it), **_rebuild(c.sample.kwargs, it))))
+        n = len(_outputs(fn(*rebuild(c.sample.args, it), **rebuild(c.sample.kwargs, it))))
         owners += [c] * n
     return owners
 
@@ -263,7 +243,7 @@ def _other_data(cases) -> list:
     out = []
     for c in cases:
         (s,) = [s for s in c.entry.make_samples(seed=1) if s.name == c.sample.name]
-        out += _tensors([s.args, s.kwargs])
+        out += tensors_in([s.args, s.kwargs])
     for a, b in zip(_flat_inputs(cases), out):
         assert a.shape == b.shape and a.stride() == b.stride() and a.dtype == b.dtype
     return out
@@ -303,7 +283,7 @@ def _wants(cases, first_only: bool) -> list:
     """Which inputs require grad: every floating one, or each case's first floating one."""
     out = []
     for c in cases:
-        floats = [t.dtype.is_floating_point for t in _tensors([c.sample.args, c.sample.kwargs])]
+        floats = [t.dtype.is_floating_point for t in tensors_in([c.sample.args, c.sample.kwargs])]
         if first_only:
             floats = [f and not any(floats[:k]) for k, f in enumerate(floats)]
         out += floats
@@ -349,7 +329,7 @@ def check_gradients(cases, first_only=False):
     rtol = max(c.entry.rtol for c in cases) if f32 else F64_RTOL
     np.testing.assert_allclose(got.item(), want.item(), rtol=rtol, atol=rtol * scale,
                                err_msg="value of the reduced output")
-    owners = [c for c in cases for _ in _tensors([c.sample.args, c.sample.kwargs])]
+    owners = [c for c in cases for _ in tensors_in([c.sample.args, c.sample.kwargs])]
     _compare_grads((a.grad, b.grad, c.entry, f"grad of an input of {c.label}")
                    for a, b, c in zip(comp_in, eager_in, owners) if b.requires_grad)
     entry_of = {c.entry.name.replace(".", "_"): c.entry for c in cases}

@@ -27,7 +27,7 @@ import fusetorch.nn as nn  # noqa: E402
 import opinfo  # noqa: E402
 import opinfo_nn  # noqa: E402
 from fusetorch.onnx import TrainingMode, UnsupportedOperatorError, patterns  # noqa: E402
-from opinfo import ModuleInfo  # noqa: E402
+from opinfo import ModuleInfo, rebuild, tensors_in  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -55,26 +55,6 @@ def _known(entry, sample):
     return KNOWN.get((entry.name, sample.name), KNOWN.get((entry.name, "*")))
 
 
-def _tensors(x) -> list:
-    if isinstance(x, torch.Tensor):
-        return [x]
-    if isinstance(x, (list, tuple)):
-        return [t for v in x for t in _tensors(v)]
-    if isinstance(x, dict):
-        return [t for k in sorted(x) for t in _tensors(x[k])]
-    return []
-
-
-def _rebuild(x, it):
-    if isinstance(x, torch.Tensor):
-        return next(it)
-    if isinstance(x, (list, tuple)):
-        return type(x)(_rebuild(v, it) for v in x)
-    if isinstance(x, dict):
-        return {k: _rebuild(x[k], it) for k in sorted(x)}
-    return x
-
-
 class _Batch(nn.Module):
     """Every case in one call: returns the flat list of every case's outputs."""
 
@@ -91,10 +71,10 @@ class _Batch(nn.Module):
     def run(self, *flat, owners=None):
         it, outs = iter(flat), []
         for entry, fn, s in self.cases:
-            args, kwargs = _rebuild(s.args, it), _rebuild(s.kwargs, it)
+            args, kwargs = rebuild(s.args, it), rebuild(s.kwargs, it)
             if fn is None:
                 fn = self.layers[entry.name.replace(".", "_").replace("/", "_")]
-            r = _tensors(fn(*args, **kwargs))
+            r = tensors_in(fn(*args, **kwargs))
             outs += r
             if owners is not None:
                 owners += [(entry, s)] * len(r)
@@ -116,7 +96,7 @@ def _cases(entries) -> list:
 
 def _export_and_run(cases):
     batch = _Batch(cases)
-    flat = [t for _, _, s in cases for t in _tensors([s.args, s.kwargs])]
+    flat = [t for _, _, s in cases for t in tensors_in([s.args, s.kwargs])]
     owners: list = []
     with torch.no_grad():
         want = batch.run(*flat, owners=owners)
