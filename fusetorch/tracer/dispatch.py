@@ -90,28 +90,18 @@ def binary(name: str, a, b) -> Tensor:
     if RECORDER is None:
         if isinstance(b, Tensor) and isinstance(a, Tensor):  # Parameters too
             dtype = a._dtype
-            if GRAD_ENABLED and (a._requires_grad or b._requires_grad or (
-                    a._base is not None and _view_grad(a)) or (
-                    b._base is not None and _view_grad(b))):
-                # a training step's common case: two float tensors of one dtype, nothing to
-                # cast, no view to refresh, recorded straight away (the general path costs
+            grad = GRAD_ENABLED and (a._requires_grad or b._requires_grad or (
+                a._base is not None and _view_grad(a)) or (
+                b._base is not None and _view_grad(b)))
+            if grad:
+                # a training step's common case only: two float tensors of one dtype, nothing
+                # to cast, no view to refresh, recorded straight away (the general path costs
                 # ~2 us more per op)
-                if a._base is None and b._base is None and dtype is b._dtype and \
-                        a._be is b._be and dtype.category == 2 and name in _FAST and \
-                        name not in _BOOL_OUT:
-                    ad, bd = a._data, b._data
-                    if ad.shape != bd.shape:
-                        broadcast_shapes(ad.shape, bd.shape)
-                    try:
-                        out = a._be.impl[name](ad, bd)
-                    except MemoryError as e:
-                        raise allocator_error(e) from None
-                    if out.__class__ is not _ndarray:
-                        out = a._be.xp.asarray(out)
-                    result = _new(out, dtype, a._be)
-                    GRAD_RECORD(name, (a, b), {}, result, dtype)
-                    return result
-            elif dtype is b._dtype and a._be is b._be and dtype.category and name in _FAST:
+                fast = dtype.category == 2 and name not in _BOOL_OUT and a._base is None \
+                    and b._base is None
+            else:
+                fast = dtype.category  # bool inputs: the general path knows PyTorch's rules
+            if fast and dtype is b._dtype and a._be is b._be and name in _FAST:
                 ad, bd = a._data, b._data
                 if ad.shape != bd.shape:
                     broadcast_shapes(ad.shape, bd.shape)  # raises PyTorch's error
@@ -121,7 +111,10 @@ def binary(name: str, a, b) -> Tensor:
                     raise allocator_error(e) from None
                 if out.__class__ is not _ndarray:  # a numpy scalar from 0-d inputs, or cupy
                     out = a._be.xp.asarray(out)
-                return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
+                result = _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
+                if grad:
+                    GRAD_RECORD(name, (a, b), {}, result, dtype)
+                return result
         elif b.__class__ in _SCALARS and isinstance(a, Tensor):
             dtype = a._dtype
             if dtype.category == 2 and dtype is not _BF16 and (
