@@ -176,13 +176,19 @@ def _conv3d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation:
     return out
 
 
+def _check_args(fn: str, input, weight, bias) -> None:
+    """PyTorch's TypeError for a non-tensor input, weight or (given) bias, before anything
+    else (autocast's casts included) touches them."""
+    D.check_tensor(input, fn, "input", 1)
+    D.check_tensor(weight, fn, "weight", 2)
+    if bias is not None:
+        D.check_tensor(bias, fn, "bias", 3)
+
+
 def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, padding=0,
            dilation=1, groups: int = 1) -> Tensor:
     """1-d cross-correlation of input [N, C, L] (or [C, L]) with weight [O, C/groups, k]."""
-    D.check_tensor(input, "conv1d", "input", 1)
-    D.check_tensor(weight, "conv1d", "weight", 2)
-    if bias is not None:
-        D.check_tensor(bias, "conv1d", "bias", 3)
+    _check_args("conv1d", input, weight, bias)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("conv1d", conv1d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})
@@ -194,10 +200,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            dilation=1, groups: int = 1) -> Tensor:
     """2-d cross-correlation of input [N, C, H, W] (or [C, H, W]) with weight
     [O, C/groups, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
-    D.check_tensor(input, "conv2d", "input", 1)
-    D.check_tensor(weight, "conv2d", "weight", 2)
-    if bias is not None:
-        D.check_tensor(bias, "conv2d", "bias", 3)
+    _check_args("conv2d", input, weight, bias)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("conv2d", conv2d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})
@@ -209,10 +212,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            dilation=1, groups: int = 1) -> Tensor:
     """3-d cross-correlation of input [N, C, D, H, W] (or [C, D, H, W]) with weight
     [O, C/groups, kd, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
-    D.check_tensor(input, "conv3d", "input", 1)
-    D.check_tensor(weight, "conv3d", "weight", 2)
-    if bias is not None:
-        D.check_tensor(bias, "conv3d", "bias", 3)
+    _check_args("conv3d", input, weight, bias)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("conv3d", conv3d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})
