@@ -317,9 +317,9 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
                                f"{tuple(r.attrs['dims'])} of {r.inputs[0].type_str()}")
         # sums accumulate in double (a float32 sum of 2^24 values loses ~1e-5 relative);
         # max and min are exact in their own type; argmax/argmin keep the value they compare
-        kernel.acc_ctype = ("double" if r.op == "sum" else r.inputs[0].dtype.c_type)
-        kernel.acc_init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY",
-                           "argmax": "-INFINITY", "argmin": "INFINITY"}[r.op]
+        red = OPS[r.op].reduction
+        kernel.acc_ctype = "double" if red.combine == "add" else r.inputs[0].dtype.c_type
+        kernel.acc_init = literal(red.identity, dt.float64)
         kernel.blocked = (group.reduce.op == "sum" and group.reduce.dtype is dt.float32
                           and all(reduced) and not stores
                           and kernel.numel >= 4 * kernel.block and inputs_contiguous)
