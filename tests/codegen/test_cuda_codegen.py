@@ -112,6 +112,9 @@ def _cases():
         (lambda x, s: torch.relu(x * s) + 2.5, (t(600), t())),  # a 0-d input: scalar param
         (lambda x, y: (x > y).float(), (t(700), t(700))),  # bool compare, cast: no vector path
         (lambda x: x.expand(4, 5, 6) * 3, (t(5, 1),)),  # broadcast of a size-1 dim
+        # int64 operands of a comparison (NVRTC has no int64_t: `long long`)
+        (lambda x, i: torch.where(i == 2, x, -x),
+         (t(9, 4), torch.tensor(r.integers(0, 4, (9, 4))))),
         # reductions: one thread per row (<= 32 per row), one block per row, everything
         (lambda x, y: (x * y).sum(-1), (t(50, 17), t(17))),
         (lambda x: torch.log(x).amax(-1), (t(40, 9),)),  # NaNs from log(< 0) must win
