@@ -35,6 +35,7 @@ class CRenderer(Renderer):
     """C with OpenMP pragmas: pointwise.c.j2, reduce.c.j2 (reduced loops innermost),
     reduce_outer.c.j2 (loops in memory order, an accumulator row) and the movement ops'
     own templates (`LoopKernel.template`: fold2d.c.j2)."""
+    name = "C"
     backend, suffix = "c", "c.j2"
     FN_QUALIFIER = "static inline"
     RESTRICT = "restrict "

@@ -68,6 +68,7 @@ def reduction(k: LoopKernel) -> ReduceText | None:
 
 
 class Renderer:
+    name = ""  # for messages: "C", "CUDA"
     backend = ""  # templates/<backend>/
     suffix = ""  # template file suffix: "c.j2", "cu.j2"
     FN_QUALIFIER = ""  # how the op table's C helpers are declared (FT_FN)
@@ -114,10 +115,10 @@ class Renderer:
         """Refused unless this renderer renders `k` exactly."""
         for p in k.params:
             if p.ctype not in KNOWN_CTYPES:
-                raise Refused(f"the {self.backend} renderer cannot render kernel {k.name}: "
+                raise Refused(f"the {self.name} renderer cannot render kernel {k.name}: "
                               f"parameter {p.name} has C type {p.ctype}")
         if k.reduce_out is not None and reduction(k) is None:
-            raise Refused(f"the {self.backend} renderer cannot render kernel {k.name}: "
+            raise Refused(f"the {self.name} renderer cannot render kernel {k.name}: "
                           f"reduction {k.reduce_op!r}")
 
     # ------------------------------------------------------------ per backend

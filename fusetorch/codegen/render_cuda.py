@@ -61,6 +61,7 @@ KNOWN_FIELDS = {"name", "shape", "params", "loads", "body", "stores", "flat", "r
 
 
 class CudaRenderer(Renderer):
+    name = "CUDA"
     backend, suffix = "cuda", "cu.j2"
     FN_QUALIFIER = "static __device__ __forceinline__"
     RESTRICT = "__restrict__ "
