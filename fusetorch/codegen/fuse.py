@@ -69,8 +69,11 @@ def fusible(n: Node) -> bool:
                     for i in n.inputs))
 
 
-INDEX_REDUCTIONS = ("argmax", "argmin")  # C kernels only: the CUDA templates have none
-# movement ops a C template computes, each a kernel of its own (C only): fold2d (col2im, a
+# argmax/argmin, reductions of memory over leading dims and SPECIAL ops are kernels on the CPU
+# only (`cpu`): the CUDA renderer renders them too, but on a GPU cupy runs them until the
+# kernels are measured there
+INDEX_REDUCTIONS = ("argmax", "argmin")
+# movement ops a template computes, each a kernel of its own: fold2d (col2im, a
 # convolution's input gradient) is kh*kw strided adds in numpy, one pass here
 SPECIAL = ("fold2d",)
 

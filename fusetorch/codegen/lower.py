@@ -317,18 +317,18 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
                                f"{tuple(r.attrs['dims'])} of {r.inputs[0].type_str()}")
         # sums accumulate in double (a float32 sum of 2^24 values loses ~1e-5 relative);
         # max and min are exact in their own type; argmax/argmin keep the value they compare
-        kernel.acc_ctype = ("double" if r.op == "sum" else r.inputs[0].dtype.c_type)
-        kernel.acc_init = {"sum": "0", "max": "-INFINITY", "min": "INFINITY",
-                           "argmax": "-INFINITY", "argmin": "INFINITY"}[r.op]
-        kernel.blocked = (group.reduce.op == "sum" and group.reduce.dtype is dt.float32
+        fold = OPS[r.op].reduction
+        kernel.acc_ctype = "double" if fold.combine == "add" else r.inputs[0].dtype.c_type
+        kernel.acc_init = literal(fold.identity, dt.float64)
+        kernel.blocked = (fold.combine == "add" and group.reduce.dtype is dt.float32
                           and all(reduced) and not stores
                           and kernel.numel >= 4 * kernel.block and inputs_contiguous)
         inner = math.prod(n for n, red in zip(shape[kernel.prefix + 1:],
                                               reduced[kernel.prefix + 1:]) if red)
-        if outer_axis and r.op == "sum" and r.dtype is dt.float32 and not reduced[-1] and \
+        if outer_axis and fold.combine == "add" and r.dtype is dt.float32 and not reduced[-1] and \
                 inner <= ROW_BLOCK_SUMS:  # each float sums at most ROW_BLOCK_SUMS values
             kernel.row_block = ROW_BLOCK_SUMS // inner
-        kernel.inner_blocked = (not outer_axis and r.op == "sum" and r.dtype is dt.float32
+        kernel.inner_blocked = (not outer_axis and fold.combine == "add" and r.dtype is dt.float32
                                 and kernel.reduce_inner == 1 and len(shape) > 1)
         if kernel.blocked:  # chunks of 64 blocks (1 MiB of float32 per input), at most
             # 4096 of them: their sums are a local array of at most 32 KiB

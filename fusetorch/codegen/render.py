@@ -1,4 +1,5 @@
-"""Loop kernels -> C source, through the Jinja templates in fusetorch/templates/c/.
+"""Loop kernels -> C source, through the Jinja templates in fusetorch/templates/c/: the C
+subclass of `render_base.Renderer` (which holds dedup, parameter lists, C types, helpers).
 
 The templates hold the loop skeletons and OpenMP pragmas; what each statement computes comes
 from the op table's C expressions (via `lower`). Only large kernels get parallel loops: with
@@ -12,9 +13,9 @@ from __future__ import annotations
 import math
 import re
 
-from . import environment
 from ..ir.ops import OPS
 from .lower import LoopKernel, offset
+from .render_base import Renderer, reduction
 
 # innermost loops shorter than this get no `omp simd`: forcing a 2-wide loop to vectorise ran
 # max pooling's gradient kernel 2.7x slower than gcc's own unrolling (183 vs 67 us)
@@ -30,45 +31,56 @@ def parallel(k: LoopKernel) -> bool:
     return k.numel * (1 + calls) >= PARALLEL_WORK
 
 
-def pointer_type(ctype: str) -> str:
-    """The element type a kernel's pointer has. Bool arrays are read and written as uint8_t
-    (numpy stores them as 0/1 bytes): gcc 12 does not vectorise a loop that loads or stores
-    `_Bool` next to floats ("no vectype for stmt"), which made a relu-and-mask kernel 5x slower.
-    Temporaries are `int`s (lower.temp_type)."""
-    return "uint8_t" if ctype == "bool" else ctype
+class CRenderer(Renderer):
+    """C with OpenMP pragmas: pointwise.c.j2, reduce.c.j2 (reduced loops innermost),
+    reduce_outer.c.j2 (loops in memory order, an accumulator row) and the movement ops'
+    own templates (`LoopKernel.template`: fold2d.c.j2)."""
+    name = "C"
+    backend, suffix = "c", "c.j2"
+    FN_QUALIFIER = "static inline"
+    RESTRICT = "restrict "
+    # Bool arrays are read and written as uint8_t (numpy stores them as 0/1 bytes): gcc 12
+    # does not vectorise a loop that loads or stores `_Bool` next to floats ("no vectype for
+    # stmt"), which made a relu-and-mask kernel 5x slower. Temporaries are `int`s
+    # (lower.temp_type).
+    ARRAY_TYPES = {"bool": "uint8_t"}
+
+    def render_kernel(self, k: LoopKernel) -> str:
+        self.check(k)
+        loop_vars = [f"i{d}" for d in range(len(k.shape))]
+        offsets = {p.name: offset(p, loop_vars) for p in k.params}
+        loads = [(p, s) for p, s in zip((p for p in k.params if not p.output), k.loads)]
+        ctx = dict(k=k, loads=loads, offsets=offsets, parallel=parallel(k),
+                   signature=self.signature(k), simd_min=SIMD_MIN, fold=reduction(k))
+        if k.template is not None:
+            return self.template(k.template).render(**ctx)
+        if k.outer_axis:
+            ctx["acc_offset"] = offset(k.reduce_out, loop_vars, k.acc_strides)
+            ctx["out_offset"] = offset(k.reduce_out, loop_vars[:k.prefix]) if k.prefix else "0"
+            ctx["row"] = math.prod(d for d, r in zip(k.shape[k.prefix:], k.reduced[k.prefix:])
+                                   if not r)
+            return self.template("reduce_outer").render(**ctx)
+        if k.reduce_out is not None:
+            outer = loop_vars[:len(k.outer_shape)]
+            ctx["out_offset"] = offset(k.reduce_out, outer) if outer else "0"
+            return self.template("reduce").render(**ctx)
+        return self.template("pointwise").render(**ctx)
+
+    def module_context(self, sources: list) -> dict:
+        return {"simd": simd_declarations()}
+
+    def declaration(self, k: LoopKernel) -> str:
+        """The cffi cdef line of a kernel (no `restrict`: cffi's parser does not need it)."""
+        return f"void {k.name}({self.signature(k, '')});"
 
 
-def render_kernel(k: LoopKernel) -> str:
-    loop_vars = [f"i{d}" for d in range(len(k.shape))]
-    offsets = {p.name: offset(p, loop_vars) for p in k.params}
-    loads = [(p, s) for p, s in zip((p for p in k.params if not p.output), k.loads)]
-    ctx = dict(k=k, loads=loads, offsets=offsets, parallel=parallel(k),
-               signature=_params(k, "restrict "), simd_min=SIMD_MIN)
-    if k.template is not None:
-        return environment("c").get_template(f"{k.template}.c.j2").render(**ctx)
-    if k.outer_axis:
-        ctx["acc_offset"] = offset(k.reduce_out, loop_vars, k.acc_strides)
-        ctx["out_offset"] = offset(k.reduce_out, loop_vars[:k.prefix]) if k.prefix else "0"
-        ctx["row"] = math.prod(d for d, r in zip(k.shape[k.prefix:], k.reduced[k.prefix:])
-                               if not r)
-        return environment("c").get_template("reduce_outer.c.j2").render(**ctx)
-    if k.reduce_out is not None:
-        outer = loop_vars[:len(k.outer_shape)]
-        ctx["out_offset"] = offset(k.reduce_out, outer) if outer else "0"
-        return environment("c").get_template("reduce.c.j2").render(**ctx)
-    return environment("c").get_template("pointwise.c.j2").render(**ctx)
-
-
-def unique(kernels: list) -> list:
-    """Kernels named alike are alike (the name hashes everything the source depends on): a
-    module defines each once."""
-    return list({k.name: k for k in kernels}.values())
-
-
-def render_module(kernels: list) -> str:
-    sources = [render_kernel(k) for k in unique(kernels)]
-    return environment("c").get_template("module.c.j2").render(
-        kernels=sources, simd=simd_declarations(), helpers=helpers(sources))
+C = CRenderer()
+render_kernel = C.render_kernel
+render_module = C.render_module
+declaration = C.declaration
+unique = C.unique
+helpers = C.helpers
+pointer_type = C.array_type
 
 
 def simd_declarations() -> list:
@@ -80,21 +92,3 @@ def simd_declarations() -> list:
             ctype, fn = ("float", name + "f") if precision == "f" else ("double", name)
             out.append(f"{ctype} {fn}({', '.join([ctype] * d.nin)});")
     return out
-
-
-def helpers(sources: list) -> list:
-    """The C helper functions (`c_helper`) of the ops whose helper these kernels call (by the
-    `ft_<op>` name the helper defines); each is written for C and CUDA alike (`FT_FN`)."""
-    text = "\n".join(sources)
-    return [d.c_helper for name, d in sorted(OPS.items())
-            if d.c_helper and f"ft_{name}" in text]
-
-
-def declaration(k: LoopKernel) -> str:
-    """The cffi cdef line of a kernel (no `restrict`: cffi's parser does not need it)."""
-    return f"void {k.name}({_params(k, '')});"
-
-
-def _params(k: LoopKernel, qualifier: str) -> str:
-    return ", ".join(f"{'' if p.output or p.inout else 'const '}{pointer_type(p.ctype)}* "
-                     f"{qualifier}{p.name}" for p in k.params)

@@ -44,6 +44,22 @@ class OpDef:
     grad_name: Optional[str] = None  # PyTorch's grad_fn name, where not <Op>Backward0
     unary_api: bool = False  # torch.<name>(input), Tensor.<name>(), Tensor.<name>_()
     fusible: bool = True  # False: not computed inside fused kernels (copy: a fresh buffer)
+    reduction: Optional["Reduction"] = None  # how a reduce primitive folds values
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """What a reduce primitive computes, as kernels need it: values folded by `combine`
+    ('add', 'mul', 'max', 'min') starting from `identity`; with `index`, the result is the
+    position of the value kept (the first one, a NaN counting as the extreme), not the value.
+    max, min and the index reductions propagate NaN, as numpy and PyTorch do."""
+    combine: str
+    identity: float
+    index: bool = False
+
+    @property
+    def propagates_nan(self) -> bool:
+        return self.combine in ("max", "min")
 
 
 OPS: dict[str, OpDef] = {}
@@ -268,10 +284,13 @@ _def("random", "source", 0, _attr_shape, _attr_dtype,
      doc="draws from the global generator: dist 'uniform' [low, high), 'normal', 'randint'")
 
 # Reductions over attrs['dims'] (sorted, non-negative).
-for _n in ("sum", "prod", "max", "min"):
-    _def(_n, "reduce", 1, _reduce_shape, _same_dtype, attrs=("dims", "keepdim"))
-for _n in ("argmax", "argmin"):
-    _def(_n, "reduce", 1, _reduce_shape, _int64_dtype, attrs=("dims", "keepdim"),
+_INF = float("inf")
+for _n, _r in (("sum", Reduction("add", 0.0)), ("prod", Reduction("mul", 1.0)),
+               ("max", Reduction("max", -_INF)), ("min", Reduction("min", _INF))):
+    _def(_n, "reduce", 1, _reduce_shape, _same_dtype, attrs=("dims", "keepdim"), reduction=_r)
+for _n, _r in (("argmax", Reduction("max", -_INF, index=True)),
+               ("argmin", Reduction("min", _INF, index=True))):
+    _def(_n, "reduce", 1, _reduce_shape, _int64_dtype, attrs=("dims", "keepdim"), reduction=_r,
          doc="index of the first extreme value along one dim (dims has one entry)")
 
 # Movement: views and data rearrangement.

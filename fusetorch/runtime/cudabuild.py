@@ -7,6 +7,8 @@ This is the hook a compiled program on a CUDA device calls instead of the C libr
 `LoopKernel`s, rendered by `codegen/render_cuda.py`. Modules are cached per process by the
 sha256 of their source (cupy also keeps NVRTC's output on disk). cupy is imported only here and
 only when a CUDA program is built. `FUSETORCH_PRINT_KERNELS=1` prints each new module's source.
+A kernel the renderer refuses makes the build fail with `KernelRefused`, a CompilerUnavailable:
+`compile` then runs that graph eagerly and says so once, as for a missing compiler.
 """
 from __future__ import annotations
 
@@ -15,11 +17,17 @@ import os
 import sys
 
 from ..codegen import render_cuda
+from ..codegen.render_base import Refused
 from .cbuild import CompilerUnavailable
 
 _MODULES: dict = {}  # sha256 of the source -> cupy.RawModule
 _MAX_BLOCKS: dict = {}  # device index -> grid cap
 BLOCKS_PER_SM = 8  # 8 blocks of 256 threads fill an SM's 2048 thread slots
+_NP_NAMES = {"float": "float32", "double": "float64"}  # a full reduction's partials
+
+
+class KernelRefused(CompilerUnavailable):
+    """A program holds a kernel the CUDA renderer cannot render (the message names it)."""
 
 
 def _cupy():
@@ -57,7 +65,10 @@ class CudaKernels:
 
     def __init__(self, kernels: list):
         self.kernels = list(kernels)
-        self.source = render_cuda.render_module(self.kernels)  # raises for unrenderable kernels
+        try:
+            self.source = render_cuda.render_module(self.kernels)
+        except Refused as e:
+            raise KernelRefused(str(e)) from None
         self._module = None
         self._functions: list = [None] * len(self.kernels)
         self._workspace: dict = {}  # kernel index -> (partials, counter) of a full reduction
@@ -101,7 +112,6 @@ class CudaKernels:
         ws = self._workspace.get(index)
         if ws is None or ws[0].size < partials:
             cp = _cupy()
-            dtype = "float64" if k.acc_ctype == "double" else "float32"
-            ws = self._workspace[index] = (cp.empty(partials, dtype=dtype),
+            ws = self._workspace[index] = (cp.empty(partials, dtype=_NP_NAMES[k.acc_ctype]),
                                            cp.zeros(1, dtype="uint32"))
         return list(ws)

@@ -252,10 +252,10 @@ class Program:
 
     def _choose_in_place(self, inputs_per_group: list) -> dict:
         """id(output node) -> input node, for updates a kernel can write over the input's own
-        array: C kernels only; a pointwise kernel reading the input at the very index it writes
-        (same shape, C-contiguous, no broadcast); no later step reading the old value, through
-        the input or any view of it; the old value not returned."""
-        if self.backend.device.type != "cpu" or not self.updates:
+        array (C and CUDA kernels alike): a pointwise kernel reading the input at the very
+        index it writes (same shape, C-contiguous, no broadcast); no later step reading the old
+        value, through the input or any view of it; the old value not returned."""
+        if not self.updates:
             return {}
         steps = self.plan.steps
         returned = {id(o) for o in self.graph.outputs}

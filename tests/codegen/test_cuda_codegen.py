@@ -112,6 +112,9 @@ def _cases():
         (lambda x, s: torch.relu(x * s) + 2.5, (t(600), t())),  # a 0-d input: scalar param
         (lambda x, y: (x > y).float(), (t(700), t(700))),  # bool compare, cast: no vector path
         (lambda x: x.expand(4, 5, 6) * 3, (t(5, 1),)),  # broadcast of a size-1 dim
+        # int64 operands of a comparison (NVRTC has no int64_t: `long long`)
+        (lambda x, i: torch.where(i == 2, x, -x),
+         (t(9, 4), torch.tensor(r.integers(0, 4, (9, 4))))),
         # reductions: one thread per row (<= 32 per row), one block per row, everything
         (lambda x, y: (x * y).sum(-1), (t(50, 17), t(17))),
         (lambda x: torch.log(x).amax(-1), (t(40, 9),)),  # NaNs from log(< 0) must win
@@ -222,11 +225,11 @@ def test_every_kernel_compiles_with_nvrtc(collected):
 
 # ---------------------------------------------------------------- running on the CPU
 
-_CAST = {"float": "float", "double": "double", "bool": "bool"}
+_CAST = {"float": "float", "double": "double", "bool": "bool", "int64_t": "long long"}
 
 
 def _wrapper(k) -> str:
-    args = ", ".join(f"({'const ' if not p.output else ''}{_CAST[p.ctype]}*)a[{j}]"
+    args = ", ".join(f"({'const ' if not (p.output or p.inout) else ''}{_CAST[p.ctype]}*)a[{j}]"
                      for j, p in enumerate(k.params))
     return (f'extern "C" void run_{k.name}(void** a, unsigned g, unsigned b)\n'
             f"{{ FT_LAUNCH({k.name}, g, b, {args}); }}\n")
@@ -403,3 +406,158 @@ def test_every_kernel_on_the_gpu_matches_numpy(collected):
                 tol = 2e-5 if a.dtype == np.float32 else 1e-12
                 np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True,
                                            err_msg=k.name)
+
+
+# ---------------------------------------------------------------- the C path's other kinds
+# argmax/argmin, reductions over leading or middle dims (C's outer-axis layout, with its float
+# partial rows and its tiles), fold2d and updates written in place: each function's kernels
+# read graph inputs only, and each is lowered both ways, as the C path lowers it (memory
+# order, `outer_axis`) and with the reduced loops innermost.
+
+def _fold2d(cols, size, kernel, stride, padding, dilation):
+    from fusetorch.tracer import dispatch as D
+    return D.apply("fold2d", [cols], dict(size=size, kernel=kernel, stride=stride,
+                                          padding=padding, dilation=dilation))
+
+
+def _kind_cases():
+    r = np.random.default_rng(3)
+
+    def a(*shape, dtype=np.float32, nan=0):
+        x = r.standard_normal(shape).astype(dtype)
+        x.flat[r.choice(x.size, nan, replace=False)] = np.nan  # NaN wins max, min, argmax
+        return x
+
+    windows = a(2, 4, 3, 3, 5, 5)
+    strided = a(1, 2, 4, 4, 2, 2).transpose(0, 1, 4, 5, 2, 3)  # windows [1, 2, 2, 2, 4, 4]
+    return [  # (function, input arrays, write the first output over the first input)
+        (lambda x: x.argmax(1), [a(8, 20, 6, nan=3)], False),
+        (lambda x: (x * 2).argmin(-1), [a(8, 20, dtype=np.float64, nan=2)], False),
+        (lambda x: torch.exp(x).argmax(0), [a(50)], False),  # one row
+        (lambda x: (x > 0).float().argmax(1), [a(7, 33)], False),  # ties: the first
+        (lambda x: torch.exp(x).amax(dim=1), [a(5, 20, 6, nan=2)], False),
+        (lambda x: torch.exp(x).amax(dim=1), [a(3, 50, 4)], False),  # a block per row
+        (lambda x: (x * 2).sum(0), [a(40, 300)], False),  # float partial rows in C
+        (lambda x: torch.cos(x).amin(0), [a(30, 260, dtype=np.float64, nan=4)], False),
+        (lambda x: (x + 1).sum(dim=(0, 2)), [a(10, 33, 3)], False),
+        (lambda x: (x * 3).sum(0), [a(256, 4096)], False),  # C's tiled rows
+        (lambda c: _fold2d(c, (9, 9), (3, 3), (2, 2), (1, 1), (1, 1)), [windows], False),
+        (lambda c: _fold2d(c, (6, 6), (2, 2), (1, 1), (0, 0), (2, 2)),
+         [strided], False),  # strided windows, dilation
+        (lambda w, g: w * 0.9 + g, [a(40, 30, dtype=np.float64), a(40, 30, dtype=np.float64)],
+         True),  # in place, the double2 path
+        (lambda w, g: torch.where(w > 0, w * g, -w), [a(9, 7), a(9, 1)], True),  # not flat
+    ]
+
+
+def _kinds_lowered():
+    out = []
+    for fn, arrays, in_place in _kind_cases():
+        tensors = [torch.from_numpy(x) for x in arrays]
+        with trace(*tensors) as rec:
+            res = fn(*tensors)
+        graph = passes.optimize(rec.graph(res))
+        env = {id(n): t._data for n, t in zip(graph.inputs, rec.input_tensors)}
+        (g,) = fuse.partition(graph, cpu=True).groups()  # the C path's partition
+        assert all(id(n) in env for n in g.inputs)
+        places = {id(g.outputs[0]): graph.inputs[0]} if in_place else None
+        ins = {id(n): env[id(n)] for n in g.inputs}
+        for outer in (True, False):
+            out.append((g, lower.lower(g, ins, None, places, outer_axis=outer), ins))
+    return out
+
+
+@pytest.fixture(scope="module")
+def kinds():
+    return _kinds_lowered()
+
+
+def test_the_kind_cases_cover_the_c_kinds(kinds):
+    ks = [k for _, k, _ in kinds]
+    assert {k.reduce_op for k in ks if k.reduce_out} >= {"argmax", "argmin", "sum", "max", "min"}
+    assert any(k.outer_axis and k.row_block for k in ks)
+    assert any(k.outer_axis and k.shape == (4, 256, 1024) for k in ks)  # C's tiles
+    assert any(k.template == "fold2d" for k in ks)
+    assert any(p.inout for k in ks for p in k.params)
+    variants = {render_cuda.variant(k) for k in ks}
+    assert variants == {"pointwise", "rows_thread", "rows_block", "fold2d"}
+    src = render_cuda.render_module(ks)
+    assert "double2" in src and "ft_idx" in src
+
+
+def test_outer_axis_kernels_render_as_their_trailing_form(kinds):
+    for _, k, _ in kinds:
+        if k.outer_axis:
+            t = render_cuda.trailing(k)
+            assert not t.outer_axis and t.reduced == tuple(sorted(k.reduced))
+            assert math.prod(t.shape) == math.prod(k.shape)
+            assert render_cuda.render_kernel(k) == render_cuda.render_kernel(t)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
+def test_the_c_kinds_compile_to_ptx(kinds, tmp_path):
+    src = tmp_path / "kinds.cu"
+    src.write_text(render_cuda.render_module([k for _, k, _ in kinds]))
+    r = subprocess.run([NVCC, "--ptx", "-arch=compute_90", "-Werror", "all-warnings",
+                        str(src), "-o", str(tmp_path / "kinds.ptx")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    ptx = (tmp_path / "kinds.ptx").read_text()
+    assert all(f".entry {k.name}(" in ptx for _, k, _ in kinds)
+
+
+def test_the_c_kinds_run_on_the_cpu_header_match_numpy(kinds, tmp_path):
+    if GXX is None:
+        pytest.skip("g++ not installed")
+    runnable = [(g, k, ins) for g, k, ins in kinds if not render_cuda.uses_shared_memory(k)]
+    assert len(runnable) >= 20
+    src = tmp_path / "kinds.cpp"
+    src.write_text(render_cuda.render_module([k for _, k, _ in runnable]) + "\n" +
+                   "".join(_wrapper(k) for k in render_cuda.CUDA.unique(
+                       [k for _, k, _ in runnable])))
+    so = tmp_path / "kinds.so"
+    r = subprocess.run([GXX, "-std=c++17", "-O1", "-shared", "-fPIC", "-fno-strict-aliasing",
+                        "-include", str(HEADER), str(src), "-o", str(so)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    lib = ctypes.CDLL(str(so))
+    for g, k, ins in runnable:
+        want = _reference(g, ins)
+        atol = 2e-6
+        if g.reduce is not None and g.reduce.op == "sum" and g.reduce.dtype == torch.float32:
+            # numpy adds float32 rows one by one in float32, the kernel in double: allow
+            # numpy's rounding, a few ulp of the largest value per element added
+            n = math.prod(g.reduce.inputs[0].shape) // max(1, math.prod(g.reduce.shape))
+            atol = 1e-7 * n * max(float(np.abs(w).max()) for w in want)
+        grid, block, _ = render_cuda.launch_config(k, max_blocks=1000)
+        for grid, block in ((grid, block), (3, 64)):  # as launched; a grid-stride wrap
+            # an input written in place gets a fresh copy (same layout: C-contiguous)
+            args = [ins[id(n)].copy() if p.inout else ins[id(n)]
+                    for p, n in zip(k.params, g.inputs)]
+            outs = [np.full(p.node.shape, 7, NP_DTYPES[p.node.dtype])
+                    for p in k.params if p.output]
+            ptrs = (ctypes.c_void_p * len(k.params))(*[a.ctypes.data for a in args + outs])
+            getattr(lib, f"run_{k.name}")(ptrs, grid, block)
+            got = {id(p.node): a for p, a in zip(k.params, args + outs) if p.output}
+            got.update({id(n): a for p, a in zip(k.params, args) for n in g.outputs
+                        if p.inout and any(q is p for q, _ in k.stores)})
+            for n, w in zip(g.outputs, want):
+                a = got[id(n)]
+                rtol, tol = (2e-6, atol) if a.dtype == np.float32 else (1e-12, 1e-12)
+                np.testing.assert_allclose(a, np.broadcast_to(w, a.shape), rtol=rtol, atol=tol,
+                                           equal_nan=True, err_msg=f"{k.name} {n.op}")
+                if n.op in ("argmax", "argmin") or k.template:  # exactly numpy's
+                    np.testing.assert_array_equal(a, w, err_msg=k.name)
+
+
+def test_refused_kernels_name_themselves(kinds):
+    from fusetorch.codegen.render_base import Refused
+    from fusetorch.runtime import cudabuild
+    from fusetorch.runtime.cbuild import CompilerUnavailable
+    _, k, _ = next(x for x in kinds if x[1].template == "fold2d")
+    odd = dataclasses.replace(k, template="unfold3d")
+    with pytest.raises(Refused, match=f"kernel {k.name}: it has no template 'unfold3d'"):
+        render_cuda.render_kernel(odd)
+    with pytest.raises(CompilerUnavailable, match="no template 'unfold3d'") as e:
+        cudabuild.CudaKernels([odd])  # the error compile falls back from
+    assert isinstance(e.value, cudabuild.KernelRefused)

@@ -510,3 +510,78 @@ def test_compile_runs_cuda_tensors_through_the_cuda_kernels(cuda0, tmp_path, mon
     # tensors on two devices in one call: one program cannot hold them, so eager
     mixed = torch.compile(lambda a, b: a.cpu() + b)
     np.testing.assert_allclose(mixed(xd, x).numpy(), (x + x).numpy())
+
+
+def _render_only(monkeypatch):
+    """CUDA programs render their kernels but build nothing (no cupy here): `source()` shows
+    what a GPU would compile; the programs must not be run."""
+    from fusetorch.runtime import cudabuild
+    monkeypatch.setattr(cudabuild.CudaKernels, "compile", lambda self: None)
+
+
+@pytest.mark.skipif(HAVE_GPU, reason="renders without building: the stand-in device only")
+def test_a_cuda_training_step_writes_its_updates_in_place(cuda0, monkeypatch, tmp_path):
+    # as on the CPU (tests/codegen/test_compile_training_step.py): each parameter and momentum
+    # buffer is overwritten by the kernel computing it, through its own (non-const) pointer
+    import re
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
+    _render_only(monkeypatch)
+    torch.manual_seed(0)
+    m = nn.Sequential(nn.Linear(20, 16), nn.Tanh(), nn.Linear(16, 3)).cuda()
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9)
+
+    def step(x, y):
+        opt.zero_grad()
+        loss = ((m(x) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        return loss
+
+    f = torch.compile(step)
+    for _ in range(2):  # the first step creates the momentum buffers: eager
+        f(torch.randn(8, 20).cuda(), torch.randn(8, 3).cuda())
+    src = f.source()
+    assert "__global__" in src
+    assert len(re.findall(r"(?<!const )float\* __restrict__ in\d", src)) == 8, src
+
+
+def test_a_kernel_the_cuda_renderer_refuses_runs_eagerly_with_one_warning(cuda0, monkeypatch,
+                                                                          tmp_path):
+    import sys
+    import warnings
+    from fusetorch.codegen import render_cuda
+    from fusetorch.codegen.render_base import Refused
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(sys.modules["fusetorch.compile"], "_warned_no_compiler", False)
+
+    def refuse(self, k):
+        raise Refused(f"the CUDA renderer cannot render kernel {k.name}: a test refuses it")
+
+    monkeypatch.setattr(render_cuda.CudaRenderer, "check", refuse)
+    x, i = torch.randn(9, 4), torch.randint(0, 4, (9, 4))
+    fns = [lambda a: torch.tanh(a).sum(0), lambda a: a.argmax(1) + 1]
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for fn in fns:
+            f = torch.compile(fn)
+            for _ in range(2):
+                got = f(x.cuda())
+                assert got.is_cuda
+                np.testing.assert_allclose(got.cpu().numpy(), fn(x).numpy(), rtol=1e-6)
+    msgs = [str(m.message) for m in w if "cannot build kernels" in str(m.message)]
+    assert len(msgs) == 1 and "a test refuses it" in msgs[0], msgs
+
+
+def test_int64_comparisons_in_cuda_kernels_render(cuda0, monkeypatch, tmp_path):
+    # an int64 operand of a comparison is fused (as on the CPU); NVRTC has no int64_t, so its
+    # pointer is `long long` (this graph was refused with a NotImplementedError that escaped
+    # compile)
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
+    fn = lambda a, j: torch.where(j == 2, a, -a)
+    x, i = torch.randn(9, 4), torch.randint(0, 4, (9, 4))
+    if not HAVE_GPU:
+        _render_only(monkeypatch)
+    f = torch.compile(fn)
+    got = f(x.cuda(), i.cuda())  # the first call's values come from the trace
+    np.testing.assert_array_equal(got.cpu().numpy(), fn(x, i).numpy())
+    assert "const long long* __restrict__ in" in f.source()
