@@ -17,6 +17,7 @@ import builtins
 import ctypes
 import itertools
 import os
+import warnings
 
 import numpy as np
 from threadpoolctl import ThreadpoolController, threadpool_limits
@@ -26,8 +27,16 @@ _num_interop_threads: int | None = None
 
 
 def _env_flops(name: str, default: int) -> int:
-    value = os.environ.get(name, "").strip()
-    return int(float(value)) if value else default
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = int(float(raw)) if raw else default
+    except ValueError:  # (a tuning knob: a typo warns rather than stops the import)
+        value = -1
+    if value < 0:
+        warnings.warn(f"{name}={raw!r} is not a number of operations >= 0; using {default}",
+                      stacklevel=2)
+        return default
+    return value
 
 
 # A product (one matrix of a batch) of fewer floating-point operations (2*m*k*n) than this runs

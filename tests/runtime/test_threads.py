@@ -1,5 +1,7 @@
 """torch.set_num_threads reaches numpy's BLAS and the kernels' OpenMP runtime (in a fresh
-process, so the suite's own thread settings are untouched)."""
+process, so the suite's own thread settings are untouched); small matrix products run on one
+BLAS thread and put the count back (the count observed through threadpoolctl)."""
+import os
 import subprocess
 import sys
 import textwrap
@@ -128,3 +130,14 @@ def test_matmul_keeps_numpys_results_and_errors():
             b if b.ndim > 1 else b[:, None]).reshape(np.matmul(a, b).shape))
     with pytest.raises(ValueError):
         _threads.matmul(np.ones((3, 4)), np.ones((5, 6)))
+
+
+def test_the_bound_is_read_from_the_environment_in_a_fresh_process():
+    code = "from fusetorch import _threads; print(_threads.SERIAL_FLOPS)"
+    for raw, want, warns in (("2e7", "20000000", False), ("0", "0", False),
+                             ("lots", "64000000", True), ("-5", "64000000", True)):
+        env = dict(os.environ, FUSETORCH_BLAS_SERIAL_FLOPS=raw)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=120, check=True)
+        assert r.stdout.split() == [want], (raw, r.stdout)
+        assert ("FUSETORCH_BLAS_SERIAL_FLOPS" in r.stderr) == warns, (raw, r.stderr)
