@@ -1,7 +1,7 @@
 """Every row of issue 13's table: fusetorch next to numpy in one process, and PyTorch beside
 them where it is installed.
 
-    python benchmarks/bench_table.py [--quick] [--stat median|best]
+    python benchmarks/bench_table.py [--quick] [--stat median|best] [--threads N] [--clock cpu]
     python benchmarks/bench_table.py --torch /path/to/python-with-torch
 
 Rows: the two-layer training step (nn.Sequential, MSELoss(sum), SGD) at 64x1000x100x10 and
@@ -15,7 +15,10 @@ runs the same code with `import torch` in that interpreter (a subprocess; never 
 adds its columns: eager and torch.compile (its first call cold: a fresh inductor cache).
 Within a row the variants take turns in short blocks, so a change of the machine's load
 hits them alike; a cell is the median (or best) time per call over the blocks, wall clock.
-On a machine other processes load, read the ratios within a row, not the absolute times.
+On a machine other processes load, read the ratios within a row, not the absolute times, and
+use `--threads 1` (numpy's threaded BLAS otherwise leaves workers spinning into the next
+variant's block) and `--clock cpu` (the CPU time of the process: what it would take alone, as
+far as caches allow).
 """
 from __future__ import annotations
 
@@ -36,11 +39,14 @@ N = 1 << 24
 
 # ------------------------------------------------------------------ timing
 
+CLOCK = time.perf_counter  # or time.process_time (--clock cpu)
+
+
 def _calibrate(fn, target: float) -> int:
     """Calls per block so that a block takes about `target` seconds (at least one)."""
-    t0 = time.perf_counter()
+    t0 = CLOCK()
     fn()
-    one = max(time.perf_counter() - t0, 1e-7)
+    one = max(CLOCK() - t0, 1e-7)
     return max(1, int(target / one))
 
 
@@ -53,10 +59,10 @@ def measure(cells: dict, rounds: int, target: float, stat: str) -> dict:
     per_call = {k: [] for k in cells}
     for _ in range(rounds):
         for k, fn in cells.items():
-            t0 = time.perf_counter()
+            t0 = CLOCK()
             for _ in range(number[k]):
                 fn()
-            per_call[k].append((time.perf_counter() - t0) / number[k])
+            per_call[k].append((CLOCK() - t0) / number[k])
     pick = statistics.median if stat == "median" else min
     return {k: pick(v) for k, v in per_call.items()}
 
@@ -157,25 +163,30 @@ ROWS = [  # (label, workload: T -> {variant: callable}, unit of its cells)
 COLD = "first call of the compiled chain, 2^24"
 
 _FIRST_CALL = """
-import sys, time
+import os, sys, time
 import {module} as torch
 torch.manual_seed(0)
 x = torch.randn(1 << 24)
 f = torch.compile(lambda t: torch.tanh(torch.exp(t * 0.5 + 1).clamp(max=10) * t - 0.25))
-t0 = time.perf_counter()
+def cpu():  # this process and the compilers it ran
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+t0, c0 = time.perf_counter(), cpu()
 f(x)   # first call: trace, build (an empty cache), run
-print(f"{{time.perf_counter() - t0:.3f}}")
+print(f"{{time.perf_counter() - t0:.3f}} {{cpu() - c0:.3f}}")
 """
 
 
 def cold_first_call(python: str, module: str) -> float:
-    """The compiled chain's first call in a new process whose kernel cache is empty."""
+    """The compiled chain's first call in a new process whose kernel cache is empty (wall
+    clock, or with --clock cpu the CPU time of the process and of the compilers it ran)."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, FUSETORCH_CACHE_DIR=cache, TORCHINDUCTOR_CACHE_DIR=cache)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         out = subprocess.run([python, "-c", _FIRST_CALL.format(module=module)], env=env,
                              check=True, capture_output=True, text=True, timeout=600)
-        return float(out.stdout.split()[-1])
+        wall, cpu = out.stdout.split()[-2:]
+        return float(cpu if CLOCK is time.process_time else wall)
 
 
 def run_module(T, rounds: int, target: float, stat: str) -> dict:
@@ -262,6 +273,8 @@ def print_table(results: dict, with_torch: bool) -> None:
 def torch_child(args) -> None:
     """In the interpreter that has PyTorch: its eager and compiled cells, as JSON."""
     import torch as T
+    if args.threads:
+        T.set_num_threads(args.threads)
     out = {}
     for k, v in run_module(T, args.rounds, args.target, args.stat).items():
         label, variant = k.split("|")
@@ -277,9 +290,20 @@ def main() -> None:
     ap.add_argument("--torch", metavar="PYTHON", nargs="?", const=sys.executable, default=None,
                     help="also run the workloads with PyTorch in this interpreter (default: "
                          "this one)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="set_num_threads(N) first, in every process (numpy's BLAS too): on a "
+                         "machine other work loads, 1 keeps spinning BLAS workers out of the "
+                         "rows")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="cpu: the process's CPU time (all its threads), for a loaded machine "
+                         "with --threads 1")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.rounds, args.target = (3, 0.03) if args.quick else (7, 0.06)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    if args.threads:  # (also for the subprocesses: the cold first calls, PyTorch's run)
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)
     if args.child:
         return torch_child(args)
 
@@ -288,14 +312,17 @@ def main() -> None:
     import numpy as np
 
     import fusetorch
+    if args.threads:
+        fusetorch.set_num_threads(args.threads)
     print(f"numpy {np.__version__}, {fusetorch.get_num_threads()} threads, load average "
-          f"{os.getloadavg()[0]:.2f}; wall clock, {args.stat} per call")
+          f"{os.getloadavg()[0]:.2f}; {args.clock} clock, {args.stat} per call")
     t0 = time.perf_counter()
     results = fusetorch_rows(args.rounds, args.target, args.stat)
     results[f"{COLD}|fusetorch compiled"] = cold_first_call(sys.executable, "fusetorch")
     if args.torch:
-        cmd = [args.torch, __file__, "--child", "--stat", args.stat] + \
-            (["--quick"] if args.quick else [])
+        cmd = [args.torch, __file__, "--child", "--stat", args.stat, "--clock", args.clock] + \
+            (["--quick"] if args.quick else []) + \
+            (["--threads", str(args.threads)] if args.threads else [])
         try:
             child = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
             if child.returncode == 0:
