@@ -1,18 +1,51 @@
 """torch.set_num_threads / get_num_threads: one number for every pool of threads fusetorch runs
-on, numpy's BLAS (matmul, convolution) and the OpenMP runtime of the compiled kernels.
+on, numpy's BLAS (matmul, convolution) and the OpenMP runtime of the compiled kernels; and
+`matmul`, numpy's matmul on one BLAS thread when the product is small.
 
 threadpoolctl finds and sets the pools that are loaded now; OMP_NUM_THREADS covers an OpenMP
 runtime that loads later (libgomp reads it when the first kernel library is opened).
+
+Why small products run on one thread: a threaded BLAS call hands half its work to a worker
+thread and waits for it. On an idle machine that costs a few microseconds; with another
+CPU-bound process on the cores, the worker often waits for the scheduler's next time slice
+(milliseconds), so a 64x1000x100 training step took 100x its idle time. One thread loses
+little on an idle machine below `SERIAL_FLOPS` (benchmarks/bench_busy.py measures both).
 """
 from __future__ import annotations
 
 import builtins
+import ctypes
+import itertools
 import os
+import warnings
 
-from threadpoolctl import threadpool_limits
+import numpy as np
+from threadpoolctl import ThreadpoolController, threadpool_limits
 
 _num_threads: int | None = None
 _num_interop_threads: int | None = None
+
+
+def _env_flops(name: str, default: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        value = int(float(raw)) if raw else default
+    except ValueError:  # (a tuning knob: a typo warns rather than stops the import)
+        value = -1
+    if value < 0:
+        warnings.warn(f"{name}={raw!r} is not a number of operations >= 0; using {default}",
+                      stacklevel=2)
+        return default
+    return value
+
+
+# A product (one matrix of a batch) of fewer floating-point operations (2*m*k*n) than this runs
+# on one BLAS thread; larger ones on the BLAS's own count (set by set_num_threads,
+# OMP_NUM_THREADS, OPENBLAS_NUM_THREADS). 0 turns the rule off.
+SERIAL_FLOPS: int = _env_flops("FUSETORCH_BLAS_SERIAL_FLOPS", 64_000_000)
+# At or below this many multiply-adds OpenBLAS runs one thread by itself (its
+# GEMM_MULTITHREAD_THRESHOLD * SMP_THRESHOLD_MIN): nothing to set, so nothing is spent.
+_BLAS_SERIAL_BY_ITSELF = 4 * 65536
 
 
 def _default() -> int:
@@ -56,3 +89,61 @@ def set_num_interop_threads(n: int) -> None:
 
 def get_num_interop_threads() -> int:
     return _num_interop_threads if _num_interop_threads is not None else _default()
+
+
+# ------------------------------------------------------------------ BLAS threads per product
+
+def _openblas_functions(controller) -> tuple | None:
+    """OpenBLAS's own get/set functions (~0.3 us a call; threadpoolctl's controller methods
+    take ~1.4 us, `threadpool_limits` ~400 us as it lists the loaded libraries). Only for its
+    pthreads layer: with OpenMP the count is per calling thread, which the controller handles."""
+    if getattr(controller, "threading_layer", None) != "pthreads":
+        return None
+    lib = ctypes.CDLL(controller.filepath)
+    for prefix, suffix in itertools.product(("", "scipy_"), ("", "64_", "_64")):
+        get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+        put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+        if get is not None and put is not None:
+            get.argtypes, get.restype = [], ctypes.c_int
+            put.argtypes, put.restype = [ctypes.c_int], None
+            return get, put
+    return None
+
+
+def _find_blas() -> list:
+    """(get, set) for each BLAS numpy may call: found once, at the first product that needs it."""
+    found = []
+    for c in ThreadpoolController().select(user_api="blas").lib_controllers:
+        fns = _openblas_functions(c) if c.internal_api == "openblas" else None
+        found.append(fns or (c.get_num_threads, c.set_num_threads))
+    return found
+
+
+_blas: list | None = None
+
+
+def _serial_matmul(a, b):
+    global _blas
+    if _blas is None:
+        _blas = _find_blas()
+    # each BLAS's count now (the user's or set_num_threads'), put back after: numpy code around
+    # fusetorch keeps its threads, and a thread racing this one never saves a 1 to restore
+    saved = [(put, n) for get, put in _blas if (n := get() or 1) > 1]
+    for put, _ in saved:
+        put(1)
+    try:
+        return np.matmul(a, b)
+    finally:
+        for put, n in saved:
+            put(n)
+
+
+def matmul(a, b):
+    """np.matmul(a, b), on one BLAS thread when one matrix product of it (numpy calls the BLAS
+    once per matrix of a batch) takes fewer than SERIAL_FLOPS floating-point operations."""
+    sa, sb = a.shape, b.shape
+    if len(sa) and len(sb):
+        mnk = (sa[-2] if len(sa) > 1 else 1) * sa[-1] * (sb[-1] if len(sb) > 1 else 1)
+        if _BLAS_SERIAL_BY_ITSELF < mnk and 2 * mnk < SERIAL_FLOPS:
+            return _serial_matmul(a, b)
+    return np.matmul(a, b)

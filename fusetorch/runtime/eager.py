@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from .. import _threads
 from ..ir import dtypes as dt
 from ..ir.ops import OPS
 from . import eager_kernels
@@ -353,7 +354,8 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         "nonzero": functools.partial(_nonzero, xp), "to_device": _to_device,
         "unfold2d": functools.partial(_unfold2d, xp), "fold2d": functools.partial(_fold2d, xp),
         # extern
-        "matmul": xp.matmul,
+        # numpy's on one BLAS thread for small products (a busy machine: see _threads)
+        "matmul": _threads.matmul if xp is np else xp.matmul,
         "check": functools.partial(_check, xp),
         "custom": _custom,
         "custom_vjp": lambda g, ctx, index, positions, shape, dtype: ctx.input_grad(

@@ -1,9 +1,12 @@
 """torch.set_num_threads reaches numpy's BLAS and the kernels' OpenMP runtime (in a fresh
-process, so the suite's own thread settings are untouched)."""
+process, so the suite's own thread settings are untouched); small matrix products run on one
+BLAS thread and put the count back (the count observed through threadpoolctl)."""
+import os
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 import fusetorch as torch
@@ -42,3 +45,99 @@ def test_bad_thread_counts_raise_pytorchs_errors(fn):
 
 def test_defaults_are_positive():
     assert torch.get_num_threads() >= 1 and torch.get_num_interop_threads() >= 1
+
+
+# ------------------------------------------------------------------ BLAS threads per product
+
+def _blas_counts() -> list:
+    from threadpoolctl import ThreadpoolController
+    return [p["num_threads"] for p in ThreadpoolController().select(user_api="blas").info()]
+
+
+@pytest.fixture
+def two_blas_threads(monkeypatch):
+    """numpy's BLAS on two threads for the test, and a matmul that records the BLAS's thread
+    count while it runs (read through threadpoolctl, not through the code under test)."""
+    from threadpoolctl import threadpool_limits
+
+    from fusetorch import _threads
+    if not _blas_counts():
+        pytest.skip("no BLAS threadpoolctl can see")
+    seen = []
+
+    class Recording:
+        @staticmethod
+        def matmul(a, b):
+            seen.append(_blas_counts())
+            return np.matmul(a, b)
+
+    monkeypatch.setattr(_threads, "np", Recording)
+    with threadpool_limits(2, user_api="blas"):
+        yield seen
+        assert _blas_counts() == [2] * len(_blas_counts())  # put back as found
+
+
+def _product(m, k, n, batch=()):
+    rng = np.random.default_rng(0)
+    return (rng.standard_normal(batch + (m, k), dtype=np.float32),
+            rng.standard_normal((k, n), dtype=np.float32))
+
+
+@pytest.mark.parametrize("m,k,n,batch,threads", [
+    (64, 1000, 100, (), 1),   # 12.8 MFLOP: a training step's product, one thread
+    (8, 64, 64, (3,), 2),     # 32k multiply-adds per matrix: the BLAS's own choice, untouched
+    (2000, 200, 1, (), 1),    # (a matrix-vector product as [m, k] @ [k, 1])
+])
+def test_small_products_run_on_one_blas_thread_and_the_count_is_put_back(
+        two_blas_threads, m, k, n, batch, threads):
+    from fusetorch import _threads
+    a, b = _product(m, k, n, batch)
+    out = _threads.matmul(a, b)
+    assert two_blas_threads == [[threads] * len(_blas_counts())]
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_products_above_the_threshold_keep_the_blas_count(two_blas_threads, monkeypatch):
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "SERIAL_FLOPS", 1_000_000)
+    a, b = _product(64, 100, 100)  # 1.28 MFLOP
+    _threads.matmul(a, b)
+    monkeypatch.setattr(_threads, "SERIAL_FLOPS", 0)  # 0: the rule is off
+    _threads.matmul(*_product(64, 1000, 100))
+    assert two_blas_threads == [[2] * len(_blas_counts())] * 2
+
+
+def test_torch_matmul_goes_through_the_rule(two_blas_threads):
+    # eager (Linear's forward, its backward) and a compiled program's extern matmul
+    x, w = torch.randn(64, 1000, requires_grad=True), torch.randn(100, 1000, requires_grad=True)
+    torch.nn.functional.linear(x, w).sum().backward()
+    f = torch.compile(lambda u, v: (u @ v.t()).relu())
+    y = f(x.detach(), w.detach())
+    assert len(two_blas_threads) >= 4
+    assert all(c == [1] * len(_blas_counts()) for c in two_blas_threads)
+    ref = np.maximum(x.detach().numpy().astype(np.float64) @ w.detach().numpy().T, 0)
+    np.testing.assert_allclose(y.numpy(), ref, rtol=1e-4, atol=1e-3)
+
+
+def test_matmul_keeps_numpys_results_and_errors():
+    from fusetorch import _threads
+    rng = np.random.default_rng(1)
+    for sa, sb in [((300,), (300, 900)), ((5, 40, 300), (300, 90)), ((900, 300), (300,)),
+                   ((2, 1, 64, 128), (3, 128, 64)), ((0, 300), (300, 900)), ((7,), (7,))]:
+        a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+        np.testing.assert_allclose(_threads.matmul(a, b), np.einsum(
+            "...ij,...jk->...ik", np.atleast_2d(a) if a.ndim > 1 else a[None],
+            b if b.ndim > 1 else b[:, None]).reshape(np.matmul(a, b).shape))
+    with pytest.raises(ValueError):
+        _threads.matmul(np.ones((3, 4)), np.ones((5, 6)))
+
+
+def test_the_bound_is_read_from_the_environment_in_a_fresh_process():
+    code = "from fusetorch import _threads; print(_threads.SERIAL_FLOPS)"
+    for raw, want, warns in (("2e7", "20000000", False), ("0", "0", False),
+                             ("lots", "64000000", True), ("-5", "64000000", True)):
+        env = dict(os.environ, FUSETORCH_BLAS_SERIAL_FLOPS=raw)
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=env, timeout=120, check=True)
+        assert r.stdout.split() == [want], (raw, r.stdout)
+        assert ("FUSETORCH_BLAS_SERIAL_FLOPS" in r.stderr) == warns, (raw, r.stderr)

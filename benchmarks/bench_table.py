@@ -1,0 +1,347 @@
+"""Every row of issue 13's table: fusetorch next to numpy in one process, and PyTorch beside
+them where it is installed.
+
+    python benchmarks/bench_table.py [--quick] [--stat median|best] [--threads N] [--clock cpu]
+    python benchmarks/bench_table.py --torch /path/to/python-with-torch
+
+Rows: the two-layer training step (nn.Sequential, MSELoss(sum), SGD) at 64x1000x100x10 and
+512x4096x1024x10 (numpy by hand, eager, the whole step compiled), the LeNet-5 step at batch
+64 (numpy by hand, eager, whole step compiled), the 6-op elementwise chain over 2^24 floats,
+`((a - b) ** 2).sum()` over 2^24, `x + y` on 10x10 with requires_grad=True (per op), and the
+first call of the compiled chain in a new process with an empty kernel cache (cold).
+
+The workloads are written once against a module `T` with PyTorch's API, so `--torch PYTHON`
+runs the same code with `import torch` in that interpreter (a subprocess; never needed) and
+adds its columns: eager and torch.compile (its first call cold: a fresh inductor cache).
+Within a row the variants take turns in short blocks, so a change of the machine's load
+hits them alike; a cell is the median (or best) time per call over the blocks, wall clock.
+On a machine other processes load, read the ratios within a row, not the absolute times, and
+use `--threads 1` (numpy's threaded BLAS otherwise leaves workers spinning into the next
+variant's block) and `--clock cpu` (the CPU time of the process: what it would take alone, as
+far as caches allow).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+N = 1 << 24
+
+
+# ------------------------------------------------------------------ timing
+
+CLOCK = time.perf_counter  # or time.process_time (--clock cpu)
+
+
+def _calibrate(fn, target: float) -> int:
+    """Calls per block so that a block takes about `target` seconds (at least one)."""
+    t0 = CLOCK()
+    fn()
+    one = max(CLOCK() - t0, 1e-7)
+    return max(1, int(target / one))
+
+
+def measure(cells: dict, rounds: int, target: float, stat: str) -> dict:
+    """Seconds per call of each callable in `cells`, its blocks taking turns with the others'."""
+    for fn in cells.values():  # warm up: builds, caches, the compiled eager backward
+        for _ in range(3):
+            fn()
+    number = {k: _calibrate(fn, target) for k, fn in cells.items()}
+    per_call = {k: [] for k in cells}
+    for _ in range(rounds):
+        for k, fn in cells.items():
+            t0 = CLOCK()
+            for _ in range(number[k]):
+                fn()
+            per_call[k].append((CLOCK() - t0) / number[k])
+    pick = statistics.median if stat == "median" else min
+    return {k: pick(v) for k, v in per_call.items()}
+
+
+# ------------------------------------------------------------------ workloads, for T = torch-like
+
+def two_layer(T, n: int, d_in: int, h: int, d_out: int) -> dict:
+    nn = T.nn
+    T.manual_seed(0)
+    net = nn.Sequential(nn.Linear(d_in, h), nn.ReLU(), nn.Linear(h, d_out))
+    mse = nn.MSELoss(reduction="sum")
+    opt = T.optim.SGD(net.parameters(), lr=1e-6)
+    x, y = T.randn(n, d_in), T.randn(n, d_out)
+
+    def step(a, b):
+        opt.zero_grad()
+        loss = mse(net(a), b)
+        loss.backward()
+        opt.step()
+        return loss
+
+    whole = T.compile(step)
+    return {"eager": lambda: step(x, y), "compiled": lambda: whole(x, y)}
+
+
+def lenet_model(T):
+    nn, F = T.nn, T.nn.functional
+
+    class LeNet(nn.Module):  # bench_training.LeNet, for either module
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 6, 5)
+            self.conv2 = nn.Conv2d(6, 16, 5)
+            self.fc1 = nn.Linear(16 * 5 * 5, 120)
+            self.fc2 = nn.Linear(120, 84)
+            self.fc3 = nn.Linear(84, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+            x = T.flatten(x, 1)
+            x = F.relu(self.fc1(x))
+            x = F.relu(self.fc2(x))
+            return self.fc3(x)
+
+    return LeNet()
+
+
+def lenet(T) -> dict:
+    T.manual_seed(0)
+    model = lenet_model(T)
+    opt = T.optim.SGD(model.parameters(), lr=0.01)
+    x, y = T.randn(64, 1, 32, 32), T.randint(0, 10, (64,))
+
+    def step(a, b):
+        opt.zero_grad()
+        loss = T.nn.functional.cross_entropy(model(a), b)
+        loss.backward()
+        opt.step()
+        return loss
+
+    whole = T.compile(step)
+    return {"eager": lambda: step(x, y), "compiled": lambda: whole(x, y)}
+
+
+def chain_fn(T):
+    return lambda t: T.tanh(T.exp(t * 0.5 + 1).clamp(max=10) * t - 0.25)
+
+
+def chain(T) -> dict:
+    T.manual_seed(0)
+    x = T.randn(N)
+    f, c = chain_fn(T), T.compile(chain_fn(T))
+    return {"eager": lambda: f(x), "compiled": lambda: c(x)}
+
+
+def squared_sum(T) -> dict:
+    T.manual_seed(0)
+    a, b = T.randn(N), T.randn(N)
+    f = lambda u, v: ((u - v) ** 2).sum()  # noqa: E731
+    c = T.compile(f)
+    return {"eager": lambda: f(a, b), "compiled": lambda: c(a, b)}
+
+
+def add_small(T) -> dict:
+    x, y = T.randn(10, 10, requires_grad=True), T.randn(10, 10, requires_grad=True)
+    return {"eager": lambda: x + y}
+
+
+ROWS = [  # (label, workload: T -> {variant: callable}, unit of its cells)
+    ("two-layer step 64x1000x100x10", lambda T: two_layer(T, 64, 1000, 100, 10), "ms"),
+    ("same, 512x4096x1024x10", lambda T: two_layer(T, 512, 4096, 1024, 10), "ms"),
+    ("LeNet step, batch 64", lenet, "ms"),
+    ("6-op elementwise chain, 2^24", chain, "ms"),
+    ("((a-b)**2).sum(), 2^24", squared_sum, "ms"),
+    ("x + y 10x10, requires_grad=True", add_small, "us"),
+]
+COLD = "first call of the compiled chain, 2^24"
+
+_FIRST_CALL = """
+import os, sys, time
+import {module} as torch
+torch.manual_seed(0)
+x = torch.randn(1 << 24)
+f = torch.compile(lambda t: torch.tanh(torch.exp(t * 0.5 + 1).clamp(max=10) * t - 0.25))
+def cpu():  # this process and the compilers it ran
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+t0, c0 = time.perf_counter(), cpu()
+f(x)   # first call: trace, build (an empty cache), run
+print(f"{{time.perf_counter() - t0:.3f}} {{cpu() - c0:.3f}}")
+"""
+
+
+def cold_first_call(python: str, module: str) -> float:
+    """The compiled chain's first call in a new process whose kernel cache is empty (wall
+    clock, or with --clock cpu the CPU time of the process and of the compilers it ran)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, FUSETORCH_CACHE_DIR=cache, TORCHINDUCTOR_CACHE_DIR=cache)
+        env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+        out = subprocess.run([python, "-c", _FIRST_CALL.format(module=module)], env=env,
+                             check=True, capture_output=True, text=True, timeout=600)
+        wall, cpu = out.stdout.split()[-2:]
+        return float(cpu if CLOCK is time.process_time else wall)
+
+
+def run_module(T, rounds: int, target: float, stat: str) -> dict:
+    """{(row, variant): seconds} for module T (fusetorch or torch), rows one after another."""
+    out = {}
+    for label, make, _ in ROWS:
+        cells = make(T)
+        for k, v in measure(cells, rounds, target, stat).items():
+            out[f"{label}|{k}"] = v
+    return out
+
+
+# ------------------------------------------------------------------ numpy references
+
+def numpy_cells() -> dict:
+    """{row: callable}: the hand-written numpy of bench_training / bench_compile."""
+    import numpy as np
+    from bench_training import numpy_lenet_step, two_layer_numpy
+
+    rng = np.random.default_rng(0)
+
+    def two(n, d, h, o):
+        ws = [rng.standard_normal(s, dtype=np.float32) * 0.03 for s in ((h, d), (h,), (o, h),
+                                                                         (o,))]
+        x, y = rng.standard_normal((n, d), dtype=np.float32), rng.standard_normal(
+            (n, o), dtype=np.float32)
+        return lambda: two_layer_numpy(*ws, x, y, lr=1e-6)
+
+    shapes = [(6, 1, 5, 5), (6,), (16, 6, 5, 5), (16,), (120, 400), (120,), (84, 120), (84,),
+              (10, 84), (10,)]
+    params = [rng.standard_normal(s, dtype=np.float32) * 0.1 for s in shapes]
+    img, lab = rng.standard_normal((64, 1, 32, 32), dtype=np.float32), rng.integers(0, 10, 64)
+    xa, aa, ba = (rng.standard_normal(N, dtype=np.float32) for _ in range(3))
+    sa, sb = rng.standard_normal((10, 10), dtype=np.float32), rng.standard_normal(
+        (10, 10), dtype=np.float32)
+    return {
+        ROWS[0][0]: two(64, 1000, 100, 10),
+        ROWS[1][0]: two(512, 4096, 1024, 10),
+        ROWS[2][0]: lambda: numpy_lenet_step(params, img, lab),
+        ROWS[3][0]: lambda: np.tanh(np.minimum(np.exp(xa * 0.5 + 1), 10) * xa - 0.25),
+        ROWS[4][0]: lambda: ((aa - ba) ** 2).sum(),
+        ROWS[5][0]: lambda: sa + sb,
+    }
+
+
+def fusetorch_rows(rounds: int, target: float, stat: str) -> dict:
+    """numpy and fusetorch, row by row, every variant of a row taking turns."""
+    import fusetorch as T
+    refs = numpy_cells()
+    out = {}
+    for label, make, _ in ROWS:
+        cells = {f"fusetorch {k}": fn for k, fn in make(T).items()}
+        cells["numpy"] = refs[label]
+        for k, v in measure(cells, rounds, target, stat).items():
+            out[f"{label}|{k}"] = v
+    return out
+
+
+# ------------------------------------------------------------------ printing
+
+COLUMNS = ["numpy", "fusetorch eager", "fusetorch compiled", "torch eager", "torch compiled"]
+
+
+def _cell(v, unit: str) -> str:
+    if v is None:
+        return "-"
+    if unit == "s":
+        return f"{v:.3f} s"
+    x = v * (1e6 if unit == "us" else 1e3)
+    return f"{x:.0f} {unit}" if x >= 100 else f"{x:.3g} {unit}"
+
+
+def print_table(results: dict, with_torch: bool) -> None:
+    cols = COLUMNS if with_torch else COLUMNS[:3]
+    print("| workload | " + " | ".join(cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for label, _, unit in ROWS:
+        cells = [_cell(results.get(f"{label}|{c}"), unit) for c in cols]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    cells = [_cell(results.get(f"{COLD}|{c}"), "s") for c in cols]
+    print(f"| {COLD} | " + " | ".join(cells) + " |")
+
+
+def torch_child(args) -> None:
+    """In the interpreter that has PyTorch: its eager and compiled cells, as JSON."""
+    import torch as T
+    if args.threads:
+        T.set_num_threads(args.threads)
+    out = {}
+    for k, v in run_module(T, args.rounds, args.target, args.stat).items():
+        label, variant = k.split("|")
+        out[f"{label}|torch {variant}"] = v
+    out[f"{COLD}|torch compiled"] = cold_first_call(sys.executable, "torch")
+    print(json.dumps(out))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="fewer, shorter blocks (~30 s)")
+    ap.add_argument("--stat", choices=("median", "best"), default="median")
+    ap.add_argument("--torch", metavar="PYTHON", nargs="?", const=sys.executable, default=None,
+                    help="also run the workloads with PyTorch in this interpreter (default: "
+                         "this one)")
+    ap.add_argument("--threads", type=int, default=None,
+                    help="set_num_threads(N) first, in every process (numpy's BLAS too): on a "
+                         "machine other work loads, 1 keeps spinning BLAS workers out of the "
+                         "rows")
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="cpu: the process's CPU time (all its threads), for a loaded machine "
+                         "with --threads 1")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    args.rounds, args.target = (3, 0.03) if args.quick else (7, 0.06)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    if args.threads:  # (also for the subprocesses: the cold first calls, PyTorch's run)
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    if args.child:
+        return torch_child(args)
+
+    sys.path.insert(0, str(ROOT))
+    sys.path.insert(0, str(HERE))
+    import numpy as np
+
+    import fusetorch
+    if args.threads:
+        fusetorch.set_num_threads(args.threads)
+    print(f"numpy {np.__version__}, {fusetorch.get_num_threads()} threads, load average "
+          f"{os.getloadavg()[0]:.2f}; {args.clock} clock, {args.stat} per call")
+    t0 = time.perf_counter()
+    results = fusetorch_rows(args.rounds, args.target, args.stat)
+    results[f"{COLD}|fusetorch compiled"] = cold_first_call(sys.executable, "fusetorch")
+    if args.torch:
+        cmd = [args.torch, __file__, "--child", "--stat", args.stat, "--clock", args.clock] + \
+            (["--quick"] if args.quick else []) + \
+            (["--threads", str(args.threads)] if args.threads else [])
+        try:
+            child = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+            if child.returncode == 0:
+                results.update(json.loads(child.stdout.strip().splitlines()[-1]))
+            else:
+                print(f"PyTorch run failed:\n{child.stderr[-2000:]}")
+        except (OSError, subprocess.TimeoutExpired) as e:
+            print(f"PyTorch run failed: {e}")
+    print_table(results, bool(args.torch))
+    print(f"compiled: the whole training step under torch.compile (forward, backward, SGD) for "
+          f"the steps; numpy by hand runs its products on its BLAS's {_blas_threads()} "
+          f"thread(s), fusetorch its small ones on one (README, Threads). "
+          f"({time.perf_counter() - t0:.0f} s)")
+
+
+def _blas_threads() -> str:
+    from threadpoolctl import threadpool_info
+    return "/".join(str(p["num_threads"]) for p in threadpool_info() if p["user_api"] == "blas")
+
+
+if __name__ == "__main__":
+    main()
