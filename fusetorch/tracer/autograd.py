@@ -148,35 +148,58 @@ def _node_of(x, dtype) -> Node:
     return Node("constant", (), {"shape": (), "dtype": dtype, "value": x}, (), dtype)
 
 
-_SAVES: dict = {}  # op -> OPS[op].saves, without the table's attribute look-ups per record
+# op -> what its VJP reads (OPS[op].saves) as (the output?, input positions, input slices), or
+# () for nothing: parsed once per op instead of per record
+_SAVES: dict = {}
+
+
+def _save_spec(saves: tuple) -> tuple:
+    if not saves:
+        return ()
+    return ("out" in saves, tuple(s for s in saves if s.__class__ is int),
+            tuple(s for s in saves if s.__class__ is slice))
 
 
 def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=None) -> None:
     """Add the node computing `result`; called by dispatch when an input requires grad."""
     dtype = result._dtype
-    if not dtype.is_floating_point:
+    if dtype.category != 2:  # (dtype.is_floating_point without the property call)
         return  # integer and bool results carry no gradient
-    # (a list comprehension and the inlined common case: this runs for every recorded op)
-    nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
-                   and x._base is None else _node_of(x, scalar_dtype) for x in ins])
+    # The common cases inlined, since this runs for every recorded op: a tensor that is not a
+    # view and has a node already; two inputs or one unpacked without a comprehension (in
+    # Python 3.11 a comprehension is a function call of its own)
+    n = len(ins)
+    if n == 2:
+        a, b = ins
+        na = a._node if isinstance(a, Tensor) and a._base is None else None
+        nb = b._node if isinstance(b, Tensor) and b._base is None else None
+        nodes = (na if na is not None else _node_of(a, scalar_dtype),
+                 nb if nb is not None else _node_of(b, scalar_dtype))
+    elif n == 1:
+        a = ins[0]
+        na = a._node if isinstance(a, Tensor) and a._base is None else None
+        nodes = (na if na is not None else _node_of(a, scalar_dtype),)
+    else:
+        nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
+                       and x._base is None else _node_of(x, scalar_dtype) for x in ins])
     node = Node(op, nodes, attrs, result._data.shape, dtype)
-    saves = _SAVES.get(op)
-    if saves is None:
-        saves = _SAVES[op] = OPS[op].saves
-    if saves:
+    spec = _SAVES.get(op)
+    if spec is None:
+        spec = _SAVES[op] = _save_spec(OPS[op].saves)
+    if spec:
         saved = {}
-        for s in saves:
-            if s == "out":
-                saved[id(node)] = _saved_entry(result)
-            elif s.__class__ is int:
-                x = ins[s]
+        save_out, positions, slices = spec
+        if save_out:
+            saved[id(node)] = _saved_entry(result)
+        for i in positions:
+            x = ins[i]
+            if isinstance(x, Tensor):
+                saved[id(nodes[i])] = _saved_entry(x)
+        for s in slices:
+            for i in range(len(ins))[s]:
+                x = ins[i]
                 if isinstance(x, Tensor):
-                    saved[id(nodes[s])] = _saved_entry(x)
-            else:
-                for i in range(len(ins))[s]:
-                    x = ins[i]
-                    if isinstance(x, Tensor):
-                        saved[id(nodes[i])] = _saved_entry(x)
+                    saved[id(nodes[i])] = _saved_entry(x)
         node.saved = saved
     result._node = node
     result._requires_grad = True

@@ -501,6 +501,58 @@ def test_a_large_float_sum_does_not_depend_on_the_number_of_threads():
     assert abs(cf(a, b).item() - ref) <= 1e-6 * abs(ref)
 
 
+def _documented_blocked_sum(v: np.ndarray) -> np.float32:
+    """reduce.c.j2's order, step by step in numpy: blocks of 4096, element i of a block into
+    float lane i % 64 in index order, the 64 lanes folded pairwise (lane j += lane j + w for
+    w = 32, 16, ..., 1), block sums added in double per chunk of 64 blocks, chunks in order."""
+    nblocks = -(-v.size // 4096)
+    lanes_in = np.zeros(nblocks * 4096, np.float32)  # a short last block: its lanes add nothing
+    lanes_in[:v.size] = v
+    rows = lanes_in.reshape(nblocks, 64, 64)
+    lane = np.zeros((nblocks, 64), np.float32)
+    for k in range(64):
+        lane += rows[:, k, :]
+    w = 32
+    while w:
+        lane[:, :w] += lane[:, w:2 * w]
+        w //= 2
+    blocks = np.zeros(-(-nblocks // 64) * 64)
+    blocks[:nblocks] = lane[:, 0]
+    chunks = np.zeros(len(blocks) // 64)
+    for b in range(64):
+        chunks += blocks.reshape(-1, 64)[:, b]
+    total = 0.0
+    for c in chunks:
+        total += c
+    return np.float32(total)
+
+
+def test_a_large_float_sum_adds_in_its_documented_order():
+    # the order is written in the kernel's source, not chosen by the vectoriser: the same bits
+    # as a numpy model of that order. The data cancel to almost nothing (each value comes
+    # back negated in another block, magnitudes 1e-2..1e4), so what remains is the float
+    # lanes' rounding, which any other order changes; the last block is shorter than a lane row
+    rng = np.random.default_rng(0)
+    half = rng.standard_normal(1 << 19) * 10.0 ** rng.uniform(-2, 4, 1 << 19)
+    x = np.concatenate([half, -half[rng.permutation(half.size)], half[:100]]).astype(np.float32)
+    cf = torch.compile(lambda u: u.sum())
+    t = torch.from_numpy(x)
+    cf(t)
+    got = cf(t).numpy()
+    want = _documented_blocked_sum(x)
+    exact = half[:100].astype(np.float32).astype(np.float64).sum()
+    assert abs(want - exact) > 1e-3  # the lanes' rounding shows in the result
+    assert got.tobytes() == want.tobytes()
+    assert "lane[j] += " in cf.source()
+    a, b = torch.randn((1 << 20) + 100), torch.randn((1 << 20) + 100)
+    sq = torch.compile(lambda u, v: ((u - v) ** 2).sum())
+    sq(a, b)
+    d = a.numpy() - b.numpy()
+    assert sq(a, b).numpy().tobytes() == _documented_blocked_sum(d * d).tobytes()
+    ref = ((a.numpy().astype(np.float64) - b.numpy()) ** 2).sum()
+    assert abs(sq(a, b).item() - ref) <= 1e-6 * ref
+
+
 def test_large_reductions_over_the_leading_dim_read_rows_in_parallel_tiles():
     # [4096, 4096].sum(0) read each column with a stride of a whole row: 50x slower than
     # numpy. Now tiles of the row fold every reduced row in memory order, in parallel
