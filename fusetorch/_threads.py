@@ -8,8 +8,10 @@ runtime that loads later (libgomp reads it when the first kernel library is open
 Why small products run on one thread: a threaded BLAS call hands half its work to a worker
 thread and waits for it. On an idle machine that costs a few microseconds; with another
 CPU-bound process on the cores, the worker often waits for the scheduler's next time slice
-(milliseconds), so a 64x1000x100 training step took 100x its idle time. One thread loses
-little on an idle machine below `SERIAL_FLOPS` (benchmarks/bench_busy.py measures both).
+(milliseconds), so a 64x1000x100 training step took 100x its idle time. On an idle machine
+the second thread still wins (~15% on that step), so the rule applies only while other
+processes keep the cores busy: `others_busy` samples /proc/stat at most every 0.1 s and
+subtracts this process's own CPU time (benchmarks/bench_busy.py measures both cases).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import builtins
 import ctypes
 import itertools
 import os
+import time
 import warnings
 
 import numpy as np
@@ -122,6 +125,54 @@ def _find_blas() -> list:
 _blas: list | None = None
 
 
+# ------------------------------------------------------------------ is anyone else running?
+
+LOAD_WINDOW = 0.1  # seconds between two samples of the machine's CPU counters
+BUSY_CORES = 0.5   # others using more than this many cores (averaged over a window) is busy
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+# (time of the last sample, busy CPU seconds of all cores then, this process's CPU seconds
+# then, the verdict) -- None until the first sample; with no /proc/stat always busy
+_sample: list | None = None
+
+
+def _machine_busy_seconds() -> float | None:
+    """CPU seconds all cores spent busy since boot (/proc/stat), or None where unreadable."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if not fields or fields[0] != b"cpu" or len(fields) < 5:
+        return None
+    ticks = [int(x) for x in fields[1:9]]
+    return (sum(ticks) - ticks[3] - (ticks[4] if len(ticks) > 4 else 0)) / _TICK  # - idle, iowait
+
+
+def others_cores(busy0: float, own0: float, t0: float, busy1: float, own1: float,
+                 t1: float) -> float:
+    """How many cores other processes kept busy on average between two samples: the whole
+    machine's busy time less this process's own CPU time (its BLAS workers spinning included)."""
+    return max(0.0, (busy1 - busy0) - (own1 - own0)) / max(t1 - t0, 1e-9)
+
+
+def others_busy() -> bool:
+    """Whether other processes keep more than BUSY_CORES cores busy, from the last window."""
+    global _sample
+    now = time.monotonic()
+    if _sample is not None and now - _sample[0] < LOAD_WINDOW:
+        return _sample[3]
+    busy, own = _machine_busy_seconds(), time.process_time()
+    if busy is None:
+        _sample = [now, None, own, True]
+        return True
+    if _sample is None or _sample[1] is None:
+        verdict = True  # no window yet: the safe side
+    else:
+        verdict = others_cores(_sample[1], _sample[2], _sample[0], busy, own, now) > BUSY_CORES
+    _sample = [now, busy, own, verdict]
+    return verdict
+
+
 def _serial_matmul(a, b):
     global _blas
     if _blas is None:
@@ -140,10 +191,11 @@ def _serial_matmul(a, b):
 
 def matmul(a, b):
     """np.matmul(a, b), on one BLAS thread when one matrix product of it (numpy calls the BLAS
-    once per matrix of a batch) takes fewer than SERIAL_FLOPS floating-point operations."""
+    once per matrix of a batch) takes fewer than SERIAL_FLOPS floating-point operations while
+    other processes keep the cores busy."""
     sa, sb = a.shape, b.shape
     if len(sa) and len(sb):
         mnk = (sa[-2] if len(sa) > 1 else 1) * sa[-1] * (sb[-1] if len(sb) > 1 else 1)
-        if _BLAS_SERIAL_BY_ITSELF < mnk and 2 * mnk < SERIAL_FLOPS:
+        if _BLAS_SERIAL_BY_ITSELF < mnk and 2 * mnk < SERIAL_FLOPS and others_busy():
             return _serial_matmul(a, b)
     return np.matmul(a, b)

@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
+import types
 
 import numpy as np
 import pytest
@@ -72,6 +74,7 @@ def two_blas_threads(monkeypatch):
             return np.matmul(a, b)
 
     monkeypatch.setattr(_threads, "np", Recording)
+    monkeypatch.setattr(_threads, "others_busy", lambda: True)  # the rule applies when busy
     with threadpool_limits(2, user_api="blas"):
         yield seen
         assert _blas_counts() == [2] * len(_blas_counts())  # put back as found
@@ -141,3 +144,54 @@ def test_the_bound_is_read_from_the_environment_in_a_fresh_process():
                            env=env, timeout=120, check=True)
         assert r.stdout.split() == [want], (raw, r.stdout)
         assert ("FUSETORCH_BLAS_SERIAL_FLOPS" in r.stderr) == warns, (raw, r.stderr)
+
+
+def test_on_an_idle_machine_small_products_keep_the_blas_count(two_blas_threads, monkeypatch):
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "others_busy", lambda: False)
+    _threads.matmul(*_product(64, 1000, 100))
+    assert two_blas_threads == [[2] * len(_blas_counts())]
+
+
+def test_others_cores_is_the_machines_busy_time_less_our_own():
+    from fusetorch._threads import others_cores
+    # 1.5 core-seconds busy over 1 s of which 0.5 were ours: others used one core
+    assert others_cores(10.0, 2.0, 100.0, 11.5, 2.5, 101.0) == pytest.approx(1.0)
+    # our own spinning BLAS workers are not somebody else's load
+    assert others_cores(10.0, 2.0, 100.0, 11.8, 3.8, 101.0) == pytest.approx(0.0, abs=1e-9)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/stat"), reason="reads /proc/stat")
+def test_a_cpu_bound_neighbour_makes_the_machine_busy(monkeypatch):
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "_sample", None)
+    spin = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)
+        assert _threads.others_busy()  # no window yet: busy, the safe side
+        time.sleep(2 * _threads.LOAD_WINDOW)
+        assert _threads.others_busy()  # a whole core of the neighbour in the window
+    finally:
+        spin.kill()
+        spin.wait()
+
+
+def test_the_verdict_follows_each_window(monkeypatch):
+    from fusetorch import _threads
+    # (wall clock, machine busy seconds, our CPU seconds) at each sample
+    samples = iter([(0.0, 5.0, 1.0), (0.05, 0, 0), (0.2, 5.15, 1.1), (0.4, 5.55, 1.2),
+                    (0.6, 5.65, 1.3)])
+    now = {}
+
+    def clock():
+        now["t"], now["busy"], now["own"] = next(samples)
+        return now["t"]
+    monkeypatch.setattr(_threads, "time", types.SimpleNamespace(
+        monotonic=clock, process_time=lambda: now["own"]))
+    monkeypatch.setattr(_threads, "_machine_busy_seconds", lambda: now["busy"])
+    monkeypatch.setattr(_threads, "_sample", None)
+    assert _threads.others_busy()        # first sample: no window, busy
+    assert _threads.others_busy()        # within LOAD_WINDOW: the last verdict
+    assert not _threads.others_busy()    # (0.15 - 0.1) s over 0.2 s: others 0.25 core
+    assert _threads.others_busy()        # (0.4 - 0.1) s over 0.2 s: others 1.5 cores
+    assert not _threads.others_busy()    # 0.1 - 0.1: nobody else
