@@ -41,6 +41,7 @@ ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 MIN_ELEMENTS = 1 << 12
 MAX_SELECT = 16  # gather_rows: a select per slice of the gathered dim, up to a 4x4 window
 MAX_POOL_ROWS = 1 << 16  # bytes of a max pool kernel's window rows (on the stack: bounded)
+MAX_POOL_PLANE = 1 << 24  # bytes of the padded plane it allocates per plane and thread
 MAX_PROGRAMS = 64  # layouts kept (each program holds its last output buffer); least recent go
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -98,7 +99,8 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
     oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    if oh < 1 or ow < 1 or kh * kw * ow * x.itemsize > MAX_POOL_ROWS:
+    if oh < 1 or ow < 1 or kh * kw * ow * x.itemsize > MAX_POOL_ROWS or (ph or pw) and \
+            (h + 2 * ph) * (w + 2 * pw) * x.itemsize > MAX_POOL_PLANE:
         return None
     key = ("max_pool2d", kernel, stride, padding, dilation) + _layout(x)
     with _lock:
