@@ -87,26 +87,30 @@ def gather_rows(x: np.ndarray, index: np.ndarray, dim: int):
     return _run(key, rows + [index], _select_graph)
 
 
-def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple):
+def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
+               extra: tuple = (0, 0)):
     """(values [N, C, OH, OW], window positions int64 [N, C, 1, OH, OW]) of max pooling x
-    [N, C, H, W] with -inf padding, by one kernel (templates/c/max_pool2d.c.j2); or None. The
+    [N, C, H, W] with -inf padding (`padding` on each side and `extra` more at the bottom and
+    right: ceil_mode's), by one kernel (templates/c/max_pool2d.c.j2); or None. The
     same arrays as max_pool2d's unfold2d, window copy, argmax and gather (a composite replay
     runs this instead: tracer/composite_programs.py), from one read of the input: the window
     copy (as large as the input) is never written."""
     if not (x.ndim == 4 and _eligible(x, 0)):
         return None
     n, c, h, w = x.shape
-    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    oh = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    ow = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    if oh < 1 or ow < 1 or kh * kw * ow * x.itemsize > MAX_POOL_ROWS or (ph or pw) and \
-            (h + 2 * ph) * (w + 2 * pw) * x.itemsize > MAX_POOL_PLANE:
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (eh, ew) = kernel, stride, padding, dilation, extra
+    hp, wp = h + 2 * ph + eh, w + 2 * pw + ew
+    oh = (hp - dh * (kh - 1) - 1) // sh + 1
+    ow = (wp - dw * (kw - 1) - 1) // sw + 1
+    if oh < 1 or ow < 1 or kh * kw * ow * x.itemsize > MAX_POOL_ROWS or \
+            (hp, wp) != (h, w) and hp * wp * x.itemsize > MAX_POOL_PLANE:
         return None
-    key = ("max_pool2d", kernel, stride, padding, dilation) + _layout(x)
+    key = ("max_pool2d", kernel, stride, padding, dilation, extra) + _layout(x)
     with _lock:
         fn = _PROGRAMS.get(key)
         if fn is None:
-            fn = _PROGRAMS[key] = _build_pool(x, kernel, stride, padding, dilation, (oh, ow))
+            fn = _PROGRAMS[key] = _build_pool(x, kernel, stride, padding, dilation, extra,
+                                              (oh, ow))
             if len(_PROGRAMS) > MAX_PROGRAMS:
                 _PROGRAMS.popitem(last=False)
         else:
@@ -210,7 +214,7 @@ def _build(arrays: list, make):
     return program
 
 
-def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, out_hw):
+def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw):
     """The max pooling kernel for x's layout as a function of (x, values, positions); False
     without a compiler."""
     global _compiler, _warned
@@ -227,6 +231,7 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, out_hw):
     ctx.update(zip(("sh", "sw"), stride))
     ctx.update(zip(("ph", "pw"), padding))
     ctx.update(zip(("dh", "dw"), dilation))
+    ctx.update(zip(("eh", "ew"), extra))
     ctx["name"] = name = "ft_max_pool2d_" + hashlib.sha256(
         repr(sorted(ctx.items())).encode()).hexdigest()[:12]
     source = environment("c").get_template("max_pool2d.c.j2").render(**ctx)

@@ -358,8 +358,9 @@ def _program(graph, be, out_slots):
 
 
 def _max_pool_kernel(graph):
-    """For max_pool2d's graph (unfold2d with -inf padding, the windows merged, argmax over
-    them, gather at the argmax; values and argmax returned), a function computing both from the
+    """For max_pool2d's graph (unfold2d with -inf padding, of the input or, with ceil_mode, of
+    the input written into a larger -inf image; the windows merged, argmax over them, gather
+    at the argmax; values and argmax returned), a function computing both from the
     input by one kernel (`eager_kernels.max_pool2d`: no window copy), returning None where
     that kernel does not apply; for any other graph None."""
     if len(graph.inputs) != 1 or len(graph.outputs) != 2:
@@ -372,12 +373,20 @@ def _max_pool_kernel(graph):
         return None
     merged = arg.inputs[0]
     unfold = merged.inputs[0] if merged.op == "reshape" and gather.inputs[0] is merged else None
-    if unfold is None or unfold.op != "unfold2d" or unfold.inputs[0] is not graph.inputs[0] or \
-            unfold.attrs["pad_value"] != -float("inf") or \
-            out.shape != unfold.shape[:2] + unfold.shape[4:]:
+    if unfold is None or unfold.op != "unfold2d" or unfold.attrs["pad_value"] != -float("inf") \
+            or out.shape != unfold.shape[:2] + unfold.shape[4:]:
         return None
+    x, extra = graph.inputs[0], (0, 0)
+    if unfold.inputs[0] is not x:  # ceil_mode: x written into a larger -inf image first
+        put = unfold.inputs[0]
+        if put.op != "index_put" or put.inputs[1] is not x or put.attrs["accumulate"] or \
+                put.inputs[0].op != "full" or put.inputs[0].attrs["value"] != -float("inf") or \
+                put.attrs["spec"] != tuple(("slice", 0, n, 1) for n in x.shape) or \
+                put.shape[:2] != x.shape[:2]:
+            return None
+        extra = (put.shape[2] - x.shape[2], put.shape[3] - x.shape[3])
     a = unfold.attrs
-    attrs = (a["kernel"], a["stride"], a["padding"], a["dilation"])
+    attrs = (a["kernel"], a["stride"], a["padding"], a["dilation"], extra)
 
     def run(arrays: list):
         out = eager_kernels.max_pool2d(arrays[0], *attrs)

@@ -171,11 +171,13 @@ def test_gather_of_one_index_per_row_is_a_kernel_select(kernels):
     assert sum(1 for key, p in ek._PROGRAMS.items() if p and key[0] == "gather") == 3
 
 
-def _pool_reference(x, kernel, stride, padding, dilation):
-    """max_pool2d's primitives in numpy: -inf padding, the windows merged by a copy, argmax
-    over them (numpy's first maximum, a NaN counting as one) and the values there."""
+def _pool_reference(x, kernel, stride, padding, dilation, extra=(0, 0)):
+    """max_pool2d's primitives in numpy: -inf padding (extra at the bottom and right: ceil
+    mode), the windows merged by a copy, argmax over them (numpy's first maximum, a NaN
+    counting as one) and the values there."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=-np.inf)
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph + extra[0]), (pw, pw + extra[1])),
+                constant_values=-np.inf)
     n, c, h, w = xp.shape
     oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
     st = xp.strides
@@ -187,12 +189,13 @@ def _pool_reference(x, kernel, stride, padding, dilation):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("kernel, stride, padding, dilation", [
-    ((2, 2), (2, 2), (0, 0), (1, 1)), ((3, 3), (2, 2), (1, 1), (1, 1)),
-    ((3, 2), (1, 2), (1, 1), (1, 2)), ((2, 3), (3, 1), (0, 1), (2, 1)),
-    ((4, 4), (1, 1), (2, 2), (1, 1))])
+@pytest.mark.parametrize("kernel, stride, padding, dilation, extra", [
+    ((2, 2), (2, 2), (0, 0), (1, 1), (0, 0)), ((3, 3), (2, 2), (1, 1), (1, 1), (0, 0)),
+    ((3, 2), (1, 2), (1, 1), (1, 2), (0, 0)), ((2, 3), (3, 1), (0, 1), (2, 1), (0, 0)),
+    ((4, 4), (1, 1), (2, 2), (1, 1), (0, 0)), ((3, 3), (2, 2), (0, 0), (1, 1), (1, 1)),
+    ((2, 3), (2, 3), (1, 0), (1, 1), (1, 2))])
 def test_max_pool_kernel_matches_the_window_argmax(kernels, dtype, kernel, stride, padding,
-                                                   dilation):
+                                                   dilation, extra):
     """templates/c/max_pool2d.c.j2: values and window positions equal to the primitives'
     (first maximum, first NaN, -0.0 before 0.0, padding as -inf), for contiguous, channels-last
     and sliced inputs, narrow rows (scalar loop) and wide ones (vector loop)."""
@@ -206,8 +209,8 @@ def test_max_pool_kernel_matches_the_window_argmax(kernels, dtype, kernel, strid
     layouts = [base, np.ascontiguousarray(base.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2),
                base[:, ::-1, 1:, 2:33:2], base[:, :, :, :6]]
     for x in layouts:
-        want_v, want_i = _pool_reference(x, kernel, stride, padding, dilation)
-        got_v, got_i = ek.max_pool2d(x, kernel, stride, padding, dilation)
+        want_v, want_i = _pool_reference(x, kernel, stride, padding, dilation, extra)
+        got_v, got_i = ek.max_pool2d(x, kernel, stride, padding, dilation, extra)
         assert got_v.dtype == dtype and got_i.dtype == np.int64
         np.testing.assert_array_equal(got_i, want_i)
         np.testing.assert_array_equal(got_v, want_v)
@@ -215,8 +218,9 @@ def test_max_pool_kernel_matches_the_window_argmax(kernels, dtype, kernel, strid
 
 
 def test_max_pool_replays_through_its_kernel(kernels):
-    """From a key's third call max_pool2d's replay computes values and argmax by the kernel:
-    outputs and input gradients equal to the plain numpy primitives', bit for bit."""
+    """From a key's third call max_pool2d's replay computes values and argmax by the kernel
+    (padded, dilated, ceil_mode too): outputs and input gradients equal to the plain numpy
+    primitives', bit for bit."""
     import fusetorch as torch
     import fusetorch.nn.functional as F
     from fusetorch.tracer import composite_programs as cp
@@ -230,7 +234,7 @@ def test_max_pool_replays_through_its_kernel(kernels):
         x.requires_grad_(True)
         out = []
         for _ in range(4):
-            for args in ((2,), (3, 2, 1), ((3, 2), (2, 1), (1, 0), (2, 1))):
+            for args in ((2,), (3, 2, 1), ((3, 2), (2, 1), (1, 0), (2, 1)), (3, 2, 0, 1, True)):
                 y = F.max_pool2d(x, *args)
                 (y.nan_to_num() * torch.arange(float(y.numel())).reshape(y.shape)).sum() \
                     .backward()
@@ -239,6 +243,6 @@ def test_max_pool_replays_through_its_kernel(kernels):
         return out, [t.kernel is not None for t in cp._CACHE.values() if t not in ("seen", "plain")]
 
     (want, _), (got, used) = run(False), run(True)
-    assert used == [True] * 3
+    assert used == [True] * 4
     for a, b in zip(want, got):
         np.testing.assert_array_equal(b, a)
