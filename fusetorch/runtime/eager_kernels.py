@@ -40,6 +40,8 @@ ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # and the many tiny arrays of tests and gradchecks build nothing.
 MIN_ELEMENTS = 1 << 12
 MAX_SELECT = 16  # gather_rows: a select per slice of the gathered dim, up to a 4x4 window
+MAX_POOL_ROWS = 1 << 16  # bytes of a max pool kernel's window rows (on the stack: bounded)
+MAX_POOL_PLANE = 1 << 24  # bytes of the padded plane it allocates per plane and thread
 MAX_PROGRAMS = 64  # layouts kept (each program holds its last output buffer); least recent go
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
@@ -83,6 +85,42 @@ def gather_rows(x: np.ndarray, index: np.ndarray, dim: int):
         rows.append(x[tuple(crop)])
     key = ("gather", k) + _layout(rows[0]) + _layout(index)
     return _run(key, rows + [index], _select_graph)
+
+
+def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
+               extra: tuple = (0, 0)):
+    """(values [N, C, OH, OW], window positions int64 [N, C, 1, OH, OW]) of max pooling x
+    [N, C, H, W] with -inf padding (`padding` on each side and `extra` more at the bottom and
+    right: ceil_mode's), by one kernel (templates/c/max_pool2d.c.j2); or None. The
+    same arrays as max_pool2d's unfold2d, window copy, argmax and gather (a composite replay
+    runs this instead: tracer/composite_programs.py), from one read of the input: the window
+    copy (as large as the input) is never written."""
+    if not (x.ndim == 4 and _eligible(x, 0)):
+        return None
+    n, c, h, w = x.shape
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw), (eh, ew) = kernel, stride, padding, dilation, extra
+    hp, wp = h + 2 * ph + eh, w + 2 * pw + ew
+    oh = (hp - dh * (kh - 1) - 1) // sh + 1
+    ow = (wp - dw * (kw - 1) - 1) // sw + 1
+    if oh < 1 or ow < 1 or kh * kw * ow * x.itemsize > MAX_POOL_ROWS or \
+            (hp, wp) != (h, w) and hp * wp * x.itemsize > MAX_POOL_PLANE:
+        return None
+    key = ("max_pool2d", kernel, stride, padding, dilation, extra) + _layout(x)
+    with _lock:
+        fn = _PROGRAMS.get(key)
+        if fn is None:
+            fn = _PROGRAMS[key] = _build_pool(x, kernel, stride, padding, dilation, extra,
+                                              (oh, ow))
+            if len(_PROGRAMS) > MAX_PROGRAMS:
+                _PROGRAMS.popitem(last=False)
+        else:
+            _PROGRAMS.move_to_end(key)
+    if fn is False:
+        return None
+    values = np.empty((n, c, oh, ow), x.dtype)
+    where = np.empty((n, c, 1, oh, ow), np.int64)
+    fn(x, values, where)
+    return values, where
 
 
 def clear() -> None:
@@ -174,3 +212,42 @@ def _build(arrays: list, make):
                           "numpy", stacklevel=5)
         return False
     return program
+
+
+def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw):
+    """The max pooling kernel for x's layout as a function of (x, values, positions); False
+    without a compiler."""
+    global _compiler, _warned
+    import hashlib
+    from ..codegen import environment
+    from ..codegen.render import PARALLEL_WORK
+    from .cbuild import CompilerUnavailable, build
+    t = "float" if x.dtype == np.float32 else "double"
+    strides = tuple(s // x.itemsize for s in x.strides)
+    (kh, kw), (oh, ow) = kernel, out_hw
+    ctx = dict(t=t, strides=strides, oh=oh, ow=ow, kh=kh, kw=kw,
+               parallel=x.shape[0] * x.shape[1] * oh * ow * kh * kw >= PARALLEL_WORK)
+    ctx.update(zip(("n", "c", "h", "w"), x.shape))
+    ctx.update(zip(("sh", "sw"), stride))
+    ctx.update(zip(("ph", "pw"), padding))
+    ctx.update(zip(("dh", "dw"), dilation))
+    ctx.update(zip(("eh", "ew"), extra))
+    ctx["name"] = name = "ft_max_pool2d_" + hashlib.sha256(
+        repr(sorted(ctx.items())).encode()).hexdigest()[:12]
+    source = environment("c").get_template("max_pool2d.c.j2").render(**ctx)
+    try:
+        lib = build(source, f"void {name}({t}* in0, {t}* out0, int64_t* out1);")
+    except CompilerUnavailable as e:
+        _compiler = False
+        if not _warned:
+            _warned = True
+            warnings.warn(f"fusetorch: cannot build kernels ({e}); eager operations stay in "
+                          "numpy", stacklevel=5)
+        return False
+    func, ffi = lib.function(name), lib.ffi
+    ptr = t + "*"
+
+    def run(a, values, where):
+        func(ffi.cast(ptr, a.ctypes.data), ffi.cast(ptr, values.ctypes.data),
+             ffi.cast("int64_t*", where.ctypes.data))
+    return run

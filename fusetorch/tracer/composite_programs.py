@@ -209,7 +209,7 @@ class _Template:
 
     __slots__ = ("graph", "program", "schedule", "interpret", "n_args", "slot_dtypes",
                  "value_slots", "views", "shared", "placeholders", "records", "labels", "out_slots", "out_tuple",
-                 "lock")
+                 "lock", "kernel")
 
     @classmethod
     def make(cls, rec: _Capture, tensors: list, out, log: list, labels: list) -> "_Template":
@@ -288,6 +288,7 @@ class _Template:
         self.placeholders = tuple((s, _placeholder(by_slot[s]._data))
                                   for s in range(len(by_slot)) if s not in have)
         self.graph, self.program, self.schedule = graph, None, None
+        self.kernel = None if views else _max_pool_kernel(graph)
         self.lock = threading.Lock()
         total = sum(t._data.size for t in tensors)
         self.interpret = (total < MIN_ELEMENTS or
@@ -319,6 +320,10 @@ class _Template:
         return outs if self.out_tuple else outs[0]
 
     def _run(self, arrays: list, be) -> list:
+        if self.kernel is not None:
+            values = self.kernel(arrays)
+            if values is not None:
+                return values
         if not self.interpret and kernel_safe(arrays):
             try:
                 with self.lock:  # a program's run is not reentrant
@@ -350,6 +355,43 @@ def _program(graph, be, out_slots):
         return False
     program.user_outputs = sum(1 for s in out_slots if s is not None)
     return program
+
+
+def _max_pool_kernel(graph):
+    """For max_pool2d's graph (unfold2d with -inf padding, of the input or, with ceil_mode, of
+    the input written into a larger -inf image; the windows merged, argmax over them, gather
+    at the argmax; values and argmax returned), a function computing both from the
+    input by one kernel (`eager_kernels.max_pool2d`: no window copy), returning None where
+    that kernel does not apply; for any other graph None."""
+    if len(graph.inputs) != 1 or len(graph.outputs) != 2:
+        return None
+    out, arg = graph.outputs
+    gather = out.inputs[0] if out.op == "reshape" else None
+    if gather is None or gather.op != "gather" or gather.inputs[1] is not arg or \
+            gather.attrs["dim"] != 2 or arg.op != "argmax" or arg.attrs["dims"] != (2,) or \
+            not arg.attrs["keepdim"]:
+        return None
+    merged = arg.inputs[0]
+    unfold = merged.inputs[0] if merged.op == "reshape" and gather.inputs[0] is merged else None
+    if unfold is None or unfold.op != "unfold2d" or unfold.attrs["pad_value"] != -float("inf") \
+            or out.shape != unfold.shape[:2] + unfold.shape[4:]:
+        return None
+    x, extra = graph.inputs[0], (0, 0)
+    if unfold.inputs[0] is not x:  # ceil_mode: x written into a larger -inf image first
+        put = unfold.inputs[0]
+        if put.op != "index_put" or put.inputs[1] is not x or put.attrs["accumulate"] or \
+                put.inputs[0].op != "full" or put.inputs[0].attrs["value"] != -float("inf") or \
+                put.attrs["spec"] != tuple(("slice", 0, n, 1) for n in x.shape) or \
+                put.shape[:2] != x.shape[:2]:
+            return None
+        extra = (put.shape[2] - x.shape[2], put.shape[3] - x.shape[3])
+    a = unfold.attrs
+    attrs = (a["kernel"], a["stride"], a["padding"], a["dilation"], extra)
+
+    def run(arrays: list):
+        out = eager_kernels.max_pool2d(arrays[0], *attrs)
+        return None if out is None else list(out)
+    return run
 
 
 def _apart(values: list, n_user: int, shared: frozenset) -> list:

@@ -169,3 +169,80 @@ def test_gather_of_one_index_per_row_is_a_kernel_select(kernels):
             np.testing.assert_array_equal(got, want)
         assert np.signbit(got[0, 0, 0, 0, 0])  # index 0 there: x's -0.0, sign kept
     assert sum(1 for key, p in ek._PROGRAMS.items() if p and key[0] == "gather") == 3
+
+
+def _pool_reference(x, kernel, stride, padding, dilation, extra=(0, 0)):
+    """max_pool2d's primitives in numpy: -inf padding (extra at the bottom and right: ceil
+    mode), the windows merged by a copy, argmax over them (numpy's first maximum, a NaN
+    counting as one) and the values there."""
+    (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
+    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph + extra[0]), (pw, pw + extra[1])),
+                constant_values=-np.inf)
+    n, c, h, w = xp.shape
+    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    st = xp.strides
+    win = as_strided(xp, (n, c, kh, kw, oh, ow),
+                     (st[0], st[1], st[2] * dh, st[3] * dw, st[2] * sh, st[3] * sw))
+    win = win.reshape(n, c, kh * kw, oh, ow)
+    arg = win.argmax(2, keepdims=True)
+    return np.take_along_axis(win, arg, 2)[:, :, 0], arg
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel, stride, padding, dilation, extra", [
+    ((2, 2), (2, 2), (0, 0), (1, 1), (0, 0)), ((3, 3), (2, 2), (1, 1), (1, 1), (0, 0)),
+    ((3, 2), (1, 2), (1, 1), (1, 2), (0, 0)), ((2, 3), (3, 1), (0, 1), (2, 1), (0, 0)),
+    ((4, 4), (1, 1), (2, 2), (1, 1), (0, 0)), ((3, 3), (2, 2), (0, 0), (1, 1), (1, 1)),
+    ((2, 3), (2, 3), (1, 0), (1, 1), (1, 2))])
+def test_max_pool_kernel_matches_the_window_argmax(kernels, dtype, kernel, stride, padding,
+                                                   dilation, extra):
+    """templates/c/max_pool2d.c.j2: values and window positions equal to the primitives'
+    (first maximum, first NaN, -0.0 before 0.0, padding as -inf), for contiguous, channels-last
+    and sliced inputs, narrow rows (scalar loop) and wide ones (vector loop)."""
+    kernels(True)
+    rng = np.random.default_rng(7)
+    base = rng.integers(-3, 3, (3, 4, 13, 37)).astype(dtype)  # small integers: many ties
+    base[0, 0, :4, :4] = np.nan
+    base[0, 1, 1, :6] = [np.nan, 1, np.nan, 5, -np.inf, np.inf]
+    base[1, 2, :3, :3] = -np.inf
+    base[2, 3, :2, :2] = [[-0.0, 0.0], [0.0, -0.0]]
+    layouts = [base, np.ascontiguousarray(base.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2),
+               base[:, ::-1, 1:, 2:33:2], base[:, :, :, :6]]
+    for x in layouts:
+        want_v, want_i = _pool_reference(x, kernel, stride, padding, dilation, extra)
+        got_v, got_i = ek.max_pool2d(x, kernel, stride, padding, dilation, extra)
+        assert got_v.dtype == dtype and got_i.dtype == np.int64
+        np.testing.assert_array_equal(got_i, want_i)
+        np.testing.assert_array_equal(got_v, want_v)
+        assert np.array_equal(np.signbit(got_v), np.signbit(want_v))
+
+
+def test_max_pool_replays_through_its_kernel(kernels):
+    """From a key's third call max_pool2d's replay computes values and argmax by the kernel
+    (padded, dilated, ceil_mode too): outputs and input gradients equal to the plain numpy
+    primitives', bit for bit."""
+    import fusetorch as torch
+    import fusetorch.nn.functional as F
+    from fusetorch.tracer import composite_programs as cp
+
+    def run(on: bool):
+        kernels(on)
+        cp.clear()
+        torch.manual_seed(1)
+        x = torch.randn(8, 5, 20, 22).round()  # ties
+        x[0, 0, :2, :2] = float("nan")
+        x.requires_grad_(True)
+        out = []
+        for _ in range(4):
+            for args in ((2,), (3, 2, 1), ((3, 2), (2, 1), (1, 0), (2, 1)), (3, 2, 0, 1, True)):
+                y = F.max_pool2d(x, *args)
+                (y.nan_to_num() * torch.arange(float(y.numel())).reshape(y.shape)).sum() \
+                    .backward()
+                out += [y.detach().numpy().copy(), x.grad.numpy().copy()]
+                x.grad = None
+        return out, [t.kernel is not None for t in cp._CACHE.values() if t not in ("seen", "plain")]
+
+    (want, _), (got, used) = run(False), run(True)
+    assert used == [True] * 4
+    for a, b in zip(want, got):
+        np.testing.assert_array_equal(b, a)
