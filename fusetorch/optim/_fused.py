@@ -212,6 +212,9 @@ def step_group(opt, group: dict, kind: str) -> bool:
         plans[id(group)] = _Plan(group, key)  # first sight: the loop's step
         return False
     flags = dict(flags)
+    scalars = spec.scalars(group, flags)
+    if not all(isinstance(x, (int, float)) for x in scalars):
+        return False  # (a hyperparameter set to a tensor or another type: the loop's ops)
     keys = spec.state(flags)
     if plan.batches is None or (plan.batches and not all(
             b.current(opt, keys) for b in plan.batches)):
@@ -223,7 +226,6 @@ def step_group(opt, group: dict, kind: str) -> bool:
     grad_arrays = _grad_arrays(plan.batches, params, grads)
     if grad_arrays is None:
         return False
-    scalars = spec.scalars(group, flags)
     for batch, garrays in zip(plan.batches, grad_arrays):
         _run(batch, spec, group, garrays, scalars)
     return True

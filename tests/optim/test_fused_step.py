@@ -290,3 +290,12 @@ def test_memory_stays_flat():
         tracemalloc.stop()
     assert all(plan.batches for plan in opt._fused_plans.values()), "should have run fused"
     assert grown < 4_000, grown
+
+
+def test_a_tensor_hyperparameter_runs_the_loop(calls):
+    def tensor_momentum(i, opt, params):
+        if i == 2:
+            opt.param_groups[0]["momentum"] = torch.tensor(0.5, dtype=torch.float64)
+    n = len(calls)
+    _check(lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), calls, between=tensor_momentum)
+    assert len(calls) - n == 2  # steps 2 and 3 (0-based 1, 2) fused; the tensor's, the loop
