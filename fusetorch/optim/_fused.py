@@ -165,11 +165,11 @@ class _Batch:
     def current(self, opt, keys: tuple) -> bool:
         """Whether the params and their state still hold the arrays the tables point to."""
         state = opt.state
-        for p, arrays in zip(self.params, self.arrays):
+        for p, arrays, step in zip(self.params, self.arrays, self.steps):
             if p._data is not arrays[0]:
                 return False
             st = state.get(p)
-            if st is None:
+            if st is None or (step is not None and st.get("step") is not step):
                 return False
             for k, a in zip(keys, arrays[1:]):
                 t = st.get(k)

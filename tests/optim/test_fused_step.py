@@ -75,11 +75,19 @@ def _assert_bitwise(a, b):
             assert np.array_equal(x, y), f"step {step}, param {k}: max diff {np.abs(x - y).max()}"
 
 
+def _state(opt) -> list:
+    return [(i, k, v.numpy().copy() if isinstance(v, torch.Tensor) else v)
+            for i, st in opt.state_dict()["state"].items() for k, v in sorted(st.items())]
+
+
 def _check(make_opt, calls, dtypes=(torch.float64,) * 5, expect_fused=True, **kw):
-    loop, _ = _train(make_opt, dtypes, fused=False, **kw)
+    loop, loop_opt = _train(make_opt, dtypes, fused=False, **kw)
     n = len(calls)
     fused, opt = _train(make_opt, dtypes, fused=True, **kw)
     _assert_bitwise(loop, fused)
+    a, b = _state(loop_opt), _state(opt)  # every state tensor, step counters included
+    assert [x[:2] for x in a] == [x[:2] for x in b]
+    _assert_bitwise([[x[2] for x in a]], [[x[2] for x in b]])
     assert (len(calls) > n) == expect_fused
     return opt
 
@@ -173,7 +181,9 @@ def test_state_replaced_mid_run_is_followed(calls):
             opt.load_state_dict(copy.deepcopy(opt.state_dict()))
         if i == 4:
             params[0].data = params[0].data.clone()  # a parameter's array replaced too
-    _check(lambda ps: optim.Adam(ps, lr=0.05), calls, steps=7, between=reload)
+        if i == 5 and "step" in opt.state[params[1]]:  # and a step counter
+            opt.state[params[1]]["step"] = opt.state[params[1]]["step"].clone()
+    _check(lambda ps: optim.Adam(ps, lr=0.05), calls, steps=8, between=reload)
     _check(lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), calls, steps=7, between=reload)
 
 
