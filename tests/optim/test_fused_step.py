@@ -22,6 +22,13 @@ SHAPES = [(3, 4), (5,), (2, 3, 2), (), (7,)]
 NO_GRAD = 4  # the parameter at this position never has a gradient
 
 
+@pytest.fixture(autouse=True)
+def _enabled(monkeypatch):
+    """The fused path on, also when the suite runs under FUSETORCH_EAGER_COMPILE=0 (which
+    test_environment_variable_turns_it_off checks in a process of its own)."""
+    monkeypatch.setattr(_fused, "ENABLED", True)
+
+
 @pytest.fixture
 def calls(monkeypatch):
     """Counts fused kernel calls (one per group and dtype per step)."""
