@@ -73,7 +73,7 @@ def _adam_flags(group: dict):
         return None
     return (("maximize", bool(group["maximize"])),
             ("weight_decay", group["weight_decay"] != 0),
-            ("decoupled", bool(group["decoupled_weight_decay"])),
+            ("decoupled", group["weight_decay"] != 0 and bool(group["decoupled_weight_decay"])),
             ("amsgrad", bool(group["amsgrad"])),
             # lerp(m, g, w) computes m + (g - m) * w for |w| < 0.5, else g - (g - m) * (1 - w)
             ("lerp_from_end", not abs(1 - beta1) < 0.5))
