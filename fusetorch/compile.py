@@ -34,7 +34,6 @@ from ._guards import Bindings
 from ._tensor_names import tensor_names
 from .ir.graph import Graph, toposort
 from .ir.partition import recompute
-from .optim.optimizer import python_state
 from .runtime.device import dtype_from_numpy
 from .runtime import inspection
 from .runtime.program import Program, kernel_safe, overlapping
@@ -63,6 +62,9 @@ class CompiledFunction:
         self._last: _Variant | None = None
         self._warned_overflow = False
         self._unsettled: dict = {}  # key -> traces whose optimizer state had not settled
+        # the objects with Python-side state (optimizers) that this function's traces used,
+        # as the recorder reported them (`Recorder.uses_python_state`), by id
+        self._stateful: dict = {}
 
     @property
     def _orig_mod(self):
@@ -135,7 +137,8 @@ class CompiledFunction:
             # one program runs on one device (C kernels on the CPU, CUDA kernels on a GPU)
             self._remember(key, _EAGER)
             return self._fn(*args, **kwargs)
-        state_before = python_state()
+        known = list(self._stateful.values())
+        state_before = _python_state(known)
         bindings = Bindings.of(self._fn)  # what its names hold now, as the trace reads them
         names = tensor_names(self._fn, args)  # (for pictures of the graph: `graph("dot")`)
         with trace(*tensors) as rec:
@@ -151,10 +154,15 @@ class CompiledFunction:
             self._remember(key, _EAGER)
             return out
         outs, spec = _flatten(out)
-        if python_state() != state_before:
+        stateful = list(rec.stateful.values())
+        new = [o for o in stateful if id(o) not in self._stateful]
+        self._stateful.update(rec.stateful)
+        if new or _python_state(known) != state_before:
             # the call changed what an optimizer keeps in Python (its first step creates state;
             # a scheduler set a new lr): a replay could not redo that. This call ran eagerly
-            # while tracing; the next one traces again, until the state settles
+            # while tracing; the next one traces again, until the state settles. An optimizer
+            # this function had not used before counts as changed: its state before the call
+            # is unknown (the call may have set its lr before stepping it)
             tries = self._unsettled.get(key, 0) + 1
             self._unsettled[key] = tries
             if tries >= _SETTLE_TRIES:
@@ -216,7 +224,7 @@ class CompiledFunction:
                 return out
             raise
         variant = _Variant(program, spec, len(outs), len(results), effects, tensors, backward,
-                           bindings)
+                           bindings, stateful)
         variant.input_names = _input_names(tensors, effects, names)
         self._last = variant
         self._remember(key, variant)
@@ -352,7 +360,8 @@ class _Effects:
     """What a traced call did besides returning values, which every replay must redo:
     in-place writes to tensors it read (an optimizer's update of parameters and momentum
     buffers, BatchNorm's running statistics) and new `.grad` values of leaves (backward,
-    zero_grad). Python-level state is covered by `python_state()` (optimizers) and the guards."""
+    zero_grad). Python-level state is covered by the guards, optimizers' by their
+    `_python_state()`."""
 
     def __init__(self, sources: list, mutated: list, grad_sets: list, grad_guards: list):
         self.sources = sources          # per captured tensor: the tensor, or _GradOf(leaf)
@@ -389,14 +398,15 @@ class _Variant:
     """One compiled specialisation of a function: its program, guards and effects."""
 
     def __init__(self, program: Program, spec, n_user: int, n_outputs: int, effects: _Effects,
-                 tensors: list, backward, bindings: Bindings):
+                 tensors: list, backward, bindings: Bindings, stateful: list):
         self.program, self.spec, self.backward = program, spec, backward
         self.bindings = bindings
         self.n_user, self.n_outputs, self.effects = n_user, n_outputs, effects
         self.n_given = len(tensors) - len(effects.sources)
         self.key = self._guard_key(tensors)
-        self.stateful = bool(effects.mutated or effects.grad_sets)
-        self.python_state = python_state() if self.stateful else None
+        # the optimizers its trace stepped, and their Python state then (see guard)
+        self.stateful = stateful
+        self.python_state = _python_state(stateful)
         self.input_names: list | None = None  # per program input, for graph("dot")
 
     def resolve(self) -> list:
@@ -416,7 +426,7 @@ class _Variant:
             return False
         if any((leaf._grad is None) != was_none for leaf, was_none in self.effects.grad_guards):
             return False
-        return not self.stateful or python_state() == self.python_state
+        return _python_state(self.stateful) == self.python_state
 
     def apply_effects(self, tensors: list, arrays: list) -> None:
         k = self.n_user
@@ -432,6 +442,10 @@ class _Variant:
             else:
                 leaf._grad = Tensor._make(arrays[k], g._dtype, leaf._be)
                 k += 1
+
+
+def _python_state(objs: list) -> tuple:
+    return tuple(o._python_state() for o in objs)
 
 
 def _show(program: Program | None, format: str, input_names: list | None = None) -> str:

@@ -5,6 +5,7 @@ from typing import Callable, Iterable
 
 from ..tracer import creation as C
 from ..tracer.tensor import Tensor
+from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _new_step, _no_grad_step,
                         _scalar_dtype, _to_scalar)
 
@@ -75,6 +76,8 @@ class Adagrad(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            if _fused.step_group(self, group, "adagrad"):  # one kernel for the whole group
+                continue
             lr = _to_scalar(group["lr"])
             wd, eps, lr_decay = group["weight_decay"], group["eps"], group["lr_decay"]
             for p in group["params"]:

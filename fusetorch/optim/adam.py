@@ -7,6 +7,7 @@ from ..tracer import creation as C
 from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer.tensor import Tensor
+from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _new_step, _no_grad_step,
                         _scalar_dtype, _to_scalar)
 
@@ -83,6 +84,8 @@ class Adam(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            if _fused.step_group(self, group, "adam"):  # one kernel for the whole group
+                continue
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]
             wd, eps, amsgrad = group["weight_decay"], group["eps"], group["amsgrad"]

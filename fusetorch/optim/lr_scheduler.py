@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 from weakref import ref
 
 from ..tracer.tensor import Tensor
-from .optimizer import Optimizer, _to_scalar
+from .optimizer import Optimizer, _to_scalar, _uses_python_state
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR",
            "LinearLR", "ExponentialLR", "PolynomialLR", "CosineAnnealingLR",
@@ -147,6 +147,7 @@ class LRScheduler:
 
     def _update_lr(self, epoch: int | None = None) -> None:
         """Compute the lrs of the next epoch (or of `epoch`, closed form) and write them."""
+        _uses_python_state(self.optimizer)  # (a traced call: the new lrs are guarded)
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -441,6 +442,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs = 0
 
     def step(self, metrics, epoch=None) -> None:  # type: ignore[override]
+        _uses_python_state(self.optimizer)
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1

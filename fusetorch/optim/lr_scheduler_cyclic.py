@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 from ..tracer.tensor import Tensor
 from .lr_scheduler import LRScheduler, _group_values, _set_group_value
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _uses_python_state
 
 __all__ = ["CyclicLR", "OneCycleLR", "CosineAnnealingWarmRestarts"]
 
@@ -294,6 +294,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def step(self, epoch=None) -> None:
         """Advance one epoch, or go to `epoch` (may be fractional, e.g. epoch + i / iters)."""
+        _uses_python_state(self.optimizer)
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:

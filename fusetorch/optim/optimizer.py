@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import warnings
-import weakref
 from collections import OrderedDict, defaultdict
 from collections.abc import Iterable
 from copy import deepcopy
@@ -87,6 +86,7 @@ def _no_grad_step(step: Callable) -> Callable:
     differentiable=False): the updates are not part of any autograd graph."""
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
+        _uses_python_state(self)
         with no_grad(), recording_phase("update"):  # (a compiled step labels its kernels)
             return step(self, *args, **kwargs)
     return wrapper
@@ -123,27 +123,15 @@ def _traced() -> bool:
     return D.RECORDER is not None
 
 
-# every live optimizer: a compiled training step replays its tensor updates but cannot replay
-# Python-side changes (new state, a Python step counter, a scheduler's new lr), so `compile`
-# guards on `python_state()` (see fusetorch/compile.py)
-_LIVE: "weakref.WeakSet[Optimizer]" = weakref.WeakSet()
 _SCALARS = (bool, int, float, str, type(None))
 
 
-def python_state() -> tuple:
-    """What of all live optimizers' state lives in Python: hyperparameters, which state
-    entries exist, non-tensor state values, and which tensor objects hold the tensor state."""
-    out = []
-    for opt in list(_LIVE):
-        groups = tuple(tuple((k, v) for k, v in g.items() if isinstance(v, _SCALARS) or
-                             (isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v)))
-                       for g in opt.param_groups)
-        state = tuple((id(p), tuple((k, id(v) if isinstance(v, Tensor) else
-                                     v if isinstance(v, _SCALARS) else id(v))
-                                    for k, v in st.items()))
-                      for p, st in opt.state.items())
-        out.append((id(opt), groups, state))
-    return tuple(out)
+def _uses_python_state(opt: "Optimizer") -> None:
+    """Under a trace (a compiled function's first call), tell the recording that `opt`'s
+    Python-side state takes part: a replay reruns its tensor updates but no Python, so
+    `compile` guards the compiled call on `opt._python_state()`."""
+    if D.RECORDER is not None:
+        D.RECORDER.uses_python_state(opt)
 
 
 class Optimizer:
@@ -157,7 +145,6 @@ class Optimizer:
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        _LIVE.add(self)
         self._optimizer_step_pre_hooks: OrderedDict = OrderedDict()
         self._optimizer_step_post_hooks: OrderedDict = OrderedDict()
         self._optimizer_state_dict_pre_hooks: OrderedDict = OrderedDict()
@@ -188,7 +175,6 @@ class Optimizer:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        _LIVE.add(self)
         for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
                      "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
                      "_optimizer_load_state_dict_pre_hooks",
@@ -197,6 +183,19 @@ class Optimizer:
                 setattr(self, name, OrderedDict())
         self._patch_step_function()
         self.defaults.setdefault("differentiable", False)
+
+    def _python_state(self) -> tuple:
+        """What of this optimizer's state lives in Python, as a comparable snapshot: its
+        groups' scalar options, which state entries exist, non-tensor state values, and which
+        tensor objects hold the tensor state (see `_uses_python_state`)."""
+        groups = tuple(tuple((k, v) for k, v in g.items() if isinstance(v, _SCALARS) or
+                             (isinstance(v, tuple) and all(isinstance(x, _SCALARS) for x in v)))
+                       for g in self.param_groups)
+        state = tuple((id(p), tuple((k, id(v) if isinstance(v, Tensor) else
+                                     v if isinstance(v, _SCALARS) else id(v))
+                                    for k, v in st.items()))
+                      for p, st in self.state.items())
+        return groups, state
 
     def __repr__(self) -> str:
         s = self.__class__.__name__ + " ("

@@ -5,6 +5,7 @@ from typing import Callable, Iterable
 
 from ..tracer import creation as C
 from ..tracer.tensor import Tensor
+from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _new_step, _no_grad_step,
                         _scalar_dtype, _to_scalar)
 
@@ -64,6 +65,8 @@ class RMSprop(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            if _fused.step_group(self, group, "rmsprop"):  # one kernel for the whole group
+                continue
             lr = _to_scalar(group["lr"])
             alpha, eps, wd = group["alpha"], group["eps"], group["weight_decay"]
             momentum, centered = group["momentum"], group["centered"]

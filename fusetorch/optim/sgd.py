@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from . import _fused
 from .optimizer import Optimizer, _check_differentiable, _no_grad_step, _to_scalar
 
 __all__ = ["SGD"]
@@ -54,6 +55,8 @@ class SGD(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            if _fused.step_group(self, group, "sgd"):  # one kernel for the whole group
+                continue
             lr = _to_scalar(group["lr"])
             weight_decay, momentum = group["weight_decay"], group["momentum"]
             dampening, nesterov = group["dampening"], group["nesterov"]

@@ -89,6 +89,10 @@ class Recorder:
         # 'set'), the grad at that moment]. What a replay of the trace must check and redo.
         self.grad_events: dict[int, list] = {}
         self.backward_ran = False  # autograd.backward ran inside the trace (recorded)
+        # objects whose Python-side state the traced code used or changed (an optimizer's
+        # step, a scheduler setting its lr), by id: a replay runs no Python, so `compile`
+        # guards on each one's `_python_state()` (see `uses_python_state`)
+        self.stateful: dict[int, object] = {}
         # in-place writes follow memory: per storage root, how many times it was written
         # (`_gen`), and per view, the count its node was made at (`_vgen`); a view read after
         # its root was written again replays its steps on the root's new node
@@ -188,6 +192,14 @@ class Recorder:
             self._keep.append(leaf)
         if self.parent is not None:
             self.parent.grad_access(leaf, kind)
+
+    def uses_python_state(self, obj) -> None:
+        """`obj` (an optimizer about to step) keeps state in Python that the traced call reads
+        or changes, which a replay cannot: it offers `_python_state()`, a comparable snapshot
+        (hyperparameters, which state entries exist), for the caller to guard on."""
+        self.stateful.setdefault(id(obj), obj)
+        if self.parent is not None:
+            self.parent.uses_python_state(obj)
 
     def input(self, t: Tensor) -> Node:
         """Declare `t` a graph input (done implicitly for any outside tensor an op reads)."""

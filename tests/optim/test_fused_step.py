@@ -1,0 +1,318 @@
+"""The fused eager optimizer step (fusetorch/optim/_fused.py) against the optimizers' Python loops:
+the same parameters, gradients and schedules through both, bit for bit equal after every step, for
+every combination of the options the kernels branch on, in float32 and float64, with parameters
+lacking gradients, mixed dtypes and shapes, state replaced mid-run, and with the fused path off or
+without a C compiler."""
+import copy
+import itertools
+import os
+import subprocess
+import sys
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+from fusetorch import nn, optim
+from fusetorch.optim import _fused
+from fusetorch.runtime import cbuild
+
+SHAPES = [(3, 4), (5,), (2, 3, 2), (), (7,)]
+NO_GRAD = 4  # the parameter at this position never has a gradient
+
+
+@pytest.fixture(autouse=True)
+def _enabled(monkeypatch):
+    """The fused path on, also when the suite runs under FUSETORCH_EAGER_COMPILE=0 (which
+    test_environment_variable_turns_it_off checks in a process of its own)."""
+    monkeypatch.setattr(_fused, "ENABLED", True)
+
+
+@pytest.fixture
+def calls(monkeypatch):
+    """Counts fused kernel calls (one per group and dtype per step)."""
+    seen = []
+    run = _fused._run
+
+    def counted(*args):
+        seen.append(args[0])
+        return run(*args)
+    monkeypatch.setattr(_fused, "_run", counted)
+    return seen
+
+
+def _params(dtypes, seed=0):
+    rng = np.random.default_rng(seed)
+    return [nn.Parameter(torch.tensor(rng.standard_normal(s), dtype=d))
+            for s, d in zip(SHAPES, dtypes)]
+
+
+def _train(make_opt, dtypes, fused, steps=6, schedule=True, skip=None, seed=0, between=None):
+    """Parameters after each step; gradients drawn per step (large first, so AMSGrad's max
+    matters); `skip`: (step, position) pairs whose gradient is None."""
+    old = _fused.ENABLED
+    _fused.ENABLED = fused
+    try:
+        params = _params(dtypes, seed)
+        opt = make_opt(params)
+        sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.8) if schedule else None
+        rng = np.random.default_rng(seed + 1)
+        out = []
+        for i in range(steps):
+            for j, p in enumerate(params):
+                scale = 3.0 if i < 2 else 0.3
+                g = torch.tensor(rng.standard_normal(p.shape) * scale, dtype=p.dtype)
+                p.grad = None if j == NO_GRAD or (i, j) in (skip or ()) else g
+            opt.step()
+            if sched is not None:
+                sched.step()
+            if between is not None:
+                between(i, opt, params)
+            out.append([p.detach().numpy().copy() for p in params])
+        return out, opt
+    finally:
+        _fused.ENABLED = old
+
+
+def _assert_bitwise(a, b):
+    for step, (xs, ys) in enumerate(zip(a, b)):
+        for k, (x, y) in enumerate(zip(xs, ys)):
+            assert x.dtype == y.dtype
+            assert np.array_equal(x, y), f"step {step}, param {k}: max diff {np.abs(x - y).max()}"
+
+
+def _state(opt) -> list:
+    return [(i, k, v.numpy().copy() if isinstance(v, torch.Tensor) else v)
+            for i, st in opt.state_dict()["state"].items() for k, v in sorted(st.items())]
+
+
+def _check(make_opt, calls, dtypes=(torch.float64,) * 5, expect_fused=True, **kw):
+    loop, loop_opt = _train(make_opt, dtypes, fused=False, **kw)
+    n = len(calls)
+    fused, opt = _train(make_opt, dtypes, fused=True, **kw)
+    _assert_bitwise(loop, fused)
+    a, b = _state(loop_opt), _state(opt)  # every state tensor, step counters included
+    assert [x[:2] for x in a] == [x[:2] for x in b]
+    _assert_bitwise([[x[2] for x in a]], [[x[2] for x in b]])
+    assert (len(calls) > n) == expect_fused
+    return opt
+
+
+def _combos(**options):
+    names = list(options)
+    return [dict(zip(names, values)) for values in itertools.product(*options.values())]
+
+
+SGD = [c for c in _combos(momentum=[0, 0.9], nesterov=[False, True], dampening=[0, 0.3],
+                          weight_decay=[0, 0.1], maximize=[False, True])
+       if not (c["nesterov"] and (c["momentum"] == 0 or c["dampening"] != 0))]
+ADAM = _combos(amsgrad=[False, True], weight_decay=[0, 0.1], decoupled_weight_decay=[False, True],
+               maximize=[False, True], betas=[(0.9, 0.999), (0.3, 0.6)])
+RMSPROP = _combos(centered=[False, True], momentum=[0, 0.5], weight_decay=[0, 0.1],
+                  maximize=[False, True], alpha=[0.99, 0.3])
+ADAGRAD = _combos(lr_decay=[0, 0.05], weight_decay=[0, 0.1], maximize=[False, True],
+                  initial_accumulator_value=[0, 0.5])
+
+
+@pytest.mark.parametrize("kw", SGD, ids=str)
+def test_sgd_every_option_combination(kw, calls):
+    _check(lambda ps: optim.SGD(ps, lr=0.1, **kw), calls)
+
+
+@pytest.mark.parametrize("kw", ADAM, ids=str)
+def test_adam_every_option_combination(kw, calls):
+    _check(lambda ps: optim.Adam(ps, lr=0.05, **kw), calls)
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(amsgrad=True), dict(weight_decay=0)], ids=str)
+def test_adamw(kw, calls):
+    _check(lambda ps: optim.AdamW(ps, lr=0.05, **kw), calls)
+
+
+@pytest.mark.parametrize("kw", RMSPROP, ids=str)
+def test_rmsprop_every_option_combination(kw, calls):
+    _check(lambda ps: optim.RMSprop(ps, lr=0.01, **kw), calls)
+
+
+@pytest.mark.parametrize("kw", ADAGRAD, ids=str)
+def test_adagrad_every_option_combination(kw, calls):
+    _check(lambda ps: optim.Adagrad(ps, lr=0.1, **kw), calls)
+
+
+MAKERS = [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
+          lambda ps: optim.Adam(ps, lr=0.05, amsgrad=True, weight_decay=0.01),
+          lambda ps: optim.AdamW(ps, lr=0.05),
+          lambda ps: optim.RMSprop(ps, lr=0.01, centered=True, momentum=0.5),
+          lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.01)]
+
+
+@pytest.mark.parametrize("make_opt", MAKERS)
+def test_float32(make_opt, calls):
+    _check(make_opt, calls, dtypes=(torch.float32,) * 5)
+
+
+@pytest.mark.parametrize("make_opt", MAKERS)
+def test_mixed_dtypes_in_one_group_run_one_kernel_per_dtype(make_opt, calls):
+    _check(make_opt, calls, dtypes=(torch.float32, torch.float64, torch.float32, torch.float64,
+                                    torch.float32))
+    assert {len(b.params) for b in calls} == {2}  # two float32 and two float64 with grads
+
+
+@pytest.mark.parametrize("make_opt", MAKERS)
+def test_params_losing_and_regaining_gradients(make_opt, calls):
+    _check(make_opt, calls, steps=8, skip={(2, 1), (3, 0), (3, 1), (5, 2)})
+
+
+def test_a_learning_rate_changed_by_hand_and_no_scheduler(calls):
+    def halve(i, opt, params):
+        for g in opt.param_groups:
+            g["lr"] = g["lr"] * 0.5 if i % 2 else g["lr"]
+            g["momentum"] = 0.5  # a new value of a runtime argument, same structure
+    _check(lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), calls, schedule=False,
+           between=halve)
+
+
+def test_groups_with_their_own_options(calls):
+    def make(ps):
+        return optim.Adam([{"params": ps[:2], "amsgrad": True},
+                           {"params": ps[2:], "lr": 0.2, "betas": (0.5, 0.9)}], lr=0.05)
+    _check(make, calls)
+    assert len({id(b.func) for b in calls}) == 2
+
+
+def test_state_replaced_mid_run_is_followed(calls):
+    # load_state_dict copies the state tensors; the kernel must write the new ones
+    def reload(i, opt, params):
+        if i == 3:
+            opt.load_state_dict(copy.deepcopy(opt.state_dict()))
+        if i == 4:
+            params[0].data = params[0].data.clone()  # a parameter's array replaced too
+        if i == 5 and "step" in opt.state[params[1]]:  # and a step counter
+            opt.state[params[1]]["step"] = opt.state[params[1]]["step"].clone()
+    _check(lambda ps: optim.Adam(ps, lr=0.05), calls, steps=8, between=reload)
+    _check(lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), calls, steps=7, between=reload)
+
+
+def test_a_parameter_the_kernel_cannot_read_runs_the_loop(calls):
+    def transposed(ps):  # a parameter that is a transposed view: not C-contiguous
+        ps[0] = nn.Parameter(torch.tensor(np.linspace(-1, 1, 12).reshape(4, 3)).t())
+        return optim.SGD(ps, lr=0.1, momentum=0.9)
+    _check(transposed, calls, expect_fused=False)
+
+
+def test_strided_gradients_run_the_loop(calls, monkeypatch):
+    results = []
+    for fused in (False, True):
+        monkeypatch.setattr(_fused, "ENABLED", fused)
+        rng = np.random.default_rng(0)
+        p = nn.Parameter(torch.tensor(rng.standard_normal((3, 4))))
+        opt = optim.SGD([p], lr=0.1, momentum=0.9)
+        for _ in range(4):
+            p.grad = torch.tensor(rng.standard_normal((4, 3))).t()
+            opt.step()
+        results.append(p.detach().numpy().copy())
+    assert np.array_equal(*results)
+    assert not calls
+
+
+def test_float16_and_foreach_false_run_the_loop(calls):
+    _check(lambda ps: optim.Adam(ps, lr=0.05), calls, dtypes=(torch.float16,) * 5,
+           expect_fused=False)
+    _check(lambda ps: optim.SGD(ps, lr=0.1, foreach=False), calls, expect_fused=False)
+
+
+def test_updates_bump_version_counters(calls):
+    p = nn.Parameter(torch.randn(6, dtype=torch.float64))
+    opt = optim.Adam([p], lr=0.1)
+    p.grad = torch.randn(6, dtype=torch.float64)
+    opt.step()  # (the loop's: it creates the state)
+    for _ in range(3):
+        p.grad = torch.randn(6, dtype=torch.float64)
+        before = (p._version, opt.state[p]["exp_avg"]._version, opt.state[p]["step"]._version)
+        opt.step()
+        after = (p._version, opt.state[p]["exp_avg"]._version, opt.state[p]["step"]._version)
+        assert all(a > b for a, b in zip(after, before))
+    assert len(calls) == 3  # the second step on
+    assert float(opt.state[p]["step"]) == 4.0
+
+
+def test_disabled_builds_nothing(calls, monkeypatch):
+    monkeypatch.setattr(_fused, "ENABLED", False)
+    monkeypatch.setattr(_fused, "_FUNCS", {})
+    p = nn.Parameter(torch.randn(5))
+    opt = optim.SGD([p], lr=0.1)
+    for _ in range(3):
+        p.grad = torch.ones(5)
+        opt.step()
+    assert not calls and not _fused._FUNCS
+
+
+def test_environment_variable_turns_it_off():
+    code = "from fusetorch.optim import _fused; print(_fused.ENABLED)"
+    env = dict(os.environ, FUSETORCH_EAGER_COMPILE="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_no_compiler_warns_once_and_runs_the_loop(calls, monkeypatch):
+    def no_cc(*a, **k):
+        raise cbuild.CompilerUnavailable("no C compiler found")
+    monkeypatch.setattr(cbuild, "build", no_cc)
+    monkeypatch.setattr(_fused, "_FUNCS", {})
+    monkeypatch.setattr(_fused, "_compiler", True)
+    monkeypatch.setattr(_fused, "_warned", False)
+    loop, _ = _train(lambda ps: optim.Adam(ps, lr=0.05), (torch.float32,) * 5, fused=False)
+    with pytest.warns(UserWarning, match="no C compiler") as record:
+        fused, _ = _train(lambda ps: optim.Adam(ps, lr=0.05), (torch.float32,) * 5, fused=True)
+        fused2, _ = _train(lambda ps: optim.SGD(ps, lr=0.1), (torch.float32,) * 5, fused=True)
+    assert len([w for w in record if "cannot build kernels" in str(w.message)]) == 1
+    _assert_bitwise(loop, fused)
+    assert not calls
+
+
+def test_generated_source_reads_as_the_update():
+    source, name, signature = _fused.render(
+        "adam", dict(maximize=True, weight_decay=True, decoupled=True, amsgrad=True,
+                     lerp_from_end=False), "float")
+    assert name == "ft_adam_f32_maximize_weight_decay_decoupled_amsgrad"
+    assert f"void {name}(" in source and "#pragma omp simd" in source
+    assert "neg_step_size" in signature and "decay_factor" in signature
+    assert "sqrtf(second)" in source and "FT_MAX(v_max[i], v_i)" in source
+
+
+def test_memory_stays_flat():
+    params = _params((torch.float32,) * 5)
+    opt = optim.Adam(params, lr=1e-3, amsgrad=True)
+    sched = optim.lr_scheduler.ExponentialLR(opt, gamma=0.999)
+    grads = [torch.randn(p.shape) for p in params]
+
+    def steps(n):
+        for _ in range(n):
+            for p, g in zip(params, grads):
+                p.grad = g.clone()
+            opt.step()
+            sched.step()
+    # (CPython keeps up to 2000 freed tuples of each size for reuse, ~150 KB that tracemalloc
+    # counts as held until the pool is full: fill it first)
+    steps(2100)
+    tracemalloc.start()
+    try:
+        steps(50)
+        first = tracemalloc.get_traced_memory()[0]
+        steps(500)
+        grown = tracemalloc.get_traced_memory()[0] - first
+    finally:
+        tracemalloc.stop()
+    assert all(plan.batches for plan in opt._fused_plans.values()), "should have run fused"
+    assert grown < 4_000, grown
+
+
+def test_a_tensor_hyperparameter_runs_the_loop(calls):
+    def tensor_momentum(i, opt, params):
+        if i == 2:
+            opt.param_groups[0]["momentum"] = torch.tensor(0.5, dtype=torch.float64)
+    n = len(calls)
+    _check(lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9), calls, between=tensor_momentum)
+    assert len(calls) - n == 2  # steps 2 and 3 (0-based 1, 2) fused; the tensor's, the loop
