@@ -19,12 +19,12 @@ only `x + (-0.0)` and `x - 0.0` are.
 from __future__ import annotations
 
 import math
-import struct
 from typing import Callable, Sequence
 
 from . import dtypes as dt
 from .folding import NO as _NO, int_range as _int_range, round_float as _round_float, wrap as _wrap
 from .graph import Graph, Node, make_node
+from .identity import Unkeyable, node_key
 from .ops import OPS
 
 Pass = Callable[[Graph], Graph]
@@ -122,43 +122,15 @@ def dce(g: Graph) -> Graph:
 NEVER_MERGE = frozenset({"input", "random", "custom", "custom_vjp", "copy"})
 
 
-class _Unhashable(Exception):
-    pass
-
-
-def _attr_key(v):
-    """A hashable key equal for attribute values that mean the same thing. Floats compare by
-    their bits (so -0.0 and 0.0 differ, and NaN equals itself); bool, int and float stay apart."""
-    if v is None or isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return ("b", v)
-    if isinstance(v, int):
-        return ("i", int(v))
-    if isinstance(v, float):
-        return ("f", struct.pack("<d", v))
-    if isinstance(v, dt.DType):
-        return ("dtype", v.name)
-    if isinstance(v, (tuple, list)):
-        return (type(v).__name__,) + tuple(_attr_key(x) for x in v)
-    raise _Unhashable(type(v).__name__)
-
-
 def _cse_key(n: Node):
-    """(op, inputs, attrs, shape, dtype) for nodes that may merge, else None."""
+    """The node's structural identity over its (merged) inputs, for nodes that may merge;
+    None for the others and for nodes without identity (an array constant with no digest)."""
     if n.op in NEVER_MERGE:
         return None
-    attrs = n.attrs
     try:
-        if n.op == "constant" and not isinstance(attrs.get("value"), (bool, int, float)):
-            digest = attrs.get("digest")
-            if not isinstance(digest, str):
-                return None  # an array nothing names: only itself is known to equal it
-            attrs = {k: v for k, v in attrs.items() if k != "value"}
-        akey = tuple(sorted((k, _attr_key(v)) for k, v in attrs.items()))
-    except _Unhashable:
+        return node_key(n, tuple([id(i) for i in n.inputs]))
+    except Unkeyable:
         return None
-    return (n.op, tuple(id(i) for i in n.inputs), akey, n.shape, n.dtype.name)
 
 
 def cse(g: Graph) -> Graph:
