@@ -117,15 +117,13 @@ def dce(g: Graph) -> Graph:
 
 # ---------------------------------------------------------------- common subexpressions
 
-# Never merged: inputs are distinct by definition, random draws are distinct draws, custom
-# Functions are opaque (and may be impure), copy promises a buffer of its own.
-NEVER_MERGE = frozenset({"input", "random", "custom", "custom_vjp", "copy"})
-
-
 def _cse_key(n: Node):
     """The node's structural identity over its (merged) inputs, for nodes that may merge;
-    None for the others and for nodes without identity (an array constant with no digest)."""
-    if n.op in NEVER_MERGE:
+    None for the others and for nodes without identity (an array constant with no digest).
+    Never merged: ops declared `distinct` (inputs are distinct by definition, random draws are
+    distinct draws, custom Functions are opaque and may be impure, copy promises a buffer of
+    its own)."""
+    if OPS[n.op].distinct:
         return None
     try:
         return node_key(n, tuple([id(i) for i in n.inputs]))
@@ -135,7 +133,7 @@ def _cse_key(n: Node):
 
 def cse(g: Graph) -> Graph:
     """Merge nodes with the same op, the same (merged) inputs and equal attrs. Array constants
-    compare by their `digest`; `random`, `custom`, `custom_vjp` and `copy` never merge.
+    compare by their `digest`; `distinct` ops (random, custom, custom_vjp, copy) never merge.
 
     >>> cse(Graph([x], [add(exp(x), exp(x))]))     # one exp, used twice
     """
@@ -516,6 +514,6 @@ def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -
     return g
 
 
-__all__ = ["DEFAULT", "NEVER_MERGE", "count_ops", "cse", "dce", "drop_copies", "fold_constants",
+__all__ = ["DEFAULT", "count_ops", "cse", "dce", "drop_copies", "fold_constants",
            "optimize", "rewrite_indexing", "scalar_value", "simplify", "sink_permutes",
            "sink_reshapes", "transpose_matmul"]
