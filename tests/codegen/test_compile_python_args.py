@@ -1,6 +1,8 @@
 """compile keys a call's Python arguments by their structural identity (ir/identity.py
 `value_key`): values Python finds equal that trace to different programs get variants of
 their own."""
+import math
+
 import numpy as np
 import pytest
 
@@ -33,3 +35,15 @@ def test_equal_arguments_share_one_variant():
         f(x, 0.5)
         f(x, float("nan"))  # two NaN objects: the same bits, the same variant
     assert len(f._variants) == 2
+
+
+SCALE = 0.0
+
+
+def test_a_global_rebound_to_the_other_zero_retraces():
+    global SCALE
+    f = torch.compile(lambda t: t / SCALE)
+    y = torch.tensor([1.0])
+    for s in (0.0, -0.0, 0.0):
+        SCALE = s
+        assert f(y).item() == (math.inf if math.copysign(1, s) > 0 else -math.inf), s
