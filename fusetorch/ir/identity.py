@@ -172,18 +172,25 @@ def data_key(v):
     marked display-only (`field(metadata={IDENTITY: False})`): a field added later is part of
     the identity unless it says otherwise. A node inside the data enters as the array it names
     (its shape and dtype): data such as a kernel reads values, not how they were computed."""
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return (type(v).__qualname__,) + tuple(
-            (f.name, data_key(getattr(v, f.name))) for f in dataclasses.fields(v)
-            if f.metadata.get(IDENTITY, True))
     t = type(v)
-    if t is list or t is tuple:
-        return (t.__name__,) + tuple(data_key(x) for x in v)
+    if t in _BARE:
+        return v
+    if t is tuple or t is list:
+        return (t.__name__,) + tuple([data_key(x) for x in v])
+    names = _FIELDS.get(t)
+    if names is None and hasattr(t, "__dataclass_fields__"):
+        names = _FIELDS[t] = tuple(f.name for f in dataclasses.fields(t)
+                                   if f.metadata.get(IDENTITY, True))
+    if names is not None:
+        return (t.__qualname__,) + tuple([(n, data_key(getattr(v, n))) for n in names])
     if t is dict:
         return ("dict",) + tuple(sorted((k, data_key(x)) for k, x in v.items()))
     if hasattr(v, "inputs") and hasattr(v, "op") and hasattr(v, "shape"):  # an ir Node
         return ("node", v.shape, v.dtype)
     return value_key(v)
+
+
+_FIELDS: dict = {}  # dataclass -> the names of its fields that count
 
 
 def digest(data, n: int = 12) -> str:
