@@ -239,8 +239,8 @@ def elementwise(name: str, *args) -> Tensor:
         if isinstance(a, Tensor):
             if a._dtype is not want:
                 if mask and i == 0:
-                    raise RuntimeError("where expected condition to be a boolean tensor, but got "
-                                       f"a tensor with dtype {_torch_name(a._dtype)}")
+                    raise RuntimeError(f"{name} expected condition to be a boolean tensor, "
+                                       f"but got a tensor with dtype {_torch_name(a._dtype)}")
                 a = cast(a, want)
         elif want.category == 1 and not mask:
             a = _wrap_int(int(a), want)  # PyTorch wraps: int32 tensor + 2**40, uint8 + (-1)
