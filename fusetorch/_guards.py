@@ -5,7 +5,7 @@ that tensor object, a global float becomes a constant. Rebinding the name (`w = 
 `lr = 0.01`) must make the next call trace again, as eager Python and torch.compile see the
 new value. `Bindings.of(fn)` records, before a trace, every global and closure cell that code
 the call may run can name, and `Bindings.hold()` says whether each still holds the same object
-(equal, for plain scalars and strings).
+(equal, for plain scalars and strings; floats by their bits, so 0.0 and -0.0 differ).
 
 The code a call may run is found from the function without running it: its own code and
 nested code (lambdas, inner functions), then, through the values its globals and cells hold,
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import os
+import struct
 import sys
 import sysconfig
 import types
@@ -35,6 +36,7 @@ _SCALARS = (int, float, bool, str, complex, type(None))
 _LIBRARIES = {"fusetorch", "numpy", "ml_dtypes", "builtins"}
 _STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep  # (not a venv's)
 _stable_names: dict[str, bool] = {}
+_bits = struct.Struct("<d").pack
 
 
 class Bindings:
@@ -71,7 +73,18 @@ class Bindings:
 
 
 def _same(a: Any, b: Any) -> bool:
-    return a is b or (type(a) is type(b) and isinstance(a, _SCALARS) and a == b)
+    """The same object, or an equal plain scalar of the same type. Floats compare by their bits,
+    as ir/identity.py's value_key does: 0.0 and -0.0 trace to different constants (x / s), and
+    a NaN equals itself (no retrace per call)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or not isinstance(a, _SCALARS):
+        return False
+    if isinstance(a, float):
+        return _bits(a) == _bits(b)
+    if isinstance(a, complex):
+        return (_bits(a.real), _bits(a.imag)) == (_bits(b.real), _bits(b.imag))
+    return a == b
 
 
 def _entry_functions(fn: Callable) -> list:

@@ -33,6 +33,7 @@ from .codegen.fuse import fusible
 from ._guards import Bindings
 from ._tensor_names import tensor_names
 from .ir.graph import Graph, toposort
+from .ir.identity import value_key
 from .ir.partition import recompute
 from .runtime.device import dtype_from_numpy
 from .runtime import inspection
@@ -113,7 +114,9 @@ class CompiledFunction:
                 parts.append((tuple(a._data.shape), a._dtype, a._data.strides, str(a.device),
                               a._requires_grad))
             elif isinstance(a, (int, float, bool, str, type(None))):
-                parts.append(("py", a))
+                # by structural identity: 2, 2.0 and True trace to different dtypes, 0.0 and
+                # -0.0 to different values (x / -0.0 is -inf), though Python finds them equal
+                parts.append(("py", value_key(a)))
             else:
                 return None  # an argument we cannot guard on: run eagerly
         mod = self._fn

@@ -7,21 +7,26 @@ when every parameter is contiguous over it (or a scalar), the loops collapse int
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass, field
 
 from ..ir import dtypes as dt
 from ..ir.graph import Node
+from ..ir.identity import IDENTITY, digest
 from ..ir.ops import OPS
 from .fuse import Group, _is_scalar_const
+
+
+# A kernel's name is the digest of all its data (ir/identity.py `digest`): every field of
+# LoopKernel, Param and Stmt counts except those marked `_DISPLAY`, which only label the source.
+_DISPLAY = {IDENTITY: False}
 
 
 @dataclass
 class Param:
     name: str
     ctype: str
-    node: Node
+    node: Node  # counts as the array it names (its shape and dtype)
     strides: tuple  # element strides of the array, aligned to the iteration space
     output: bool
     inout: bool = False  # an input the kernel also overwrites, element by element (in place)
@@ -32,12 +37,12 @@ class Stmt:
     var: str
     ctype: str
     expr: str
-    comment: str
+    comment: str = field(metadata=_DISPLAY)
 
 
 @dataclass
 class LoopKernel:
-    name: str
+    name: str = field(metadata=_DISPLAY)  # ft_<kind>_<digest of everything else>
     shape: tuple  # the iteration space, in loop order (a reduction's reduced dims last)
     params: list
     loads: list  # Stmt per input: the value read at the current index
@@ -51,7 +56,7 @@ class LoopKernel:
     reduce_op: str = "sum"
     acc_init: str = "0"
     numel: int = 0
-    comments: list = field(default_factory=list)
+    comments: list = field(default_factory=list, metadata=_DISPLAY)
     blocked: bool = False  # a large float32 sum over everything, read in order: block-wise
     block: int = 4096
     chunk: int = 64  # blocks per chunk (a blocked sum's unit of work per thread, see below)
@@ -334,16 +339,8 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
             # 4096 of them: their sums are a local array of at most 32 KiB
             blocks = -(-kernel.numel // kernel.block)
             kernel.chunk = max(64, -(-blocks // MAX_CHUNKS))
-    # everything the source depends on (kernels named alike are defined once per module)
-    sig = repr([(p.name, p.ctype, p.strides, p.inout) for p in params] +
-               [(s.var, s.expr, s.ctype) for s in body] +
-               [(p.name, v) for p, v in stores] +
-               [space, order, tile, shape, reduced, kernel.outer_axis, kernel.reduce_inner, flat,
-                kernel.blocked, kernel.chunk, kernel.row_block, kernel.inner_blocked,
-               kernel.reduce_op,
-               kernel.reduce_var,
-               kernel.acc_ctype])
-    kernel.name = f"ft_{group.kind}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
+    # kernels named alike are defined once per module: the name hashes all the kernel's data
+    kernel.name = f"ft_{group.kind}_{digest(kernel)}"
     return kernel
 
 
@@ -363,8 +360,7 @@ def _lower_special(n: Node, arrays: dict, names: dict) -> LoopKernel:
     kernel.comments = [f"in0: {names.get(id(x), x.op)} {x.type_str()}, strides {strides}",
                        f"out0: {names.get(id(n), '')} = {n.op} {n.type_str()}"
                        f"{' from ' + src if src else ''}"]
-    sig = repr([n.op, x.shape, x.dtype.c_type, strides, n.shape, sorted(attrs.items())])
-    kernel.name = f"ft_{n.op}_{hashlib.sha256(sig.encode()).hexdigest()[:12]}"
+    kernel.name = f"ft_{n.op}_{digest(kernel)}"
     return kernel
 
 

@@ -12,16 +12,21 @@ Each `elementwise(...)` call declares, together:
               have to normalise the result of a bool-typed node)
   simd        libm precisions ('f', 'fd') whose vector variants (libmvec) kernels may call
   c_helper    C source the expression needs (emitted once per kernel module, C and CUDA)
-  grad_name   PyTorch's grad_fn name where it is not `<Op>Backward0`
+  grad_name   PyTorch's grad_fn name where it is not `<Op>Backward0` (or a function of the
+              node, where the name depends on it: pow)
+  refuse      (compute dtype, input dtypes) -> the error PyTorch raises for the op, or None
+  mask        input 0 is a bool mask, outside promotion (where)
   unary_api   exposed as `torch.<name>(input, *, out=None)`, `Tensor.<name>()` and
               `Tensor.<name>_()` (functional.py and methods.py read this)
   fusible     False for `copy`, whose meaning is "a fresh buffer"
+  distinct    each node is a value of its own, never merged by CSE (`copy` again)
 
 Adding an elementwise primitive is one such call (plus its line in tests/opinfo.py). This
 module has no numpy: eager implementations receive the array module.
 """
 from __future__ import annotations
 
+from . import dtypes as dt
 from . import folding as fo
 from .ops import (_attr_dtype, _bool_dtype, _broadcast, _def, _first_shape, _same_dtype,
                   _where_dtype, arg, vjp_identity, vjp_zero)
@@ -47,8 +52,15 @@ def _vjp_neg(b, n, g):
     return (b.op("neg", g),)
 
 
+def _refuse_neg(compute, _dtypes):
+    if compute is dt.bool_:
+        return ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return None
+
+
 elementwise("neg", 1, "same", "(-{0})", lambda xp: xp.negative, vjp=_vjp_neg,
-            fold=fo.arith(lambda a: -a), unary_api=True)
+            fold=fo.arith(lambda a: -a), unary_api=True, refuse=_refuse_neg)
 
 
 def _vjp_exp(b, n, g):
@@ -321,6 +333,7 @@ elementwise("logical_not", 1, "same", "(!{0})", lambda xp: xp.logical_not, vjp=v
 
 elementwise("copy", 1, None, "{0}", lambda xp: lambda x: xp.array(x, copy=True, order="C"),
             vjp=vjp_identity, zero_one=True, grad_name="CloneBackward0", fusible=False,
+            distinct=True,
             doc="a fresh, contiguous buffer with the same values (clone, contiguous)")
 
 
@@ -380,8 +393,18 @@ def _vjp_sub(b, n, g):
     return (b.sum_to(g, arg(n, 0).shape), b.sum_to(b.op("neg", g), arg(n, 1).shape))
 
 
+def _refuse_sub(compute, dtypes):
+    if compute is dt.bool_:
+        return ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+                "`^` or `logical_xor()` operator instead.")
+    if dt.bool_ in dtypes:
+        return ("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+    return None
+
+
 elementwise("sub", 2, "same", "({0} - {1})", lambda xp: xp.subtract, vjp=_vjp_sub,
-            fold=fo.arith(lambda a, b: a - b))
+            fold=fo.arith(lambda a, b: a - b), refuse=_refuse_sub)
 
 
 def _vjp_mul(b, n, g):
@@ -471,8 +494,14 @@ def _vjp_pow_scalar(b, n, g, e):
     return b.sum_to(b.op("mul", g, b.op("mul", b.const(e, n.dtype), local)), x.shape)
 
 
+def _pow_grad_name(n) -> str:
+    base, exp = n.inputs  # PyTorch's overloads: tensor ** scalar, tensor ** tensor, scalar ** t
+    return "PowBackward0" if exp.op == "constant" else (
+        "PowBackward2" if base.op == "constant" else "PowBackward1")
+
+
 elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 1, "out"),
-            fold=fo.int_pow, simd="f")
+            fold=fo.int_pow, simd="f", grad_name=_pow_grad_name)
 
 
 def _vjp_extreme(cmp):
@@ -524,7 +553,7 @@ def _vjp_where(b, n, g):
 
 elementwise("where", 3, "same", "({0} ? {1} : {2})", lambda xp: xp.where, vjp=_vjp_where,
             saves=(0,), dtype=_where_dtype, fold=lambda n, v, src: v[1] if v[0] else v[2],
-            zero_one=True, doc="cond ? a : b; the tracer promotes a and b only")
+            zero_one=True, mask=True, doc="cond ? a : b; the tracer promotes a and b only")
 
 
 # ---------------------------------------------------------------- more math (issue 11)

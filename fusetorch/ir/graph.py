@@ -11,9 +11,9 @@ so two graphs built separately from the same program print, and hash, the same.
 """
 from __future__ import annotations
 
-import hashlib
 from typing import Iterable, Sequence
 
+from . import identity as _identity
 from . import ops as _ops
 from .dtypes import DType
 
@@ -132,15 +132,9 @@ class Graph:
                f"{len(self.outputs)} outputs>"
 
     def structural_hash(self) -> str:
-        """Equal for graphs that differ only in node identities (and source comments)."""
-        num = {id(n): i for i, n in enumerate(self.nodes)}
-        h = hashlib.sha256()
-        for n in self.nodes:
-            attrs = sorted((k, _fmt_attr(k, v, n)) for k, v in n.attrs.items())
-            h.update(repr((n.op, [num[id(i)] for i in n.inputs], attrs, n.shape,
-                           n.dtype.name)).encode())
-        h.update(repr([num[id(o)] for o in self.outputs]).encode())
-        return h.hexdigest()
+        """Equal for graphs that differ only in node identities (and source comments): a digest
+        of the graph's structural identity (ir/identity.py)."""
+        return _identity.structural_hash(self.nodes, self.outputs)
 
     def verify(self) -> None:
         """Check SSA order and that every node's shape and dtype follow from the op table."""

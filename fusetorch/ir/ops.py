@@ -41,10 +41,15 @@ class OpDef:
     zero_one: bool = False  # bool operands of 0 or 1 give 0 or 1 through c_expr
     simd: str = ""  # libm precisions ('f', 'd') with vector variants kernels may call
     c_helper: str = ""  # C source c_expr needs, emitted once per kernel module
-    grad_name: Optional[str] = None  # PyTorch's grad_fn name, where not <Op>Backward0
+    # PyTorch's grad_fn name, where not <Op>Backward0; or (node) -> name, where it depends on
+    # the node (SumBackward0 for a full sum, SumBackward1 along dims)
+    grad_name: Optional[str | Callable] = None
     unary_api: bool = False  # torch.<name>(input), Tensor.<name>(), Tensor.<name>_()
     fusible: bool = True  # False: not computed inside fused kernels (copy: a fresh buffer)
     reduction: Optional["Reduction"] = None  # how a reduce primitive folds values
+    distinct: bool = False  # each node is a value of its own: CSE never merges two
+    mask: bool = False  # input 0 is a bool mask, left out of promotion (where)
+    refuse: Optional[Callable] = None  # (compute dtype, input dtypes) -> PyTorch's error or None
 
 
 @dataclass(frozen=True)
@@ -272,7 +277,7 @@ def _matmul_dtype(dtypes, a):
 
 # Sources: no tensor inputs.
 _def("input", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype"),
-     doc="a graph input")
+     distinct=True, doc="a graph input")
 _def("constant", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "value", "digest"),
      doc="a value captured at trace time (a Python number, or an array identified by its digest)")
 _def("full", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "value"),
@@ -280,7 +285,7 @@ _def("full", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "va
 _def("iota", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "start", "step"),
      doc="start + i * step for i in range(n) (arange)")
 _def("random", "source", 0, _attr_shape, _attr_dtype,
-     attrs=("shape", "dtype", "dist", "low", "high"),
+     attrs=("shape", "dtype", "dist", "low", "high"), distinct=True,
      doc="draws from the global generator: dist 'uniform' [low, high), 'normal', 'randint'")
 
 # Reductions over attrs['dims'] (sorted, non-negative).
@@ -321,9 +326,10 @@ _def("fold2d", "movement", 1, lambda s, a: fold2d_shape(s[0], a), _same_dtype,
 # Custom autograd Functions: opaque to the compiler (a graph break), differentiated by the
 # user's Python backward. `custom_vjp` reads its context from the `custom` node's saved value.
 _def("custom", "extern", None, None, lambda d, a: a["dtype"], attrs=("fn", "positions", "dtype"),
+     distinct=True, grad_name=lambda n: n.attrs["fn"].__name__ + "Backward",
      doc="out = fn.forward(ctx, *inputs): a user's autograd.Function")
 _def("custom_vjp", "extern", 2, _attr_shape, _attr_dtype,
-     attrs=("index", "positions", "shape", "dtype"),
+     attrs=("index", "positions", "shape", "dtype"), distinct=True,
      doc="the gradient for input `index` of a custom node, from (cotangent, context)")
 
 # Between devices: a copy onto attrs['device'] from attrs['src'] (device names, 'cpu', 'cuda:0').
@@ -520,6 +526,20 @@ for _n, _g in {"reshape": "ViewBackward0", "to_device": "ToCopyBackward0",
                "scatter_add": "ScatterAddBackward0", "max": "MaxBackward1",
                "min": "MinBackward1"}.items():
     OPS[_n] = replace(OPS[_n], grad_name=_g)
+
+
+def _sum_grad_name(n) -> str:
+    full = len(n.attrs["dims"]) == len(n.inputs[0].shape) and not n.attrs["keepdim"]
+    return "SumBackward0" if full else "SumBackward1"
+
+
+def _matmul_grad_name(n) -> str:
+    return "MmBackward0" if len(n.inputs[0].shape) == 2 == len(n.inputs[1].shape) \
+        else "BmmBackward0"
+
+
+OPS["sum"] = replace(OPS["sum"], grad_name=_sum_grad_name)
+OPS["matmul"] = replace(OPS["matmul"], grad_name=_matmul_grad_name)
 
 # The elementwise primitives, each one definition with all its rules (ir/elementwise.py).
 from . import elementwise as _elementwise  # noqa: E402,F401  (registers them in OPS)

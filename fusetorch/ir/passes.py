@@ -19,12 +19,12 @@ only `x + (-0.0)` and `x - 0.0` are.
 from __future__ import annotations
 
 import math
-import struct
 from typing import Callable, Sequence
 
 from . import dtypes as dt
 from .folding import NO as _NO, int_range as _int_range, round_float as _round_float, wrap as _wrap
 from .graph import Graph, Node, make_node
+from .identity import Unkeyable, node_key
 from .ops import OPS
 
 Pass = Callable[[Graph], Graph]
@@ -117,53 +117,23 @@ def dce(g: Graph) -> Graph:
 
 # ---------------------------------------------------------------- common subexpressions
 
-# Never merged: inputs are distinct by definition, random draws are distinct draws, custom
-# Functions are opaque (and may be impure), copy promises a buffer of its own.
-NEVER_MERGE = frozenset({"input", "random", "custom", "custom_vjp", "copy"})
-
-
-class _Unhashable(Exception):
-    pass
-
-
-def _attr_key(v):
-    """A hashable key equal for attribute values that mean the same thing. Floats compare by
-    their bits (so -0.0 and 0.0 differ, and NaN equals itself); bool, int and float stay apart."""
-    if v is None or isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return ("b", v)
-    if isinstance(v, int):
-        return ("i", int(v))
-    if isinstance(v, float):
-        return ("f", struct.pack("<d", v))
-    if isinstance(v, dt.DType):
-        return ("dtype", v.name)
-    if isinstance(v, (tuple, list)):
-        return (type(v).__name__,) + tuple(_attr_key(x) for x in v)
-    raise _Unhashable(type(v).__name__)
-
-
 def _cse_key(n: Node):
-    """(op, inputs, attrs, shape, dtype) for nodes that may merge, else None."""
-    if n.op in NEVER_MERGE:
+    """The node's structural identity over its (merged) inputs, for nodes that may merge;
+    None for the others and for nodes without identity (an array constant with no digest).
+    Never merged: ops declared `distinct` (inputs are distinct by definition, random draws are
+    distinct draws, custom Functions are opaque and may be impure, copy promises a buffer of
+    its own)."""
+    if OPS[n.op].distinct:
         return None
-    attrs = n.attrs
     try:
-        if n.op == "constant" and not isinstance(attrs.get("value"), (bool, int, float)):
-            digest = attrs.get("digest")
-            if not isinstance(digest, str):
-                return None  # an array nothing names: only itself is known to equal it
-            attrs = {k: v for k, v in attrs.items() if k != "value"}
-        akey = tuple(sorted((k, _attr_key(v)) for k, v in attrs.items()))
-    except _Unhashable:
+        return node_key(n, tuple([id(i) for i in n.inputs]))
+    except Unkeyable:
         return None
-    return (n.op, tuple(id(i) for i in n.inputs), akey, n.shape, n.dtype.name)
 
 
 def cse(g: Graph) -> Graph:
     """Merge nodes with the same op, the same (merged) inputs and equal attrs. Array constants
-    compare by their `digest`; `random`, `custom`, `custom_vjp` and `copy` never merge.
+    compare by their `digest`; `distinct` ops (random, custom, custom_vjp, copy) never merge.
 
     >>> cse(Graph([x], [add(exp(x), exp(x))]))     # one exp, used twice
     """
@@ -544,6 +514,6 @@ def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -
     return g
 
 
-__all__ = ["DEFAULT", "NEVER_MERGE", "count_ops", "cse", "dce", "drop_copies", "fold_constants",
+__all__ = ["DEFAULT", "count_ops", "cse", "dce", "drop_copies", "fold_constants",
            "optimize", "rewrite_indexing", "scalar_value", "simplify", "sink_permutes",
            "sink_reshapes", "transpose_matmul"]

@@ -22,6 +22,7 @@ from typing import Sequence
 
 from ..ir.grad import backward_graph
 from ..ir.graph import Graph, Node, toposort
+from ..ir.identity import Unkeyable, graph_key
 from ..ir.ops import OPS
 from ..runtime.interpret import run_graph
 from .backward_programs import BackwardRunner
@@ -222,17 +223,14 @@ _CACHE_SIZE = 256
 
 
 def _structure_key(order: list, wrt: list, also: list, stop: list = ()):
-    pos = {id(n): i for i, n in enumerate(order)}
-    parts = []
-    for n in order:
-        parts.append((n.op, n.shape, n.dtype, tuple(pos[id(i)] for i in n.inputs),
-                      tuple(n.attrs.items()) if n.op != "input" else ()))
-    key = (tuple(parts), tuple(pos.get(id(w), -1) for w in wrt),  # -1: not reached
-           tuple(pos[id(a)] for a in also), tuple(pos.get(id(s), -1) for s in stop))
+    """(key, pos): the forward's structural identity (ir/identity.py) and the positions of the
+    nodes differentiated for; key None when a node has no identity (differentiate afresh)."""
     try:
-        hash(key)
-    except TypeError:  # an unhashable attribute: differentiate afresh
-        return None, pos
+        gkey, pos = graph_key(order)
+    except Unkeyable:
+        return None, {id(n): i for i, n in enumerate(order)}
+    key = (gkey, tuple([pos.get(id(w), -1) for w in wrt]),  # -1: not reached
+           tuple([pos[id(a)] for a in also]), tuple([pos.get(id(s), -1) for s in stop]))
     return key, pos
 
 

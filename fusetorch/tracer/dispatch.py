@@ -160,8 +160,9 @@ def unary(name: str, a: Tensor) -> Tensor:
 
 def promote_args(name: str, args) -> tuple:
     """(compute dtype, output dtype) of an elementwise op over tensors and scalars."""
-    promote = OPS[name].promote
-    part = args[1:] if name == "where" else args
+    opdef = OPS[name]
+    promote = opdef.promote
+    part = args[1:] if opdef.mask else args
     dims, zero, scal = [], [], []
     for a in part:
         if isinstance(a, Tensor):
@@ -174,28 +175,15 @@ def promote_args(name: str, args) -> tuple:
     elif promote == "integral" and compute.is_floating_point:
         raise NotImplementedError(f'"{name}_cpu" not implemented for '
                                   f'\'{_torch_name(compute)}\'')
-    if name == "sub" and compute is not dt.bool_ and dt.bool_ in dims + zero + scal:
-        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
-                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
-    _check_bool(name, compute)
+    if opdef.refuse is not None:  # PyTorch's refusals (bool subtraction, negation)
+        error = opdef.refuse(compute, dims + zero + scal)
+        if error is not None:
+            raise RuntimeError(error)
     return compute, (dt.bool_ if name in _BOOL_OUT else compute)
 
 
 def _torch_name(d: dt.DType) -> str:
     return dt.SCALAR_TYPE_NAMES[d.name]
-
-
-def _check_bool(name: str, compute: dt.DType) -> None:
-    if compute is not dt.bool_:
-        return
-    if name == "sub":
-        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
-                           "supported. Use the `^` or `logical_xor()` operator instead.")
-    if name == "neg":
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
-                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
-                           "instead.")
 
 
 def _scalar_as(value, d: dt.DType):
@@ -244,16 +232,17 @@ def elementwise(name: str, *args) -> Tensor:
         tensors = [a for a in args if isinstance(a, Tensor)]
     compute, out_dtype = promote_args(name, args)
     shape = broadcast_many([t._data.shape for t in tensors])
+    mask = OPS[name].mask
     ins = []
     for i, a in enumerate(args):
-        want = dt.bool_ if (name == "where" and i == 0) else compute
+        want = dt.bool_ if (mask and i == 0) else compute
         if isinstance(a, Tensor):
             if a._dtype is not want:
-                if name == "where" and i == 0:
-                    raise RuntimeError("where expected condition to be a boolean tensor, but got "
-                                       f"a tensor with dtype {_torch_name(a._dtype)}")
+                if mask and i == 0:
+                    raise RuntimeError(f"{name} expected condition to be a boolean tensor, "
+                                       f"but got a tensor with dtype {_torch_name(a._dtype)}")
                 a = cast(a, want)
-        elif want.category == 1 and name != "where":
+        elif want.category == 1 and not mask:
             a = _wrap_int(int(a), want)  # PyTorch wraps: int32 tensor + 2**40, uint8 + (-1)
         else:
             a = _scalar_as(a, want)

@@ -14,21 +14,9 @@ def grad_fn_name(node: Node) -> str:
     if "grad_fn" in meta:
         return meta["grad_fn"]
     op = node.op
-    if op == "custom":
-        return node.attrs["fn"].__name__ + "Backward"
     special = OPS[op].grad_name  # declared with the op (ir/ops.py, ir/elementwise.py)
     if special is not None:
-        return special
-    if op == "pow":
-        base, exp = node.inputs
-        return "PowBackward0" if exp.op == "constant" else (
-            "PowBackward2" if base.op == "constant" else "PowBackward1")
-    if op == "sum":
-        full = len(node.attrs["dims"]) == len(node.inputs[0].shape) and not node.attrs["keepdim"]
-        return "SumBackward0" if full else "SumBackward1"
-    if op == "matmul":
-        return "MmBackward0" if len(node.inputs[0].shape) == 2 == len(node.inputs[1].shape) \
-            else "BmmBackward0"
+        return special if isinstance(special, str) else special(node)
     return "".join(p.capitalize() for p in op.split("_")) + "Backward0"
 
 
