@@ -328,11 +328,13 @@ def _leaf_of(n: Node):
 
 
 def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also: list,
-                 retain_graph: bool, create_graph: bool) -> list:
+                 retain_graph: bool, create_graph: bool, order: list | None = None) -> list:
     """Cotangents for `wrt_nodes` (then `also`), as Tensors; tensor hooks on the nodes between
-    (`register_hook` on non-leaf tensors) see and may replace theirs on the way."""
+    (`register_hook` on non-leaf tensors) see and may replace theirs on the way. `order`: the
+    roots' toposort, where the caller has it."""
     root_nodes = [r._node for r in roots]
-    order = toposort(root_nodes)
+    if order is None:
+        order = toposort(root_nodes)
     hooked = [n for n in order if n.meta and n.meta.get("hooks")]
     if hooked:
         return _run_hooked(root_nodes, grads, wrt_nodes, also, hooked, roots[0]._be,
@@ -654,7 +656,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
                 if n.meta and "retain" in n.meta and n.meta["retain"]() is not None]
     also = [n for n, _ in retained]
     with no_grad() if not create_graph else enable_grad(), recording_phase("backward"):
-        outs = run_backward(roots, grads, wrt, also, retain_graph, create_graph)
+        outs = run_backward(roots, grads, wrt, also, retain_graph, create_graph, order)
         try:
             # last-used first, the order in which PyTorch's engine finishes leaves (and so
             # the order DistributedDataParallel's buckets expect)
