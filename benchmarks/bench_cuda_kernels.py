@@ -19,31 +19,24 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import fusetorch as torch  # noqa: E402
-from fusetorch.codegen import lower  # noqa: E402
 from fusetorch.ir import passes  # noqa: E402
-from fusetorch.runtime.device import cpu_backend  # noqa: E402
-from fusetorch.runtime.program import Program  # noqa: E402
+from fusetorch.runtime import kernel_plan  # noqa: E402
+from fusetorch.runtime.layouts import layouts_of  # noqa: E402
 from fusetorch.tracer.trace import trace  # noqa: E402
 
 N = 1 << 26
 
 
-class _Lowered(Program):
-    def build(self, inputs_per_group):
-        self.kernels = [lower.lower(g, ins) for g, ins in zip(self.plan.groups(),
-                                                                inputs_per_group)]
-        self._funcs = [None]
-
-
 def kernels_of(fn, *shapes) -> list:
-    """The compiler's loop kernels for fn on contiguous float32 inputs of these shapes (traced
-    and lowered on the CPU at full size: shapes are constants of the kernels)."""
+    """The compiler's loop kernels for fn on contiguous float32 inputs of these shapes, as a
+    CUDA program would have them (traced and planned on the CPU at full size: shapes are
+    constants of the kernels; nothing is built or run)."""
     ts = [torch.zeros(*s) for s in shapes]
     with trace(*ts) as rec:
         out = fn(*ts)
-    prog = _Lowered(passes.optimize(rec.graph(out)), cpu_backend())
-    prog.prepare([t._data for t in ts])
-    return prog.kernels
+    graph = passes.optimize(rec.graph(out))
+    return kernel_plan.make(graph, layouts_of(graph.inputs, [t._data for t in ts]),
+                            cpu=False).kernels
 
 
 def gpu_time(cp, fn, number: int = 20, repeat: int = 5) -> float:

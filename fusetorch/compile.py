@@ -27,7 +27,6 @@ import warnings
 from collections import OrderedDict
 from typing import Any, Callable
 
-from .ir import passes
 from .ir.grad import backward_graph, needs_grad
 from .codegen.fuse import fusible
 from ._guards import Bindings
@@ -37,7 +36,7 @@ from .ir.identity import value_key
 from .ir.partition import recompute
 from .runtime.device import dtype_from_numpy
 from .runtime import inspection
-from .runtime.program import Program, kernel_safe, overlapping
+from .runtime.program import Program, kernel_safe, obtain, overlapping
 from .tracer import autocast as _ac
 from .tracer import autograd as A
 from .tracer import dispatch as D
@@ -48,7 +47,6 @@ from .tracer.trace import trace
 MAX_VARIANTS = 8
 _SETTLE_TRIES = 3  # traces of one key that may change optimizer state before it runs eagerly
 _EAGER = object()  # a cached decision: this key runs eagerly
-_warned_no_compiler = False
 
 
 class CompiledFunction:
@@ -134,7 +132,6 @@ class CompiledFunction:
     # ------------------------------------------------------------ tracing and building
 
     def _compile(self, key, args, kwargs):
-        global _warned_no_compiler
         tensors = _unique(_tensors(args) + _module_tensors(self._fn))
         if kwargs or not tensors or len({id(t._be) for t in tensors}) != 1:
             # one program runs on one device (C kernels on the CPU, CUDA kernels on a GPU)
@@ -206,26 +203,18 @@ class CompiledFunction:
             values, bgraph = recompute(bw.graph, bw.n_cotangents, bw.values, fusible)
             saved = [f for f, _part in values]
             graph = Graph(graph.inputs, graph.outputs + saved)
-            bprog = Program(passes.optimize(bgraph), tensors[0]._be, role="backward")
+            # planned and built on its first run, for the layouts its cotangents arrive with
+            bprog = obtain(bgraph, tensors[0]._be, role="backward")
             backward = (bprog, tuple(wrt), tuple(diff))
-        graph = passes.optimize(graph)
-        program = Program(graph, tensors[0]._be)
-        program.user_outputs = len(results)
-        program.updates = {len(outs) + j: pos for j, pos in enumerate(effects.mutated)}
-        try:
-            # builds the kernels for these layouts; runs nothing: the trace's eager run gave
-            # this call's results (and a training step's updates already happened)
-            program.prepare([t._data for t in tensors])
-        except Exception as e:  # no compiler, or a build failure: eager, said once
-            from .runtime.cbuild import CompilerUnavailable
-            if isinstance(e, CompilerUnavailable):
-                if not _warned_no_compiler:
-                    warnings.warn(f"fusetorch.compile: cannot build kernels ({e}); compiled "
-                                  "functions run eagerly", stacklevel=3)
-                    _warned_no_compiler = True
-                self._remember(key, _EAGER)
-                return out
-            raise
+        # planned and built for these layouts now; runs nothing: the trace's eager run gave
+        # this call's results (and a training step's updates already happened). None: no
+        # compiler here (said once), so this key runs eagerly
+        program = obtain(graph, tensors[0]._be, [t._data for t in tensors],
+                         user_outputs=len(results),
+                         updates={len(outs) + j: pos for j, pos in enumerate(effects.mutated)})
+        if program is None:
+            self._remember(key, _EAGER)
+            return out
         variant = _Variant(program, spec, len(outs), len(results), effects, tensors, backward,
                            bindings, stateful)
         variant.input_names = _input_names(tensors, effects, names)

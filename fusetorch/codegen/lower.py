@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..ir import dtypes as dt
 from ..ir.graph import Node
@@ -101,14 +102,12 @@ def _aligned_strides(node_shape: tuple, array_strides: tuple, space: tuple) -> t
     return tuple(out)
 
 
-def element_strides(a) -> tuple:
-    """An array's strides in elements. A byte stride that is not a whole number of elements
-    (a structured array's field, a crafted file) cannot be expressed: refused, never rounded
-    (rounding made kernels read outside the buffer)."""
-    if any(s % a.itemsize for n, s in zip(a.shape, a.strides) if n > 1):
-        raise RuntimeError(f"cannot generate a kernel for byte strides {a.strides} of "
-                           f"{a.itemsize}-byte elements")
-    return tuple(s // a.itemsize for s in a.strides)
+class Layout(NamedTuple):
+    """How a kernel's input lies in memory: its shape and its strides in elements (0 for a
+    dim of size 1, which never moves an index). Pure data: lowering never sees an array (the
+    runtime computes layouts from arrays, `runtime/layouts.py`)."""
+    shape: tuple
+    strides: tuple
 
 
 def _contiguous(shape: tuple) -> tuple:
@@ -204,9 +203,9 @@ def _collapse(shape: tuple, strides: list, reduced: tuple) -> tuple:
     return tuple(shape), [tuple(st) for st in strides], tuple(reduced)
 
 
-def lower(group: Group, arrays: dict, names: dict | None = None,
+def lower(group: Group, layouts: dict, names: dict | None = None,
           in_place: dict | None = None, outer_axis: bool = False) -> LoopKernel:
-    """`arrays` maps id(node) -> the array each input node holds at run time (for strides);
+    """`layouts` maps id(node) -> the `Layout` each input node has at run time;
     `names` maps id(node) -> its name in the graph's text (`%7`), for the comments.
     `in_place` maps id(output node) -> the input node whose array that output overwrites: the
     kernel stores it through the input's own pointer at the index it read it (the caller has
@@ -216,14 +215,14 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
     names = names or {}
     in_place = in_place or {}
     if group.special is not None:
-        return _lower_special(group.special, arrays, names)
+        return _lower_special(group.special, layouts, names)
     space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
     # loop order: a reduction's kept dims outside, its reduced dims inside (every index is
     # strides times loop variables, so reordering the loops is reordering strides), except in
     # the outer-axis layout, which keeps memory order
     order = tuple(range(len(space)))
     dims = tuple(group.reduce.attrs["dims"]) if group.reduce is not None else ()
-    in_strides = [_aligned_strides(n.shape, element_strides(arrays[id(n)]), space)
+    in_strides = [_aligned_strides(n.shape, layouts[id(n)].strides, space)
                   for n in group.inputs]
     tile = None
     if dims:  # the accumulator row: the kept dims inside the first reduced one
@@ -344,12 +343,11 @@ def lower(group: Group, arrays: dict, names: dict | None = None,
     return kernel
 
 
-def _lower_special(n: Node, arrays: dict, names: dict) -> LoopKernel:
+def _lower_special(n: Node, layouts: dict, names: dict) -> LoopKernel:
     """A movement op computed by its own template: one input read through its strides, one
     C-contiguous output. The template gets the op's attributes as constants."""
     x = n.inputs[0]
-    a = arrays[id(x)]
-    strides = element_strides(a)
+    strides = layouts[id(x)].strides
     src = (n.meta or {}).get("source")
     params = [Param("in0", x.dtype.c_type, x, strides, False),
               Param("out0", n.dtype.c_type, n, _contiguous(n.shape), True)]

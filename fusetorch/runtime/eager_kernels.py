@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import threading
-import warnings
 from collections import OrderedDict
 
 import numpy as np
@@ -48,8 +47,6 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _lock = threading.Lock()
 # key -> None (seen once), a Program, or False (the plan is not one kernel: never compiled)
 _PROGRAMS: OrderedDict = OrderedDict()
-_compiler = True  # False once a build found no working C compiler
-_warned = False
 
 
 def strided_copy(x: np.ndarray):
@@ -132,7 +129,7 @@ def clear() -> None:
 # ---------------------------------------------------------------- programs
 
 def _eligible(x, min_elements: int = MIN_ELEMENTS) -> bool:
-    return (ENABLED and _compiler and x.size >= min_elements and x.dtype in _FLOATS
+    return (ENABLED and x.size >= min_elements and x.dtype in _FLOATS
             and x.flags.aligned and x.__class__ is np.ndarray)
 
 
@@ -191,36 +188,24 @@ def _run(key: tuple, arrays: list, make):
 def _build(arrays: list, make):
     """A Program of the graph `make(input nodes)` gives, built for these arrays' layouts; False
     when the plan is not a single kernel (then its extern steps would call back into the eager
-    table) or when no compiler works."""
-    global _compiler, _warned
+    table) or when no compiler works (`program.obtain` says so once)."""
     from ..codegen import fuse
     from ..ir.graph import Graph
-    from .cbuild import CompilerUnavailable
     from .device import cpu_backend
-    from .program import Program
+    from .program import obtain
     nodes = [_input_node(a) for a in arrays]
-    program = Program(Graph(nodes, [make(nodes)]), cpu_backend())
-    if [type(s) for s in program.plan.steps] != [fuse.Group]:
-        return False
-    try:
-        program.build([{id(n): a for n, a in zip(nodes, arrays)}])
-    except CompilerUnavailable as e:
-        _compiler = False
-        if not _warned:
-            _warned = True
-            warnings.warn(f"fusetorch: cannot build kernels ({e}); eager operations stay in "
-                          "numpy", stacklevel=5)
-        return False
-    return program
+    program = obtain(Graph(nodes, [make(nodes)]), cpu_backend(), arrays, optimize=False,
+                     accept=lambda plan: [type(s) for s in plan.steps] == [fuse.Group])
+    return False if program is None else program
 
 
 def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw):
     """The max pooling kernel for x's layout as a function of (x, values, positions); False
     without a compiler."""
-    global _compiler, _warned
     import hashlib
     from ..codegen import environment
     from ..codegen.render import PARALLEL_WORK
+    from .build import cannot_build
     from .cbuild import CompilerUnavailable, build
     t = "float" if x.dtype == np.float32 else "double"
     strides = tuple(s // x.itemsize for s in x.strides)
@@ -238,11 +223,7 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw)
     try:
         lib = build(source, f"void {name}({t}* in0, {t}* out0, int64_t* out1);")
     except CompilerUnavailable as e:
-        _compiler = False
-        if not _warned:
-            _warned = True
-            warnings.warn(f"fusetorch: cannot build kernels ({e}); eager operations stay in "
-                          "numpy", stacklevel=5)
+        cannot_build(e)
         return False
     func, ffi = lib.function(name), lib.ffi
     ptr = t + "*"

@@ -13,12 +13,10 @@ does everything when no C compiler is found (one warning) or FUSETORCH_EAGER_COM
 from __future__ import annotations
 
 import os
-import warnings
 
-from ..ir import passes
 from ..ir.graph import Graph
 from ..runtime.interpret import run_graph
-from ..runtime.program import kernel_safe
+from ..runtime.program import kernel_safe, obtain
 
 ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # Below this many elements over the graph's inputs the interpreter is as fast: a kernel call
@@ -28,7 +26,6 @@ ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 MIN_ELEMENTS = 1 << 12
 MAX_LAYOUTS = 4  # programs per graph; past that the input strides keep changing: interpret
 _NOT_COMPILED = frozenset({"custom", "custom_vjp", "to_device", "random", "nonzero"})
-_warned = False
 
 
 class BackwardRunner:
@@ -39,7 +36,7 @@ class BackwardRunner:
     def __init__(self, graph: Graph):
         self.graph = graph
         self.uses = 0
-        self.programs: dict = {}  # input layout -> Program
+        self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
         self.compilable = ENABLED and not any(n.op in _NOT_COMPILED for n in graph.nodes)
 
     def run(self, arrays: list, be, hook=None) -> list:
@@ -48,12 +45,7 @@ class BackwardRunner:
         if self.compilable and self.uses > 1 and be.device.type == "cpu":
             program = self._program(arrays, be)
             if program is not None:
-                try:
-                    return program.run(arrays)
-                except Exception as e:  # noqa: BLE001  (see _unavailable)
-                    if not _unavailable(e):
-                        raise
-                    self.compilable = False
+                return program.run(arrays)
         return run_graph(self.graph, arrays, be.impl, be.xp, hook=hook)
 
     def _program(self, arrays: list, be):
@@ -63,29 +55,15 @@ class BackwardRunner:
         if not kernel_safe(arrays):
             return None
         key = tuple((a.shape, a.strides) for a in arrays)
-        program = self.programs.get(key)
-        if program is None:
-            if len(self.programs) >= MAX_LAYOUTS or not _worth_compiling(arrays):
-                return None
-            from ..runtime.program import Program
-            program = self.programs[key] = Program(passes.optimize(self.graph), be,
-                                                   role="backward")
+        if key in self.programs:
+            return self.programs[key]
+        if len(self.programs) >= MAX_LAYOUTS or not _worth_compiling(arrays):
+            return None
+        program = self.programs[key] = obtain(self.graph, be, arrays, role="backward")
+        if program is None:  # no compiler here (said once): interpret from now on
+            self.compilable = False
         return program
 
 
 def _worth_compiling(arrays: list) -> bool:
     return sum(a.size for a in arrays) >= MIN_ELEMENTS
-
-
-def _unavailable(e: Exception) -> bool:
-    """A missing compiler turns compiled eager backward off, said once; anything else is a bug
-    to report, not to hide."""
-    global _warned
-    from ..runtime.cbuild import CompilerUnavailable
-    if not isinstance(e, CompilerUnavailable):
-        return False
-    if not _warned:
-        warnings.warn(f"fusetorch: cannot build kernels ({e}); backward passes run in the "
-                      "interpreter", stacklevel=4)
-        _warned = True
-    return True

@@ -43,7 +43,7 @@ import numpy as np
 from ..ir.ops import OPS
 from ..runtime import eager_kernels
 from ..runtime.interpret import Schedule
-from ..runtime.program import kernel_safe
+from ..runtime.program import kernel_safe, obtain
 from . import autocast as _ac
 from . import autograd as A
 from . import dispatch as D
@@ -325,36 +325,28 @@ class _Template:
             if values is not None:
                 return values
         if not self.interpret and kernel_safe(arrays):
-            try:
-                with self.lock:  # a program's run is not reentrant
-                    if self.program is None:
-                        self.program = _program(self.graph, be, self.out_slots)
-                    if self.program is not False:
-                        return _apart(self.program.run(arrays), self.program.user_outputs,
-                                      self.shared)
-                    self.interpret = True
-            except Exception as e:  # noqa: BLE001  (only a missing compiler is expected)
-                from ..runtime.cbuild import CompilerUnavailable
-                if not isinstance(e, CompilerUnavailable):
-                    raise
+            with self.lock:  # a program's run is not reentrant
+                if self.program is None:
+                    self.program = _program(self.graph, be, arrays, self.out_slots)
+                if self.program is not False:
+                    return _apart(self.program.run(arrays), self.program.user_outputs,
+                                  self.shared)
                 self.interpret = True
         if self.schedule is None:
             self.schedule = Schedule(self.graph, be.impl, be.xp)
         return self.schedule.run(arrays)
 
 
-def _program(graph, be, out_slots):
-    """The graph's compile Program, or False when it would fuse nothing: kernels of one
-    primitive each (a convolution's bias add) are no faster than numpy's, and the externs'
-    hot spots (im2col copies, a pool's argmax) are kernels through the eager table already
-    (`runtime/eager_kernels.py`), so only fusion is worth a build."""
-    from ..ir import passes
-    from ..runtime.program import Program
-    program = Program(passes.optimize(graph), be)
-    if not any(len(g.nodes) > 1 for g in program.plan.groups()):
-        return False
-    program.user_outputs = sum(1 for s in out_slots if s is not None)
-    return program
+def _program(graph, be, arrays, out_slots):
+    """The graph's compile Program built for `arrays`, or False when it would fuse nothing
+    (kernels of one primitive each, a convolution's bias add, are no faster than numpy's, and
+    the externs' hot spots, im2col copies and a pool's argmax, are kernels through the eager
+    table already: `runtime/eager_kernels.py`, so only fusion is worth a build) or when no
+    compiler works (`program.obtain` says so once)."""
+    program = obtain(graph, be, arrays,
+                     accept=lambda plan: any(len(g.nodes) > 1 for g in plan.groups()),
+                     user_outputs=sum(1 for s in out_slots if s is not None))
+    return False if program is None else program
 
 
 def _max_pool_kernel(graph):

@@ -18,7 +18,7 @@ from numpy.lib.stride_tricks import as_strided
 
 import fusetorch as torch
 import fusetorch.nn.functional as F
-from fusetorch.codegen.lower import element_strides
+from fusetorch.runtime.layouts import element_strides
 from fusetorch.ir import dtypes as dt
 from fusetorch.runtime.device import backend, device
 from fusetorch.tracer.tensor import Tensor

@@ -29,7 +29,8 @@ from fusetorch.ir.graph import Graph
 from fusetorch.ir.ops import OPS
 from fusetorch.runtime.device import NP_DTYPES, cpu_backend
 from fusetorch.runtime.interpret import eval_node, run_graph
-from fusetorch.runtime.program import Program
+from fusetorch.runtime import kernel_plan
+from fusetorch.runtime.layouts import layouts_of
 from fusetorch.tracer.trace import trace
 
 NVCC = shutil.which("nvcc") or next(
@@ -38,17 +39,9 @@ GXX = shutil.which("g++")
 HEADER = TEMPLATES / "cuda" / "cuda_on_cpu.h"
 
 
-class _Lowered(Program):
-    """A program that lowers its groups (exactly as `Program.build`) but builds nothing."""
-
-    def build(self, inputs_per_group):
-        self.kernels = [lower.lower(g, ins) for g, ins in zip(self.plan.groups(),
-                                                                inputs_per_group)]
-        self._funcs = [None]
-
-
 def _programs(fn, *tensors, grad=False) -> list:
-    """The forward (and, with grad, backward) programs `compile` would build for fn(*tensors)."""
+    """The kernel plans (forward, and with grad backward) `compile` would make for fn(*tensors)
+    on a CUDA device: pure data from the graphs and the inputs' layouts, nothing built."""
     with trace(*tensors) as rec:
         out = fn(*tensors)
     outs = list(out) if isinstance(out, tuple) else [out]
@@ -57,19 +50,19 @@ def _programs(fn, *tensors, grad=False) -> list:
         wrt = [k for k, t in enumerate(tensors) if t.requires_grad]
         bw = backward_graph(graph.outputs[:1], [rec.inputs[k] for k in wrt])
         graph = Graph(graph.inputs, graph.outputs + [f for f, _ in bw.values])
-    be = cpu_backend()
-    fwd = _Lowered(passes.optimize(graph), be)
+    graph = passes.optimize(graph)
     arrays = [t._data for t in rec.input_tensors]
-    fwd.prepare(arrays)  # lowers for the layouts these inputs lead to
-    # the forward's values as a compiled run makes them: what a kernel writes is C-contiguous
-    written = {id(n) for g in fwd.plan.groups() for n in g.outputs}
-    results = [np.ascontiguousarray(a) if id(o) in written else a for o, a in
-               zip(fwd.graph.outputs, run_graph(fwd.graph, arrays, be.impl, be.xp))]
+    fwd = kernel_plan.make(graph, layouts_of(graph.inputs, arrays), cpu=False)
     progs = [fwd]
     if grad:
-        bprog = _Lowered(passes.optimize(bw.graph), cpu_backend())
-        bprog.prepare([np.ones(outs[0].shape, NP_DTYPES[outs[0].dtype])] + results[len(outs):])
-        progs.append(bprog)
+        # the saved values as a compiled run makes them: what a kernel writes is C-contiguous
+        be = cpu_backend()
+        written = {id(n) for g in fwd.partition.groups() for n in g.outputs}
+        results = [np.ascontiguousarray(a) if id(o) in written else a for o, a in
+                   zip(graph.outputs, run_graph(graph, arrays, be.impl, be.xp))]
+        bgraph = passes.optimize(bw.graph)
+        barrays = [np.ones(outs[0].shape, NP_DTYPES[outs[0].dtype])] + results[len(outs):]
+        progs.append(kernel_plan.make(bgraph, layouts_of(bgraph.inputs, barrays), cpu=False))
     return progs
 
 
@@ -150,7 +143,7 @@ def collected():
     out, seen = [], set()
     for fn, args in cases + grads:
         for prog in _programs(fn, *args, grad=any(a.requires_grad for a in args)):
-            for g, k in zip(prog.plan.groups(), prog.kernels):
+            for g, k in zip(prog.partition.groups(), prog.kernels):
                 if k.name not in seen:
                     seen.add(k.name)
                     out.append((g, k))
@@ -463,7 +456,8 @@ def _kinds_lowered():
         places = {id(g.outputs[0]): graph.inputs[0]} if in_place else None
         ins = {id(n): env[id(n)] for n in g.inputs}
         for outer in (True, False):
-            out.append((g, lower.lower(g, ins, None, places, outer_axis=outer), ins))
+            out.append((g, lower.lower(g, layouts_of(g.inputs, [ins[id(n)] for n in g.inputs]),
+                                       None, places, outer_axis=outer), ins))
     return out
 
 

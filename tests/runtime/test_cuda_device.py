@@ -489,10 +489,9 @@ def test_compile_runs_cuda_tensors_through_the_cuda_kernels(cuda0, tmp_path, mon
     # match the CPU; without cupy (the stand-in device here) compile says why, once, and
     # runs eagerly with the same results
     import warnings
-    import sys
     monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
-    cm = sys.modules["fusetorch.compile"]
-    monkeypatch.setattr(cm, "_warned_no_compiler", False)
+    from fusetorch.runtime import build
+    monkeypatch.setattr(build, "_warned", set())  # (the one "cannot build kernels" warning)
     x = torch.randn(64, 33)
     fn = lambda t: (torch.tanh(t * 2) - 1).sum(1)
     f = torch.compile(fn)
@@ -547,12 +546,12 @@ def test_a_cuda_training_step_writes_its_updates_in_place(cuda0, monkeypatch, tm
 
 def test_a_kernel_the_cuda_renderer_refuses_runs_eagerly_with_one_warning(cuda0, monkeypatch,
                                                                           tmp_path):
-    import sys
     import warnings
     from fusetorch.codegen import render_cuda
     from fusetorch.codegen.render_base import Refused
+    from fusetorch.runtime import build
     monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(sys.modules["fusetorch.compile"], "_warned_no_compiler", False)
+    monkeypatch.setattr(build, "_warned", set())  # (the one "cannot build kernels" warning)
 
     def refuse(self, k):
         raise Refused(f"the CUDA renderer cannot render kernel {k.name}: a test refuses it")

@@ -126,7 +126,7 @@ LARGE = [  # compiled programs where they fuse: within rounding
                          ids=[f"{c[0].__name__}{i}" for i, c in enumerate(LARGE)])
 def test_large_replays_run_a_program_with_the_plain_calls_values(fn, arrays, grads, kwargs):
     state = _compare(fn, arrays, grads, kwargs, exact=False)
-    assert not state.interpret and state.program._funcs
+    assert not state.interpret and state.program.prepared
 
 
 UNFUSED = [  # large, but nothing to fuse: interpreted (their hot spots are eager kernels)

@@ -1,0 +1,148 @@
+"""Runs a planned and built program: its steps in order, fused groups as the built kernels,
+extern steps with the eager implementations.
+
+The schedule (made once) names every value by a slot of one list, so a call does no dict
+lookups, builds no layout tuples and evaluates no constants. Values from outside the kernels
+are guarded (a kernel is only ever called on the layout it was generated for); a kernel's
+output buffers are reused from the last call when nothing outside holds them.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from ..codegen import fuse
+from .device import NP_DTYPES
+from .interpret import eval_node
+from .layouts import byte_strides, layout_kind
+
+_now = time.perf_counter_ns
+_EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
+_CTYPES = {"f": "float", "d": "double", "?": "uint8_t",  # as render.pointer_type
+           "l": "int64_t", "q": "int64_t"}  # argmax/argmin results
+
+
+class Runner:
+    """`schedule`: one tuple per step of the partition, in its order (the profiler matches
+    them by position)."""
+
+    def __init__(self, graph, plan, built, backend):
+        self.plan, self.ffi, self.xp = plan, built.ffi, backend.xp
+        self._buffers: dict = {}  # kernel index -> its output arrays from the last call
+        slot = {id(n): i for i, n in enumerate(graph.inputs)}
+        from_kernel = set()  # slots written by kernels: C-contiguous, of a known shape
+        impl, xp = backend.impl, backend.xp
+        schedule, k = [], 0
+        for step in plan.partition.steps:
+            if isinstance(step, fuse.Extern):
+                node = step.node
+                args = []
+                for i in node.inputs:
+                    if id(i) in slot:
+                        args.append(slot[id(i)])
+                    else:  # a scalar constant no step computes: evaluated once, here
+                        args.append((eval_node(i, [], impl, xp),))
+                dense = layout_kind(node) == "dense"
+                if node.op == "constant" and not node.inputs:
+                    value = eval_node(node, [], impl, xp)
+                    if dense and not value.flags.c_contiguous:  # (never 0-d: those are)
+                        value = xp.ascontiguousarray(value)
+                    fn, attrs, dense = (lambda v=value: v), {}, False
+                else:
+                    fn, attrs = impl[node.op], dict(node.attrs)
+                slot[id(node)] = len(slot)
+                schedule.append((_EXTERN, fn, args, attrs, slot[id(node)],
+                                 NP_DTYPES[node.dtype], dense))
+                continue
+            ins = [slot[id(n)] for n in step.inputs]
+            checked = [(i, n.shape, byte_strides(plan.layouts[id(n)],
+                                                 NP_DTYPES[n.dtype].itemsize))
+                       for i, n in zip(ins, step.inputs) if i not in from_kernel]
+            outs, aliased = [], []
+            for n in step.outputs:
+                slot[id(n)] = len(slot)
+                if id(n) in plan.in_place:
+                    aliased.append((slot[id(n)], slot[id(plan.in_place[id(n)])]))
+                    continue
+                from_kernel.add(slot[id(n)])
+                outs.append((slot[id(n)], n.shape, NP_DTYPES[n.dtype]))
+            self._buffers[k] = [None] * len(outs)
+            schedule.append((_KERNEL, k, built.functions[k], ins, checked, outs, aliased))
+            k += 1
+        self.schedule = schedule
+        self._output_slots = [slot[id(o)] for o in graph.outputs]
+        self._env = [None] * len(slot)
+
+    def run(self, arrays: list, program=None, prof=None) -> list:
+        """The graph's outputs for input `arrays`. `prof`: the active profiler, told of each
+        step (as a step of `program`)."""
+        env = self._env
+        env[:len(arrays)] = arrays
+        ffi = self.ffi
+        ptr = ffi.from_buffer if ffi is not None else None
+        xp = self.xp
+        for step in self.schedule:
+            if step[0] is _EXTERN:
+                _, fn, args, attrs, out, want, dense = step
+                if prof is not None:
+                    t0 = _now()
+                a = fn(*[env[i] if type(i) is int else i[0] for i in args], **attrs)
+                if type(a) is not xp.ndarray or a.dtype is not want:
+                    a = xp.asarray(a)
+                    if a.dtype != want:
+                        a = a.astype(want)
+                if dense and not a.flags.c_contiguous:  # the layout the plan assumed
+                    a = xp.ascontiguousarray(a)
+                env[out] = a
+                if prof is not None:
+                    prof.program_step(program, step, t0, _now(), env)
+                continue
+            _, k, func, ins, checked, outs, aliased = step
+            for i, shape, strides in checked:  # values from outside the kernels: guard them
+                a = env[i]
+                if a.shape != shape or not getattr(a.flags, "aligned", True) or (
+                        a.strides != strides and _strides(a.shape, a.strides) != strides):
+                    self._refuse(k, [env[j] for j in ins])
+            prev = self._buffers[k]
+            for j, (i, shape, dtype) in enumerate(outs):
+                # last call's buffer, unless something outside holds it (references here:
+                # `prev` and getrefcount's argument). Fresh large arrays cost page faults
+                if prev[j] is None or sys.getrefcount(prev[j]) > 2:
+                    prev[j] = xp.empty(shape, dtype)
+                env[i] = prev[j]
+            for i, j in aliased:  # written in place, over input slot j
+                env[i] = env[j]
+            if prof is not None:
+                t0 = _now()
+            if ptr is None:  # CUDA: the launcher takes the device arrays
+                func([env[i] for i in ins] + prev)
+            else:
+                func(*[ptr(_CTYPES[env[i].dtype.char] + "[]", env[i])
+                       if env[i].flags.c_contiguous else _pointer(env[i], ffi)
+                       for i in ins], *[ptr(_CTYPES[a.dtype.char] + "[]", a) for a in prev])
+            if prof is not None:
+                prof.program_step(program, step, t0, _now(), env)
+        outs = [env[i] for i in self._output_slots]
+        env[:] = [None] * len(env)  # hold no arrays between calls
+        return outs
+
+    def _refuse(self, k: int, arrays: list) -> None:
+        want = [(tuple(lay.shape), lay.strides) for lay in self.plan.input_layouts(k)]
+        got = [(a.shape, tuple(s // a.itemsize for s in _strides(a.shape, a.strides)))
+               for a in arrays]
+        raise RuntimeError(f"kernel {self.plan.kernels[k].name} was generated for input "
+                           f"layouts (shape, element strides) {want}, got {got}")
+
+
+def _strides(shape: tuple, strides: tuple) -> tuple:
+    """Strides with those of size-1 dims zeroed (see `layouts.layout_of`)."""
+    if 1 not in shape:
+        return strides
+    return tuple(0 if n == 1 else s for n, s in zip(shape, strides))
+
+
+def _pointer(a, ffi):
+    ctype = _CTYPES[a.dtype.char]
+    if a.flags.c_contiguous:
+        return ffi.from_buffer(ctype + "[]", a)
+    return ffi.cast(ctype + "*", a.ctypes.data)  # strided views are read in place
