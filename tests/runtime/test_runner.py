@@ -1,0 +1,86 @@
+"""runtime/runner.py: a planned and built program's schedule, run."""
+import numpy as np
+import pytest
+
+from fusetorch.ir import dtypes as dt
+from fusetorch.ir.graph import Graph, Node, make_node
+from fusetorch.runtime import build, kernel_plan
+from fusetorch.runtime.device import cpu_backend
+from fusetorch.runtime.layouts import layouts_of
+from fusetorch.runtime.runner import Runner
+
+
+def _input(shape, dtype=dt.float64):
+    return Node("input", (), {"shape": shape, "dtype": dtype}, tuple(shape), dtype)
+
+
+def _runner(graph, arrays, updates=None):
+    plan = kernel_plan.make(graph, layouts_of(graph.inputs, arrays), updates=updates)
+    return Runner(graph, plan, build.build(plan.kernels, "cpu"), cpu_backend()), plan
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
+
+
+def _mlp():
+    x, w = _input((8, 6)), _input((6, 4))
+    h = make_node("matmul", [x, w])
+    t = make_node("tanh", [h])
+    s = make_node("sum", [make_node("mul", [t, t])], {"dims": (1,), "keepdim": False})
+    return Graph([x, w], [t, s])
+
+
+def test_externs_and_kernels_in_order_give_numpy_values():
+    graph = _mlp()
+    x, w = np.random.rand(8, 6), np.random.rand(6, 4)
+    runner, plan = _runner(graph, [x, w])
+    kinds = [s[0] for s in runner.schedule]
+    assert kinds[0] == "extern" and "kernel" in kinds
+    t, s = runner.run([x, w])
+    np.testing.assert_allclose(t, np.tanh(x @ w), rtol=1e-14)
+    np.testing.assert_allclose(s, (np.tanh(x @ w) ** 2).sum(1), rtol=1e-13)
+
+
+def test_a_kernel_is_never_called_on_another_layout():
+    # planned for a transposed x: the matmul reads any layout, and the kernel reads only the
+    # matmul's result, so a contiguous x runs the same program
+    graph = _mlp()
+    x, w = np.random.rand(6, 8).T, np.random.rand(6, 4)
+    runner, _ = _runner(graph, [x, w])
+    np.testing.assert_allclose(runner.run([np.ascontiguousarray(x), w])[0], np.tanh(x @ w))
+    # a kernel reading an input directly is guarded
+    a = _input((5, 3))
+    graph = Graph([a], [make_node("exp", [a])])
+    y = np.random.rand(5, 3)
+    runner, _ = _runner(graph, [y])
+    np.testing.assert_allclose(runner.run([y])[0], np.exp(y))
+    with pytest.raises(RuntimeError, match="generated for input layouts"):
+        runner.run([np.random.rand(3, 5).T])
+
+
+def test_output_buffers_are_reused_only_when_nobody_holds_them():
+    a = _input((100,))
+    graph = Graph([a], [make_node("exp", [a])])
+    x = np.random.rand(100)
+    runner, _ = _runner(graph, [x])
+    first = runner.run([x])[0]
+    held = runner.run([x])[0]
+    assert held is not first  # the first result is still held here
+    ident = id(held)
+    del held, first
+    assert id(runner.run([x])[0]) == ident
+
+
+def test_an_update_written_in_place_returns_the_input_array():
+    w, g = _input((16,)), _input((16,))
+    c = make_node("constant", [], {"shape": (), "dtype": dt.float64, "value": 0.5})
+    graph = Graph([w, g], [make_node("sub", [w, make_node("mul", [g, c])])])
+    wa, ga = np.random.rand(16), np.random.rand(16)
+    want = wa - ga * 0.5
+    runner, plan = _runner(graph, [wa, ga], updates={0: 0})
+    assert plan.in_place
+    (out,) = runner.run([wa, ga])
+    assert out is wa
+    np.testing.assert_allclose(wa, want)
