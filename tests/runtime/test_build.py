@@ -46,14 +46,17 @@ def test_cuda_without_cupy_cannot_build():
         build.build(_kernels(), "cuda")
 
 
-def test_cannot_build_warns_once_per_reason_at_the_callers_line(monkeypatch):
+def test_cannot_build_warns_once_per_kind_of_reason_at_the_callers_line(monkeypatch):
+    from fusetorch.runtime.cudabuild import KernelRefused
     monkeypatch.setattr(build, "_warned", set())
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
         for _ in range(3):
             build.cannot_build(cbuild.CompilerUnavailable("no C compiler found"))
-        build.cannot_build(cbuild.CompilerUnavailable("CUDA kernels need cupy"))
+        build.cannot_build(cbuild.CompilerUnavailable("C compiler 'cc' cannot run"))
+        build.cannot_build(KernelRefused("the CUDA renderer cannot render kernel ft_x"))
+        build.cannot_build(KernelRefused("the CUDA renderer cannot render kernel ft_y"))
     messages = [str(m.message) for m in w]
     assert len(messages) == 2 and all("cannot build kernels" in m for m in messages)
-    assert "no C compiler found" in messages[0] and "cupy" in messages[1]
+    assert "no C compiler found" in messages[0] and "ft_x" in messages[1]
     assert all(m.filename == __file__ for m in w)
