@@ -20,6 +20,9 @@ Each `elementwise(...)` call declares, together:
               `Tensor.<name>_()` (functional.py and methods.py read this)
   fusible     False for `copy`, whose meaning is "a fresh buffer"
   distinct    each node is a value of its own, never merged by CSE (`copy` again)
+  clone       a fresh buffer holding the input's values (`copy`: drop_copies asks this)
+  simplify    (node, make_node) -> an equal node or None: the op's exact algebraic
+              identities (x * 1 -> x), a rule from `rewrites.py`, applied by passes.simplify
 
 Adding an elementwise primitive is one such call (plus its line in tests/opinfo.py). This
 module has no numpy: eager implementations receive the array module.
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 from . import dtypes as dt
 from . import folding as fo
+from . import rewrites as rw
 from .ops import (_attr_dtype, _bool_dtype, _broadcast, _def, _first_shape, _same_dtype,
                   _where_dtype, arg, vjp_identity, vjp_zero)
 
@@ -60,7 +64,8 @@ def _refuse_neg(compute, _dtypes):
 
 
 elementwise("neg", 1, "same", "(-{0})", lambda xp: xp.negative, vjp=_vjp_neg,
-            fold=fo.arith(lambda a: -a), unary_api=True, refuse=_refuse_neg)
+            fold=fo.arith(lambda a: -a), unary_api=True, refuse=_refuse_neg,
+            simplify=rw.involution)
 
 
 def _vjp_exp(b, n, g):
@@ -333,7 +338,7 @@ elementwise("logical_not", 1, "same", "(!{0})", lambda xp: xp.logical_not, vjp=v
 
 elementwise("copy", 1, None, "{0}", lambda xp: lambda x: xp.array(x, copy=True, order="C"),
             vjp=vjp_identity, zero_one=True, grad_name="CloneBackward0", fusible=False,
-            distinct=True,
+            distinct=True, clone=True,
             doc="a fresh, contiguous buffer with the same values (clone, contiguous)")
 
 
@@ -345,7 +350,7 @@ def _vjp_cast(b, n, g):
 elementwise("cast", 1, None, "(({t}){0})",
             lambda xp: lambda x, dtype: x.astype(dtype.name),
             vjp=_vjp_cast, dtype=_attr_dtype, attrs=("dtype",), fold=fo.cast, zero_one=True,
-            grad_name="ToCopyBackward0",
+            grad_name="ToCopyBackward0", simplify=rw.same_dtype,
             doc="convert to attrs['dtype'] ('{t}' is the C type of the result)")
 
 
@@ -386,7 +391,7 @@ def _vjp_add(b, n, g):
 
 
 elementwise("add", 2, "same", "({0} + {1})", lambda xp: xp.add, vjp=_vjp_add,
-            fold=fo.arith(lambda a, b: a + b))
+            fold=fo.arith(lambda a, b: a + b), simplify=rw.negative_zero_either)
 
 
 def _vjp_sub(b, n, g):
@@ -404,7 +409,8 @@ def _refuse_sub(compute, dtypes):
 
 
 elementwise("sub", 2, "same", "({0} - {1})", lambda xp: xp.subtract, vjp=_vjp_sub,
-            fold=fo.arith(lambda a, b: a - b), refuse=_refuse_sub)
+            fold=fo.arith(lambda a, b: a - b), refuse=_refuse_sub,
+            simplify=rw.positive_zero_right)
 
 
 def _vjp_mul(b, n, g):
@@ -414,7 +420,7 @@ def _vjp_mul(b, n, g):
 
 
 elementwise("mul", 2, "same", "({0} * {1})", lambda xp: xp.multiply, vjp=_vjp_mul, saves=(0, 1),
-            fold=fo.arith(lambda a, b: a * b))
+            fold=fo.arith(lambda a, b: a * b), simplify=rw.unit_either)
 
 
 def _vjp_div(b, n, g):
@@ -426,7 +432,7 @@ def _vjp_div(b, n, g):
 
 
 elementwise("div", 2, "float", "({0} / {1})", lambda xp: xp.true_divide, vjp=_vjp_div,
-            saves=(0, 1), fold=fo.arith(fo.fdiv, ints=False))
+            saves=(0, 1), fold=fo.arith(fo.fdiv, ints=False), simplify=rw.unit_right_float)
 
 
 _NEG_POW = "Integers to negative integer powers are not allowed."
@@ -501,7 +507,7 @@ def _pow_grad_name(n) -> str:
 
 
 elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 1, "out"),
-            fold=fo.int_pow, simd="f", grad_name=_pow_grad_name)
+            fold=fo.int_pow, simd="f", grad_name=_pow_grad_name, simplify=rw.small_power)
 
 
 def _vjp_extreme(cmp):
