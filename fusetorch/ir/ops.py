@@ -42,6 +42,7 @@ class OpDef:
     zero_one: bool = False  # bool operands of 0 or 1 give 0 or 1 through c_expr
     simd: str = ""  # libm precisions ('f', 'd') with vector variants kernels may call
     c_helper: str = ""  # C source c_expr needs, emitted once per kernel module
+    c_literals: Optional[Callable] = None  # (node) -> {key: value} c_expr reads as C literals
     # PyTorch's grad_fn name, where not <Op>Backward0; or (node) -> name, where it depends on
     # the node (SumBackward0 for a full sum, SumBackward1 along dims)
     grad_name: Optional[str | Callable] = None
@@ -67,6 +68,17 @@ class OpDef:
     #                          data-dependent shape, or between devices)
     data_shape: bool = False  # the output's shape depends on the input's values (nonzero)
     own_kernel: bool = False  # computed by a C template of its own, not fused (fold2d)
+    # eager memory and precision (runtime/interpret.py, runtime/device.py)
+    may_view: bool = False  # the result may be a view of (or be) input 0's array
+    reuses_input0: bool = False  # may write its result into input 0's buffer when it is dead
+    native_half: bool = False  # float16/bfloat16 eager runs as is, not through float32: exact
+    #                            ops (casts, copies, rounding, where, relu, sign)
+    # a view's inverse, for writes through views (tracer/views.py): (build, base, value,
+    # attrs) -> base with the region this view selects replaced by value
+    put_back: Optional[Callable] = None
+    # gradient accumulation (ir/grad.py): (builder, old, new) -> old + new as one node, where
+    # new is a node of this op, or None to add them
+    accumulate: Optional[Callable] = None
 
 
 @dataclass(frozen=True)
@@ -296,7 +308,8 @@ def _matmul_dtype(dtypes, a):
 _def("input", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype"),
      distinct=True, doc="a graph input")
 _def("constant", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "value", "digest"),
-     filled=True, doc="a value captured at trace time (a Python number, or an array identified by its digest)")
+     filled=True,
+     doc="a value captured at trace time (a Python number, or an array identified by its digest)")
 _def("full", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "value"),
      filled=True, doc="a tensor filled with one value (zeros, ones, full, empty)")
 _def("iota", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "start", "step"),
@@ -318,15 +331,15 @@ for _n, _r, _v in (("argmax", Reduction("max", -_INF, index=True), "max"),
 
 # Movement: views and data rearrangement.
 _def("reshape", "movement", 1, _reshape_shape, _same_dtype, attrs=("shape",), value_view=True,
-     simplify=rw.to_shape)
+     simplify=rw.to_shape, may_view=True)
 _def("permute", "movement", 1, _permute_shape, _same_dtype, attrs=("perm",),
-     simplify=rw.compose_perm)
+     simplify=rw.compose_perm, may_view=True)
 _def("expand", "movement", 1, _expand_shape, _same_dtype, attrs=("shape",), value_view=True,
-     simplify=rw.to_shape)
-_def("index", "movement", None, index_shape, lambda d, a: d[0], attrs=("spec",),
+     simplify=rw.to_shape, may_view=True)
+_def("index", "movement", None, index_shape, lambda d, a: d[0], attrs=("spec",), may_view=True,
      doc="x[spec] for ints, slices, None and int64 index tensors (inputs 1..)")
 _def("index_put", "movement", None, _index_put_shape, lambda d, a: d[0],
-     attrs=("spec", "accumulate"),
+     attrs=("spec", "accumulate"), reuses_input0=True,
      doc="a copy of x with x[spec] = v (or += v when accumulate); inputs x, v, index tensors")
 _def("cat", "movement", None, _cat_shape, _same_dtype, attrs=("dim",))
 _def("gather", "movement", 2, _gather_shape, lambda d, a: d[0], attrs=("dim",),
@@ -338,7 +351,7 @@ _def("nonzero", "movement", 1, None, _int64_dtype, data_shape=True, compilable=F
      doc="indices of the non-zero elements, shape [n, ndim]: data-dependent")
 
 _def("unfold2d", "movement", 1, lambda s, a: unfold2d_shape(s[0], a), _same_dtype,
-     attrs=("kernel", "stride", "padding", "dilation", "pad_value"),
+     attrs=("kernel", "stride", "padding", "dilation", "pad_value"), may_view=True,
      doc="sliding windows of x[N, C, H, W] as [N, C, kh, kw, OH, OW] (im2col without the "
          "copy); padding reads pad_value (0, or -inf for max pooling)")
 _def("fold2d", "movement", 1, lambda s, a: fold2d_shape(s[0], a), _same_dtype,
@@ -361,7 +374,7 @@ _def("custom_vjp", "extern", 2, _attr_shape, _attr_dtype,
 # Its own primitive so that `.to('cuda')` is differentiable (the cotangent goes back to `src`)
 # and the interpreter knows where each value of a mixed graph lives.
 _def("to_device", "extern", 1, _first_shape, _same_dtype, attrs=("device", "src"),
-     crosses_device=True, compilable=False,
+     crosses_device=True, compilable=False, may_view=True,
      doc="a copy of x on another device (Tensor.to, .cuda(), .cpu())")
 
 # A check eager code makes by reading values (an index in range, a probability in [0, 1]), as a
@@ -373,10 +386,11 @@ _def("to_device", "extern", 1, _first_shape, _same_dtype, attrs=("device", "src"
 # recording sees the detached tensor as a function of its source (a compiled replay reads the
 # new argument, not the one traced) and differentiation stops there.
 _def("detach", "extern", 1, _first_shape, _same_dtype, eager=lambda xp: lambda x: x,
-     passthrough=True, doc="x itself, as a constant for differentiation (Tensor.detach)")
+     passthrough=True, may_view=True,
+     doc="x itself, as a constant for differentiation (Tensor.detach)")
 _def("check", "extern", 1, _first_shape, _same_dtype,
      attrs=("lo", "hi", "closed", "allow", "error", "message"), passthrough=True,
-     doc="x unchanged, or the error PyTorch raises for a value out of range")
+     may_view=True, doc="x unchanged, or the error PyTorch raises for a value out of range")
 
 # Extern: library calls in compiled code.
 _def("matmul", "extern", 2, _matmul_shape, _matmul_dtype, product=True,
@@ -552,6 +566,48 @@ for _n, _g in {"reshape": "ViewBackward0", "to_device": "ToCopyBackward0",
                "scatter_add": "ScatterAddBackward0", "max": "MaxBackward1",
                "min": "MinBackward1"}.items():
     OPS[_n] = replace(OPS[_n], grad_name=_g)
+
+
+# ---------------------------------------------------------------- writes through views
+#
+# put_back(build, base, value, attrs): `base` with the region this view step selects replaced
+# by `value` (tracer/views.py walks a view chain back to its root with these).
+
+def _put_index(build, x, u, a):
+    return build("index_put", [x, u], {"spec": a["spec"], "accumulate": False})
+
+
+def _put_reshape(build, x, u, _a):
+    return build("reshape", [u], {"shape": tuple(x.shape)})
+
+
+def _put_permute(build, x, u, a):
+    perm = a["perm"]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return build("permute", [u], {"perm": tuple(inv)})
+
+
+def _put_identity(build, x, u, _a):
+    return u
+
+
+for _n, _put in (("index", _put_index), ("reshape", _put_reshape), ("permute", _put_permute),
+                 ("detach", _put_identity), ("check", _put_identity)):
+    OPS[_n] = replace(OPS[_n], put_back=_put)
+
+
+def _accumulate_index_put(b, old, new):
+    """old + (g scattered into zeros) is g scatter-added into old: no full-size temporary,
+    which keeps backprop through many slices of one tensor (RNN time steps) linear."""
+    z = new.inputs[0]
+    if z.op == "full" and z.attrs.get("value") == 0:
+        return b.op("index_put", old, *new.inputs[1:], spec=new.attrs["spec"], accumulate=True)
+    return None
+
+
+OPS["index_put"] = replace(OPS["index_put"], accumulate=_accumulate_index_put)
 
 
 def _sum_grad_name(n) -> str:

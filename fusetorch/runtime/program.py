@@ -276,7 +276,7 @@ class Program:
             # the values that may share x's memory: x, and what movement steps make of it
             aliases = {id(x)}
             for st in steps:
-                if isinstance(st, fuse.Extern) and st.node.op != "matmul" and any(
+                if isinstance(st, fuse.Extern) and not st.node.opdef.product and any(
                         id(i) in aliases for i in st.node.inputs):
                     aliases.add(id(st.node))
             later = [st.node.inputs if isinstance(st, fuse.Extern) else st.inputs
@@ -394,9 +394,9 @@ def _layout_kind(node) -> str:
     "same" (`check`, `detach`: the input itself), or "dense" (everything else: matmul, unfused
     math, sources, custom Functions: C-contiguous, which the schedule enforces with a copy
     in the rare case the implementation returns another layout)."""
-    if node.op in ("check", "detach"):
+    if node.opdef.passthrough:
         return "same"
-    if OPS[node.op].kind == "movement" or node.op == "to_device":
+    if OPS[node.op].kind == "movement" or node.opdef.crosses_device:
         return "view"
     return "dense"
 
