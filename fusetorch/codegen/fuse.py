@@ -69,13 +69,10 @@ def fusible(n: Node) -> bool:
                     for i in n.inputs))
 
 
-# argmax/argmin, reductions of memory over leading dims and SPECIAL ops are kernels on the CPU
-# only (`cpu`): the CUDA renderer renders them too, but on a GPU cupy runs them until the
-# kernels are measured there
-INDEX_REDUCTIONS = ("argmax", "argmin")
-# movement ops a template computes, each a kernel of its own: fold2d (col2im, a
-# convolution's input gradient) is kh*kw strided adds in numpy, one pass here
-SPECIAL = ("fold2d",)
+# index reductions (argmax/argmin), reductions of memory over leading dims and ops with a
+# template of their own (`OpDef.own_kernel`: fold2d, col2im, a convolution's input gradient, is
+# kh*kw strided adds in numpy, one pass here) are kernels on the CPU only (`cpu`): the CUDA
+# renderer renders them too, but on a GPU cupy runs them until the kernels are measured there
 
 
 def _reducible(n: Node, g: Group, trailing: bool = False, index: bool = False) -> bool:
@@ -83,11 +80,13 @@ def _reducible(n: Node, g: Group, trailing: bool = False, index: bool = False) -
     all dims or trailing dims, which read memory in order); with `index`, also argmax/argmin
     over one dim of a float value (max pooling's window: numpy's argmax over a middle axis is
     slow, so these make a kernel even alone)."""
-    x = n.inputs[0]
-    if index and n.op in INDEX_REDUCTIONS and x.dtype in (dt.float32, dt.float64) and \
-            len(n.attrs["dims"]) == 1:
+    x, r = n.inputs[0], OPS[n.op].reduction
+    if r is None:
+        return False
+    if index and r.index and x.dtype in (dt.float32, dt.float64) and len(n.attrs["dims"]) == 1:
         trailing = False
-    elif n.op not in ("sum", "max", "min") or n.dtype not in (dt.float32, dt.float64):
+    elif r.index or r.combine not in ("add", "max", "min") or \
+            n.dtype not in (dt.float32, dt.float64):
         return False
     dims, rank = tuple(n.attrs["dims"]), len(g.shape)
     if x.shape != g.shape or rank == 0 or not dims:
@@ -129,7 +128,7 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
             g.nodes.append(n)
             group_of[id(n)] = g
             continue
-        if cpu and n.op in SPECIAL and n.dtype in (dt.float32, dt.float64):
+        if cpu and OPS[n.op].own_kernel and n.dtype in (dt.float32, dt.float64):
             g = Group(shape=n.shape, nodes=[n], start=pos[id(n)], special=n)
             group_of[id(n)] = g
             steps.append(g)

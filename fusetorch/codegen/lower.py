@@ -146,10 +146,8 @@ def _expr(node: Node, operands: list) -> str:
         v = node.attrs.get(name)
         if isinstance(v, int) and not isinstance(v, bool):
             kw[name] = str(v)
-    if node.op == "clamp":
-        lo, hi = node.attrs.get("min"), node.attrs.get("max")
-        kw["min"] = literal(-math.inf if lo is None else lo, node.dtype)
-        kw["max"] = literal(math.inf if hi is None else hi, node.dtype)
+    if OPS[node.op].c_literals is not None:  # attribute values as C literals: clamp's bounds
+        kw.update((k, literal(v, node.dtype)) for k, v in OPS[node.op].c_literals(node).items())
     return OPS[node.op].c_expr.format(*operands, **kw)
 
 

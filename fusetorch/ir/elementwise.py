@@ -10,6 +10,8 @@ Each `elementwise(...)` call declares, together:
   fold        constant folding on exact Python values (`folding.py`), if the op folds exactly
   zero_one    with bool operands of 0 or 1 the C expression gives 0 or 1 (lowering does not
               have to normalise the result of a bool-typed node)
+  c_literals  (node) -> {key: value}: attribute values the C expression reads as literals
+              of the node's dtype (clamp's optional bounds, as -inf and inf when absent)
   simd        libm precisions ('f', 'fd') whose vector variants (libmvec) kernels may call
   c_helper    C source the expression needs (emitted once per kernel module, C and CUDA)
   grad_name   PyTorch's grad_fn name where it is not `<Op>Backward0` (or a function of the
@@ -20,14 +22,20 @@ Each `elementwise(...)` call declares, together:
               `Tensor.<name>_()` (functional.py and methods.py read this)
   fusible     False for `copy`, whose meaning is "a fresh buffer"
   distinct    each node is a value of its own, never merged by CSE (`copy` again)
+  clone       a fresh buffer holding the input's values (`copy`: drop_copies asks this)
+  simplify    (node, make_node) -> an equal node or None: the op's exact algebraic
+              identities (x * 1 -> x), a rule from `rewrites.py`, applied by passes.simplify
 
 Adding an elementwise primitive is one such call (plus its line in tests/opinfo.py). This
 module has no numpy: eager implementations receive the array module.
 """
 from __future__ import annotations
 
+import math
+
 from . import dtypes as dt
 from . import folding as fo
+from . import rewrites as rw
 from .ops import (_attr_dtype, _bool_dtype, _broadcast, _def, _first_shape, _same_dtype,
                   _where_dtype, arg, vjp_identity, vjp_zero)
 
@@ -60,7 +68,8 @@ def _refuse_neg(compute, _dtypes):
 
 
 elementwise("neg", 1, "same", "(-{0})", lambda xp: xp.negative, vjp=_vjp_neg,
-            fold=fo.arith(lambda a: -a), unary_api=True, refuse=_refuse_neg)
+            fold=fo.arith(lambda a: -a), unary_api=True, refuse=_refuse_neg,
+            simplify=rw.involution)
 
 
 def _vjp_exp(b, n, g):
@@ -313,7 +322,7 @@ def _sign(xp):
 
 
 elementwise("sign", 1, "same", "FT_SIGN({0})", _sign, vjp=vjp_zero, fold=fo.arith(fo.sign),
-            unary_api=True)
+            unary_api=True, native_half=True)
 
 
 def _vjp_relu(b, n, g):
@@ -323,7 +332,8 @@ def _vjp_relu(b, n, g):
 
 elementwise("relu", 1, "same", "FT_RELU({0})",
             lambda xp: lambda x: xp.maximum(x, 0).astype(x.dtype, copy=False),
-            vjp=_vjp_relu, saves=("out",), fold=fo.arith(fo.relu), unary_api=True)
+            vjp=_vjp_relu, saves=("out",), fold=fo.arith(fo.relu), unary_api=True,
+            native_half=True)
 
 elementwise("logical_not", 1, "same", "(!{0})", lambda xp: xp.logical_not, vjp=vjp_zero,
             dtype=_bool_dtype, fold=lambda n, v, src: not v[0], zero_one=True, unary_api=True)
@@ -333,7 +343,7 @@ elementwise("logical_not", 1, "same", "(!{0})", lambda xp: xp.logical_not, vjp=v
 
 elementwise("copy", 1, None, "{0}", lambda xp: lambda x: xp.array(x, copy=True, order="C"),
             vjp=vjp_identity, zero_one=True, grad_name="CloneBackward0", fusible=False,
-            distinct=True,
+            distinct=True, clone=True, native_half=True,
             doc="a fresh, contiguous buffer with the same values (clone, contiguous)")
 
 
@@ -345,7 +355,7 @@ def _vjp_cast(b, n, g):
 elementwise("cast", 1, None, "(({t}){0})",
             lambda xp: lambda x, dtype: x.astype(dtype.name),
             vjp=_vjp_cast, dtype=_attr_dtype, attrs=("dtype",), fold=fo.cast, zero_one=True,
-            grad_name="ToCopyBackward0",
+            grad_name="ToCopyBackward0", simplify=rw.same_dtype, native_half=True, may_view=True,
             doc="convert to attrs['dtype'] ('{t}' is the C type of the result)")
 
 
@@ -373,8 +383,14 @@ def _vjp_clamp(b, n, g):
     return (b.where0(keep, g),)
 
 
+def _clamp_bounds(n) -> dict:
+    lo, hi = n.attrs.get("min"), n.attrs.get("max")
+    return {"min": -math.inf if lo is None else lo, "max": math.inf if hi is None else hi}
+
+
 elementwise("clamp", 1, "same", "FT_CLAMP({0}, {min}, {max})", _clamp, vjp=_vjp_clamp,
             saves=(0,), attrs=("min", "max"), grad_name="ClampBackward1",
+            c_literals=_clamp_bounds,
             doc="min(max(x, min), max) with either bound optional; the gradient passes where "
                 "min <= x <= max, as PyTorch's clamp does")
 
@@ -386,7 +402,7 @@ def _vjp_add(b, n, g):
 
 
 elementwise("add", 2, "same", "({0} + {1})", lambda xp: xp.add, vjp=_vjp_add,
-            fold=fo.arith(lambda a, b: a + b))
+            fold=fo.arith(lambda a, b: a + b), simplify=rw.negative_zero_either)
 
 
 def _vjp_sub(b, n, g):
@@ -404,7 +420,8 @@ def _refuse_sub(compute, dtypes):
 
 
 elementwise("sub", 2, "same", "({0} - {1})", lambda xp: xp.subtract, vjp=_vjp_sub,
-            fold=fo.arith(lambda a, b: a - b), refuse=_refuse_sub)
+            fold=fo.arith(lambda a, b: a - b), refuse=_refuse_sub,
+            simplify=rw.positive_zero_right)
 
 
 def _vjp_mul(b, n, g):
@@ -414,7 +431,7 @@ def _vjp_mul(b, n, g):
 
 
 elementwise("mul", 2, "same", "({0} * {1})", lambda xp: xp.multiply, vjp=_vjp_mul, saves=(0, 1),
-            fold=fo.arith(lambda a, b: a * b))
+            fold=fo.arith(lambda a, b: a * b), simplify=rw.unit_either)
 
 
 def _vjp_div(b, n, g):
@@ -426,7 +443,7 @@ def _vjp_div(b, n, g):
 
 
 elementwise("div", 2, "float", "({0} / {1})", lambda xp: xp.true_divide, vjp=_vjp_div,
-            saves=(0, 1), fold=fo.arith(fo.fdiv, ints=False))
+            saves=(0, 1), fold=fo.arith(fo.fdiv, ints=False), simplify=rw.unit_right_float)
 
 
 _NEG_POW = "Integers to negative integer powers are not allowed."
@@ -501,7 +518,7 @@ def _pow_grad_name(n) -> str:
 
 
 elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 1, "out"),
-            fold=fo.int_pow, simd="f", grad_name=_pow_grad_name)
+            fold=fo.int_pow, simd="f", grad_name=_pow_grad_name, simplify=rw.small_power)
 
 
 def _vjp_extreme(cmp):
@@ -553,7 +570,8 @@ def _vjp_where(b, n, g):
 
 elementwise("where", 3, "same", "({0} ? {1} : {2})", lambda xp: xp.where, vjp=_vjp_where,
             saves=(0,), dtype=_where_dtype, fold=lambda n, v, src: v[1] if v[0] else v[2],
-            zero_one=True, mask=True, doc="cond ? a : b; the tracer promotes a and b only")
+            zero_one=True, mask=True, native_half=True,
+            doc="cond ? a : b; the tracer promotes a and b only")
 
 
 # ---------------------------------------------------------------- more math (issue 11)
@@ -648,6 +666,7 @@ def _rounding(ufunc: str):
 for _name, _ufunc, _c in [("floor", "floor", "floor"), ("ceil", "ceil", "ceil"),
                           ("trunc", "trunc", "trunc"), ("round", "rint", "nearbyint")]:
     elementwise(_name, 1, "same", f"{_c}{{f}}({{0}})", _rounding(_ufunc), vjp=vjp_zero,
+                native_half=True,
                 unary_api=_name != "round")  # (torch.round takes `decimals`: functional.py)
 
 

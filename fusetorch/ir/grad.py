@@ -176,12 +176,6 @@ def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
 def _accumulate(b: Builder, old: Node | None, new: Node) -> Node:
     if old is None:
         return new
-    if new.op == "index_put" and _is_zeros(new.inputs[0]):
-        # old + (g scattered into zeros) is g scatter-added into old: no full-size temporary,
-        # which keeps backprop through many slices of one tensor (RNN time steps) linear
-        return b.op("index_put", old, *new.inputs[1:], spec=new.attrs["spec"], accumulate=True)
-    return b.op("add", old, new)
-
-
-def _is_zeros(n: Node) -> bool:
-    return n.op == "full" and n.attrs.get("value") == 0
+    own = new.opdef.accumulate  # the op's cheaper sum, if it declares one (index_put)
+    merged = own(b, old, new) if own is not None else None
+    return merged if merged is not None else b.op("add", old, new)

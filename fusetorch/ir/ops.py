@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
 from . import dtypes as dt
+from . import rewrites as rw
 from .shapes import (broadcast_many, expand_shape, infer_reshape, matmul_shape, norm_dim,
                      numel, reduce_shape)
 
@@ -41,6 +42,7 @@ class OpDef:
     zero_one: bool = False  # bool operands of 0 or 1 give 0 or 1 through c_expr
     simd: str = ""  # libm precisions ('f', 'd') with vector variants kernels may call
     c_helper: str = ""  # C source c_expr needs, emitted once per kernel module
+    c_literals: Optional[Callable] = None  # (node) -> {key: value} c_expr reads as C literals
     # PyTorch's grad_fn name, where not <Op>Backward0; or (node) -> name, where it depends on
     # the node (SumBackward0 for a full sum, SumBackward1 along dims)
     grad_name: Optional[str | Callable] = None
@@ -50,6 +52,33 @@ class OpDef:
     distinct: bool = False  # each node is a value of its own: CSE never merges two
     mask: bool = False  # input 0 is a bool mask, left out of promotion (where)
     refuse: Optional[Callable] = None  # (compute dtype, input dtypes) -> PyTorch's error or None
+    # rewrite rules (ir/rewrites.py): (node, make_node) -> an equal node, or None
+    simplify: Optional[Callable] = None  # an exact algebraic identity (passes.simplify)
+    cheaper: Optional[Callable] = None  # a cheaper equivalent (passes.rewrite_indexing)
+    # roles passes, fusion, the runtime and the tracer ask about instead of naming the op
+    filled: bool = False  # a source whose every element is attrs['value'] (constant, full)
+    value_view: bool = False  # output elements are input elements in order (reshape, expand)
+    clone: bool = False  # a fresh buffer holding the input's values (copy)
+    product: bool = False  # a library product written to a new buffer, never an alias (matmul)
+    value_op: str = ""  # an index reduction: the reduction whose value it locates (max)
+    passthrough: bool = False  # the output is the input array itself (check, detach)
+    crosses_device: bool = False  # the output lives on attrs['device'] (to_device)
+    user_backward: bool = False  # runs the user's Python backward of a custom Function
+    compilable: bool = True  # False: a graph holding it is not compiled (opaque, impure,
+    #                          data-dependent shape, or between devices)
+    data_shape: bool = False  # the output's shape depends on the input's values (nonzero)
+    own_kernel: bool = False  # computed by a C template of its own, not fused (fold2d)
+    # eager memory and precision (runtime/interpret.py, runtime/device.py)
+    may_view: bool = False  # the result may be a view of (or be) input 0's array
+    reuses_input0: bool = False  # may write its result into input 0's buffer when it is dead
+    native_half: bool = False  # float16/bfloat16 eager runs as is, not through float32: exact
+    #                            ops (casts, copies, rounding, where, relu, sign)
+    # a view's inverse, for writes through views (tracer/views.py): (build, base, value,
+    # attrs) -> base with the region this view selects replaced by value
+    put_back: Optional[Callable] = None
+    # gradient accumulation (ir/grad.py): (builder, old, new) -> old + new as one node, where
+    # new is a node of this op, or None to add them
+    accumulate: Optional[Callable] = None
 
 
 @dataclass(frozen=True)
@@ -279,13 +308,14 @@ def _matmul_dtype(dtypes, a):
 _def("input", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype"),
      distinct=True, doc="a graph input")
 _def("constant", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "value", "digest"),
+     filled=True,
      doc="a value captured at trace time (a Python number, or an array identified by its digest)")
 _def("full", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "value"),
-     doc="a tensor filled with one value (zeros, ones, full, empty)")
+     filled=True, doc="a tensor filled with one value (zeros, ones, full, empty)")
 _def("iota", "source", 0, _attr_shape, _attr_dtype, attrs=("shape", "dtype", "start", "step"),
      doc="start + i * step for i in range(n) (arange)")
 _def("random", "source", 0, _attr_shape, _attr_dtype,
-     attrs=("shape", "dtype", "dist", "low", "high"), distinct=True,
+     attrs=("shape", "dtype", "dist", "low", "high"), distinct=True, compilable=False,
      doc="draws from the global generator: dist 'uniform' [low, high), 'normal', 'randint'")
 
 # Reductions over attrs['dims'] (sorted, non-negative).
@@ -293,49 +323,58 @@ _INF = float("inf")
 for _n, _r in (("sum", Reduction("add", 0.0)), ("prod", Reduction("mul", 1.0)),
                ("max", Reduction("max", -_INF)), ("min", Reduction("min", _INF))):
     _def(_n, "reduce", 1, _reduce_shape, _same_dtype, attrs=("dims", "keepdim"), reduction=_r)
-for _n, _r in (("argmax", Reduction("max", -_INF, index=True)),
-               ("argmin", Reduction("min", _INF, index=True))):
+for _n, _r, _v in (("argmax", Reduction("max", -_INF, index=True), "max"),
+                   ("argmin", Reduction("min", _INF, index=True), "min")):
     _def(_n, "reduce", 1, _reduce_shape, _int64_dtype, attrs=("dims", "keepdim"), reduction=_r,
+         value_op=_v,
          doc="index of the first extreme value along one dim (dims has one entry)")
 
 # Movement: views and data rearrangement.
-_def("reshape", "movement", 1, _reshape_shape, _same_dtype, attrs=("shape",))
-_def("permute", "movement", 1, _permute_shape, _same_dtype, attrs=("perm",))
-_def("expand", "movement", 1, _expand_shape, _same_dtype, attrs=("shape",))
-_def("index", "movement", None, index_shape, lambda d, a: d[0], attrs=("spec",),
+_def("reshape", "movement", 1, _reshape_shape, _same_dtype, attrs=("shape",), value_view=True,
+     simplify=rw.to_shape, may_view=True)
+_def("permute", "movement", 1, _permute_shape, _same_dtype, attrs=("perm",),
+     simplify=rw.compose_perm, may_view=True)
+_def("expand", "movement", 1, _expand_shape, _same_dtype, attrs=("shape",), value_view=True,
+     simplify=rw.to_shape, may_view=True)
+_def("index", "movement", None, index_shape, lambda d, a: d[0], attrs=("spec",), may_view=True,
      doc="x[spec] for ints, slices, None and int64 index tensors (inputs 1..)")
 _def("index_put", "movement", None, _index_put_shape, lambda d, a: d[0],
-     attrs=("spec", "accumulate"),
+     attrs=("spec", "accumulate"), reuses_input0=True,
      doc="a copy of x with x[spec] = v (or += v when accumulate); inputs x, v, index tensors")
 _def("cat", "movement", None, _cat_shape, _same_dtype, attrs=("dim",))
-_def("gather", "movement", 2, _gather_shape, lambda d, a: d[0], attrs=("dim",))
+_def("gather", "movement", 2, _gather_shape, lambda d, a: d[0], attrs=("dim",),
+     cheaper=rw.gather_at_extreme)
 _def("scatter_add", "movement", 3, _scatter_add_shape, lambda d, a: d[0], attrs=("dim",),
+     cheaper=rw.one_hot_scatter,
      doc="a copy of x with src added at index along dim; inputs x, index, src")
-_def("nonzero", "movement", 1, None, _int64_dtype,
+_def("nonzero", "movement", 1, None, _int64_dtype, data_shape=True, compilable=False,
      doc="indices of the non-zero elements, shape [n, ndim]: data-dependent")
 
 _def("unfold2d", "movement", 1, lambda s, a: unfold2d_shape(s[0], a), _same_dtype,
-     attrs=("kernel", "stride", "padding", "dilation", "pad_value"),
+     attrs=("kernel", "stride", "padding", "dilation", "pad_value"), may_view=True,
      doc="sliding windows of x[N, C, H, W] as [N, C, kh, kw, OH, OW] (im2col without the "
          "copy); padding reads pad_value (0, or -inf for max pooling)")
 _def("fold2d", "movement", 1, lambda s, a: fold2d_shape(s[0], a), _same_dtype,
-     attrs=("size", "kernel", "stride", "padding", "dilation"),
+     attrs=("size", "kernel", "stride", "padding", "dilation"), cheaper=rw.tiling_fold,
+     own_kernel=True,
      doc="the adjoint of unfold2d: windows [N, C, kh, kw, OH, OW] summed back into "
          "[N, C, *size] (col2im)")
 
 # Custom autograd Functions: opaque to the compiler (a graph break), differentiated by the
 # user's Python backward. `custom_vjp` reads its context from the `custom` node's saved value.
 _def("custom", "extern", None, None, lambda d, a: a["dtype"], attrs=("fn", "positions", "dtype"),
-     distinct=True, grad_name=lambda n: n.attrs["fn"].__name__ + "Backward",
+     distinct=True, compilable=False, grad_name=lambda n: n.attrs["fn"].__name__ + "Backward",
      doc="out = fn.forward(ctx, *inputs): a user's autograd.Function")
 _def("custom_vjp", "extern", 2, _attr_shape, _attr_dtype,
-     attrs=("index", "positions", "shape", "dtype"), distinct=True,
+     attrs=("index", "positions", "shape", "dtype"), distinct=True, compilable=False,
+     user_backward=True,
      doc="the gradient for input `index` of a custom node, from (cotangent, context)")
 
 # Between devices: a copy onto attrs['device'] from attrs['src'] (device names, 'cpu', 'cuda:0').
 # Its own primitive so that `.to('cuda')` is differentiable (the cotangent goes back to `src`)
 # and the interpreter knows where each value of a mixed graph lives.
 _def("to_device", "extern", 1, _first_shape, _same_dtype, attrs=("device", "src"),
+     crosses_device=True, compilable=False, may_view=True,
      doc="a copy of x on another device (Tensor.to, .cuda(), .cpu())")
 
 # A check eager code makes by reading values (an index in range, a probability in [0, 1]), as a
@@ -347,13 +386,14 @@ _def("to_device", "extern", 1, _first_shape, _same_dtype, attrs=("device", "src"
 # recording sees the detached tensor as a function of its source (a compiled replay reads the
 # new argument, not the one traced) and differentiation stops there.
 _def("detach", "extern", 1, _first_shape, _same_dtype, eager=lambda xp: lambda x: x,
+     passthrough=True, may_view=True,
      doc="x itself, as a constant for differentiation (Tensor.detach)")
 _def("check", "extern", 1, _first_shape, _same_dtype,
-     attrs=("lo", "hi", "closed", "allow", "error", "message"),
-     doc="x unchanged, or the error PyTorch raises for a value out of range")
+     attrs=("lo", "hi", "closed", "allow", "error", "message"), passthrough=True,
+     may_view=True, doc="x unchanged, or the error PyTorch raises for a value out of range")
 
 # Extern: library calls in compiled code.
-_def("matmul", "extern", 2, _matmul_shape, _matmul_dtype,
+_def("matmul", "extern", 2, _matmul_shape, _matmul_dtype, product=True,
      doc="batched matrix product of tensors with >= 2 dims, batch dims broadcast")
 
 
@@ -526,6 +566,48 @@ for _n, _g in {"reshape": "ViewBackward0", "to_device": "ToCopyBackward0",
                "scatter_add": "ScatterAddBackward0", "max": "MaxBackward1",
                "min": "MinBackward1"}.items():
     OPS[_n] = replace(OPS[_n], grad_name=_g)
+
+
+# ---------------------------------------------------------------- writes through views
+#
+# put_back(build, base, value, attrs): `base` with the region this view step selects replaced
+# by `value` (tracer/views.py walks a view chain back to its root with these).
+
+def _put_index(build, x, u, a):
+    return build("index_put", [x, u], {"spec": a["spec"], "accumulate": False})
+
+
+def _put_reshape(build, x, u, _a):
+    return build("reshape", [u], {"shape": tuple(x.shape)})
+
+
+def _put_permute(build, x, u, a):
+    perm = a["perm"]
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return build("permute", [u], {"perm": tuple(inv)})
+
+
+def _put_identity(build, x, u, _a):
+    return u
+
+
+for _n, _put in (("index", _put_index), ("reshape", _put_reshape), ("permute", _put_permute),
+                 ("detach", _put_identity), ("check", _put_identity)):
+    OPS[_n] = replace(OPS[_n], put_back=_put)
+
+
+def _accumulate_index_put(b, old, new):
+    """old + (g scattered into zeros) is g scatter-added into old: no full-size temporary,
+    which keeps backprop through many slices of one tensor (RNN time steps) linear."""
+    z = new.inputs[0]
+    if z.op == "full" and z.attrs.get("value") == 0:
+        return b.op("index_put", old, *new.inputs[1:], spec=new.attrs["spec"], accumulate=True)
+    return None
+
+
+OPS["index_put"] = replace(OPS["index_put"], accumulate=_accumulate_index_put)
 
 
 def _sum_grad_name(n) -> str:

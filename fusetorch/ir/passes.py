@@ -26,6 +26,7 @@ from .folding import NO as _NO, int_range as _int_range, round_float as _round_f
 from .graph import Graph, Node, make_node
 from .identity import Unkeyable, node_key
 from .ops import OPS
+from .rewrites import is_value as _is_value, norm_perm as _norm_perm, scalar_value
 
 Pass = Callable[[Graph], Graph]
 
@@ -58,51 +59,6 @@ def _rewrite(g: Graph, rule: Callable[[Node], Node]) -> Graph:
             continue
         env[id(n)] = rule(_with_inputs(n, tuple(env[id(i)] for i in n.inputs)))
     return Graph(g.inputs, [env[id(o)] for o in g.outputs])
-
-
-def scalar_value(n: Node):
-    """The exact value a `constant` or `full` node holds, as a Python bool, int or float of its
-    dtype's meaning (a float32 value rounded to float32), or None when that cannot be said
-    exactly: arrays, non-Python scalars, values the conversion would round twice or reject.
-
-    >>> scalar_value(const(0.1, float32))    # 0.10000000149011612
-    """
-    while n.op in ("reshape", "expand") and math.prod(n.inputs[0].shape) == 1:
-        n = n.inputs[0]  # a single value reshaped or broadcast is still that value
-    if n.op not in ("constant", "full"):
-        return _NO
-    v = n.attrs.get("value")
-    d = n.dtype
-    if isinstance(v, bool):
-        return v if d is dt.bool_ else (float(v) if d.is_floating_point else int(v))
-    if isinstance(v, int):
-        if d.is_floating_point:
-            return _round_float(float(v), d) if abs(v) <= 1 << 53 else _NO
-        if d is dt.bool_:
-            return bool(v) if v in (0, 1) else _NO
-        lo, hi = _int_range(d)
-        return int(v) if lo <= v <= hi else _NO
-    if isinstance(v, float):
-        if d.is_floating_point:
-            return _round_float(float(v), d)
-        if d is dt.bool_ or not v.is_integer():
-            return _NO
-        lo, hi = _int_range(d)
-        return int(v) if lo <= v <= hi else _NO
-    return _NO
-
-
-def _is_value(n: Node, want: float) -> bool:
-    v = scalar_value(n)
-    return v is not _NO and not isinstance(v, bool) and v == want
-
-
-def _is_zero(n: Node, negative: bool) -> bool:
-    """`n` is zero, and in floating point a zero of the given sign."""
-    v = scalar_value(n)
-    if v is _NO or isinstance(v, bool) or v != 0:
-        return False
-    return not n.dtype.is_floating_point or (math.copysign(1.0, v) < 0) == negative
 
 
 # ---------------------------------------------------------------- dead code
@@ -150,87 +106,22 @@ def cse(g: Graph) -> Graph:
 
 # ---------------------------------------------------------------- algebraic simplification
 
-def _norm_perm(perm) -> tuple:
-    k = len(perm)
-    return tuple(p + k if p < 0 else p for p in perm)
-
-
-def _same_as(x: Node, n: Node) -> Node:
-    """`x` standing for `n`, whose values equal x's broadcast to n's shape (same dtype)."""
-    if x.shape == n.shape:
-        return x
-    return make_node("expand", [x], {"shape": n.shape}, n.meta)
-
-
-def _simplify_node(n: Node) -> Node:
-    """One rewrite of `n`, or `n` itself when no rule applies."""
-    op, ins, d = n.op, n.inputs, n.dtype
-    arith = d is not dt.bool_
-    if op == "mul" and arith:
-        for a, b in ((0, 1), (1, 0)):
-            if _is_value(ins[b], 1):
-                return _same_as(ins[a], n)
-    elif op == "add" and arith:
-        for a, b in ((0, 1), (1, 0)):
-            if _is_zero(ins[b], negative=True):  # x + (-0.0) == x, also for x = -0.0
-                return _same_as(ins[a], n)
-    elif op == "sub" and arith:
-        if _is_zero(ins[1], negative=False):  # x - 0.0 == x, also for x = -0.0
-            return _same_as(ins[0], n)
-    elif op == "div" and d.is_floating_point:
-        if _is_value(ins[1], 1):
-            return _same_as(ins[0], n)
-    elif op == "pow" and arith and ins[1].shape == ():
-        # only a 0-d exponent: numpy's elementwise pow with an array of exponents is not
-        # correctly rounded (float32 x ** 1 can miss x by an ulp), so the interpreter itself
-        # would disagree with the rewrite; with a 0-d exponent it computes x and x * x exactly
-        if _is_value(ins[1], 1):
-            return _same_as(ins[0], n)
-        if _is_value(ins[1], 2) and ins[0].shape == n.shape:
-            return make_node("mul", [ins[0], ins[0]], {}, n.meta)
-    elif op == "neg" and arith:
-        if ins[0].op == "neg":
-            return ins[0].inputs[0]
-    elif op == "reshape":
-        x = ins[0]
-        if x.shape == n.shape:
-            return x
-        if x.op == "reshape":
-            return make_node("reshape", [x.inputs[0]], {"shape": n.shape}, n.meta)
-    elif op == "permute":
-        x, perm = ins[0], _norm_perm(n.attrs["perm"])
-        if perm == tuple(range(len(perm))):
-            return x
-        if x.op == "permute":
-            inner = _norm_perm(x.attrs["perm"])
-            return make_node("permute", [x.inputs[0]],
-                             {"perm": tuple(inner[p] for p in perm)}, n.meta)
-    elif op == "expand":
-        x = ins[0]
-        if x.shape == n.shape:
-            return x
-        if x.op == "expand":
-            return make_node("expand", [x.inputs[0]], {"shape": n.shape}, n.meta)
-    elif op == "cast":
-        if ins[0].dtype is d:
-            return ins[0]
-    return n
-
-
 def simplify(g: Graph) -> Graph:
     """Exact algebraic identities: x*1, 1*x, x/1, x**1 -> x and x**2 -> x*x (0-d exponents);
     x + (-0.0), x - 0.0 (any zero for integers) -> x; neg(neg(x)) -> x; reshape(reshape(x)) ->
     one reshape; permute of permute -> one permute; expand of expand -> one expand; reshape or
     expand to x's own shape, identity permutes and casts to x's own dtype -> x. Where a constant
     broadcasts x to a larger shape, x is expanded instead. Never: x*0 (inf, nan), x + 0.0 in
-    floating point (-0.0), arithmetic on bool, removing a `copy`.
+    floating point (-0.0), arithmetic on bool, removing a `copy`. Each identity is its op's
+    `simplify` rule, declared on the op's definition (ir/rewrites.py).
 
     >>> simplify(Graph([x], [mul(neg(neg(x)), 1.0)])).outputs == [x]
     """
     def rule(n: Node) -> Node:
         for _ in range(64):  # a rewrite may enable another on the same node
-            m = _simplify_node(n)
-            if m is n:
+            own = n.opdef.simplify  # the op's identities, declared on its definition
+            m = own(n, make_node) if own is not None else None
+            if m is None or m is n:
                 break
             n = m
         return n
@@ -257,7 +148,8 @@ def transpose_matmul(g: Graph) -> Graph:
     users = _use_counts(g)
 
     def rule(n: Node) -> Node:
-        if n.op != "permute" or n.inputs[0].op != "matmul" or users.get(id(n.inputs[0])) != 1:
+        if n.op != "permute" or not n.inputs[0].opdef.product or \
+                users.get(id(n.inputs[0])) != 1:
             return n
         perm, k = _norm_perm(n.attrs["perm"]), len(n.shape)
         if k < 2 or perm != tuple(range(k - 2)) + (k - 1, k - 2):
@@ -266,7 +158,7 @@ def transpose_matmul(g: Graph) -> Graph:
         if len(a.shape) != k or len(b.shape) != k:
             return n  # batch broadcasting: leave it
         swap = lambda x: make_node("permute", [x], {"perm": perm}, n.meta)
-        return make_node("matmul", [swap(b), swap(a)], {}, n.meta)
+        return make_node(n.inputs[0].op, [swap(b), swap(a)], {}, n.meta)
 
     return _rewrite(g, rule)
 
@@ -322,73 +214,25 @@ def drop_copies(g: Graph) -> Graph:
     users = _use_counts(g)
 
     def rule(n: Node) -> Node:
-        if n.op != "copy":
+        if not n.opdef.clone:
             return n
         x = n.inputs[0]
-        fresh = x.op == "matmul" or OPS[x.op].kind in ("elementwise", "reduce") and x.op != "copy"
+        d = x.opdef
+        fresh = d.product or d.kind in ("elementwise", "reduce") and not d.clone
         return x if fresh and users.get(id(x)) == 1 and x.dtype is n.dtype else n
 
     return _rewrite(g, rule)
 
 
-def _one_hot_scatter(n: Node) -> Node | None:
-    """scatter_add(zeros, idx, src, dim=d) with one index per row along d (max pooling's and
-    max(dim)'s gradient) -> where(iota_d == idx, src, 0): elementwise, so it fuses."""
-    z, idx, src = n.inputs
-    d = n.attrs["dim"]
-    if not z.dtype.is_floating_point or scalar_value(z) != 0 or idx.shape[d] != 1 or \
-            src.shape != idx.shape or any(a != b for k, (a, b) in
-                                          enumerate(zip(idx.shape, z.shape)) if k != d):
-        return None
-    k = z.shape[d]
-    if not (idx.op in ("argmax", "argmin") and tuple(idx.attrs["dims"]) == (d,) and
-            idx.inputs[0].shape[d] == k):
-        # an index out of range would match no position and vanish: keep scatter_add's check
-        idx = make_node("check", [idx], {
-            "lo": 0, "hi": k, "closed": False, "allow": None, "error": "RuntimeError",
-            "message": f"index {{value}} is out of bounds for dimension {d} with size {k}"},
-            n.meta)
-    iota = make_node("iota", [], {"shape": (k,), "dtype": idx.dtype, "start": 0, "step": 1},
-                     n.meta)
-    along = make_node("reshape", [iota], {"shape": tuple(k if i == d else 1
-                                                         for i in range(len(z.shape)))}, n.meta)
-    hit = make_node("eq", [along, idx], {}, n.meta)
-    zero = make_node("constant", [], {"shape": (), "dtype": z.dtype, "value": 0.0})
-    return make_node("where", [hit, src, zero], {}, n.meta)
-
-
-def _tiling_fold(n: Node) -> Node | None:
-    """fold2d of windows that tile the image exactly (stride = kernel, no padding or dilation:
-    2x2 max pooling's gradient) -> a permute and a reshape: each element goes to one place, so
-    the windows' producer writes the image's layout directly (sink_permutes)."""
-    cols = n.inputs[0]
-    a = n.attrs
-    (kh, kw), (oh, ow), (h, w) = a["kernel"], cols.shape[4:], a["size"]
-    if tuple(a["stride"]) != (kh, kw) or tuple(a["padding"]) != (0, 0) or \
-            tuple(a["dilation"]) != (1, 1) or (oh * kh, ow * kw) != (h, w):
-        return None
-    image = make_node("permute", [cols], {"perm": (0, 1, 4, 2, 5, 3)}, n.meta)
-    return make_node("reshape", [image], {"shape": n.shape}, n.meta)
-
-
 def rewrite_indexing(g: Graph) -> Graph:
     """Index-based ops as cheaper equivalents (values equal; a scattered -0.0 may read 0.0):
     gather(x, argmax(x, d, keepdim)) -> max(x, d, keepdim) (likewise argmin -> min); the
-    one-index-per-row scatter_add into zeros -> an elementwise where (`_one_hot_scatter`);
-    fold2d of exactly tiling windows -> permute + reshape (`_tiling_fold`)."""
+    one-index-per-row scatter_add into zeros -> an elementwise where (`one_hot_scatter`);
+    fold2d of exactly tiling windows -> permute + reshape (`tiling_fold`). Each rule is the
+    op's `cheaper`, declared on its definition (ir/rewrites.py)."""
     def rule(n: Node) -> Node:
-        if n.op == "gather":
-            x, idx = n.inputs
-            d = n.attrs["dim"]
-            if idx.op in ("argmax", "argmin") and idx.inputs[0] is x and \
-                    tuple(idx.attrs["dims"]) == (d,) and idx.attrs.get("keepdim"):
-                return make_node("max" if idx.op == "argmax" else "min", [x],
-                                 {"dims": (d,), "keepdim": True}, n.meta)
-        elif n.op == "scatter_add":
-            return _one_hot_scatter(n) or n
-        elif n.op == "fold2d":
-            return _tiling_fold(n) or n
-        return n
+        cheaper = n.opdef.cheaper  # declared on the op's definition (rewrites.py)
+        return (cheaper(n, make_node) or n) if cheaper is not None else n
 
     return _rewrite(g, rule)
 

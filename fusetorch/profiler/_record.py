@@ -233,7 +233,7 @@ class _GradFnSpans:
                 self.hook.close(self.span)
             self.tag = tag
             self.span = self.hook.open(GRAD_FN_SPAN + self._name(tag), "cpu_op")
-        if self.ops and node.op not in ("constant", "custom_vjp"):
+        if self.ops and node.op != "constant" and not node.opdef.user_backward:
             self.ev = self.hook.open("aten::" + node.op, "cpu_op", node.inputs)
 
     def end(self, node, value=None) -> None:

@@ -99,14 +99,11 @@ def _make_cpu() -> Backend:
 # float16 and bfloat16 compute as PyTorch's CPU does, in float32 rounded once at the end:
 # single ufuncs already do so per element (numpy's half loops, ml_dtypes' bfloat16 loops), so
 # only composed implementations (sigmoid, erf, erfinv, pow, clamp, ...), reductions that
-# accumulate (sum, prod: PyTorch accumulates in float32) and matmul (numpy has no half BLAS;
-# ml_dtypes' returns float32) are wrapped. Exact ops (casts, copies, rounding) and movement
-# stay native.
+# accumulate (sum, prod: PyTorch accumulates in float32; eager._reduce widens them itself) and
+# the `product` ops (matmul: numpy has no half BLAS; ml_dtypes' returns float32) are wrapped.
+# Exact ops (declared `native_half`: casts, copies, rounding) and movement stay native.
 _LOW = frozenset((np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)))
 _F32 = np.dtype(np.float32)
-_NATIVE = frozenset(("cast", "copy", "where", "floor", "ceil", "trunc", "round", "relu",
-                     "sign"))
-_WIDENED = frozenset(("matmul",))  # (sum and prod: eager._reduce widens them itself)
 
 
 def _widen(fn):
@@ -134,9 +131,9 @@ def in_float32(table: dict) -> dict:
     from ..ir.ops import OPS
     out = dict(table)
     for name, fn in table.items():
-        kind = OPS[name].kind if name in OPS else None
-        if name in _WIDENED or (kind == "elementwise" and name not in _NATIVE
-                                and not isinstance(fn, np.ufunc)):
+        d = OPS.get(name)
+        if d is not None and (d.product or d.kind == "elementwise" and not d.native_half
+                              and not isinstance(fn, np.ufunc)):
             out[name] = _widen(fn)
     return out
 

@@ -20,7 +20,7 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None) -> list:
         env[id(node)] = value
     last_use, view_use = _last_uses(graph)
     owners: dict[int, int] = {}  # array id -> how many env entries hold that very array
-    mixed = any(node.op == "to_device" for node in graph.nodes)
+    mixed = any(node.opdef.crosses_device for node in graph.nodes)
     impl0, xp0 = impl, xp
     for pos, node in enumerate(graph.nodes):
         if node.op == "input":
@@ -30,7 +30,7 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None) -> list:
         args = [env[id(i)] for i in node.inputs]
         if mixed:
             args, impl, xp = _where_inputs_live(node, args, impl0, xp0)
-        if node.op in _REUSES_INPUT0 and _dead_after(node.inputs[0], args[0], pos, last_use,
+        if node.opdef.reuses_input0 and _dead_after(node.inputs[0], args[0], pos, last_use,
                                                        owners) \
                 and view_use.get(id(node.inputs[0]), -1) < pos:
             out = eval_node(node, args, impl, xp, inplace=True)
@@ -53,7 +53,7 @@ def _where_inputs_live(node, args: list, impl: dict, xp):
     device its inputs are on. Values made by source nodes (constants, zeros) are made with the
     graph's default table, so an input on another device is copied to the node's device."""
     from .device import backend, cpu_backend
-    if node.op == "to_device":  # its result lives on the target: asarray it there
+    if node.opdef.crosses_device:  # its result lives on the target: asarray it there
         be = backend(node.attrs["device"])
         return args, be.impl, be.xp
     if not args:
@@ -79,13 +79,11 @@ def eval_node(node, args: list, impl: dict, xp, **extra):
     return out
 
 
-# Ops that may write their result into input 0's buffer when nothing else can see it: an
-# index_put chain accumulating many slices' gradients then costs the slices, not the whole.
-_REUSES_INPUT0 = {"index_put"}
-# Ops whose result may be a view of (or be) their first input's array: while such a result is
-# still to be read, that input's buffer must not be written (conservative: more is safe)
-_MAY_VIEW = {"index", "reshape", "permute", "expand", "unfold2d", "detach", "check",
-             "to_device", "cast"}
+# Ops declared `reuses_input0` (index_put) may write their result into input 0's buffer when
+# nothing else can see it: an index_put chain accumulating many slices' gradients then costs
+# the slices, not the whole. Ops declared `may_view` may return a view of (or the very) input
+# 0's array: while such a result is still to be read, that input's buffer must not be written
+# (conservative: more is safe).
 
 
 def _last_uses(graph: Graph) -> tuple[dict, dict]:
@@ -99,7 +97,7 @@ def _last_uses(graph: Graph) -> tuple[dict, dict]:
         last[id(n)] = len(graph.nodes)  # the caller's arrays are never written
     views: dict = {}
     for node in reversed(graph.nodes):  # a view's own views are folded in before it
-        if node.op in _MAY_VIEW and node.inputs:
+        if node.opdef.may_view and node.inputs:
             src = id(node.inputs[0])
             seen = max(last.get(id(node), -1), views.get(id(node), -1))
             if seen > views.get(src, -1):

@@ -76,9 +76,9 @@ def layout_kind(node) -> str:
     """How an extern step's output layout is known before the program runs: "view" (a
     movement op: what numpy makes of its input's layout, found on stand-ins), "same" (`check`,
     `detach`: the input itself), or "dense" (everything else: C-contiguous)."""
-    if node.op in ("check", "detach"):
+    if node.opdef.passthrough:
         return "same"
-    if OPS[node.op].kind == "movement" or node.op == "to_device":
+    if OPS[node.op].kind == "movement" or node.opdef.crosses_device:
         return "view"
     return "dense"
 

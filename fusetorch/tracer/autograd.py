@@ -425,7 +425,7 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
                 root = a
             taken.add(id(root))
             outs.append(Tensor._make(a, n.dtype, be))
-        if any(n.op == "to_device" for n in bw.graph.nodes):
+        if any(n.opdef.crosses_device for n in bw.graph.nodes):
             _place(outs, list(wrt_nodes) + list(also), be)
     if not retain_graph:
         _free(order)
@@ -456,7 +456,7 @@ def _forward_backend(f: Node):
         if id(n) in seen:
             continue
         seen.add(id(n))
-        if n.op == "to_device":
+        if n.opdef.crosses_device:
             return backend(n.attrs["device"])
         leaf = _leaf_of(n)
         if leaf is not None:
@@ -505,7 +505,7 @@ def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool, order=(
 
 
 def _dispatch_node(node: Node, args: list, be) -> Tensor:
-    if node.op == "custom_vjp":  # the user's backward, recorded: args are (cotangent, ctx)
+    if node.opdef.user_backward:  # the user's backward, recorded: args are (cotangent, ctx)
         a = node.attrs
         return args[1].input_grad_recorded(args[0], a["positions"][a["index"]])
     d = OPS[node.op]

@@ -25,7 +25,6 @@ ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # from each building a module.)
 MIN_ELEMENTS = 1 << 12
 MAX_LAYOUTS = 4  # programs per graph; past that the input strides keep changing: interpret
-_NOT_COMPILED = frozenset({"custom", "custom_vjp", "to_device", "random", "nonzero"})
 
 
 class BackwardRunner:
@@ -37,7 +36,7 @@ class BackwardRunner:
         self.graph = graph
         self.uses = 0
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
-        self.compilable = ENABLED and not any(n.op in _NOT_COMPILED for n in graph.nodes)
+        self.compilable = ENABLED and all(n.opdef.compilable for n in graph.nodes)
 
     def run(self, arrays: list, be, hook=None) -> list:
         """`hook`: a profiler's, told as each interpreted node starts and ends."""

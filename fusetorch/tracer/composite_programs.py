@@ -53,7 +53,6 @@ from .trace import Recorder
 
 MIN_ELEMENTS = eager_kernels.MIN_ELEMENTS  # inputs' total size from which a program is built
 MAX_KEYS = 256
-_NOT_CAPTURED = frozenset({"custom", "custom_vjp", "to_device", "random", "nonzero"})
 _SEEN, _PLAIN = "seen", "plain"  # key states before a template exists, or instead of one
 
 _lock = threading.RLock()
@@ -267,7 +266,7 @@ class _Template:
                 if b >= self.n_args and b not in value_slots:
                     value_slots.append(b)
         graph = rec.graph(*[by_slot[s] for s in value_slots])
-        if len(graph.inputs) != len(tensors) or any(n.op in _NOT_CAPTURED for n in graph.nodes):
+        if len(graph.inputs) != len(tensors) or any(not n.opdef.compilable for n in graph.nodes):
             raise _NotReplayable
         self.value_slots = tuple(value_slots)
         # values that were views stay views of the same base (an input or another value) in

@@ -352,7 +352,7 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
         out = be.impl[name](*[t._data for t in tensors], **attrs)
     except MemoryError as e:
         raise allocator_error(e) from None
-    if name == "to_device":
+    if opdef.crosses_device:
         be = _device.backend(attrs["device"])
     out = _as_array(out, dtype, be)
     if shape is not None and out.shape != tuple(shape):

@@ -322,9 +322,9 @@ def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tenso
     return apply("prod", [x], {"dims": dims, "keepdim": keepdim})
 
 
-def _extreme(name: str, arg: str, result_type, input: Tensor, dim, keepdim, out):
-    if isinstance(dim, Tensor):
-        return (maximum if name == "max" else minimum)(input, dim, out=out)
+def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, keepdim, out):
+    if isinstance(dim, Tensor):  # max(input, other): `pairwise` (maximum)
+        return pairwise(input, dim, out=out)
     if dim is None:
         if input.numel() == 0:
             raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
@@ -351,14 +351,14 @@ def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
     D.check_tensor(input, "max", "input", 1)
     if other is not None:  # torch.max(input, other=...)
         return maximum(input, other, out=out)
-    return _extreme("max", "argmax", ReturnMax, input, dim, keepdim, out)
+    return _extreme("max", "argmax", maximum, ReturnMax, input, dim, keepdim, out)
 
 
 def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
     D.check_tensor(input, "min", "input", 1)
     if other is not None:
         return minimum(input, other, out=out)
-    return _extreme("min", "argmin", ReturnMin, input, dim, keepdim, out)
+    return _extreme("min", "argmin", minimum, ReturnMin, input, dim, keepdim, out)
 
 
 def _amax_amin(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:

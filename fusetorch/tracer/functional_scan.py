@@ -16,6 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from ..ir import dtypes as dt
+from ..ir.ops import OPS
 from ..ir.shapes import broadcast_many, norm_dim, norm_dims
 from . import autograd as A
 from . import dispatch as D
@@ -88,7 +89,7 @@ def _scan(op: str, input: Tensor, dim: int, dtype, out) -> Tensor:
     D.check_tensor(input, op, "input", 1)
     d = norm_dim(dim, input.ndim)
     x = _at_least_1d(cast(input, _scan_dtype(input, dtype)))
-    attrs = {"dim": d} if op == "cumprod" else {"dim": d, "reverse": False}
+    attrs = {"dim": d, "reverse": False} if "reverse" in OPS[op].attrs else {"dim": d}
     return write_out(_like_input(apply(op, [x], attrs), input), out)
 
 
@@ -129,23 +130,22 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     return _scan("logcumsumexp", input, dim, None, out)
 
 
-def _cum_extreme(op: str, rt, input: Tensor, dim: int):
+def _cum_extreme(op: str, grad_name: str, rt, input: Tensor, dim: int):
     D.check_tensor(input, op.replace("arg", ""), "input", 1)
     d = norm_dim(dim, input.ndim)
     x = _at_least_1d(input)
     idx = apply(op, [x], {"dim": d})
     values = apply("gather", [x, idx], {"dim": d})  # the gradient goes to the running extreme
-    name = "CummaxBackward0" if op == "cumargmax" else "CumminBackward0"
-    return rt(_label(_like_input(values, input), name, input), _like_input(idx, input))
+    return rt(_label(_like_input(values, input), grad_name, input), _like_input(idx, input))
 
 
 def cummax(input: Tensor, dim: int):
     """(values, indices) of the running max; a tie or a NaN takes the later index."""
-    return _cum_extreme("cumargmax", ReturnCummax, input, dim)
+    return _cum_extreme("cumargmax", "CummaxBackward0", ReturnCummax, input, dim)
 
 
 def cummin(input: Tensor, dim: int):
-    return _cum_extreme("cumargmin", ReturnCummin, input, dim)
+    return _cum_extreme("cumargmin", "CumminBackward0", ReturnCummin, input, dim)
 
 
 # ---------------------------------------------------------------- sorting

@@ -298,7 +298,7 @@ def _setitem_mask(t: Tensor, mask: Tensor, value) -> bool:
     if len(rest):
         mask = D.apply("reshape", [mask], {"shape": tuple(mask.shape) + (1,) * len(rest)})
     new = D.elementwise("where", mask, v, t)
-    if new._node is not None and new._node.op == "where":
+    if new._node is not None and new._node.opdef.mask:
         A.label(new, "IndexPutBackward0", t, v)  # PyTorch's name for `t[mask] = v`
     D.copy_into(t, new, from_self=True)
     return True

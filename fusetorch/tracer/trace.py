@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence
 
 from ..ir.graph import Graph, Node, make_node
+from ..ir.ops import OPS
 from . import dispatch as D
 from . import views as _views
 from .tensor import Tensor
@@ -223,7 +224,8 @@ class Recorder:
 
     def record(self, op: str, ins: Sequence, attrs: dict, result: Tensor,
                scalar_dtype=None) -> Node:
-        if op == "nonzero" and (self.strict or (self.parent is not None and self.parent.strict)):
+        if OPS[op].data_shape and (self.strict or
+                                   (self.parent is not None and self.parent.strict)):
             # its shape is the count of the values it found: a compiled program, specialised
             # on shapes, cannot hold it (x[mask] reads the mask)
             self.graph_break(f"nonzero (a shape that depends on the values) at {user_source()}")

@@ -23,10 +23,12 @@ storage root (`data_chain`).
 from __future__ import annotations
 
 from ..ir.graph import Node, make_node
+from ..ir.ops import OPS
 from .tensor import Tensor
 
-# steps whose region a write can be put back through (`put`); any single-input step replays
-_INVERTIBLE = ("index", "reshape", "permute", "key", "detach", "check")
+# steps whose region a write can be put back through: the ops that declare `put_back`, and
+# a Python indexing key (made an `index` step by `_steps`); any single-input step replays
+_KEY = "key"
 
 _MULTI_MSG = (" This view is the output of a function that returns multiple views. Such "
               "functions do not allow the output views to be modified inplace. You should "
@@ -96,7 +98,7 @@ def resolve(shape: tuple, steps: tuple) -> list:
     """The steps as (op, attrs) applied from a base of `shape` (plain keys become index specs)."""
     out = []
     for op, attrs in steps:
-        if op == "key":
+        if op == _KEY:
             op, attrs = "index", {"spec": _spec_of_key(shape, attrs)}
         out.append((op, attrs))
         shape = make_node(op, [_Shape(shape)], attrs).shape
@@ -127,23 +129,16 @@ def put_back(base: Node, steps: list, value: Node, build) -> Node:
         inner.append(build(op, [inner[-1]], attrs))
     u = value
     for (op, attrs), x in zip(reversed(steps), reversed(inner)):
-        if op == "index":
-            u = build("index_put", [x, u], {"spec": attrs["spec"], "accumulate": False})
-        elif op == "reshape":
-            u = build("reshape", [u], {"shape": tuple(x.shape)})
-        elif op == "permute":
-            perm = attrs["perm"]
-            inv = [0] * len(perm)
-            for i, p in enumerate(perm):
-                inv[p] = i
-            u = build("permute", [u], {"perm": tuple(inv)})
-        elif op not in ("detach", "check"):  # identities
+        put = OPS[op].put_back  # the view's inverse, declared on the op (ir/ops.py)
+        if put is None:
             raise AssertionError(op)
+        u = put(build, x, u, attrs)
     return u
 
 
 def invertible(steps) -> bool:
-    return steps is not None and all(op in _INVERTIBLE for op, _ in steps)
+    return steps is not None and all(op == _KEY or OPS[op].put_back is not None
+                                     for op, _ in steps)
 
 
 def data_chain(t: Tensor):
