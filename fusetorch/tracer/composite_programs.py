@@ -40,6 +40,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from ..ir.identity import Unkeyable, value_key
 from ..ir.ops import OPS
 from ..runtime import eager_kernels
 from ..runtime.interpret import Schedule
@@ -145,13 +146,16 @@ _TENSOR = object()
 
 
 def _static(v):
-    """A non-tensor argument as part of a key (lists as tuples); _TENSOR if it holds tensors
-    (they would be keyed by identity)."""
-    if isinstance(v, (list, tuple)):
-        if any(isinstance(x, (Tensor, list, tuple)) for x in v):
-            return _TENSOR
-        return (type(v).__name__,) + tuple(v)
-    return _TENSOR if isinstance(v, Tensor) else v
+    """A non-tensor argument as part of a key, by the one structural identity of Python values
+    (ir/identity.value_key: 1, 1.0 and True apart, floats by their bits); _TENSOR, the call
+    runs plainly, if it holds tensors (they would be keyed by identity) or has no identity."""
+    if isinstance(v, Tensor) or isinstance(v, (list, tuple)) and any(
+            isinstance(x, (Tensor, list, tuple)) for x in v):
+        return _TENSOR
+    try:
+        return value_key(v)
+    except Unkeyable:
+        return _TENSOR
 
 
 # ---------------------------------------------------------------- capture
