@@ -41,6 +41,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..ir.ops import OPS
+from ..ir.pool_index import match_max_pool
 from ..runtime import eager_kernels
 from ..runtime.interpret import Schedule
 from ..runtime.program import kernel_safe
@@ -358,24 +359,18 @@ def _program(graph, be, out_slots):
 
 
 def _max_pool_kernel(graph):
-    """For max_pool2d's graph (unfold2d with -inf padding, of the input or, with ceil_mode, of
-    the input written into a larger -inf image; the windows merged, argmax over them, gather
-    at the argmax; values and argmax returned), a function computing both from the
+    """For max_pool2d's graph (ir/pool_index.py: unfold2d with -inf padding, of the input or,
+    with ceil_mode, of the input written into a larger -inf image; PyTorch's index into each
+    window; the gather at it; values and index returned), a function computing both from the
     input by one kernel (`eager_kernels.max_pool2d`: no window copy), returning None where
     that kernel does not apply; for any other graph None."""
     if len(graph.inputs) != 1 or len(graph.outputs) != 2:
         return None
     out, arg = graph.outputs
-    gather = out.inputs[0] if out.op == "reshape" else None
-    if gather is None or gather.op != "gather" or gather.inputs[1] is not arg or \
-            gather.attrs["dim"] != 2 or arg.op != "argmax" or arg.attrs["dims"] != (2,) or \
-            not arg.attrs["keepdim"]:
+    match = match_max_pool(out)
+    if match is None or match[1] is not arg:
         return None
-    merged = arg.inputs[0]
-    unfold = merged.inputs[0] if merged.op == "reshape" and gather.inputs[0] is merged else None
-    if unfold is None or unfold.op != "unfold2d" or unfold.attrs["pad_value"] != -float("inf") \
-            or out.shape != unfold.shape[:2] + unfold.shape[4:]:
-        return None
+    unfold = match[0]
     x, extra = graph.inputs[0], (0, 0)
     if unfold.inputs[0] is not x:  # ceil_mode: x written into a larger -inf image first
         put = unfold.inputs[0]
