@@ -26,6 +26,7 @@ from . import dtypes as dt
 from .folding import NO as _NO, int_range as _int_range, round_float as _round_float, wrap as _wrap
 from .graph import Graph, Node, make_node
 from .ops import OPS
+from .pool_index import in_window
 
 Pass = Callable[[Graph], Graph]
 
@@ -372,7 +373,7 @@ def _one_hot_scatter(n: Node) -> Node | None:
         return None
     k = z.shape[d]
     if not (idx.op in ("argmax", "argmin") and tuple(idx.attrs["dims"]) == (d,) and
-            idx.inputs[0].shape[d] == k):
+            idx.inputs[0].shape[d] == k or in_window(idx, d, k)):  # (max pooling's index)
         # an index out of range would match no position and vanish: keep scatter_add's check
         idx = make_node("check", [idx], {
             "lo": 0, "hi": k, "closed": False, "allow": None, "error": "RuntimeError",

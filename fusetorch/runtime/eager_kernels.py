@@ -234,6 +234,7 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw)
     ctx.update(zip(("eh", "ew"), extra))
     ctx["name"] = name = "ft_max_pool2d_" + hashlib.sha256(
         repr(sorted(ctx.items())).encode()).hexdigest()[:12]
+    ctx["signature"] = f"const {t}* restrict in0, {t}* restrict out0, int64_t* restrict out1"
     source = environment("c").get_template("max_pool2d.c.j2").render(**ctx)
     try:
         lib = build(source, f"void {name}({t}* in0, {t}* out0, int64_t* out1);")

@@ -348,7 +348,8 @@ def _program(graph, be, out_slots):
     """The graph's compile Program, or False when it would fuse nothing: kernels of one
     primitive each (a convolution's bias add) are no faster than numpy's, and the externs'
     hot spots (im2col copies, a pool's argmax) are kernels through the eager table already
-    (`runtime/eager_kernels.py`), so only fusion is worth a build."""
+    (`runtime/eager_kernels.py`), so only fusion is worth a build (max pooling's group, one
+    kernel from unfold2d to the gather, is one: max_pool2d with return_indices)."""
     from ..ir import passes
     from ..runtime.program import Program
     program = Program(passes.optimize(graph), be)

@@ -119,7 +119,7 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     return _unbatch(values, input), _unbatch(idx, input)
 
 
-def _window_argmax(r: Tensor, first: np.ndarray | None, dim: int = 2) -> Tensor:
+def _window_argmax(r: Tensor, first: list | None, dim: int = 2) -> Tensor:
     """[N, C, 1, OH, OW] int64: per window of r [N, C, K, OH, OW] (K along `dim`: the last
     dim of adaptive pooling's [..., K] cells) the position PyTorch's
     max pooling kernels pick. They start at the window's first element inside the input with
@@ -127,7 +127,7 @@ def _window_argmax(r: Tensor, first: np.ndarray | None, dim: int = 2) -> Tensor:
     else the first maximum, and a window of -infs keeps its first element inside the input.
     As primitives: argmax (numpy's first NaN or first maximum; with all -inf the first
     position, perhaps padding), raised to the last NaN's position (`max(where(isnan, k,
-    first))`) and to the first inside position `first` ([OH, OW], None when it is 0
+    first))`) and to the first inside position `first` ([OH][OW] lists, None when it is 0
     everywhere): every inside position of a window is at or after its first inside one (the
     inside positions are a rectangle of the window), so raising to it changes only an index
     that points into the padding. ir/pool_index.py recognises exactly this graph (the eager
@@ -136,8 +136,7 @@ def _window_argmax(r: Tensor, first: np.ndarray | None, dim: int = 2) -> Tensor:
     arg = D.apply("argmax", [r], {"dims": (dim,), "keepdim": True})
     floor = None
     if first is not None:
-        floor = C.tensor(first.reshape((1, 1, 1) + first.shape), dtype=arg.dtype,
-                         device=r.device)
+        floor = C.tensor(np.array(first, np.int64)[None, None, None], device=r.device)
     if r._dtype.is_floating_point:
         along = [1] * r.ndim
         along[dim] = k
