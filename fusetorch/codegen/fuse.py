@@ -31,9 +31,14 @@ class Group:
     reduce: Node | None = None  # a final sum/max/min over dims of the iteration space
     start: int = 0  # topological position of the first node (inputs must come before it)
     special: Node | None = None  # a movement op with a C template of its own (fold2d), alone
+    # max pooling's forward (ir/pool_index.py), unfold2d to gather: one template, `special` the
+    # gather (values) and `pool_index` the index node
+    pool_index: Node | None = None
 
     @property
     def kind(self) -> str:
+        if self.pool_index is not None:
+            return "max_pool2d"
         if self.special is not None:
             return self.special.op
         return "reduce" if self.reduce is not None else "pointwise"
@@ -73,6 +78,10 @@ def fusible(n: Node) -> bool:
 # template of their own (`OpDef.own_kernel`: fold2d, col2im, a convolution's input gradient, is
 # kh*kw strided adds in numpy, one pass here) are kernels on the CPU only (`cpu`): the CUDA
 # renderer renders them too, but on a GPU cupy runs them until the kernels are measured there
+# a max pooling group's bounds (as runtime/eager_kernels.py's kernel): its window rows live on
+# the stack, and a padded input plane is allocated per plane and thread
+MAX_POOL_ROWS = 1 << 16
+MAX_POOL_PLANE = 1 << 24
 
 
 def _reducible(n: Node, g: Group, trailing: bool = False, index: bool = False) -> bool:
@@ -107,8 +116,16 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
     group_of: dict[int, Group] = {}
     open_groups: dict[tuple, list] = {}  # iteration space -> groups made over it
     steps: list = []
+    pools = _max_pools(graph, users, pos) if cpu else {}
     for n in graph.nodes:
         if n.op == "input" or _is_scalar_const(n):
+            continue
+        if id(n) in pools:
+            # max pooling: the whole group at its first node (unfold2d, which reads only the
+            # input); its other nodes are skipped here
+            g = pools[id(n)]
+            if g is not None:
+                steps.append(g)
             continue
         if fusible(n):
             g = _joinable(n, group_of, pos, open_groups.get(n.shape, []))
@@ -153,7 +170,8 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
         seen = set()
         for m in g.nodes:
             for i in m.inputs:
-                if id(i) not in members and not _is_scalar_const(i) and id(i) not in seen:
+                if id(i) not in members and not _is_scalar_const(i) and id(i) not in seen \
+                        and not (g.pool_index is not None and i.op == "constant"):
                     seen.add(id(i))
                     g.inputs.append(i)
         for m in g.nodes:
@@ -162,7 +180,42 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
                 g.outputs.append(m)
         if g.reduce is not None:
             g.outputs.append(g.reduce)
+        if g.pool_index is not None:  # its template writes both, values first
+            g.outputs = [g.special, g.pool_index]
     return Plan(graph, steps)
+
+
+def _max_pools(graph: Graph, users: dict, pos: dict) -> dict:
+    """Max pooling forwards (ir/pool_index.py) computed by one kernel (max_pool2d.c.j2 from the
+    unfold2d's input, without the window copy, the argmax, the NaN scan and the gather as
+    steps of their own): id(node) -> the Group at its unfold2d, None at its other nodes. Only
+    where nothing else reads the windows or the partial indices (the index and the values are
+    the group's outputs) and the kernel's buffers stay within bounds."""
+    from ..ir.pool_index import match_pool_gather, pool_nodes
+    outs = {id(o) for o in graph.outputs}
+    pools: dict = {}
+    for n in graph.nodes:
+        match = match_pool_gather(n)
+        if match is None or n.dtype not in (dt.float32, dt.float64):
+            continue
+        unfold, index = match
+        nodes = sorted(pool_nodes(n), key=lambda m: pos[id(m)])
+        members = {id(m) for m in nodes}
+        if any(id(m) in pools for m in nodes) or any(
+                m is not n and m is not index and (id(m) in outs or any(
+                    id(u) not in members for u in users.get(id(m), ()))) for m in nodes):
+            continue
+        x = unfold.inputs[0]
+        (kh, kw), (ph, pw) = unfold.attrs["kernel"], unfold.attrs["padding"]
+        size = n.dtype.itemsize
+        plane = (x.shape[2] + 2 * ph) * (x.shape[3] + 2 * pw) * size
+        if kh * kw * unfold.shape[5] * size > MAX_POOL_ROWS or plane > MAX_POOL_PLANE:
+            continue
+        g = Group(shape=n.shape, nodes=nodes, start=pos[id(unfold)], special=n,
+                  pool_index=index)
+        pools.update((id(m), None) for m in nodes)
+        pools[id(unfold)] = g
+    return pools
 
 
 def _sink_into_consumers(steps: list, group_of: dict, users: dict) -> list:

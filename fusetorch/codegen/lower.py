@@ -212,6 +212,8 @@ def lower(group: Group, layouts: dict, names: dict | None = None,
     fold into an accumulator row (C only; otherwise the reduced loops go innermost)."""
     names = names or {}
     in_place = in_place or {}
+    if group.pool_index is not None:
+        return _lower_max_pool(group, layouts, names)
     if group.special is not None:
         return _lower_special(group.special, layouts, names)
     space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
@@ -357,6 +359,33 @@ def _lower_special(n: Node, layouts: dict, names: dict) -> LoopKernel:
                        f"out0: {names.get(id(n), '')} = {n.op} {n.type_str()}"
                        f"{' from ' + src if src else ''}"]
     kernel.name = f"ft_{n.op}_{digest(kernel)}"
+    return kernel
+
+
+def _lower_max_pool(group: Group, layouts: dict, names: dict) -> LoopKernel:
+    """Max pooling's forward group (codegen/fuse.py `_max_pools`): the unfold2d's input read
+    through its strides, the values and the index written C-contiguous, by max_pool2d.c.j2
+    (the eager kernel's template) with the window's attributes as constants."""
+    values, index = group.outputs
+    unfold = group.nodes[0]
+    x = unfold.inputs[0]
+    strides = layouts[id(x)].strides
+    params = [Param("in0", x.dtype.c_type, x, strides, False),
+              Param("out0", values.dtype.c_type, values, _contiguous(values.shape), True),
+              Param("out1", index.dtype.c_type, index, _contiguous(index.shape), True)]
+    attrs = {k: tuple(unfold.attrs[k]) for k in ("kernel", "stride", "padding", "dilation")}
+    attrs["out_hw"] = tuple(unfold.shape[4:])
+    kernel = LoopKernel(name="", shape=values.shape, params=params, loads=[], body=[],
+                        stores=[], flat=False, numel=math.prod(unfold.shape),
+                        template="max_pool2d_group", attrs=attrs)
+    src = (values.meta or {}).get("source")
+    kernel.comments = [f"in0: {names.get(id(x), x.op)} {x.type_str()}, strides {strides}",
+                       f"out0: {names.get(id(values), '')} = max pooling's values "
+                       f"{values.type_str()}{' from ' + src if src else ''}",
+                       f"out1: {names.get(id(index), '')} = its index {index.type_str()}",
+                       "fuses " + ", ".join(f"{names.get(id(m), '')} {m.op}".strip()
+                                            for m in group.nodes)]
+    kernel.name = f"ft_max_pool2d_{digest(kernel)}"
     return kernel
 
 

@@ -16,6 +16,7 @@ import math
 
 from . import dtypes as dt
 from .folding import NO, int_range, round_float
+from .pool_index import in_window
 
 
 def scalar_value(n):
@@ -184,7 +185,7 @@ def one_hot_scatter(n, make):
     k = z.shape[d]
     r = idx.opdef.reduction
     if not (r is not None and r.index and tuple(idx.attrs["dims"]) == (d,) and
-            idx.inputs[0].shape[d] == k):
+            idx.inputs[0].shape[d] == k or in_window(idx, d, k)):  # (max pooling's index)
         # an index out of range would match no position and vanish: keep scatter_add's check
         idx = make("check", [idx], {
             "lo": 0, "hi": k, "closed": False, "allow": None, "error": "RuntimeError",

@@ -1,6 +1,6 @@
 """Composites that ONNX has one operator for, recognised in the IR.
 
-fusetorch records conv2d as unfold2d + reshape + matmul, max pooling as unfold2d + argmax +
+fusetorch records conv2d as unfold2d + reshape + matmul, max pooling as unfold2d + its index +
 gather, Linear as matmul by a transposed weight, softmax as max/sub/exp/sum/div, layer_norm as
 mean/sub/mul/sqrt/div, gelu through erf. Each of these would export correctly primitive by
 primitive; as Conv, MaxPool, AveragePool, Gemm, Softmax, LogSoftmax, LayerNormalization (opset
@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..ir import dtypes as _dt
+from ..ir.pool_index import match_max_pool
 
 _F32 = _dt.float32
 
@@ -81,22 +82,14 @@ def _conv_bias(n, opset=None):
 
 
 def _max_pool(n, opset=None):
-    """reshape(gather(r, argmax(r, 2), 2)), r = reshape(unfold2d(x, pad -inf)) -> MaxPool."""
-    if n.op != "reshape" or not _real(n) or n.inputs[0].op != "gather":
+    """max_pool2d's values (ir/pool_index.py: the gather at PyTorch's index into the windows of
+    unfold2d(x, pad -inf)) -> MaxPool."""
+    if not _real(n):
         return None
-    g = n.inputs[0]
-    r, am = g.inputs
-    if g.attrs["dim"] != 2 or am.op != "argmax" or am.inputs[0] is not r or \
-            tuple(am.attrs["dims"]) != (2,) or not am.attrs["keepdim"]:
+    match = match_max_pool(n)
+    if match is None:
         return None
-    if r.op != "reshape" or r.inputs[0].op != "unfold2d":
-        return None
-    u = r.inputs[0]
-    if u.attrs["pad_value"] != float("-inf"):
-        return None
-    nb, c, kh, kw, oh, ow = u.shape
-    if r.shape != (nb, c, kh * kw, oh, ow) or n.shape != (nb, c, oh, ow):
-        return None
+    u = match[0]
     attrs = _windows(u)
     return Match([u.inputs[0]], lambda ctx, xs: ctx.b.op("MaxPool", xs, **attrs))
 

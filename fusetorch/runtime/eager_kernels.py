@@ -20,7 +20,7 @@ that any more (`Program.run`), so a loop's im2col reuses one buffer. Arrays unde
 arrays, and everything under `FUSETORCH_EAGER_COMPILE=0` or without a working C compiler (one
 warning) stay with numpy: callers get None and compute it themselves. Results are the same
 either way: a copy is exact, and the argmax kernels keep numpy's first extreme (a NaN counts
-as one).
+as one). `max_pool2d` is a kernel of its own (PyTorch's max pooling index: see there).
 
 Only the numpy eager table calls this (runtime/eager.py); the program's own steps are kernels,
 never the eager table, so nothing here recurses. `ENABLED` (FUSETORCH_EAGER_COMPILE) is also
@@ -89,9 +89,10 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
     """(values [N, C, OH, OW], window positions int64 [N, C, 1, OH, OW]) of max pooling x
     [N, C, H, W] with -inf padding (`padding` on each side and `extra` more at the bottom and
     right: ceil_mode's), by one kernel (templates/c/max_pool2d.c.j2); or None. The
-    same arrays as max_pool2d's unfold2d, window copy, argmax and gather (a composite replay
-    runs this instead: tracer/composite_programs.py), from one read of the input: the window
-    copy (as large as the input) is never written."""
+    same arrays as max_pool2d's unfold2d, window copy, index (PyTorch's: the last NaN, else the
+    first maximum, a window of -infs at its first element inside the input; ir/pool_index.py)
+    and gather (a composite replay runs this instead: tracer/composite_programs.py), from one
+    read of the input: the window copy (as large as the input) is never written."""
     if not (x.ndim == 4 and _eligible(x, 0)):
         return None
     n, c, h, w = x.shape
@@ -219,6 +220,7 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw)
     ctx.update(zip(("eh", "ew"), extra))
     ctx["name"] = name = "ft_max_pool2d_" + hashlib.sha256(
         repr(sorted(ctx.items())).encode()).hexdigest()[:12]
+    ctx["signature"] = f"const {t}* restrict in0, {t}* restrict out0, int64_t* restrict out1"
     source = environment("c").get_template("max_pool2d.c.j2").render(**ctx)
     try:
         lib = build(source, f"void {name}({t}* in0, {t}* out0, int64_t* out1);")

@@ -42,6 +42,7 @@ import numpy as np
 
 from ..ir.identity import Unkeyable, value_key
 from ..ir.ops import OPS
+from ..ir.pool_index import ceil_mode_extra, match_max_pool
 from ..runtime import eager_kernels
 from ..runtime.interpret import Schedule
 from ..runtime.program import kernel_safe, obtain
@@ -344,8 +345,9 @@ def _program(graph, be, arrays, out_slots):
     """The graph's compile Program built for `arrays`, or False when it would fuse nothing
     (kernels of one primitive each, a convolution's bias add, are no faster than numpy's, and
     the externs' hot spots, im2col copies and a pool's argmax, are kernels through the eager
-    table already: `runtime/eager_kernels.py`, so only fusion is worth a build) or when no
-    compiler works (`program.obtain` says so once)."""
+    table already: `runtime/eager_kernels.py`, so only fusion is worth a build; max pooling's
+    group, one kernel from unfold2d to the gather, is one: max_pool2d with return_indices) or
+    when no compiler works (`program.obtain` says so once)."""
     program = obtain(graph, be, arrays,
                      accept=lambda plan: any(len(g.nodes) > 1 for g in plan.groups()),
                      user_outputs=sum(1 for s in out_slots if s is not None))
@@ -353,33 +355,23 @@ def _program(graph, be, arrays, out_slots):
 
 
 def _max_pool_kernel(graph):
-    """For max_pool2d's graph (unfold2d with -inf padding, of the input or, with ceil_mode, of
-    the input written into a larger -inf image; the windows merged, argmax over them, gather
-    at the argmax; values and argmax returned), a function computing both from the
+    """For max_pool2d's graph (ir/pool_index.py: unfold2d with -inf padding, of the input or,
+    with ceil_mode, of the input written into a larger -inf image; PyTorch's index into each
+    window; the gather at it; values and index returned), a function computing both from the
     input by one kernel (`eager_kernels.max_pool2d`: no window copy), returning None where
     that kernel does not apply; for any other graph None."""
     if len(graph.inputs) != 1 or len(graph.outputs) != 2:
         return None
     out, arg = graph.outputs
-    gather = out.inputs[0] if out.op == "reshape" else None
-    if gather is None or gather.op != "gather" or gather.inputs[1] is not arg or \
-            gather.attrs["dim"] != 2 or arg.op != "argmax" or arg.attrs["dims"] != (2,) or \
-            not arg.attrs["keepdim"]:
+    match = match_max_pool(out)
+    if match is None or match[1] is not arg:
         return None
-    merged = arg.inputs[0]
-    unfold = merged.inputs[0] if merged.op == "reshape" and gather.inputs[0] is merged else None
-    if unfold is None or unfold.op != "unfold2d" or unfold.attrs["pad_value"] != -float("inf") \
-            or out.shape != unfold.shape[:2] + unfold.shape[4:]:
-        return None
+    unfold = match[0]
     x, extra = graph.inputs[0], (0, 0)
     if unfold.inputs[0] is not x:  # ceil_mode: x written into a larger -inf image first
-        put = unfold.inputs[0]
-        if put.op != "index_put" or put.inputs[1] is not x or put.attrs["accumulate"] or \
-                put.inputs[0].op != "full" or put.inputs[0].attrs["value"] != -float("inf") or \
-                put.attrs["spec"] != tuple(("slice", 0, n, 1) for n in x.shape) or \
-                put.shape[:2] != x.shape[:2]:
+        extra = ceil_mode_extra(unfold.inputs[0], x)
+        if extra is None:
             return None
-        extra = (put.shape[2] - x.shape[2], put.shape[3] - x.shape[3])
     a = unfold.attrs
     attrs = (a["kernel"], a["stride"], a["padding"], a["dilation"], extra)
 

@@ -87,7 +87,8 @@ def pool_out(n, k, s, p, d, ceil_mode):
 
 
 def max_pool2d_ref(x, k, s, p, d, ceil_mode=False):
-    """Max over the in-bounds elements of each window, and the flat index of its first max."""
+    """Max over the in-bounds elements of each window, and the flat index of its first max
+    (the last NaN; a window of -infs: its first in-bounds element)."""
     n, c, h, w = x.shape
     oh, ow = pool_out(h, k[0], s[0], p[0], d[0], ceil_mode), pool_out(w, k[1], s[1], p[1],
                                                                          d[1], ceil_mode)
@@ -96,12 +97,14 @@ def max_pool2d_ref(x, k, s, p, d, ceil_mode=False):
         for b in range(c):
             for i in range(oh):
                 for j in range(ow):
-                    best, where = -np.inf, -1
+                    best, where = -np.inf, None  # PyTorch's scan: > or NaN is taken
                     for u in range(k[0]):
                         for v in range(k[1]):
                             r, q = i * s[0] - p[0] + u * d[0], j * s[1] - p[1] + v * d[1]
-                            if 0 <= r < h and 0 <= q < w and x[a, b, r, q] > best:
-                                best, where = x[a, b, r, q], r * w + q
+                            if 0 <= r < h and 0 <= q < w:
+                                where = r * w + q if where is None else where
+                                if x[a, b, r, q] > best or np.isnan(x[a, b, r, q]):
+                                    best, where = x[a, b, r, q], r * w + q
                     vals[a, b, i, j], idx[a, b, i, j] = best, where
     return vals, idx
 

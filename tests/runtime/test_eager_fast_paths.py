@@ -172,20 +172,31 @@ def test_gather_of_one_index_per_row_is_a_kernel_select(kernels):
 
 
 def _pool_reference(x, kernel, stride, padding, dilation, extra=(0, 0)):
-    """max_pool2d's primitives in numpy: -inf padding (extra at the bottom and right: ceil
-    mode), the windows merged by a copy, argmax over them (numpy's first maximum, a NaN
-    counting as one) and the values there."""
+    """PyTorch's max pooling scan, in float64 over the -inf padded input (extra at the bottom
+    and right: ceil mode): per window the index starts at its first element inside the input
+    and an element is taken when greater than the maximum so far or NaN (the last NaN wins,
+    else the first maximum); values and window positions (i * kw + j)."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
-    xp = np.pad(x, ((0, 0), (0, 0), (ph, ph + extra[0]), (pw, pw + extra[1])),
-                constant_values=-np.inf)
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (ph, ph + extra[0]),
+                                       (pw, pw + extra[1])), constant_values=-np.inf)
     n, c, h, w = xp.shape
     oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
     st = xp.strides
     win = as_strided(xp, (n, c, kh, kw, oh, ow),
                      (st[0], st[1], st[2] * dh, st[3] * dw, st[2] * sh, st[3] * sw))
-    win = win.reshape(n, c, kh * kw, oh, ow)
-    arg = win.argmax(2, keepdims=True)
-    return np.take_along_axis(win, arg, 2)[:, :, 0], arg
+    rows = np.arange(oh)[:, None] * sh + np.arange(kh)[None, :] * dh  # [OH, kh] padded rows
+    cols = np.arange(ow)[:, None] * sw + np.arange(kw)[None, :] * dw
+    in_r = (rows >= ph) & (rows < ph + x.shape[2])
+    in_c = (cols >= pw) & (cols < pw + x.shape[3])
+    best = np.full((n, c, oh, ow), -np.inf)
+    arg = np.broadcast_to((in_r.argmax(1) * kw)[:, None] + in_c.argmax(1)[None, :],
+                          best.shape).copy()
+    for i in range(kh):
+        for j in range(kw):
+            v = win[:, :, i, j]
+            take = in_r[:, i][:, None] & in_c[:, j][None, :] & ((v > best) | np.isnan(v))
+            best, arg = np.where(take, v, best), np.where(take, i * kw + j, arg)
+    return best, arg[:, :, None]
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -196,15 +207,18 @@ def _pool_reference(x, kernel, stride, padding, dilation, extra=(0, 0)):
     ((2, 3), (2, 3), (1, 0), (1, 1), (1, 2))])
 def test_max_pool_kernel_matches_the_window_argmax(kernels, dtype, kernel, stride, padding,
                                                    dilation, extra):
-    """templates/c/max_pool2d.c.j2: values and window positions equal to the primitives'
-    (first maximum, first NaN, -0.0 before 0.0, padding as -inf), for contiguous, channels-last
-    and sliced inputs, narrow rows (scalar loop) and wide ones (vector loop)."""
+    """templates/c/max_pool2d.c.j2: values and window positions of PyTorch's scan (first
+    maximum, last NaN, -0.0 before 0.0, a window of -infs at its first inside element, the
+    padding never), for contiguous, channels-last and sliced inputs, narrow rows (scalar loop)
+    and wide ones (vector loop)."""
     kernels(True)
     rng = np.random.default_rng(7)
     base = rng.integers(-3, 3, (3, 4, 13, 37)).astype(dtype)  # small integers: many ties
     base[0, 0, :4, :4] = np.nan
     base[0, 1, 1, :6] = [np.nan, 1, np.nan, 5, -np.inf, np.inf]
     base[1, 2, :3, :3] = -np.inf
+    base[1, 1, :, :3] = -np.inf  # whole -inf windows along the padded left edge
+    base[2, 0, 5:8, 5:8] = np.nan
     base[2, 3, :2, :2] = [[-0.0, 0.0], [0.0, -0.0]]
     layouts = [base, np.ascontiguousarray(base.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2),
                base[:, ::-1, 1:, 2:33:2], base[:, :, :, :6]]

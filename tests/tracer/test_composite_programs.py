@@ -131,7 +131,6 @@ def test_large_replays_run_a_program_with_the_plain_calls_values(fn, arrays, gra
 
 UNFUSED = [  # large, but nothing to fuse: interpreted (their hot spots are eager kernels)
     (F.conv2d, [_f(8, 3, 20, 20), _f(6, 3, 5, 5), _f(6)], [True, True, True], {}),
-    (F.max_pool2d, [_f(8, 6, 16, 16)], [True], {"kernel_size": 2, "return_indices": True}),
 ]
 
 
@@ -140,6 +139,16 @@ UNFUSED = [  # large, but nothing to fuse: interpreted (their hot spots are eage
 def test_large_replays_without_fusion_build_no_program(fn, arrays, grads, kwargs):
     state = _compare(fn, arrays, grads, kwargs, exact=True)
     assert state.interpret and state.program is False
+
+
+def test_max_pool_with_indices_replays_as_a_program_of_the_max_pool_kernel():
+    """return_indices adds the flat index (a gather from a table) to the graph, so the eager
+    max pool kernel's pattern does not apply; the program's max pooling group (codegen/fuse.py
+    `_max_pools`) computes the values and window positions in one kernel, exactly."""
+    state = _compare(F.max_pool2d, [_f(8, 6, 16, 16)], [True],
+                     {"kernel_size": 2, "return_indices": True}, exact=True)
+    assert not state.interpret and state.kernel is None
+    assert [g.kind for g in state.program.plan.groups()] == ["max_pool2d"]
 
 
 @pytest.mark.parametrize("shape", [(4, 3, 5, 5), (16, 8, 12, 12)], ids=["small", "large"])

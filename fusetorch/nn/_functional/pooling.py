@@ -1,15 +1,18 @@
 """nn.functional: max, average and adaptive average pooling over `unfold2d` windows.
 
-max_pool2d unfolds with padding -inf, merges each window into one dim and takes `max(dim)`,
-whose values are gathered at the argmax, so the gradient goes to the first maximum of each
-window like PyTorch's. avg_pool2d sums each window and divides by PyTorch's divisor. ceil_mode's
-extra windows read past the bottom/right edge: the input gets that extra padding explicitly.
-The 1-d forms pool a height-1 image.
+max_pool2d unfolds with padding -inf, merges each window into one dim and picks, per window,
+the index PyTorch's CPU kernels pick (`_window_argmax`): the last NaN if there is one, else the
+first maximum, and the first element inside the input when every element is -inf (never the
+padding); the values are gathered at that index, so the gradient goes where PyTorch sends it.
+avg_pool2d sums each window and divides by PyTorch's divisor. ceil_mode's extra windows read
+past the bottom/right edge: the input gets that extra padding explicitly. The 1-d forms pool a
+height-1 image.
 """
 from __future__ import annotations
 
 import numpy as np
 
+from ...ir.pool_index import first_inside
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
@@ -100,17 +103,47 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     n, c = x.shape[0], x.shape[1]
     win = _windows(x, kernel, stride, padding, dilation, (oh, ow), _lowest(x))
     kk = kernel[0] * kernel[1]
-    # windows merged into one dim (the copy); max(dim) gathers at the first argmax
-    values, arg = F.max(F.reshape(win, (n, c, kk, oh, ow)), 2)
+    r = F.reshape(win, (n, c, kk, oh, ow))  # the windows merged into one dim (a copy)
+    first = first_inside(kernel, stride, padding, dilation, (oh, ow))
+    arg = _window_argmax(r, first)
+    values = D.apply("gather", [r, arg], {"dim": 2})
+    values = F.reshape(values, (n, c, oh, ow))
     values = _label(_owned(values, input), "MaxPool2DWithIndicesBackward0", input)
     if not return_indices:
         return _unbatch(values, input), None
     table = C.tensor(_index_table(x.shape[2:], kernel, stride, padding, dilation, (oh, ow)),
                      device=input.device)
     table = F.expand(F.reshape(table, (1, 1, kk, oh, ow)), n, c, kk, oh, ow)
-    idx = F.gather(table, 2, F.unsqueeze(arg, 2))
+    idx = F.gather(table, 2, arg)
     idx = F.reshape(idx, (n, c, oh, ow))
     return _unbatch(values, input), _unbatch(idx, input)
+
+
+def _window_argmax(r: Tensor, first: list | None, dim: int = 2) -> Tensor:
+    """[N, C, 1, OH, OW] int64: per window of r [N, C, K, OH, OW] (K along `dim`: the last
+    dim of adaptive pooling's [..., K] cells) the position PyTorch's
+    max pooling kernels pick. They start at the window's first element inside the input with
+    -inf and take each later element `if (val > maxval || isnan(val))`: the last NaN wins,
+    else the first maximum, and a window of -infs keeps its first element inside the input.
+    As primitives: argmax (numpy's first NaN or first maximum; with all -inf the first
+    position, perhaps padding), raised to the last NaN's position (`max(where(isnan, k,
+    first))`) and to the first inside position `first` ([OH][OW] lists, None when it is 0
+    everywhere): every inside position of a window is at or after its first inside one (the
+    inside positions are a rectangle of the window), so raising to it changes only an index
+    that points into the padding. ir/pool_index.py recognises exactly this graph (the eager
+    kernel and ONNX export replace it)."""
+    k = r.shape[dim]
+    arg = D.apply("argmax", [r], {"dims": (dim,), "keepdim": True})
+    floor = None
+    if first is not None:
+        floor = C.tensor(np.array(first, np.int64)[None, None, None], device=r.device)
+    if r._dtype.is_floating_point:
+        along = [1] * r.ndim
+        along[dim] = k
+        iota = C.tensor(np.arange(k, dtype=np.int64).reshape(along), device=r.device)
+        pos = D.elementwise("where", D.binary("ne", r, r), iota, 0 if floor is None else floor)
+        floor = D.apply("max", [pos], {"dims": (dim,), "keepdim": True})
+    return arg if floor is None else D.binary("maximum", arg, floor)
 
 
 def _index_table(hw, kernel, stride, padding, dilation, out_hw) -> np.ndarray:
@@ -287,33 +320,42 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
 
 
 def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False):
-    """Max over PyTorch's adaptive windows; one max per output cell group of equal windows."""
+    """Max over PyTorch's adaptive windows (cell i spans [floor(i * H / OH),
+    ceil((i + 1) * H / OH))), each window's index picked by PyTorch's rule as in max_pool2d
+    (the last NaN, else the first maximum); with return_indices also that flat index."""
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
                            f"{list(input.shape)}")
     h, w = input.shape[-2], input.shape[-1]
     oh, ow = _adaptive_size(output_size, (h, w), "adaptive_max_pool2d")
-    if oh and ow and h % oh == 0 and w % ow == 0 and not return_indices:
-        return max_pool2d(input, (h // oh, w // ow))
-    if return_indices:
-        raise NotImplementedError("adaptive_max_pool2d(return_indices=True) is not supported")
+    if oh and ow and h % oh == 0 and w % ow == 0:
+        return max_pool2d(input, (h // oh, w // ow), return_indices=return_indices)
     # varying windows: one max per output cell, assembled with cat (small outputs in practice)
-    rows = []
+    rows, idx_rows = [], []
     for i in range(oh):
         r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
-        cells = []
+        cells, idx_cells = [], []
         for j in range(ow):
             c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
-            # max(dim) gathers at the first maximum, where PyTorch sends the gradient
             win = F.flatten(input[..., r0:r1, c0:c1], -2)
-            cells.append(F.unsqueeze(F.max(win, -1, keepdim=True)[0], -1))
+            arg = _window_argmax(win, None, win.ndim - 1)
+            cells.append(F.unsqueeze(D.apply("gather", [win, arg], {"dim": win.ndim - 1}), -1))
+            if return_indices:
+                flat = (np.arange(r0, r1)[:, None] * w + np.arange(c0, c1)[None, :]).ravel()
+                table = F.expand(C.tensor(flat, device=input.device), tuple(win.shape))
+                idx_cells.append(F.unsqueeze(F.gather(table, -1, arg), -1))
         rows.append(F.cat(cells, -1))
-    return F.cat(rows, -2)
+        if return_indices:
+            idx_rows.append(F.cat(idx_cells, -1))
+    values = _label(F.cat(rows, -2), "AdaptiveMaxPool2DBackward0", input)
+    return (values, F.cat(idx_rows, -2)) if return_indices else values
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
     o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
     r = adaptive_max_pool2d(F.unsqueeze(input, -2), (1, int(o)), return_indices)
+    if return_indices:
+        return F.squeeze(r[0], -2), F.squeeze(r[1], -2)
     return F.squeeze(r, -2)
 
 
