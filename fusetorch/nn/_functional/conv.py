@@ -19,22 +19,51 @@ from ...tracer.creation import LEGACY
 from ...tracer.tensor import Tensor
 from ...tracer.composite_programs import composite
 from .activation import _label, _owned
+from .int_args import int_arg, int_list, type_name
 from .padding import pad as _pad
 
 __all__ = ["conv1d", "conv2d", "conv3d"]
 
 
-def _ntuple(value, n: int, name: str) -> tuple:
-    if isinstance(value, (tuple, list)):
-        value = tuple(int(v) for v in value)
-        if len(value) == 1 and n > 1:
-            value = value * n
-        if len(value) != n:
-            raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
-                               f"values to match the convolution dimensions, but got "
-                               f"{name}={list(value)}")
-        return value
-    return (int(value),) * n
+def _ntuple(value, n: int, name: str, fn: str, pos: int | None) -> tuple:
+    value = int_list(value, n, fn, name, pos)
+    if len(value) != n:
+        raise RuntimeError(f"expected {name} to be a single integer value or a list of {n} "
+                           f"values to match the convolution dimensions, but got "
+                           f"{name}={list(value)}")
+    return value
+
+
+_CONV_SIGNATURES = (
+    " * (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, tuple of "
+    "ints padding = 0, tuple of ints dilation = 1, int groups = 1)\n"
+    " * (Tensor input, Tensor weight, Tensor bias = None, tuple of ints stride = 1, str padding "
+    "= \"valid\", tuple of ints dilation = 1, int groups = 1)\n")
+
+
+def _conv_args(name: str, nd: int, args: tuple) -> tuple:
+    """(stride, padding, dilation, groups) parsed as PyTorch's conv*d overloads parse them: a
+    float, bool or None among them matches neither overload, which PyTorch reports as
+    "invalid combination of arguments" listing the argument types (trailing defaults left
+    out, as if they were not passed)."""
+    input, weight, bias, stride, padding, dilation, groups = args
+    try:
+        stride = _ntuple(stride, nd, "stride", name, 4)
+        dilation = _ntuple(dilation, nd, "dilation", name, 6)
+        if not isinstance(padding, str):
+            padding = _ntuple(padding, nd, "padding", name, 5)
+        groups = int_arg(groups, name, "groups", 7)
+    except TypeError:  # only int_list / int_arg raise it here
+        given = list(args)
+        for default in (1, 1, 0, 1):  # groups, dilation, padding, stride
+            if len(given) > 3 and type(given[-1]) is int and given[-1] == default:
+                given.pop()
+            else:
+                break
+        got = ", ".join(type_name(a) for a in given)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                        f"but expected one of:\n{_CONV_SIGNATURES}") from None
+    return stride, padding, dilation, groups
 
 
 def _type_name(t: Tensor) -> str:
@@ -58,8 +87,8 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, d
         raise RuntimeError(f"Expected {weight.ndim}-dimensional input for {weight.ndim}-"
                            f"dimensional weight {list(weight.shape)}, but got {input.ndim}-"
                            f"dimensional input of size {list(input.shape)} instead")
-    stride = _ntuple(stride, nd, "stride")
-    dilation = _ntuple(dilation, nd, "dilation")
+    stride, padding, dilation, groups = _conv_args(
+        name, nd, (input, weight, bias, stride, padding, dilation, groups))
     kernel = tuple(weight.shape[2:])
     extra = (0,) * nd
     if isinstance(padding, str):
@@ -75,8 +104,6 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, d
                               stacklevel=3)
         else:
             raise RuntimeError(f"Invalid padding string: '{padding}'")
-    else:
-        padding = _ntuple(padding, nd, "padding")
     if any(s <= 0 for s in stride):
         raise RuntimeError("non-positive stride is not supported")
     if any(p < 0 for p in padding):

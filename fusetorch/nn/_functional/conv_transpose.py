@@ -14,6 +14,7 @@ from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .activation import _label, _owned
 from .conv import _ntuple, _type_name
+from .int_args import int_arg
 from .padding import pad as _pad
 from ...tracer import autocast as _ac
 
@@ -76,11 +77,13 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output
     if weight.ndim != nd + 2:
         raise RuntimeError(f"Expected {nd + 2}-dimensional weight for {name}, but got weight "
                            f"of size {list(weight.shape)}")
-    stride = _ntuple(stride, nd, "stride")
-    padding = _ntuple(padding, nd, "padding")
-    output_padding = _ntuple(output_padding, nd, "output_padding")
-    dilation = _ntuple(dilation, nd, "dilation")
-    groups = int(groups)
+    # PyTorch names the position only of an argument given positionally; these are usually
+    # given by keyword, so the messages leave it out
+    stride = _ntuple(stride, nd, "stride", name, None)
+    padding = _ntuple(padding, nd, "padding", name, None)
+    output_padding = _ntuple(output_padding, nd, "output_padding", name, None)
+    groups = int_arg(groups, name, "groups")
+    dilation = _ntuple(dilation, nd, "dilation", name, None)
     unbatched = input.ndim == nd + 1
     x = F.unsqueeze(input, 0) if unbatched else input
     _check(x, weight, bias, stride, padding, output_padding, groups, dilation, nd)

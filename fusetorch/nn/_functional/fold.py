@@ -10,16 +10,21 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .activation import _float_only, _owned
+from .int_args import int_list
 
 __all__ = ["unfold", "fold"]
 
 
-def _pair(v, name: str) -> tuple:
-    if isinstance(v, (tuple, list)):
-        if len(v) != 2:
-            raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
-        return tuple(int(a) for a in v)
-    return (int(v), int(v))
+def _pair(v, fn: str, name: str, pos: int) -> tuple:
+    if isinstance(v, Tensor):  # PyTorch's _pair iterates a tensor: a 0-d one is a TypeError
+        if v.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        v = tuple(v)
+    elif not isinstance(v, (tuple, list)):
+        v = (v, v)  # PyTorch's message then names element 0
+    if len(v) != 2:
+        raise RuntimeError(f"It is expected {name} equals to 2, but got size {len(v)}")
+    return int_list(v, 2, fn, name, pos)
 
 
 def _check_args(kernel, dilation, padding, stride) -> None:
@@ -40,8 +45,10 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
         raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
                            "other non-zero dimensions for input, but got: "
                            f"{list(input.shape)}")
-    kernel, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
-    padding, stride = _pair(padding, "padding"), _pair(stride, "stride")
+    kernel = _pair(kernel_size, "im2col", "kernel_size", 2)
+    dilation = _pair(dilation, "im2col", "dilation", 3)
+    padding = _pair(padding, "im2col", "padding", 4)
+    stride = _pair(stride, "im2col", "stride", 5)
     _check_args(kernel, dilation, padding, stride)
     _float_only(input, "im2col_out_cpu")
     x = F.unsqueeze(input, 0) if input.ndim == 3 else input
@@ -68,9 +75,11 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
         raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
                            "batch size and non-zero dimensions for input, but got: "
                            f"{list(input.shape)}")
-    size = _pair(output_size, "output_size")
-    kernel, dilation = _pair(kernel_size, "kernel_size"), _pair(dilation, "dilation")
-    padding, stride = _pair(padding, "padding"), _pair(stride, "stride")
+    size = _pair(output_size, "col2im", "output_size", 2)
+    kernel = _pair(kernel_size, "col2im", "kernel_size", 3)
+    dilation = _pair(dilation, "col2im", "dilation", 4)
+    padding = _pair(padding, "col2im", "padding", 5)
+    stride = _pair(stride, "col2im", "stride", 6)
     _check_args(kernel, dilation, padding, stride)
     _float_only(input, "col2im_out_cpu")
     x = F.unsqueeze(input, 0) if input.ndim == 2 else input

@@ -19,6 +19,7 @@ from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from ...tracer.composite_programs import composite
 from .activation import _label, _owned
+from .int_args import int_arg, int_list, type_name
 from .padding import pad as _pad
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -26,11 +27,18 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_wi
            "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool2d"]
 
 
-def _pair(v) -> tuple:
-    if isinstance(v, (tuple, list)):
-        v = tuple(int(a) for a in v)
-        return v * 2 if len(v) == 1 else v
-    return (int(v), int(v))
+def _pair(v, fn: str, arg: str, pos: int) -> tuple:
+    v = int_list(v, 2, fn, arg, pos)
+    if len(v) != 2:
+        rule = {"stride": "either be omitted, a single int,",
+                "dilation": "be either a single int,"}.get(arg, "either be a single int,")
+        raise RuntimeError(f"{fn}: {arg} must {rule} or a tuple of two ints")
+    return v
+
+
+def _no_stride(stride) -> bool:
+    """stride=None (or empty) means the kernel size."""
+    return stride is None or isinstance(stride, (tuple, list)) and len(stride) == 0
 
 
 def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
@@ -96,9 +104,10 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
                             ceil_mode: bool = False, return_indices: bool = True):
     """(values, indices): indices into each flattened input plane, as PyTorch returns them."""
     x = _batched(input, "max_pool2d")
-    kernel = _pair(kernel_size)
-    stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
-    padding, dilation = _pair(padding), _pair(dilation)
+    kernel = _pair(kernel_size, "max_pool2d", "kernel_size", 2)
+    stride = kernel if _no_stride(stride) else _pair(stride, "max_pool2d", "stride", 3)
+    padding = _pair(padding, "max_pool2d", "padding", 4)
+    dilation = _pair(dilation, "max_pool2d", "dilation", 5)
     oh, ow = _check_windows(x, kernel, stride, padding, dilation, ceil_mode)
     n, c = x.shape[0], x.shape[1]
     win = _windows(x, kernel, stride, padding, dilation, (oh, ow), _lowest(x))
@@ -167,12 +176,14 @@ def max_pool2d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
     return (values, idx) if return_indices else values
 
 
-def _single(v) -> int:
-    if isinstance(v, (tuple, list)):
-        if len(v) != 1:
-            raise RuntimeError(f"max_pool1d() {v} must have 1 value")
-        return int(v[0])
-    return int(v)
+def _single(v, fn: str, arg: str, pos: int) -> int:
+    v = int_list(v, 1, fn, arg, pos)
+    if len(v) != 1:
+        if fn == "max_pool1d":
+            raise RuntimeError(f"max_pool1d() {arg} must be an int, list of ints or tuple of ints "
+                               f"of size 1 but got size {len(v)}")
+        raise RuntimeError(f"{fn}() argument '{arg}' should contain one int (got {len(v)})")
+    return v[0]
 
 
 def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
@@ -180,9 +191,10 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     if input.ndim not in (2, 3):
         raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
-    k = _single(kernel_size)
-    s = k if stride is None or stride == [] or stride == () else _single(stride)
-    p, d = _single(padding), _single(dilation)
+    k = _single(kernel_size, "max_pool1d", "kernel_size", 2)
+    s = k if _no_stride(stride) else _single(stride, "max_pool1d", "stride", 3)
+    p = _single(padding, "max_pool1d", "padding", 4)
+    d = _single(dilation, "max_pool1d", "dilation", 5)
     if p > k // 2:
         raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
                            f"got padding={p} and kernel_size={k}")
@@ -231,9 +243,11 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but "
                          f"got -3)")
     x = _batched(input, "avg_pool2d")
-    kernel = _pair(kernel_size)
-    stride = kernel if stride is None or stride == [] or stride == () else _pair(stride)
-    padding = _pair(padding)
+    kernel = _pair(kernel_size, "avg_pool2d", "kernel_size", 2)
+    stride = kernel if _no_stride(stride) else _pair(stride, "avg_pool2d", "stride", 3)
+    padding = _pair(padding, "avg_pool2d", "padding", 4)
+    if divisor_override is not None:
+        divisor_override = int_arg(divisor_override, "avg_pool2d", "divisor_override")
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     oh, ow = _check_windows(x, kernel, stride, padding, (1, 1), ceil_mode)
@@ -260,21 +274,31 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
                            "for argument #1 'self' (while checking arguments for avg_pool1d)")
-    k = _single(kernel_size)
-    s = k if stride is None or stride == [] or stride == () else _single(stride)
-    r = avg_pool2d(F.unsqueeze(input, -2), (1, k), (1, s), (0, _single(padding)), ceil_mode,
-                   count_include_pad)
+    k = _single(kernel_size, "avg_pool1d", "kernel_size", 2)
+    s = k if _no_stride(stride) else _single(stride, "avg_pool1d", "stride", 3)
+    p = _single(padding, "avg_pool1d", "padding", 4)
+    r = avg_pool2d(F.unsqueeze(input, -2), (1, k), (1, s), (0, p), ceil_mode, count_include_pad)
     return _owned(F.squeeze(r, -2), input)
 
 
 # ---------------------------------------------------------------- adaptive pooling
 
 def _adaptive_size(output_size, hw: tuple, name: str) -> tuple:
+    """(OH, OW); None in a tuple keeps that input size."""
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != 2:
             raise RuntimeError(f"{name}: output_size must be 2")
-        return tuple(hw[i] if o is None else int(o) for i, o in enumerate(output_size))
-    return (int(output_size), int(output_size))
+        size = [hw[i] if o is None else o for i, o in enumerate(output_size)]
+        return int_list(size, 2, name, "output_size", 2)
+    if isinstance(output_size, Tensor) and output_size.ndim > 0:
+        return _adaptive_size(tuple(output_size), hw, name)
+    if not isinstance(output_size, int):
+        # PyTorch's Python wrapper takes len() of anything but a Python int (numpy ints and
+        # 0-d tensors included), which fails before its argument parser is reached
+        if isinstance(output_size, Tensor):
+            raise TypeError("len() of a 0-d tensor")
+        raise TypeError(f"object of type '{type_name(output_size)}' has no len()")
+    return int_list(output_size, 2, name, "output_size", 2)
 
 
 def _bins(n: int, o: int) -> np.ndarray:
@@ -314,8 +338,8 @@ def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
     if input.ndim not in (2, 3):
         raise RuntimeError(f"adaptive_avg_pool1d() argument 'input' must be 2D or 3D, but got "
                            f"{list(input.shape)}")
-    o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
-    r = adaptive_avg_pool2d(F.unsqueeze(input, -2), (1, int(o)))
+    o = _single(output_size, "adaptive_avg_pool1d", "output_size", 2)
+    r = adaptive_avg_pool2d(F.unsqueeze(input, -2), (1, o))
     return _owned(F.squeeze(r, -2), input)
 
 
@@ -352,8 +376,8 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):
-    o = output_size[0] if isinstance(output_size, (tuple, list)) else output_size
-    r = adaptive_max_pool2d(F.unsqueeze(input, -2), (1, int(o)), return_indices)
+    o = _single(output_size, "adaptive_max_pool1d", "output_size", 2)
+    r = adaptive_max_pool2d(F.unsqueeze(input, -2), (1, o), return_indices)
     if return_indices:
         return F.squeeze(r[0], -2), F.squeeze(r[1], -2)
     return F.squeeze(r, -2)
@@ -362,6 +386,6 @@ def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False
 def lp_pool2d(input: Tensor, norm_type: float, kernel_size, stride=None,
               ceil_mode: bool = False) -> Tensor:
     """(sum over each window of x^p)^(1/p)."""
-    kh, kw = _pair(kernel_size)
+    kh, kw = _pair(kernel_size, "avg_pool2d", "kernel_size", 2)
     out = avg_pool2d(input ** norm_type, (kh, kw), stride, 0, ceil_mode)
     return (F.sign(out) * F.relu(F.abs(out)) * (kh * kw)) ** (1.0 / norm_type)
