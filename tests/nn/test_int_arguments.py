@@ -6,8 +6,10 @@ What PyTorch 2.13.0 (CPU) does, observed by hand and written in literally below:
   accept a Python int, a numpy int, a one-element integer tensor, or a tuple/list of those; a
   float, bool, numpy float, float tensor, None or str is `TypeError: max_pool2d(): argument
   'kernel_size' (position 2) must be tuple of ints, not float`, and such an element of a tuple
-  is `... must be tuple of ints, but found element of type float at pos 0`. bool is rejected
-  too, alone and inside a tuple. stride=None means the kernel size (pooling only).
+  is `... must be tuple of ints, but found element of type float at pos 0`. A Python bool is
+  rejected too, alone and inside a tuple, but a one-element bool tensor is taken as 0/1
+  (max_pool2d(x, torch.tensor(True)) pools 1x1). stride=None means the kernel size (pooling
+  only).
 - `int` arguments (groups, divisor_override) take the same ints: `argument 'groups' must be
   int, not float`.
 - conv1d/2d/3d have two overloads (padding ints or a string), so a bad type there is
@@ -197,6 +199,10 @@ def test_adaptive_2d_output_size(fn):
     assert "must be tuple of ints, but found element of type float at pos 1" in str(e.value)
     assert fn(X2, (None, 2)).shape == (1, 2, 6, 2)
     assert fn(X2, [np.int64(3), 3]).shape == (1, 2, 3, 3)
+
+
+def test_bool_tensor_is_an_int():
+    np.testing.assert_allclose(F.max_pool2d(X2, torch.tensor(True)).numpy(), X2.numpy())
 
 
 def test_one_d_wrong_length_is_runtime_error():

@@ -1,7 +1,8 @@
 """PyTorch's argument parser for the `int` and `int[]` arguments of convolution, pooling and
-unfold/fold: a Python or numpy int, or an integer tensor of one element, is an int; a float, a
-bool, None, a string or a float tensor is a TypeError naming the function, the argument and the
-type, as PyTorch 2.13 raises it (instead of `int(2.0)` silently giving an answer).
+unfold/fold: a Python or numpy int, or an integer (or bool) tensor of one element, is an int; a
+float, a Python bool, None, a string or a float tensor is a TypeError naming the function, the
+argument and the type, as PyTorch 2.13 raises it (instead of `int(2.0)` silently giving an
+answer).
 """
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ def type_name(v) -> str:
 def is_int(v) -> bool:
     if isinstance(v, bool) or isinstance(v, np.bool_):
         return False
-    if isinstance(v, Tensor):
-        return v._dtype.category == 1 and v.numel() == 1
+    if isinstance(v, Tensor):  # PyTorch takes a one-element bool tensor too (as 0 or 1)
+        return v._dtype.category in (0, 1) and v.numel() == 1
     return isinstance(v, (int, np.integer))
 
 
