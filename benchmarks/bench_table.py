@@ -42,6 +42,13 @@ N = 1 << 24
 CLOCK = time.perf_counter  # or time.process_time (--clock cpu)
 
 
+# The environment as the user started this script: importing fusetorch sets
+# OMP_WAIT_POLICY=PASSIVE for its own kernels (runtime/cbuild.py), which made PyTorch's eager
+# two-layer step 2x slower in a child that inherited it (0.98 vs 0.49 ms here): subprocesses
+# get the user's environment, plus what the flags ask.
+USER_ENV = dict(os.environ)
+
+
 def _calibrate(fn, target: float) -> int:
     """Calls per block so that a block takes about `target` seconds (at least one)."""
     t0 = CLOCK()
@@ -181,7 +188,7 @@ def cold_first_call(python: str, module: str) -> float:
     """The compiled chain's first call in a new process whose kernel cache is empty (wall
     clock, or with --clock cpu the CPU time of the process and of the compilers it ran)."""
     with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, FUSETORCH_CACHE_DIR=cache, TORCHINDUCTOR_CACHE_DIR=cache)
+        env = dict(USER_ENV, FUSETORCH_CACHE_DIR=cache, TORCHINDUCTOR_CACHE_DIR=cache)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
         out = subprocess.run([python, "-c", _FIRST_CALL.format(module=module)], env=env,
                              check=True, capture_output=True, text=True, timeout=600)
@@ -303,7 +310,7 @@ def main() -> None:
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.threads:  # (also for the subprocesses: the cold first calls, PyTorch's run)
-        os.environ["OMP_NUM_THREADS"] = str(args.threads)
+        os.environ["OMP_NUM_THREADS"] = USER_ENV["OMP_NUM_THREADS"] = str(args.threads)
     if args.child:
         return torch_child(args)
 
@@ -324,7 +331,8 @@ def main() -> None:
             (["--quick"] if args.quick else []) + \
             (["--threads", str(args.threads)] if args.threads else [])
         try:
-            child = subprocess.run(cmd, capture_output=True, text=True, timeout=1200)
+            child = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
+                                   env=USER_ENV)
             if child.returncode == 0:
                 results.update(json.loads(child.stdout.strip().splitlines()[-1]))
             else:
