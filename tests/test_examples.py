@@ -10,8 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_example(name: str, *args: str) -> str:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))  # works installed or from a plain checkout
+def run_example(name: str, *args: str, **env_vars: str) -> str:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), **env_vars)  # installed or a plain checkout
     r = subprocess.run([sys.executable, str(ROOT / "examples" / name), *args],
                        capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
     assert r.returncode == 0, r.stderr
@@ -97,3 +97,31 @@ def test_hogwild_processes_train_the_shared_model():
     before, after = map(float, re.search(r"test accuracy (\S+) -> (\S+)", out).groups())
     assert last < first / 3 and after > 0.85 > before
     assert out.count("last batch loss") == 2
+
+
+# Compiled eager mode (backward graphs and optimizer steps as C kernels from their second use,
+# eager forward kernels) against FUSETORCH_EAGER_COMPILE=0 (the interpreter and numpy), on
+# the examples that train with autograd: the same losses to float32 rounding. (tests/programs
+# runs the public programs both ways too, by the README's second command.)
+EAGER_MODES = [
+    ("two_layer_net_autograd.py", ("--steps", "50")),
+    ("two_layer_net_custom_function.py", ("--steps", "50")),
+    ("two_layer_net_nn.py", ("--steps", "50")),
+    ("char_rnn.py", ("--steps", "20", "--cell", "lstm")),
+    ("lenet_digits.py", ("--epochs", "1", "--train", "300")),
+]
+
+
+def _numbers(out: str) -> list:
+    """Every loss the example printed."""
+    return [float(v) for v in re.findall(r"(?:loss went from|to|mean loss) (-?[\d.]+(?:e[-+]?\d+)?)",
+                                          out)]
+
+
+@pytest.mark.parametrize("name,args", EAGER_MODES, ids=[n for n, _ in EAGER_MODES])
+def test_compiled_eager_mode_follows_the_interpreters_losses(name, args):
+    compiled = _numbers(run_example(name, *args, FUSETORCH_EAGER_COMPILE="1"))
+    plain = _numbers(run_example(name, *args, FUSETORCH_EAGER_COMPILE="0"))
+    assert compiled and len(compiled) == len(plain), (compiled, plain)
+    for c, p in zip(compiled, plain):
+        assert abs(c - p) <= 1e-4 * abs(p) + 1e-6, (compiled, plain)
