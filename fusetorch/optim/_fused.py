@@ -21,7 +21,6 @@ under `FUSETORCH_EAGER_COMPILE=0` or when no C compiler works (one warning).
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -34,7 +33,6 @@ ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 _CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
 _FUNCS: dict = {}  # (kind, flags, ctype) -> (ffi, kernel function)
 _compiler = True  # False once a build found no working C compiler
-_warned = False
 
 
 class _Kind(NamedTuple):
@@ -331,21 +329,19 @@ def _overlap(arrays: list) -> bool:
 def _kernel(spec: _Kind, kind: str, flags: dict, ctype: str):
     """(ffi, function) of the kernel for this structure and dtype, built once; None when no
     C compiler works (said once)."""
-    global _compiler, _warned
+    global _compiler
     key = (kind, tuple(flags.items()), ctype)
     hit = _FUNCS.get(key)
     if hit is not None:
         return hit
     source, name, signature = render(kind, flags, ctype)
+    from ..runtime.build import cannot_build
     from ..runtime.cbuild import CompilerUnavailable, build
     try:
         lib = build(source, f"void {name}({signature});")
     except CompilerUnavailable as e:
         _compiler = False
-        if not _warned:
-            _warned = True
-            warnings.warn(f"fusetorch: cannot build kernels ({e}); optimizer steps run their "
-                          "Python loops", stacklevel=5)
+        cannot_build(e)  # the one warning, whichever compiled path met it first
         return None
     hit = _FUNCS[key] = (lib.ffi, lib.function(name))
     return hit

@@ -51,13 +51,13 @@ _warned: set = set()
 def cannot_build(e: CompilerUnavailable) -> None:
     """The one warning that kernels cannot be built here, once per process for each kind of
     reason (a missing compiler, a kernel the CUDA renderer refuses: the exception's class),
-    whichever compiled path (compile, compiled eager backward, eager kernels, composites)
-    met it first; each of them then runs eagerly."""
+    whichever compiled path (compile, compiled eager backward, eager kernels, composites, the
+    fused optimizer step) met it first; each of them then runs eagerly."""
     if type(e) in _warned:
         return
     _warned.add(type(e))
-    message = (f"fusetorch: cannot build kernels ({e}); compiled functions and compiled "
-               "eager operations run eagerly instead")
+    message = (f"fusetorch: cannot build kernels ({e}); compiled functions, compiled eager "
+               "operations and fused optimizer steps run eagerly instead")
     # point at the user's line: the first frame outside the package
     level, f = 2, sys._getframe(1)
     while f is not None and f.f_code.co_filename.startswith(_PACKAGE):

@@ -16,7 +16,7 @@ import pytest
 import fusetorch as torch
 from fusetorch import nn, optim
 from fusetorch.optim import _fused
-from fusetorch.runtime import cbuild
+from fusetorch.runtime import build, cbuild
 
 SHAPES = [(3, 4), (5,), (2, 3, 2), (), (7,)]
 NO_GRAD = 4  # the parameter at this position never has a gradient
@@ -262,7 +262,7 @@ def test_no_compiler_warns_once_and_runs_the_loop(calls, monkeypatch):
     monkeypatch.setattr(cbuild, "build", no_cc)
     monkeypatch.setattr(_fused, "_FUNCS", {})
     monkeypatch.setattr(_fused, "_compiler", True)
-    monkeypatch.setattr(_fused, "_warned", False)
+    monkeypatch.setattr(build, "_warned", set())  # the one "cannot build kernels" warning
     loop, _ = _train(lambda ps: optim.Adam(ps, lr=0.05), (torch.float32,) * 5, fused=False)
     with pytest.warns(UserWarning, match="no C compiler") as record:
         fused, _ = _train(lambda ps: optim.Adam(ps, lr=0.05), (torch.float32,) * 5, fused=True)

@@ -63,8 +63,8 @@ def test_no_compiler_is_none_and_one_warning(monkeypatch):
         assert program.obtain(_graph(), cpu_backend(), _arrays()) is None
         assert program.obtain(_graph(), cpu_backend(), _arrays()) is None
     assert [str(m.message) for m in w if "cannot build kernels" in str(m.message)] == [
-        "fusetorch: cannot build kernels (no C compiler found); compiled functions and "
-        "compiled eager operations run eagerly instead"]
+        "fusetorch: cannot build kernels (no C compiler found); compiled functions, compiled "
+        "eager operations and fused optimizer steps run eagerly instead"]
 
 
 def test_layouts_that_cannot_be_derived_are_observed(monkeypatch):
