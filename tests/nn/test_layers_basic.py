@@ -944,6 +944,13 @@ def test_grad_fn_names():
     }
     for name, y in names.items():
         assert y.grad_fn.name() == name
+    # adaptive max pooling is its own node in PyTorch, also where its windows tile the input
+    # (the evenly dividing case reuses max_pool2d's graph here)
+    for size in (4, 3, (2, 4)):
+        assert F.adaptive_max_pool2d(x, size).grad_fn.name() == "AdaptiveMaxPool2DBackward0"
+        v2, _ = F.adaptive_max_pool2d(x, size, return_indices=True)
+        assert v2.grad_fn.name() == "AdaptiveMaxPool2DBackward0"
+    assert F.max_pool2d(x, 2).grad_fn.name() == "MaxPool2DWithIndicesBackward0"
     conv = F.conv2d(x, w, b).grad_fn.next_functions
     assert [type(f).__name__ for f, _ in conv] == ["AccumulateGrad"] * 3
     assert F.conv2d(x, w).grad_fn.next_functions[2][0] is None

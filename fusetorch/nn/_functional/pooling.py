@@ -352,8 +352,10 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
                            f"{list(input.shape)}")
     h, w = input.shape[-2], input.shape[-1]
     oh, ow = _adaptive_size(output_size, (h, w), "adaptive_max_pool2d")
-    if oh and ow and h % oh == 0 and w % ow == 0:
-        return max_pool2d(input, (h // oh, w // ow), return_indices=return_indices)
+    if oh and ow and h % oh == 0 and w % ow == 0:  # the windows tile: max_pool2d's graph
+        r = max_pool2d(input, (h // oh, w // ow), return_indices=return_indices)
+        _label(r[0] if return_indices else r, "AdaptiveMaxPool2DBackward0", input)
+        return r
     # varying windows: one max per output cell, assembled with cat (small outputs in practice)
     rows, idx_rows = [], []
     for i in range(oh):
