@@ -110,6 +110,23 @@ class ModuleInfo:
 
 F64_RTOL, F64_ATOL = 1e-9, 1e-12
 
+
+def batches(entries, count, max_cases: int) -> list:
+    """Consecutive entries in lists of at most `max_cases` cases (`count(entry)` of them; an
+    entry with none is left out), ops apart from layers: the runners build one program per
+    batch, and builds are what they cost. An entry with more cases is a batch of its own."""
+    out, cur, n = [], [], 0
+    for entry in entries:
+        k = count(entry)
+        if not k:
+            continue
+        if cur and (n + k > max_cases or type(cur[-1]) is not type(entry)):
+            out.append(cur)
+            cur, n = [], 0
+        cur.append(entry)
+        n += k
+    return out + [cur] if cur else out
+
 # ----------------------------------------------------------------------------- tensor makers
 
 

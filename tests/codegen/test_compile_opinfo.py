@@ -344,19 +344,8 @@ MAX_CASES = 150  # cases per compiled batch: one C module per batch, its build i
 
 def _groups(mode):
     """Consecutive entries (ops apart from layers) batched up to MAX_CASES cases."""
-    out, cur, n = [], [], 0
-    for entry in ENTRIES.values():
-        if mode == "grad" and not entry.grad:
-            continue
-        k = len(_cases(entry, mode))
-        if not k:
-            continue
-        if cur and (n + k > MAX_CASES or type(cur[-1]) is not type(entry)):
-            out.append(cur)
-            cur, n = [], 0
-        cur.append(entry)
-        n += k
-    return out + [cur] if cur else out
+    entries = [e for e in ENTRIES.values() if mode != "grad" or e.grad]
+    return opinfo.batches(entries, lambda e: len(_cases(e, mode)), MAX_CASES)
 
 
 def _params():

@@ -165,17 +165,7 @@ def _check(cases, counter, monkeypatch) -> bool:
 
 
 def _groups() -> list:
-    out, cur, n = [], [], 0
-    for entry in _ALL:
-        k = len(_cases(entry))
-        if not k:
-            continue
-        if cur and (n + k > MAX_CASES or type(cur[-1]) is not type(entry)):
-            out.append(cur)
-            cur, n = [], 0
-        cur.append(entry)
-        n += k
-    return out + [cur] if cur else out
+    return opinfo.batches(_ALL, lambda e: len(_cases(e)), MAX_CASES)
 
 
 def _run(entries, counter, monkeypatch) -> list:
