@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from models import lenet_model  # (beside this script: on sys.path when it runs)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 N = 1 << 24
@@ -93,29 +95,6 @@ def two_layer(T, n: int, d_in: int, h: int, d_out: int) -> dict:
 
     whole = T.compile(step)
     return {"eager": lambda: step(x, y), "compiled": lambda: whole(x, y)}
-
-
-def lenet_model(T):
-    nn, F = T.nn, T.nn.functional
-
-    class LeNet(nn.Module):  # bench_training.LeNet, for either module
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 6, 5)
-            self.conv2 = nn.Conv2d(6, 16, 5)
-            self.fc1 = nn.Linear(16 * 5 * 5, 120)
-            self.fc2 = nn.Linear(120, 84)
-            self.fc3 = nn.Linear(84, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-            x = T.flatten(x, 1)
-            x = F.relu(self.fc1(x))
-            x = F.relu(self.fc2(x))
-            return self.fc3(x)
-
-    return LeNet()
 
 
 def lenet(T) -> dict:

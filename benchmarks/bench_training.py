@@ -23,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import fusetorch as torch  # noqa: E402
 import fusetorch.nn as nn  # noqa: E402
 import fusetorch.nn.functional as F  # noqa: E402
+from models import lenet_model  # noqa: E402
 
 LR = 0.01
 
@@ -113,22 +114,9 @@ def numpy_lenet_step(params, x, y):
 
 # ------------------------------------------------------------------ fusetorch LeNet
 
-class LeNet(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(16 * 5 * 5, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
+def LeNet():
+    """LeNet-5 in fusetorch (benchmarks/models.py)."""
+    return lenet_model(torch)
 
 
 def fusetorch_step(model, opt, x, y):
