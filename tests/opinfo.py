@@ -110,6 +110,21 @@ class ModuleInfo:
 
 F64_RTOL, F64_ATOL = 1e-9, 1e-12
 
+# Variants that build CPU tensors themselves (torch.zeros(...) + x, a CPU class weight): with
+# the sample's tensors on cuda:0 they mix devices, and PyTorch refuses them just the same.
+MAKES_CPU_TENSORS = ("torch.zeros", "torch.ones", "torch.full", "torch.arange", "torch.linspace",
+                     "torch.logspace", "torch.eye", "torch.tensor", "torch.as_tensor",
+                     "torch.from_numpy", "torch.FloatTensor", "torch.DoubleTensor",
+                     "F.batch_norm(eval)", "F.cross_entropy(weight)", "F.nll_loss(weight)",
+                     "F.binary_cross_entropy_with_logits(pos_weight)", "Tensor.copy_",
+                     # their registry entries build targets, offsets or weights on the CPU
+                     "F.instance_norm(running)", "F.rms_norm", "F.embedding_bag",
+                     "F.cosine_embedding_loss", "F.margin_ranking_loss", "F.multi_margin_loss",
+                     "F.multilabel_margin_loss", "F.ctc_loss", "torch.scatter",
+                     "Tensor.scatter", "torch.index_add", "torch.index_copy",
+                     "torch.index_fill", "Tensor.index_add", "Tensor.index_copy",
+                     "Tensor.index_fill")
+
 
 def batches(entries, count, max_cases: int) -> list:
     """Consecutive entries in lists of at most `max_cases` cases (`count(entry)` of them; an

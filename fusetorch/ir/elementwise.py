@@ -352,8 +352,18 @@ def _vjp_cast(b, n, g):
     return (b.op("cast", g, dtype=src) if src.is_floating_point else None,)
 
 
-elementwise("cast", 1, None, "(({t}){0})",
-            lambda xp: lambda x, dtype: x.astype(dtype.name),
+def _cast(xp):
+    def cast(x, dtype):
+        if dtype.category == 1 and dtype.itemsize < 8 and x.dtype.kind == "f":
+            # floats reach narrow integers through int64: converting a value out of the
+            # target's range directly is undefined in C and CUDA (cupy gives uint8 0 for -3.2
+            # on an H100); PyTorch on the CPU truncates, then wraps: -3.2 -> 253
+            x = x.astype("int64")
+        return x.astype(dtype.name)
+    return cast
+
+
+elementwise("cast", 1, None, "(({t}){0})", _cast,
             vjp=_vjp_cast, dtype=_attr_dtype, attrs=("dtype",), fold=fo.cast, zero_one=True,
             grad_name="ToCopyBackward0", simplify=rw.same_dtype, native_half=True, may_view=True,
             doc="convert to attrs['dtype'] ('{t}' is the C type of the result)")

@@ -20,6 +20,26 @@ def _flip(xp, x, dim: int, reverse: bool):
     return xp.flip(x, dim) if reverse else x
 
 
+def accumulate(xp, ufunc, x, axis: int):
+    """`ufunc.accumulate(x, axis)` for an associative binary ufunc. cupy has it only for add
+    and multiply; elsewhere the scan is ceil(log2 n) whole-array steps (each position combines
+    with the one `step` before it, step doubling), the same values up to rounding."""
+    try:
+        return ufunc.accumulate(x, axis=axis, dtype=x.dtype)
+    except NotImplementedError:
+        return log_step_scan(xp, ufunc, x, axis)
+
+
+def log_step_scan(xp, ufunc, x, axis: int):
+    out = xp.moveaxis(x, axis, -1).copy()
+    n, step = out.shape[-1], 1
+    while step < n:
+        # the right side is a new array, computed from the old values before the store
+        out[..., step:] = ufunc(out[..., step:], out[..., :-step])
+        step *= 2
+    return xp.moveaxis(out, -1, axis)
+
+
 def _accumulate(name: str):
     def make(xp):
         ufunc = getattr(xp, name)
@@ -27,7 +47,7 @@ def _accumulate(name: str):
         def run(x, dim, reverse=False):
             if x.shape[dim] == 0:
                 return x.copy()
-            r = ufunc.accumulate(_flip(xp, x, dim, reverse), axis=dim, dtype=x.dtype)
+            r = accumulate(xp, ufunc, _flip(xp, x, dim, reverse), dim)
             return _flip(xp, r, dim, reverse)
         return run
     return make
@@ -107,13 +127,13 @@ def _cumarg(greater: bool):
             # an element equals it, so the answer at i is the last such position up to i.
             if x.shape[dim] == 0:
                 return xp.zeros(x.shape, dtype=xp.int64)
-            hit = x == extreme.accumulate(x, axis=dim)
+            hit = x == accumulate(xp, extreme, x, dim)
             if x.dtype.kind == "f":
                 hit = hit | xp.isnan(x)
             shape = [1] * x.ndim
             shape[dim] = x.shape[dim]
             pos = xp.arange(x.shape[dim], dtype=xp.int64).reshape(shape)
-            return xp.maximum.accumulate(xp.where(hit, pos, 0), axis=dim)
+            return accumulate(xp, xp.maximum, xp.where(hit, pos, 0), dim)
         return run
     return make
 
@@ -196,11 +216,32 @@ def _topk(xp):
             return xp.take(sort(x, dim, largest), xp.arange(k), axis=dim)
         # k of n: select them in O(n), then order only those (NaN counts as the largest, as in
         # numpy's partition and PyTorch's topk)
-        part = xp.argpartition(x, n - k if largest else k - 1, axis=dim)
-        chosen = xp.take(part, xp.arange(n - k, n) if largest else xp.arange(k), axis=dim)
+        chosen = _select(xp, x, dim, k, largest)
         order = sort(xp.take_along_axis(x, chosen, dim), dim, largest)
         return xp.take_along_axis(chosen, order, dim)
     return run
+
+
+def _select(xp, x, dim: int, k: int, largest: bool):
+    """The indices of the k largest (smallest) along dim, ascending; of values tied at the
+    k-th, the first ones. A partition alone would pick among ties as its algorithm happens to
+    (numpy's and cupy's differ: compiled topk on an H100 disagreed with the CPU), so only the
+    k-th value is taken from it."""
+    n = x.shape[dim]
+    kth = xp.take(xp.argpartition(x, n - k if largest else k - 1, axis=dim),
+                  [n - k if largest else k - 1], axis=dim)
+    t = xp.take_along_axis(x, kth, dim)
+    if x.dtype.kind == "f":
+        x_nan, t_nan = xp.isnan(x), xp.isnan(t)
+        better = ((x > t) | x_nan) & ~t_nan if largest else (x < t) | (t_nan & ~x_nan)
+        tied = xp.where(t_nan, x_nan, x == t)
+    else:
+        better, tied = (x > t, x == t) if largest else (x < t, x == t)
+    need = k - better.sum(axis=dim, keepdims=True)
+    take = better | (tied & (xp.cumsum(tied, axis=dim) <= need))
+    last = xp.ascontiguousarray(xp.moveaxis(take, dim, -1))
+    idx = xp.nonzero(last)[-1].reshape(last.shape[:-1] + (k,))
+    return xp.moveaxis(idx, -1, dim).astype(xp.int64, copy=False)
 
 
 _def("topk", "extern", 1, _topk_shape, _int64_dtype, attrs=("dim", "k", "largest"),

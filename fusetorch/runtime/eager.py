@@ -229,8 +229,20 @@ def _to_device(x, device, src=None):
     xp = backend(device).xp
     if xp is np:
         # order K keeps a dense layout (a transpose stays one), as PyTorch's copy does
-        return x.get() if not isinstance(x, np.ndarray) else np.array(x, copy=True, order="K")
+        return _get(x) if not isinstance(x, np.ndarray) else np.array(x, copy=True, order="K")
     return xp.array(x, copy=True)
+
+
+def _get(x) -> np.ndarray:
+    """A device array on the host in the same dense layout (cupy's `get` makes it C-ordered: a
+    transposed tensor would come back with other strides than PyTorch gives)."""
+    if x.ndim < 2 or x.flags.c_contiguous:
+        return x.get()
+    perm = sorted(range(x.ndim), key=lambda d: -x.strides[d])
+    dense = x.transpose(perm)
+    if not dense.flags.c_contiguous:  # gaps (a slice with a step): C order, as PyTorch
+        return x.get()
+    return dense.get().transpose(np.argsort(perm))
 
 
 def _reduce(fn):

@@ -40,7 +40,7 @@ def _inplace_binary(name: str):
         if direct and not kw and D.RECORDER is None and self._dtype.category == 2 \
                 and not (D.GRAD_ENABLED and (D.needs_grad(self) or isinstance(
                     other, Tensor) and D.needs_grad(other))) \
-                and self._data.flags.writeable:
+                and D.writeable(self._data):
             od = None
             if isinstance(other, Tensor) and other._dtype is self._dtype \
                     and other._be is self._be:

@@ -116,6 +116,31 @@ def test_moving_tensors(cuda0):
     assert torch.ones(4, 3)[::2].cuda().is_contiguous()
 
 
+def test_device_arrays_come_back_in_their_dense_layout():
+    # cupy's get() is C-ordered; .cpu() keeps a dense permuted layout as PyTorch does (seen on
+    # an H100: a transposed tensor came back with strides (2, 1) instead of (1, 3))
+    from fusetorch.runtime.eager import _get
+
+    class DeviceArray(np.ndarray):
+        def get(self):
+            return np.ascontiguousarray(self).view(np.ndarray)
+
+    a = np.arange(24.0).reshape(2, 3, 4).view(DeviceArray)
+    for v in (a, a.transpose(2, 0, 1), a.transpose(1, 2, 0), a[:, :, 0].T, a[:, ::2].T,
+              a[0]):
+        got = _get(v)
+        assert type(got) is np.ndarray
+        np.testing.assert_array_equal(got, v)
+        dense = np.array(v.view(np.ndarray), order="K")  # numpy keeps a dense layout so
+        want = dense.strides if v.base is None or _dense(v) else np.ascontiguousarray(v).strides
+        assert got.strides == want, (v.strides, got.strides)
+
+
+def _dense(v) -> bool:
+    order = sorted(range(v.ndim), key=lambda d: -v.strides[d])
+    return v.transpose(order).flags.c_contiguous
+
+
 def test_numpy_of_a_cuda_tensor_is_an_error(cuda0):
     c = torch.ones(2).cuda()
     msg = ("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
@@ -394,20 +419,6 @@ def _registry():
     return opinfo, entries
 
 
-# Variants that build CPU tensors themselves (torch.zeros(...) + x, a CPU class weight): with
-# the sample's tensors on cuda:0 they mix devices, and PyTorch refuses them just the same.
-_MAKES_CPU_TENSORS = ("torch.zeros", "torch.ones", "torch.full", "torch.arange", "torch.linspace",
-                      "torch.logspace", "torch.eye", "torch.tensor", "torch.as_tensor",
-                      "torch.from_numpy", "torch.FloatTensor", "torch.DoubleTensor",
-                      "F.batch_norm(eval)", "F.cross_entropy(weight)", "F.nll_loss(weight)",
-                      "F.binary_cross_entropy_with_logits(pos_weight)", "Tensor.copy_",
-                      # their registry entries build targets, offsets or weights on the CPU
-                      "F.instance_norm(running)", "F.rms_norm", "F.embedding_bag",
-                      "F.cosine_embedding_loss", "F.margin_ranking_loss", "F.multi_margin_loss",
-                      "F.multilabel_margin_loss", "F.ctc_loss", "torch.scatter",
-                      "Tensor.scatter", "torch.index_add", "torch.index_copy",
-                      "torch.index_fill", "Tensor.index_add", "Tensor.index_copy",
-                      "Tensor.index_fill")
 _MOVES_TO_CPU = ("Tensor.cpu",)
 
 
@@ -459,7 +470,7 @@ def test_every_registry_op_runs_on_the_device_as_on_the_cpu(cuda0):
             for vname, fn in variants.items():
                 if not module and not sample.inplace and opinfo.is_inplace(vname):
                     continue
-                if vname.startswith(_MAKES_CPU_TENSORS + _MOVES_TO_CPU):
+                if vname.startswith(opinfo.MAKES_CPU_TENSORS + _MOVES_TO_CPU):
                     continue
                 where = f"{vname}[{sample.name}]"
                 f_cpu, f_dev = (m_cpu, m_dev) if module else (fn, fn)
@@ -479,7 +490,8 @@ def test_every_registry_op_runs_on_the_device_as_on_the_cpu(cuda0):
                         _same(g_cpu, g_dev, where + " grad")
                         grads += 1
                 except AssertionError as e:
-                    failures.append(str(e).splitlines()[0] if str(e) else where)
+                    msg = " ".join(str(e).split())[:400]  # (numpy's start with a newline)
+                    failures.append(msg if msg.startswith(where) else f"{where}: {msg}")
     assert not failures, "\n".join(failures)
     assert runs > 500 and grads > 300
 

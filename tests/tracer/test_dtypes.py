@@ -3,6 +3,7 @@
 Every expected dtype, error type and message below was observed by hand in PyTorch 2.13.0 (CPU)
 and written in literally; values are checked against numpy computed in float64.
 """
+import math
 import pickle
 
 import numpy as np
@@ -616,3 +617,18 @@ def test_set_default_dtype_rejects_non_float(d):
                                         "default type"):
         torch.set_default_dtype(d)
     assert torch.get_default_dtype() is torch.float32
+
+
+def test_floats_out_of_a_narrow_integers_range_truncate_then_wrap():
+    # PyTorch on the CPU (checked with torch 2.13): truncate toward zero, then wrap modulo 2^bits.
+    # The cast goes through int64 so every array module does the same: a direct float -> uint8
+    # conversion is undefined in C and CUDA, and cupy gave 0 for -3.2 on an H100.
+    vals = [-3.2, 2.7, -0.5, 300.4, -200.9, 1e3, -129.5]
+    x = torch.tensor(vals)
+    trunc = [math.trunc(v) for v in vals]
+    for dtype, bits, signed in ((torch.uint8, 8, False), (torch.int8, 8, True),
+                                (torch.int16, 16, True)):
+        want = [((t + (1 << bits - 1)) % (1 << bits)) - (1 << bits - 1) if signed
+                else t % (1 << bits) for t in trunc]
+        assert x.to(dtype).tolist() == want, dtype
+        assert x.double().to(dtype).tolist() == want, dtype

@@ -524,3 +524,44 @@ def test_compiled_scans_and_selections_match_eager_on_new_data():
         x = torch.tensor(RNG.standard_normal((3, 5)))
         for g, w in zip(cf(x), fn(x)):
             np.testing.assert_allclose(g.numpy(), w.numpy(), 1e-12)
+
+
+@pytest.mark.parametrize("name", ["maximum", "minimum", "logaddexp", "add"])
+def test_the_log_step_scan_matches_numpy_accumulate(name):
+    # what cummax/cummin/logcumsumexp run on an array module whose ufuncs have no accumulate
+    # (cupy: only add and multiply): every length around the powers of two, any axis, NaN
+    # and -inf where they go
+    from fusetorch.ir.scans import log_step_scan
+    rng = np.random.default_rng(0)
+    ufunc = getattr(np, name)
+    for n in (1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 33):
+        x = rng.standard_normal((3, n, 2))
+        x[rng.random(x.shape) < 0.1] = -np.inf
+        if name != "logaddexp":
+            x[rng.random(x.shape) < 0.05] = np.nan
+        for axis in range(3):
+            np.testing.assert_allclose(log_step_scan(np, ufunc, x, axis),
+                                       ufunc.accumulate(x, axis=axis), rtol=1e-13, atol=0)
+
+
+def test_topk_takes_the_first_of_tied_values_whatever_the_partition():
+    # which of several equal values topk returns is left open by PyTorch; fusetorch takes the
+    # first ones, in index order, on every device (a partition's own pick differed between
+    # numpy and cupy). Reference: a Python sort on (value, index), NaN as the largest.
+    rng = np.random.default_rng(3)
+    for trial in range(120):
+        n = int(rng.integers(5, 60))
+        k = int(rng.integers(1, max(2, n // 4)))  # 4k < n: the partition path
+        a = rng.integers(0, 4, (3, n)).astype(np.float64)
+        if trial % 3 == 0:
+            a[rng.random(a.shape) < 0.2] = np.nan
+        dtype = (torch.int64, torch.float32, torch.float64)[trial % 3] if trial % 3 else \
+            torch.float64
+        for largest in (True, False):
+            v, i = torch.topk(_t(a, dtype), k, largest=largest)
+            for row, got in zip(a, i.tolist()):
+                key = [(np.inf if np.isnan(x) else x) for x in row]
+                want = sorted(range(n), key=lambda j: ((-1 if largest else 1) * key[j], j))
+                if not largest:  # NaN is the largest: the smallest never take it first
+                    want = sorted(range(n), key=lambda j: (np.isnan(row[j]), key[j], j))
+                assert got == want[:k], (row.tolist(), k, largest, got, want[:k])
