@@ -31,6 +31,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from contextlib import contextmanager
+from typing import Iterator
 
 import numpy as np
 
@@ -47,6 +49,22 @@ _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _lock = threading.Lock()
 # key -> None (seen once), a Program, or False (the plan is not one kernel: never compiled)
 _PROGRAMS: OrderedDict = OrderedDict()
+# compile traces under way (`tracer/trace.py`): their eager run happens once, so it builds no
+# kernel (a compiler run is ~0.07 s of a first compiled call) and counts no sighting; kernels
+# built before still run
+_tracing = 0
+
+
+@contextmanager
+def no_builds() -> Iterator[None]:
+    global _tracing
+    with _lock:
+        _tracing += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _tracing -= 1
 
 
 def strided_copy(x: np.ndarray):
@@ -106,6 +124,8 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
     key = ("max_pool2d", kernel, stride, padding, dilation, extra) + _layout(x)
     with _lock:
         fn = _PROGRAMS.get(key)
+        if fn is None and _tracing:
+            return None
         if fn is None:
             fn = _PROGRAMS[key] = _build_pool(x, kernel, stride, padding, dilation, extra,
                                               (oh, ow))
@@ -173,6 +193,8 @@ def _select_graph(nodes):
 def _run(key: tuple, arrays: list, make):
     with _lock:
         program = _PROGRAMS.get(key, 0)
+        if _tracing and (program == 0 or program is None):
+            return None
         if program == 0:  # first sight: numpy computes it
             _PROGRAMS[key] = None
             if len(_PROGRAMS) > MAX_PROGRAMS:

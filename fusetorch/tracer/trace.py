@@ -21,6 +21,7 @@ from typing import Callable, Iterator, Sequence
 
 from ..ir.graph import Graph, Node, make_node
 from ..ir.ops import OPS
+from ..runtime import eager_kernels
 from . import dispatch as D
 from . import views as _views
 from .tensor import Tensor
@@ -278,7 +279,8 @@ def trace(*inputs: Tensor) -> Iterator[Recorder]:
     rec.parent = D.RECORDER
     prev, D.RECORDER = D.RECORDER, rec
     try:
-        yield rec
+        with eager_kernels.no_builds():
+            yield rec
     finally:
         D.RECORDER = prev
 

@@ -89,6 +89,27 @@ def test_copy_of_a_transpose_is_a_kernel_copy(kernels):
     assert any(p for p in ek._PROGRAMS.values())
 
 
+def test_a_compile_trace_builds_no_eager_kernel_but_runs_built_ones(kernels):
+    # a trace's eager run happens once (the compiled program replaces it): building a kernel
+    # for it cost ~0.07 s of compiler in a first compiled call, for nothing
+    from fusetorch.tracer.trace import trace
+    kernels(True)
+    x = np.random.default_rng(3).standard_normal((64, 96)).T
+    key = ("copy",) + ek._layout(x)
+    with trace():
+        for _ in range(3):
+            np.testing.assert_array_equal(T["copy"](x), x)
+    assert key not in ek._PROGRAMS  # not even counted as seen
+    T["copy"](x), T["copy"](x)  # outside: built from the second sight
+    program = ek._PROGRAMS[key]
+    assert program
+    runs, run = [], program.run
+    program.run = lambda arrays: runs.append(1) or run(arrays)
+    with trace():
+        np.testing.assert_array_equal(T["copy"](x), x)
+    assert ek._PROGRAMS[key] is program and runs == [1]
+
+
 def test_argmax_kernel_keeps_numpys_first_extreme_and_nan(kernels):
     kernels(True)
     rng = np.random.default_rng(4)
