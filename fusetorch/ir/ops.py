@@ -14,6 +14,7 @@ IR elementwise nodes are monomorphic: the tracer inserts `cast` nodes so that al
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Callable, Optional
 
@@ -519,9 +520,28 @@ def _transpose_last(b, x):
 
 def _vjp_matmul(b, n, g):
     x, y = arg(n, 0), arg(n, 1)
-    gx = b.op("matmul", g, _transpose_last(b, b.value(y)))
-    gy = b.op("matmul", _transpose_last(b, b.value(x)), g)
+    gx = _product(b, g, _transpose_last(b, b.value(y)), x.shape)
+    gy = _product(b, _transpose_last(b, b.value(x)), g, y.shape)
     return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
+
+
+def _product(b, p, q, operand: tuple):
+    """p @ q, the gradient of a matmul operand of shape `operand`. Where that operand is
+    broadcast over a batch (a convolution's weight: one product per image, then summed) and
+    its matrices have fewer rows than columns, as (q^T @ p^T)^T: a BLAS runs products with few
+    rows far below its speed (a weight gradient of 64 images, 16x100 @ 100x150 each: 0.82 ms;
+    150x100 @ 100x16 each: 0.47 ms, OpenBLAS, one thread)."""
+    batch = p.shape[:-2]
+    summed = len(operand) < len(p.shape) or math.prod(operand[:-2]) < math.prod(batch)
+    if summed and few_rows(p.shape[-2], q.shape[-1], batch):
+        return _transpose_last(b, b.op("matmul", _transpose_last(b, q), _transpose_last(b, p)))
+    return b.op("matmul", p, q)
+
+
+def few_rows(rows: int, cols: int, batch: tuple) -> bool:
+    """Whether a batch of products of rows x cols runs faster transposed (the rule of
+    `_product`; `passes.transpose_matmul` keeps it)."""
+    return math.prod(batch) > 1 and rows < cols and rows < 64
 
 
 def _vjp_custom(b, n, g):

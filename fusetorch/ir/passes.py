@@ -25,7 +25,7 @@ from . import dtypes as dt
 from .folding import NO as _NO, int_range as _int_range, round_float as _round_float, wrap as _wrap
 from .graph import Graph, Node, make_node
 from .identity import Unkeyable, node_key
-from .ops import OPS
+from .ops import OPS, few_rows
 from .rewrites import is_value as _is_value, norm_perm as _norm_perm, scalar_value
 
 Pass = Callable[[Graph], Graph]
@@ -157,6 +157,8 @@ def transpose_matmul(g: Graph) -> Graph:
         a, b = n.inputs[0].inputs
         if len(a.shape) != k or len(b.shape) != k:
             return n  # batch broadcasting: leave it
+        if few_rows(b.shape[-1], a.shape[-2], n.shape[:-2]):
+            return n  # the product was turned this way on purpose (ops._product)
         swap = lambda x: make_node("permute", [x], {"perm": perm}, n.meta)
         return make_node(n.inputs[0].op, [swap(b), swap(a)], {}, n.meta)
 

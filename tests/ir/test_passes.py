@@ -889,3 +889,24 @@ def test_a_transpose_inside_an_elementwise_chain_sinks_to_the_inputs():
     e = op("exp", a)
     g2 = Graph([a], [op("permute", e, perm=(1, 0)), e])
     assert count_ops(sink_permutes(g2))["exp"] == 1
+
+
+def test_the_gradient_of_a_broadcast_weight_is_computed_with_many_rows():
+    # a convolution's weight [1, 16, 150] times 64 images' columns [64, 1, 150, 100]: its
+    # gradient is one product per image, summed. As g @ cols^T each has 16 rows (OpenBLAS runs
+    # those far below its speed); it is computed as (cols @ g^T)^T, 150 rows each, and
+    # transpose_matmul must not turn it back. Values against numpy in float64.
+    w, x = inp((1, 16, 150)), inp((64, 1, 150, 100))
+    y = op("matmul", w, x)
+    loss = op("sum", op("mul", y, y), dims=(0, 1, 2, 3), keepdim=False)
+    bw = backward_graph([loss], [w, x])
+    g = optimize(bw.graph)
+    products = sorted(n.shape for n in g.nodes if n.op == "matmul")
+    assert (64, 1, 150, 16) in products and (64, 1, 16, 150) not in products, products
+    rng = np.random.default_rng(0)
+    wa, xa = rng.standard_normal((1, 16, 150)), rng.standard_normal((64, 1, 150, 100))
+    gy = 2 * (wa @ xa)
+    known = {id(w): wa, id(x): xa, id(y): wa @ xa}
+    gw, gx = run(g, [np.array(1.0)] + [known[id(f)] for f, _ in bw.values])
+    np.testing.assert_allclose(gw, (gy @ xa.transpose(0, 1, 3, 2)).sum(0), rtol=1e-10)
+    np.testing.assert_allclose(gx, wa.transpose(0, 2, 1) @ gy, rtol=1e-10)
