@@ -28,6 +28,7 @@ OPTIMIZERS = {
     "SGD(momentum=0.9)": lambda ps: optim.SGD(ps, lr=1e-3, momentum=0.9),
     "Adam": lambda ps: optim.Adam(ps, lr=1e-3),
     "AdamW(amsgrad)": lambda ps: optim.AdamW(ps, lr=1e-3, amsgrad=True),
+    "Adadelta": lambda ps: optim.Adadelta(ps, lr=1.0),  # (PyTorch's MNIST example)
 }
 
 

@@ -117,6 +117,16 @@ def _adagrad_per_step(group: dict, step: float) -> tuple:
     return (-(_to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])),)
 
 
+def _adadelta_flags(group: dict):
+    return (("maximize", bool(group["maximize"])),
+            ("weight_decay", group["weight_decay"] != 0))
+
+
+def _adadelta_scalars(group: dict, flags: dict) -> tuple:
+    rho = group["rho"]
+    return (-_to_scalar(group["lr"]), group["weight_decay"], rho, 1 - rho, group["eps"])
+
+
 KINDS = {
     "sgd": _Kind("sgd", "SGD", _sgd_flags,
                  lambda f: ("momentum_buffer",) if f["momentum"] else (),
@@ -140,6 +150,11 @@ KINDS = {
                      lambda f: ("weight_decay", "eps"),
                      lambda group, flags: (group["weight_decay"], group["eps"]),
                      ("neg_clr",), _adagrad_per_step),
+    # (its step count is kept, and read by nothing)
+    "adadelta": _Kind("adadelta", "Adadelta", _adadelta_flags,
+                      lambda f: ("square_avg", "acc_delta"),
+                      lambda f: ("neg_lr", "weight_decay", "rho", "one_minus_rho", "eps"),
+                      _adadelta_scalars, (), lambda group, step: ()),
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..tracer import creation as C
+from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _group_defaults_and_tensor_state,
                         _new_step, _no_grad_step, _to_scalar)
 
@@ -53,6 +54,8 @@ class Adadelta(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            if _fused.step_group(self, group, "adadelta"):  # one kernel for the whole group
+                continue
             lr = _to_scalar(group["lr"])
             rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
             for p in group["params"]:
