@@ -29,6 +29,7 @@ OPTIMIZERS = {
     "Adam": lambda ps: optim.Adam(ps, lr=1e-3),
     "AdamW(amsgrad)": lambda ps: optim.AdamW(ps, lr=1e-3, amsgrad=True),
     "Adadelta": lambda ps: optim.Adadelta(ps, lr=1.0),  # (PyTorch's MNIST example)
+    "Adamax": lambda ps: optim.Adamax(ps, lr=2e-3),
 }
 
 

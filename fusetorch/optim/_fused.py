@@ -127,6 +127,27 @@ def _adadelta_scalars(group: dict, flags: dict) -> tuple:
     return (-_to_scalar(group["lr"]), group["weight_decay"], rho, 1 - rho, group["eps"])
 
 
+def _adamax_flags(group: dict):
+    beta1, beta2 = group["betas"]
+    if not all(isinstance(b, (int, float)) for b in (beta1, beta2, group["eps"],
+                                                     group["weight_decay"])):
+        return None
+    return (("maximize", bool(group["maximize"])),
+            ("weight_decay", group["weight_decay"] != 0),
+            ("lerp_from_end", not abs(1 - beta1) < 0.5))  # (as Adam's)
+
+
+def _adamax_scalars(group: dict, flags: dict) -> tuple:
+    beta1, beta2 = group["betas"]
+    weight = 1 - beta1
+    return (group["weight_decay"], 1 - weight if flags["lerp_from_end"] else weight, beta2,
+            group["eps"])
+
+
+def _adamax_per_step(group: dict, step: float) -> tuple:
+    return (-(_to_scalar(group["lr"]) / (1 - group["betas"][0] ** step)),)
+
+
 KINDS = {
     "sgd": _Kind("sgd", "SGD", _sgd_flags,
                  lambda f: ("momentum_buffer",) if f["momentum"] else (),
@@ -150,6 +171,9 @@ KINDS = {
                      lambda f: ("weight_decay", "eps"),
                      lambda group, flags: (group["weight_decay"], group["eps"]),
                      ("neg_clr",), _adagrad_per_step),
+    "adamax": _Kind("adamax", "Adamax", _adamax_flags, lambda f: ("exp_avg", "exp_inf"),
+                    lambda f: ("weight_decay", "lerp_weight", "beta2", "eps"),
+                    _adamax_scalars, ("neg_clr",), _adamax_per_step),
     # (its step count is kept, and read by nothing)
     "adadelta": _Kind("adadelta", "Adadelta", _adadelta_flags,
                       lambda f: ("square_avg", "acc_delta"),
@@ -375,6 +399,7 @@ def render(kind: str, flags: dict, ctype: str) -> tuple[str, str, str]:
     source = environment("c").get_template("optim.c.j2").render(
         kind=kind, title=spec.title, module=spec.module, ctype=ctype, name=name,
         signature=",\n        ".join(params), sqrt="sqrtf" if ctype == "float" else "sqrt",
+        fabs="fabsf" if ctype == "float" else "fabs",
         **flags)
     return source, name, ", ".join(params)
 

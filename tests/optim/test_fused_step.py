@@ -113,6 +113,8 @@ RMSPROP = _combos(centered=[False, True], momentum=[0, 0.5], weight_decay=[0, 0.
                   maximize=[False, True], alpha=[0.99, 0.3])
 ADAGRAD = _combos(lr_decay=[0, 0.05], weight_decay=[0, 0.1], maximize=[False, True],
                   initial_accumulator_value=[0, 0.5])
+ADAMAX = _combos(weight_decay=[0, 0.1], maximize=[False, True], betas=[(0.9, 0.999), (0.3, 0.6)],
+                 eps=[1e-8, 0.05])
 ADADELTA = _combos(weight_decay=[0, 0.1], maximize=[False, True], rho=[0.9, 0.3],
                    eps=[1e-6, 0.05])
 
@@ -142,6 +144,11 @@ def test_adagrad_every_option_combination(kw, calls):
     _check(lambda ps: optim.Adagrad(ps, lr=0.1, **kw), calls)
 
 
+@pytest.mark.parametrize("kw", ADAMAX, ids=str)
+def test_adamax_every_option_combination(kw, calls):
+    _check(lambda ps: optim.Adamax(ps, lr=0.05, **kw), calls)
+
+
 @pytest.mark.parametrize("kw", ADADELTA, ids=str)
 def test_adadelta_every_option_combination(kw, calls):
     _check(lambda ps: optim.Adadelta(ps, lr=0.5, **kw), calls)
@@ -152,7 +159,8 @@ MAKERS = [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_d
           lambda ps: optim.AdamW(ps, lr=0.05),
           lambda ps: optim.RMSprop(ps, lr=0.01, centered=True, momentum=0.5),
           lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.01),
-          lambda ps: optim.Adadelta(ps, lr=1.0, weight_decay=0.01)]
+          lambda ps: optim.Adadelta(ps, lr=1.0, weight_decay=0.01),
+          lambda ps: optim.Adamax(ps, lr=0.05, weight_decay=0.01)]
 
 
 @pytest.mark.parametrize("make_opt", MAKERS)
