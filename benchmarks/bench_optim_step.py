@@ -30,6 +30,7 @@ OPTIMIZERS = {
     "AdamW(amsgrad)": lambda ps: optim.AdamW(ps, lr=1e-3, amsgrad=True),
     "Adadelta": lambda ps: optim.Adadelta(ps, lr=1.0),  # (PyTorch's MNIST example)
     "Adamax": lambda ps: optim.Adamax(ps, lr=2e-3),
+    "RAdam": lambda ps: optim.RAdam(ps, lr=1e-3),
 }
 
 

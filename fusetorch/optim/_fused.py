@@ -148,6 +148,41 @@ def _adamax_per_step(group: dict, step: float) -> tuple:
     return (-(_to_scalar(group["lr"]) / (1 - group["betas"][0] ** step)),)
 
 
+def _radam_flags(group: dict):
+    beta1, beta2 = group["betas"]
+    if not all(isinstance(b, (int, float)) for b in (beta1, beta2, group["eps"],
+                                                     group["weight_decay"])):
+        return None
+    return (("maximize", bool(group["maximize"])),
+            ("weight_decay", group["weight_decay"] != 0),
+            ("decoupled", group["weight_decay"] != 0 and bool(group["decoupled_weight_decay"])),
+            ("lerp_from_end", not abs(1 - beta1) < 0.5))  # (as Adam's)
+
+
+def _radam_scalars(group: dict, flags: dict) -> tuple:
+    lr = _to_scalar(group["lr"])
+    beta1, beta2 = group["betas"]
+    wd = group["weight_decay"]
+    weight = 1 - beta1
+    return (1 - lr * wd if flags["decoupled"] else wd,
+            1 - weight if flags["lerp_from_end"] else weight, beta2, 1 - beta2, group["eps"],
+            lr)
+
+
+def _radam_per_step(group: dict, step: float) -> tuple:
+    """The loop's Python floats for this step: bias corrections, and whether (1.0) the
+    variance is rectified, by how much."""
+    beta1, beta2 = group["betas"]
+    rho_inf = 2 / (1 - beta2) - 1
+    pow1, pow2 = beta1 ** step, beta2 ** step
+    bias_correction1, bias_correction2 = 1 - pow1, 1 - pow2
+    rho_t = rho_inf - 2 * step * pow2 / bias_correction2
+    if not rho_t > 5.0:
+        return (bias_correction1, 0.0, 0.0, 0.0)
+    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
+    return (bias_correction1, bias_correction2 ** 0.5, rect, 1.0)
+
+
 KINDS = {
     "sgd": _Kind("sgd", "SGD", _sgd_flags,
                  lambda f: ("momentum_buffer",) if f["momentum"] else (),
@@ -174,6 +209,12 @@ KINDS = {
     "adamax": _Kind("adamax", "Adamax", _adamax_flags, lambda f: ("exp_avg", "exp_inf"),
                     lambda f: ("weight_decay", "lerp_weight", "beta2", "eps"),
                     _adamax_scalars, ("neg_clr",), _adamax_per_step),
+    "radam": _Kind("radam", "RAdam", _radam_flags, lambda f: ("exp_avg", "exp_avg_sq"),
+                   lambda f: ("decay_factor" if f["decoupled"] else "weight_decay",
+                              "lerp_weight", "beta2", "one_minus_beta2", "eps", "lr"),
+                   _radam_scalars,
+                   ("bias_correction1", "bias_correction2_sqrt", "rect", "rectified"),
+                   _radam_per_step),
     # (its step count is kept, and read by nothing)
     "adadelta": _Kind("adadelta", "Adadelta", _adadelta_flags,
                       lambda f: ("square_avg", "acc_delta"),

@@ -115,6 +115,8 @@ ADAGRAD = _combos(lr_decay=[0, 0.05], weight_decay=[0, 0.1], maximize=[False, Tr
                   initial_accumulator_value=[0, 0.5])
 ADAMAX = _combos(weight_decay=[0, 0.1], maximize=[False, True], betas=[(0.9, 0.999), (0.3, 0.6)],
                  eps=[1e-8, 0.05])
+RADAM = _combos(weight_decay=[0, 0.1], decoupled_weight_decay=[False, True],
+                maximize=[False, True], betas=[(0.9, 0.999), (0.3, 0.9)])
 ADADELTA = _combos(weight_decay=[0, 0.1], maximize=[False, True], rho=[0.9, 0.3],
                    eps=[1e-6, 0.05])
 
@@ -149,6 +151,13 @@ def test_adamax_every_option_combination(kw, calls):
     _check(lambda ps: optim.Adamax(ps, lr=0.05, **kw), calls)
 
 
+@pytest.mark.parametrize("kw", RADAM, ids=str)
+def test_radam_every_option_combination(kw, calls):
+    # both betas rectify the variance from the sixth step on: 8 steps cover both branches of
+    # the update; (0.3, 0.9) also takes lerp's other form
+    _check(lambda ps: optim.RAdam(ps, lr=0.05, **kw), calls, steps=8)
+
+
 @pytest.mark.parametrize("kw", ADADELTA, ids=str)
 def test_adadelta_every_option_combination(kw, calls):
     _check(lambda ps: optim.Adadelta(ps, lr=0.5, **kw), calls)
@@ -160,7 +169,8 @@ MAKERS = [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_d
           lambda ps: optim.RMSprop(ps, lr=0.01, centered=True, momentum=0.5),
           lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.01),
           lambda ps: optim.Adadelta(ps, lr=1.0, weight_decay=0.01),
-          lambda ps: optim.Adamax(ps, lr=0.05, weight_decay=0.01)]
+          lambda ps: optim.Adamax(ps, lr=0.05, weight_decay=0.01),
+          lambda ps: optim.RAdam(ps, lr=0.05, betas=(0.3, 0.9))]
 
 
 @pytest.mark.parametrize("make_opt", MAKERS)
