@@ -247,7 +247,11 @@ class _Batch:
             if p._data is not arrays[0]:
                 return False
             st = state.get(p)
-            if st is None or (step is not None and st.get("step") is not step):
+            if st is None:
+                if keys or step is not None:
+                    return False
+                continue  # (plain SGD keeps no state)
+            if step is not None and st.get("step") is not step:
                 return False
             for k, a in zip(keys, arrays[1:]):
                 t = st.get(k)
