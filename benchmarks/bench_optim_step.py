@@ -31,6 +31,7 @@ OPTIMIZERS = {
     "Adadelta": lambda ps: optim.Adadelta(ps, lr=1.0),  # (PyTorch's MNIST example)
     "Adamax": lambda ps: optim.Adamax(ps, lr=2e-3),
     "RAdam": lambda ps: optim.RAdam(ps, lr=1e-3),
+    "NAdam": lambda ps: optim.NAdam(ps, lr=1e-3),
 }
 
 

@@ -41,7 +41,10 @@ class _Kind(NamedTuple):
     betas); `state(flags)`: the per-parameter state tensors it updates, in kernel order;
     `scalars(group, flags)`: the group's scalar arguments, named by `scalar_names(flags)`;
     `per_step(group, step)`: per-parameter arguments from the incremented step count, named
-    by `per_step_names` (None when the family keeps no step count)."""
+    by `per_step_names` (None when the family keeps no step count); or, with `stateful`,
+    `per_step(group, step, state)`, called for each parameter (never shared between equal
+    steps) and free to update its scalar state as the loop does (NAdam's `mu_product`), which
+    `ready(state)` checks before a fused step."""
     module: str
     title: str
     flags: Callable
@@ -50,6 +53,8 @@ class _Kind(NamedTuple):
     scalars: Callable
     per_step_names: tuple = ()
     per_step: Callable | None = None
+    stateful: bool = False
+    ready: Callable | None = None
 
 
 def _sgd_flags(group: dict):
@@ -183,6 +188,42 @@ def _radam_per_step(group: dict, step: float) -> tuple:
     return (bias_correction1, bias_correction2 ** 0.5, rect, 1.0)
 
 
+def _nadam_flags(group: dict):
+    flags = _adam_flags(dict(group, amsgrad=False))
+    return None if flags is None or not isinstance(group["momentum_decay"], (int, float)) \
+        else tuple(f for f in flags if f[0] != "amsgrad")
+
+
+def _nadam_scalars(group: dict, flags: dict) -> tuple:
+    return _adam_scalars(group, flags)
+
+
+def _nadam_per_step(group: dict, step: float, state: dict) -> tuple:
+    """The loop's Python floats for this step, after it multiplies `mu_product` by this step's
+    momentum in the tensor's own dtype."""
+    lr = _to_scalar(group["lr"])
+    beta1, beta2 = group["betas"]
+    md = group["momentum_decay"]
+    bias_correction2 = 1 - beta2 ** step
+    mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * md))
+    mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * md))
+    product = state["mu_product"]
+    a = product._data
+    np.multiply(a, mu, out=a)  # the loop's `mu_product.mul_(mu)`
+    product._bump_version()
+    prod = float(a)
+    return (bias_correction2, -lr * (1.0 - mu) / (1.0 - prod),
+            -lr * mu_next / (1.0 - prod * mu_next))
+
+
+def _nadam_ready(state: dict) -> bool:
+    """Whether `mu_product` is what the loop would update as `_nadam_per_step` does: a
+    writeable floating 0-d CPU tensor (else the loop runs, and raises where it raises)."""
+    a = getattr(state.get("mu_product"), "_data", None)
+    return a.__class__ is np.ndarray and a.ndim == 0 and a.dtype.kind == "f" and \
+        a.flags.writeable
+
+
 KINDS = {
     "sgd": _Kind("sgd", "SGD", _sgd_flags,
                  lambda f: ("momentum_buffer",) if f["momentum"] else (),
@@ -215,6 +256,11 @@ KINDS = {
                    _radam_scalars,
                    ("bias_correction1", "bias_correction2_sqrt", "rect", "rectified"),
                    _radam_per_step),
+    "nadam": _Kind("nadam", "NAdam", _nadam_flags, lambda f: ("exp_avg", "exp_avg_sq"),
+                   lambda f: ("decay_factor" if f["decoupled"] else "weight_decay",
+                              "lerp_weight", "beta2", "one_minus_beta2", "eps"),
+                   _nadam_scalars, ("bias_correction2", "grad_coef", "avg_coef"),
+                   _nadam_per_step, stateful=True, ready=_nadam_ready),
     # (its step count is kept, and read by nothing)
     "adadelta": _Kind("adadelta", "Adadelta", _adadelta_flags,
                       lambda f: ("square_avg", "acc_delta"),
@@ -308,12 +354,15 @@ def step_group(opt, group: dict, kind: str) -> bool:
     grad_arrays = _grad_arrays(plan.batches, params, grads)
     if grad_arrays is None:
         return False
+    if spec.ready is not None and not all(spec.ready(opt.state[p]) for p in params):
+        return False
     for batch, garrays in zip(plan.batches, grad_arrays):
-        _run(batch, spec, group, garrays, scalars)
+        _run(batch, spec, group, garrays, scalars, opt.state)
     return True
 
 
-def _run(batch: _Batch, spec: _Kind, group: dict, garrays: list, scalars: list) -> None:
+def _run(batch: _Batch, spec: _Kind, group: dict, garrays: list, scalars: list,
+         state: dict) -> None:
     ffi, ctype = batch.ffi, batch.ctype
     fb = ffi.from_buffer
     args = [len(batch.params), batch.numel, batch.tables[0],
@@ -321,11 +370,14 @@ def _run(batch: _Batch, spec: _Kind, group: dict, garrays: list, scalars: list) 
     args += batch.tables[1:]
     if spec.per_step is not None:
         per, memo = [], {}
-        for st in batch.steps:
+        for p, st in zip(batch.params, batch.steps):
             a = st._data
             a += 1  # the loop's `step_t += 1`, in the counter's own dtype
             st._bump_version()
             s = float(a)
+            if spec.stateful:
+                per.append(spec.per_step(group, s, state[p]))
+                continue
             values = memo.get(s)
             if values is None:
                 values = memo[s] = spec.per_step(group, s)

@@ -5,6 +5,7 @@ from typing import Callable, Iterable
 
 from ..tracer import creation as C
 from ..tracer import functional as F
+from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _group_defaults_and_tensor_state,
                         _new_step, _no_grad_step, _scalar_dtype, _to_scalar, _traced)
 
@@ -63,6 +64,8 @@ class NAdam(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            if _fused.step_group(self, group, "nadam"):  # one kernel for the whole group
+                continue
             lr = _to_scalar(group["lr"])
             beta1, beta2 = group["betas"]
             wd, eps, md = group["weight_decay"], group["eps"], group["momentum_decay"]

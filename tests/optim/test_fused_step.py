@@ -117,6 +117,9 @@ ADAMAX = _combos(weight_decay=[0, 0.1], maximize=[False, True], betas=[(0.9, 0.9
                  eps=[1e-8, 0.05])
 RADAM = _combos(weight_decay=[0, 0.1], decoupled_weight_decay=[False, True],
                 maximize=[False, True], betas=[(0.9, 0.999), (0.3, 0.9)])
+NADAM = _combos(weight_decay=[0, 0.1], decoupled_weight_decay=[False, True],
+                maximize=[False, True], betas=[(0.9, 0.999), (0.3, 0.6)],
+                momentum_decay=[4e-3, 0.5])
 ADADELTA = _combos(weight_decay=[0, 0.1], maximize=[False, True], rho=[0.9, 0.3],
                    eps=[1e-6, 0.05])
 
@@ -158,6 +161,26 @@ def test_radam_every_option_combination(kw, calls):
     _check(lambda ps: optim.RAdam(ps, lr=0.05, **kw), calls, steps=8)
 
 
+@pytest.mark.parametrize("kw", NADAM, ids=str)
+def test_nadam_every_option_combination(kw, calls):
+    # its mu_product (a 0-d state tensor) is updated in Python per parameter: compared too
+    _check(lambda ps: optim.NAdam(ps, lr=0.05, **kw), calls)
+
+
+@pytest.mark.parametrize("fused", [False, True])
+def test_nadam_with_a_mu_product_it_cannot_update_runs_the_loop(fused, calls):
+    # an integer mu_product (a hand-made state dict): the loop's `mul_` raises PyTorch's
+    # error, and the fused step must leave it to the loop rather than update it in place
+    def between(i, opt, params):
+        if i == 2:
+            for p in params:
+                if p in opt.state:
+                    opt.state[p]["mu_product"] = torch.tensor(1)
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        _train(lambda ps: optim.NAdam(ps, lr=0.05), (torch.float64,) * 5, fused=fused,
+               steps=5, between=between)
+
+
 @pytest.mark.parametrize("kw", ADADELTA, ids=str)
 def test_adadelta_every_option_combination(kw, calls):
     _check(lambda ps: optim.Adadelta(ps, lr=0.5, **kw), calls)
@@ -170,7 +193,8 @@ MAKERS = [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_d
           lambda ps: optim.Adagrad(ps, lr=0.1, lr_decay=0.01),
           lambda ps: optim.Adadelta(ps, lr=1.0, weight_decay=0.01),
           lambda ps: optim.Adamax(ps, lr=0.05, weight_decay=0.01),
-          lambda ps: optim.RAdam(ps, lr=0.05, betas=(0.3, 0.9))]
+          lambda ps: optim.RAdam(ps, lr=0.05, betas=(0.3, 0.9)),
+          lambda ps: optim.NAdam(ps, lr=0.05, weight_decay=0.01)]
 
 
 @pytest.mark.parametrize("make_opt", MAKERS)
