@@ -32,6 +32,7 @@ OPTIMIZERS = {
     "Adamax": lambda ps: optim.Adamax(ps, lr=2e-3),
     "RAdam": lambda ps: optim.RAdam(ps, lr=1e-3),
     "NAdam": lambda ps: optim.NAdam(ps, lr=1e-3),
+    "Rprop": lambda ps: optim.Rprop(ps, lr=1e-3),
 }
 
 

@@ -224,6 +224,18 @@ def _nadam_ready(state: dict) -> bool:
         a.flags.writeable
 
 
+def _rprop_flags(group: dict):
+    if not all(isinstance(x, (int, float)) for x in tuple(group["etas"]) +
+               tuple(group["step_sizes"])):
+        return None
+    return (("maximize", bool(group["maximize"])),)
+
+
+def _rprop_scalars(group: dict, flags: dict) -> tuple:
+    (etaminus, etaplus), (lo, hi) = group["etas"], group["step_sizes"]
+    return (etaminus, etaplus, lo, hi)
+
+
 KINDS = {
     "sgd": _Kind("sgd", "SGD", _sgd_flags,
                  lambda f: ("momentum_buffer",) if f["momentum"] else (),
@@ -262,6 +274,9 @@ KINDS = {
                    _nadam_scalars, ("bias_correction2", "grad_coef", "avg_coef"),
                    _nadam_per_step, stateful=True, ready=_nadam_ready),
     # (its step count is kept, and read by nothing)
+    "rprop": _Kind("rprop", "Rprop", _rprop_flags, lambda f: ("prev", "step_size"),
+                   lambda f: ("etaminus", "etaplus", "step_size_min", "step_size_max"),
+                   _rprop_scalars, (), lambda group, step: ()),
     "adadelta": _Kind("adadelta", "Adadelta", _adadelta_flags,
                       lambda f: ("square_avg", "acc_delta"),
                       lambda f: ("neg_lr", "weight_decay", "rho", "one_minus_rho", "eps"),

@@ -5,6 +5,7 @@ from typing import Callable, Iterable
 
 from ..tracer import creation as C
 from ..tracer import functional as F
+from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _group_defaults_and_tensor_state,
                         _new_step, _no_grad_step, _to_scalar)
 
@@ -49,6 +50,8 @@ class Rprop(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
+            if _fused.step_group(self, group, "rprop"):  # one kernel for the whole group
+                continue
             etaminus, etaplus = group["etas"]
             step_size_min, step_size_max = group["step_sizes"]
             for p in group["params"]:

@@ -120,6 +120,8 @@ RADAM = _combos(weight_decay=[0, 0.1], decoupled_weight_decay=[False, True],
 NADAM = _combos(weight_decay=[0, 0.1], decoupled_weight_decay=[False, True],
                 maximize=[False, True], betas=[(0.9, 0.999), (0.3, 0.6)],
                 momentum_decay=[4e-3, 0.5])
+RPROP = _combos(maximize=[False, True], etas=[(0.5, 1.2), (0.3, 1.9)],
+                step_sizes=[(1e-6, 50), (0.02, 0.08)])
 ADADELTA = _combos(weight_decay=[0, 0.1], maximize=[False, True], rho=[0.9, 0.3],
                    eps=[1e-6, 0.05])
 
@@ -181,6 +183,12 @@ def test_nadam_with_a_mu_product_it_cannot_update_runs_the_loop(fused, calls):
                steps=5, between=between)
 
 
+@pytest.mark.parametrize("kw", RPROP, ids=str)
+def test_rprop_every_option_combination(kw, calls):
+    # (the second step_sizes clamp the steps on both sides)
+    _check(lambda ps: optim.Rprop(ps, lr=0.05, **kw), calls)
+
+
 @pytest.mark.parametrize("kw", ADADELTA, ids=str)
 def test_adadelta_every_option_combination(kw, calls):
     _check(lambda ps: optim.Adadelta(ps, lr=0.5, **kw), calls)
@@ -194,7 +202,8 @@ MAKERS = [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_d
           lambda ps: optim.Adadelta(ps, lr=1.0, weight_decay=0.01),
           lambda ps: optim.Adamax(ps, lr=0.05, weight_decay=0.01),
           lambda ps: optim.RAdam(ps, lr=0.05, betas=(0.3, 0.9)),
-          lambda ps: optim.NAdam(ps, lr=0.05, weight_decay=0.01)]
+          lambda ps: optim.NAdam(ps, lr=0.05, weight_decay=0.01),
+          lambda ps: optim.Rprop(ps, lr=0.05)]
 
 
 @pytest.mark.parametrize("make_opt", MAKERS)
