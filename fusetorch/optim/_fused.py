@@ -69,17 +69,27 @@ def _sgd_scalars(group: dict, flags: dict) -> tuple:
             1 - group["dampening"])
 
 
-def _adam_flags(group: dict):
+def _betas_flags(group: dict, decoupled: bool = False, amsgrad: bool = False):
+    """The structure of the Adam family (Adam, AdamW, Adamax, RAdam, NAdam): None when betas,
+    eps or weight decay are not numbers (tensors: the loop's ops); which weight decay; and
+    lerp's branch for the first moment."""
     beta1, beta2 = group["betas"]
     if not all(isinstance(b, (int, float)) for b in (beta1, beta2, group["eps"],
                                                      group["weight_decay"])):
         return None
-    return (("maximize", bool(group["maximize"])),
-            ("weight_decay", group["weight_decay"] != 0),
-            ("decoupled", group["weight_decay"] != 0 and bool(group["decoupled_weight_decay"])),
-            ("amsgrad", bool(group["amsgrad"])),
-            # lerp(m, g, w) computes m + (g - m) * w for |w| < 0.5, else g - (g - m) * (1 - w)
-            ("lerp_from_end", not abs(1 - beta1) < 0.5))
+    decay = group["weight_decay"] != 0
+    flags = [("maximize", bool(group["maximize"])), ("weight_decay", decay)]
+    if decoupled:
+        flags.append(("decoupled", decay and bool(group["decoupled_weight_decay"])))
+    if amsgrad:
+        flags.append(("amsgrad", bool(group["amsgrad"])))
+    # lerp(m, g, w) computes m + (g - m) * w for |w| < 0.5, else g - (g - m) * (1 - w)
+    flags.append(("lerp_from_end", not abs(1 - beta1) < 0.5))
+    return tuple(flags)
+
+
+def _adam_flags(group: dict):
+    return _betas_flags(group, decoupled=True, amsgrad=True)
 
 
 def _adam_scalars(group: dict, flags: dict) -> tuple:
@@ -132,16 +142,6 @@ def _adadelta_scalars(group: dict, flags: dict) -> tuple:
     return (-_to_scalar(group["lr"]), group["weight_decay"], rho, 1 - rho, group["eps"])
 
 
-def _adamax_flags(group: dict):
-    beta1, beta2 = group["betas"]
-    if not all(isinstance(b, (int, float)) for b in (beta1, beta2, group["eps"],
-                                                     group["weight_decay"])):
-        return None
-    return (("maximize", bool(group["maximize"])),
-            ("weight_decay", group["weight_decay"] != 0),
-            ("lerp_from_end", not abs(1 - beta1) < 0.5))  # (as Adam's)
-
-
 def _adamax_scalars(group: dict, flags: dict) -> tuple:
     beta1, beta2 = group["betas"]
     weight = 1 - beta1
@@ -153,25 +153,8 @@ def _adamax_per_step(group: dict, step: float) -> tuple:
     return (-(_to_scalar(group["lr"]) / (1 - group["betas"][0] ** step)),)
 
 
-def _radam_flags(group: dict):
-    beta1, beta2 = group["betas"]
-    if not all(isinstance(b, (int, float)) for b in (beta1, beta2, group["eps"],
-                                                     group["weight_decay"])):
-        return None
-    return (("maximize", bool(group["maximize"])),
-            ("weight_decay", group["weight_decay"] != 0),
-            ("decoupled", group["weight_decay"] != 0 and bool(group["decoupled_weight_decay"])),
-            ("lerp_from_end", not abs(1 - beta1) < 0.5))  # (as Adam's)
-
-
 def _radam_scalars(group: dict, flags: dict) -> tuple:
-    lr = _to_scalar(group["lr"])
-    beta1, beta2 = group["betas"]
-    wd = group["weight_decay"]
-    weight = 1 - beta1
-    return (1 - lr * wd if flags["decoupled"] else wd,
-            1 - weight if flags["lerp_from_end"] else weight, beta2, 1 - beta2, group["eps"],
-            lr)
+    return _adam_scalars(group, flags) + (_to_scalar(group["lr"]),)
 
 
 def _radam_per_step(group: dict, step: float) -> tuple:
@@ -189,13 +172,9 @@ def _radam_per_step(group: dict, step: float) -> tuple:
 
 
 def _nadam_flags(group: dict):
-    flags = _adam_flags(dict(group, amsgrad=False))
-    return None if flags is None or not isinstance(group["momentum_decay"], (int, float)) \
-        else tuple(f for f in flags if f[0] != "amsgrad")
-
-
-def _nadam_scalars(group: dict, flags: dict) -> tuple:
-    return _adam_scalars(group, flags)
+    if not isinstance(group["momentum_decay"], (int, float)):
+        return None
+    return _betas_flags(group, decoupled=True)
 
 
 def _nadam_per_step(group: dict, step: float, state: dict) -> tuple:
@@ -259,10 +238,10 @@ KINDS = {
                      lambda f: ("weight_decay", "eps"),
                      lambda group, flags: (group["weight_decay"], group["eps"]),
                      ("neg_clr",), _adagrad_per_step),
-    "adamax": _Kind("adamax", "Adamax", _adamax_flags, lambda f: ("exp_avg", "exp_inf"),
+    "adamax": _Kind("adamax", "Adamax", _betas_flags, lambda f: ("exp_avg", "exp_inf"),
                     lambda f: ("weight_decay", "lerp_weight", "beta2", "eps"),
                     _adamax_scalars, ("neg_clr",), _adamax_per_step),
-    "radam": _Kind("radam", "RAdam", _radam_flags, lambda f: ("exp_avg", "exp_avg_sq"),
+    "radam": _Kind("radam", "RAdam", lambda group: _betas_flags(group, decoupled=True), lambda f: ("exp_avg", "exp_avg_sq"),
                    lambda f: ("decay_factor" if f["decoupled"] else "weight_decay",
                               "lerp_weight", "beta2", "one_minus_beta2", "eps", "lr"),
                    _radam_scalars,
@@ -271,7 +250,7 @@ KINDS = {
     "nadam": _Kind("nadam", "NAdam", _nadam_flags, lambda f: ("exp_avg", "exp_avg_sq"),
                    lambda f: ("decay_factor" if f["decoupled"] else "weight_decay",
                               "lerp_weight", "beta2", "one_minus_beta2", "eps"),
-                   _nadam_scalars, ("bias_correction2", "grad_coef", "avg_coef"),
+                   _adam_scalars, ("bias_correction2", "grad_coef", "avg_coef"),
                    _nadam_per_step, stateful=True, ready=_nadam_ready),
     # (its step count is kept, and read by nothing)
     "rprop": _Kind("rprop", "Rprop", _rprop_flags, lambda f: ("prev", "step_size"),
