@@ -5,11 +5,12 @@
 
 - the two-layer step (Linear-ReLU-Linear, MSELoss(sum), SGD) at 64x1000x100x10 and
   512x4096x1024x10;
-- the LeNet-5 step (batch 64, 1x32x32, cross-entropy, SGD), as in bench_table.py.
-"cupy" is the two-layer step written by hand on cupy arrays (what eager fusetorch on cuda does,
-minus its dispatch and recording). `--torch` adds PyTorch's eager CUDA step where torch is
-importable, as an outside reference. Times are wall clock per step after a device
-synchronize, median of 5 rounds, each round long enough to hide the launch queue.
+- the LeNet-5 step (batch 64, 1x32x32, cross-entropy, SGD);
+bench_table.py's steps, on cuda. "cupy" is bench_training.py's two-layer step by hand, on cupy
+arrays (what eager fusetorch on cuda does, minus its dispatch and recording). `--torch` adds
+PyTorch's eager CUDA step where torch is importable, as an outside reference. Times are wall
+clock per step after a device synchronize, median of 5 rounds, each round long enough to hide
+the launch queue.
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusetorch  # noqa: E402
-from models import lenet_model  # noqa: E402
+from bench_table import lenet, two_layer  # noqa: E402
+from bench_training import two_layer_numpy  # noqa: E402
 
 
 def per_step(fn, sync, rounds: int = 5, target: float = 0.2) -> float:
@@ -46,40 +48,8 @@ def per_step(fn, sync, rounds: int = 5, target: float = 0.2) -> float:
     return statistics.median(times)
 
 
-def two_layer(T, dev, n, d_in, h, d_out):
-    nn = T.nn
-    T.manual_seed(0)
-    net = nn.Sequential(nn.Linear(d_in, h), nn.ReLU(), nn.Linear(h, d_out)).to(dev)
-    mse = nn.MSELoss(reduction="sum")
-    opt = T.optim.SGD(net.parameters(), lr=1e-6)
-    x, y = T.randn(n, d_in, device=dev), T.randn(n, d_out, device=dev)
-
-    def step(a, b):
-        opt.zero_grad()
-        loss = mse(net(a), b)
-        loss.backward()
-        opt.step()
-        return loss
-    return step, (x, y)
-
-
-def lenet(T, dev):
-    T.manual_seed(0)
-    model = lenet_model(T).to(dev)
-    opt = T.optim.SGD(model.parameters(), lr=0.01)
-    x, y = T.randn(64, 1, 32, 32, device=dev), T.randint(0, 10, (64,), device=dev)
-
-    def step(a, b):
-        opt.zero_grad()
-        loss = T.nn.functional.cross_entropy(model(a), b)
-        loss.backward()
-        opt.step()
-        return loss
-    return step, (x, y)
-
-
 def cupy_two_layer(cp, n, d_in, h, d_out):
-    """The two-layer step by hand on cupy arrays (forward, backward, SGD in place)."""
+    """The two-layer step by hand on cupy arrays (bench_training's, on cupy)."""
     rs = cp.random.RandomState(0)
     w1 = rs.standard_normal((h, d_in), dtype=cp.float32) * 0.03
     b1 = cp.zeros(h, cp.float32)
@@ -87,21 +57,7 @@ def cupy_two_layer(cp, n, d_in, h, d_out):
     b2 = cp.zeros(d_out, cp.float32)
     x = rs.standard_normal((n, d_in), dtype=cp.float32)
     y = rs.standard_normal((n, d_out), dtype=cp.float32)
-    lr = cp.float32(1e-6)
-
-    def step():
-        hid = x @ w1.T + b1
-        hr = cp.maximum(hid, 0)
-        diff = hr @ w2.T + b2 - y
-        loss = (diff * diff).sum()
-        g = 2 * diff
-        gw2, gb2 = g.T @ hr, g.sum(0)
-        gh = (g @ w2) * (hid > 0)
-        gw1, gb1 = gh.T @ x, gh.sum(0)
-        for p, gp in ((w1, gw1), (b1, gb1), (w2, gw2), (b2, gb2)):
-            p -= lr * gp
-        return loss
-    return step
+    return lambda: two_layer_numpy(w1, b1, w2, b2, x, y, lr=cp.float32(1e-6), xp=cp)
 
 
 def main() -> None:
@@ -119,22 +75,18 @@ def main() -> None:
     print(f"device: {fusetorch.cuda.get_device_name()}")
     shapes = [(64, 1000, 100, 10), (512, 4096, 1024, 10)]
     rows = [(f"two-layer step {'x'.join(map(str, s))}",
-             lambda T, dev, s=s: two_layer(T, dev, *s), s) for s in shapes]
-    rows.append(("LeNet step, batch 64", lenet, None))
+             lambda T, s=s: two_layer(T, *s, device="cuda"), s) for s in shapes]
+    rows.append(("LeNet step, batch 64", lambda T: lenet(T, device="cuda"), None))
     for name, make, shape in rows:
-        step, args = make(fusetorch, "cuda")
-        eager = per_step(lambda: step(*args), sync_ft)
-        cstep, cargs = make(fusetorch, "cuda")
-        whole = fusetorch.compile(cstep)
-        compiled = per_step(lambda: whole(*cargs), sync_ft)
+        eager = per_step(make(fusetorch)["eager"], sync_ft)
+        compiled = per_step(make(fusetorch)["compiled"], sync_ft)
         line = f"{name:36s} eager {eager * 1e3:7.3f} ms  compiled {compiled * 1e3:7.3f} ms"
         if shape is not None:
             hand = per_step(cupy_two_layer(cp, *shape), cp.cuda.Device().synchronize)
             line += (f"  cupy by hand {hand * 1e3:7.3f} ms (eager {eager / hand:.2f}x, "
                      f"compiled {compiled / hand:.2f}x)")
         if ref is not None:
-            tstep, targs = make(ref, "cuda")
-            t = per_step(lambda: tstep(*targs), ref.cuda.synchronize)
+            t = per_step(make(ref)["eager"], ref.cuda.synchronize)
             line += f"  torch eager {t * 1e3:7.3f} ms (compiled/torch {compiled / t:.2f}x)"
         print(line, flush=True)
 

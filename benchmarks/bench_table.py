@@ -78,13 +78,13 @@ def measure(cells: dict, rounds: int, target: float, stat: str) -> dict:
 
 # ------------------------------------------------------------------ workloads, for T = torch-like
 
-def two_layer(T, n: int, d_in: int, h: int, d_out: int) -> dict:
+def two_layer(T, n: int, d_in: int, h: int, d_out: int, device: str = "cpu") -> dict:
     nn = T.nn
     T.manual_seed(0)
-    net = nn.Sequential(nn.Linear(d_in, h), nn.ReLU(), nn.Linear(h, d_out))
+    net = nn.Sequential(nn.Linear(d_in, h), nn.ReLU(), nn.Linear(h, d_out)).to(device)
     mse = nn.MSELoss(reduction="sum")
     opt = T.optim.SGD(net.parameters(), lr=1e-6)
-    x, y = T.randn(n, d_in), T.randn(n, d_out)
+    x, y = T.randn(n, d_in, device=device), T.randn(n, d_out, device=device)
 
     def step(a, b):
         opt.zero_grad()
@@ -97,11 +97,11 @@ def two_layer(T, n: int, d_in: int, h: int, d_out: int) -> dict:
     return {"eager": lambda: step(x, y), "compiled": lambda: whole(x, y)}
 
 
-def lenet(T) -> dict:
+def lenet(T, device: str = "cpu") -> dict:
     T.manual_seed(0)
-    model = lenet_model(T)
+    model = lenet_model(T).to(device)
     opt = T.optim.SGD(model.parameters(), lr=0.01)
-    x, y = T.randn(64, 1, 32, 32), T.randint(0, 10, (64,))
+    x, y = T.randn(64, 1, 32, 32, device=device), T.randint(0, 10, (64,), device=device)
 
     def step(a, b):
         opt.zero_grad()

@@ -137,9 +137,10 @@ def two_layer_fusetorch(model, loss_fn, opt, x, y):
     return loss
 
 
-def two_layer_numpy(w1, b1, w2, b2, x, y, lr=1e-4):
+def two_layer_numpy(w1, b1, w2, b2, x, y, lr=1e-4, xp=np):
+    """The two-layer step by hand on arrays of `xp` (numpy, or cupy in bench_cuda_training)."""
     h = x @ w1.T + b1
-    hr = np.maximum(h, 0)
+    hr = xp.maximum(h, 0)
     pred = hr @ w2.T + b2
     diff = pred - y
     loss = (diff * diff).sum()
