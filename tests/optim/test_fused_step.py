@@ -126,47 +126,23 @@ ADADELTA = _combos(weight_decay=[0, 0.1], maximize=[False, True], rho=[0.9, 0.3]
                    eps=[1e-6, 0.05])
 
 
-@pytest.mark.parametrize("kw", SGD, ids=str)
-def test_sgd_every_option_combination(kw, calls):
-    _check(lambda ps: optim.SGD(ps, lr=0.1, **kw), calls)
+# every optimizer the step fuses: (class, lr, option combinations, steps). RAdam: both betas
+# rectify the variance from the sixth step on, so 8 steps cover both branches of its update;
+# (0.3, 0.9) also takes lerp's other form. NAdam's mu_product (a 0-d state tensor, updated in
+# Python per parameter) is compared with the rest of the state. Rprop's second step_sizes
+# clamp its steps on both sides.
+EVERY = [("SGD", 0.1, SGD, 6), ("Adam", 0.05, ADAM, 6),
+         ("AdamW", 0.05, [dict(), dict(amsgrad=True), dict(weight_decay=0)], 6),
+         ("RMSprop", 0.01, RMSPROP, 6), ("Adagrad", 0.1, ADAGRAD, 6),
+         ("Adamax", 0.05, ADAMAX, 6), ("RAdam", 0.05, RADAM, 8), ("NAdam", 0.05, NADAM, 6),
+         ("Rprop", 0.05, RPROP, 6), ("Adadelta", 0.5, ADADELTA, 6)]
 
 
-@pytest.mark.parametrize("kw", ADAM, ids=str)
-def test_adam_every_option_combination(kw, calls):
-    _check(lambda ps: optim.Adam(ps, lr=0.05, **kw), calls)
-
-
-@pytest.mark.parametrize("kw", [dict(), dict(amsgrad=True), dict(weight_decay=0)], ids=str)
-def test_adamw(kw, calls):
-    _check(lambda ps: optim.AdamW(ps, lr=0.05, **kw), calls)
-
-
-@pytest.mark.parametrize("kw", RMSPROP, ids=str)
-def test_rmsprop_every_option_combination(kw, calls):
-    _check(lambda ps: optim.RMSprop(ps, lr=0.01, **kw), calls)
-
-
-@pytest.mark.parametrize("kw", ADAGRAD, ids=str)
-def test_adagrad_every_option_combination(kw, calls):
-    _check(lambda ps: optim.Adagrad(ps, lr=0.1, **kw), calls)
-
-
-@pytest.mark.parametrize("kw", ADAMAX, ids=str)
-def test_adamax_every_option_combination(kw, calls):
-    _check(lambda ps: optim.Adamax(ps, lr=0.05, **kw), calls)
-
-
-@pytest.mark.parametrize("kw", RADAM, ids=str)
-def test_radam_every_option_combination(kw, calls):
-    # both betas rectify the variance from the sixth step on: 8 steps cover both branches of
-    # the update; (0.3, 0.9) also takes lerp's other form
-    _check(lambda ps: optim.RAdam(ps, lr=0.05, **kw), calls, steps=8)
-
-
-@pytest.mark.parametrize("kw", NADAM, ids=str)
-def test_nadam_every_option_combination(kw, calls):
-    # its mu_product (a 0-d state tensor) is updated in Python per parameter: compared too
-    _check(lambda ps: optim.NAdam(ps, lr=0.05, **kw), calls)
+@pytest.mark.parametrize("name,lr,kw,steps", [
+    pytest.param(n, lr, kw, steps, id=f"{n}-{kw}") for n, lr, combos, steps in EVERY
+    for kw in combos])
+def test_every_option_combination(name, lr, kw, steps, calls):
+    _check(lambda ps: getattr(optim, name)(ps, lr=lr, **kw), calls, steps=steps)
 
 
 @pytest.mark.parametrize("fused", [False, True])
@@ -181,17 +157,6 @@ def test_nadam_with_a_mu_product_it_cannot_update_runs_the_loop(fused, calls):
     with pytest.raises(RuntimeError, match="can't be cast"):
         _train(lambda ps: optim.NAdam(ps, lr=0.05), (torch.float64,) * 5, fused=fused,
                steps=5, between=between)
-
-
-@pytest.mark.parametrize("kw", RPROP, ids=str)
-def test_rprop_every_option_combination(kw, calls):
-    # (the second step_sizes clamp the steps on both sides)
-    _check(lambda ps: optim.Rprop(ps, lr=0.05, **kw), calls)
-
-
-@pytest.mark.parametrize("kw", ADADELTA, ids=str)
-def test_adadelta_every_option_combination(kw, calls):
-    _check(lambda ps: optim.Adadelta(ps, lr=0.5, **kw), calls)
 
 
 MAKERS = [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01),
