@@ -228,8 +228,8 @@ def _select(xp, x, dim: int, k: int, largest: bool):
     (numpy's and cupy's differ: compiled topk on an H100 disagreed with the CPU), so only the
     k-th value is taken from it."""
     n = x.shape[dim]
-    kth = xp.take(xp.argpartition(x, n - k if largest else k - 1, axis=dim),
-                  [n - k if largest else k - 1], axis=dim)
+    at = n - k if largest else k - 1
+    kth = xp.take(xp.argpartition(x, at, axis=dim), xp.arange(at, at + 1), axis=dim)
     t = xp.take_along_axis(x, kth, dim)
     if x.dtype.kind == "f":
         x_nan, t_nan = xp.isnan(x), xp.isnan(t)

@@ -53,6 +53,9 @@ _PROGRAMS: OrderedDict = OrderedDict()
 # kernel (a compiler run is ~0.07 s of a first compiled call) and counts no sighting; kernels
 # built before still run
 _tracing = 0
+# (a key not in _PROGRAMS; `False == 0`, so 0 would make a refused layout look unseen and get
+# planned again every other call)
+_UNSEEN = object()
 
 
 @contextmanager
@@ -192,10 +195,10 @@ def _select_graph(nodes):
 
 def _run(key: tuple, arrays: list, make):
     with _lock:
-        program = _PROGRAMS.get(key, 0)
-        if _tracing and (program == 0 or program is None):
+        program = _PROGRAMS.get(key, _UNSEEN)
+        if _tracing and (program is _UNSEEN or program is None):
             return None
-        if program == 0:  # first sight: numpy computes it
+        if program is _UNSEEN:  # first sight: numpy computes it
             _PROGRAMS[key] = None
             if len(_PROGRAMS) > MAX_PROGRAMS:
                 _PROGRAMS.popitem(last=False)

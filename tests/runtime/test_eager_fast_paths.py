@@ -281,3 +281,15 @@ def test_max_pool_replays_through_its_kernel(kernels):
     assert used == [True] * 4
     for a, b in zip(want, got):
         np.testing.assert_array_equal(b, a)
+
+
+def test_a_layout_refused_once_is_not_planned_again(kernels, monkeypatch):
+    # a program whose plan is not one kernel is remembered as False; False == 0 made it look
+    # unseen, so it was planned again every other call
+    kernels(True)
+    builds = []
+    monkeypatch.setattr(ek, "_build", lambda arrays, make: builds.append(1) or False)
+    x = np.random.default_rng(4).standard_normal((64, 96)).T
+    for _ in range(6):
+        np.testing.assert_array_equal(T["copy"](x), x)
+    assert builds == [1]
