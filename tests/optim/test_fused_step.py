@@ -324,13 +324,17 @@ def test_memory_stays_flat():
     tracemalloc.start()
     try:
         steps(50)
-        first = tracemalloc.get_traced_memory()[0]
-        steps(500)
-        grown = tracemalloc.get_traced_memory()[0] - first
+        # two windows of 500 steps: a leak grows in both; a one-off allocation somewhere in
+        # the process (it failed twice in many runs, never reproduced) in one at most
+        marks = [tracemalloc.get_traced_memory()[0]]
+        for _ in range(2):
+            steps(500)
+            marks.append(tracemalloc.get_traced_memory()[0])
     finally:
         tracemalloc.stop()
     assert all(plan.batches for plan in opt._fused_plans.values()), "should have run fused"
-    assert grown < 4_000, grown
+    grown = [b - a for a, b in zip(marks, marks[1:])]
+    assert min(grown) < 4_000, grown
 
 
 def test_a_tensor_hyperparameter_runs_the_loop(calls):
