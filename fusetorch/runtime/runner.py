@@ -14,7 +14,7 @@ import time
 from ..codegen import fuse
 from .device import NP_DTYPES
 from .interpret import eval_node
-from .layouts import byte_strides, layout_kind
+from .layouts import byte_strides, layout_kind, may_alias
 
 _now = time.perf_counter_ns
 _EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
@@ -32,6 +32,7 @@ class Runner:
         slot = {id(n): i for i, n in enumerate(graph.inputs)}
         from_kernel = set()  # slots written by kernels: C-contiguous, of a known shape
         impl, xp = backend.impl, backend.xp
+        reusable = _reusable(graph, plan.partition.steps)
         schedule, k = [], 0
         for step in plan.partition.steps:
             if isinstance(step, fuse.Extern):
@@ -52,7 +53,7 @@ class Runner:
                     fn, attrs = impl[node.op], dict(node.attrs)
                 slot[id(node)] = len(slot)
                 schedule.append((_EXTERN, fn, args, attrs, slot[id(node)],
-                                 NP_DTYPES[node.dtype], dense))
+                                 NP_DTYPES[node.dtype], dense, id(node) in reusable))
                 continue
             ins = [slot[id(n)] for n in step.inputs]
             checked = [(i, n.shape, byte_strides(plan.layouts[id(n)],
@@ -83,10 +84,16 @@ class Runner:
         xp = self.xp
         for step in self.schedule:
             if step[0] is _EXTERN:
-                _, fn, args, attrs, out, want, dense = step
+                _, fn, args, attrs, out, want, dense, reuse = step
                 if prof is not None:
                     t0 = _now()
-                a = fn(*[env[i] if type(i) is int else i[0] for i in args], **attrs)
+                values = [env[i] if type(i) is int else i[0] for i in args]
+                if reuse and values[0].base is None and \
+                        getattr(values[0].flags, "writeable", True):
+                    # its input 0 is dead from here on and owns its memory: written over
+                    a = fn(*values, **attrs, inplace=True)
+                else:
+                    a = fn(*values, **attrs)
                 if type(a) is not xp.ndarray or a.dtype is not want:
                     a = xp.asarray(a)
                     if a.dtype != want:
@@ -139,6 +146,45 @@ def _strides(shape: tuple, strides: tuple) -> tuple:
     if 1 not in shape:
         return strides
     return tuple(0 if n == 1 else s for n, s in zip(shape, strides))
+
+
+def _reusable(graph, steps) -> set:
+    """ids of the extern nodes that may write their result over input 0's array (ops that
+    declare `reuses_input0`: index_put, whose chains accumulate the gradient of many slices of
+    one tensor, an RNN's time steps, and copied the whole tensor at each link). Input 0 must
+    be fresh memory made by this program (a kernel's output, a dense library result, a
+    source such as zeros, or such a write), neither an input nor an output of the graph, and
+    read by no later step, directly or through anything that may share its memory. Whether
+    the array owns its memory is checked again per call."""
+    never = {id(n) for n in graph.inputs} | {id(n) for n in graph.outputs}
+    fresh, last = set(), {}
+    for pos, st in enumerate(steps):
+        if not isinstance(st, fuse.Extern):
+            fresh.update(id(o) for o in st.outputs)
+            for i in st.inputs:
+                last[id(i)] = pos
+            continue
+        n = st.node
+        for i in n.inputs:
+            last[id(i)] = pos
+        if n.opdef.reuses_input0 or (n.inputs and not may_alias(n)) or \
+                (not n.inputs and n.op != "constant"):  # (constants are made once, kept)
+            fresh.add(id(n))
+    for st in reversed(steps):  # what may share an input's memory is read as that input
+        if isinstance(st, fuse.Extern) and not st.node.opdef.reuses_input0 and \
+                may_alias(st.node):
+            for i in st.node.inputs:
+                if id(st.node) in never:
+                    never.add(id(i))
+                last[id(i)] = max(last.get(id(i), -1), last.get(id(st.node), -1))
+    out = set()
+    for pos, st in enumerate(steps):
+        if isinstance(st, fuse.Extern) and st.node.opdef.reuses_input0 and st.node.inputs:
+            x = st.node.inputs[0]
+            if id(x) in fresh and id(x) not in never and last.get(id(x)) == pos and \
+                    sum(i is x for i in st.node.inputs) == 1:
+                out.add(id(st.node))
+    return out
 
 
 def _pointer(a, ffi):

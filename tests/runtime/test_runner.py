@@ -84,3 +84,65 @@ def test_an_update_written_in_place_returns_the_input_array():
     (out,) = runner.run([wa, ga])
     assert out is wa
     np.testing.assert_allclose(wa, want)
+
+
+def _put(base, value, row: int, accumulate: bool):
+    spec = (("int", row),)
+    return make_node("index_put", [base, value], {"spec": spec, "accumulate": accumulate})
+
+
+def _row_chain(first):
+    """`first` [4, 3], then gradient-style puts of three rows of g into it, one after another
+    (what backward makes of the slices of one tensor: an RNN's time steps)."""
+    g = _input((3,))
+    base = first
+    for r in range(3):
+        base = _put(base, make_node("mul", [g, g]) if r == 1 else g, r, True)
+    return g, base
+
+
+def test_an_index_put_chain_writes_over_its_dead_links():
+    # index_put's input, made by this program and read by nothing after it, is written over
+    # instead of copied (each link of a chain copied the whole tensor: quadratic in its length)
+    x = _input((4, 3))
+    g, out = _row_chain(make_node("exp", [x]))
+    graph = Graph([x, g], [out])
+    xa, ga = np.random.rand(4, 3), np.random.rand(3)
+    runner, plan = _runner(graph, [xa, ga])
+    reuse = [s[7] for s, st in zip(runner.schedule, plan.partition.steps)
+             if s[0] == "extern" and st.node.op == "index_put"]
+    assert reuse == [True, True, True]
+    want = np.exp(xa)
+    want[0] += ga
+    want[1] += ga * ga
+    want[2] += ga
+    for _ in range(2):  # the kernel's reused output buffer is written over again, correctly
+        np.testing.assert_allclose(runner.run([xa, ga])[0], want, rtol=1e-14)
+
+
+def test_an_index_put_never_writes_over_what_is_still_read():
+    x, g = _input((4, 3)), _input((3,))
+    e = make_node("exp", [x])
+    kept = make_node("reshape", [e], {"shape": (12,)})  # a view of e, made before the put
+    row = make_node("mul", [g, make_node("sum", [kept], {"dims": (0,), "keepdim": False})])
+    put = _put(e, row, 0, True)  # e itself is read last here, its view after
+    graph = Graph([x, g], [put, make_node("mul", [kept, kept])])
+    xa, ga = np.random.rand(4, 3), np.random.rand(3)
+    runner, plan = _runner(graph, [xa, ga])
+    ops = [st.node.op if hasattr(st, "node") else "kernel" for st in plan.partition.steps]
+    assert ops.index("reshape") < ops.index("index_put") < len(ops) - 1, ops
+    got_put, got_sq = runner.run([xa, ga])
+    np.testing.assert_allclose(got_sq, np.exp(xa).reshape(12) ** 2, rtol=1e-14)
+    want = np.exp(xa)
+    want[0] += ga * np.exp(xa).sum()
+    np.testing.assert_allclose(got_put, want, rtol=1e-13)
+    # nor the caller's array
+    graph = Graph([x, g], [_put(x, g, 1, True)])
+    runner, _ = _runner(graph, [xa, ga])
+    before = xa.copy()
+    for _ in range(2):
+        got = runner.run([xa, ga])[0]
+    np.testing.assert_array_equal(xa, before)
+    want = xa.copy()
+    want[1] += ga
+    np.testing.assert_allclose(got, want, rtol=1e-14)
