@@ -21,6 +21,7 @@ import warnings
 from ...tracer import autocast as _ac
 from ...tracer import functional as F
 from ...tracer.autograd import no_grad
+from ...tracer.composite_programs import composite
 from ...tracer.creation import empty, zeros
 from ...tracer.tensor import Tensor
 from .._functional.dropout import dropout
@@ -58,8 +59,12 @@ def _linear(x: Tensor, w: Tensor, b: Tensor | None) -> Tensor:
     return y if b is None else y + b
 
 
+@composite
 def _cell(mode: str, gi: Tensor, h: Tensor, c: Tensor | None, w_hh_t: Tensor,
           b_hh: Tensor | None, w_hr: Tensor | None) -> tuple:
+    """One time step. A composite: a training loop's steps repeat one shape, so from the
+    third the step's ~15 primitives replay as one captured graph (fused kernels), not one
+    dispatch each."""
     gh = h.matmul(w_hh_t)
     if mode == "LSTM":
         return _lstm_step(gi + gh, c, w_hr)
