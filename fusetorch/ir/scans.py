@@ -236,7 +236,7 @@ def _select(xp, x, dim: int, k: int, largest: bool):
         better = ((x > t) | x_nan) & ~t_nan if largest else (x < t) | (t_nan & ~x_nan)
         tied = xp.where(t_nan, x_nan, x == t)
     else:
-        better, tied = (x > t, x == t) if largest else (x < t, x == t)
+        better, tied = x > t if largest else x < t, x == t
     need = k - better.sum(axis=dim, keepdims=True)
     take = better | (tied & (xp.cumsum(tied, axis=dim) <= need))
     last = xp.ascontiguousarray(xp.moveaxis(take, dim, -1))

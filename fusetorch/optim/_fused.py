@@ -150,7 +150,7 @@ def _adamax_scalars(group: dict, flags: dict) -> tuple:
 
 
 def _adamax_per_step(group: dict, step: float) -> tuple:
-    return (-(_to_scalar(group["lr"]) / (1 - group["betas"][0] ** step)),)
+    return _adam_per_step(group, step)[:1]  # (Adam's step size: Adamax's clr)
 
 
 def _radam_scalars(group: dict, flags: dict) -> tuple:
@@ -215,6 +215,11 @@ def _rprop_scalars(group: dict, flags: dict) -> tuple:
     return (etaminus, etaplus, lo, hi)
 
 
+def _count_steps(group: dict, step: float) -> tuple:
+    """For a family that keeps a step count (PyTorch's state) and reads nothing from it."""
+    return ()
+
+
 KINDS = {
     "sgd": _Kind("sgd", "SGD", _sgd_flags,
                  lambda f: ("momentum_buffer",) if f["momentum"] else (),
@@ -226,14 +231,13 @@ KINDS = {
                   lambda f: ("decay_factor" if f["decoupled"] else "weight_decay",
                              "lerp_weight", "beta2", "one_minus_beta2", "eps"),
                   _adam_scalars, ("neg_step_size", "bias_correction2_sqrt"), _adam_per_step),
-    # (its step count is kept, and read by nothing)
     "rmsprop": _Kind("rmsprop", "RMSprop", _rmsprop_flags,
                      lambda f: ("square_avg",) + (("momentum_buffer",) if f["momentum"]
                                                   else ()) + (("grad_avg",) if f["centered"]
                                                               else ()),
                      lambda f: ("neg_lr", "weight_decay", "alpha", "one_minus_alpha",
                                 "lerp_weight", "eps", "momentum"),
-                     _rmsprop_scalars, (), lambda group, step: ()),
+                     _rmsprop_scalars, (), _count_steps),
     "adagrad": _Kind("adagrad", "Adagrad", _adagrad_flags, lambda f: ("sum",),
                      lambda f: ("weight_decay", "eps"),
                      lambda group, flags: (group["weight_decay"], group["eps"]),
@@ -241,7 +245,8 @@ KINDS = {
     "adamax": _Kind("adamax", "Adamax", _betas_flags, lambda f: ("exp_avg", "exp_inf"),
                     lambda f: ("weight_decay", "lerp_weight", "beta2", "eps"),
                     _adamax_scalars, ("neg_clr",), _adamax_per_step),
-    "radam": _Kind("radam", "RAdam", lambda group: _betas_flags(group, decoupled=True), lambda f: ("exp_avg", "exp_avg_sq"),
+    "radam": _Kind("radam", "RAdam", lambda group: _betas_flags(group, decoupled=True),
+                   lambda f: ("exp_avg", "exp_avg_sq"),
                    lambda f: ("decay_factor" if f["decoupled"] else "weight_decay",
                               "lerp_weight", "beta2", "one_minus_beta2", "eps", "lr"),
                    _radam_scalars,
@@ -252,14 +257,13 @@ KINDS = {
                               "lerp_weight", "beta2", "one_minus_beta2", "eps"),
                    _adam_scalars, ("bias_correction2", "grad_coef", "avg_coef"),
                    _nadam_per_step, stateful=True, ready=_nadam_ready),
-    # (its step count is kept, and read by nothing)
     "rprop": _Kind("rprop", "Rprop", _rprop_flags, lambda f: ("prev", "step_size"),
                    lambda f: ("etaminus", "etaplus", "step_size_min", "step_size_max"),
-                   _rprop_scalars, (), lambda group, step: ()),
+                   _rprop_scalars, (), _count_steps),
     "adadelta": _Kind("adadelta", "Adadelta", _adadelta_flags,
                       lambda f: ("square_avg", "acc_delta"),
                       lambda f: ("neg_lr", "weight_decay", "rho", "one_minus_rho", "eps"),
-                      _adadelta_scalars, (), lambda group, step: ()),
+                      _adadelta_scalars, (), _count_steps),
 }
 
 
