@@ -521,7 +521,15 @@ def _transpose_last(b, x):
 def _vjp_matmul(b, n, g):
     x, y = arg(n, 0), arg(n, 1)
     gx = _product(b, g, _transpose_last(b, b.value(y)), x.shape)
-    gy = _product(b, _transpose_last(b, b.value(x)), g, y.shape)
+    if len(y.shape) == 2 and len(x.shape) > 2:
+        # a matrix times a stack: its gradient is the sum over the stack, one product of all
+        # the stack's rows (x^T @ g over [rows, K] and [rows, N]) instead of one per matrix
+        rows = math.prod(x.shape[:-1])
+        gy = b.op("matmul", _transpose_last(b, b.op("reshape", b.value(x),
+                                                     shape=(rows, x.shape[-1]))),
+                  b.op("reshape", g, shape=(rows, g.shape[-1])))
+    else:
+        gy = _product(b, _transpose_last(b, b.value(x)), g, y.shape)
     return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
 
 
@@ -649,3 +657,5 @@ from . import gamma as _gamma  # noqa: E402,F401  (lgamma, digamma, polygamma: i
 # Linear algebra through the array module's LAPACK (ir/linalg_ops.py).
 from . import linalg_ops as _linalg_ops  # noqa: E402,F401  (registers them in OPS)
 from . import scans as _scans  # noqa: E402,F401  (cumsum, argsort, searchsorted, ...: issue 11)
+# An LSTM layer's recurrence as one primitive and its VJP (ir/recurrent_ops.py).
+from . import recurrent_ops as _recurrent_ops  # noqa: E402,F401  (registers them in OPS)

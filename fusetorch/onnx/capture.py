@@ -39,6 +39,8 @@ class _ExportRecorder(Recorder):
     """A trace whose data reads warn (the value seen is baked into the graph, as PyTorch's
     tracer warns) and whose in-place writes into views, which a graph would lose, are errors."""
 
+    fused_layers = False
+
     def data_read(self, what: str) -> None:
         warnings.warn(f"{what} reads tensor data at {user_source()}: the exported graph holds "
                       "the value this trace saw as a constant", OnnxExporterWarning, stacklevel=3)

@@ -37,6 +37,9 @@ UNSUPPORTED = {
     "lgamma": "ONNX has no log-gamma operator",
     "digamma": "ONNX has no digamma operator",
     "polygamma": "ONNX has no polygamma operator",
+    # (export records an LSTM layer's steps instead: `Recorder.fused_layers`)
+    "lstm_scan": "the fused LSTM layer is recorded step by step for export",
+    "lstm_scan_grad": "a gradient is not exported",
 }
 # Handled by the exporter itself (graph inputs and initializers), not by an emitter.
 STRUCTURAL = {"input"}

@@ -16,7 +16,7 @@ import numpy as np
 from .. import _threads
 from ..ir import dtypes as dt
 from ..ir.ops import OPS
-from . import eager_kernels
+from . import eager_kernels, recurrent
 from .device import NP_DTYPES
 
 # PyTorch computes log(0) = -inf and 0/0 = nan silently; so does fusetorch. Filtering by module
@@ -375,6 +375,9 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
     })
     if xp is np:
         t["copy"] = _copy(t["copy"])
+        # an LSTM layer's steps: a C kernel each (runtime/recurrent.py)
+        t["lstm_scan"] = recurrent.scan(t["lstm_scan"])
+        t["lstm_scan_grad"] = recurrent.scan_grad(t["lstm_scan_grad"])
     return t
 
 

@@ -70,6 +70,11 @@ def no_builds() -> Iterator[None]:
             _tracing -= 1
 
 
+def tracing() -> bool:
+    """Whether a compile trace is under way (which builds no kernel)."""
+    return _tracing > 0
+
+
 def strided_copy(x: np.ndarray):
     """A C-contiguous copy of `x` computed by a kernel, or None (numpy should copy it)."""
     if not _eligible(x):

@@ -18,7 +18,10 @@ import math
 import numbers
 import warnings
 
+from ... import backends
+from ...ir import dtypes as dt
 from ...tracer import autocast as _ac
+from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.autograd import no_grad
 from ...tracer.composite_programs import composite
@@ -95,6 +98,10 @@ def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
         b_hh = None
     else:
         gi_all = _linear(x, w_ih, b_ih)
+    if _fused(mode, x, h, c, w_hh, proj, batch_sizes):
+        ws = D.apply("lstm_scan", [gi_all, h, c, w_hh], {"reverse": reverse})
+        last = 0 if reverse else x.shape[0] - 1
+        return ws[0], ws[0, last], ws[1, last]
     w_hh_t = w_hh.t()
     if batch_sizes is not None:
         return _run_packed(mode, gi_all.split(batch_sizes, 0), batch_sizes, h, c, w_hh_t, b_hh,
@@ -106,6 +113,21 @@ def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
         h, c = _cell(mode, steps[t], h, c, w_hh_t, b_hh, w_hr)
         outs[t] = h
     return F.stack(outs, 0), h, c
+
+
+def _fused(mode: str, x: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor, proj: bool,
+           batch_sizes: list | None) -> bool:
+    """Whether the layer runs as one `lstm_scan` (ir/recurrent_ops.py): an LSTM without
+    projection over a padded batch of float32 or float64, unless `torch.backends.cudnn` is
+    disabled (as PyTorch's fused layers are; the unrolled steps support double backward) or a
+    recording wants the steps (ONNX export)."""
+    return (mode == "LSTM" and not proj and batch_sizes is None and backends.cudnn.enabled
+            and x.shape[0] > 0 and x._dtype in _FUSED_DTYPES
+            and h._dtype is x._dtype and c._dtype is x._dtype and w_hh._dtype is x._dtype
+            and (D.RECORDER is None or D.RECORDER.fused_layers))
+
+
+_FUSED_DTYPES = (dt.float32, dt.float64)
 
 
 def _run_packed(mode: str, steps: tuple, batch_sizes: list, h0: Tensor, c0: Tensor | None,
