@@ -1,7 +1,7 @@
 """The CPU eager implementations of `lstm_scan` and `lstm_scan_grad` (ir/recurrent_ops.py): the
-same loop over time steps as the reference there, each step one BLAS product into a reused
-buffer and one call of a C kernel for its pointwise part (templates/c/lstm_scan.c.j2) instead
-of ~15 numpy temporaries (a 16 x 128 step: ~80 us in numpy, ~30 us so).
+reference's loop over time steps as one C call each way (templates/c/lstm_scan.c.j2): per step
+a register-blocked product with w_hh, packed once per call, and one pointwise pass, where the
+reference makes a BLAS call (which packs w_hh again every step) and ~15 numpy temporaries.
 
 One kernel per (dtype, hidden size), built the first time a layer of that size runs (the
 batch and sequence length are arguments), cached on disk like every kernel. Without a C
@@ -15,8 +15,6 @@ import threading
 
 import numpy as np
 
-from .. import _threads
-from ..ir.recurrent_ops import steps
 from . import eager_kernels
 
 _lock = threading.Lock()
@@ -24,57 +22,46 @@ _KERNELS: dict = {}  # (dtype, hidden) -> (forward, backward, ffi), or False: no
 
 
 def scan(reference):
-    """`lstm_scan` for numpy arrays, by the step kernel where there is one."""
+    """`lstm_scan` for numpy arrays, by the kernel where there is one."""
     def lstm_scan(gi, h0, c0, w_hh, *, reverse):
         t_len, batch, hid = gi.shape[0], gi.shape[1], gi.shape[2] // 4
         k = _kernels(gi.dtype, hid)
         if k is None:
             return reference(gi, h0, c0, w_hh, reverse=reverse)
         forward, _, ffi = k
-        gi, c0 = np.ascontiguousarray(gi), np.ascontiguousarray(c0)
-        w_t = np.ascontiguousarray(w_hh.T)
         ws = np.empty((6, t_len, batch, hid), gi.dtype)
-        z = np.empty((batch, 4 * hid), gi.dtype)
-        p = _pointers(ffi, gi.dtype, z, gi, ws, c0)
-        prev = -1
-        for t in steps(t_len, reverse):
-            _threads.matmul(h0 if prev < 0 else ws[0, prev], w_t, out=z)
-            forward(*p, t_len, batch, t, prev)
-            prev = t
+        scratch = np.empty(4 * hid * hid + batch * 4 * hid, gi.dtype)
+        arrays = _dense(gi, h0, c0, w_hh)  # (held until the call returns)
+        forward(*_pointers(ffi, arrays + [ws, scratch]), t_len, batch, int(reverse))
         return ws
     lstm_scan.__wrapped__ = reference
     return lstm_scan
 
 
 def scan_grad(reference):
-    """`lstm_scan_grad` for numpy arrays, by the step kernel where there is one."""
+    """`lstm_scan_grad` for numpy arrays, by the kernel where there is one."""
     def lstm_scan_grad(gws, ws, h0, c0, w_hh, *, reverse):
         _, t_len, batch, hid = ws.shape
         k = _kernels(ws.dtype, hid)
         if k is None:
             return reference(gws, ws, h0, c0, w_hh, reverse=reverse)
         _, backward, ffi = k
-        gws, ws = np.ascontiguousarray(gws), np.ascontiguousarray(ws)
-        c0, w_hh = np.ascontiguousarray(c0), np.ascontiguousarray(w_hh)
         out = np.empty((t_len + 1, batch, 4 * hid), ws.dtype)
-        dh_next = np.zeros((batch, hid), ws.dtype)
-        dc = np.zeros((batch, hid), ws.dtype)
-        p = _pointers(ffi, ws.dtype, dh_next, gws, ws, c0, dc, out)
-        order = list(steps(t_len, reverse))
-        for n in range(t_len - 1, -1, -1):
-            t = order[n]
-            backward(*p, t_len, batch, t, order[n - 1] if n else -1)
-            _threads.matmul(out[t], w_hh, out=dh_next)
-        out[t_len, :, :hid] = dh_next
-        out[t_len, :, hid:2 * hid] = dc
-        out[t_len, :, 2 * hid:] = 0
+        scratch = np.empty(4 * hid * hid + 2 * batch * hid, ws.dtype)
+        arrays = _dense(gws, ws, c0, w_hh)
+        backward(*_pointers(ffi, arrays + [out, scratch]), t_len, batch, int(reverse))
         return out
     lstm_scan_grad.__wrapped__ = reference
     return lstm_scan_grad
 
 
-def _pointers(ffi, dtype, *arrays) -> list:
-    ptr = "float*" if dtype == np.float32 else "double*"
+def _dense(*arrays) -> list:
+    """The arrays C-contiguous (copied where they are not: a cotangent may be a broadcast)."""
+    return [np.ascontiguousarray(a) for a in arrays]
+
+
+def _pointers(ffi, arrays: list) -> list:
+    ptr = "float*" if arrays[0].dtype == np.float32 else "double*"
     return [ffi.cast(ptr, a.ctypes.data) for a in arrays]
 
 
@@ -102,9 +89,8 @@ def _build(dtype: np.dtype, hid: int):
     name = ctx["name"] = "ft_lstm_" + hashlib.sha256(
         repr(sorted(ctx.items())).encode()).hexdigest()[:12]
     source = environment("c").get_template("lstm_scan.c.j2").render(**ctx)
-    cdef = (f"void {name}_forward({t}*, {t}*, {t}*, {t}*, long, long, long, long);\n"
-            f"void {name}_backward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long, "
-            "long);")
+    cdef = (f"void {name}_forward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long);\n"
+            f"void {name}_backward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long);")
     try:
         lib = build(source, cdef)
     except CompilerUnavailable as e:

@@ -1,8 +1,8 @@
-"""The fused LSTM layer (`lstm_scan`, ir/recurrent_ops.py; its CPU step kernels,
+"""The fused LSTM layer (`lstm_scan`, ir/recurrent_ops.py; its CPU kernels,
 runtime/recurrent.py). test_rnn.py checks LSTM values against numpy and gradients by finite
 differences, which now run through it; here: the fused layer against the unrolled one
 (`torch.backends.cudnn.flags(enabled=False)`, PyTorch's switch for its fused RNN layers), the C
-step kernels against the reference loop, the gate cotangents nothing in nn reads, double
+kernels against the reference loop, the gate cotangents nothing in nn reads, double
 backward's error, and what records it."""
 import numpy as np
 import pytest
@@ -86,10 +86,13 @@ def _arrays(dtype, t=7, b=3, hid=5):
 
 @pytest.mark.parametrize("dtype,tol", [(np.float64, 1e-12), (np.float32, 2e-5)])
 @pytest.mark.parametrize("reverse", [False, True])
-def test_step_kernels_agree_with_the_reference_loop(dtype, tol, reverse):
+@pytest.mark.parametrize("size", [(7, 3, 5), (4, 6, 70)])
+def test_step_kernels_agree_with_the_reference_loop(dtype, tol, reverse, size):
+    """Sizes with the product's column blocks (64 floats wide with AVX-512), their remainder
+    columns and rows past the last block of 4, and with none but remainders."""
     impl = cpu_backend().impl
-    gi, h0, c0, w = _arrays(dtype)
-    if recurrent._kernels(np.dtype(dtype), 5) is None:
+    gi, h0, c0, w = _arrays(dtype, *size)
+    if recurrent._kernels(np.dtype(dtype), size[2]) is None:
         pytest.skip("no C compiler: the reference runs")
     ws = impl["lstm_scan"](gi, h0, c0, w, reverse=reverse)
     ref = OPS["lstm_scan"].eager(np)(gi, h0, c0, w, reverse=reverse)
@@ -99,7 +102,7 @@ def test_step_kernels_agree_with_the_reference_loop(dtype, tol, reverse):
     d = impl["lstm_scan_grad"](g, ws, h0, c0, w, reverse=reverse)
     d_ref = OPS["lstm_scan_grad"].eager(np)(g, ref, h0, c0, w, reverse=reverse)
     np.testing.assert_allclose(d, d_ref, rtol=tol * 10, atol=tol * 10)
-    assert not d[-1, :, 10:].any()  # the last row: [dh0 | dc0 | 0 | 0]
+    assert not d[-1, :, 2 * size[2]:].any()  # the last row: [dh0 | dc0 | 0 | 0]
 
 
 def test_gate_cotangents_by_finite_differences():
