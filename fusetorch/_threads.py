@@ -174,7 +174,7 @@ def others_busy() -> bool:
     return verdict
 
 
-def _serial_matmul(a, b, out=None):
+def _serial_matmul(a, b):
     global _blas
     if _blas is None:
         _blas = _find_blas()
@@ -184,18 +184,18 @@ def _serial_matmul(a, b, out=None):
     for put, _ in saved:
         put(1)
     try:
-        return np.matmul(a, b, out=out)
+        return np.matmul(a, b)
     finally:
         for put, n in saved:
             put(n)
 
 
-def matmul(a, b, out=None):
-    """np.matmul(a, b, out=out), on one BLAS thread when one matrix product of it (numpy calls the BLAS
+def matmul(a, b):
+    """np.matmul(a, b), on one BLAS thread when one matrix product of it (numpy calls the BLAS
     once per matrix of a batch) takes fewer than SERIAL_FLOPS floating-point operations while
     other processes keep the cores busy."""
     sa, sb = a.shape, b.shape
-    if len(sa) > 2 and len(sb) == 2 and out is None:
+    if len(sa) > 2 and len(sb) == 2:
         # a stack of matrices times one matrix is one product of all their rows: numpy would
         # call the BLAS once per matrix (an LSTM's input projection over 50 steps of 16 rows:
         # 1.6 ms as 50 products, ~0.1 ms as one); a strided stack is copied first
@@ -204,5 +204,5 @@ def matmul(a, b, out=None):
     if len(sa) and len(sb):
         mnk = (sa[-2] if len(sa) > 1 else 1) * sa[-1] * (sb[-1] if len(sb) > 1 else 1)
         if _BLAS_SERIAL_BY_ITSELF < mnk and 2 * mnk < SERIAL_FLOPS and others_busy():
-            return _serial_matmul(a, b, out)
-    return np.matmul(a, b, out=out)
+            return _serial_matmul(a, b)
+    return np.matmul(a, b)
