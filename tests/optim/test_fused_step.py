@@ -343,8 +343,9 @@ def test_memory_stays_flat():
     process, what earlier tests left behind grew in both windows (30-40 KB each) when the
     whole suite ran before it, and nothing alone."""
     code = f"SHAPES = {SHAPES!r}\n" + _MEMORY_PROBE
+    env = dict(os.environ, FUSETORCH_EAGER_COMPILE="1")  # the fused path on, as `_enabled`
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=300)
+                         timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-3000:]
     grown = [int(v) for v in out.stdout.split()[-2:]]
     # two windows of 500 steps: a leak grows in both, a one-off allocation in one at most
