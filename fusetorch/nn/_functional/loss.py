@@ -387,6 +387,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     return _named(out, name, input, weight)
 
 
+@composite
 @_ac.op("nll_loss")
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: bool | None = None, ignore_index: int = -100,
