@@ -97,12 +97,43 @@ def _fmt(v: float) -> str:
 
 # ---------------------------------------------------------------- elementwise regressions
 
-def _regression(name: str, input: Tensor, target: Tensor, pointwise, reduction: str,
-                weight: Tensor | None, grad_name: str | None) -> Tensor:
+def _squared(x: Tensor, y: Tensor, _param: float) -> Tensor:
+    d = x - y
+    return d * d
+
+
+def _absolute(x: Tensor, y: Tensor, _param: float) -> Tensor:
+    return F.abs(x - y)
+
+
+def _smooth_l1(x: Tensor, y: Tensor, beta: float) -> Tensor:
+    d = x - y
+    a = F.abs(d)
+    return F.where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta)
+
+
+def _huber(x: Tensor, y: Tensor, delta: float) -> Tensor:
+    d = x - y
+    a = F.abs(d)
+    return F.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+
+
+# name -> (pointwise loss of (input, target, its parameter), PyTorch's grad_fn name or None)
+_REGRESSIONS = {"mse": (_squared, "MseLossBackward0"), "l1": (_absolute, None),
+                "smooth_l1": (_smooth_l1, "SmoothL1LossBackward0"),
+                "huber": (_huber, "HuberLossBackward0")}
+
+
+@composite
+def _regression(name: str, input: Tensor, target: Tensor, reduction: str,
+                weight: Tensor | None, param: float = 0.0) -> Tensor:
+    """The elementwise losses, reduced. A composite (a loop's small losses replay as one
+    graph): the public functions warn and check their arguments first, every call."""
+    pointwise, grad_name = _REGRESSIONS[name]
     shape = broadcast_shapes(tuple(input.shape), tuple(target.shape))
     x = input if tuple(input.shape) == shape else input.expand(*shape)
     y = target if tuple(target.shape) == shape else target.expand(*shape)
-    loss = pointwise(x, y)
+    loss = pointwise(x, y, param)
     if weight is not None:
         if tuple(weight.shape) != tuple(input.shape):
             raise ValueError("Weights and input must have the same size.")
@@ -130,11 +161,7 @@ def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     if not (input._dtype.is_floating_point or target._dtype.is_floating_point):
         raise NotImplementedError(f"\"mse_cpu\" not implemented for "
                                   f"'{D._torch_name(input._dtype)}'")
-
-    def sq(x, y):
-        d = x - y
-        return d * d
-    return _regression("mse", input, target, sq, reduction, weight, "MseLossBackward0")
+    return _regression("mse", input, target, reduction, weight)
 
 
 @_ac.op("l1_loss")
@@ -144,7 +171,7 @@ def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
     """Mean absolute error `|input - target|`, reduced."""
     _size_warning(input, target)
     reduction = _reduction(size_average, reduce, reduction)
-    return _regression("l1", input, target, lambda x, y: F.abs(x - y), reduction, weight, None)
+    return _regression("l1", input, target, reduction, weight)
 
 
 @_ac.op("smooth_l1_loss")
@@ -157,15 +184,8 @@ def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = No
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     if beta == 0.0:
-        return _regression("l1", input, target, lambda x, y: F.abs(x - y), reduction, None,
-                           None)
-
-    def pointwise(x, y):
-        d = x - y
-        a = F.abs(d)
-        return F.where(a < beta, d * d * (0.5 / beta), a - 0.5 * beta)
-    return _regression("smooth_l1", input, target, pointwise, reduction, None,
-                       "SmoothL1LossBackward0")
+        return _regression("l1", input, target, reduction, None)
+    return _regression("smooth_l1", input, target, reduction, None, float(beta))
 
 
 @_ac.op("huber_loss")
@@ -175,13 +195,7 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     _size_warning(input, target)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-
-    def pointwise(x, y):
-        d = x - y
-        a = F.abs(d)
-        return F.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
-    return _regression("huber", input, target, pointwise, reduction, weight,
-                       "HuberLossBackward0")
+    return _regression("huber", input, target, reduction, weight, float(delta))
 
 
 @_ac.op("kl_div")
