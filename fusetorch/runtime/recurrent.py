@@ -17,6 +17,8 @@ import numpy as np
 
 from . import eager_kernels
 
+# the kernels' products pad their columns to whole blocks of at most 64 (FT_NP)
+_PAD = 64
 _lock = threading.Lock()
 _KERNELS: dict = {}  # (dtype, hidden) -> (forward, backward, ffi), or False: none here
 
@@ -30,7 +32,7 @@ def scan(reference):
             return reference(gi, h0, c0, w_hh, reverse=reverse)
         forward, _, ffi = k
         ws = np.empty((6, t_len, batch, hid), gi.dtype)
-        scratch = np.empty(4 * hid * hid + batch * 4 * hid, gi.dtype)
+        scratch = np.empty((hid + batch) * (4 * hid + _PAD), gi.dtype)
         arrays = _dense(gi, h0, c0, w_hh)  # (held until the call returns)
         forward(*_pointers(ffi, arrays + [ws, scratch]), t_len, batch, int(reverse))
         return ws
@@ -47,7 +49,7 @@ def scan_grad(reference):
             return reference(gws, ws, h0, c0, w_hh, reverse=reverse)
         _, backward, ffi = k
         out = np.empty((t_len + 1, batch, 4 * hid), ws.dtype)
-        scratch = np.empty(4 * hid * hid + 2 * batch * hid, ws.dtype)
+        scratch = np.empty((4 * hid + batch) * (hid + _PAD) + batch * hid, ws.dtype)
         arrays = _dense(gws, ws, c0, w_hh)
         backward(*_pointers(ffi, arrays + [out, scratch]), t_len, batch, int(reverse))
         return out

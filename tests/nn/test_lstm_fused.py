@@ -61,6 +61,28 @@ def test_unbatched_input_and_default_state():
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-13)
 
 
+@pytest.mark.parametrize("batched", [True, False])
+def test_lstm_cell_is_one_fused_step(batched):
+    torch.manual_seed(6)
+    cell = nn.LSTMCell(4, 5).double()
+    x = torch.randn(*((3, 4) if batched else (4,)), dtype=F64, requires_grad=True)
+    h0 = torch.randn(*((3, 5) if batched else (5,)), dtype=F64, requires_grad=True)
+    c0 = torch.randn_like(h0).requires_grad_()
+
+    def run():
+        h, c = x, None
+        for _ in range(3):  # a loop of steps, as scripts write them
+            h, c = cell(x, (h0, c0) if c is None else (h, c))
+        loss = (h * 1.5).sin().sum() + c.pow(2).sum()
+        return [h, c, *torch.autograd.grad(loss, [x, h0, c0, *cell.parameters()])]
+    fused = run()
+    with torch.backends.cudnn.flags(enabled=False):
+        unrolled = run()
+    for a, b in zip(fused, unrolled):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12,
+                                   atol=1e-13)
+
+
 def test_gradcheck_through_a_reversed_layer():
     torch.manual_seed(3)
     model = nn.LSTM(2, 3, bidirectional=True).double()

@@ -581,9 +581,16 @@ class LSTMCell(RNNCellBase):
                                      f"{value.dim()}D instead")
         x, (h, c), is_batched = self._prepare("LSTMCell", input,
                                               (None, None) if hx is None else tuple(hx))
-        gates = _linear(x, self.weight_ih, self.bias_ih) + _linear(h, self.weight_hh,
-                                                                   self.bias_hh)
-        h, c = _lstm_step(gates, c, None)
+        if _fused("LSTM", x, h, c, self.weight_hh, False, None):
+            # one step of the fused layer (PyTorch's LSTMCell is one op too)
+            b = None if self.bias_ih is None else self.bias_ih + self.bias_hh
+            gi = F.unsqueeze(_linear(x, self.weight_ih, b), 0)
+            ws = D.apply("lstm_scan", [gi, h, c, self.weight_hh], {"reverse": False})
+            h, c = ws[0, 0], ws[1, 0]
+        else:
+            gates = _linear(x, self.weight_ih, self.bias_ih) + _linear(h, self.weight_hh,
+                                                                       self.bias_hh)
+            h, c = _lstm_step(gates, c, None)
         return (h, c) if is_batched else (h.squeeze(0), c.squeeze(0))
 
 
