@@ -83,6 +83,39 @@ def test_lstm_cell_is_one_fused_step(batched):
                                    atol=1e-13)
 
 
+@pytest.mark.parametrize("lengths", [[5, 3, 3, 1], [4, 4, 4], [2, 6, 1, 6, 3]])
+@pytest.mark.parametrize("kw", [dict(), dict(bidirectional=True, num_layers=2)],
+                         ids=["one", "bidirectional,2"])
+def test_a_packed_batch_runs_one_scan_per_batch_size(lengths, kw, monkeypatch):
+    """Sequences of k distinct lengths: k scans, states carried between them (shrinking
+    forwards, growing in reverse) as the unrolled steps carry them; unsorted lengths too."""
+    from fusetorch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+    impl, scans = cpu_backend().impl, []
+    scan = impl["lstm_scan"]
+    monkeypatch.setitem(impl, "lstm_scan", lambda *a, **k: scans.append(1) or scan(*a, **k))
+    torch.manual_seed(7)
+    model = nn.LSTM(3, 4, batch_first=True, **kw).double()
+    d = (2 if model.bidirectional else 1) * model.num_layers
+    x = torch.randn(len(lengths), max(lengths), 3, dtype=F64, requires_grad=True)
+    h0 = torch.randn(d, len(lengths), 4, dtype=F64, requires_grad=True)
+    c0 = torch.randn(d, len(lengths), 4, dtype=F64, requires_grad=True)
+
+    def run():
+        packed = pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+        out, (h, c) = model(packed, (h0, c0))
+        padded, _ = pad_packed_sequence(out, batch_first=True)
+        loss = padded.sin().sum() + (1.5 * h).pow(2).sum() + c.cos().sum()
+        return [padded, h, c, *torch.autograd.grad(loss, [x, h0, c0, *model.parameters()])]
+    fused = run()
+    assert len(scans) == len(set(lengths)) * (2 if model.bidirectional else 1) * \
+        model.num_layers
+    with torch.backends.cudnn.flags(enabled=False):
+        unrolled = run()
+    for a, b in zip(fused, unrolled):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12,
+                                   atol=1e-13)
+
+
 def test_gradcheck_through_a_reversed_layer():
     torch.manual_seed(3)
     model = nn.LSTM(2, 3, bidirectional=True).double()

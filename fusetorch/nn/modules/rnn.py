@@ -98,7 +98,9 @@ def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
         b_hh = None
     else:
         gi_all = _linear(x, w_ih, b_ih)
-    if _fused(mode, x, h, c, w_hh, proj, batch_sizes):
+    if _fused(mode, x, h, c, w_hh, proj):
+        if batch_sizes is not None:
+            return _fused_packed(gi_all, batch_sizes, h, c, w_hh, reverse)
         ws = D.apply("lstm_scan", [gi_all, h, c, w_hh], {"reverse": reverse})
         last = 0 if reverse else x.shape[0] - 1
         return ws[0], ws[0, last], ws[1, last]
@@ -115,19 +117,55 @@ def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
     return F.stack(outs, 0), h, c
 
 
-def _fused(mode: str, x: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor, proj: bool,
-           batch_sizes: list | None) -> bool:
-    """Whether the layer runs as one `lstm_scan` (ir/recurrent_ops.py): an LSTM without
-    projection over a padded batch of float32 or float64, unless `torch.backends.cudnn` is
-    disabled (as PyTorch's fused layers are; the unrolled steps support double backward) or a
-    recording wants the steps (ONNX export)."""
-    return (mode == "LSTM" and not proj and batch_sizes is None and backends.cudnn.enabled
+def _fused(mode: str, x: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
+           proj: bool) -> bool:
+    """Whether the layer runs as `lstm_scan` (ir/recurrent_ops.py): an LSTM without projection
+    over float32 or float64, unless `torch.backends.cudnn` is disabled (as PyTorch's fused
+    layers are; the unrolled steps support double backward) or a recording wants the steps
+    (ONNX export)."""
+    return (mode == "LSTM" and not proj and backends.cudnn.enabled
             and x.shape[0] > 0 and x._dtype in _FUSED_DTYPES
             and h._dtype is x._dtype and c._dtype is x._dtype and w_hh._dtype is x._dtype
             and (D.RECORDER is None or D.RECORDER.fused_layers))
 
 
 _FUSED_DTYPES = (dt.float32, dt.float64)
+
+
+def _fused_packed(gi_all: Tensor, batch_sizes: list, h0: Tensor, c0: Tensor, w_hh: Tensor,
+                  reverse: bool) -> tuple:
+    """A packed batch as one `lstm_scan` per run of steps with the same batch size (a batch
+    of sequences of k distinct lengths: k scans), the states carried between runs as
+    `_run_packed` carries them between steps."""
+    hid = h0.shape[1]
+    runs, start = [], 0  # (first row of gi_all, steps, batch)
+    for t, n in enumerate(batch_sizes):
+        if runs and runs[-1][2] == n:
+            runs[-1][1] += 1
+        else:
+            runs.append([start, 1, n])
+        start += n
+    outs = [None] * len(runs)
+    order = range(len(runs) - 1, -1, -1) if reverse else range(len(runs))
+    h = c = None
+    for k in order:
+        row, steps, n = runs[k]
+        if reverse:  # the batch grows: sequences join from h0, c0 at their own last step
+            have = 0 if h is None else h.shape[0]
+            h = h0[:n] if h is None else F.cat([h, h0[have:n]], 0)
+            c = c0[:n] if c is None else F.cat([c, c0[have:n]], 0)
+        else:  # the batch shrinks: a sequence that ended keeps its last state below
+            h = h0 if h is None else h
+            c = c0 if c is None else c
+        gi = F.reshape(gi_all[row:row + steps * n], (steps, n, 4 * hid))
+        ws = D.apply("lstm_scan", [gi, h[:n], c[:n], w_hh], {"reverse": reverse})
+        outs[k] = F.reshape(ws[0], (steps * n, hid))
+        last = 0 if reverse else steps - 1
+        if not reverse and n < h.shape[0]:
+            h, c = F.cat([ws[0, last], h[n:]], 0), F.cat([ws[1, last], c[n:]], 0)
+        else:
+            h, c = ws[0, last], ws[1, last]
+    return F.cat(outs, 0), h, c
 
 
 def _run_packed(mode: str, steps: tuple, batch_sizes: list, h0: Tensor, c0: Tensor | None,
@@ -581,7 +619,7 @@ class LSTMCell(RNNCellBase):
                                      f"{value.dim()}D instead")
         x, (h, c), is_batched = self._prepare("LSTMCell", input,
                                               (None, None) if hx is None else tuple(hx))
-        if _fused("LSTM", x, h, c, self.weight_hh, False, None):
+        if _fused("LSTM", x, h, c, self.weight_hh, False):
             # one step of the fused layer (PyTorch's LSTMCell is one op too)
             b = None if self.bias_ih is None else self.bias_ih + self.bias_hh
             gi = F.unsqueeze(_linear(x, self.weight_ih, b), 0)
