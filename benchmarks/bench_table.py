@@ -15,7 +15,9 @@ The workloads are written once against a module `T` with PyTorch's API, so `--to
 runs the same code with `import torch` in that interpreter (a subprocess; never needed) and
 adds its columns: eager and torch.compile (its first call cold: a fresh inductor cache).
 Within a row the variants take turns in short blocks, so a change of the machine's load
-hits them alike; a cell is the median (or best) time per call over the blocks, wall clock.
+hits them alike, each block after a pause in which the BLAS workers the block before left
+spinning go to sleep (`PAUSE`); a cell is the median (or best) time per call over the blocks,
+wall clock.
 On a machine other processes load, read the ratios within a row, not the absolute times, and
 use `--threads 1` (numpy's threaded BLAS otherwise leaves workers spinning into the next
 variant's block) and `--clock cpu` (the CPU time of the process: what it would take alone, as
@@ -52,6 +54,12 @@ CLOCK = time.perf_counter  # or time.process_time (--clock cpu)
 USER_ENV = dict(os.environ)
 
 
+# Before each block: OpenBLAS's workers spin for ~0.1 s after a threaded product, so the
+# block after numpy's hand-written LeNet (threaded products) ran 5-25% slower on a second core
+# they kept busy; every variant, in every process, waits alike.
+PAUSE = 0.15
+
+
 def _calibrate(fn, target: float) -> int:
     """Calls per block so that a block takes about `target` seconds (at least one)."""
     t0 = CLOCK()
@@ -69,6 +77,7 @@ def measure(cells: dict, rounds: int, target: float, stat: str) -> dict:
     per_call = {k: [] for k in cells}
     for _ in range(rounds):
         for k, fn in cells.items():
+            time.sleep(PAUSE)
             t0 = CLOCK()
             for _ in range(number[k]):
                 fn()
