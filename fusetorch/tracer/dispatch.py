@@ -339,6 +339,10 @@ def cast(t: Tensor, d: dt.DType) -> Tensor:
     return apply("cast", [t], {"dtype": d})
 
 
+_RULES: dict = {}  # (op, input shapes, dtypes, attrs) -> (output shape, dtype)
+_MAX_RULES = 4096
+
+
 def apply(name: str, tensors, attrs: dict) -> Tensor:
     """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors."""
     if PROFILE is not None and PROFILE.enter():
@@ -346,8 +350,22 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     opdef = OPS[name]
     be = _check_devices(tensors) if len(tensors) > 1 else tensors[0]._be
     shapes = [t._data.shape for t in tensors]
-    shape = opdef.shape(shapes, attrs) if opdef.shape is not None else None
-    dtype = opdef.dtype([t._dtype for t in tensors], attrs)
+    dtypes = [t._dtype for t in tensors]
+    # the shape and dtype rules are pure: a loop's calls repeat their arguments
+    try:
+        key = (name, *shapes, *dtypes, *attrs.items())
+        rules = _RULES.get(key)
+    except TypeError:  # an unhashable attribute (a custom Function's callable is hashable)
+        key = rules = None
+    if rules is None:
+        shape = opdef.shape(shapes, attrs) if opdef.shape is not None else None
+        dtype = opdef.dtype(dtypes, attrs)
+        if key is not None:
+            if len(_RULES) >= _MAX_RULES:
+                _RULES.clear()
+            _RULES[key] = (shape, dtype)
+    else:
+        shape, dtype = rules
     try:
         out = be.impl[name](*[t._data for t in tensors], **attrs)
     except MemoryError as e:

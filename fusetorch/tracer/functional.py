@@ -642,7 +642,8 @@ def t(input: Tensor) -> Tensor:
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input.ndim}D")
-    return transpose(input, 0, -1) if input.ndim == 2 else apply(
+    # (transpose unlabelled: t's own label replaces its TransposeBackward0 anyway)
+    return transpose.__wrapped__(input, 0, -1) if input.ndim == 2 else apply(
         "permute", [input], {"perm": tuple(range(input.ndim))})
 
 
