@@ -1,9 +1,13 @@
 """nn layers: RNN, LSTM, GRU and their cells, with PyTorch's parameter names, shapes, gate order
 and initialisation.
 
-The recurrence is a Python loop over time steps, so any sequence length works (the graph is
-dynamic). Per layer and direction the input projection `x @ W_ih^T + b_ih` is one matmul over all
-steps; each step then adds `h @ W_hh^T` and applies the cell:
+An LSTM layer (and LSTMCell) in float32/float64 without projection is one primitive,
+`lstm_scan` (ir/recurrent_ops.py: the whole recurrence, with its own VJP; `_fused` says when),
+after one matmul for the input projection of every step. Otherwise, and for all of them with
+`torch.backends.cudnn.enabled = False`, the recurrence is a Python loop over time steps, so any
+sequence length works (the graph is dynamic). Per layer and direction the input projection
+`x @ W_ih^T + b_ih` is one matmul over all steps; each step then adds `h @ W_hh^T` and applies
+the cell:
   RNN   h' = act(W_ih x + b_ih + W_hh h + b_hh)
   LSTM  i, f, g, o = chunks of the gates (that order); c' = f c + i g; h' = o tanh(c')
         (times W_hr^T when proj_size > 0)
@@ -139,7 +143,7 @@ def _fused_packed(gi_all: Tensor, batch_sizes: list, h0: Tensor, c0: Tensor, w_h
     `_run_packed` carries them between steps."""
     hid = h0.shape[1]
     runs, start = [], 0  # (first row of gi_all, steps, batch)
-    for t, n in enumerate(batch_sizes):
+    for n in batch_sizes:
         if runs and runs[-1][2] == n:
             runs[-1][1] += 1
         else:
