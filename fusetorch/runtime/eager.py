@@ -311,14 +311,14 @@ _ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError, "ValueError":
 
 def _check(xp, x, *, lo, hi, closed, allow, error, message):
     """The `check` primitive: `x` itself, or PyTorch's error for its first value out of range.
-    Without `allow`, min and max decide (two passes, no temporaries; a NaN fails both)."""
+    Min and max decide when every value is in range (two passes, no temporaries; a NaN fails
+    both), also with `allow` (cross_entropy's ignore_index: targets seldom hold it); else
+    the values are compared one by one."""
     if x.size == 0:
         return x
-    if allow is None:
-        ok = ((lo is None or bool(x.min() >= lo)) and
-              (hi is None or bool(x.max() <= hi if closed else x.max() < hi)))
-        if ok:
-            return x
+    if ((lo is None or bool(x.min() >= lo)) and
+            (hi is None or bool(x.max() <= hi if closed else x.max() < hi))):
+        return x
     good = xp.ones(x.shape, dtype=bool)
     if lo is not None:
         good &= x >= lo
