@@ -102,6 +102,10 @@ def _index(x, *idx, spec):
 def _add_at(xp, out, key, v) -> None:
     """out[key] += v where advanced indices may repeat (each occurrence adds)."""
     if xp is np:
+        # one index over the first dim (Embedding's gradient): a kernel, the same sums
+        if len(key) == 1 and key[0].__class__ is np.ndarray and \
+                eager_kernels.add_rows(out, key[0], v):
+            return
         np.add.at(out, key, v)
     else:
         import cupyx

@@ -149,6 +149,38 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
     return values, where
 
 
+def add_rows(out: np.ndarray, rows: np.ndarray, v: np.ndarray) -> bool:
+    """`np.add.at(out, (rows,), v)` by a kernel (templates/c/add_rows.c.j2), the same sums
+    in the same order; False (numpy should do it) where it does not apply: `out` and `v`
+    C-contiguous float32/float64 of one dtype, `v` one row of `out` per index, `rows` a 1-d
+    integer index already checked to be in range."""
+    if not (ENABLED and out.dtype in _FLOATS and v.dtype == out.dtype and out.ndim >= 2
+            and rows.ndim == 1 and rows.dtype.kind in "iu" and v.shape[1:] == out.shape[1:]
+            and v.shape[0] == rows.shape[0] and v.size >= MIN_ELEMENTS
+            and out.flags.c_contiguous and v.flags.c_contiguous
+            and out.__class__ is np.ndarray and v.__class__ is np.ndarray):
+        return False
+    key = ("add_rows", out.dtype)
+    with _lock:
+        fn = _PROGRAMS.get(key)
+        if fn is None and _tracing:
+            return False
+        if fn is None:
+            fn = _PROGRAMS[key] = _build_add_rows(out.dtype)
+            if len(_PROGRAMS) > MAX_PROGRAMS:
+                _PROGRAMS.popitem(last=False)
+        else:
+            _PROGRAMS.move_to_end(key)
+    if fn is False:
+        return False
+    rows = rows.astype(np.int64, copy=False)
+    if rows.size and rows.min() < 0:
+        rows = np.where(rows < 0, rows + out.shape[0], rows)
+    rows = np.ascontiguousarray(rows)
+    fn(out, rows, v, rows.shape[0], v.size // max(rows.shape[0], 1))
+    return True
+
+
 def clear() -> None:
     """Forget every program (tests; a changed ENABLED)."""
     with _lock:
@@ -228,6 +260,29 @@ def _build(arrays: list, make):
     program = obtain(Graph(nodes, [make(nodes)]), cpu_backend(), arrays, optimize=False,
                      accept=lambda plan: [type(s) for s in plan.steps] == [fuse.Group])
     return False if program is None else program
+
+
+def _build_add_rows(dtype: np.dtype):
+    """The row accumulation kernel for a dtype as a function of (out, rows, v, n, width);
+    False without a compiler."""
+    from ..codegen import environment
+    from .build import cannot_build
+    from .cbuild import CompilerUnavailable, build
+    t = "float" if dtype == np.float32 else "double"
+    name = f"ft_add_rows_{t}"
+    source = environment("c").get_template("add_rows.c.j2").render(t=t, name=name)
+    try:
+        lib = build(source, f"void {name}({t}*, int64_t*, {t}*, long, long);")
+    except CompilerUnavailable as e:
+        cannot_build(e)
+        return False
+    func, ffi = lib.function(name), lib.ffi
+    ptr = t + "*"
+
+    def run(out, rows, v, n, width):
+        func(ffi.cast(ptr, out.ctypes.data), ffi.cast("int64_t*", rows.ctypes.data),
+             ffi.cast(ptr, v.ctypes.data), n, width)
+    return run
 
 
 def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw):
