@@ -130,18 +130,9 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
             (hp, wp) != (h, w) and hp * wp * x.itemsize > MAX_POOL_PLANE:
         return None
     key = ("max_pool2d", kernel, stride, padding, dilation, extra) + _layout(x)
-    with _lock:
-        fn = _PROGRAMS.get(key)
-        if fn is None and _tracing:
-            return None
-        if fn is None:
-            fn = _PROGRAMS[key] = _build_pool(x, kernel, stride, padding, dilation, extra,
-                                              (oh, ow))
-            if len(_PROGRAMS) > MAX_PROGRAMS:
-                _PROGRAMS.popitem(last=False)
-        else:
-            _PROGRAMS.move_to_end(key)
-    if fn is False:
+    fn = _kernel(key, lambda: _build_pool(x, kernel, stride, padding, dilation, extra,
+                                          (oh, ow)))
+    if fn is None:
         return None
     values = np.empty((n, c, oh, ow), x.dtype)
     where = np.empty((n, c, 1, oh, ow), np.int64)
@@ -160,18 +151,8 @@ def add_rows(out: np.ndarray, rows: np.ndarray, v: np.ndarray) -> bool:
             and out.flags.c_contiguous and v.flags.c_contiguous
             and out.__class__ is np.ndarray and v.__class__ is np.ndarray):
         return False
-    key = ("add_rows", out.dtype)
-    with _lock:
-        fn = _PROGRAMS.get(key)
-        if fn is None and _tracing:
-            return False
-        if fn is None:
-            fn = _PROGRAMS[key] = _build_add_rows(out.dtype)
-            if len(_PROGRAMS) > MAX_PROGRAMS:
-                _PROGRAMS.popitem(last=False)
-        else:
-            _PROGRAMS.move_to_end(key)
-    if fn is False:
+    fn = _kernel(("add_rows", out.dtype), lambda: _build_add_rows(out.dtype))
+    if fn is None:
         return False
     rows = rows.astype(np.int64, copy=False)
     if rows.size and rows.min() < 0:
@@ -179,6 +160,22 @@ def add_rows(out: np.ndarray, rows: np.ndarray, v: np.ndarray) -> bool:
     rows = np.ascontiguousarray(rows)
     fn(out, rows, v, rows.shape[0], v.size // max(rows.shape[0], 1))
     return True
+
+
+def _kernel(key: tuple, build):
+    """The hand-written kernel cached under `key`, built by `build()` the first time; None
+    while a trace runs (it builds nothing) or without a compiler."""
+    with _lock:
+        fn = _PROGRAMS.get(key)
+        if fn is None and _tracing:
+            return None
+        if fn is None:
+            fn = _PROGRAMS[key] = build()
+            if len(_PROGRAMS) > MAX_PROGRAMS:
+                _PROGRAMS.popitem(last=False)
+        else:
+            _PROGRAMS.move_to_end(key)
+    return fn or None
 
 
 def clear() -> None:
@@ -262,21 +259,31 @@ def _build(arrays: list, make):
     return False if program is None else program
 
 
-def _build_add_rows(dtype: np.dtype):
-    """The row accumulation kernel for a dtype as a function of (out, rows, v, n, width);
-    False without a compiler."""
+def template_functions(template: str, ctx: dict, cdef: str, names: tuple):
+    """([function per name], ffi) of a template kernel (templates/c/<template>) rendered with
+    `ctx`, built and loaded through the kernel cache; None without a compiler (said once)."""
     from ..codegen import environment
     from .build import cannot_build
     from .cbuild import CompilerUnavailable, build
-    t = "float" if dtype == np.float32 else "double"
-    name = f"ft_add_rows_{t}"
-    source = environment("c").get_template("add_rows.c.j2").render(t=t, name=name)
+    source = environment("c").get_template(template).render(**ctx)
     try:
-        lib = build(source, f"void {name}({t}*, int64_t*, {t}*, long, long);")
+        lib = build(source, cdef)
     except CompilerUnavailable as e:
         cannot_build(e)
+        return None
+    return [lib.function(n) for n in names], lib.ffi
+
+
+def _build_add_rows(dtype: np.dtype):
+    """The row accumulation kernel for a dtype as a function of (out, rows, v, n, width);
+    False without a compiler."""
+    t = "float" if dtype == np.float32 else "double"
+    name = f"ft_add_rows_{t}"
+    built = template_functions("add_rows.c.j2", dict(t=t, name=name),
+                               f"void {name}({t}*, int64_t*, {t}*, long, long);", (name,))
+    if built is None:
         return False
-    func, ffi = lib.function(name), lib.ffi
+    (func,), ffi = built
     ptr = t + "*"
 
     def run(out, rows, v, n, width):
@@ -289,10 +296,7 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw)
     """The max pooling kernel for x's layout as a function of (x, values, positions); False
     without a compiler."""
     import hashlib
-    from ..codegen import environment
     from ..codegen.render import PARALLEL_WORK
-    from .build import cannot_build
-    from .cbuild import CompilerUnavailable, build
     t = "float" if x.dtype == np.float32 else "double"
     strides = tuple(s // x.itemsize for s in x.strides)
     (kh, kw), (oh, ow) = kernel, out_hw
@@ -306,13 +310,11 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw)
     ctx["name"] = name = "ft_max_pool2d_" + hashlib.sha256(
         repr(sorted(ctx.items())).encode()).hexdigest()[:12]
     ctx["signature"] = f"const {t}* restrict in0, {t}* restrict out0, int64_t* restrict out1"
-    source = environment("c").get_template("max_pool2d.c.j2").render(**ctx)
-    try:
-        lib = build(source, f"void {name}({t}* in0, {t}* out0, int64_t* out1);")
-    except CompilerUnavailable as e:
-        cannot_build(e)
+    built = template_functions("max_pool2d.c.j2", ctx,
+                               f"void {name}({t}* in0, {t}* out0, int64_t* out1);", (name,))
+    if built is None:
         return False
-    func, ffi = lib.function(name), lib.ffi
+    (func,), ffi = built
     ptr = t + "*"
 
     def run(a, values, where):

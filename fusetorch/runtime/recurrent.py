@@ -82,23 +82,19 @@ def _kernels(dtype, hid: int):
 
 
 def _build(dtype: np.dtype, hid: int):
-    from ..codegen import environment
-    from .build import cannot_build
-    from .cbuild import CompilerUnavailable, build
     t = "float" if dtype == np.float32 else "double"
     ctx = dict(t=t, hid=hid, exp="expf" if t == "float" else "exp",
                tanh="tanhf" if t == "float" else "tanh")
     name = ctx["name"] = "ft_lstm_" + hashlib.sha256(
         repr(sorted(ctx.items())).encode()).hexdigest()[:12]
-    source = environment("c").get_template("lstm_scan.c.j2").render(**ctx)
     cdef = (f"void {name}_forward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long);\n"
             f"void {name}_backward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long);")
-    try:
-        lib = build(source, cdef)
-    except CompilerUnavailable as e:
-        cannot_build(e)
+    built = eager_kernels.template_functions("lstm_scan.c.j2", ctx, cdef,
+                                             (name + "_forward", name + "_backward"))
+    if built is None:
         return False
-    return lib.function(name + "_forward"), lib.function(name + "_backward"), lib.ffi
+    (forward, backward), ffi = built
+    return forward, backward, ffi
 
 
 def clear() -> None:
