@@ -70,11 +70,6 @@ def no_builds() -> Iterator[None]:
             _tracing -= 1
 
 
-def tracing() -> bool:
-    """Whether a compile trace is under way (which builds no kernel)."""
-    return _tracing > 0
-
-
 def strided_copy(x: np.ndarray):
     """A C-contiguous copy of `x` computed by a kernel, or None (numpy should copy it)."""
     if not _eligible(x):
@@ -130,8 +125,8 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
             (hp, wp) != (h, w) and hp * wp * x.itemsize > MAX_POOL_PLANE:
         return None
     key = ("max_pool2d", kernel, stride, padding, dilation, extra) + _layout(x)
-    fn = _kernel(key, lambda: _build_pool(x, kernel, stride, padding, dilation, extra,
-                                          (oh, ow)))
+    fn = cached_kernel(key, lambda: _build_pool(x, kernel, stride, padding, dilation, extra,
+                                                (oh, ow)))
     if fn is None:
         return None
     values = np.empty((n, c, oh, ow), x.dtype)
@@ -151,7 +146,7 @@ def add_rows(out: np.ndarray, rows: np.ndarray, v: np.ndarray) -> bool:
             and out.flags.c_contiguous and v.flags.c_contiguous
             and out.__class__ is np.ndarray and v.__class__ is np.ndarray):
         return False
-    fn = _kernel(("add_rows", out.dtype), lambda: _build_add_rows(out.dtype))
+    fn = cached_kernel(("add_rows", out.dtype), lambda: _build_add_rows(out.dtype))
     if fn is None:
         return False
     rows = rows.astype(np.int64, copy=False)
@@ -162,9 +157,10 @@ def add_rows(out: np.ndarray, rows: np.ndarray, v: np.ndarray) -> bool:
     return True
 
 
-def _kernel(key: tuple, build):
-    """The hand-written kernel cached under `key`, built by `build()` the first time; None
-    while a trace runs (it builds nothing) or without a compiler."""
+def cached_kernel(key: tuple, build):
+    """The hand-written kernel cached under `key` (max pooling's, the row accumulation's, an
+    LSTM layer's: runtime/recurrent.py), built by `build()` the first time; None while a trace
+    runs (it builds nothing) or without a compiler."""
     with _lock:
         fn = _PROGRAMS.get(key)
         if fn is None and _tracing:

@@ -4,14 +4,14 @@ a register-blocked product with w_hh, packed once per call, and one pointwise pa
 reference makes a BLAS call (which packs w_hh again every step) and ~15 numpy temporaries.
 
 One kernel per (dtype, hidden size), built the first time a layer of that size runs (the
-batch and sequence length are arguments), cached on disk like every kernel. Without a C
+batch and sequence length are arguments), kept with eager_kernels' others and cached on disk
+like every kernel. Without a C
 compiler, under FUSETORCH_EAGER_COMPILE=0, or inside a compile trace (which builds nothing:
 runtime/eager_kernels.py), the reference runs instead: the values agree to float32 rounding
 (libm's vector exp and tanh against numpy's)."""
 from __future__ import annotations
 
 import hashlib
-import threading
 
 import numpy as np
 
@@ -19,8 +19,6 @@ from . import eager_kernels
 
 # the kernels' products pad their columns to whole blocks of at most 64 (FT_NP)
 _PAD = 64
-_lock = threading.Lock()
-_KERNELS: dict = {}  # (dtype, hidden) -> (forward, backward, ffi), or False: none here
 
 
 def scan(reference):
@@ -71,14 +69,8 @@ def _kernels(dtype, hid: int):
     """(forward, backward, ffi) for this dtype and hidden size, or None (the reference runs)."""
     if not eager_kernels.ENABLED or dtype not in (np.float32, np.float64):
         return None
-    key = (np.dtype(dtype), hid)
-    with _lock:
-        k = _KERNELS.get(key)
-        if k is None:
-            if eager_kernels.tracing():
-                return None
-            k = _KERNELS[key] = _build(np.dtype(dtype), hid)
-    return k or None
+    dtype = np.dtype(dtype)
+    return eager_kernels.cached_kernel(("lstm_scan", dtype, hid), lambda: _build(dtype, hid))
 
 
 def _build(dtype: np.dtype, hid: int):
@@ -96,8 +88,3 @@ def _build(dtype: np.dtype, hid: int):
     (forward, backward), ffi = built
     return forward, backward, ffi
 
-
-def clear() -> None:
-    """Forget the kernels (tests: a changed ENABLED or compiler)."""
-    with _lock:
-        _KERNELS.clear()

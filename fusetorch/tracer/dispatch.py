@@ -355,7 +355,7 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     try:
         key = (name, *shapes, *dtypes, *attrs.items())
         rules = _RULES.get(key)
-    except TypeError:  # an unhashable attribute (a custom Function's callable is hashable)
+    except TypeError:  # an unhashable attribute value (a list): the rules run every call
         key = rules = None
     if rules is None:
         shape = opdef.shape(shapes, attrs) if opdef.shape is not None else None
