@@ -659,3 +659,5 @@ from . import linalg_ops as _linalg_ops  # noqa: E402,F401  (registers them in O
 from . import scans as _scans  # noqa: E402,F401  (cumsum, argsort, searchsorted, ...: issue 11)
 # An LSTM layer's recurrence as one primitive and its VJP (ir/recurrent_ops.py).
 from . import recurrent_ops as _recurrent_ops  # noqa: E402,F401  (registers them in OPS)
+# A 2-d convolution as one primitive and its two gradients (ir/conv_ops.py).
+from . import conv_ops as _conv_ops  # noqa: E402,F401  (registers them in OPS)

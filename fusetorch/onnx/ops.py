@@ -40,6 +40,9 @@ UNSUPPORTED = {
     # (export records an LSTM layer's steps instead: `Recorder.fused_layers`)
     "lstm_scan": "the fused LSTM layer is recorded step by step for export",
     "lstm_scan_grad": "a gradient is not exported",
+    "conv2d": "the export records a convolution as im2col + matmul, exported as Conv",
+    "conv2d_grad_input": "a gradient is not exported",
+    "conv2d_grad_weight": "a gradient is not exported",
 }
 # Handled by the exporter itself (graph inputs and initializers), not by an emitter.
 STRUCTURAL = {"input"}

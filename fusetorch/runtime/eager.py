@@ -16,7 +16,7 @@ import numpy as np
 from .. import _threads
 from ..ir import dtypes as dt
 from ..ir.ops import OPS
-from . import eager_kernels, recurrent
+from . import conv, eager_kernels, recurrent
 from .device import NP_DTYPES
 
 # PyTorch computes log(0) = -inf and 0/0 = nan silently; so does fusetorch. Filtering by module
@@ -382,6 +382,10 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         # an LSTM layer's steps: a C kernel each (runtime/recurrent.py)
         t["lstm_scan"] = recurrent.scan(t["lstm_scan"])
         t["lstm_scan_grad"] = recurrent.scan_grad(t["lstm_scan_grad"])
+        # a convolution and its gradients without im2col in memory (runtime/conv.py)
+        t["conv2d"] = conv.forward(t["conv2d"])
+        t["conv2d_grad_weight"] = conv.grad_weight(t["conv2d_grad_weight"])
+        t["conv2d_grad_input"] = conv.grad_input(t["conv2d_grad_input"])
     return t
 
 

@@ -255,13 +255,13 @@ def test_reductions_over_leading_dims_fold_into_a_row_in_memory_order(op, shape,
 @pytest.mark.parametrize("hw, kernel, stride, padding, dilation", [
     ((14, 14), (5, 5), 1, 0, 1), ((7, 9), (3, 3), 2, 1, 1), ((8, 8), (3, 3), 1, 2, 2),
     ((5, 6), (2, 3), (1, 2), (1, 0), 1), ((9, 7), (4, 2), (3, 1), (2, 1), (1, 2))])
-def test_convolution_input_gradient_folds_in_one_c_kernel(hw, kernel, stride, padding,
-                                                           dilation):
-    """fold2d (col2im, the input gradient of conv2d) is a C kernel of its own (fold2d.c.j2):
-    padding, stride and dilation against float64 finite differences of the eager op."""
+def test_unfold_gradient_folds_in_one_c_kernel(hw, kernel, stride, padding, dilation):
+    """fold2d (col2im, the gradient of unfold and conv_transpose2d's last step) is a C kernel
+    of its own (fold2d.c.j2): padding, stride and dilation against float64 finite
+    differences of the eager op."""
     x = torch.randn(2, 3, *hw, dtype=torch.float64, requires_grad=True)
-    w = torch.randn(4, 3, *kernel, dtype=torch.float64)
-    f = lambda a: (F.conv2d(a, w, stride=stride, padding=padding, dilation=dilation) ** 2).sum()
+    f = lambda a: (F.unfold(a, kernel, stride=stride, padding=padding, dilation=dilation)
+                   ** 2).sum()
     cf = torch.compile(f)
     for _ in range(2):
         x.grad = None

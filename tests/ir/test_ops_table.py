@@ -201,6 +201,14 @@ EXAMPLES.update({
     "lstm_scan": ([_f(3, 2, 16), _f(2, 4), _f(2, 4), _f(16, 4)], {"reverse": False}),
     "lstm_scan_grad": ([_f(6, 3, 2, 4), _f(6, 3, 2, 4), _f(2, 4), _f(2, 4), _f(16, 4)],
                        {"reverse": True}),
+    "conv2d": ([_f(2, 4, 7, 6), _f(6, 2, 3, 2)],
+               {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2), "groups": 2}),
+    "conv2d_grad_input": ([_f(2, 6, 4, 4), _f(6, 2, 3, 2)],
+                          {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2),
+                           "groups": 2, "size": (7, 6)}),
+    "conv2d_grad_weight": ([_f(2, 4, 7, 6), _f(2, 6, 4, 4)],
+                           {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2),
+                            "groups": 2, "kernel": (3, 2)}),
 })
 BOOL_IN = {"logical_not"}
 INT_IN = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",

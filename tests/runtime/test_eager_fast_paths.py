@@ -171,7 +171,10 @@ def test_max_pool_and_conv_training_gradients_match_numpy_paths(kernels):
     assert any(p for p in ek._PROGRAMS.values())
     for a, b in zip(want, got):
         for u, v in zip(a, b):
-            np.testing.assert_array_equal(v, u)
+            if u.dtype.kind == "f":  # the convolution's kernels sum in another order
+                np.testing.assert_allclose(v, u, rtol=2e-5, atol=2e-5)
+            else:
+                np.testing.assert_array_equal(v, u)
 
 
 def test_gather_of_one_index_per_row_is_a_kernel_select(kernels):

@@ -1,5 +1,7 @@
-"""nn.functional: conv1d, conv2d and conv3d as im2col + one batched matmul.
+"""nn.functional: conv1d, conv2d and conv3d: the `conv2d` primitive over float32/float64
+(ir/conv_ops.py; C kernels on the CPU: runtime/conv.py), else im2col + one batched matmul.
 
+The composition (half precision; a recording for ONNX export, which expresses it as Conv):
 conv2d = `unfold2d` (the windows as a strided view, [N, C, kh, kw, OH, OW]) reshaped to
 [N, G, Cg*kh*kw, OH*OW], multiplied by the weight as [G, Og, Cg*kh*kw]; the product is already
 [N, G, Og, OH*OW], i.e. the output in NCHW order with no transpose. Its gradient is the matmul's
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import warnings
 
+from ...ir import dtypes as dt
 from ...tracer import dispatch as D
 from ...tracer import autocast as _ac
 from ...tracer import functional as F
@@ -168,6 +171,12 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, d
 
 def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation: tuple,
             groups: int) -> Tensor:
+    if x._dtype in _PRIMITIVE_DTYPES and (D.RECORDER is None or D.RECORDER.fused_layers):
+        out = D.apply("conv2d", [x, w], {"stride": stride, "padding": padding,
+                                         "dilation": dilation, "groups": groups})
+        if bias is not None:
+            out = out + F.reshape(bias, (w.shape[0], 1, 1))
+        return out
     n = x.shape[0]
     out_ch, cg, kh, kw = w.shape
     cols = D.apply("unfold2d", [x], {"kernel": (kh, kw), "stride": stride, "padding": padding,
@@ -181,6 +190,11 @@ def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation:
     if bias is not None:
         out = out + F.reshape(bias, (out_ch, 1, 1))
     return out
+
+
+# the dtypes the `conv2d` primitive computes (ir/conv_ops.py); others (half, bfloat16) and a
+# recording that wants primitives it can export (ONNX) take im2col + matmul
+_PRIMITIVE_DTYPES = (dt.float32, dt.float64)
 
 
 def _conv3d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation: tuple,

@@ -1,0 +1,101 @@
+"""The CPU eager implementations of `conv2d`, `conv2d_grad_input` and `conv2d_grad_weight`
+(ir/conv_ops.py): C kernels (templates/c/conv2d.c.j2) that read the windows in place where the
+reference copies them (im2col: 25x a LeNet input, a fresh buffer each step) and runs a batch of
+small BLAS products (a weight gradient: 64 products of 16x100 @ 100x150, then their sum).
+
+One build per dtype (the geometry is an argument), kept with eager_kernels' others and cached
+on disk like every kernel. Without a C compiler, under FUSETORCH_EAGER_COMPILE=0, or inside a
+compile trace (which builds nothing: runtime/eager_kernels.py), the reference runs instead; the
+values agree to rounding (the kernels sum in another order)."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import eager_kernels
+
+_NAMES = ("forward", "grad_weight", "grad_input")
+
+
+def _geometry(x_shape: tuple, w_shape: tuple, out_hw: tuple, a: dict) -> list:
+    return (list(x_shape) + [w_shape[0]] + list(w_shape[2:]) + list(a["stride"])
+            + list(a["padding"]) + list(a["dilation"]) + [a["groups"]] + list(out_hw))
+
+
+def forward(reference):
+    """`conv2d` for numpy arrays, by the kernel where there is one."""
+    def conv2d(x, w, **a):
+        k = _kernels(x.dtype, x, w)
+        if k is None:
+            return reference(x, w, **a)
+        oh, ow = _out_size(x.shape[2:], w.shape[2:], a)
+        out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
+        _call(k, "forward", (x, w, out), _geometry(x.shape, w.shape, (oh, ow), a))
+        return out
+    conv2d.__wrapped__ = reference
+    return conv2d
+
+
+def grad_weight(reference):
+    """`conv2d_grad_weight` for numpy arrays, by the kernel where there is one."""
+    def conv2d_grad_weight(x, g, *, kernel, **a):
+        k = _kernels(x.dtype, x, g)
+        if k is None:
+            return reference(x, g, kernel=kernel, **a)
+        w_shape = (g.shape[1], x.shape[1] // a["groups"]) + tuple(kernel)
+        gw = np.empty(w_shape, x.dtype)
+        _call(k, "grad_weight", (x, g, gw), _geometry(x.shape, w_shape, g.shape[2:], a))
+        return gw
+    conv2d_grad_weight.__wrapped__ = reference
+    return conv2d_grad_weight
+
+
+def grad_input(reference):
+    """`conv2d_grad_input` for numpy arrays, by the kernel where there is one."""
+    def conv2d_grad_input(g, w, *, size, **a):
+        k = _kernels(g.dtype, g, w)
+        if k is None:
+            return reference(g, w, size=size, **a)
+        x_shape = (g.shape[0], w.shape[1] * a["groups"]) + tuple(size)
+        gx = np.empty(x_shape, g.dtype)
+        _call(k, "grad_input", (g, w, gx), _geometry(x_shape, w.shape, g.shape[2:], a))
+        return gx
+    conv2d_grad_input.__wrapped__ = reference
+    return conv2d_grad_input
+
+
+def _out_size(hw: tuple, kernel: tuple, a: dict) -> tuple:
+    return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, st, p, d in
+                 zip(hw, kernel, a["stride"], a["padding"], a["dilation"]))
+
+
+def _call(k, which: str, arrays: tuple, geometry: list) -> None:
+    functions, ffi = k
+    # (the inputs C-contiguous: a cotangent may be a broadcast or a transpose; held until the
+    # call returns)
+    arrays = [np.ascontiguousarray(a) for a in arrays[:-1]] + [arrays[-1]]
+    ptr = "float*" if arrays[0].dtype == np.float32 else "double*"
+    geo = ffi.new("long[16]", geometry)
+    if functions[_NAMES.index(which)](*[ffi.cast(ptr, a.ctypes.data) for a in arrays], geo):
+        raise MemoryError(f"conv2d: out of memory for the {which.replace('_', ' ')} kernel's "
+                          "buffers")
+
+
+def _kernels(dtype, *arrays):
+    """([forward, grad_weight, grad_input], ffi) for this dtype, or None (the reference runs):
+    also for empty arrays, which no kernel loop expects."""
+    if not eager_kernels.ENABLED or dtype not in (np.float32, np.float64) or \
+            any(a.size == 0 for a in arrays):
+        return None
+    dtype = np.dtype(dtype)
+    return eager_kernels.cached_kernel(("conv2d", dtype), lambda: _build(dtype))
+
+
+def _build(dtype: np.dtype):
+    t = "float" if dtype == np.float32 else "double"
+    name = f"ft_conv2d_{t}"
+    cdef = "\n".join(f"int {name}_{f}({t}*, {t}*, {t}*, long*);" for f in _NAMES)
+    built = eager_kernels.template_functions("conv2d.c.j2", dict(t=t, name=name), cdef,
+                                             tuple(f"{name}_{f}" for f in _NAMES))
+    if built is None:
+        return False
+    return built

@@ -1,0 +1,209 @@
+"""The convolution primitive (`conv2d`, `conv2d_grad_input`, `conv2d_grad_weight`:
+ir/conv_ops.py) and its CPU kernels (runtime/conv.py, templates/c/conv2d.c.j2): F.conv2d's
+values and gradients against a float64 numpy convolution written here from the definition
+(sliding windows and einsum), the C kernels against the reference over geometries that hit
+every tile remainder, double backward by finite differences, and what records it."""
+import numpy as np
+import pytest
+from numpy.lib.stride_tricks import sliding_window_view
+
+import fusetorch as torch
+import fusetorch.nn.functional as F
+from fusetorch.autograd import gradcheck, gradgradcheck
+from fusetorch.ir.conv_ops import _conv, _conv_grad_input, _conv_grad_weight
+from fusetorch.runtime import conv, eager_kernels
+
+RNG = np.random.default_rng(11)
+
+# (x shape, w shape, stride, padding, dilation, groups): LeNet's two layers, then remainders of
+# every tile (channels past one and two vectors, positions and window sizes past a block of
+# 12, fewer than one), groups (depthwise too), strides, padding and dilation in each dim
+GEOMETRIES = [
+    ((4, 1, 32, 32), (6, 1, 5, 5), (1, 1), (0, 0), (1, 1), 1),
+    ((3, 6, 14, 14), (16, 6, 5, 5), (1, 1), (0, 0), (1, 1), 1),
+    ((2, 3, 9, 10), (17, 3, 3, 3), (1, 1), (1, 1), (1, 1), 1),
+    ((2, 5, 7, 7), (33, 5, 2, 3), (2, 1), (0, 2), (1, 1), 1),
+    ((3, 4, 9, 8), (6, 2, 3, 2), (2, 1), (1, 2), (1, 2), 2),
+    ((2, 8, 6, 5), (8, 1, 3, 3), (2, 2), (1, 1), (1, 1), 8),
+    ((1, 2, 1, 1), (3, 2, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+    ((2, 5, 13, 11), (4, 5, 1, 4), (3, 2), (0, 3), (2, 3), 1),
+    ((1, 13, 4, 4), (9, 13, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+]
+
+
+def _direct(x, w, stride, padding, dilation, groups):
+    """conv2d from its definition in float64: out[n, o, y, x] = sum over the group's channels
+    and the window of w[o, c, i, j] * xpad[n, c, y*sh + i*dh, x*sw + j*dw]."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    win = sliding_window_view(xp, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
+    win = win[:, :, ::sh, ::sw, ::dh, ::dw]  # [N, C, OH, OW, kh, kw]
+    n, _, oh, ow = win.shape[:4]
+    win = win.reshape(n, groups, cg, oh, ow, kh, kw)
+    wg = w.astype(np.float64).reshape(groups, o // groups, cg, kh, kw)
+    return np.einsum("ngcyxij,gocij->ngoyx", win, wg).reshape(n, o, oh, ow)
+
+
+def _adjoints(x, w, g, stride, padding, dilation, groups):
+    """The input's and the weight's gradients of <g, conv2d(x, w)> in float64, from the
+    definition: every (output, window position) pair adds g * w into the input's gradient and
+    g * x into the weight's."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    o, cg, kh, kw = w.shape
+    n, c, h, wd = x.shape
+    oh, ow = g.shape[2:]
+    xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (ph, ph), (pw, pw)))
+    gx = np.zeros(xp.shape)
+    gw = np.zeros(w.shape)
+    for oc in range(o):
+        grp = oc // (o // groups)
+        chans = slice(grp * cg, (grp + 1) * cg)
+        for i in range(kh):
+            for j in range(kw):
+                rows = slice(i * dh, i * dh + sh * (oh - 1) + 1, sh)
+                cols = slice(j * dw, j * dw + sw * (ow - 1) + 1, sw)
+                go = g[:, oc][:, None].astype(np.float64)  # [N, 1, OH, OW]
+                gx[:, chans, rows, cols] += go * w[oc, :, i, j][None, :, None, None]
+                gw[oc, :, i, j] += (go * xp[:, chans, rows, cols]).sum(axis=(0, 2, 3))
+    return gx[:, :, ph:ph + h, pw:pw + wd], gw
+
+
+@pytest.mark.parametrize("geometry", GEOMETRIES, ids=lambda g: f"{g[0]}x{g[1]}")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_conv2d_values_and_gradients_match_the_definition(geometry, dtype):
+    xs, ws, stride, padding, dilation, groups = geometry
+    x = torch.tensor(RNG.standard_normal(xs), dtype=dtype, requires_grad=True)
+    w = torch.tensor(RNG.standard_normal(ws), dtype=dtype, requires_grad=True)
+    b = torch.tensor(RNG.standard_normal(ws[0]), dtype=dtype, requires_grad=True)
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype is torch.float32 else dict(rtol=1e-10, atol=1e-10)
+    for _ in range(3):  # plain, then the composite's capture and its replay
+        x.grad = w.grad = b.grad = None
+        y = F.conv2d(x, w, b, stride, padding, dilation, groups)
+        want = _direct(x.detach().numpy(), w.detach().numpy(), stride, padding, dilation,
+                       groups) + b.detach().numpy()[:, None, None]
+        np.testing.assert_allclose(y.detach().numpy(), want, **tol)
+        g = RNG.standard_normal(y.shape)
+        y.backward(torch.tensor(g, dtype=dtype))
+        gx, gw = _adjoints(x.detach().numpy(), w.detach().numpy(), g, stride, padding,
+                           dilation, groups)
+        np.testing.assert_allclose(x.grad.numpy(), gx, **tol)
+        np.testing.assert_allclose(w.grad.numpy(), gw, **tol)
+        np.testing.assert_allclose(b.grad.numpy(), g.sum(axis=(0, 2, 3)), **tol)
+
+
+@pytest.mark.parametrize("geometry", GEOMETRIES, ids=lambda g: f"{g[0]}x{g[1]}")
+def test_c_kernels_match_the_reference(geometry):
+    if conv._kernels(np.dtype(np.float32), np.zeros(1)) is None:
+        pytest.skip("no C compiler: the reference runs")
+    xs, ws, stride, padding, dilation, groups = geometry
+    a = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    kernels = (conv.forward(_conv(np)), conv.grad_weight(_conv_grad_weight(np)),
+               conv.grad_input(_conv_grad_input(np)))
+    refs = (_conv(np), _conv_grad_weight(np), _conv_grad_input(np))
+    for dtype, tol in ((np.float32, 2e-5), (np.float64, 1e-12)):
+        x, w = RNG.standard_normal(xs).astype(dtype), RNG.standard_normal(ws).astype(dtype)
+        y = kernels[0](x, w, **a)
+        g = RNG.standard_normal(y.shape).astype(dtype)
+        got = [y, kernels[1](x, g, kernel=ws[2:], **a), kernels[2](g, w, size=xs[2:], **a)]
+        x64, w64, g64 = x.astype(np.float64), w.astype(np.float64), g.astype(np.float64)
+        want = [refs[0](x64, w64, **a), refs[1](x64, g64, kernel=ws[2:], **a),
+                refs[2](g64, w64, size=xs[2:], **a)]
+        for u, v in zip(got, want):
+            assert u.dtype == dtype and u.shape == v.shape and u.flags.c_contiguous
+            np.testing.assert_allclose(u, v, rtol=tol, atol=tol * np.abs(v).max())
+
+
+def test_kernels_read_strided_operands():
+    """A cotangent may reach the kernels as a transpose or a broadcast (of a sum's gradient)."""
+    x = torch.randn(2, 3, 8, 8, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, dtype=torch.float64, requires_grad=True)
+    for _ in range(3):
+        x.grad = w.grad = None
+        F.conv2d(x, w).sum().backward()
+        gx, gw = _adjoints(x.detach().numpy(), w.detach().numpy(), np.ones((2, 4, 6, 6)),
+                           (1, 1), (0, 0), (1, 1), 1)
+        np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-12)
+        np.testing.assert_allclose(w.grad.numpy(), gw, rtol=1e-12)
+    xt = torch.randn(2, 8, 8, 3, dtype=torch.float64).permute(0, 3, 1, 2)
+    np.testing.assert_allclose(F.conv2d(xt, w).detach().numpy(),
+                               _direct(xt.numpy(), w.detach().numpy(), (1, 1), (0, 0), (1, 1),
+                                       1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("stride, padding, dilation, groups",
+                         [(1, 0, 1, 1), (2, 1, 1, 1), (1, 1, 2, 2)])
+def test_double_backward_by_finite_differences(stride, padding, dilation, groups):
+    """A gradient penalty differentiates conv2d's gradients (conv2d_grad_input and
+    conv2d_grad_weight), as PyTorch allows; checked to second order."""
+    x = torch.randn(2, 4, 6, 5, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(6, 4 // groups, 3, 2, dtype=torch.float64, requires_grad=True)
+    f = lambda a, b: F.conv2d(a, b, None, stride, padding, dilation, groups)
+    assert gradcheck(f, (x, w))
+    assert gradgradcheck(f, (x, w))
+
+    def penalty(a, b):
+        y = f(a, b)
+        gx, gw = torch.autograd.grad((y * y).sum(), (a, b), create_graph=True)
+        return (gx ** 2).sum() + (gw * b).sum()
+    p = penalty(x, w)
+    gx, gw = torch.autograd.grad(p, (x, w))
+    eps = 1e-6
+    for t, grad in ((x, gx), (w, gw)):
+        base = t.detach().numpy()
+        for i in RNG.choice(base.size, 6, replace=False):
+            hi, lo = base.copy(), base.copy()
+            hi.flat[i] += eps
+            lo.flat[i] -= eps
+            args = [torch.tensor(v, requires_grad=True) if s is t else
+                    torch.tensor(s.detach().numpy(), requires_grad=True)
+                    for s, v in ((x, hi), (w, hi))]
+            p_hi = float(penalty(*args))
+            args = [torch.tensor(v, requires_grad=True) if s is t else
+                    torch.tensor(s.detach().numpy(), requires_grad=True)
+                    for s, v in ((x, lo), (w, lo))]
+            p_lo = float(penalty(*args))
+            np.testing.assert_allclose(grad.numpy().flat[i], (p_hi - p_lo) / (2 * eps),
+                                       rtol=1e-5, atol=1e-6)
+
+
+def test_one_primitive_records_a_convolution():
+    x = torch.randn(2, 3, 8, 8, requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, requires_grad=True)
+    y = F.conv2d(x, w, torch.zeros(4, requires_grad=True))
+    assert y.grad_fn.name() == "ConvolutionBackward0"
+    compiled = torch.compile(lambda a, b: F.conv2d(a, b, padding=1).sum())
+    compiled(x, w).backward()
+    forward, backward = compiled.graph(), compiled.backward_graph()
+    assert forward.count("conv2d(") == 1 and "unfold2d" not in forward, forward
+    assert "matmul" not in forward, forward
+    assert backward.count("conv2d_grad_input(") == 1, backward
+    assert backward.count("conv2d_grad_weight(") == 1, backward
+    assert "fold2d" not in backward, backward
+
+
+def test_half_precision_and_empty_batches():
+    """float16 keeps im2col + matmul (the primitive computes float32 and float64); a batch of
+    none gives an empty output and gradients of zeros, as PyTorch's."""
+    x = torch.randn(2, 3, 6, 6).half()
+    w = torch.randn(4, 3, 3, 3).half()
+    want = _direct(x.float().numpy(), w.float().numpy(), (1, 1), (0, 0), (1, 1), 1)
+    np.testing.assert_allclose(F.conv2d(x, w).float().numpy(), want, rtol=2e-2, atol=2e-2)
+    x = torch.randn(0, 3, 6, 6, requires_grad=True)
+    w = torch.randn(4, 3, 3, 3, requires_grad=True)
+    y = F.conv2d(x, w)
+    assert tuple(y.shape) == (0, 4, 4, 4)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == (0, 3, 6, 6)
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros((4, 3, 3, 3)))
+
+
+def test_without_kernels_the_reference_runs(monkeypatch):
+    monkeypatch.setattr(eager_kernels, "ENABLED", False)
+    assert conv._kernels(np.dtype(np.float32), np.zeros(1)) is None
+    x = torch.randn(2, 3, 7, 7, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(5, 3, 3, 3, dtype=torch.float64, requires_grad=True)
+    y = F.conv2d(x, w, padding=1)
+    np.testing.assert_allclose(y.detach().numpy(),
+                               _direct(x.detach().numpy(), w.detach().numpy(), (1, 1), (1, 1),
+                                       (1, 1), 1), rtol=1e-12)
