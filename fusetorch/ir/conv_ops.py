@@ -19,8 +19,8 @@ conv2d_grad_weight(x, g); the VJP of conv2d_grad_input(g, w) for a cotangent u i
 as in PyTorch, to any order.
 
 The eager implementations here are the reference, on any array module (no numpy in ir/): the
-windows copied slice by slice, one batched product, the windows added back. The CPU eager table
-runs C kernels instead (runtime/conv.py: implicit im2col, no windows in memory).
+windows copied out of a strided view, one batched product, the windows added back. The CPU
+eager table runs C kernels instead (runtime/conv.py: implicit im2col, no windows in memory).
 """
 from __future__ import annotations
 
@@ -82,12 +82,12 @@ def windows(xp, x, kernel: tuple, a: dict):
         x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     n, c, h, w = x.shape
     oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
-    cols = xp.empty((n, c, kh, kw, oh, ow), x.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            cols[:, :, i, j] = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                                 j * dw:j * dw + sw * (ow - 1) + 1:sw]
-    return cols
+    s0, s1, s2, s3 = x.strides
+    # one copy of a strided view (on a GPU one launch, where a copy per window position
+    # would be kh * kw)
+    view = xp.lib.stride_tricks.as_strided(x, (n, c, kh, kw, oh, ow),
+                                           (s0, s1, s2 * dh, s3 * dw, s2 * sh, s3 * sw))
+    return xp.ascontiguousarray(view)
 
 
 def _conv(xp):

@@ -207,3 +207,24 @@ def test_without_kernels_the_reference_runs(monkeypatch):
     np.testing.assert_allclose(y.detach().numpy(),
                                _direct(x.detach().numpy(), w.detach().numpy(), (1, 1), (1, 1),
                                        (1, 1), 1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("stride, padding, output_padding, dilation, groups",
+                         [(1, 0, 0, 1, 1), (2, 1, 1, 1, 1), ((2, 3), (0, 1), (1, 2), (1, 2), 2)])
+def test_conv_transpose2d_is_the_convolutions_input_gradient(stride, padding, output_padding,
+                                                              dilation, groups):
+    """conv_transpose2d(x, w) runs as conv2d_grad_input: the adjoint of the convolution of an
+    image of its output size, values against the definition and gradients by finite
+    differences (gradcheck, and second order)."""
+    pair = lambda v: (v, v) if isinstance(v, int) else v
+    x = torch.randn(2, 4, 5, 4, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(4, 6 // groups, 3, 2, dtype=torch.float64, requires_grad=True)
+    y = F.conv_transpose2d(x, w, None, stride, padding, output_padding, groups, dilation)
+    out_hw = tuple(y.shape[2:])
+    want, _ = _adjoints(np.zeros((2, 6) + out_hw), w.detach().numpy(), x.detach().numpy(),
+                        pair(stride), pair(padding), pair(dilation), groups)
+    np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-12, atol=1e-12)
+    f = lambda a, b: F.conv_transpose2d(a, b, None, stride, padding, output_padding, groups,
+                                        dilation)
+    assert gradcheck(f, (x, w))
+    assert gradgradcheck(f, (x, w))

@@ -171,7 +171,7 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, d
 
 def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation: tuple,
             groups: int) -> Tensor:
-    if x._dtype in _PRIMITIVE_DTYPES and (D.RECORDER is None or D.RECORDER.fused_layers):
+    if _primitive(x):
         out = D.apply("conv2d", [x, w], {"stride": stride, "padding": padding,
                                          "dilation": dilation, "groups": groups})
         if bias is not None:
@@ -192,8 +192,13 @@ def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation:
     return out
 
 
-# the dtypes the `conv2d` primitive computes (ir/conv_ops.py); others (half, bfloat16) and a
-# recording that wants primitives it can export (ONNX) take im2col + matmul
+def _primitive(x: Tensor) -> bool:
+    """Whether a convolution of x runs as the `conv2d` primitives (ir/conv_ops.py), which
+    compute float32 and float64; half precision and a recording that wants primitives it can
+    export (ONNX: `Recorder.fused_layers`) take im2col + matmul."""
+    return x._dtype in _PRIMITIVE_DTYPES and (D.RECORDER is None or D.RECORDER.fused_layers)
+
+
 _PRIMITIVE_DTYPES = (dt.float32, dt.float64)
 
 

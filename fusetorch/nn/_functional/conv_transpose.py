@@ -1,7 +1,9 @@
 """nn.functional: conv_transpose1d and conv_transpose2d, the adjoint of a convolution.
 
-A transposed convolution is the input gradient of the convolution with the same weight: one
-batched matmul takes each input pixel to its window of output contributions
+A transposed convolution is the input gradient of the convolution with the same weight: over
+float32/float64 the `conv2d_grad_input` primitive (ir/conv_ops.py; C kernels on the CPU), whose
+gradients are a convolution and a convolution's weight gradient. Otherwise (half precision,
+an ONNX recording, output_padding >= stride) one batched matmul takes each input pixel to its window of output contributions
 ([N, G, Og*kh*kw, H*W] = weight^T @ input), and `fold2d` (col2im) adds the overlapping windows
 into the output image. So its own gradient is `unfold2d` + matmul, a plain convolution.
 output_padding adds rows/columns at the bottom/right that only the padding crop would have
@@ -13,7 +15,7 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .activation import _label, _owned
-from .conv import _ntuple, _type_name
+from .conv import _ntuple, _primitive, _type_name
 from .int_args import int_arg
 from .padding import pad as _pad
 from ...tracer import autocast as _ac
@@ -112,12 +114,17 @@ def _conv_transpose2d(x: Tensor, w: Tensor, stride, padding, output_padding, gro
                       dilation) -> Tensor:
     n, cin, h, wd = x.shape
     _, cog, kh, kw = w.shape
+    size = _out_sizes((h, wd), (kh, kw), stride, padding, output_padding, dilation)
+    if _primitive(x) and all(op < s for op, s in zip(output_padding, stride)):
+        # the input gradient of the convolution of an image of `size` (ir/conv_ops.py)
+        return D.apply("conv2d_grad_input", [x, w], {
+            "stride": tuple(stride), "padding": tuple(padding), "dilation": tuple(dilation),
+            "groups": groups, "size": size})
     cig = cin // groups
     wt = F.transpose(F.reshape(w, (groups, cig, cog * kh * kw)), 1, 2)  # [G, Og*kh*kw, Cg]
     cols = D.apply("matmul", [wt, F.reshape(x, (n, groups, cig, h * wd))], {})
     cols = F.reshape(cols, (n, groups * cog, kh, kw, h, wd))
     attrs = {"kernel": (kh, kw), "stride": tuple(stride), "dilation": tuple(dilation)}
-    size = _out_sizes((h, wd), (kh, kw), stride, padding, output_padding, dilation)
     if all(op < s for op, s in zip(output_padding, stride)):
         # the padded output holds exactly the h x w windows: fold straight into it
         return D.apply("fold2d", [cols], dict(attrs, size=size, padding=tuple(padding)))
