@@ -17,7 +17,9 @@ RNG = np.random.default_rng(11)
 
 # (x shape, w shape, stride, padding, dilation, groups): LeNet's two layers, then remainders of
 # every tile (channels past one and two vectors, positions and window sizes past a block of
-# 12, fewer than one), groups (depthwise too), strides, padding and dilation in each dim
+# 12, fewer than one), groups (depthwise too), strides, padding and dilation in each dim, and
+# the kernels' products along padded rows (stride 1, few channels or wide rows: LeNet's first
+# layer, the last two)
 GEOMETRIES = [
     ((4, 1, 32, 32), (6, 1, 5, 5), (1, 1), (0, 0), (1, 1), 1),
     ((3, 6, 14, 14), (16, 6, 5, 5), (1, 1), (0, 0), (1, 1), 1),
@@ -28,6 +30,8 @@ GEOMETRIES = [
     ((1, 2, 1, 1), (3, 2, 1, 1), (1, 1), (0, 0), (1, 1), 1),
     ((2, 5, 13, 11), (4, 5, 1, 4), (3, 2), (0, 3), (2, 3), 1),
     ((1, 13, 4, 4), (9, 13, 1, 1), (1, 1), (0, 0), (1, 1), 1),
+    ((2, 4, 9, 10), (6, 2, 3, 3), (1, 1), (1, 2), (2, 1), 2),
+    ((3, 2, 6, 30), (8, 2, 2, 3), (1, 1), (0, 0), (1, 1), 1),
 ]
 
 
