@@ -69,6 +69,25 @@ def norm_dims(dims, ndim: int) -> tuple:
 
 def infer_reshape(shape: Shape, size: int) -> Shape:
     """Resolve one -1 in a requested shape; RuntimeError for shapes that do not fit."""
+    if shape.__class__ is tuple and len(shape) <= 4:
+        # a loop's `.view(1, -1)`: sizes of plain ints, at most one -1 (the general path
+        # below checks everything else and phrases the errors)
+        n, neg = 1, -1
+        for i, d in enumerate(shape):
+            if d.__class__ is not int or d < -1:
+                break
+            if d == -1:
+                if neg >= 0:
+                    break
+                neg = i
+            else:
+                n *= d
+        else:
+            if neg < 0:
+                if n == size:
+                    return shape
+            elif n and size % n == 0:
+                return shape[:neg] + (size // n,) + shape[neg + 1:]
     shape = tuple(int(d) for d in shape)
     neg = [i for i, d in enumerate(shape) if d == -1]
     if len(neg) > 1:

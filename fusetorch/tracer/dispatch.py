@@ -339,7 +339,7 @@ def cast(t: Tensor, d: dt.DType) -> Tensor:
     return apply("cast", [t], {"dtype": d})
 
 
-_RULES: dict = {}  # (op, input shapes, dtypes, attrs) -> (output shape, dtype)
+_RULES: dict = {}  # (op, input shapes, dtypes, attrs) -> (output shape, dtype, its numpy dtype)
 _MAX_RULES = 4096
 
 
@@ -348,39 +348,52 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     if PROFILE is not None and PROFILE.enter():
         return PROFILE.op(apply, (name, tensors, attrs), name, tensors)
     opdef = OPS[name]
-    be = _check_devices(tensors) if len(tensors) > 1 else tensors[0]._be
-    shapes = [t._data.shape for t in tensors]
-    dtypes = [t._dtype for t in tensors]
+    if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
+        t0 = tensors[0]
+        be, arrays = t0._be, [t0._data]
+        try:
+            key = (name, t0._data.shape, t0._dtype, *attrs.items())
+            rules = _RULES.get(key)
+        except TypeError:  # an unhashable attribute value (a list): the rules run every call
+            key = rules = None
+    else:
+        be = _check_devices(tensors)
+        arrays = [t._data for t in tensors]
+        try:
+            key = (name, *[a.shape for a in arrays], *[t._dtype for t in tensors],
+                   *attrs.items())
+            rules = _RULES.get(key)
+        except TypeError:
+            key = rules = None
     # the shape and dtype rules are pure: a loop's calls repeat their arguments
-    try:
-        key = (name, *shapes, *dtypes, *attrs.items())
-        rules = _RULES.get(key)
-    except TypeError:  # an unhashable attribute value (a list): the rules run every call
-        key = rules = None
     if rules is None:
+        shapes = [a.shape for a in arrays]
         shape = opdef.shape(shapes, attrs) if opdef.shape is not None else None
-        dtype = opdef.dtype(dtypes, attrs)
+        dtype = opdef.dtype([t._dtype for t in tensors], attrs)
+        rules = (None if shape is None else tuple(shape), dtype, NP_DTYPES[dtype])
         if key is not None:
             if len(_RULES) >= _MAX_RULES:
                 _RULES.clear()
-            _RULES[key] = (shape, dtype)
-    else:
-        shape, dtype = rules
+            _RULES[key] = rules
+    shape, dtype, npdt = rules
     try:
-        out = be.impl[name](*[t._data for t in tensors], **attrs)
+        out = be.impl[name](*arrays, **attrs)
     except MemoryError as e:
         raise allocator_error(e) from None
     if opdef.crosses_device:
         be = _device.backend(attrs["device"])
-    out = _as_array(out, dtype, be)
-    if shape is not None and out.shape != tuple(shape):
+    if out.__class__ is not _ndarray:
+        out = be.xp.asarray(out)
+    if out.dtype is not npdt and out.dtype != npdt:
+        out = out.astype(npdt)
+    if shape is not None and out.shape != shape:
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
-    view = out is tensors[0]._data or (opdef.kind == "movement" and out.base is not None and
-                                       len(tensors) == 1 and
-                                       be.xp.may_share_memory(out, tensors[0]._data))
+    t0 = tensors[0]
+    view = out is t0._data or (opdef.kind == "movement" and out.base is not None and
+                               len(tensors) == 1 and be.xp.may_share_memory(out, t0._data))
     if view:
-        result._base = tensors[0]._root()  # a view: it shares its base's version counter
+        result._base = t0._root()  # a view: it shares its base's version counter
     if RECORDER is not None:
         RECORDER.record(name, tensors, attrs, result)
     if GRAD_ENABLED:
@@ -389,8 +402,7 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
                 GRAD_RECORD(name, tensors, attrs, result)
                 break
     if view:
-        _views.derive(result, tensors[0], (name, attrs) if len(tensors) == 1 else None,
-                      GRAD_ENABLED)
+        _views.derive(result, t0, (name, attrs) if len(tensors) == 1 else None, GRAD_ENABLED)
     return result
 
 

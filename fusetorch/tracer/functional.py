@@ -31,8 +31,13 @@ def _grad_name(name):
         def wrapper(input, *args, **kw):
             r = fn(input, *args, **kw)
             if D.GRAD_ENABLED:
-                ins = tuple(input) if isinstance(input, (list, tuple)) else (input,)
-                if _b.any(isinstance(x, Tensor) and x._requires_grad for x in ins):
+                if input.__class__ is Tensor:  # (the common case, without a generator)
+                    ins = (input,)
+                    wanted = input._requires_grad
+                else:
+                    ins = tuple(input) if isinstance(input, (list, tuple)) else (input,)
+                    wanted = _b.any(isinstance(x, Tensor) and x._requires_grad for x in ins)
+                if wanted:
                     label = name(input, *args, **kw) if callable(name) else name
                     for x in (r if isinstance(r, tuple) else (r,)):
                         A.label(x, label, *ins)
@@ -578,6 +583,12 @@ def _shape_arg(shape, fn: str = "view", arg: str = "size") -> tuple:
 
 
 def _ints(seq, fn: str, arg: str) -> tuple:
+    if seq.__class__ is tuple:  # the common case, plain ints, as given (`all` is torch's here)
+        for s in seq:
+            if s.__class__ is not int:
+                break
+        else:
+            return seq
     out = []
     for i, s in enumerate(seq):
         if isinstance(s, (bool, float)) or not hasattr(s, "__index__"):
@@ -598,8 +609,9 @@ def reshape(input: Tensor, shape) -> Tensor:
 def view(input: Tensor, *shape) -> Tensor:
     if len(shape) == 1 and isinstance(shape[0], dt.DType):
         raise NotImplementedError("view(dtype) is not supported")
-    shape = infer_reshape(_shape_arg(shape, "view", "size"), input._data.size)
-    if not _can_view(input._data, shape):
+    data = input._data
+    shape = infer_reshape(_shape_arg(shape, "view", "size"), data.size)
+    if not data.flags.c_contiguous and not _can_view(data, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
@@ -688,8 +700,10 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 
 def expand(input: Tensor, *sizes) -> Tensor:
     from ..ir.shapes import expand_shape
-    return apply("expand", [input], {"shape": expand_shape(input._data.shape,
-                                                          _shape_arg(sizes, "expand", "size"))})
+    sizes = _shape_arg(sizes, "expand", "size")
+    shape = input._data.shape
+    return apply("expand", [input], {"shape": sizes if sizes == shape else
+                                     expand_shape(shape, sizes)})
 
 
 def contiguous(input: Tensor) -> Tensor:

@@ -130,6 +130,43 @@ def _is_trivial(spec, shape) -> bool:
     return all(it[0] == "slice" and it[1:] == (0, n, 1) for it, n in zip(spec, shape))
 
 
+def _plain_spec(t: Tensor, key):
+    """The spec of a key of Python ints and forward slices within the tensor's dims (a loop's
+    `x[i]`, `x[:, 1]`, `x[0, 3]`) without `_normalise`'s general pass; None for any other key
+    (which `_normalise` checks, and whose errors it phrases)."""
+    if key.__class__ is int:
+        key = (key,)
+    elif key.__class__ is not tuple:
+        return None
+    shape = t._data.shape
+    if len(key) > len(shape):
+        return None
+    spec = []
+    for k, n in zip(key, shape):
+        c = k.__class__
+        if c is int:  # (not bool: its class is bool)
+            if not -n <= k < n:
+                return None
+            spec.append(("int", k + n if k < 0 else k))
+        elif c is slice and (k.step is None or k.step > 0):
+            spec.append(("slice",) + k.indices(n))
+        else:
+            return None
+    return tuple(spec)
+
+
+def _basic(t: Tensor, spec: tuple) -> Tensor:
+    """t[spec] for a spec of ints, slices and new dims: one `index`, named as PyTorch names it
+    (x[0] is a select, x[1:] a slice)."""
+    r = D.apply("index", [t], {"spec": spec})
+    if r._node is not None:
+        tags = {it[0] for it in spec}
+        name = "SelectBackward0" if "int" in tags else (
+            "UnsqueezeBackward0" if tags == {"none"} else "SliceBackward0")
+        A.label(r, name, t)
+    return r
+
+
 def getitem(t: Tensor, key) -> Tensor:
     if D.RECORDER is None and not (D.GRAD_ENABLED and D.needs_grad(t)):
         r = _basic_view(t, key)
@@ -140,17 +177,13 @@ def getitem(t: Tensor, key) -> Tensor:
         # a lone 0-d mask: a new leading dim of size 1 (True) or 0 (False), as in PyTorch
         r = D.apply("index", [t], {"spec": (("none",),)})
         return r if bool(key) else D.apply("index", [r], {"spec": (("slice", 0, 0, 1),)})
+    spec = _plain_spec(t, key)
+    if spec is not None:
+        return _basic(t, spec)
     items = _normalise(t, key)
     advanced = [it for it in items if it[0] in ("tensor", "mask")]
     if not advanced:
-        spec = tuple(items)
-        r = D.apply("index", [t], {"spec": spec})
-        if r._node is not None:  # PyTorch's names: x[0] is a select, x[1:] a slice
-            tags = {it[0] for it in spec}
-            name = "SelectBackward0" if "int" in tags else (
-                "UnsqueezeBackward0" if tags == {"none"} else "SliceBackward0")
-            A.label(r, name, t)
-        return r
+        return _basic(t, tuple(items))
     # step 1: the basic part, with the advanced dims kept whole
     basic, adv = [], []  # adv: (dim in step 1's result, item)
     src = pos = 0
