@@ -6,8 +6,8 @@ BLAS products, and for the input's gradient a `fold2d`. The copy and the page fa
 buffer for it every step cost as much as the products, and the weight's gradient is 64 small
 products summed. PyTorch's CPU convolution is one op (mkldnn_convolution); so is this one:
 
-    conv2d(x [N, C, H, W], w [O, C/groups, kh, kw], stride, padding, dilation, groups)
-        -> [N, O, OH, OW]        (no bias: the bias add stays an ordinary primitive)
+    conv2d(x [N, C, H, W], w [O, C/groups, kh, kw][, bias [O]], stride, padding, dilation,
+           groups) -> [N, O, OH, OW]     (the bias added as the outputs are stored)
     conv2d_grad_input(g [N, O, OH, OW], w, size=(H, W), ...)        -> [N, C, H, W]
     conv2d_grad_weight(x, g [N, O, OH, OW], kernel=(kh, kw), ...)   -> [O, C/groups, kh, kw]
 
@@ -47,7 +47,9 @@ def _geometry(x: tuple, w: tuple, a: dict) -> tuple:
 
 
 def _conv_shape(shapes, a):
-    x, w = shapes
+    x, w = shapes[0], shapes[1]
+    if len(shapes) == 3 and tuple(shapes[2]) != (w[0],):
+        raise RuntimeError(f"conv2d: a bias {list(shapes[2])} for {w[0]} output channels")
     return (x[0], w[0]) + _geometry(x, w, a)
 
 
@@ -70,7 +72,7 @@ def _grad_weight_shape(shapes, a):
 
 
 def _float_dtype(dtypes, _a):
-    if dtypes[0] is not dtypes[1] or dtypes[0] not in (dt.float32, dt.float64):
+    if any(d is not dtypes[0] for d in dtypes) or dtypes[0] not in (dt.float32, dt.float64):
         raise RuntimeError(f"conv2d: float32 or float64 inputs of one dtype, got {dtypes}")
     return dtypes[0]
 
@@ -91,13 +93,16 @@ def windows(xp, x, kernel: tuple, a: dict):
 
 
 def _conv(xp):
-    def conv2d(x, w, **a):
+    def conv2d(x, w, bias=None, **a):
         n, groups, (o, cg, kh, kw) = x.shape[0], a["groups"], w.shape
         cols = windows(xp, x, (kh, kw), a)
         oh, ow = cols.shape[4], cols.shape[5]
         cols = cols.reshape(n, groups, cg * kh * kw, oh * ow)
         out = xp.matmul(w.reshape(groups, o // groups, cg * kh * kw), cols)
-        return out.reshape(n, o, oh, ow)
+        out = out.reshape(n, o, oh, ow)
+        if bias is not None:
+            out += bias.reshape(o, 1, 1)
+        return out
     return conv2d
 
 
@@ -137,8 +142,11 @@ def _conv_attrs(n) -> dict:
 def _vjp_conv(b, n, g):
     x, w = arg(n, 0), arg(n, 1)
     a = _conv_attrs(n)
-    return (b.op("conv2d_grad_input", g, b.value(w), size=tuple(x.shape[2:]), **a),
-            b.op("conv2d_grad_weight", b.value(x), g, kernel=tuple(w.shape[2:]), **a))
+    grads = (b.op("conv2d_grad_input", g, b.value(w), size=tuple(x.shape[2:]), **a),
+             b.op("conv2d_grad_weight", b.value(x), g, kernel=tuple(w.shape[2:]), **a))
+    if len(n.inputs) == 3:  # the bias's: the cotangent summed over all but the channels
+        grads += (b.op("sum", g, dims=(0, 2, 3), keepdim=False),)
+    return grads
 
 
 def _vjp_grad_input(b, n, u):
@@ -155,10 +163,10 @@ def _vjp_grad_weight(b, n, v):
             b.op("conv2d", b.value(x), v, **a))
 
 
-_def("conv2d", "extern", 2, _conv_shape, _float_dtype, attrs=ATTRS, eager=_conv,
+_def("conv2d", "extern", None, _conv_shape, _float_dtype, attrs=ATTRS, eager=_conv,
      vjp=_vjp_conv, saves=(0, 1), grad_name="ConvolutionBackward0",
-     doc="2-d cross-correlation of x [N, C, H, W] with w [O, C/groups, kh, kw], no bias: "
-         "[N, O, OH, OW]")
+     doc="2-d cross-correlation of x [N, C, H, W] with w [O, C/groups, kh, kw], plus a bias "
+         "[O] where given: [N, O, OH, OW]")
 _def("conv2d_grad_input", "extern", 2, _grad_input_shape, _float_dtype,
      attrs=ATTRS + ("size",), eager=_conv_grad_input, vjp=_vjp_grad_input, saves=(0, 1),
      grad_name="ConvolutionBackwardBackward0",

@@ -23,13 +23,13 @@ def _geometry(x_shape: tuple, w_shape: tuple, out_hw: tuple, a: dict) -> list:
 
 def forward(reference):
     """`conv2d` for numpy arrays, by the kernel where there is one."""
-    def conv2d(x, w, **a):
+    def conv2d(x, w, bias=None, **a):
         k = _kernels(x.dtype, x, w)
         if k is None:
-            return reference(x, w, **a)
+            return reference(x, w, bias, **a)
         oh, ow = _out_size(x.shape[2:], w.shape[2:], a)
         out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
-        _call(k, "forward", (x, w, out), _geometry(x.shape, w.shape, (oh, ow), a))
+        _call(k, "forward", (x, w, out), _geometry(x.shape, w.shape, (oh, ow), a), bias)
         return out
     conv2d.__wrapped__ = reference
     return conv2d
@@ -68,14 +68,19 @@ def _out_size(hw: tuple, kernel: tuple, a: dict) -> tuple:
                  zip(hw, kernel, a["stride"], a["padding"], a["dilation"]))
 
 
-def _call(k, which: str, arrays: tuple, geometry: list) -> None:
+def _call(k, which: str, arrays: tuple, geometry: list, bias=None) -> None:
     functions, ffi = k
     # (the inputs C-contiguous: a cotangent may be a broadcast or a transpose; held until the
     # call returns)
     arrays = [np.ascontiguousarray(a) for a in arrays[:-1]] + [arrays[-1]]
     ptr = "float*" if arrays[0].dtype == np.float32 else "double*"
     geo = ffi.new("long[16]", geometry)
-    if functions[_NAMES.index(which)](*[ffi.cast(ptr, a.ctypes.data) for a in arrays], geo):
+    args = [ffi.cast(ptr, a.ctypes.data) for a in arrays]
+    if which == "forward":  # its bias, or NULL
+        if bias is not None:
+            bias = np.ascontiguousarray(bias)
+        args.append(ffi.NULL if bias is None else ffi.cast(ptr, bias.ctypes.data))
+    if functions[_NAMES.index(which)](*args, geo):
         raise MemoryError(f"conv2d: out of memory for the {which.replace('_', ' ')} kernel's "
                           "buffers")
 
@@ -93,7 +98,8 @@ def _kernels(dtype, *arrays):
 def _build(dtype: np.dtype):
     t = "float" if dtype == np.float32 else "double"
     name = f"ft_conv2d_{t}"
-    cdef = "\n".join(f"int {name}_{f}({t}*, {t}*, {t}*, long*);" for f in _NAMES)
+    cdef = "\n".join(f"int {name}_{f}({t}*, {t}*, {t}*, {'%s*, ' % t if f == 'forward' else ''}"
+                     "long*);" for f in _NAMES)
     built = eager_kernels.template_functions("conv2d.c.j2", dict(t=t, name=name), cdef,
                                              tuple(f"{name}_{f}" for f in _NAMES))
     if built is None:

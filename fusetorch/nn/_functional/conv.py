@@ -172,11 +172,8 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, d
 def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation: tuple,
             groups: int) -> Tensor:
     if _primitive(x):
-        out = D.apply("conv2d", [x, w], {"stride": stride, "padding": padding,
-                                         "dilation": dilation, "groups": groups})
-        if bias is not None:
-            out = out + F.reshape(bias, (w.shape[0], 1, 1))
-        return out
+        return D.apply("conv2d", [x, w] + ([] if bias is None else [bias]), {
+            "stride": stride, "padding": padding, "dilation": dilation, "groups": groups})
     n = x.shape[0]
     out_ch, cg, kh, kw = w.shape
     cols = D.apply("unfold2d", [x], {"kernel": (kh, kw), "stride": stride, "padding": padding,
