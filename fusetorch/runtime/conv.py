@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _threads
 from . import eager_kernels
 
 _NAMES = ("forward", "grad_weight", "grad_input")
@@ -74,7 +75,7 @@ def _call(k, which: str, arrays: tuple, geometry: list, bias=None) -> None:
     # call returns)
     arrays = [np.ascontiguousarray(a) for a in arrays[:-1]] + [arrays[-1]]
     ptr = "float*" if arrays[0].dtype == np.float32 else "double*"
-    geo = ffi.new("long[16]", geometry)
+    geo = ffi.new("long[17]", geometry + [_threads_for(which, arrays, geometry)])
     args = [ffi.cast(ptr, a.ctypes.data) for a in arrays]
     if which == "forward":  # its bias, or NULL
         if bias is not None:
@@ -83,6 +84,23 @@ def _call(k, which: str, arrays: tuple, geometry: list, bias=None) -> None:
     if functions[_NAMES.index(which)](*args, geo):
         raise MemoryError(f"conv2d: out of memory for the {which.replace('_', ' ')} kernel's "
                           "buffers")
+
+
+# From this many multiply-adds a call runs on OpenMP's threads, over samples (a parallel region
+# whose workers slept costs ~10-25 us here; LeNet's layers are 7.5-15 million)
+PARALLEL_FMAS = 2_000_000
+
+
+def _threads_for(which: str, arrays: list, geometry: list) -> int:
+    """fusetorch's thread count for a large call on an idle machine, else 1: while other
+    processes keep the cores busy a worker waits for its turn on one (`_threads.others_busy`,
+    the rule of the BLAS's small products)."""
+    n, c, _, _, o, kh, kw = geometry[:7]
+    fmas = n * o * (c // geometry[13]) * kh * kw * geometry[14] * geometry[15]
+    threads = _threads.get_num_threads()
+    if threads <= 1 or n < 2 or fmas < PARALLEL_FMAS or _threads.others_busy():
+        return 1
+    return threads
 
 
 def _kernels(dtype, *arrays):

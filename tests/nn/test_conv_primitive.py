@@ -232,3 +232,32 @@ def test_conv_transpose2d_is_the_convolutions_input_gradient(stride, padding, ou
                                         dilation)
     assert gradcheck(f, (x, w))
     assert gradgradcheck(f, (x, w))
+
+
+def test_threads_give_the_same_bits(monkeypatch):
+    """On OpenMP's threads (over samples; the weight gradient sums fixed chunks of the batch,
+    then the chunks in order) every kernel gives one thread's bits, and the reference's
+    values."""
+    from fusetorch import _threads
+    if conv._kernels(np.dtype(np.float32), np.zeros(1)) is None:
+        pytest.skip("no C compiler: the reference runs")
+    monkeypatch.setattr(conv, "PARALLEL_FMAS", 0)
+    monkeypatch.setattr(_threads, "others_busy", lambda: False)
+    kernels = (conv.forward(_conv(np)), conv.grad_weight(_conv_grad_weight(np)),
+               conv.grad_input(_conv_grad_input(np)))
+    for xs, ws, stride, padding, dilation, groups in GEOMETRIES:
+        xs = (9,) + xs[1:]  # more samples than chunks, not a multiple of them
+        a = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+        x, w = RNG.standard_normal(xs).astype(np.float32), RNG.standard_normal(ws).astype(np.float32)
+        b = RNG.standard_normal(ws[0]).astype(np.float32)
+        g = RNG.standard_normal(_conv(np)(x, w, **a).shape).astype(np.float32)
+        runs = []
+        for threads in (1, 2, 3):
+            monkeypatch.setattr(_threads, "get_num_threads", lambda n=threads: n)
+            runs.append([kernels[0](x, w, b, **a), kernels[1](x, g, kernel=ws[2:], **a),
+                         kernels[2](g, w, size=xs[2:], **a)])
+        for other in runs[1:]:
+            for u, v in zip(runs[0], other):
+                np.testing.assert_array_equal(u, v)
+        want = _conv(np)(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), **a)
+        np.testing.assert_allclose(runs[0][0], want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
