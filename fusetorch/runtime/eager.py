@@ -146,7 +146,11 @@ def _check_gather_index(index, size, dim):
 
 
 def _gather(xp, x, index, dim):
-    _check_gather_index(index, x.shape[dim], dim)
+    """The `gather` primitive. Its index is in range: torch.gather checks a user's with a
+    `check` primitive first, and the other callers make theirs (an argmax, a sort's order), so
+    no check here (on a GPU it would read values back to the host on every call). A bad index
+    would still not read outside x (numpy bounds-checks every path below), but could read
+    another row's element."""
     if xp is np and index.shape[dim] == 1:
         out = eager_kernels.gather_rows(x, index, dim)
         if out is not None:

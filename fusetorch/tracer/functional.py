@@ -833,7 +833,15 @@ def _check_index(name: str, index: Tensor) -> None:
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     D.check_tensor(input, "gather", "input", 1)
     _check_index("gather", index)
-    return apply("gather", [input, cast(index, dt.int64)], {"dim": norm_dim(dim, input.ndim)})
+    d = norm_dim(dim, input.ndim)
+    size = input.shape[d] if input.ndim else 1
+    # the index checked as its own primitive (so a compiled replay checks it too): the
+    # `gather` primitive trusts its index, which every other caller makes itself (an argmax,
+    # a sort's order), and on a GPU a check reads values back to the host
+    idx = D.check_values(cast(index, dt.int64),
+                         f"index {{value}} is out of bounds for dimension {d} with size {size}",
+                         lo=0, hi=size)
+    return apply("gather", [input, idx], {"dim": d})
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:

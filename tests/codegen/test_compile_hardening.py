@@ -211,6 +211,18 @@ def test_scatter_add_rewritten_as_where_keeps_its_bounds_check():
                           "index 4 is out of bounds for dimension 1 with size 4")
 
 
+@pytest.mark.parametrize("bad, first", [([[0, 5], [7, 1]], 5), ([[1, -1], [0, 0]], -1)])
+def test_gather_checks_a_users_index_in_the_graph(bad, first):
+    """torch.gather's index is a `check` primitive before the gather (which trusts its index:
+    its other callers make theirs), eager and compiled, naming the first bad value as PyTorch
+    does (checked by hand against PyTorch 2.13)."""
+    x = torch.arange(6.0).reshape(2, 3)
+    _raises_on_third_call(lambda a, i: torch.gather(a, 1, i) * 2,
+                          (x, torch.tensor([[0, 2], [1, 1]])), (x, torch.tensor(bad)),
+                          RuntimeError, f"index {first} is out of bounds for dimension 1 with "
+                                        "size 3")
+
+
 def test_checks_are_in_the_graph_once():
     cf = torch.compile(lambda i, w: F.embedding(i, w).sum())
     w = torch.randn(5, 3)
