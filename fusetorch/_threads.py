@@ -203,6 +203,18 @@ def matmul(a, b):
         return matmul(rows, b).reshape(sa[:-1] + sb[-1:])
     if len(sa) and len(sb):
         mnk = (sa[-2] if len(sa) > 1 else 1) * sa[-1] * (sb[-1] if len(sb) > 1 else 1)
-        if _BLAS_SERIAL_BY_ITSELF < mnk and 2 * mnk < SERIAL_FLOPS and others_busy():
-            return _serial_matmul(a, b)
+        if _BLAS_SERIAL_BY_ITSELF < mnk:
+            if 2 * mnk < SERIAL_FLOPS and others_busy():
+                return _serial_matmul(a, b)
+            global last_threaded_product
+            last_threaded_product = time.monotonic()
     return np.matmul(a, b)
+
+
+# When the BLAS last ran a product it may thread (time.monotonic()): its worker threads then
+# spin for ~0.1 s waiting for more (OpenBLAS's THREAD_TIMEOUT), on the cores OpenMP's workers
+# would use, so the C kernels that could share their work (runtime/conv.py) keep to one thread
+# meanwhile: beside the spinning worker a second OpenMP thread gained 7% on a convolution
+# that it ran 1.9x faster with the BLAS on one thread.
+last_threaded_product = float("-inf")
+BLAS_SPIN = 0.1

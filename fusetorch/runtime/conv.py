@@ -9,6 +9,8 @@ compile trace (which builds nothing: runtime/eager_kernels.py), the reference ru
 values agree to rounding (the kernels sum in another order)."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .. import _threads
@@ -94,11 +96,13 @@ PARALLEL_FMAS = 2_000_000
 def _threads_for(which: str, arrays: list, geometry: list) -> int:
     """fusetorch's thread count for a large call on an idle machine, else 1: while other
     processes keep the cores busy a worker waits for its turn on one (`_threads.others_busy`,
-    the rule of the BLAS's small products)."""
+    the rule of the BLAS's small products), and while the BLAS's workers spin after a product
+    they got (`_threads.last_threaded_product`)."""
     n, c, _, _, o, kh, kw = geometry[:7]
     fmas = n * o * (c // geometry[13]) * kh * kw * geometry[14] * geometry[15]
     threads = _threads.get_num_threads()
-    if threads <= 1 or n < 2 or fmas < PARALLEL_FMAS or _threads.others_busy():
+    if threads <= 1 or n < 2 or fmas < PARALLEL_FMAS or _threads.others_busy() or \
+            time.monotonic() - _threads.last_threaded_product < _threads.BLAS_SPIN:
         return 1
     return threads
 

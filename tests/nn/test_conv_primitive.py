@@ -261,3 +261,24 @@ def test_threads_give_the_same_bits(monkeypatch):
                 np.testing.assert_array_equal(u, v)
         want = _conv(np)(x.astype(np.float64), w.astype(np.float64), b.astype(np.float64), **a)
         np.testing.assert_allclose(runs[0][0], want, rtol=2e-5, atol=2e-5 * np.abs(want).max())
+
+
+def test_threads_only_on_an_idle_machine_with_the_blas_asleep(monkeypatch):
+    """A large call shares its samples among fusetorch's threads, unless other processes keep
+    the cores busy or the BLAS's workers still spin after a product they got (beside them a
+    second OpenMP thread gained 7% where it gave 1.9x)."""
+    import time
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "get_num_threads", lambda: 2)
+    monkeypatch.setattr(_threads, "others_busy", lambda: False)
+    monkeypatch.setattr(_threads, "last_threaded_product", float("-inf"))
+    geometry = [64, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1, 1, 10, 10]  # 15 million FMAs
+    assert conv._threads_for("forward", [], geometry) == 2
+    assert conv._threads_for("forward", [], [1] + geometry[1:]) == 1  # one sample
+    assert conv._threads_for("forward", [], geometry[:4] + [1] + geometry[5:]) == 1  # small
+    _threads.matmul(np.ones((64, 400), np.float32), np.ones((400, 120), np.float32))
+    assert time.monotonic() - _threads.last_threaded_product < 1
+    assert conv._threads_for("forward", [], geometry) == 1
+    monkeypatch.setattr(_threads, "last_threaded_product", time.monotonic() - 1)
+    monkeypatch.setattr(_threads, "others_busy", lambda: True)
+    assert conv._threads_for("forward", [], geometry) == 1
