@@ -47,6 +47,12 @@ def _env_flops(name: str, default: int) -> int:
 # on one BLAS thread; larger ones on the BLAS's own count (set by set_num_threads,
 # OMP_NUM_THREADS, OPENBLAS_NUM_THREADS). 0 turns the rule off.
 SERIAL_FLOPS: int = _env_flops("FUSETORCH_BLAS_SERIAL_FLOPS", 64_000_000)
+# A product of fewer floating-point operations than this runs on one BLAS thread even on an idle
+# machine: threaded, it saves less than the BLAS's workers then cost by spinning ~0.1 s on the
+# other core, where OpenMP's C kernels would run (runtime/conv.py keeps to one thread meanwhile:
+# a LeNet step, whose Linear products are 6 MFLOP, took 5.9-6.2 ms so, 4.7-5.3 ms with them on
+# one thread and its convolutions on two). 0 turns it off.
+ALWAYS_SERIAL_FLOPS: int = _env_flops("FUSETORCH_BLAS_ALWAYS_SERIAL_FLOPS", 8_000_000)
 # At or below this many multiply-adds OpenBLAS runs one thread by itself (its
 # GEMM_MULTITHREAD_THRESHOLD * SMP_THRESHOLD_MIN): nothing to set, so nothing is spent.
 _BLAS_SERIAL_BY_ITSELF = 4 * 65536
@@ -192,8 +198,8 @@ def _serial_matmul(a, b):
 
 def matmul(a, b):
     """np.matmul(a, b), on one BLAS thread when one matrix product of it (numpy calls the BLAS
-    once per matrix of a batch) takes fewer than SERIAL_FLOPS floating-point operations while
-    other processes keep the cores busy."""
+    once per matrix of a batch) takes fewer than ALWAYS_SERIAL_FLOPS floating-point
+    operations, or fewer than SERIAL_FLOPS while other processes keep the cores busy."""
     sa, sb = a.shape, b.shape
     if len(sa) > 2 and len(sb) == 2:
         # a stack of matrices times one matrix is one product of all their rows: numpy would
@@ -204,7 +210,7 @@ def matmul(a, b):
     if len(sa) and len(sb):
         mnk = (sa[-2] if len(sa) > 1 else 1) * sa[-1] * (sb[-1] if len(sb) > 1 else 1)
         if _BLAS_SERIAL_BY_ITSELF < mnk:
-            if 2 * mnk < SERIAL_FLOPS and others_busy():
+            if 2 * mnk < ALWAYS_SERIAL_FLOPS or 2 * mnk < SERIAL_FLOPS and others_busy():
                 return _serial_matmul(a, b)
             global last_threaded_product
             last_threaded_product = time.monotonic()

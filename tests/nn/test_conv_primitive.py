@@ -276,7 +276,7 @@ def test_threads_only_on_an_idle_machine_with_the_blas_asleep(monkeypatch):
     assert conv._threads_for("forward", [], geometry) == 2
     assert conv._threads_for("forward", [], [1] + geometry[1:]) == 1  # one sample
     assert conv._threads_for("forward", [], geometry[:4] + [1] + geometry[5:]) == 1  # small
-    _threads.matmul(np.ones((64, 400), np.float32), np.ones((400, 120), np.float32))
+    _threads.matmul(np.ones((64, 1000), np.float32), np.ones((1000, 100), np.float32))
     assert time.monotonic() - _threads.last_threaded_product < 1
     assert conv._threads_for("forward", [], geometry) == 1
     monkeypatch.setattr(_threads, "last_threaded_product", time.monotonic() - 1)

@@ -102,12 +102,25 @@ def test_small_products_run_on_one_blas_thread_and_the_count_is_put_back(
 
 def test_products_above_the_threshold_keep_the_blas_count(two_blas_threads, monkeypatch):
     from fusetorch import _threads
+    monkeypatch.setattr(_threads, "ALWAYS_SERIAL_FLOPS", 0)
     monkeypatch.setattr(_threads, "SERIAL_FLOPS", 1_000_000)
     a, b = _product(64, 100, 100)  # 1.28 MFLOP
     _threads.matmul(a, b)
     monkeypatch.setattr(_threads, "SERIAL_FLOPS", 0)  # 0: the rule is off
     _threads.matmul(*_product(64, 1000, 100))
     assert two_blas_threads == [[2] * len(_blas_counts())] * 2
+
+
+def test_small_products_take_one_thread_also_on_an_idle_machine(two_blas_threads,
+                                                               monkeypatch):
+    """Below ALWAYS_SERIAL_FLOPS a product runs on one BLAS thread whatever the load (its
+    spinning workers would cost the C kernels more than a second thread saves it); above, on
+    an idle machine, with the BLAS's count."""
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "others_busy", lambda: False)
+    _threads.matmul(*_product(64, 400, 120))  # 6.1 MFLOP: LeNet's first Linear
+    _threads.matmul(*_product(64, 1000, 100))  # 12.8 MFLOP
+    assert two_blas_threads == [[1] * len(_blas_counts()), [2] * len(_blas_counts())]
 
 
 def test_torch_matmul_goes_through_the_rule(two_blas_threads):
