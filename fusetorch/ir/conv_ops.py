@@ -83,7 +83,7 @@ def windows(xp, x, kernel: tuple, a: dict):
     if ph or pw:
         x = xp.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)))
     n, c, h, w = x.shape
-    oh, ow = (h - dh * (kh - 1) - 1) // sh + 1, (w - dw * (kw - 1) - 1) // sw + 1
+    oh, ow = _window_out(h, kh, sh, 0, dh), _window_out(w, kw, sw, 0, dw)  # (padded already)
     s0, s1, s2, s3 = x.strides
     # one copy of a strided view (on a GPU one launch, where a copy per window position
     # would be kh * kw)

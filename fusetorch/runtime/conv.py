@@ -14,6 +14,7 @@ import time
 import numpy as np
 
 from .. import _threads
+from ..ir.ops import _window_out
 from . import eager_kernels
 
 _NAMES = ("forward", "grad_weight", "grad_input")
@@ -30,7 +31,8 @@ def forward(reference):
         k = _kernels(x.dtype, x, w)
         if k is None:
             return reference(x, w, bias, **a)
-        oh, ow = _out_size(x.shape[2:], w.shape[2:], a)
+        oh, ow = (_window_out(n, k, s, p, d) for n, k, s, p, d in zip(
+            x.shape[2:], w.shape[2:], a["stride"], a["padding"], a["dilation"]))
         out = np.empty((x.shape[0], w.shape[0], oh, ow), x.dtype)
         _call(k, "forward", (x, w, out), _geometry(x.shape, w.shape, (oh, ow), a), bias)
         return out
@@ -66,23 +68,17 @@ def grad_input(reference):
     return conv2d_grad_input
 
 
-def _out_size(hw: tuple, kernel: tuple, a: dict) -> tuple:
-    return tuple((s + 2 * p - d * (k - 1) - 1) // st + 1 for s, k, st, p, d in
-                 zip(hw, kernel, a["stride"], a["padding"], a["dilation"]))
-
-
 def _call(k, which: str, arrays: tuple, geometry: list, bias=None) -> None:
     functions, ffi = k
     # (the inputs C-contiguous: a cotangent may be a broadcast or a transpose; held until the
     # call returns)
     arrays = [np.ascontiguousarray(a) for a in arrays[:-1]] + [arrays[-1]]
-    ptr = "float*" if arrays[0].dtype == np.float32 else "double*"
-    geo = ffi.new("long[17]", geometry + [_threads_for(which, arrays, geometry)])
-    args = [ffi.cast(ptr, a.ctypes.data) for a in arrays]
-    if which == "forward":  # its bias, or NULL
-        if bias is not None:
-            bias = np.ascontiguousarray(bias)
-        args.append(ffi.NULL if bias is None else ffi.cast(ptr, bias.ctypes.data))
+    if bias is not None:
+        bias = np.ascontiguousarray(bias)
+    geo = ffi.new("long[17]", geometry + [_threads_for(geometry)])
+    args = eager_kernels.pointers(ffi, arrays + ([] if bias is None else [bias]))
+    if which == "forward" and bias is None:
+        args.append(ffi.NULL)
     if functions[_NAMES.index(which)](*args, geo):
         raise MemoryError(f"conv2d: out of memory for the {which.replace('_', ' ')} kernel's "
                           "buffers")
@@ -93,7 +89,7 @@ def _call(k, which: str, arrays: tuple, geometry: list, bias=None) -> None:
 PARALLEL_FMAS = 2_000_000
 
 
-def _threads_for(which: str, arrays: list, geometry: list) -> int:
+def _threads_for(geometry: list) -> int:
     """fusetorch's thread count for a large call on an idle machine, else 1: while other
     processes keep the cores busy a worker waits for its turn on one (`_threads.others_busy`,
     the rule of the BLAS's small products), and while the BLAS's workers spin after a product
@@ -118,12 +114,10 @@ def _kernels(dtype, *arrays):
 
 
 def _build(dtype: np.dtype):
-    t = "float" if dtype == np.float32 else "double"
+    t = eager_kernels.c_type(dtype)
     name = f"ft_conv2d_{t}"
     cdef = "\n".join(f"int {name}_{f}({t}*, {t}*, {t}*, {'%s*, ' % t if f == 'forward' else ''}"
                      "long*);" for f in _NAMES)
     built = eager_kernels.template_functions("conv2d.c.j2", dict(t=t, name=name), cdef,
                                              tuple(f"{name}_{f}" for f in _NAMES))
-    if built is None:
-        return False
-    return built
+    return False if built is None else built

@@ -255,6 +255,18 @@ def _build(arrays: list, make):
     return False if program is None else program
 
 
+def c_type(dtype) -> str:
+    """The C type of a hand-written kernel's float32 or float64 values."""
+    return "float" if dtype == np.float32 else "double"
+
+
+def pointers(ffi, arrays: list) -> list:
+    """Typed pointers to float arrays of one dtype, C-contiguous, for a hand-written kernel
+    (the caller holds the arrays until the call returns)."""
+    ptr = c_type(arrays[0].dtype) + "*"
+    return [ffi.cast(ptr, a.ctypes.data) for a in arrays]
+
+
 def template_functions(template: str, ctx: dict, cdef: str, names: tuple):
     """([function per name], ffi) of a template kernel (templates/c/<template>) rendered with
     `ctx`, built and loaded through the kernel cache; None without a compiler (said once)."""
@@ -273,7 +285,7 @@ def template_functions(template: str, ctx: dict, cdef: str, names: tuple):
 def _build_add_rows(dtype: np.dtype):
     """The row accumulation kernel for a dtype as a function of (out, rows, v, n, width);
     False without a compiler."""
-    t = "float" if dtype == np.float32 else "double"
+    t = c_type(dtype)
     name = f"ft_add_rows_{t}"
     built = template_functions("add_rows.c.j2", dict(t=t, name=name),
                                f"void {name}({t}*, int64_t*, {t}*, long, long);", (name,))
@@ -293,7 +305,7 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw)
     without a compiler."""
     import hashlib
     from ..codegen.render import PARALLEL_WORK
-    t = "float" if x.dtype == np.float32 else "double"
+    t = c_type(x.dtype)
     strides = tuple(s // x.itemsize for s in x.strides)
     (kh, kw), (oh, ow) = kernel, out_hw
     ctx = dict(t=t, strides=strides, oh=oh, ow=ow, kh=kh, kw=kw,

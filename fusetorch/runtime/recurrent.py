@@ -32,7 +32,7 @@ def scan(reference):
         ws = np.empty((6, t_len, batch, hid), gi.dtype)
         scratch = np.empty((hid + batch) * (4 * hid + _PAD), gi.dtype)
         arrays = _dense(gi, h0, c0, w_hh)  # (held until the call returns)
-        forward(*_pointers(ffi, arrays + [ws, scratch]), t_len, batch, int(reverse))
+        forward(*eager_kernels.pointers(ffi, arrays + [ws, scratch]), t_len, batch, int(reverse))
         return ws
     lstm_scan.__wrapped__ = reference
     return lstm_scan
@@ -49,7 +49,7 @@ def scan_grad(reference):
         out = np.empty((t_len + 1, batch, 4 * hid), ws.dtype)
         scratch = np.empty((4 * hid + batch) * (hid + _PAD) + batch * hid, ws.dtype)
         arrays = _dense(gws, ws, c0, w_hh)
-        backward(*_pointers(ffi, arrays + [out, scratch]), t_len, batch, int(reverse))
+        backward(*eager_kernels.pointers(ffi, arrays + [out, scratch]), t_len, batch, int(reverse))
         return out
     lstm_scan_grad.__wrapped__ = reference
     return lstm_scan_grad
@@ -58,11 +58,6 @@ def scan_grad(reference):
 def _dense(*arrays) -> list:
     """The arrays C-contiguous (copied where they are not: a cotangent may be a broadcast)."""
     return [np.ascontiguousarray(a) for a in arrays]
-
-
-def _pointers(ffi, arrays: list) -> list:
-    ptr = "float*" if arrays[0].dtype == np.float32 else "double*"
-    return [ffi.cast(ptr, a.ctypes.data) for a in arrays]
 
 
 def _kernels(dtype, hid: int):
@@ -74,7 +69,7 @@ def _kernels(dtype, hid: int):
 
 
 def _build(dtype: np.dtype, hid: int):
-    t = "float" if dtype == np.float32 else "double"
+    t = eager_kernels.c_type(dtype)
     ctx = dict(t=t, hid=hid, exp="expf" if t == "float" else "exp",
                tanh="tanhf" if t == "float" else "tanh")
     name = ctx["name"] = "ft_lstm_" + hashlib.sha256(

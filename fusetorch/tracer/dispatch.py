@@ -252,7 +252,7 @@ def elementwise(name: str, *args) -> Tensor:
         out = be.impl[name](*[a._data if isinstance(a, Tensor) else a for a in ins])
     except MemoryError as e:
         raise allocator_error(e) from None
-    out = _as_array(out, out_dtype, be)
+    out = _as_array(out, NP_DTYPES[out_dtype], be)
     if out.shape != shape:  # an op whose eager result does not broadcast like the rule says
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, out_dtype, be)
@@ -266,11 +266,12 @@ def elementwise(name: str, *args) -> Tensor:
     return result
 
 
-def _as_array(out, d: dt.DType, be):
-    npdt = NP_DTYPES[d]
+def _as_array(out, npdt, be):
+    """The eager result as an array of `be` of numpy dtype `npdt` (a scalar or another
+    dtype converted)."""
     if out.__class__ is not _ndarray:
         out = be.xp.asarray(out)
-    if out.dtype != npdt:
+    if out.dtype is not npdt and out.dtype != npdt:
         out = out.astype(npdt)
     return out
 
@@ -351,21 +352,16 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
         t0 = tensors[0]
         be, arrays = t0._be, [t0._data]
-        try:
-            key = (name, t0._data.shape, t0._dtype, *attrs.items())
-            rules = _RULES.get(key)
-        except TypeError:  # an unhashable attribute value (a list): the rules run every call
-            key = rules = None
+        key = (name, t0._data.shape, t0._dtype, *attrs.items())
     else:
         be = _check_devices(tensors)
         arrays = [t._data for t in tensors]
-        try:
-            key = (name, *[a.shape for a in arrays], *[t._dtype for t in tensors],
-                   *attrs.items())
-            rules = _RULES.get(key)
-        except TypeError:
-            key = rules = None
+        key = (name, *[a.shape for a in arrays], *[t._dtype for t in tensors], *attrs.items())
     # the shape and dtype rules are pure: a loop's calls repeat their arguments
+    try:
+        rules = _RULES.get(key)
+    except TypeError:  # an unhashable attribute value (a list): the rules run every call
+        key = rules = None
     if rules is None:
         shapes = [a.shape for a in arrays]
         shape = opdef.shape(shapes, attrs) if opdef.shape is not None else None
@@ -382,10 +378,7 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
         raise allocator_error(e) from None
     if opdef.crosses_device:
         be = _device.backend(attrs["device"])
-    if out.__class__ is not _ndarray:
-        out = be.xp.asarray(out)
-    if out.dtype is not npdt and out.dtype != npdt:
-        out = out.astype(npdt)
+    out = _as_array(out, npdt, be)
     if shape is not None and out.shape != shape:
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
@@ -435,7 +428,7 @@ def source(name: str, attrs: dict, be) -> Tensor:
         out = be.impl[name](**attrs)
     except MemoryError:
         raise out_of_memory(attrs["shape"], attrs["dtype"]) from None
-    result = _new(_as_array(out, attrs["dtype"], be), attrs["dtype"], be)
+    result = _new(_as_array(out, NP_DTYPES[attrs["dtype"]], be), attrs["dtype"], be)
     if RECORDER is not None:
         RECORDER.record(name, [], attrs, result)
     return result

@@ -273,12 +273,12 @@ def test_threads_only_on_an_idle_machine_with_the_blas_asleep(monkeypatch):
     monkeypatch.setattr(_threads, "others_busy", lambda: False)
     monkeypatch.setattr(_threads, "last_threaded_product", float("-inf"))
     geometry = [64, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1, 1, 10, 10]  # 15 million FMAs
-    assert conv._threads_for("forward", [], geometry) == 2
-    assert conv._threads_for("forward", [], [1] + geometry[1:]) == 1  # one sample
-    assert conv._threads_for("forward", [], geometry[:4] + [1] + geometry[5:]) == 1  # small
+    assert conv._threads_for(geometry) == 2
+    assert conv._threads_for([1] + geometry[1:]) == 1  # one sample
+    assert conv._threads_for(geometry[:4] + [1] + geometry[5:]) == 1  # small
     _threads.matmul(np.ones((64, 1000), np.float32), np.ones((1000, 100), np.float32))
     assert time.monotonic() - _threads.last_threaded_product < 1
-    assert conv._threads_for("forward", [], geometry) == 1
+    assert conv._threads_for(geometry) == 1
     monkeypatch.setattr(_threads, "last_threaded_product", time.monotonic() - 1)
     monkeypatch.setattr(_threads, "others_busy", lambda: True)
-    assert conv._threads_for("forward", [], geometry) == 1
+    assert conv._threads_for(geometry) == 1
