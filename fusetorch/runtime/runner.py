@@ -33,26 +33,28 @@ class Runner:
         from_kernel = set()  # slots written by kernels: C-contiguous, of a known shape
         impl, xp = backend.impl, backend.xp
         reusable = _reusable(graph, plan.partition.steps)
-        schedule, k = [], 0
+        schedule, consts, made_once, k = [], [], set(), 0
         for step in plan.partition.steps:
             if isinstance(step, fuse.Extern):
                 node = step.node
                 args = []
                 for i in node.inputs:
-                    if id(i) in slot:
-                        args.append(slot[id(i)])
-                    else:  # a scalar constant no step computes: evaluated once, here
-                        args.append((eval_node(i, [], impl, xp),))
+                    if id(i) not in slot:  # a scalar constant no step computes: evaluated once
+                        slot[id(i)] = len(slot)
+                        consts.append((slot[id(i)], eval_node(i, [], impl, xp)))
+                    args.append(slot[id(i)])
                 dense = layout_kind(node) == "dense"
+                slot[id(node)] = len(slot)
                 if node.op == "constant" and not node.inputs:
                     value = eval_node(node, [], impl, xp)
                     if dense and not value.flags.c_contiguous:  # (never 0-d: those are)
                         value = xp.ascontiguousarray(value)
+                    consts.append((slot[id(node)], value))
+                    made_once.add(len(schedule))
                     fn, attrs, dense = (lambda v=value: v), {}, False
                 else:
                     fn, attrs = impl[node.op], dict(node.attrs)
-                slot[id(node)] = len(slot)
-                schedule.append((_EXTERN, fn, args, attrs, slot[id(node)],
+                schedule.append((_EXTERN, fn, tuple(args), attrs, slot[id(node)],
                                  NP_DTYPES[node.dtype], dense, id(node) in reusable))
                 continue
             ins = [slot[id(n)] for n in step.inputs]
@@ -72,22 +74,27 @@ class Runner:
             k += 1
         self.schedule = schedule
         self._output_slots = [slot[id(o)] for o in graph.outputs]
+        # constants are made once: a call starts from a copy of this list (its slots past the
+        # inputs hold them), and runs only the steps that compute something
         self._env = [None] * len(slot)
+        for i, v in consts:
+            self._env[i] = v
+        self._steps = [s for pos, s in enumerate(schedule) if pos not in made_once]
 
     def run(self, arrays: list, program=None, prof=None) -> list:
         """The graph's outputs for input `arrays`. `prof`: the active profiler, told of each
         step (as a step of `program`)."""
-        env = self._env
+        env = self._env.copy()  # (a list of the call's own: runs may nest, in backward hooks)
         env[:len(arrays)] = arrays
         ffi = self.ffi
         ptr = ffi.from_buffer if ffi is not None else None
         xp = self.xp
-        for step in self.schedule:
+        for step in (self._steps if prof is None else self.schedule):  # (the profiler: all)
             if step[0] is _EXTERN:
                 _, fn, args, attrs, out, want, dense, reuse = step
                 if prof is not None:
                     t0 = _now()
-                values = [env[i] if type(i) is int else i[0] for i in args]
+                values = [env[i] for i in args]
                 if reuse and values[0].base is None and \
                         getattr(values[0].flags, "writeable", True):
                     # its input 0 is dead from here on and owns its memory: written over
@@ -129,9 +136,7 @@ class Runner:
                        for i in ins], *[ptr(_CTYPES[a.dtype.char] + "[]", a) for a in prev])
             if prof is not None:
                 prof.program_step(program, step, t0, _now(), env)
-        outs = [env[i] for i in self._output_slots]
-        env[:] = [None] * len(env)  # hold no arrays between calls
-        return outs
+        return [env[i] for i in self._output_slots]
 
     def _refuse(self, k: int, arrays: list) -> None:
         want = [(tuple(lay.shape), lay.strides) for lay in self.plan.input_layouts(k)]

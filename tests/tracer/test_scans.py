@@ -565,3 +565,30 @@ def test_topk_takes_the_first_of_tied_values_whatever_the_partition():
                 if not largest:  # NaN is the largest: the smallest never take it first
                     want = sorted(range(n), key=lambda j: (np.isnan(row[j]), key[j], j))
                 assert got == want[:k], (row.tolist(), k, largest, got, want[:k])
+
+
+@pytest.mark.parametrize("dim", [0, 1])
+def test_topk_of_one_is_the_first_extreme_nan_largest(dim):
+    # k=1 (argmax/argmin underneath): the first of tied values, NaN the largest (an all-NaN
+    # row gives its first NaN either way), -0.0 and 0.0 equal. Reference: a Python sort on
+    # (value, index) of each row.
+    rows = [[0.0, -0.0, -1.0], [-0.0, 0.0, -2.0], [1.0, np.nan, 3.0, np.nan],
+            [np.nan, np.nan, np.nan], [2.0, 2.0, -5.0, -5.0], [np.inf, np.nan, -np.inf, 1.0]]
+    for row in rows:
+        a = np.array([row, row[::-1]])
+        a = a if dim == 1 else a.T.copy()
+        for dtype in (torch.float32, torch.float64):
+            for largest in (True, False):
+                v, i = torch.topk(_t(a, dtype), 1, dim=dim, largest=largest)
+                lines = a if dim == 1 else a.T
+                got = i.numpy().reshape(-1).tolist()
+                for line, g in zip(lines, got):
+                    key = [(np.inf if np.isnan(x) else x) for x in line]
+                    if largest:
+                        want = sorted(range(len(line)), key=lambda j: (-key[j], not np.isnan(line[j]), j))
+                    else:
+                        want = sorted(range(len(line)), key=lambda j: (np.isnan(line[j]), key[j], j))
+                    assert g == want[0], (line.tolist(), largest, g, want[0])
+    ints = torch.tensor([[3, 7, 7, 1], [1, 1, 0, 0]])
+    assert torch.topk(ints, 1).indices.tolist() == [[1], [0]]
+    assert torch.topk(ints, 1, largest=False).indices.tolist() == [[3], [2]]
