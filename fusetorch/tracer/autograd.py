@@ -116,6 +116,7 @@ def is_grad_enabled() -> bool:
 # ---------------------------------------------------------------- recording
 
 def _saved_entry(t: Tensor):
+    t._saved = True  # (an in-place write to t then looks for the nodes that saved it)
     root = t._base if t._base is not None else t  # (t._root(), inlined: runs per saved value)
     vc = root._vc
     if vc is None:

@@ -500,7 +500,7 @@ def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:
     if not writeable(t._data):
         raise RuntimeError(_OVERLAP)
     grad = check_inplace(t, value)
-    if grad and value._node is not None:
+    if grad and value._node is not None and getattr(t, "_saved", False):
         _keep_original(t, value._node)
     if RECORDER is not None or grad:
         value = cast(value, t._dtype)
@@ -528,7 +528,8 @@ def _keep_original(t: Tensor, node) -> None:
     self of an in-place op. Those ops read `t`, so they lie between `t`'s node and the
     result's: a breadth-first walk back from the result, never past `t`'s own node, finds
     them (bounded at 64 nodes: a composite is a handful). Only values still current are kept:
-    one saved before an earlier write is left to fail its version check, as in PyTorch."""
+    one saved before an earlier write is left to fail its version check, as in PyTorch. Only
+    called for a tensor some node saved (`t._saved`): `loss += l` in a loop walks nothing."""
     stop, seen, queue = t._node, set(), [node]
     while queue and len(seen) < 64:
         n = queue.pop(0)
