@@ -117,7 +117,7 @@ class Schedule:
     the nodes as steps over slots of a list, made once, with constants evaluated once. The
     values are `eval_node`'s, so the same as `run_graph`'s (without its in-place reuse)."""
 
-    __slots__ = ("steps", "n_inputs", "n_slots", "outputs", "xp", "_consts")
+    __slots__ = ("steps", "n_inputs", "outputs", "xp", "_env")
 
     def __init__(self, graph: Graph, impl: dict, xp):
         slot = {id(n): i for i, n in enumerate(graph.inputs)}
@@ -129,21 +129,34 @@ class Schedule:
             if node.op == "constant" and not node.inputs:
                 consts.append((slot[id(node)], eval_node(node, [], impl, xp)))
                 continue
-            steps.append((impl[node.op], tuple(slot[id(i)] for i in node.inputs),
-                          node.attrs, slot[id(node)], NP_DTYPES[node.dtype]))
-        self.steps, self.n_inputs, self.n_slots, self.xp = steps, len(graph.inputs), len(slot), xp
+            # (a step's function and its input slots unpacked by arity: a call per step is
+            # a few hundred ns, a comprehension building its arguments as much again)
+            ins = tuple(slot[id(i)] for i in node.inputs)
+            steps.append((impl[node.op], len(ins), ins[0] if ins else None,
+                          ins[1] if len(ins) > 1 else None, ins, node.attrs or None,
+                          slot[id(node)], NP_DTYPES[node.dtype]))
+        self.steps, self.n_inputs, self.xp = steps, len(graph.inputs), xp
         self.outputs = tuple(slot[id(o)] for o in graph.outputs)
-        self._consts = consts
+        # a run starts from a copy of this list: the constants, evaluated once, in their slots
+        self._env = [None] * len(slot)
+        for i, v in consts:
+            self._env[i] = v
 
     def run(self, inputs: list) -> list:
-        env = list(inputs) + [None] * (self.n_slots - self.n_inputs)
-        for i, v in self._consts:
-            env[i] = v
-        asarray = self.xp.asarray
-        for fn, args, attrs, out, dtype in self.steps:
-            a = fn(*[env[i] for i in args], **attrs) if attrs else fn(*[env[i] for i in args])
-            a = asarray(a)
-            if a.dtype != dtype:
+        env = self._env.copy()
+        env[:self.n_inputs] = inputs
+        xp = self.xp
+        ndarray, asarray = xp.ndarray, xp.asarray
+        for fn, n, i0, i1, ins, attrs, out, dtype in self.steps:
+            if n == 1:
+                a = fn(env[i0], **attrs) if attrs else fn(env[i0])
+            elif n == 2:
+                a = fn(env[i0], env[i1], **attrs) if attrs else fn(env[i0], env[i1])
+            else:
+                a = fn(*[env[i] for i in ins], **attrs) if attrs else fn(*[env[i] for i in ins])
+            if a.__class__ is not ndarray:
+                a = asarray(a)
+            if a.dtype is not dtype and a.dtype != dtype:
                 a = a.astype(dtype)
             env[out] = a
         return [env[i] for i in self.outputs]

@@ -383,7 +383,8 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     t = D.cast(target, dt.int64)
     keep = t != ignore_index
     t = F.where(keep, t, 0)
-    picked = F.gather(input, cdim, t.unsqueeze(cdim)).squeeze(cdim)
+    # (the gather primitive, not torch.gather, which would check the index again)
+    picked = D.apply("gather", [input, t.unsqueeze(cdim)], {"dim": cdim}).squeeze(cdim)
     w = None
     if weight is not None:
         w_t = F.index_select(weight, 0, t.reshape(-1)).reshape(tuple(t.shape))
