@@ -344,6 +344,16 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
     # the values are gathered at the returned indices, so that the gradient goes to that index
     # (PyTorch's max(dim)); a plain max reduction would share it among ties
     idx = apply(arg, [x], {"dims": (d,), "keepdim": True})
+    if D.RECORDER is None and D.PROFILE is None and not (D.GRAD_ENABLED and D.needs_grad(x)):
+        # nothing records: the gather and the reshapes on the arrays (fresh ones: no views of
+        # the input), by the primitives' own eager functions (a q-network's max under no_grad,
+        # an accuracy's max(1): 26 -> 11 us for a 1x59 row)
+        be = x._be
+        v, i = be.impl["gather"](x._data, idx._data, dim=d), idx._data
+        if not (keepdim and input.ndim):
+            shape = tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
+            v, i = v.reshape(shape), i.reshape(shape)
+        return result_type(Tensor._make(v, x._dtype, be), Tensor._make(i, idx._dtype, be))
     values = apply("gather", [x, idx], {"dim": d})
     if not (keepdim and input.ndim):
         shape = tuple(input.shape[:d]) + tuple(input.shape[d + 1:])

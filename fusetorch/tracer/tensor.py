@@ -100,6 +100,9 @@ class Tensor:
     def size(self, dim: int | None = None):
         if dim is None:
             return Size(self._data.shape)
+        shape = self._data.shape
+        if dim.__class__ is int and -len(shape) <= dim < len(shape):  # (a loop's x.size(0))
+            return shape[dim]
         from ..ir.shapes import norm_dim
         if self._data.ndim == 0:
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")

@@ -594,3 +594,35 @@ def test_repeated_dims(name, dims, dup):
 def test_repeated_dims_0d():
     with pytest.raises(RuntimeError, match="dim 0 appears multiple times in the list of dims"):
         torch.tensor(2.5).sum((0, -1))
+
+
+@pytest.mark.parametrize("grad", [False, True])
+def test_max_min_along_a_dim_with_and_without_autograd(grad):
+    # values and the index of the first extreme along the dim (NaN the extreme, as PyTorch),
+    # from a Python loop over the rows; with no autograd the result is made off the recording
+    # path, and must be the same: plain tensors, not views of the input
+    a = np.array([[1.0, 3.0, 3.0, -2.0], [np.nan, 0.5, np.nan, 7.0], [-1.0, -1.0, -4.0, -4.0]],
+                 dtype=np.float32)
+    for dim in (0, 1, -1):
+        for keepdim in (False, True):
+            for name in ("max", "min"):
+                x = torch.tensor(a, requires_grad=grad)
+                with torch.set_grad_enabled(grad):
+                    v, i = getattr(torch, name)(x, dim, keepdim=keepdim)
+                lines = a if dim != 0 else a.T
+                want_i = []
+                for line in lines:
+                    nan = [j for j, e in enumerate(line) if e != e]
+                    best = max(line) if name == "max" else min(line)
+                    want_i.append(nan[0] if nan else list(line).index(
+                        max(e for e in line) if name == "max" else min(e for e in line)))
+                shape = (3, 1) if keepdim and dim != 0 else (1, 4) if keepdim else \
+                    ((4,) if dim == 0 else (3,))
+                assert tuple(v.shape) == shape and tuple(i.shape) == shape
+                assert i.reshape(-1).tolist() == want_i
+                got = v.detach().reshape(-1).tolist()
+                for g, line, j in zip(got, lines, want_i):
+                    assert g == line[j] or (g != g and line[j] != line[j])
+                assert v.requires_grad == grad
+                v[...] = 0  # (a write to the result leaves the input alone)
+                np.testing.assert_array_equal(x.detach().numpy(), a)
