@@ -426,7 +426,7 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
                 root = a
             taken.add(id(root))
             outs.append(Tensor._make(a, n.dtype, be))
-        if any(n.opdef.crosses_device for n in bw.graph.nodes):
+        if runner.crosses_device:
             _place(outs, list(wrt_nodes) + list(also), be)
     if not retain_graph:
         _free(order)

@@ -30,10 +30,12 @@ MAX_LAYOUTS = 4  # programs per graph; past that the input strides keep changing
 class BackwardRunner:
     """Runs one cached backward graph: interpreted, or through a compiled program."""
 
-    __slots__ = ("graph", "uses", "programs", "compilable")
+    __slots__ = ("graph", "uses", "programs", "compilable", "crosses_device")
 
     def __init__(self, graph: Graph):
         self.graph = graph
+        # (asked after every run: gradients then go where their forward values live)
+        self.crosses_device = any(n.opdef.crosses_device for n in graph.nodes)
         self.uses = 0
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
         self.compilable = ENABLED and all(n.opdef.compilable for n in graph.nodes)
