@@ -117,7 +117,7 @@ class Schedule:
     the nodes as steps over slots of a list, made once, with constants evaluated once. The
     values are `eval_node`'s, so the same as `run_graph`'s (without its in-place reuse)."""
 
-    __slots__ = ("steps", "n_inputs", "outputs", "xp", "_env")
+    __slots__ = ("steps", "n_inputs", "outputs", "xp", "_env", "_copied")
 
     def __init__(self, graph: Graph, impl: dict, xp):
         slot = {id(n): i for i, n in enumerate(graph.inputs)}
@@ -141,6 +141,10 @@ class Schedule:
         self._env = [None] * len(slot)
         for i, v in consts:
             self._env[i] = v
+        # an output that is a constant is copied: its array is kept for the next run, and the
+        # caller may write into what it gets (a gradient zeroed in place)
+        made_once = {i for i, _ in consts}
+        self._copied = tuple(i for i in self.outputs if i in made_once)
 
     def run(self, inputs: list) -> list:
         env = self._env.copy()
@@ -159,4 +163,6 @@ class Schedule:
             if a.dtype is not dtype and a.dtype != dtype:
                 a = a.astype(dtype)
             env[out] = a
+        if self._copied:
+            return [env[i].copy() if i in self._copied else env[i] for i in self.outputs]
         return [env[i] for i in self.outputs]

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 
 from ..ir.graph import Graph
-from ..runtime.interpret import run_graph
+from ..runtime.interpret import Schedule, run_graph
 from ..runtime.program import kernel_safe, obtain
 
 ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
@@ -30,12 +30,21 @@ MAX_LAYOUTS = 4  # programs per graph; past that the input strides keep changing
 class BackwardRunner:
     """Runs one cached backward graph: interpreted, or through a compiled program."""
 
-    __slots__ = ("graph", "uses", "programs", "compilable", "crosses_device")
+    __slots__ = ("graph", "uses", "programs", "compilable", "crosses_device", "schedule",
+                 "plain")
 
     def __init__(self, graph: Graph):
         self.graph = graph
         # (asked after every run: gradients then go where their forward values live)
         self.crosses_device = any(n.opdef.crosses_device for n in graph.nodes)
+        # small graphs interpreted again and again (a policy's backward over an episode:
+        # a thousand nodes on arrays of a few elements, below what kernels win on) run as a
+        # Schedule, slots and constants made once: run_graph analyses the graph on every call
+        # for an in-place reuse that only pays on large arrays. Not for graphs whose sizes
+        # depend on data (run_graph checks them) or that cross devices
+        self.schedule = None
+        self.plain = not self.crosses_device and all(n.opdef.shape is not None
+                                                     for n in graph.nodes if n.op != "input")
         self.uses = 0
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
         self.compilable = ENABLED and all(n.opdef.compilable for n in graph.nodes)
@@ -47,6 +56,11 @@ class BackwardRunner:
             program = self._program(arrays, be)
             if program is not None:
                 return program.run(arrays)
+        if self.plain and hook is None and self.uses > 1 and not _worth_compiling(arrays):
+            schedule = self.schedule
+            if schedule is None or schedule.xp is not be.xp:
+                schedule = self.schedule = Schedule(self.graph, be.impl, be.xp)
+            return schedule.run(arrays)
         return run_graph(self.graph, arrays, be.impl, be.xp, hook=hook)
 
     def _program(self, arrays: list, be):
@@ -67,4 +81,5 @@ class BackwardRunner:
 
 
 def _worth_compiling(arrays: list) -> bool:
-    return sum(a.size for a in arrays) >= MIN_ELEMENTS
+    # (a custom Function's backward reads its ctx object among the arrays)
+    return sum(getattr(a, "size", 0) for a in arrays) >= MIN_ELEMENTS

@@ -149,3 +149,65 @@ def test_no_compiler_warns_once_and_keeps_the_interpreter(tmp_path):
              FUSETORCH_EAGER_COMPILE="1")  # (whatever the suite itself runs under)
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("cannot build kernels") == 1, r.stderr
+
+
+def test_a_small_repeated_backward_runs_as_a_schedule_with_run_graphs_gradients():
+    # a policy-gradient loss over an episode: many nodes on arrays below the kernels' size, so
+    # from its second use the backward runs as an interpreter Schedule (slots made once);
+    # gradients equal to run_graph's, bit for bit, use after use, and against float64
+    # finite differences of the same loss
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
+    states = torch.randn(12, 4)
+    actions = [0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1]
+    returns = torch.linspace(1.0, -1.0, 12)
+
+    def loss_of(model):
+        terms = []
+        for s, a, r in zip(states, actions, returns):
+            logp = F.log_softmax(model(s.unsqueeze(0)), dim=1)[0, a]
+            terms.append(-logp * r)
+        return torch.stack(terms).sum()
+
+    A._CACHE.clear()
+    grads = []
+    for _ in range(3):
+        net.zero_grad()
+        loss_of(net).backward()
+        grads.append([p.grad.numpy().copy() for p in net.parameters()])
+    runner = next(hit[2] for hit in A._CACHE.values())
+    assert runner.uses == 3 and runner.schedule is not None and not runner.programs
+    for g in grads[1:]:
+        for a, b in zip(grads[0], g):
+            np.testing.assert_array_equal(a, b)  # run_graph (first use) against the schedule
+    net64 = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)).double()
+    with torch.no_grad():
+        for p, q in zip(net64.parameters(), net.parameters()):
+            p.copy_(q.double())
+    states, returns = states.double(), returns.double()
+    w = net64[0].weight
+    eps = 1e-6
+    for i, j in [(0, 0), (3, 2), (7, 1)]:
+        with torch.no_grad():
+            w[i, j] += eps
+            up = loss_of(net64).item()
+            w[i, j] -= 2 * eps
+            down = loss_of(net64).item()
+            w[i, j] += eps
+        np.testing.assert_allclose(grads[2][0][i, j], (up - down) / (2 * eps), rtol=1e-4,
+                                   atol=1e-5)
+    A._CACHE.clear()
+
+
+def test_a_schedule_hands_out_a_copy_of_a_constant_output():
+    from fusetorch.ir.graph import Graph, make_node
+    from fusetorch.ir import dtypes as dt
+    from fusetorch.runtime.interpret import Schedule
+    x = make_node("input", [], {"shape": (2,), "dtype": dt.float32})
+    c = make_node("constant", [], {"shape": (), "dtype": dt.float32, "value": 2.5})
+    y = make_node("mul", [x, x], {})
+    s = Schedule(Graph([x], [y, c]), torch.randn(1)._be.impl, np)
+    first = s.run([np.ones(2, np.float32)])
+    first[1][...] = 7  # written into by its receiver
+    again = s.run([np.ones(2, np.float32)])
+    assert again[1] == 2.5 and again[1] is not first[1]
