@@ -68,25 +68,32 @@ def make_node(op: str, inputs: Sequence[Node], attrs: dict | None = None,
 def toposort(outputs: Iterable[Node], inputs: Iterable[Node] = ()) -> list[Node]:
     """Nodes reachable from `outputs`, each after its inputs; `inputs` come first, in order."""
     order: list[Node] = []
-    seen: set[int] = set()
+    seen: set = set()  # of the nodes themselves: a Node hashes by identity
+    done, append = seen.add, order.append
     for n in inputs:
-        if id(n) not in seen:
-            seen.add(id(n))
-            order.append(n)
+        if n not in seen:
+            done(n)
+            append(n)
     for root in outputs:
-        if id(root) in seen:
+        if root in seen:
             continue
-        stack = [(root, 0)]
-        while stack:  # iterative DFS: recorded graphs can be deeper than Python's recursion limit
-            node, i = stack.pop()
-            if i < len(node.inputs):
-                stack.append((node, i + 1))
-                child = node.inputs[i]
-                if id(child) not in seen:
-                    stack.append((child, 0))
-            elif id(node) not in seen:
-                seen.add(id(node))
-                order.append(node)
+        # iterative DFS (recorded graphs can be deeper than Python's recursion limit): each
+        # node is on the stack once with an iterator over its inputs, finished when it runs out
+        # (a child cannot be on the stack already: the graph is acyclic)
+        stack = [(root, iter(root.inputs))]
+        while stack:
+            node, children = stack[-1]
+            for child in children:
+                if child not in seen:
+                    if child.inputs:
+                        stack.append((child, iter(child.inputs)))
+                        break
+                    done(child)  # (a leaf: finished at once)
+                    append(child)
+            else:
+                stack.pop()
+                done(node)
+                append(node)
     return order
 
 
