@@ -649,10 +649,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     else:
         wrt, targets = [], []
         for n in order:
-            leaf = _leaf_of(n)
-            if leaf is not None and leaf._requires_grad:
-                wrt.append(n)
-                targets.append(leaf)
+            if n.op == "input":  # (_leaf_of inlined: a backward walks every node here)
+                leaf = _leaf_of(n)
+                if leaf is not None and leaf._requires_grad:
+                    wrt.append(n)
+                    targets.append(leaf)
     retained = [(n, n.meta["retain"]()) for n in order
                 if n.meta and "retain" in n.meta and n.meta["retain"]() is not None]
     also = [n for n, _ in retained]
