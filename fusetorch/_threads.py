@@ -223,4 +223,33 @@ def matmul(a, b):
 # meanwhile: beside the spinning worker a second OpenMP thread gained 7% on a convolution
 # that it ran 1.9x faster with the BLAS on one thread.
 last_threaded_product = float("-inf")
-BLAS_SPIN = 0.1
+
+
+def _blas_spin() -> float:
+    """Seconds after a threaded product during which OpenBLAS's workers still spin, for the C
+    kernels to wait out: its default 2^28 cycles (~0.1 s measured here), unless
+    OPENBLAS_THREAD_TIMEOUT (fusetorch sets 20 where it is imported before numpy) makes it at
+    most 2^20 (~0.4 ms at 2.5 GHz): then none, as the workers sleep early in any kernel
+    large enough to get threads (an LSTM layer's recurrence, 1-2 ms)."""
+    value = os.environ.get("OPENBLAS_THREAD_TIMEOUT", "").strip()
+    return 0.0 if value.isdigit() and int(value) <= 20 else 0.1
+
+
+BLAS_SPIN = _blas_spin()
+
+# From this many multiply-adds a C kernel that can share its work runs on OpenMP's threads (a
+# parallel region whose workers slept costs ~10-25 us here; LeNet's layers are 7.5-15 million)
+PARALLEL_FMAS = 2_000_000
+
+
+def kernel_threads(fmas: int) -> int:
+    """The thread count for a C kernel of `fmas` multiply-adds (a convolution, an LSTM layer's
+    recurrence): fusetorch's own from PARALLEL_FMAS on an idle machine, else 1: while other
+    processes keep the cores busy a worker waits for its turn on one (`others_busy`, the rule
+    of the BLAS's small products), and while the BLAS's workers spin after a product they got
+    (`last_threaded_product`)."""
+    threads = get_num_threads()
+    if threads <= 1 or fmas < PARALLEL_FMAS or others_busy() or \
+            time.monotonic() - last_threaded_product < BLAS_SPIN:
+        return 1
+    return threads

@@ -84,23 +84,12 @@ def _call(k, which: str, arrays: tuple, geometry: list, bias=None) -> None:
                           "buffers")
 
 
-# From this many multiply-adds a call runs on OpenMP's threads, over samples (a parallel region
-# whose workers slept costs ~10-25 us here; LeNet's layers are 7.5-15 million)
-PARALLEL_FMAS = 2_000_000
-
-
 def _threads_for(geometry: list) -> int:
-    """fusetorch's thread count for a large call on an idle machine, else 1: while other
-    processes keep the cores busy a worker waits for its turn on one (`_threads.others_busy`,
-    the rule of the BLAS's small products), and while the BLAS's workers spin after a product
-    they got (`_threads.last_threaded_product`)."""
+    """The thread count for a call (`_threads.kernel_threads`), shared over its samples: 1
+    for a single sample."""
     n, c, _, _, o, kh, kw = geometry[:7]
     fmas = n * o * (c // geometry[13]) * kh * kw * geometry[14] * geometry[15]
-    threads = _threads.get_num_threads()
-    if threads <= 1 or n < 2 or fmas < PARALLEL_FMAS or _threads.others_busy() or \
-            time.monotonic() - _threads.last_threaded_product < _threads.BLAS_SPIN:
-        return 1
-    return threads
+    return 1 if n < 2 else _threads.kernel_threads(fmas)
 
 
 def _kernels(dtype, *arrays):

@@ -15,6 +15,7 @@ import hashlib
 
 import numpy as np
 
+from .. import _threads
 from . import eager_kernels
 
 # the kernels' products pad their columns to whole blocks of at most 64 (FT_NP)
@@ -32,7 +33,8 @@ def scan(reference):
         ws = np.empty((6, t_len, batch, hid), gi.dtype)
         scratch = np.empty((hid + batch) * (4 * hid + _PAD), gi.dtype)
         arrays = _dense(gi, h0, c0, w_hh)  # (held until the call returns)
-        forward(*eager_kernels.pointers(ffi, arrays + [ws, scratch]), t_len, batch, int(reverse))
+        forward(*eager_kernels.pointers(ffi, arrays + [ws, scratch]), t_len, batch, int(reverse),
+                _threads_for(t_len, batch, hid))
         return ws
     lstm_scan.__wrapped__ = reference
     return lstm_scan
@@ -49,10 +51,17 @@ def scan_grad(reference):
         out = np.empty((t_len + 1, batch, 4 * hid), ws.dtype)
         scratch = np.empty((4 * hid + batch) * (hid + _PAD) + batch * hid, ws.dtype)
         arrays = _dense(gws, ws, c0, w_hh)
-        backward(*eager_kernels.pointers(ffi, arrays + [out, scratch]), t_len, batch, int(reverse))
+        backward(*eager_kernels.pointers(ffi, arrays + [out, scratch]), t_len, batch,
+                 int(reverse), _threads_for(t_len, batch, hid))
         return out
     lstm_scan_grad.__wrapped__ = reference
     return lstm_scan_grad
+
+
+def _threads_for(t_len: int, batch: int, hid: int) -> int:
+    """Threads to share the batch's rows (in blocks of 4: `ft_rows`); the recurrence's
+    products are batch x hid x 4 hid multiply-adds a step."""
+    return 1 if batch < 8 else _threads.kernel_threads(t_len * batch * 4 * hid * hid)
 
 
 def _dense(*arrays) -> list:
@@ -74,8 +83,8 @@ def _build(dtype: np.dtype, hid: int):
                tanh="tanhf" if t == "float" else "tanh")
     name = ctx["name"] = "ft_lstm_" + hashlib.sha256(
         repr(sorted(ctx.items())).encode()).hexdigest()[:12]
-    cdef = (f"void {name}_forward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long);\n"
-            f"void {name}_backward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long);")
+    cdef = (f"void {name}_forward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long, long);\n"
+            f"void {name}_backward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long, long);")
     built = eager_kernels.template_functions("lstm_scan.c.j2", ctx, cdef,
                                              (name + "_forward", name + "_backward"))
     if built is None:

@@ -241,7 +241,7 @@ def test_threads_give_the_same_bits(monkeypatch):
     from fusetorch import _threads
     if conv._kernels(np.dtype(np.float32), np.zeros(1)) is None:
         pytest.skip("no C compiler: the reference runs")
-    monkeypatch.setattr(conv, "PARALLEL_FMAS", 0)
+    monkeypatch.setattr(_threads, "PARALLEL_FMAS", 0)
     monkeypatch.setattr(_threads, "others_busy", lambda: False)
     kernels = (conv.forward(_conv(np)), conv.grad_weight(_conv_grad_weight(np)),
                conv.grad_input(_conv_grad_input(np)))
@@ -272,6 +272,7 @@ def test_threads_only_on_an_idle_machine_with_the_blas_asleep(monkeypatch):
     monkeypatch.setattr(_threads, "get_num_threads", lambda: 2)
     monkeypatch.setattr(_threads, "others_busy", lambda: False)
     monkeypatch.setattr(_threads, "last_threaded_product", float("-inf"))
+    monkeypatch.setattr(_threads, "BLAS_SPIN", 0.1)  # (OpenBLAS's default timeout)
     geometry = [64, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1, 1, 10, 10]  # 15 million FMAs
     assert conv._threads_for(geometry) == 2
     assert conv._threads_for([1] + geometry[1:]) == 1  # one sample

@@ -160,6 +160,36 @@ def test_step_kernels_agree_with_the_reference_loop(dtype, tol, reverse, size):
     assert not d[-1, :, 2 * size[2]:].any()  # the last row: [dh0 | dc0 | 0 | 0]
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_threads_share_the_batch_and_give_one_threads_bits(reverse, monkeypatch):
+    """On OpenMP's threads the batch's rows are split (blocks of 4; each row's recurrence
+    reads no other): every thread count gives one thread's bits, and the reference's values.
+    Batches that split evenly, unevenly and into a short last range."""
+    from fusetorch import _threads
+    impl = cpu_backend().impl
+    if recurrent._kernels(np.dtype(np.float32), 70) is None:
+        pytest.skip("no C compiler: the reference runs")
+    monkeypatch.setattr(_threads, "PARALLEL_FMAS", 0)
+    monkeypatch.setattr(_threads, "others_busy", lambda: False)
+    monkeypatch.setattr(_threads, "last_threaded_product", float("-inf"))
+    for t, b in ((5, 16), (4, 10), (3, 9)):
+        gi, h0, c0, w = _arrays(np.float32, t, b, 70)
+        g = None
+        runs = []
+        for threads in (1, 2, 3):
+            monkeypatch.setattr(_threads, "get_num_threads", lambda n=threads: n)
+            ws = impl["lstm_scan"](gi, h0, c0, w, reverse=reverse)
+            g = RNG.standard_normal(ws.shape).astype(np.float32) if g is None else g
+            runs.append((ws, impl["lstm_scan_grad"](g, ws, h0, c0, w, reverse=reverse)))
+        for ws, d in runs[1:]:
+            np.testing.assert_array_equal(ws, runs[0][0])
+            np.testing.assert_array_equal(d, runs[0][1])
+        ref = OPS["lstm_scan"].eager(np)(gi, h0, c0, w, reverse=reverse)
+        np.testing.assert_allclose(runs[0][0], ref, rtol=2e-5, atol=2e-5)
+    assert recurrent._threads_for(50, 16, 128) == 3  # (the last count patched in)
+    assert recurrent._threads_for(50, 4, 128) == 1  # one block of rows
+
+
 def test_gate_cotangents_by_finite_differences():
     """The workspace's every part, gates included, differentiated against central differences
     of the reference loop in float64 (a random linear function of the workspace)."""

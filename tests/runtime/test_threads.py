@@ -208,3 +208,40 @@ def test_the_verdict_follows_each_window(monkeypatch):
     assert not _threads.others_busy()    # (0.15 - 0.1) s over 0.2 s: others 0.25 core
     assert _threads.others_busy()        # (0.4 - 0.1) s over 0.2 s: others 1.5 cores
     assert not _threads.others_busy()    # 0.1 - 0.1: nobody else
+
+
+def test_openblas_workers_sleep_early_when_fusetorch_comes_before_numpy():
+    """Imported first, fusetorch shortens OpenBLAS's idle spin (OPENBLAS_THREAD_TIMEOUT=20:
+    2^20 cycles, not 2^28 ~ 0.1 s), and its C kernels then need not wait the spin out
+    (BLAS_SPIN 0); after numpy, or under the user's own setting, it changes nothing. The spin
+    itself is observed: the process's CPU time while it sleeps after a threaded product."""
+    code = textwrap.dedent("""
+        import os, sys, time
+        if sys.argv[1] == "numpy first":
+            import numpy
+        import fusetorch
+        import numpy as np
+        from fusetorch import _threads
+        from threadpoolctl import threadpool_limits
+        a = np.ones((512, 512), np.float32)
+        with threadpool_limits(2, user_api="blas"):
+            a @ a
+            a @ a
+            t0 = time.process_time()
+            time.sleep(0.3)
+            spun = time.process_time() - t0
+        print(os.environ.get("OPENBLAS_THREAD_TIMEOUT"), _threads.BLAS_SPIN, spun)
+    """)
+    runs = {}
+    for order, env in (("fusetorch first", {}), ("numpy first", {}),
+                       ("fusetorch first", {"OPENBLAS_THREAD_TIMEOUT": "26"})):
+        e = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+        e.update(env)
+        out = subprocess.run([sys.executable, "-c", code, order], capture_output=True, text=True,
+                             env=e, timeout=120, check=True).stdout.split()
+        runs[order, tuple(env.items())] = (out[0], float(out[1]), float(out[2]))
+    assert runs["fusetorch first", ()][:2] == ("20", 0.0)
+    assert runs["numpy first", ()][:2] == ("None", 0.1)
+    assert runs["fusetorch first", (("OPENBLAS_THREAD_TIMEOUT", "26"),)][:2] == ("26", 0.1)
+    if os.cpu_count() >= 2:  # (a spinning worker burns CPU time while the caller sleeps)
+        assert runs["fusetorch first", ()][2] < 0.02
