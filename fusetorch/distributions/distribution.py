@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 from ..tracer import functional as F
+from ..tracer.autograd import no_grad
 from ..tracer.tensor import Size, Tensor
 from . import constraints
 from .utils import lazy_property
@@ -17,8 +18,11 @@ from .utils import lazy_property
 __all__ = ["Distribution"]
 
 
-def _all_true(valid: Tensor) -> bool:
-    return bool(valid.all())
+def _satisfies(constraint, value: Tensor) -> bool:
+    """Whether every element of `value` satisfies `constraint`: a bool read into Python, so
+    its ops (a sum, a difference of a parameter that requires grad) record no autograd nodes"""
+    with no_grad():
+        return bool(constraint.check(value).all())
 
 
 class Distribution:
@@ -54,7 +58,7 @@ class Distribution:
                                                              lazy_property):
                     continue  # probs given as logits (or back): computed only when asked for
                 value = getattr(self, param)
-                if not _all_true(constraint.check(value)):
+                if not _satisfies(constraint, value):
                     raise ValueError(
                         f"Expected parameter {param} ({type(value).__name__} of shape "
                         f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
@@ -153,7 +157,7 @@ class Distribution:
                           "validation. Please initialize the distribution with "
                           "`validate_args=False` to turn off validation.", stacklevel=2)
             return
-        if not _all_true(support.check(value)):
+        if not _satisfies(support, value):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
