@@ -759,7 +759,10 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(ref)} at entry 0 and {list(x.shape)} at entry {i}")
     d = norm_dim(dim, len(ref) + 1)
-    return cat([unsqueeze(x, d) for x in tensors], d, out=out)
+    # each input as a view with the new dim (the reshape primitive itself: stack's result is
+    # what is labelled, StackBackward0 on the inputs; 20 scalars 131 -> 80 us)
+    shape = {"shape": tuple(ref[:d]) + (1,) + tuple(ref[d:])}
+    return cat([apply("reshape", [x], shape) for x in tensors], d, out=out)
 
 
 @_grad_name("SliceBackward0")
