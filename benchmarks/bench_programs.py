@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import os
 import re
 import statistics
 import subprocess
@@ -25,6 +26,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The environment as the user started this script, for PyTorch's process: importing fusetorch
+# sets OMP_WAIT_POLICY=PASSIVE (runtime/cbuild.py) and OPENBLAS_THREAD_TIMEOUT (__init__.py)
+# for its own threads, which a child inheriting them would run under (bench_table.py does the
+# same)
+USER_ENV = dict(os.environ)
 PROGRAMS = HERE.parent / "tests" / "programs"
 SKIP = {"test_programs", "makemore"}  # (the test module; makemore needs tensorboard)
 
@@ -89,7 +95,7 @@ def main() -> None:
                     (PROGRAMS / f"{name}.py").read_text()))
             child = subprocess.run([args.torch, __file__, "--child", tmp, "--runs",
                                     str(args.runs)] + names, capture_output=True, text=True,
-                                   timeout=3600, cwd=tmp)
+                                   timeout=3600, cwd=tmp, env=USER_ENV)
             if child.returncode == 0:
                 theirs = json.loads(child.stdout.strip().splitlines()[-1])
             else:
