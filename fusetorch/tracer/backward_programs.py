@@ -12,6 +12,7 @@ does everything when no C compiler is found (one warning) or FUSETORCH_EAGER_COM
 """
 from __future__ import annotations
 
+import math
 import os
 
 from ..ir.graph import Graph
@@ -25,6 +26,7 @@ ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # from each building a module.)
 MIN_ELEMENTS = 1 << 12
 MAX_LAYOUTS = 4  # programs per graph; past that the input strides keep changing: interpret
+SMALL_VALUE = 1 << 12  # elements of a value from which a graph is interpreted by run_graph
 
 
 class BackwardRunner:
@@ -40,11 +42,13 @@ class BackwardRunner:
         # small graphs interpreted again and again (a policy's backward over an episode:
         # a thousand nodes on arrays of a few elements, below what kernels win on) run as a
         # Schedule, slots and constants made once: run_graph analyses the graph on every call
-        # for an in-place reuse that only pays on large arrays. Not for graphs whose sizes
-        # depend on data (run_graph checks them) or that cross devices
+        # for an in-place reuse that only pays on large arrays (an index_put chain into a
+        # big gradient), so only where every value of the graph is small. Not for graphs
+        # whose sizes depend on data (run_graph checks them) or that cross devices
         self.schedule = None
-        self.plain = not self.crosses_device and all(n.opdef.shape is not None
-                                                     for n in graph.nodes if n.op != "input")
+        self.plain = not self.crosses_device and all(
+            n.opdef.shape is not None and math.prod(n.shape) <= SMALL_VALUE
+            for n in graph.nodes if n.op != "input")
         self.uses = 0
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
         self.compilable = ENABLED and all(n.opdef.compilable for n in graph.nodes)

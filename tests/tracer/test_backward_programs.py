@@ -211,3 +211,19 @@ def test_a_schedule_hands_out_a_copy_of_a_constant_output():
     first[1][...] = 7  # written into by its receiver
     again = s.run([np.ones(2, np.float32)])
     assert again[1] == 2.5 and again[1] is not first[1]
+
+
+def test_a_backward_with_a_large_value_keeps_run_graphs_in_place_reuse():
+    # scalars picked from a large leaf: the inputs are tiny, but the gradient is an index_put
+    # chain into a 16384-element buffer, which run_graph writes in place: not a Schedule
+    x = torch.randn(128, 128, requires_grad=True)
+    A._CACHE.clear()
+    for _ in range(3):
+        x.grad = None
+        (x[1, 2] * 2 + x[3, 4] * 3 + x[5, 6]).backward()
+    runner = next(hit[2] for hit in A._CACHE.values())
+    assert runner.uses == 3 and not runner.plain and runner.schedule is None
+    want = np.zeros((128, 128), np.float32)
+    want[1, 2], want[3, 4], want[5, 6] = 2, 3, 1
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+    A._CACHE.clear()
