@@ -71,9 +71,11 @@ def value_key(v):
         return v
     if t is tuple:
         for x in v:
-            if type(x) is not int:
+            if type(x) not in _BARE:
                 return tuple([value_key(x) for x in v])
-        return v  # a tuple of ints (dims, shapes, perms) is its own key
+        # a tuple of ints, strings, None and dtypes (dims, shapes, perms, an index's
+        # ("slice", 0, 5, 1) parts) is its own key: each of them is
+        return v
     if t is float:
         return (float, _pack_double(v))
     if t is bool:
