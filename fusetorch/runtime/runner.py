@@ -20,6 +20,7 @@ _now = time.perf_counter_ns
 _EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
 _CTYPES = {"f": "float", "d": "double", "?": "uint8_t",  # as render.pointer_type
            "l": "int64_t", "q": "int64_t"}  # argmax/argmin results
+_ARRAY_TYPES = {c: t + "[]" for c, t in _CTYPES.items()}
 
 
 class Runner:
@@ -29,6 +30,7 @@ class Runner:
     def __init__(self, graph, plan, built, backend):
         self.plan, self.ffi, self.xp = plan, built.ffi, backend.xp
         self._buffers: dict = {}  # kernel index -> its output arrays from the last call
+        self._pointers: dict = {}
         slot = {id(n): i for i, n in enumerate(graph.inputs)}
         from_kernel = set()  # slots written by kernels: C-contiguous, of a known shape
         impl, xp = backend.impl, backend.xp
@@ -70,6 +72,7 @@ class Runner:
                 from_kernel.add(slot[id(n)])
                 outs.append((slot[id(n)], n.shape, NP_DTYPES[n.dtype]))
             self._buffers[k] = [None] * len(outs)
+            self._pointers[k] = [None] * len(outs)  # (cdata of those buffers, made with them)
             schedule.append((_KERNEL, k, built.functions[k], ins, checked, outs, aliased))
             k += 1
         self.schedule = schedule
@@ -88,6 +91,7 @@ class Runner:
         env[:len(arrays)] = arrays
         ffi = self.ffi
         ptr = ffi.from_buffer if ffi is not None else None
+        held = 2 if ptr is None else 3
         xp = self.xp
         for step in (self._steps if prof is None else self.schedule):  # (the profiler: all)
             if step[0] is _EXTERN:
@@ -117,12 +121,15 @@ class Runner:
                 if a.shape != shape or not getattr(a.flags, "aligned", True) or (
                         a.strides != strides and _strides(a.shape, a.strides) != strides):
                     self._refuse(k, [env[j] for j in ins])
-            prev = self._buffers[k]
+            prev, made = self._buffers[k], self._pointers[k]
             for j, (i, shape, dtype) in enumerate(outs):
                 # last call's buffer, unless something outside holds it (references here:
-                # `prev` and getrefcount's argument). Fresh large arrays cost page faults
-                if prev[j] is None or sys.getrefcount(prev[j]) > 2:
+                # `prev`, getrefcount's argument and, on the CPU, the pointer kept to it).
+                # Fresh large arrays cost page faults
+                if prev[j] is None or sys.getrefcount(prev[j]) > held:
                     prev[j] = xp.empty(shape, dtype)
+                    if ptr is not None:
+                        made[j] = ptr(_ARRAY_TYPES[dtype.char], prev[j])
                 env[i] = prev[j]
             for i, j in aliased:  # written in place, over input slot j
                 env[i] = env[j]
@@ -131,9 +138,9 @@ class Runner:
             if ptr is None:  # CUDA: the launcher takes the device arrays
                 func([env[i] for i in ins] + prev)
             else:
-                func(*[ptr(_CTYPES[env[i].dtype.char] + "[]", env[i])
+                func(*[ptr(_ARRAY_TYPES[env[i].dtype.char], env[i])
                        if env[i].flags.c_contiguous else _pointer(env[i], ffi)
-                       for i in ins], *[ptr(_CTYPES[a.dtype.char] + "[]", a) for a in prev])
+                       for i in ins], *made)
             if prof is not None:
                 prof.program_step(program, step, t0, _now(), env)
         return [env[i] for i in self._output_slots]
