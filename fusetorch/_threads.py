@@ -218,10 +218,10 @@ def matmul(a, b):
 
 
 # When the BLAS last ran a product it may thread (time.monotonic()): its worker threads then
-# spin for ~0.1 s waiting for more (OpenBLAS's THREAD_TIMEOUT), on the cores OpenMP's workers
-# would use, so the C kernels that could share their work (runtime/conv.py) keep to one thread
-# meanwhile: beside the spinning worker a second OpenMP thread gained 7% on a convolution
-# that it ran 1.9x faster with the BLAS on one thread.
+# spin waiting for more (~0.1 s by default; see _blas_spin), on the cores OpenMP's workers
+# would use, so the C kernels that could share their work (`kernel_threads`: convolutions,
+# LSTM layers) keep to one thread meanwhile: beside the spinning worker a second OpenMP thread
+# gained 7% on a convolution that it ran 1.9x faster with the BLAS on one thread.
 last_threaded_product = float("-inf")
 
 

@@ -9,8 +9,6 @@ compile trace (which builds nothing: runtime/eager_kernels.py), the reference ru
 values agree to rounding (the kernels sum in another order)."""
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from .. import _threads

@@ -585,9 +585,11 @@ def test_topk_of_one_is_the_first_extreme_nan_largest(dim):
                 for line, g in zip(lines, got):
                     key = [(np.inf if np.isnan(x) else x) for x in line]
                     if largest:
-                        want = sorted(range(len(line)), key=lambda j: (-key[j], not np.isnan(line[j]), j))
+                        want = sorted(range(len(line)),
+                                      key=lambda j: (-key[j], not np.isnan(line[j]), j))
                     else:
-                        want = sorted(range(len(line)), key=lambda j: (np.isnan(line[j]), key[j], j))
+                        want = sorted(range(len(line)),
+                                      key=lambda j: (np.isnan(line[j]), key[j], j))
                     assert g == want[0], (line.tolist(), largest, g, want[0])
     ints = torch.tensor([[3, 7, 7, 1], [1, 1, 0, 0]])
     assert torch.topk(ints, 1).indices.tolist() == [[1], [0]]
