@@ -15,16 +15,31 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 _envs: dict[str, jinja2.Environment] = {}
 
 
+class _Loader(jinja2.FileSystemLoader):
+    """Templates from `templates/<backend>` then `templates/common`, each from its module in
+    `codegen/precompiled` where that matches the template's source (see `precompile`), else
+    compiled from the source."""
+
+    def __init__(self, backend: str) -> None:
+        super().__init__([str(TEMPLATES / backend), str(TEMPLATES / "common")])
+        self.backend = backend
+
+    def load(self, environment: jinja2.Environment, name: str, globals=None) -> jinja2.Template:
+        from . import precompile
+        globals = environment.make_globals(globals)
+        source, filename, _ = self.get_source(environment, name)
+        template = precompile.load(environment, self.backend, name, source, filename, globals)
+        return template if template is not None else super().load(environment, name, globals)
+
+
 def environment(backend: str) -> jinja2.Environment:
     """The Jinja environment of `templates/<backend>`, made on first use; names not found
-    there come from `templates/common` (what every backend's module includes). Compiled
-    templates are kept in memory only: the kernel cache holds no Python code of any kind
-    (compiled templates would be code run from it), at ~0.05 s of template compiling per
-    process."""
+    there come from `templates/common` (what every backend's module includes). Templates come
+    compiled with the package (`precompile`); none is kept in the kernel cache, which holds no
+    Python code of any kind (compiled templates would be code run from it)."""
     env = _envs.get(backend)
     if env is None:
-        loader = jinja2.FileSystemLoader([str(TEMPLATES / backend), str(TEMPLATES / "common")])
-        env = jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined,
+        env = jinja2.Environment(loader=_Loader(backend), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
         _envs[backend] = env
     return env

@@ -77,6 +77,7 @@ class CRenderer(Renderer):
 C = CRenderer()
 render_kernel = C.render_kernel
 render_module = C.render_module
+module = C.module
 declaration = C.declaration
 unique = C.unique
 helpers = C.helpers

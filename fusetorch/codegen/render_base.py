@@ -133,7 +133,11 @@ class Renderer:
     def render_module(self, kernels: list) -> str:
         """One source holding every kernel once, the helpers they call, and the backend's
         preamble (templates/<backend>/module.*, which includes common/helpers.j2)."""
-        sources = [self.render_kernel(k) for k in self.unique(kernels)]
+        return self.module([self.render_kernel(k) for k in self.unique(kernels)])
+
+    def module(self, sources: list, part: tuple[int, int] | None = None) -> str:
+        """`render_module` for kernels already rendered (`sources`); `part` (i, n) says it is
+        the i-th of n modules one program's kernels were split into."""
         return self.template("module").render(
             kernels=sources, helpers=self.helpers(sources), fn_qualifier=self.FN_QUALIFIER,
-            **self.module_context(sources))
+            part=part, **self.module_context(sources))

@@ -49,7 +49,7 @@ import tempfile
 import threading
 import time
 import warnings
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -675,81 +675,126 @@ def _probe_openmp(cmd: list[str], cache: CacheDir, tmp: int) -> list[str]:
     return _openmp_flags[key]
 
 
-def _compile(cmd: list[str], ident: str, cache: CacheDir, sub: int, key: str, source: str,
-             cdef: str) -> None:
-    """Compile in a private build directory, then move the library and its sidecar into
-    place atomically (the sidecar last: until it matches, the entry is not used). The
+def _compile(cmd: list[str], ident: str, cache: CacheDir, entries: list) -> None:
+    """Compile each (sub, key, source, cdef) entry in one private build directory, one
+    compiler process per entry, all running at once; then move each library and its sidecar
+    into place atomically (the sidecar last: until it matches, the entry is not used). The
     compiler reaches the build directory through /proc/self/fd, never through the cache's
     path."""
     with cache.scratch() as tmp:
-        src, out = f"{key}.c", f"{key}.so"
-        _write_new(tmp, src, source)
         omp = _openmp_flags.get(tuple(cmd), ["-fopenmp"])
-        where_src, where_out = cache.where(tmp, src), cache.where(tmp, out)
-        proc = _start_cc(cmd, omp, where_src, where_out, (tmp,))
+        procs, decls = [], []
         try:
-            # parsed while the compiler runs (pycparser's import and the parse cost ~30 ms,
+            for _, key, source, _ in entries:
+                _write_new(tmp, f"{key}.c", source)
+                procs.append(_start_cc(cmd, omp, cache.where(tmp, f"{key}.c"),
+                                       cache.where(tmp, f"{key}.so"), (tmp,)))
+            # parsed while the compilers run (pycparser's import and the parse cost ~30 ms,
             # a fifth of a small module's cold build, which they no longer add to)
-            decl = _declarations(cdef)
+            decls = [_declarations(cdef) for *_, cdef in entries]
         finally:
-            res = _wait_cc(proc)
-        if res.returncode != 0 and tuple(cmd) not in _openmp_flags:
-            # maybe the compiler lacks OpenMP, not a problem in the source: find out and retry
-            better = _probe_openmp(cmd, cache, tmp)
-            if better != omp:
-                omp, res = better, _run_cc(cmd, better, where_src, where_out, (tmp,))
-        if res.returncode != 0:
-            failed = cache.subdir("failed")
-            kept = cache.path_of(failed, src)
-            os.replace(src, src, src_dir_fd=tmp, dst_dir_fd=failed)  # kept for people to debug
-            message = res.stderr.replace(where_src, str(kept)).strip()
-            raise RuntimeError(f"fusetorch: C compilation failed (source kept at {kept}):\n"
-                               f"{message}")
-        fd = os.open(out, _O_READ, dir_fd=tmp)
-        try:
-            # the compiler honours the umask (0o002 makes it group-writable): ours alone
-            os.fchmod(fd, 0o700)
-            data = _read_all(fd)
-        finally:
-            os.close(fd)
-        info = {"key": key, "format": FORMAT_VERSION, "so_size": len(data),
-                "so_sha256": hashlib.sha256(data).hexdigest(),
-                "declarations": decl, "declarations_sha256": _digest(decl),
-                "source_size": len(source.encode()), "uid": os.geteuid(),
-                "compiler": cmd, "compiler_id": ident, "flags": _flags(omp) + LINK_FLAGS}
-        _write_new(tmp, f"{key}.json", json.dumps(info, indent=1))
-        os.replace(out, out, src_dir_fd=tmp, dst_dir_fd=sub)
-        os.replace(f"{key}.json", f"{key}.json", src_dir_fd=tmp, dst_dir_fd=sub)
+            results = [_wait_cc(proc) for proc in procs]
+        failed = None
+        for (sub, key, source, _), decl, res in zip(entries, decls, results):
+            try:
+                _finish(cmd, ident, cache, tmp, omp, sub, key, source, decl, res)
+            except RuntimeError as e:  # the others are kept: report it once they are in place
+                failed = failed or e
+        if failed is not None:
+            raise failed
+
+
+def _finish(cmd: list[str], ident: str, cache: CacheDir, tmp: int, omp: list[str], sub: int,
+            key: str, source: str, decl: dict, res: subprocess.CompletedProcess) -> None:
+    """Entry `key` of `_compile` from its compiler's result: moved into place, or retried
+    without OpenMP where the compiler lacks it, or its failure reported."""
+    src, out = f"{key}.c", f"{key}.so"
+    where_src, where_out = cache.where(tmp, src), cache.where(tmp, out)
+    if res.returncode != 0 and tuple(cmd) not in _openmp_flags:
+        # maybe the compiler lacks OpenMP, not a problem in the source: find out and retry
+        better = _probe_openmp(cmd, cache, tmp)
+        if better != omp:
+            omp, res = better, _run_cc(cmd, better, where_src, where_out, (tmp,))
+    elif res.returncode != 0 and _openmp_flags.get(tuple(cmd), omp) != omp:
+        # an entry before this one found the flag this compiler takes
+        omp = _openmp_flags[tuple(cmd)]
+        res = _run_cc(cmd, omp, where_src, where_out, (tmp,))
+    if res.returncode != 0:
+        failed = cache.subdir("failed")
+        kept = cache.path_of(failed, src)
+        os.replace(src, src, src_dir_fd=tmp, dst_dir_fd=failed)  # kept for people to debug
+        message = res.stderr.replace(where_src, str(kept)).strip()
+        raise RuntimeError(f"fusetorch: C compilation failed (source kept at {kept}):\n"
+                           f"{message}")
+    fd = os.open(out, _O_READ, dir_fd=tmp)
+    try:
+        # the compiler honours the umask (0o002 makes it group-writable): ours alone
+        os.fchmod(fd, 0o700)
+        data = _read_all(fd)
+    finally:
+        os.close(fd)
+    info = {"key": key, "format": FORMAT_VERSION, "so_size": len(data),
+            "so_sha256": hashlib.sha256(data).hexdigest(),
+            "declarations": decl, "declarations_sha256": _digest(decl),
+            "source_size": len(source.encode()), "uid": os.geteuid(),
+            "compiler": cmd, "compiler_id": ident, "flags": _flags(omp) + LINK_FLAGS}
+    _write_new(tmp, f"{key}.json", json.dumps(info, indent=1))
+    os.replace(out, out, src_dir_fd=tmp, dst_dir_fd=sub)
+    os.replace(f"{key}.json", f"{key}.json", src_dir_fd=tmp, dst_dir_fd=sub)
 
 
 def build(source: str, cdef: str) -> Library:
     """Compile `source` (or load it from the cache) and declare `cdef` for it; see the module
     docstring for the contract."""
+    return build_all([(source, cdef)])[0]
+
+
+def build_all(modules: list) -> list:
+    """`build` for each (source, cdef) of `modules`, its Library in the same place; those not
+    in the cache compile at the same time, a compiler process each (a module split in parts
+    builds in the time of its largest part where cores are free)."""
     cmd = compiler()
     ident = compiler_id(cmd)
-    key = hashlib.sha256("\0".join(
+    keys = [hashlib.sha256("\0".join(
         [f"fusetorch-cbuild-{FORMAT_VERSION}", f"uid={os.geteuid()}", shlex.join(cmd), ident,
          _cpu_id(), shlex.join(FLAGS + LINK_FLAGS), cdef, source]).encode()).hexdigest()
-    where = _configured_dir()
-    hit = _loaded.get((str(where), key))
-    if hit is not None:
-        return hit
-    with open_cache(where) as cache:
-        sub = cache.subdir(key[:2])
-        lib = _load(cache, sub, key, source, cdef)
-        if lib is None:
-            with cache.lock(f"{key}.lock", sub):
-                # another process may have built it while we waited for the lock
-                lib = _load(cache, sub, key, source, cdef)
-                if lib is None:
-                    if os.environ.get("FUSETORCH_PRINT_KERNELS") == "1":
-                        print(f"// fusetorch kernel {key[:16]} ({cache.path_of(sub, key)}.so)\n"
-                              f"{source}", file=sys.stderr)
-                    cache.sweep()  # a cold build anyway: the few ms to tidy up go unnoticed
-                    _compile(cmd, ident, cache, sub, key, source, cdef)
-                    lib = _load(cache, sub, key, source, cdef, fresh=True)
-                    if lib is None:  # only if someone replaced the entry meanwhile
-                        raise RuntimeError(f"fusetorch: built {cache.path_of(sub, key)}.so but "
-                                           "it changed before loading")
-    _loaded[(str(where), key)] = lib
-    return lib
+        for source, cdef in modules]
+    where = str(_configured_dir())
+    wanted = {key: m for key, m in zip(keys, modules) if (where, key) not in _loaded}
+    if wanted:
+        with open_cache(Path(where)) as cache:
+            subs = {key: cache.subdir(key[:2]) for key in wanted}
+            found = {key: _load(cache, subs[key], key, *wanted[key]) for key in wanted}
+            missing = {key: wanted[key] for key in sorted(wanted) if found[key] is None}
+            if missing:
+                found.update(_build_missing(cmd, ident, cache, subs, missing))
+        for key, lib in found.items():
+            _loaded[(where, key)] = lib
+    return [_loaded[(where, key)] for key in keys]
+
+
+def _build_missing(cmd: list[str], ident: str, cache: CacheDir, subs: dict,
+                   missing: dict) -> dict:
+    """key -> Library for the `missing` entries (key -> (source, cdef)), compiled each under
+    its lock, the locks taken in the order of their keys (as `missing` is), so builders of
+    overlapping sets never wait on each other in a cycle."""
+    with ExitStack() as locks:
+        for key in missing:
+            locks.enter_context(cache.lock(f"{key}.lock", subs[key]))
+        # another process may have built some while we waited for the locks
+        libs = {key: _load(cache, subs[key], key, *missing[key]) for key in missing}
+        entries = [(subs[key], key, *missing[key]) for key in missing if libs[key] is None]
+        if not entries:
+            return libs
+        if os.environ.get("FUSETORCH_PRINT_KERNELS") == "1":
+            for sub, key, source, _ in entries:
+                print(f"// fusetorch kernel {key[:16]} ({cache.path_of(sub, key)}.so)\n"
+                      f"{source}", file=sys.stderr)
+        cache.sweep()  # a cold build anyway: the few ms to tidy up go unnoticed
+        _compile(cmd, ident, cache, entries)
+        for sub, key, source, cdef in entries:
+            libs[key] = _load(cache, sub, key, source, cdef, fresh=True)
+            if libs[key] is None:  # only if someone replaced the entry meanwhile
+                raise RuntimeError(f"fusetorch: built {cache.path_of(sub, key)}.so but it "
+                                   "changed before loading")
+    return libs

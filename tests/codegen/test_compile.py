@@ -167,7 +167,7 @@ def test_no_compiler_warns_once_and_runs_eagerly(monkeypatch):
     def no_cc(*a, **k):
         raise cbuild.CompilerUnavailable("no C compiler found")
 
-    monkeypatch.setattr(cbuild, "build", no_cc)
+    monkeypatch.setattr(cbuild, "build_all", no_cc)
     monkeypatch.setattr(runtime_build, "_warned", set())  # (the one "cannot build" warning)
     cf = torch.compile(lambda t: t.exp() + 1)
     x = torch.randn(7)

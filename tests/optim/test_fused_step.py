@@ -282,7 +282,7 @@ def test_environment_variable_turns_it_off():
 def test_no_compiler_warns_once_and_runs_the_loop(calls, monkeypatch):
     def no_cc(*a, **k):
         raise cbuild.CompilerUnavailable("no C compiler found")
-    monkeypatch.setattr(cbuild, "build", no_cc)
+    monkeypatch.setattr(cbuild, "build_all", no_cc)
     monkeypatch.setattr(_fused, "_FUNCS", {})
     monkeypatch.setattr(_fused, "_compiler", True)
     monkeypatch.setattr(build, "_warned", set())  # the one "cannot build kernels" warning

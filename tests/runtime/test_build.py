@@ -60,3 +60,47 @@ def test_cannot_build_warns_once_per_kind_of_reason_at_the_callers_line(monkeypa
     assert len(messages) == 2 and all("cannot build kernels" in m for m in messages)
     assert "no C compiler found" in messages[0] and "ft_x" in messages[1]
     assert all(m.filename == __file__ for m in w)
+
+
+def test_split_balances_parts_in_order():
+    assert build.split([80, 20, 60, 40], 1) == [[0, 1, 2, 3]]  # one core: one module
+    assert build.split([80, 20, 60, 40], 2) == [[0, 1], [2, 3]]  # 100 and 100 lines
+    assert build.split([10] * 5, 8) == [[0, 1, 2, 3, 4]]  # too little for two processes
+    parts = build.split([25] * 40, 64)
+    assert len(parts) == build.MAX_PARTS and sorted(sum(parts, [])) == list(range(40))
+    assert all(part == sorted(part) and len(part) == 5 for part in parts)
+    assert build.split([300], 4) == [[0]]  # one kernel is never split
+
+
+def _unary_kernels(ops: tuple) -> list:
+    """One kernel per op: op(x + y)."""
+    out = []
+    for op in ops:
+        x, y = _input((3, 5)), _input((5,))
+        graph = Graph([x, y], [make_node(op, [make_node("add", [x, y])])])
+        out += kernel_plan.make(graph, {id(x): contiguous((3, 5)),
+                                        id(y): contiguous((5,))}).kernels
+    return out
+
+
+def test_a_module_in_parts_runs_every_kernel(tmp_path, monkeypatch):
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(build, "_cores", lambda: 2)
+    monkeypatch.setattr(build, "PART_LINES", 1)
+    modules = []
+    build_all = cbuild.build_all
+    monkeypatch.setattr(cbuild, "build_all", lambda m: modules.append(m) or build_all(m))
+    ops = ("exp", "tanh", "sin", "cos")
+    kernels = _unary_kernels(ops)
+    built = build.build(kernels + kernels[:1], "cpu")  # a kernel twice: defined once
+    assert [len(m) for m in modules] == [2]
+    assert "Part 1 of 2" in built.source and "Part 2 of 2" in built.source
+    assert built.source.count(f"void {kernels[0].name}(") == 1
+    x, y = np.random.rand(3, 5), np.random.rand(5)
+    ptr = built.ffi.from_buffer
+    for f, op in zip(built.functions, ops + ops[:1]):
+        out = np.empty((3, 5))
+        f(ptr("double[]", x), ptr("double[]", y), ptr("double[]", out))
+        np.testing.assert_allclose(out, getattr(np, op)(x + y), rtol=1e-15)
+    one = build.build(kernels[:1], "cpu")  # a single kernel: one module, not a part
+    assert "Part 1" not in one.source and [len(m) for m in modules] == [2, 1]

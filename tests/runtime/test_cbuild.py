@@ -327,3 +327,53 @@ def test_a_warm_load_does_not_parse_declarations(cache):
     out = subprocess.run([sys.executable, "-c", code, cbuild.__file__, name], check=True,
                          capture_output=True, text=True).stdout.split()
     assert out[0] == "ok" and out[-1] == "False"
+
+
+@needs_cc
+def test_build_all_compiles_the_missing_modules_at_once(cache, tmp_path, monkeypatch):
+    # each compile waits (up to 30 s) until the other has started: compiled one after the
+    # other, the first would give up and fail the build
+    started = tmp_path / "started"
+    barrier = (f'case " $* " in *" -o "*) echo x >> "{started}"; i=0; '
+               f'while [ "$(wc -l < "{started}")" -lt 2 ] && [ $i -lt 600 ]; do '
+               'sleep 0.05; i=$((i+1)); done; '
+               f'[ "$(wc -l < "{started}")" -ge 2 ] || exit 1;; esac')
+    cc, log = wrapper(tmp_path, barrier)
+    monkeypatch.setenv("CC", cc)
+    a, b = fresh_name(), fresh_name()
+    libs = cbuild.build_all([kernel(a), kernel(b), kernel(a)])
+    assert compiles(log) == 2  # the same module twice is built once
+    assert libs[0] is libs[2] and libs[0].path != libs[1].path
+    check(libs[0], a)
+    check(libs[1], b)
+    assert cbuild.build_all([kernel(b), kernel(a)]) == [libs[1], libs[0]]
+    assert cbuild.build(*kernel(a)) is libs[0]
+    assert compiles(log) == 2
+    assert not [p for p in cache.iterdir() if p.name.startswith("build-")]
+
+
+@needs_cc
+def test_build_all_builds_only_what_the_cache_lacks(cache, tmp_path, monkeypatch):
+    cc, log = wrapper(tmp_path)
+    monkeypatch.setenv("CC", cc)
+    a, b = fresh_name(), fresh_name()
+    cbuild.build(*kernel(a))
+    monkeypatch.setattr(cbuild, "_loaded", {})  # as a new process: only the disk cache
+    libs = cbuild.build_all([kernel(a), kernel(b)])
+    assert compiles(log) == 2  # a once before, b now
+    check(libs[0], a)
+    check(libs[1], b)
+
+
+@needs_cc
+def test_build_all_reports_the_module_that_fails(cache, tmp_path, monkeypatch):
+    cc, log = wrapper(tmp_path)
+    monkeypatch.setenv("CC", cc)
+    good, bad = fresh_name(), fresh_name()
+    with pytest.raises(RuntimeError, match="C compilation failed") as e:
+        cbuild.build_all([kernel(good), (f"void {bad}(float* x) {{ nope; }}",
+                                         f"void {bad}(float* x);")])
+    assert "nope" in str(e.value)
+    before = compiles(log)
+    check(cbuild.build(*kernel(good)), good)  # the module that compiled was kept
+    assert compiles(log) == before

@@ -56,7 +56,7 @@ def test_a_partition_the_caller_does_not_accept_builds_nothing():
 def test_no_compiler_is_none_and_one_warning(monkeypatch):
     def no_cc(*a, **k):
         raise cbuild.CompilerUnavailable("no C compiler found")
-    monkeypatch.setattr(cbuild, "build", no_cc)
+    monkeypatch.setattr(cbuild, "build_all", no_cc)
     monkeypatch.setattr(build, "_warned", set())
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
