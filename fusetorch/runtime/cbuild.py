@@ -618,12 +618,16 @@ def _dlopen(ffi: Any, cache: CacheDir, dir_fd: int, name: str, fd: int) -> Any:
     """dlopen the checked file open as `fd`. Through /proc/self/fd/N the dynamic loader maps
     that very inode, not whatever the path names by now. glibc also remembers each library by
     the name it was opened as and hands the old handle back for the same name, so N must never
-    be reused: the descriptor stays open for the life of the process (one per library loaded;
-    libraries are never unloaded either), also when loading fails after this point."""
+    be reused: the descriptor stays open for the life of the process (one per library loaded),
+    also when loading fails after this point. Libraries are never unloaded either
+    (RTLD_NODELETE): cffi dlcloses a library when its object is freed, as at interpreter exit,
+    and the last kernel library to go took libgomp with it while OpenMP workers still ran in
+    it (with OMP_WAIT_POLICY=ACTIVE they spin there: every such process crashed at exit)."""
+    flags = ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0)
     if _PROC_FD:
-        return ffi.dlopen(f"/proc/self/fd/{fd}")
+        return ffi.dlopen(f"/proc/self/fd/{fd}", flags)
     # without /proc: the path, in a directory only we can write, checked just before
-    return ffi.dlopen(cache.where(dir_fd, name))
+    return ffi.dlopen(cache.where(dir_fd, name), flags)
 
 
 def _flags(omp: list[str]) -> list[str]:

@@ -377,3 +377,36 @@ def test_build_all_reports_the_module_that_fails(cache, tmp_path, monkeypatch):
     before = compiles(log)
     check(cbuild.build(*kernel(good)), good)  # the module that compiled was kept
     assert compiles(log) == before
+
+
+# A process whose OpenMP workers still spin (OMP_WAIT_POLICY=ACTIVE) when it exits: cffi frees
+# the library objects at interpreter exit and dlcloses them; unloading the last kernel library
+# took libgomp with it under the spinning workers (SIGSEGV at every exit).
+EXIT_CHILD = r"""
+import importlib.util, sys
+import numpy as np
+spec = importlib.util.spec_from_file_location("cbuild", sys.argv[1])
+cbuild = importlib.util.module_from_spec(spec); spec.loader.exec_module(cbuild)
+name = sys.argv[2]
+source = f'''
+void {name}(float* restrict x, long n) {{
+    #pragma omp parallel for
+    for (long i = 0; i < n; i++) x[i] = x[i] * 2.0f + 1.0f;
+}}
+'''
+lib = cbuild.build(source, f"void {name}(float* x, long n);")
+x = np.ones(1 << 20, dtype=np.float32)
+for _ in range(20):
+    lib.function(name)(cbuild.as_pointer(x, "float", writable=True), x.size)
+assert (x == 2.0 ** 21 - 1).all()
+print("ok")
+"""
+
+
+@needs_cc
+def test_a_process_exits_cleanly_while_openmp_workers_spin(cache):
+    env = dict(os.environ, OMP_WAIT_POLICY="ACTIVE", FUSETORCH_CACHE_DIR=str(cache))
+    for _ in range(2):  # built, then loaded from the cache
+        out = subprocess.run([sys.executable, "-c", EXIT_CHILD, cbuild.__file__, "k_exit"],
+                             env=env, capture_output=True, text=True, timeout=120)
+        assert (out.returncode, out.stdout.strip()) == (0, "ok"), out.stderr
