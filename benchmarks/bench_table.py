@@ -8,8 +8,10 @@ Rows: the two-layer training step (nn.Sequential, MSELoss(sum), SGD) at 64x1000x
 512x4096x1024x10 (numpy by hand, eager, the whole step compiled), the LeNet-5 step at batch
 64 (numpy by hand, eager, whole step compiled), the 6-op elementwise chain over 2^24 floats,
 `((a - b) ** 2).sum()` over 2^24, `x + y` on 10x10 with requires_grad=True (per op), a
-character-level LSTM training step (eager, whole step compiled; no numpy column), and the
-first call of the compiled chain in a new process with an empty kernel cache (cold).
+character-level LSTM training step (eager, whole step compiled; no numpy column), `a.sum()`
+over 2^24 (the machine's read bandwidth, what the squared sum's 128 MiB are bound by), and the
+first calls of the compiled chain and of the two-layer whole step, each in a new process with
+an empty kernel cache (cold).
 
 The workloads are written once against a module `T` with PyTorch's API, so `--torch PYTHON`
 runs the same code with `import torch` in that interpreter (a subprocess; never needed) and
@@ -143,6 +145,15 @@ def squared_sum(T) -> dict:
     return {"eager": lambda: f(a, b), "compiled": lambda: c(a, b)}
 
 
+def plain_sum(T) -> dict:
+    """What reading memory costs here: the ceiling of the squared-sum row, which reads twice
+    as much (issue 13 measured PyTorch's a.sum() of 64 MiB at 0.75 ms on its machine)."""
+    T.manual_seed(0)
+    a = T.randn(N)
+    c = T.compile(lambda u: u.sum())
+    return {"eager": lambda: a.sum(), "compiled": lambda: c(a)}
+
+
 def char_lstm(T) -> dict:
     """A character-level model's training step (the programs issue 13 names as 2-3x slower):
     Embedding(60, 32), LSTM 32 -> 128 over 50 steps (batch_first), Linear(128, 60),
@@ -177,34 +188,61 @@ ROWS = [  # (label, workload: T -> {variant: callable}, unit of its cells)
     ("LeNet step, batch 64", lenet, "ms"),
     ("6-op elementwise chain, 2^24", chain, "ms"),
     ("((a-b)**2).sum(), 2^24", squared_sum, "ms"),
+    ("a.sum(), 2^24 (read bandwidth)", plain_sum, "ms"),
     ("x + y 10x10, requires_grad=True", add_small, "us"),
     ("char-LSTM step, 16x50, 32->128", char_lstm, "ms"),
 ]
-COLD = "first call of the compiled chain, 2^24"
+# First calls, each in a new process whose kernel cache is empty (cold): the chain, and the
+# two-layer whole step, whose first call runs eagerly (the optimizer's first step makes its
+# state) and whose second traces and builds: both calls count.
+COLD = {
+    "first call of the compiled chain, 2^24": """
+x = torch.randn(1 << 24)
+f = torch.compile(lambda t: torch.tanh(torch.exp(t * 0.5 + 1).clamp(max=10) * t - 0.25))
+def call():
+    f(x)
+""",
+    "first calls of the compiled two-layer step": """
+net = torch.nn.Sequential(torch.nn.Linear(1000, 100), torch.nn.ReLU(), torch.nn.Linear(100, 10))
+mse = torch.nn.MSELoss(reduction="sum")
+opt = torch.optim.SGD(net.parameters(), lr=1e-4)
+X, Y = torch.randn(64, 1000), torch.randn(64, 10)
+def step(x, y):
+    opt.zero_grad()
+    loss = mse(net(x), y)
+    loss.backward()
+    opt.step()
+    return loss
+f = torch.compile(step)
+def call():
+    f(X, Y)
+    f(X, Y)
+""",
+}
 
 _FIRST_CALL = """
 import os, sys, time
 import {module} as torch
 torch.manual_seed(0)
-x = torch.randn(1 << 24)
-f = torch.compile(lambda t: torch.tanh(torch.exp(t * 0.5 + 1).clamp(max=10) * t - 0.25))
+{workload}
 def cpu():  # this process and the compilers it ran
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 t0, c0 = time.perf_counter(), cpu()
-f(x)   # first call: trace, build (an empty cache), run
+call()   # trace, build (an empty cache), run
 print(f"{{time.perf_counter() - t0:.3f}} {{cpu() - c0:.3f}}")
 """
 
 
-def cold_first_call(python: str, module: str) -> float:
-    """The compiled chain's first call in a new process whose kernel cache is empty (wall
+def cold_first_call(python: str, module: str, label: str) -> float:
+    """The first call of `COLD[label]` in a new process whose kernel cache is empty (wall
     clock, or with --clock cpu the CPU time of the process and of the compilers it ran)."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(USER_ENV, FUSETORCH_CACHE_DIR=cache, TORCHINDUCTOR_CACHE_DIR=cache)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-        out = subprocess.run([python, "-c", _FIRST_CALL.format(module=module)], env=env,
-                             check=True, capture_output=True, text=True, timeout=600)
+        code = _FIRST_CALL.format(module=module, workload=COLD[label])
+        out = subprocess.run([python, "-c", code], env=env, check=True, capture_output=True,
+                             text=True, timeout=600)
         wall, cpu = out.stdout.split()[-2:]
         return float(cpu if CLOCK is time.process_time else wall)
 
@@ -248,7 +286,8 @@ def numpy_cells() -> dict:
         ROWS[2][0]: lambda: numpy_lenet_step(params, img, lab),
         ROWS[3][0]: lambda: np.tanh(np.minimum(np.exp(xa * 0.5 + 1), 10) * xa - 0.25),
         ROWS[4][0]: lambda: ((aa - ba) ** 2).sum(),
-        ROWS[5][0]: lambda: sa + sb,
+        ROWS[5][0]: lambda: aa.sum(),
+        ROWS[6][0]: lambda: sa + sb,
     }
 
 
@@ -287,8 +326,9 @@ def print_table(results: dict, with_torch: bool) -> None:
     for label, _, unit in ROWS:
         cells = [_cell(results.get(f"{label}|{c}"), unit) for c in cols]
         print(f"| {label} | " + " | ".join(cells) + " |")
-    cells = [_cell(results.get(f"{COLD}|{c}"), "s") for c in cols]
-    print(f"| {COLD} | " + " | ".join(cells) + " |")
+    for label in COLD:
+        cells = [_cell(results.get(f"{label}|{c}"), "s") for c in cols]
+        print(f"| {label} | " + " | ".join(cells) + " |")
 
 
 def torch_child(args) -> None:
@@ -300,7 +340,8 @@ def torch_child(args) -> None:
     for k, v in run_module(T, args.rounds, args.target, args.stat).items():
         label, variant = k.split("|")
         out[f"{label}|torch {variant}"] = v
-    out[f"{COLD}|torch compiled"] = cold_first_call(sys.executable, "torch")
+    for label in COLD:
+        out[f"{label}|torch compiled"] = cold_first_call(sys.executable, "torch", label)
     print(json.dumps(out))
 
 
@@ -339,7 +380,8 @@ def main() -> None:
           f"{os.getloadavg()[0]:.2f}; {args.clock} clock, {args.stat} per call")
     t0 = time.perf_counter()
     results = fusetorch_rows(args.rounds, args.target, args.stat)
-    results[f"{COLD}|fusetorch compiled"] = cold_first_call(sys.executable, "fusetorch")
+    for label in COLD:
+        results[f"{label}|fusetorch compiled"] = cold_first_call(sys.executable, "fusetorch", label)
     if args.torch:
         cmd = [args.torch, __file__, "--child", "--stat", args.stat, "--clock", args.clock] + \
             (["--quick"] if args.quick else []) + \
