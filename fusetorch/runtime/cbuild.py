@@ -4,8 +4,9 @@ ABI mode (gcc to a .so, then `dlopen`) because it builds 3-5x faster than cffi's
 compile latency is a target. "Out-of-line": the declarations are parsed once, when the library
 is built, into cffi's type tables, stored as JSON data in the entry's sidecar. Loading a cached
 library hands those tables to `_cffi_backend.FFI` and never imports pycparser, which costs
-~26 ms per process here (plus ~0.25 ms per declared function): most of a warm start. Nothing read from the cache is executed as Python
-or unpickled.
+~26-45 ms per process here (plus ~0.25 ms per declared function): most of a warm start. The
+declarations fusetorch writes are encoded without it when building too (`_encoded`). Nothing
+read from the cache is executed as Python or unpickled.
 
 Contracts for callers:
 - `build(source, cdef)` returns a `Library`. `cdef` declares the functions the caller will call,
@@ -39,6 +40,7 @@ import io
 import json
 import os
 import platform
+import re
 import secrets
 import shlex
 import shutil
@@ -550,10 +552,80 @@ def _tables_from_json(x: Any) -> Any:
     raise TypeError(f"unexpected {type(x).__name__} in stored declarations")
 
 
+# The declarations fusetorch makes: functions returning void, int or long whose parameters are
+# primitive types (any of cffi's, spelt as they name them) or pointers to them, `const`
+# anywhere (cffi's ABI tables drop it). Such a cdef is encoded here, without pycparser.
+_FUNCTION = re.compile(r"\s*(void|int|long)\s+([A-Za-z_]\w*)\s*\(([^()]*)\)\s*;\s*")
+_WORD = re.compile(r"[A-Za-z_]\w*|\*|\S")
+# the version of the type tables' format, which generated modules record and _cffi_backend
+# keeps accepting (cffi's `_version` since 1.x's out-of-line mode)
+_TABLES_VERSION = 0x2601
+
+
+def _encoded(cdef: str) -> dict[str, Any] | None:
+    """cffi's type tables for `cdef`, as `make_py_source` would state them (up to the order
+    of the types), or None where `cdef` is not of the form above. cffi's recompiler takes
+    pycparser to parse, and importing it cost each process that built anything ~45 ms (its
+    lexer's regular expressions), on the core beside a compiler. The format
+    (`cffi.cffi_opcode`): a function is OP_FUNCTION(result type), one slot per parameter
+    (OP_NOOP(its type)), OP_FUNCTION_END(0: no `...`); a type is OP_PRIMITIVE(cffi's number
+    for it) or OP_POINTER(the type pointed to); `_globals` names each function, sorted, as
+    OP_DLOPEN_FUNC(its OP_FUNCTION slot)."""
+    from cffi import cffi_opcode as op
+    functions, at = [], 0
+    for line in filter(str.strip, cdef.split("\n")):
+        m = _FUNCTION.fullmatch(line)
+        if m is None:
+            return None
+        params = []
+        for param in filter(str.strip, m.group(3).split(",")) if m.group(3).strip() else []:
+            words = [w for w in _WORD.findall(param) if w != "const"]
+            stars = words.count("*")
+            base = [w for w in words if w != "*"]
+            if base and base[-1] not in op.PRIMITIVE_TO_INDEX and \
+                    " ".join(base) not in op.PRIMITIVE_TO_INDEX:
+                base = base[:-1]  # (the parameter's name)
+            name = " ".join(base)
+            if name not in op.PRIMITIVE_TO_INDEX or words[:len(base)] != base or \
+                    any(w != "*" for w in words[len(base):len(base) + stars]) or stars > 2:
+                return None
+            params.append((name, stars))
+        functions.append((m.group(2), m.group(1), params, at))
+        at += len(params) + 2
+    if not functions or len({f[0] for f in functions}) < len(functions):
+        return None
+    pool: dict[tuple[str, int], int] = {}  # (primitive, pointer depth) -> its slot
+    tail: list = []
+
+    def four(code: int, arg: int) -> bytes:
+        return (arg << 8 | code).to_bytes(4, "big")
+
+    def slot(name: str, stars: int) -> int:
+        if (name, stars) not in pool:
+            inner = slot(name, stars - 1) if stars else 0
+            pool[(name, stars)] = at + len(tail)
+            tail.append(four(op.OP_POINTER, inner) if stars else four(
+                op.OP_PRIMITIVE, 0 if name == "void" else op.PRIMITIVE_TO_INDEX[name]))
+        return pool[(name, stars)]
+
+    slots = []
+    for _, result, params, _ in functions:
+        slots.append(four(op.OP_FUNCTION, slot(result, 0)))
+        slots += [four(op.OP_NOOP, slot(*p)) for p in params]
+        slots.append(four(op.OP_FUNCTION_END, 0))
+    return {"_version": _TABLES_VERSION, "_types": b"".join(slots + tail),
+            "_globals": tuple(x for name, _, _, start in sorted(functions) for x in (
+                four(op.OP_DLOPEN_FUNC, start) + name.encode(), 0))}
+
+
 def _declarations(cdef: str) -> dict[str, Any]:
     """Parse `cdef` (pycparser, only when building) into cffi's type tables, as JSON data.
     cffi emits them as the literal arguments of one call in a Python module; we read the
-    literals (`ast.literal_eval`, never exec) here, at build time, from text we just made."""
+    literals (`ast.literal_eval`, never exec) here, at build time, from text we just made.
+    The forms fusetorch makes are encoded directly (`_encoded`)."""
+    tables = _encoded(cdef)
+    if tables is not None:
+        return {k: _tables_to_json(v) for k, v in tables.items()}
     f = cffi.FFI()
     try:
         f.cdef(cdef)
@@ -693,8 +765,8 @@ def _compile(cmd: list[str], ident: str, cache: CacheDir, entries: list) -> None
                 _write_new(tmp, f"{key}.c", source)
                 procs.append(_start_cc(cmd, omp, cache.where(tmp, f"{key}.c"),
                                        cache.where(tmp, f"{key}.so"), (tmp,)))
-            # parsed while the compilers run (pycparser's import and the parse cost ~30 ms,
-            # a fifth of a small module's cold build, which they no longer add to)
+            # made while the compilers run (where pycparser parses them, its import and the
+            # parse cost ~30-45 ms, a fifth of a small module's cold build)
             decls = [_declarations(cdef) for *_, cdef in entries]
         finally:
             results = [_wait_cc(proc) for proc in procs]

@@ -6,6 +6,7 @@ with timings. A library is never modified in place once this process may have lo
 """
 import hashlib
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -410,3 +411,68 @@ def test_a_process_exits_cleanly_while_openmp_workers_spin(cache):
         out = subprocess.run([sys.executable, "-c", EXIT_CHILD, cbuild.__file__, "k_exit"],
                              env=env, capture_output=True, text=True, timeout=120)
         assert (out.returncode, out.stdout.strip()) == (0, "ok"), out.stderr
+
+
+def _cffi_parsed(cdef: str) -> dict:
+    """The type tables cffi's own parser (pycparser) makes of `cdef`."""
+    encoded = cbuild._encoded
+    try:
+        cbuild._encoded = lambda c: None
+        return {k: cbuild._tables_from_json(v) for k, v in cbuild._declarations(cdef).items()}
+    finally:
+        cbuild._encoded = encoded
+
+
+def _signatures(tables: dict, library: Path, names: list) -> list:
+    import _cffi_backend
+    ffi = _cffi_backend.FFI("_tables_under_test", **tables)
+    lib = ffi.dlopen(str(library))
+    return [str(ffi.typeof(getattr(lib, n))) for n in names]
+
+
+def _cdefs_fusetorch_makes() -> list:
+    """Declarations of the forms the package writes: compiled kernels (every C type of a
+    parameter), the template kernels (conv2d, lstm, pooling) and each fused optimizer step."""
+    from fusetorch.optim import _fused
+    out = ["void ft_k(const float* restrict_is_not_here, float* out0, const uint8_t* in1, "
+           "const int64_t* in2, double* out1, int32_t* out2, const int8_t* in3, "
+           "uint16_t* out3, int16_t* out4);",
+           "int ft_conv2d_float_forward(float*, float*, float*, float*, long*);\n"
+           "int ft_conv2d_float_backward(float*, float*, float*, long*);",
+           "void ft_lstm_forward(double*, double*, double*, double*, double*, double*, long, "
+           "long, long, long);",
+           "void ft_pool(float*, int64_t*, float*, long, long);"]
+    for kind in _fused.KINDS:
+        source, name, signature = _fused.render(
+            kind, {f: True for f in ("maximize", "weight_decay", "decoupled", "amsgrad",
+                                     "lerp_from_end", "momentum", "nesterov", "dampening",
+                                     "centered", "foreach")}, "double")
+        out.append(f"void {name}({signature});")
+    return out
+
+
+@needs_cc
+@pytest.mark.parametrize("cdef", _cdefs_fusetorch_makes())
+def test_encoded_declarations_are_what_cffi_parses(cdef, tmp_path):
+    # the tables made without pycparser declare each function as cffi's own parser does
+    names = re.findall(r"\b(\w+)\s*\(", cdef)
+    stubs = "".join(re.sub(r";\s*$", "{ return 0; }" if line.startswith(("int", "long"))
+                           else "{}", line.strip()) + "\n"
+                    for line in cdef.split("\n") if line.strip())
+    (tmp_path / "stubs.c").write_text("#include <stdint.h>\n" + stubs)
+    library = tmp_path / "stubs.so"
+    subprocess.run([REAL_CC, "-shared", "-fPIC", "-o", str(library), str(tmp_path / "stubs.c")],
+                   check=True)
+    encoded = cbuild._encoded(cdef)
+    assert encoded is not None
+    assert _signatures(encoded, library, names) == \
+        _signatures(_cffi_parsed(cdef), library, names)
+
+
+@pytest.mark.parametrize("cdef", [
+    "struct s { int x; };", "void f(struct s* p);", "void f(int n, ...);",
+    "void f(void (*cb)(int));", "void f(float x[4]);", "float* f(float* x);",
+    "void f(float* x);\nvoid f(float* y);", "void f(my_type x);", "void f(float*** x);",
+    "typedef float real;\nvoid f(real* x);"])
+def test_other_declarations_go_to_cffis_parser(cdef):
+    assert cbuild._encoded(cdef) is None
