@@ -134,37 +134,6 @@ print(f"{t2 - t1:.3f} {t1 - t0:.3f}")
 """
 
 
-_FIRST_CALL = """
-import sys, time
-import fusetorch as torch, fusetorch.nn as nn
-torch.manual_seed(0)
-if sys.argv[1] == "chain":
-    x = torch.randn(1 << 24)
-    f = torch.compile(lambda t: torch.tanh(torch.exp(t * 0.5 + 1).clamp(max=10) * t - 0.25))
-    call = lambda: f(x)
-else:
-    net = nn.Sequential(nn.Linear(1000, 100), nn.ReLU(), nn.Linear(100, 10))
-    mse = nn.MSELoss(reduction="sum")
-    opt = torch.optim.SGD(net.parameters(), lr=1e-4)
-    X, Y = torch.randn(64, 1000), torch.randn(64, 10)
-    def step(x, y):
-        opt.zero_grad()
-        loss = mse(net(x), y)
-        loss.backward()
-        opt.step()
-        return loss
-    f = torch.compile(step)
-    call = lambda: f(X, Y)
-t0 = time.perf_counter()
-call()   # first call: trace (its eager run is this call's result), then build (or load)
-if sys.argv[1] != "chain":
-    # the step's first call traces an optimizer compile has not seen, whose state before the
-    # call it cannot know: that call runs eagerly and the second traces and builds. Both count.
-    call()
-print(f"{time.perf_counter() - t0:.3f}")
-"""
-
-
 def latency() -> None:
     """Compile latency, each in a new process: cold (an empty kernel cache) and warm (the
     cache filled by the cold run). The two-layer net with backward; the first call of the
@@ -185,12 +154,12 @@ def latency() -> None:
     times = runs(_LATENCY)
     print(f"compile latency, two-layer net with backward: cold {times[0]:.3f} s, warm (new "
           f"process, cache filled) {min(times[1:]):.3f} s  (targets: 1 s, 0.1 s)")
-    for what, target in (("chain", 0.3), ("step", 0.15)):
-        times = runs(_FIRST_CALL, what)
-        name = "6-op chain, 2**24" if what == "chain" else \
-            "two-layer whole step (its first two calls: the second builds)"
-        print(f"first compiled call, {name}: cold {times[0]:.3f} s, warm {min(times[1:]):.3f}"
-              f" s  (target {target} s)")
+    # the first calls bench_table.py times (the chain; the two-layer whole step, whose first
+    # call runs eagerly and whose second traces and builds), cold and warm here
+    from bench_table import _FIRST_CALL, COLD
+    for (label, workload), target in zip(COLD.items(), (0.3, 0.15)):
+        times = runs(_FIRST_CALL.format(module="fusetorch", workload=workload))
+        print(f"{label}: cold {times[0]:.3f} s, warm {min(times[1:]):.3f} s  (target {target} s)")
 
 
 if __name__ == "__main__":
