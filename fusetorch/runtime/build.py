@@ -28,7 +28,8 @@ class Built:
 
 
 def build(kernels: list, device: str = "cpu") -> Built:
-    """Build `kernels` (LoopKernels) into one module for `device` ("cpu" or "cuda")."""
+    """Build `kernels` (LoopKernels) for `device` ("cpu" or "cuda"): one CUDA module, or C
+    modules in parts (`split`) that compile at the same time."""
     if not kernels:
         return Built(None, [None])  # extern steps only: nothing to build
     if device == "cuda":  # the same loop kernels rendered as CUDA
@@ -43,7 +44,8 @@ def build(kernels: list, device: str = "cpu") -> Built:
     parts = split([s.count("\n") for s in sources], _cores())
     modules = [(render.module([sources[i] for i in part],
                               (n + 1, len(parts)) if len(parts) > 1 else None),
-                "\n".join(render.declaration(unique[i]) for i in part)) for n, part in enumerate(parts)]
+                "\n".join(render.declaration(unique[i]) for i in part))
+               for n, part in enumerate(parts)]
     libs = cbuild.build_all(modules)
     lib_of = {unique[i].name: lib for part, lib in zip(parts, libs) for i in part}
     return Built("\n".join(source for source, _ in modules),
