@@ -343,23 +343,31 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     # the values are gathered at the returned indices, so that the gradient goes to that index
     # (PyTorch's max(dim)); a plain max reduction would share it among ties
-    idx = apply(arg, [x], {"dims": (d,), "keepdim": True})
-    if D.RECORDER is None and D.PROFILE is None and not (D.GRAD_ENABLED and D.needs_grad(x)):
-        # nothing records: the gather and the reshapes on the arrays (fresh ones: no views of
-        # the input), by the primitives' own eager functions (a q-network's max under no_grad,
-        # an accuracy's max(1): 26 -> 11 us for a 1x59 row)
-        be = x._be
-        v, i = be.impl["gather"](x._data, idx._data, dim=d), idx._data
-        if not (keepdim and input.ndim):
-            shape = tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
+    shape = None if keepdim and input.ndim else \
+        tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
+    if D.RECORDER is not None or D.PROFILE is not None:  # every step seen
+        idx = apply(arg, [x], {"dims": (d,), "keepdim": True})
+        values = apply("gather", [x, idx], {"dim": d})
+        if shape is not None:
+            values = apply("reshape", [values], {"shape": shape})
+            idx = apply("reshape", [idx], {"shape": shape})
+        return result_type(A.label(values, f"{name.capitalize()}Backward0", input), idx)
+    # nothing traces: the index (an integer: no gradient) and whatever needs no gradient are
+    # made on the arrays (fresh ones: no views of the input) by the primitives' own eager
+    # functions (a q-network's max under no_grad, an accuracy's max(1): 26 -> 11 us for a
+    # 1x59 row; with a gradient, two of four dispatches)
+    be = x._be
+    i = be.impl[arg](x._data, dims=(d,), keepdim=True)
+    if not (D.GRAD_ENABLED and D.needs_grad(x)):
+        v = be.impl["gather"](x._data, i, dim=d)
+        if shape is not None:
             v, i = v.reshape(shape), i.reshape(shape)
-        return result_type(Tensor._make(v, x._dtype, be), Tensor._make(i, idx._dtype, be))
-    values = apply("gather", [x, idx], {"dim": d})
-    if not (keepdim and input.ndim):
-        shape = tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
-        values = apply("reshape", [values], {"shape": shape})
-        idx = apply("reshape", [idx], {"shape": shape})
-    return result_type(A.label(values, f"{name.capitalize()}Backward0", input), idx)
+        return result_type(Tensor._make(v, x._dtype, be), Tensor._make(i, dt.int64, be))
+    values = apply("gather", [x, Tensor._make(i, dt.int64, be)], {"dim": d})
+    if shape is not None:
+        values, i = apply("reshape", [values], {"shape": shape}), i.reshape(shape)
+    return result_type(A.label(values, f"{name.capitalize()}Backward0", input),
+                       Tensor._make(i, dt.int64, be))
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
