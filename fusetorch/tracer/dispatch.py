@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import dtypes as dt
-from ..ir.ops import OPS
+from ..ir.ops import OPS, index_shape
 from ..ir.shapes import broadcast_many, broadcast_shapes
 from ..runtime import device as _device
 from ..runtime.device import NP_DTYPES
@@ -449,7 +449,6 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     recording sees `t` become the value of an `index_put` node."""
     if PROFILE is not None and PROFILE.enter():
         return PROFILE.op(index_put_, (t, v, idx, spec), "index_put_", [t, v] + list(idx))
-    from ..ir.ops import index_shape
     tensors = [t, v] + idx
     _check_devices(tensors)
     region = index_shape([t._data.shape] + [i._data.shape for i in idx], {"spec": spec})

@@ -12,7 +12,8 @@ import math
 from collections import namedtuple
 
 from ..ir import dtypes as dt
-from ..ir.shapes import infer_reshape, norm_dim, norm_dims, numel
+from ..ir.shapes import (broadcast_shapes, expand_shape, infer_reshape, norm_dim, norm_dims,
+                         numel, reduce_shape)
 from . import autograd as A
 from . import autocast as _ac
 from . import dispatch as D
@@ -464,7 +465,6 @@ def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
 
 
 def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
-    from ..ir.shapes import reduce_shape
     b = cast(input, dt.bool_)
     dims = _dims(dim, b.ndim)
     if _b.any(b.shape[d] == 0 for d in dims):  # nothing to reduce: the identity
@@ -495,7 +495,6 @@ def _full_like_scalar(value, like: Tensor) -> Tensor:
 def _check_batched_matmul(sa: tuple, sb: tuple) -> None:
     """PyTorch's errors for a matmul with a batch: a >= 3-d input times a 1-d or 2-d one folds
     its batch into rows (mv / mm messages); other shapes broadcast the batch dims, then bmm."""
-    from ..ir.shapes import broadcast_shapes
     if len(sa) >= 3 and len(sb) <= 2:
         rows = numel(sa[:-1])
         if sa[-1] != sb[0]:
@@ -717,7 +716,6 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 
 
 def expand(input: Tensor, *sizes) -> Tensor:
-    from ..ir.shapes import expand_shape
     sizes = _shape_arg(sizes, "expand", "size")
     shape = input._data.shape
     return apply("expand", [input], {"shape": sizes if sizes == shape else

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import dtypes as dt
+from ..ir.shapes import broadcast_shapes
 from . import autograd as A
 from . import dispatch as D
 from . import views as _views
@@ -313,7 +314,6 @@ def _setitem_mask(t: Tensor, mask: Tensor, value) -> bool:
     """`t[mask] = v` where v does not span the selected elements (a number, or a tensor that
     broadcasts over the dims after the mask's) is `where(mask, v, t)` written into t: its graph
     does not depend on how many elements the mask selects. False: not such a case."""
-    from ..ir.shapes import broadcast_shapes
     rest = tuple(t.shape[mask.ndim:])
     if isinstance(value, Tensor):
         if value.ndim > len(rest):

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from ..ir import dtypes as dt
+from ..ir.shapes import norm_dim
 from ..runtime import device as _device
 
 _object_new = object.__new__
@@ -103,7 +104,6 @@ class Tensor:
         shape = self._data.shape
         if dim.__class__ is int and -len(shape) <= dim < len(shape):  # (a loop's x.size(0))
             return shape[dim]
-        from ..ir.shapes import norm_dim
         if self._data.ndim == 0:
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return self._data.shape[norm_dim(dim, self._data.ndim)]
@@ -159,7 +159,6 @@ class Tensor:
             st = tuple(s // self._dtype.itemsize for s in self._data.strides)
         if dim is None:
             return st
-        from ..ir.shapes import norm_dim
         if self._data.ndim == 0:
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return st[norm_dim(dim, self._data.ndim)]
