@@ -19,7 +19,8 @@ from . import functional_math as M
 from . import views as _views
 from . import autograd as A
 from . import indexing
-from .tensor import Tensor
+from .softmax import log_softmax, softmax  # composed there, public as nn.functional's
+from .tensor import Tensor, _alias
 
 
 def _inplace(self: Tensor, value: Tensor) -> Tensor:
@@ -244,7 +245,6 @@ def _copy_(self, src, non_blocking=False):
 
 
 def _detach(self):
-    from .tensor import _alias
     out = _alias(self)
     if D.RECORDER is not None:  # a function of `self` in a recording, not a new input
         D.RECORDER.record("detach", [self], {}, out)
@@ -258,12 +258,10 @@ def _detach_(self):
 
 
 def _softmax(self, dim=None, dtype=None):
-    from .softmax import softmax  # composed here, public as nn.functional.softmax
     return softmax(self, dim, dtype=dtype)
 
 
 def _log_softmax(self, dim=None, dtype=None):
-    from .softmax import log_softmax
     return log_softmax(self, dim, dtype=dtype)
 
 
