@@ -142,12 +142,12 @@ def latency() -> None:
     import subprocess
     import tempfile
 
-    def runs(code: str, *args: str) -> list:
+    def runs(code: str) -> list:
         with tempfile.TemporaryDirectory() as cache:
             env = dict(os.environ, FUSETORCH_CACHE_DIR=cache)
             root = str(Path(__file__).resolve().parent.parent)
             env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-            return [float(subprocess.run([sys.executable, "-c", code, *args], env=env,
+            return [float(subprocess.run([sys.executable, "-c", code], env=env,
                                          check=True, capture_output=True, text=True)
                           .stdout.split()[0]) for _ in range(3)]
 

@@ -578,7 +578,7 @@ def _encoded(cdef: str) -> dict[str, Any] | None:
         if m is None:
             return None
         params = []
-        for param in filter(str.strip, m.group(3).split(",")) if m.group(3).strip() else []:
+        for param in filter(str.strip, m.group(3).split(",")):
             words = [w for w in _WORD.findall(param) if w != "const"]
             stars = words.count("*")
             base = [w for w in words if w != "*"]

@@ -346,29 +346,28 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
     # (PyTorch's max(dim)); a plain max reduction would share it among ties
     shape = None if keepdim and input.ndim else \
         tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
-    if D.RECORDER is not None or D.PROFILE is not None:  # every step seen
+    traced = D.RECORDER is not None or D.PROFILE is not None  # every step seen
+    if traced:
         idx = apply(arg, [x], {"dims": (d,), "keepdim": True})
-        values = apply("gather", [x, idx], {"dim": d})
-        if shape is not None:
-            values = apply("reshape", [values], {"shape": shape})
-            idx = apply("reshape", [idx], {"shape": shape})
-        return result_type(A.label(values, f"{name.capitalize()}Backward0", input), idx)
-    # nothing traces: the index (an integer: no gradient) and whatever needs no gradient are
-    # made on the arrays (fresh ones: no views of the input) by the primitives' own eager
-    # functions (a q-network's max under no_grad, an accuracy's max(1): 26 -> 11 us for a
-    # 1x59 row; with a gradient, two of four dispatches)
-    be = x._be
-    i = be.impl[arg](x._data, dims=(d,), keepdim=True)
-    if not (D.GRAD_ENABLED and D.needs_grad(x)):
-        v = be.impl["gather"](x._data, i, dim=d)
-        if shape is not None:
-            v, i = v.reshape(shape), i.reshape(shape)
-        return result_type(Tensor._make(v, x._dtype, be), Tensor._make(i, dt.int64, be))
-    values = apply("gather", [x, Tensor._make(i, dt.int64, be)], {"dim": d})
+    else:
+        # nothing traces: the index (an integer: no gradient) and whatever needs no gradient
+        # are made on the arrays (fresh ones: no views of the input) by the primitives' own
+        # eager functions (a q-network's max under no_grad, an accuracy's max(1): 26 -> 11 us
+        # for a 1x59 row; with a gradient, two of four dispatches)
+        be = x._be
+        i = be.impl[arg](x._data, dims=(d,), keepdim=True)
+        if not (D.GRAD_ENABLED and D.needs_grad(x)):
+            v = be.impl["gather"](x._data, i, dim=d)
+            if shape is not None:
+                v, i = v.reshape(shape), i.reshape(shape)
+            return result_type(Tensor._make(v, x._dtype, be), Tensor._make(i, dt.int64, be))
+        idx = Tensor._make(i, dt.int64, be)
+    values = apply("gather", [x, idx], {"dim": d})
     if shape is not None:
-        values, i = apply("reshape", [values], {"shape": shape}), i.reshape(shape)
-    return result_type(A.label(values, f"{name.capitalize()}Backward0", input),
-                       Tensor._make(i, dt.int64, be))
+        values = apply("reshape", [values], {"shape": shape})
+        idx = apply("reshape", [idx], {"shape": shape}) if traced else \
+            Tensor._make(idx._data.reshape(shape), dt.int64, idx._be)
+    return result_type(A.label(values, f"{name.capitalize()}Backward0", input), idx)
 
 
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
