@@ -2,7 +2,7 @@
 below it. Each module under fusetorch/ is parsed with `ast`; every import counts, at module level
 or inside a function, absolute or relative. An import that breaks the layering fails here unless
 it is listed in EXCEPTIONS with its reason, so a new upward import is caught when it is written.
-See ARCHITECTURE.md, "Dependencies between packages"."""
+See ARCHITECTURE.md, "Layers: who may import whom"."""
 from __future__ import annotations
 
 import ast
