@@ -957,7 +957,8 @@ SKIPPED = {
     **{n: "DLPack, a door sharing memory with other libraries: sharing, dtypes, layouts and "
           "refusals are tested in tests/tracer/test_dlpack.py" for n in (
         "torch.from_dlpack", "Tensor.__dlpack__", "Tensor.__dlpack_device__")},
-    **{f"nn.{n}": _NOT_OPS for n in ("Module", "Parameter", "Buffer", "RNNBase", "RNNCellBase",
+    **{f"nn.{n}": _NOT_OPS for n in ("Module", "Parameter", "Buffer", "UninitializedParameter",
+                                     "UninitializedBuffer", "RNNBase", "RNNCellBase",
                                      "RemovableHandle")},
     # random sampling and default device (issue 11): tests/tracer/test_random_more.py
     **{f"torch.{n}": _RANDOM for n in ("bernoulli", "multinomial", "normal", "poisson")},

@@ -42,7 +42,10 @@ for name, kwargs in [("relu", {}), ("celu", {}), ("celu", dict(alpha=0.5)), ("el
     add(f"F.{name}" + ("" if not kwargs else "(" + ",".join(kwargs) + ")"), v, ACT)
 add("F.dropout_eval", {"F.dropout": lambda x: F.dropout(x, 0.3, training=False),
                        "F.dropout2d": lambda x: F.dropout2d(x, 0.3, training=False),
-                       "F.alpha_dropout": lambda x: F.alpha_dropout(x, 0.3, training=False)},
+                       "F.alpha_dropout": lambda x: F.alpha_dropout(x, 0.3, training=False),
+                       "F.dropout3d": lambda x: F.dropout3d(x, 0.3, training=False),
+                       "F.feature_alpha_dropout": lambda x: F.feature_alpha_dropout(
+                           x, 0.3, training=False)},
     fixed(("f32", lambda r: [make(r, (2, 3, 4, 2))]), ("perm", lambda r: [make(r, (2, 3, 4, 3),
                                                                                layout="t")])))
 add("F.dropout1d_eval", {"F.dropout1d": lambda x: F.dropout1d(x, 0.3, training=False)},
@@ -72,6 +75,8 @@ add("F.conv1d", {"F.conv1d": F.conv1d},
 POOL_IN = fixed(("f32", lambda r: [make(r, (2, 3, 8, 6))]),
                 ("perm", lambda r: [make(r, (2, 3, 8, 6), layout="t")]),
                 ("f64", lambda r: [make(r, (1, 2, 7, 7), F64)]))
+POOL3_IN = fixed(("f32", lambda r: [make(r, (2, 2, 5, 4, 6))]),
+                 ("f64_perm", lambda r: [make(r, (1, 3, 4, 5, 4), F64, layout="t")]))
 POOL1_IN = fixed(("f32", lambda r: [make(r, (2, 3, 8))]),
                  ("f64_slice", lambda r: [make(r, (2, 3, 8), F64, layout="s")]))
 for name, args, samples in [
@@ -89,6 +94,19 @@ for name, args, samples in [
     ("avg_pool1d", (3, 2, 1), POOL1_IN), ("max_pool1d", (2,), POOL1_IN),
     ("max_pool1d_with_indices", (3, 2), POOL1_IN),
     ("adaptive_avg_pool1d", (3,), POOL1_IN), ("adaptive_max_pool1d", (3,), POOL1_IN),
+    ("lp_pool1d", (2.0, 3, 2), fixed(("f32", lambda r: [make(r, (2, 3, 8), F32, 0.2, 2)]))),
+    ("max_pool3d", (2,), POOL3_IN),
+    ("max_pool3d(pad,dil,ceil)", dict(kernel_size=(2, 3, 2), stride=(1, 2, 2),
+                                      padding=(1, 1, 0), dilation=(2, 1, 1), ceil_mode=True),
+     POOL3_IN),
+    ("max_pool3d_with_indices", (2, 1, 1), POOL3_IN),
+    ("avg_pool3d", (2,), POOL3_IN),
+    ("avg_pool3d(pad,ceil)", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
+                                  count_include_pad=False), POOL3_IN),
+    ("adaptive_avg_pool3d", ((2, 3, 2),), POOL3_IN),
+    ("adaptive_max_pool3d", ((3, 2, 3),), POOL3_IN),
+    ("adaptive_max_pool3d_with_indices", ((2, 2, 1),), POOL3_IN),
+    ("lp_pool3d", (2.0, 2), fixed(("f32", lambda r: [make(r, (2, 2, 4, 4, 4), F32, 0.2, 2)]))),
 ]:
     fn = getattr(F, name.split("(")[0])
     call = (lambda f, a: lambda x: f(x, **a))(fn, args) if isinstance(args, dict) else \
@@ -297,6 +315,12 @@ add("F.conv_transpose1d", {"F.conv_transpose1d": F.conv_transpose1d},
     fixed(("basic", lambda r: [make(r, (2, 3, 5)), make(r, (3, 4, 3)), make(r, (4,))]),
           ("stride_f64", lambda r: ([make(r, (2, 4, 5), F64), make(r, (4, 1, 3), F64)],
                                     dict(stride=2, padding=1, output_padding=1, groups=2)))))
+add("F.conv_transpose3d", {"F.conv_transpose3d": F.conv_transpose3d},
+    fixed(("basic", lambda r: [make(r, (2, 4, 3, 2, 3)), make(r, (4, 3, 2, 3, 2)), make(r, (3,))]),
+          ("stride_pad_outpad_groups_f64", lambda r: (
+              [make(r, (1, 4, 3, 3, 2), F64, layout="t"), make(r, (4, 1, 3, 2, 2), F64)],
+              dict(stride=(2, 1, 2), padding=(1, 0, 1), output_padding=(1, 0, 0), groups=2,
+                   dilation=(1, 2, 1))))))
 add("F.conv3d", {"F.conv3d": F.conv3d},
     fixed(("basic", lambda r: [make(r, (2, 3, 4, 5, 4)), make(r, (4, 3, 2, 3, 2)),
                                make(r, (4,))]),
@@ -314,6 +338,19 @@ add("F.fold", {"F.fold": F.fold},
                                                             padding=1, stride=(2, 1)))),
           ("tiling_f64", lambda r: ([make(r, (12, 4), F64)], dict(output_size=4, kernel_size=2,
                                                                   stride=2)))))
+add("F.max_unpool", {
+    "F.max_unpool1d": lambda x: F.max_unpool1d(*F.max_pool1d(x[:, :, 0, 0], 2,
+                                                             return_indices=True), 2),
+    "F.max_unpool2d": lambda x: F.max_unpool2d(*F.max_pool2d(x[:, :, 0], 2, return_indices=True),
+                                               2, output_size=(5, 7)),
+    "F.max_unpool3d": lambda x: F.max_unpool3d(*F.max_pool3d(x, 2, return_indices=True), 2,
+                                               output_size=x.shape)},
+    fixed(("f32", lambda r: [make(r, (2, 3, 4, 5, 7))]),
+          ("f64_perm", lambda r: [make(r, (1, 2, 4, 5, 7), F64, layout="t")])))
+add("F.channel_shuffle", {"F.channel_shuffle": lambda x: F.channel_shuffle(x, 2),
+                          "F.native_channel_shuffle": lambda x: F.native_channel_shuffle(x, 3)},
+    fixed(("f32", lambda r: [make(r, (2, 6, 3))]),
+          ("f64_perm", lambda r: [make(r, (1, 6, 2, 3), F64, layout="t")])))
 add("F.pixel_shuffle", {"F.pixel_shuffle": lambda x: F.pixel_shuffle(x, 2),
                         "F.pixel_unshuffle": lambda x: F.pixel_unshuffle(x, 2)},
     fixed(("f32", lambda r: [make(r, (2, 8, 4, 6))]),
@@ -388,6 +425,14 @@ SEQ = fixed(("f32", lambda r: [make(r, (2, 3, 9))]),
 modules("Linear", lambda: nn.Linear(6, 4), IN2)
 modules("Linear/nobias", lambda: nn.Linear(6, 4, bias=False), IN2)
 modules("LazyLinear", lambda: _materialised(nn.LazyLinear(4), torch.zeros(1, 6)), IN2)
+modules("LazyConv2d", lambda: _materialised(nn.LazyConv2d(4, 3, padding=1), torch.zeros(1, 3, 8, 6)),
+        IMG)
+modules("LazyConv1d", lambda: _materialised(nn.LazyConv1d(4, 3, stride=2), torch.zeros(1, 3, 9)),
+        SEQ)
+modules("LazyConvTranspose2d", lambda: _materialised(nn.LazyConvTranspose2d(2, 3, stride=2),
+                                                     torch.zeros(1, 3, 8, 6)), IMG)
+modules("LazyConvTranspose1d", lambda: _materialised(nn.LazyConvTranspose1d(2, 2),
+                                                     torch.zeros(1, 3, 9)), SEQ)
 modules("Bilinear", lambda: nn.Bilinear(6, 3, 2),
         fixed(("f32", lambda r: [make(r, (3, 6)), make(r, (3, 3), layout="t")])))
 modules("Identity", lambda: nn.Identity(), IN2)
@@ -414,6 +459,19 @@ modules("BatchNorm1d/eval", lambda: nn.BatchNorm1d(6),
 modules("BatchNorm1d/train", lambda: nn.BatchNorm1d(6),
         fixed(("2d", lambda r: [make(r, (3, 6))])))
 modules("BatchNorm2d/eval", lambda: nn.BatchNorm2d(3), IMG, train=False)
+modules("LazyBatchNorm1d", lambda: _materialised(nn.LazyBatchNorm1d(), torch.zeros(2, 6)),
+        fixed(("2d", lambda r: [make(r, (3, 6))])))
+modules("LazyBatchNorm2d", lambda: _materialised(nn.LazyBatchNorm2d(), torch.zeros(2, 3, 2, 2)), IMG)
+modules("LazyBatchNorm3d/eval", lambda: _materialised(nn.LazyBatchNorm3d(),
+                                                      torch.zeros(2, 2, 1, 1, 1)),
+        fixed(("f32", lambda r: [make(r, (2, 2, 3, 4, 5))])), train=False)
+modules("LazyInstanceNorm1d", lambda: _materialised(nn.LazyInstanceNorm1d(), torch.zeros(2, 3, 9)),
+        SEQ)
+modules("LazyInstanceNorm2d", lambda: _materialised(
+    nn.LazyInstanceNorm2d(affine=False, track_running_stats=False), torch.zeros(2, 3, 8, 6)), IMG)
+modules("LazyInstanceNorm3d/eval", lambda: _materialised(nn.LazyInstanceNorm3d(),
+                                                         torch.zeros(2, 2, 4, 5, 4)),
+        fixed(("f32", lambda r: [make(r, (2, 2, 4, 5, 4))])), train=False)
 modules("BatchNorm2d/train", lambda: nn.BatchNorm2d(3), IMG)
 modules("BatchNorm2d/train_no_stats", lambda: nn.BatchNorm2d(3, track_running_stats=False), IMG)
 modules("BatchNorm3d/eval", lambda: nn.BatchNorm3d(2),
@@ -429,6 +487,11 @@ modules("Dropout/eval", lambda: nn.Dropout(0.4), IN2, train=False)
 modules("Dropout1d/eval", lambda: nn.Dropout1d(0.4), SEQ, train=False)
 modules("Dropout2d/eval", lambda: nn.Dropout2d(0.4), IMG, train=False)
 modules("AlphaDropout/eval", lambda: nn.AlphaDropout(0.4), IN2, train=False)
+modules("Dropout3d/eval", lambda: nn.Dropout3d(0.4), IMG, train=False)
+modules("FeatureAlphaDropout/eval", lambda: nn.FeatureAlphaDropout(0.4), IMG, train=False)
+modules("ChannelShuffle", lambda: nn.ChannelShuffle(3), IMG)
+modules("LPPool1d", lambda: nn.LPPool1d(2, 3, 2), fixed(("f32", lambda r: [
+    make(r, (2, 3, 9), F32, 0.2, 2)])))
 ACT_IN = fixed(("f32", lambda r: [make(r, (3, 6), away=(0.0, 1.0, -1.0, 0.5, -0.5, 3, -3))]),
                ("perm", lambda r: [make(r, (3, 6), layout="t", away=(0.0, 1.0, -1.0, .5, -.5))]))
 for name, mk in [("ReLU", nn.ReLU), ("ReLU6", nn.ReLU6), ("Sigmoid", nn.Sigmoid),
@@ -516,6 +579,36 @@ modules("ConvTranspose2d", lambda: nn.ConvTranspose2d(3, 4, 3, stride=2, padding
                                                       output_padding=1), IMG)
 modules("ConvTranspose1d", lambda: nn.ConvTranspose1d(3, 2, 2, stride=2, bias=False), SEQ)
 modules("Conv3d", lambda: nn.Conv3d(2, 3, (2, 3, 2), stride=(1, 2, 1), padding=1), VOL)
+modules("ConvTranspose3d", lambda: nn.ConvTranspose3d(2, 3, 2, stride=(2, 1, 1), padding=(0, 1, 0)),
+        VOL)
+for name, mk in [("MaxPool3d", lambda: nn.MaxPool3d(2, 1, 1)),
+                 ("AvgPool3d", lambda: nn.AvgPool3d(3, 2, 1, ceil_mode=True)),
+                 ("AdaptiveAvgPool3d", lambda: nn.AdaptiveAvgPool3d((3, None, 2))),
+                 ("AdaptiveMaxPool3d", lambda: nn.AdaptiveMaxPool3d(2))]:
+    modules(name, mk, VOL)
+modules("LPPool3d", lambda: nn.LPPool3d(2, 2), fixed(("f32", lambda r: [
+    make(r, (2, 2, 4, 4, 4), F32, 0.2, 2)])))
+
+
+class _Unpool(nn.Module):
+    """MaxUnpool{1,2,3}d after the MaxPool of its rank (the unpool layers take indices)."""
+
+    def __init__(self, nd: int):
+        super().__init__()
+        self.nd = nd
+        self.pool = getattr(nn, f"MaxPool{nd}d")(2, return_indices=True)
+        self.unpool = getattr(nn, f"MaxUnpool{nd}d")(2)
+
+    def forward(self, x):
+        x = x[(slice(None), slice(None)) + (0,) * (3 - self.nd)]
+        return self.unpool(*self.pool(x), output_size=x.shape)
+
+
+for nd in (1, 2, 3):
+    modules(f"MaxUnpool{nd}d", (lambda k: lambda: _Unpool(k))(nd), VOL)
+modules("LazyConv3d", lambda: _materialised(nn.LazyConv3d(3, 2), torch.zeros(1, 2, 4, 5, 4)), VOL)
+modules("LazyConvTranspose3d", lambda: _materialised(nn.LazyConvTranspose3d(2, 2, stride=2),
+                                                     torch.zeros(1, 2, 4, 5, 4)), VOL)
 modules("Unfold", lambda: nn.Unfold((2, 3), padding=1, stride=2), IMG)
 modules("Fold", lambda: nn.Fold((5, 4), 2, padding=(1, 0)), fixed(("f32", lambda r: [
     make(r, (2, 12, 18))])))

@@ -18,6 +18,7 @@ from ._functional.normalization import *  # noqa: F401,F403
 from ._functional.padding import *  # noqa: F401,F403
 from ._functional.pixel_shuffle import *  # noqa: F401,F403
 from ._functional.pooling import *  # noqa: F401,F403
+from ._functional.pooling3d import *  # noqa: F401,F403
 from ._functional.ranking import *  # noqa: F401,F403
 from ._functional.sparse import *  # noqa: F401,F403
 from ._functional.attention import *  # noqa: F401,F403

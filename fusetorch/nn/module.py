@@ -11,7 +11,7 @@ from typing import Callable, Iterator
 from .._hooks import RemovableHandle  # noqa: F401  (nn.RemovableHandle, as before)
 from ..tracer.autograd import no_grad
 from ..tracer.tensor import Tensor
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, is_lazy
 
 _IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
 
@@ -336,10 +336,10 @@ class Module:
         out = OrderedDict() if destination is None else destination
         for name, p in self._parameters.items():
             if p is not None:
-                out[prefix + name] = p if keep_vars else p.detach()
+                out[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
         for name, b in self._buffers.items():
             if b is not None and name not in self._non_persistent_buffers:
-                out[prefix + name] = b if keep_vars else b.detach()
+                out[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
         for name, m in self._modules.items():
             if m is not None:
                 m.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
@@ -356,6 +356,11 @@ class Module:
                 if k not in state_dict:
                     continue
                 src = state_dict[k]
+                if is_lazy(target):  # a lazy module takes its shapes from the checkpoint
+                    if isinstance(src, Tensor) and not is_lazy(src):
+                        target.materialize(src.shape)
+                    else:
+                        continue
                 if not isinstance(src, Tensor):
                     errors.append(f'While copying the parameter named "{k}", expected torch.Tensor '
                                   f"or Tensor-like object from checkpoint but received "

@@ -31,6 +31,8 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return "Parameter containing:\n" + super().__repr__()
 
+    __str__ = __repr__  # Tensor's __str__ is bound to Tensor.__repr__, not the override
+
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
@@ -62,3 +64,128 @@ class Buffer(Tensor):
 
     def __init__(self, data: Tensor, *, persistent: bool = True):
         pass
+
+
+# ---------------------------------------------------------------- lazy modules' placeholders
+
+_USE_MESSAGE = ("Attempted to use an uninitialized parameter in {}. This error happens when you "
+                "are using a `LazyModule` or explicitly manipulating "
+                "`torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call "
+                "`forward` with a dummy batch to initialize the parameters before calling torch "
+                "functions")
+_SHAPE_MESSAGE = ("Can't access the shape of an uninitialized parameter or buffer. This error "
+                  "usually happens in `load_state_dict` when trying to load an uninitialized "
+                  "parameter into an initialized one. Call `forward` to initialize the "
+                  "parameters before accessing their attributes.")
+# What an uninitialized tensor may still be asked: the bookkeeping modules and optimizers do,
+# and the conversions `Module.to/float/double/cuda` apply (they set the dtype and device the
+# tensor materializes with), as PyTorch's UninitializedTensorMixin allows them.
+_ALLOWED = frozenset({
+    "materialize", "cls_to_become", "requires_grad", "requires_grad_", "grad", "is_leaf",
+    "retains_grad", "data", "dtype", "device", "is_cuda", "is_cpu", "to", "cpu", "cuda",
+    "float", "double", "half", "bfloat16", "type", "is_floating_point", "is_complex",
+    "get_device", "share_memory_", "is_shared", "persistent", "grad_fn"})
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer whose shape is not known yet (a lazy module before its first
+    forward). Using it raises PyTorch's errors; `materialize(shape)` gives it memory in place
+    (the same object, so optimizers built before the first forward keep working) and turns it
+    into its `cls_to_become`."""
+
+    cls_to_become: type = Tensor
+
+    def __getattribute__(self, name: str):
+        if name[0] == "_" or name in _ALLOWED:
+            return object.__getattribute__(self, name)
+        if name in ("shape", "size", "ndim", "dim"):
+            raise RuntimeError(_SHAPE_MESSAGE)
+        raise ValueError(_USE_MESSAGE.format(f"<method '{name}' of 'torch._C.TensorBase' "
+                                             "objects>"))
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Allocate (uninitialized) memory of `shape` with this tensor's dtype and device unless
+        given, and become a `cls_to_become`."""
+        from ..tracer.creation import empty
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
+        t = empty(shape, dtype=self._dtype if dtype is None else dtype,
+                  device=self.device if device is None else device)
+        self._data, self._dtype, self._be = t._data, t._dtype, t._be
+        self.__class__ = self.cls_to_become
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        return (self.__class__, (self.requires_grad,))
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, self.device, self._dtype)
+        return memo[id(self)]
+
+
+def _refuse_operator(name: str):
+    def op(self, *args, **kwargs):
+        raise ValueError(_USE_MESSAGE.format(f"<slot wrapper '{name}' of 'torch._C.TensorBase' "
+                                             "objects>"))
+    op.__name__ = name
+    return op
+
+
+# Python looks operators up on the type, past __getattribute__: refuse them one by one.
+for _name in ("add sub mul truediv floordiv mod pow matmul and or xor lshift rshift".split()):
+    for _form in (f"__{_name}__", f"__r{_name}__", f"__i{_name}__"):
+        setattr(UninitializedTensorMixin, _form, _refuse_operator(_form))
+for _form in ("__neg__", "__pos__", "__abs__", "__invert__", "__getitem__", "__setitem__",
+              "__len__", "__iter__", "__bool__", "__float__", "__int__", "__index__",
+              "__lt__", "__le__", "__gt__", "__ge__", "__array__"):
+    setattr(UninitializedTensorMixin, _form, _refuse_operator(_form))
+del _name, _form
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter of unknown shape: a lazy module's weight before its first forward.
+
+    >>> p = UninitializedParameter(); p.materialize((3, 4)); type(p).__name__
+    'Parameter'
+    """
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        from ..tracer.creation import empty
+        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None):
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A buffer of unknown shape: a lazy norm layer's running statistics before its first
+    forward."""
+
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None,
+                persistent: bool = True):
+        from ..tracer.creation import empty
+        t = empty(0, device=device, dtype=dtype)
+        b = Tensor.__new__(cls)
+        b._data, b._dtype, b._be = t._data, t._dtype, t._be
+        b._grad = b._node = b._vc = b._base = None
+        b._requires_grad = False
+        b.requires_grad = requires_grad
+        b.persistent = persistent
+        return b
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None,
+                 persistent: bool = True):
+        pass
+
+
+def is_lazy(param) -> bool:
+    """Whether `param` is an uninitialized parameter or buffer."""
+    return isinstance(param, UninitializedTensorMixin)

@@ -20,7 +20,7 @@ from ...tracer import autocast as _ac
 from ...tracer.softmax import _label, _owned, _softmax_dim, log_softmax, softmax
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "sigmoid", "tanh", "gelu",
-           "elu", "elu_", "softplus", "silu", "mish", "hardtanh", "hardtanh_", "softmax",
+           "elu", "elu_", "selu_", "celu_", "softplus", "silu", "mish", "hardtanh", "hardtanh_", "softmax",
            "softmin", "log_softmax", "logsigmoid", "softsign", "tanhshrink", "threshold",
            "threshold_", "hardsigmoid", "hardswish", "selu", "celu", "prelu", "glu", "rrelu",
            "rrelu_", "hardshrink", "softshrink", "gumbel_softmax"]
@@ -126,6 +126,14 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     neg = F.expm1(F.clamp(input, max=0.0) / alpha) * alpha
     r = F.where(input > 0, input, neg)
     return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
+
+
+def selu_(input: Tensor) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def celu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
 
 
 def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:

@@ -1,4 +1,4 @@
-"""nn.functional: conv_transpose1d and conv_transpose2d, the adjoint of a convolution.
+"""nn.functional: conv_transpose1d/2d/3d, the adjoint of a convolution.
 
 A transposed convolution is the input gradient of the convolution with the same weight: over
 float32/float64 the `conv2d_grad_input` primitive (ir/conv_ops.py; C kernels on the CPU), whose
@@ -7,7 +7,8 @@ an ONNX recording, output_padding >= stride) one batched matmul takes each input
 ([N, G, Og*kh*kw, H*W] = weight^T @ input), and `fold2d` (col2im) adds the overlapping windows
 into the output image. So its own gradient is `unfold2d` + matmul, a plain convolution.
 output_padding adds rows/columns at the bottom/right that only the padding crop would have
-removed; conv_transpose1d is conv_transpose2d over a height-1 image.
+removed; conv_transpose1d is conv_transpose2d over a height-1 image, conv_transpose3d a sum of
+2-d ones over the kernel's depth (`_conv_transpose3d`).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from .int_args import int_arg
 from .padding import pad as _pad
 from ...tracer import autocast as _ac
 
-__all__ = ["conv_transpose1d", "conv_transpose2d"]
+__all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
 
 
 def _out_sizes(spatial, kernel, stride, padding, output_padding, dilation) -> tuple:
@@ -43,12 +44,13 @@ def _check(x: Tensor, weight: Tensor, bias, stride, padding, output_padding, gro
         raise RuntimeError("non-positive groups is not supported")
     if any(op >= s and op >= d for op, s, d in zip(output_padding, stride, dilation)):
         # PyTorch reports the 1-d case as the height-1 2-d one
-        (oph, opw), (sh, sw), (dh, dw) = [((unit,) + t if nd == 1 else t) for unit, t in
-                                          ((0, output_padding), (1, stride), (1, dilation))]
-        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
-                           f"got output_padding_height: {oph} output_padding_width: {opw} "
-                           f"stride_height: {sh} stride_width: {sw} dilation_height: {dh} "
-                           f"dilation_width: {dw}")
+        names = ("depth", "height", "width") if nd == 3 else ("height", "width")
+        parts = [((unit,) + t if nd == 1 else t)
+                 for unit, t in ((0, output_padding), (1, stride), (1, dilation))]
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           "got " + " ".join(f"{what}_{dim}: {v}" for what, t in zip(
+                               ("output_padding", "stride", "dilation"), parts)
+                               for dim, v in zip(names, t)))
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} "
                            f"at dimension 0, but got weight of size [{list(weight.shape)}] "
@@ -100,9 +102,12 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output
         x, w = F.unsqueeze(x, 2), F.unsqueeze(w, 2)
         stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
         output_padding = (0,) + output_padding
-    r = _conv_transpose2d(x, w, stride, padding, output_padding, groups, dilation)
+    if nd == 3:
+        r = _conv_transpose3d(x, w, stride, padding, output_padding, groups, dilation)
+    else:
+        r = _conv_transpose2d(x, w, stride, padding, output_padding, groups, dilation)
     if bias is not None:
-        r = r + F.reshape(bias, (bias.shape[0], 1, 1))
+        r = r + F.reshape(bias, (bias.shape[0],) + (1,) * (r.ndim - 2))
     if nd == 1:
         r = F.reshape(r, tuple(r.shape[:2]) + tuple(r.shape[3:]))
     if unbatched:
@@ -136,6 +141,30 @@ def _conv_transpose2d(x: Tensor, w: Tensor, stride, padding, output_padding, gro
     return _pad(r, [-pw, opw - pw, -ph, oph - ph])
 
 
+def _conv_transpose3d(x: Tensor, w: Tensor, stride, padding, output_padding, groups: int,
+                      dilation) -> Tensor:
+    """Over depth, a sum of 2-d transposed convolutions: kernel depth a takes input depth i to
+    output depth i * stride - padding + a * dilation. Each slice's planes are convolved at
+    once (depth folded into the batch), spread `stride` apart with zeros and shifted to their
+    offset; the sum over a is cropped to the padding and output_padding."""
+    n, cin, d = x.shape[:3]
+    kd = w.shape[2]
+    (sd, *s2), (pd, *p2), (od, *o2), (dd, *d2) = stride, padding, output_padding, dilation
+    planes = F.reshape(F.transpose(x, 1, 2), (n * d, cin) + tuple(x.shape[3:]))
+    full = (d - 1) * sd + dd * (kd - 1) + 1
+    total = None
+    for a in range(kd):
+        y = _conv_transpose2d(planes, w[:, :, a], tuple(s2), tuple(p2), tuple(o2), groups,
+                              tuple(d2))
+        y = F.transpose(F.reshape(y, (n, d) + tuple(y.shape[1:])), 1, 2)  # [N, Cout, D, OH, OW]
+        if sd > 1:  # input depth i lands at i * sd
+            y = _pad(F.unsqueeze(y, 3), [0, 0, 0, 0, 0, sd - 1])
+            y = F.reshape(y, tuple(y.shape[:2]) + (d * sd,) + tuple(y.shape[4:]))
+        y = _pad(y, [0, 0, 0, 0, a * dd, full - d * sd - a * dd])
+        total = y if total is None else total + y
+    return _pad(total, [0, 0, 0, 0, -pd, od - pd])
+
+
 @_ac.op("conv_transpose1d")
 def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
                      padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
@@ -156,3 +185,14 @@ def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, 
     D.check_tensor(weight, "conv_transpose2d", "weight", 2)
     return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, 2)
+
+
+@_ac.op("conv_transpose3d")
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1,
+                     padding=0, output_padding=0, groups: int = 1, dilation=1) -> Tensor:
+    """3-d transposed convolution of input [N, C_in, D, H, W] (or [C_in, D, H, W]) with weight
+    [C_in, C_out/groups, kd, kh, kw]."""
+    D.check_tensor(input, "conv_transpose3d", "input", 1)
+    D.check_tensor(weight, "conv_transpose3d", "weight", 2)
+    return _conv_transpose(input, weight, bias, stride, padding, output_padding, groups,
+                           dilation, 3)

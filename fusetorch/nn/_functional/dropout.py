@@ -10,7 +10,8 @@ from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .activation import _maybe_inplace
 
-__all__ = ["dropout", "dropout1d", "dropout2d", "alpha_dropout"]
+__all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+           "feature_alpha_dropout"]
 
 _NATIVE = (dt.float32, dt.float64)  # dtypes whose numpy division is the eager op's
 
@@ -97,11 +98,26 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     return _feature_dropout(input, p, training, inplace, True)
 
 
-def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
-                  inplace: bool = False) -> Tensor:
-    """Dropout for SELU networks: dropped values become SELU's negative saturation, then an
-    affine map restores zero mean and unit variance."""
-    D.check_tensor(input, "alpha_dropout", "input", 1)
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Dropout of whole channels of [N, C, D, H, W] or [C, D, H, W] inputs (other ranks with
+    PyTorch's deprecation warning, read as unbatched)."""
+    D.check_tensor(input, "dropout3d", "input", 1)
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, and "
+            "an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    return _feature_dropout(input, p, training, inplace, input.ndim == 5)
+
+
+def _alpha_dropout(input: Tensor, p: float, training: bool, inplace: bool,
+                   shape: tuple) -> Tensor:
+    """Dropped values become SELU's negative saturation, then an affine map restores zero mean
+    and unit variance; one draw per element of `shape` (broadcast over the input)."""
     _check_p(p)
     if not training or p == 0.0 or input.numel() == 0:
         return input
@@ -109,8 +125,25 @@ def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
         return _maybe_inplace(input, input * 0.0, inplace)
     alpha = 1.7580993408473766  # -SELU's scale * alpha
     a = ((1 - p) * (1 + p * alpha ** 2)) ** -0.5
-    keep = (C.rand(tuple(input.shape), dtype=input.dtype, device=input.device) >= p).to(
-        input.dtype)
+    keep = (C.rand(shape, dtype=input.dtype, device=input.device) >= p).to(input.dtype)
     b = (keep - 1.0) * (alpha * a) + alpha * a * p
     out = input * (keep * a) + b
     return _maybe_inplace(input, out, inplace)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Dropout for SELU networks, element by element."""
+    D.check_tensor(input, "alpha_dropout", "input", 1)
+    return _alpha_dropout(input, p, training, inplace, tuple(input.shape))
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """Alpha dropout of whole channels: one draw per (sample, channel) of [N, C, *]."""
+    D.check_tensor(input, "feature_alpha_dropout", "input", 1)
+    _check_p(p)
+    if training and p != 0.0 and input.numel() and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2)
+    return _alpha_dropout(input, p, training, inplace, shape)

@@ -301,13 +301,22 @@ def _adaptive_size(output_size, hw: tuple, name: str) -> tuple:
     return int_list(output_size, 2, name, "output_size", 2)
 
 
-def _bins(n: int, o: int) -> np.ndarray:
-    """[o, n] averaging matrix: output i averages input [floor(i*n/o), ceil((i+1)*n/o))."""
-    m = np.zeros((o, n))
+def _adaptive_mean(x: Tensor, dim: int, o: int) -> Tensor:
+    """x averaged along `dim` over PyTorch's adaptive windows: output i averages input
+    [floor(i*n/o), ceil((i+1)*n/o)). Equal windows are one reshape and a mean; otherwise one
+    mean per window (not a product with an averaging matrix, whose zeros would spread a NaN
+    to every output)."""
+    n = x.shape[dim]
+    if o and n % o == 0:
+        shape = tuple(x.shape)
+        r = F.reshape(x, shape[:dim] + (o, n // o) + shape[dim + 1:])
+        return F.sum(r, dim + 1) / (n // o)
+    cells = []
     for i in range(o):
         start, end = (i * n) // o, -((-(i + 1) * n) // o)
-        m[i, start:end] = 1.0 / (end - start)
-    return m
+        window = x[(slice(None),) * dim + (slice(start, end),)]
+        cells.append(F.sum(window, dim, keepdim=True) / (end - start))
+    return F.cat(cells, dim)
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
@@ -326,10 +335,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         r = F.reshape(input, lead + (oh, h // oh, ow, w // ow))
         r = F.sum(r, (-3, -1)) / ((h // oh) * (w // ow))
     else:
-        # windows of varying size overlap: average rows then columns with two matmuls
-        ah = C.tensor(_bins(h, oh), dtype=input.dtype, device=input.device)
-        aw = C.tensor(_bins(w, ow).T.copy(), dtype=input.dtype, device=input.device)
-        r = F.matmul(F.matmul(ah, input), aw)
+        r = _adaptive_mean(_adaptive_mean(input, input.ndim - 2, oh), input.ndim - 1, ow)
     return _label(r, "AdaptiveAvgPool2DBackward0", input)
 
 

@@ -8,12 +8,16 @@ from ...tracer import creation as C
 from ...tracer.tensor import Tensor
 from .. import init
 from .._functional.conv import conv1d, conv2d, conv3d
-from .._functional.conv_transpose import conv_transpose1d, conv_transpose2d
+from .._functional.conv_transpose import conv_transpose1d, conv_transpose2d, conv_transpose3d
 from .._functional.padding import pad
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
+from ...tracer.autograd import no_grad
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+           "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+           "LazyConvTranspose3d"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -189,7 +193,7 @@ class _ConvTransposeNd(_ConvNd):
         return tuple(int(s) - a for s, a in zip(output_size, lo))
 
     def forward(self, input: Tensor, output_size=None) -> Tensor:
-        fn = conv_transpose1d if self._nd == 1 else conv_transpose2d
+        fn = {1: conv_transpose1d, 2: conv_transpose2d, 3: conv_transpose3d}[self._nd]
         if self._nd == 1 and input.ndim not in (2, 3):
             raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to "
                                f"conv_transpose1d, but got input of size: {list(input.shape)}")
@@ -223,3 +227,91 @@ class ConvTranspose2d(_ConvTransposeNd):
                  padding_mode: str = "zeros", device=None, dtype=None) -> None:
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding,
                          groups, bias, dilation, padding_mode, device=device, dtype=dtype)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-d transposed convolution over [N, C_in, D, H, W] (or [C_in, D, H, W]); weight
+    [C_in, C_out/groups, kd, kh, kw]."""
+
+    _nd = 3
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, output_padding,
+                         groups, bias, dilation, padding_mode, device=device, dtype=dtype)
+
+
+# ---------------------------------------------------------------- lazy convolutions
+
+class _LazyConvMixin(LazyModuleMixin):
+    """in_channels read from the first input (its dim 1, or dim 0 unbatched)."""
+
+    def _lazy_init(self, out_channels: int, bias: bool, device, dtype) -> None:
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args, **kwargs) -> None:
+        if not self.has_uninitialized_params():
+            return
+        n = self._nd
+        if input.dim() not in (n + 1, n + 2):
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: "
+                               f"{input.shape}")
+        with no_grad():
+            self.in_channels = input.shape[1] if input.dim() == n + 2 else input.shape[0]
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups)
+            self.weight.materialize(shape + tuple(self.kernel_size))
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+def _lazy_conv(base: type, nd: int) -> type:
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
+                 groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
+                 dtype=None) -> None:
+        # the mixin's __init__ registers the hook, then runs base's with no channels
+        LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups,
+                                 False, padding_mode, device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+    doc = f"""A {base.__name__} whose in_channels is read from the first input; it becomes a
+    {base.__name__} then."""
+    return type(f"Lazy{base.__name__}", (_LazyConvMixin, base),
+                {"__init__": __init__, "__doc__": doc, "cls_to_become": base,
+                 "__module__": __name__})
+
+
+def _lazy_conv_transpose(base: type, nd: int) -> type:
+    def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros",
+                 device=None, dtype=None) -> None:
+        LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, output_padding,
+                                 groups, False, dilation, padding_mode, device=device,
+                                 dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+    doc = f"""A {base.__name__} whose in_channels is read from the first input; it becomes a
+    {base.__name__} then."""
+    return type(f"Lazy{base.__name__}", (_LazyConvMixin, base),
+                {"__init__": __init__, "__doc__": doc, "cls_to_become": base,
+                 "__module__": __name__})
+
+
+LazyConv1d = _lazy_conv(Conv1d, 1)
+LazyConv2d = _lazy_conv(Conv2d, 2)
+LazyConv3d = _lazy_conv(Conv3d, 3)
+LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d, 1)
+LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d, 2)
+LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d, 3)

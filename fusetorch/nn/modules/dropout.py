@@ -5,7 +5,8 @@ from ...tracer.tensor import Tensor
 from .._functional import dropout as D
 from ..module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d", "AlphaDropout"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -38,6 +39,16 @@ class Dropout2d(_DropoutNd):
         return D.dropout2d(input, self.p, self.training, self.inplace)
 
 
+class Dropout3d(_DropoutNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return D.dropout3d(input, self.p, self.training, self.inplace)
+
+
 class AlphaDropout(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
         return D.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    def forward(self, input: Tensor) -> Tensor:
+        return D.feature_alpha_dropout(input, self.p, self.training)

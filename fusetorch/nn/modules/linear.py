@@ -8,7 +8,9 @@ from ...tracer.tensor import Tensor
 from .. import init
 from .._functional.linear import bilinear, linear
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
+from ...tracer.autograd import no_grad
 
 __all__ = ["Identity", "Linear", "Bilinear", "LazyLinear"]
 
@@ -52,31 +54,35 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
-class LazyLinear(Linear):
-    """A Linear whose in_features is read from the first input it sees."""
+class LazyLinear(LazyModuleMixin, Linear):
+    """A Linear whose in_features is read from the first input it sees; it becomes a Linear
+    then.
+
+    >>> m = LazyLinear(3); m(fusetorch.ones(2, 5)).shape
+    torch.Size([2, 3])
+    """
+
+    cls_to_become = Linear
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
-        Module.__init__(self)
-        self.in_features = 0
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.out_features = out_features
-        self._factory = {"dtype": dtype, "device": device}
-        self.weight = Parameter(C.empty(0, dtype=dtype, device=device))
         if bias:
-            self.bias = Parameter(C.empty(0, dtype=dtype, device=device))
-        else:
-            self.register_parameter("bias", None)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
 
-    def forward(self, input: Tensor) -> Tensor:
-        if self.in_features == 0:
-            self.in_features = input.shape[-1]
-            self.weight = Parameter(C.empty((self.out_features, self.in_features),
-                                            **self._factory))
-            if self.bias is not None:
-                self.bias = Parameter(C.empty(self.out_features, **self._factory))
-            self.reset_parameters()
-            del self._factory
-            self.__class__ = Linear  # as PyTorch's lazy modules become their regular class
-        return linear(input, self.weight, self.bias)
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input: Tensor, *args) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
 
 
 class Bilinear(Module):

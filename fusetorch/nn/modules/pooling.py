@@ -1,12 +1,16 @@
-"""nn layers: max, average and adaptive average pooling (reprs as PyTorch prints them)."""
+"""nn layers: max, average, adaptive and power-average pooling in 1, 2 and 3 dims, and max
+unpooling (reprs as PyTorch prints them)."""
 from __future__ import annotations
 
 from ...tracer.tensor import Tensor
 from .._functional import pooling as P
+from .._functional import pooling3d as P3
 from ..module import Module
 
-__all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool2d"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -39,6 +43,14 @@ class MaxPool2d(_MaxPoolNd):
     def forward(self, input: Tensor):
         return P.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation,
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class MaxPool3d(_MaxPoolNd):
+    """Max over kernel windows of [N, C, D, H, W] (or [C, D, H, W])."""
+
+    def forward(self, input: Tensor):
+        return P3.max_pool3d(input, self.kernel_size, self.stride, self.padding, self.dilation,
+                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
 class _AvgPoolNd(Module):
@@ -85,6 +97,14 @@ class AvgPool2d(_AvgPoolNd):
                             self.count_include_pad, self.divisor_override)
 
 
+class AvgPool3d(AvgPool2d):
+    """Mean over kernel windows of [N, C, D, H, W] (or [C, D, H, W])."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P3.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                             self.count_include_pad, self.divisor_override)
+
+
 class _AdaptiveNd(Module):
     def __init__(self, output_size) -> None:
         super().__init__()
@@ -106,6 +126,13 @@ class AdaptiveAvgPool2d(_AdaptiveNd):
         return P.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptiveNd):
+    """Average pooling of volumes to `output_size` (None in a triple keeps that size)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P3.adaptive_avg_pool3d(input, self.output_size)
+
+
 class _AdaptiveMaxNd(_AdaptiveNd):
     def __init__(self, output_size, return_indices: bool = False) -> None:
         super().__init__(output_size)
@@ -122,7 +149,12 @@ class AdaptiveMaxPool2d(_AdaptiveMaxNd):
         return P.adaptive_max_pool2d(input, self.output_size, self.return_indices)
 
 
-class LPPool2d(Module):
+class AdaptiveMaxPool3d(_AdaptiveMaxNd):
+    def forward(self, input: Tensor):
+        return P3.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class _LPPoolNd(Module):
     def __init__(self, norm_type: float, kernel_size, stride=None,
                  ceil_mode: bool = False) -> None:
         super().__init__()
@@ -135,6 +167,66 @@ class LPPool2d(Module):
         return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}, ceil_mode={self.ceil_mode}")
 
+
+
+class LPPool1d(_LPPoolNd):
+    """(sum over each window of x^p)^(1/p) along the last dim."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P3.lp_pool1d(input, float(self.norm_type), self.kernel_size, self.stride,
+                            self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """(sum over each window of x^p)^(1/p) over [N, C, H, W]."""
+
     def forward(self, input: Tensor) -> Tensor:
         return P.lp_pool2d(input, float(self.norm_type), self.kernel_size, self.stride,
                            self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """(sum over each window of x^p)^(1/p) over [N, C, D, H, W]."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P3.lp_pool3d(input, float(self.norm_type), self.kernel_size, self.stride,
+                            self.ceil_mode)
+
+
+def _ntuple(v, n: int) -> tuple:
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+class _MaxUnpoolNd(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, self._nd)
+        self.stride = _ntuple(stride if stride is not None else kernel_size, self._nd)
+        self.padding = _ntuple(padding, self._nd)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input: Tensor, indices: Tensor, output_size=None) -> Tensor:
+        fn = {1: P3.max_unpool1d, 2: P3.max_unpool2d, 3: P3.max_unpool3d}[self._nd]
+        return fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool1d: values written back at their indices, zeros elsewhere."""
+
+    _nd = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool2d: values written back at their indices, zeros elsewhere."""
+
+    _nd = 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """The partial inverse of MaxPool3d: values written back at their indices, zeros elsewhere."""
+
+    _nd = 3
