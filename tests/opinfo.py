@@ -958,7 +958,7 @@ SKIPPED = {
           "refusals are tested in tests/tracer/test_dlpack.py" for n in (
         "torch.from_dlpack", "Tensor.__dlpack__", "Tensor.__dlpack_device__")},
     **{f"nn.{n}": _NOT_OPS for n in ("Module", "Parameter", "Buffer", "UninitializedParameter",
-                                     "UninitializedBuffer", "RNNBase", "RNNCellBase",
+                                     "UninitializedBuffer", "LinearCrossEntropyOptions", "RNNBase", "RNNCellBase",
                                      "RemovableHandle")},
     # random sampling and default device (issue 11): tests/tracer/test_random_more.py
     **{f"torch.{n}": _RANDOM for n in ("bernoulli", "multinomial", "normal", "poisson")},

@@ -163,6 +163,18 @@ for red in ("mean", "sum", "none"):
         "F.nll_loss": lambda x, t, red=red: F.nll_loss(x.log_softmax(1), t, reduction=red),
         "F.nll_loss(weight)": lambda x, t, red=red: F.nll_loss(
             x, t, weight=torch.linspace(0.5, 2, 5, dtype=x.dtype), reduction=red)}, LOGITS)
+LCE = fixed(
+    ("idx", lambda r: [make(r, (4, 6)), make(r, (5, 6)), torch.tensor([0, 4, 2, 2])]),
+    ("unbatched_f64", lambda r: [make(r, (6,), F64), make(r, (5, 6), F64), torch.tensor(3)]))
+add("F.linear_cross_entropy", {
+    "F.linear_cross_entropy": lambda x, w, t: F.linear_cross_entropy(x, w, t),
+    "F.linear_cross_entropy(sum,smoothing,ignore)": lambda x, w, t: F.linear_cross_entropy(
+        x, w, t, reduction="sum", label_smoothing=0.1, ignore_index=2)}, LCE)
+add("F.linear_cross_entropy(kdim)", {
+    "F.linear_cross_entropy": lambda x, w, b, t: F.linear_cross_entropy(x, w, t, linear_bias=b,
+                                                                        reduction="none")},
+    fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (5, 2, 4)), make(r, (5, 2)),
+                             make(r, (3, 2), I64, 0, 5)])))
 add("F.cross_entropy(probs)", {"F.cross_entropy": lambda x, p: F.cross_entropy(x, p.softmax(1))},
     fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5))])))
 PAIRS = fixed(("same", lambda r: [make(r, (4, 5)), make(r, (4, 5))]),
@@ -513,6 +525,7 @@ for name, mk, samples in [
     ("BCELoss", nn.BCELoss, PROBS), ("BCEWithLogitsLoss", nn.BCEWithLogitsLoss, PROBS),
     ("CrossEntropyLoss", nn.CrossEntropyLoss, LOGITS),
     ("NLLLoss", lambda: nn.NLLLoss(reduction="none"), LOGITS),
+    ("NLLLoss2d", lambda: _quiet(nn.NLLLoss2d), LOGITS),
 ]:
     modules(name, mk, samples)
 # float64 layers (parameters and inputs)
@@ -689,6 +702,28 @@ for name, mk, samples in [
         make(r, (3, 4)), torch.tensor([[1.0, -1, 1, -1]] * 3)]))),
 ]:
     modules(name, mk, samples)
+
+def _quiet(make_layer):
+    """A layer whose constructor warns that it is deprecated (as PyTorch's does)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        return make_layer()
+
+
+modules("LinearCrossEntropyLoss", lambda: nn.LinearCrossEntropyLoss(6, 5, bias=True),
+        fixed(("idx", lambda r: [make(r, (4, 6)), torch.tensor([0, 4, 2, 2])])))
+modules("LinearCrossEntropyLoss/kdim", lambda: nn.LinearCrossEntropyLoss(
+    6, 5, out_features=(2,), label_smoothing=0.1),
+    fixed(("idx", lambda r: [make(r, (4, 6)), make(r, (4, 2), I64, 0, 5)])))
+modules("SyncBatchNorm", lambda: nn.SyncBatchNorm(3), IMG)
+modules("DataParallel", lambda: nn.DataParallel(nn.Linear(6, 4)), IN2)
+modules("Container", lambda: _quiet(lambda: _Contained(a=nn.Linear(6, 4))), IN2)
+
+
+class _Contained(nn.Container):
+    def forward(self, x):
+        return self.a(x)
+
 
 def _materialised(layer, x):
     """A lazy layer after its first call (its random init happens there: twins must share it)."""

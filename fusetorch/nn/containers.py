@@ -1,7 +1,9 @@
-"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict."""
+"""Containers: Sequential, ModuleList, ModuleDict, ParameterList, ParameterDict (and PyTorch's
+deprecated Container)."""
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from typing import Iterable
 
@@ -250,3 +252,15 @@ class ParameterDict(Module):
 
 def _as_param(value):
     return value if isinstance(value, Parameter) or value is None else Parameter(value)
+
+
+class Container(Module):
+    """PyTorch's deprecated `nn.Container(**modules)` (FutureWarning): a Module holding the
+    given submodules by name."""
+
+    def __init__(self, **kwargs) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
+                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -13,6 +13,7 @@ from ._functional.fold import *  # noqa: F401,F403
 from ._functional.grid_sample import *  # noqa: F401,F403
 from ._functional.interpolate import *  # noqa: F401,F403
 from ._functional.linear import *  # noqa: F401,F403
+from ._functional.linear_cross_entropy import *  # noqa: F401,F403
 from ._functional.loss import *  # noqa: F401,F403
 from ._functional.normalization import *  # noqa: F401,F403
 from ._functional.padding import *  # noqa: F401,F403

@@ -1,5 +1,6 @@
 """`torch.nn.modules.container`'s names for the containers, which live in
 fusetorch/nn/containers.py."""
-from ..containers import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from ..containers import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]

@@ -1,4 +1,5 @@
 """`fusetorch.nn.parallel`: data-parallel training over `fusetorch.distributed`."""
+from .data_parallel import DataParallel, data_parallel
 from .distributed import DistributedDataParallel
 
-__all__ = ["DistributedDataParallel"]
+__all__ = ["DataParallel", "DistributedDataParallel", "data_parallel"]
