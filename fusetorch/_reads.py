@@ -1,0 +1,190 @@
+"""Guards on the attributes of objects that a trace read: `model.training`, `drop.p`, `bn.eps`,
+`lin.weight`, `seq._modules`, `holder.model`.
+
+A traced call bakes in what it read from objects: `self.training` picks dropout or not,
+`self.eps` becomes a constant, `self.weight` becomes a graph input bound to that tensor object,
+`self._modules` fixes which layers run. A compiled call must return what the eager call would,
+so each later call checks that every attribute the trace read still holds the same value (the
+same object; equal for plain scalars) and traces again if not. Only what the trace read is
+guarded: setting an attribute the forward never reads (`model.step_count = i`) costs nothing.
+
+The reads are recorded while a trace runs, and only then: `recording(classes)` gives
+`Module` (so every layer, however it is reached: the compiled module itself, a global, a
+closure cell, an attribute of another object, `self`) and the given user classes (objects
+found through the function's globals and cells, `self` of a compiled method) an
+`__getattribute__` that notes reads of instance attributes, and `Module` a `__getattr__` that
+notes reads of parameters, buffers and submodules; both are removed when the last trace ends,
+so eager code never pays for them. A container read as a whole (`self._modules` iterated by
+`Sequential`, a list of sizes) is guarded by its items too, up to `_MAX_ITEMS` of them.
+Classes that define their own `__getattribute__`, built-in types (`SimpleNamespace`, `dict`)
+and objects reached only through them are not recorded.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+from ._guards import _MISSING, _same, changed
+
+_MAX_ITEMS = 64  # a larger container read as a whole is guarded by its identity only
+_local = threading.local()  # .logs: the read logs of the traces running in this thread
+_lock = threading.Lock()
+_patched: dict = {}  # class -> [traces using its recording hooks, what to restore]
+
+
+class Reads:
+    """The attributes a trace read: (owner, namespace dict, name, value, items) each, where
+    items is a container value's shallow contents (None for other values)."""
+
+    __slots__ = ("_entries",)
+
+    def __init__(self, entries: list):
+        self._entries = entries
+
+    def hold(self) -> bool:
+        for _owner, ns, name, value, items in self._entries:
+            now = ns.get(name, _MISSING)
+            if not _same(now, value) or (items is not None and not _same_items(now, items)):
+                return False
+        return True
+
+    def failure(self) -> str | None:
+        """Which attribute no longer holds what the trace read, in words; None if all do."""
+        for owner, ns, name, value, items in self._entries:
+            now = ns.get(name, _MISSING)
+            what = f"{type(owner).__name__}.{name}"
+            if not _same(now, value):
+                return f"attribute {what} {changed(value, now)}"
+            if items is not None and not _same_items(now, items):
+                return f"attribute {what} changed its items"
+        return None
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+def _items(value: Any):
+    """A container's shallow contents as the guard compares them, or None: a dict's keys and
+    values, a list's or tuple's items."""
+    if isinstance(value, dict) and len(value) <= _MAX_ITEMS:
+        return (tuple(value), tuple(value.values()))
+    if isinstance(value, (list, tuple)) and len(value) <= _MAX_ITEMS:
+        return tuple(value)
+    return None
+
+
+def _same_items(now: Any, items: tuple) -> bool:
+    if isinstance(now, dict):
+        keys, values = items
+        return tuple(now) == keys and _all_same(tuple(now.values()), values)
+    return _all_same(tuple(now), items)
+
+
+def _all_same(a: tuple, b: tuple) -> bool:
+    return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+
+
+class _Log:
+    __slots__ = ("entries", "seen")
+
+    def __init__(self):
+        self.entries: list = []
+        self.seen: set = set()
+
+    def note(self, owner: Any, ns: dict, name: str, value: Any) -> None:
+        key = (id(ns), name)
+        if key not in self.seen:  # the first read: what the call found there
+            self.seen.add(key)
+            self.entries.append((owner, ns, name, value, _items(value)))
+
+
+def _note(owner: Any, ns: dict, name: str, value: Any) -> None:
+    for log in getattr(_local, "logs", ()):
+        log.note(owner, ns, name, value)
+
+
+def _recording_getattribute(self, name: str):
+    value = object.__getattribute__(self, name)
+    if getattr(_local, "logs", None):
+        try:
+            ns = object.__getattribute__(self, "__dict__")
+        except AttributeError:  # (__slots__ only)
+            return value
+        if ns.get(name, _MISSING) is value:  # an instance attribute, not a method
+            _note(self, ns, name, value)
+    return value
+
+
+def _module_getattr(module_getattr):
+    def __getattr__(self, name: str):
+        value = module_getattr(self, name)
+        if getattr(_local, "logs", None):
+            d = object.__getattribute__(self, "__dict__")
+            for dname in ("_parameters", "_buffers", "_modules"):
+                members = d.get(dname)
+                if members is not None and name in members:
+                    _note(self, members, name, value)
+                    break
+        return value
+    __getattr__.recording = True
+    return __getattr__
+
+
+def _recordable(cls: type) -> bool:
+    """A Python class whose instances' attribute reads the hook can see: no class of its MRO
+    but `object` defines `__getattribute__` (the hook replaces `object`'s)."""
+    return all(vars(k).get("__getattribute__", _recording_getattribute) is
+               _recording_getattribute for k in cls.__mro__[:-1])
+
+
+def _patch(cls: type, module: bool) -> None:
+    entry = _patched.get(cls)
+    if entry is not None:
+        entry[0] += 1
+        return
+    old_getattr = vars(cls).get("__getattr__") if module else None
+    try:
+        cls.__getattribute__ = _recording_getattribute
+    except TypeError:  # a built-in or extension type
+        return
+    if module:
+        cls.__getattr__ = _module_getattr(old_getattr)
+    _patched[cls] = [1, old_getattr]
+
+
+def _unpatch(cls: type) -> None:
+    entry = _patched.get(cls)
+    if entry is None:
+        return
+    entry[0] -= 1
+    if entry[0] == 0:
+        del _patched[cls]
+        del cls.__getattribute__
+        if entry[1] is not None:
+            cls.__getattr__ = entry[1]
+
+
+@contextmanager
+def recording(classes: list = ()) -> Iterator[_Log]:
+    """Record the attribute reads of Modules and of objects of `classes` made in this thread
+    while the block runs (see the module's docstring); `Reads(log.entries)` guards them."""
+    from .nn.module import Module
+    targets = [Module] + [c for c in dict.fromkeys(classes)
+                          if isinstance(c, type) and not issubclass(c, Module) and
+                          _recordable(c)]
+    log = _Log()
+    with _lock:
+        for c in targets:
+            _patch(c, c is Module)
+    logs = getattr(_local, "logs", None)
+    if logs is None:
+        logs = _local.logs = []
+    logs.append(log)
+    try:
+        yield log
+    finally:
+        logs.remove(log)
+        with _lock:
+            for c in targets:
+                _unpatch(c)
