@@ -19,10 +19,11 @@ in globals hold. Attributes that code can name of user modules and classes held 
 guarded too (`cfg.SCALE`, `Model.scale`). This over-approximates (a name in a method that
 never runs is guarded as well; rebinding it costs one retrace) and adds nothing to the trace
 itself (a `sys.settrace` hook that saw exactly the code that ran made LeNet's traced step
-15-25% slower). Attributes of objects (`self.scale`, `model.training`, `holder.model`) are guarded by what the
-trace actually read (see `_reads.py`); the classes of user objects found here are the ones
-whose instances' reads it records (`Bindings.classes`). Not guarded: items of containers held
-in globals (`W[0]`), and code reached only through attributes of objects.
+15-25% slower). Attributes of objects (`self.scale`, `model.training`, `holder.model`) are
+guarded by what the trace actually read (see `_reads.py`); the classes of user objects found
+here are the ones whose instances' reads it records (`Bindings.classes`). Not guarded: items of
+containers held in globals (`W[0]`), and globals of code reached only through attributes of
+objects (a function stored as `self.helper`).
 """
 from __future__ import annotations
 

@@ -14,10 +14,11 @@ code loads (`_guards.py`), the attributes of objects its trace read (`_reads.py`
 it closes over and the optimizers' Python state. A call no variant's guards hold for is traced
 afresh (a bounded number of variants, with a warning when the bound is hit); a retrace has a
 reason (`last_retrace_reason`), is logged with `FUSETORCH_LOGS=recompiles` (see `_logging.py`),
-and after `RECOMPILE_LIMIT` of them one warning names the function, its line and the reason. A call that reads data (`.item()`, `bool(t)`, `.numpy()`, `.tolist()`),
-calls a custom autograd Function, or mutates an input ends its trace: that key runs eagerly,
-with one warning naming the user's line (`fullgraph=True` makes that an error). Without a C
-compiler every call runs eagerly after one warning.
+and after `RECOMPILE_LIMIT` of them one warning names the function, its line and the reason.
+A call that reads data (`.item()`, `bool(t)`, `.numpy()`, `.tolist()`), calls a custom
+autograd Function, or mutates an input ends its trace: that key runs eagerly, with one warning
+naming the user's line (`fullgraph=True` makes that an error). Without a C compiler every call
+runs eagerly after one warning.
 
 When gradients are needed the forward program also returns the values the symbolic backward
 reads, and the output's grad_fn (`CompiledFunctionBackward`) runs the compiled backward program.
@@ -528,10 +529,10 @@ def _where(fn) -> str:
     f = fn
     if isinstance(f, types.MethodType):
         f = f.__func__
-    if not isinstance(f, types.FunctionType):
+    if not isinstance(f, types.FunctionType):  # a Module: its forward; else its __call__
         f = getattr(type(fn), "forward", None) or getattr(type(fn), "__call__", None)
     code = getattr(f, "__code__", None)
-    name = getattr(fn, "__qualname__", None) or type(fn).__name__
+    name = getattr(f, "__qualname__", None) or type(fn).__name__
     if code is None:
         return f"'{name}'"
     return f"'{name}' ({code.co_filename}:{code.co_firstlineno})"
