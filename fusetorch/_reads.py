@@ -21,6 +21,7 @@ and objects reached only through them are not recorded.
 """
 from __future__ import annotations
 
+import operator
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -28,6 +29,7 @@ from typing import Any, Iterator
 from ._guards import _MISSING, _same, changed
 
 _MAX_ITEMS = 64  # a larger container read as a whole is guarded by its identity only
+_EMPTY = ()  # the items of an empty container
 _local = threading.local()  # .logs: the read logs of the traces running in this thread
 _lock = threading.Lock()
 _patched: dict = {}  # class -> [traces using its recording hooks, what to restore]
@@ -43,10 +45,18 @@ class Reads:
         self._entries = entries
 
     def hold(self) -> bool:
+        # (the hot path of every compiled call: identity first, the slower `_same` only for
+        # an equal scalar that is another object)
         for _owner, ns, name, value, items in self._entries:
             now = ns.get(name, _MISSING)
-            if not _same(now, value) or (items is not None and not _same_items(now, items)):
+            if now is not value and not _same(now, value):
                 return False
+            if items is not None:
+                if items is _EMPTY:  # (most: a module's hook dicts)
+                    if now:
+                        return False
+                elif not _same_items(now, items):
+                    return False
         return True
 
     def failure(self) -> str | None:
@@ -56,7 +66,8 @@ class Reads:
             what = f"{type(owner).__name__}.{name}"
             if not _same(now, value):
                 return f"attribute {what} {changed(value, now)}"
-            if items is not None and not _same_items(now, items):
+            if items is not None and (bool(now) if items is _EMPTY else
+                                      not _same_items(now, items)):
                 return f"attribute {what} changed its items"
         return None
 
@@ -65,24 +76,27 @@ class Reads:
 
 
 def _items(value: Any):
-    """A container's shallow contents as the guard compares them, or None: a dict's keys and
-    values, a list's or tuple's items."""
-    if isinstance(value, dict) and len(value) <= _MAX_ITEMS:
-        return (tuple(value), tuple(value.values()))
-    if isinstance(value, (list, tuple)) and len(value) <= _MAX_ITEMS:
-        return tuple(value)
+    """A mutable container's shallow contents as the guard compares them, or None: a dict's
+    keys and values, a list's items; `_EMPTY` for an empty one. (A tuple is its identity.)"""
+    if isinstance(value, (dict, list)) and len(value) <= _MAX_ITEMS:
+        if not value:
+            return _EMPTY
+        return (tuple(value), tuple(value.values())) if isinstance(value, dict) else \
+            tuple(value)
     return None
 
 
 def _same_items(now: Any, items: tuple) -> bool:
     if isinstance(now, dict):
         keys, values = items
-        return tuple(now) == keys and _all_same(tuple(now.values()), values)
-    return _all_same(tuple(now), items)
+        if len(now) != len(keys):
+            return False
+        return not keys or (tuple(now) == keys and _all_same(now.values(), values))
+    return len(now) == len(items) and _all_same(now, items)
 
 
-def _all_same(a: tuple, b: tuple) -> bool:
-    return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+def _all_same(now, items: tuple) -> bool:
+    return all(map(operator.is_, now, items)) or all(map(_same, now, items))
 
 
 class _Log:

@@ -111,9 +111,12 @@ class CompiledFunction:
             # was rebound, an attribute it read changed (`model.eval()`, a new parameter), or
             # the state of an optimizer it steps changed
             return self._compile(key, args, kwargs, variants[0].failure(given))
-        if v is not variants[0]:
-            variants.remove(v)
-            variants.insert(0, v)
+        if v is not variants[0]:  # (the latest first; another thread may have moved it)
+            try:
+                variants.remove(v)
+                variants.insert(0, v)
+            except ValueError:
+                pass
         self._last_key = key
         arrays = [t._data for t in tensors]
         if not kernel_safe(arrays):

@@ -133,6 +133,30 @@ def test_the_issues_example_follows_eval_and_a_new_weight():
     assert "Linear.weight" in predict.last_retrace_reason
 
 
+class _Scaled(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scales = [2.0]  # a list the forward indexes
+
+    def forward(self, x):
+        return x * self.scales[0]
+
+
+def test_a_list_read_from_a_module_and_a_rebound_holder_attribute_are_guarded():
+    holder = _Holder()
+    holder.model = _Scaled()
+    f = torch.compile(lambda t: holder.model(t) + 1)
+    x = torch.ones(2)
+    assert f(x).tolist() == f(x).tolist() == [3.0, 3.0]
+    holder.model.scales[0] = 5.0  # mutated in place
+    assert f(x).tolist() == [6.0, 6.0]
+    assert f.last_retrace_reason == "attribute _Scaled.scales changed its items"
+    holder.model = _Scaled()  # another module under the same attribute
+    assert f(x).tolist() == [3.0, 3.0]
+    assert f.last_retrace_reason == "attribute _Holder.model is another _Scaled object"
+    assert f(x).tolist() == [3.0, 3.0] and f.retrace_count == 2
+
+
 def test_an_attribute_the_trace_did_not_read_costs_no_retrace():
     model = nn.Sequential(nn.Linear(4, 3), nn.Dropout(0.5))
     model.eval()
