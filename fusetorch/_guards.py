@@ -135,6 +135,14 @@ def _short(v: Any) -> str:
     return r if len(r) <= 40 else r[:37] + "..."
 
 
+def _namespace(value: Any) -> bool:
+    """A `SimpleNamespace` or argparse's `Namespace` (not imported here for this)."""
+    if isinstance(value, types.SimpleNamespace):
+        return True
+    argparse = sys.modules.get("argparse")
+    return argparse is not None and isinstance(value, argparse.Namespace)
+
+
 def _entry_functions(fn: Callable) -> list:
     """The Python functions a call of `fn` starts in: a function, a bound method's function,
     a partial's function, a Module's `forward` (its other methods and its submodules' come from
@@ -237,13 +245,7 @@ class _Walk:
             if value is _MISSING:  # a builtin (or a name not yet defined: it would raise)
                 continue
             self._bind(ns, name, value)
-            if isinstance(value, (types.ModuleType, type)) and not _stable(value):
-                attrs = value.__dict__
-                for attr in names:  # `cfg.SCALE`, `Model.scale`: names the code may read
-                    if attr in attrs:
-                        self._bind(attrs, attr, attrs[attr])
-                        if isinstance(value, types.ModuleType):
-                            self.value(attrs[attr], depth + 1)
+            self.attributes(value, names, depth)
             self.value(value, depth + 1)
         for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
             try:
@@ -252,7 +254,24 @@ class _Walk:
                 continue
             if self._first(cell):
                 self.cells.append((cell, value, name))
+            self.attributes(value, names, depth)
             self.value(value, depth + 1)
+
+    def attributes(self, value: Any, names: set, depth: int) -> None:
+        """Bind the attributes the code may read (`names`) of a user module or class, or of a
+        namespace object whose reads `_reads` cannot record (`SimpleNamespace`, argparse's
+        `Namespace`): `cfg.SCALE`, `Model.scale`, `ns.model`."""
+        if isinstance(value, (types.ModuleType, type)):
+            if _stable(value):
+                return
+        elif not _namespace(value):
+            return
+        attrs = value.__dict__
+        for attr in names:
+            if attr in attrs:
+                self._bind(attrs, attr, attrs[attr])
+                if not isinstance(value, type):
+                    self.value(attrs[attr], depth + 1)
 
     def value(self, value: Any, depth: int) -> None:
         """Follow a value a global or cell holds to the code a call through it may run."""

@@ -16,8 +16,9 @@ found through the function's globals and cells, `self` of a compiled method) an
 notes reads of parameters, buffers and submodules; both are removed when the last trace ends,
 so eager code never pays for them. A container read as a whole (`self._modules` iterated by
 `Sequential`, a list of sizes) is guarded by its items too, up to `_MAX_ITEMS` of them.
-Classes that define their own `__getattribute__`, built-in types (`SimpleNamespace`, `dict`)
-and objects reached only through them are not recorded.
+Classes that define their own `__getattribute__` and built-in types are not recorded (a
+`SimpleNamespace` or argparse `Namespace` in a global or cell has the attributes its code
+names guarded by `_guards.py` instead; items of a dict or list in a global are not guarded).
 """
 from __future__ import annotations
 

@@ -157,6 +157,24 @@ def test_a_list_read_from_a_module_and_a_rebound_holder_attribute_are_guarded():
     assert f(x).tolist() == [3.0, 3.0] and f.retrace_count == 2
 
 
+def test_a_module_held_by_a_namespace_object_is_guarded():
+    import argparse
+    from types import SimpleNamespace
+
+    for ns in (SimpleNamespace(model=nn.Linear(2, 1, bias=False)),
+               argparse.Namespace(model=nn.Linear(2, 1, bias=False))):
+        with torch.no_grad():
+            ns.model.weight.fill_(1.0)
+        f = torch.compile(lambda t: ns.model(t) * 1)
+        x = torch.ones(1, 2)
+        assert f(x).tolist() == f(x).tolist() == [[2.0]]
+        ns.model = nn.Linear(2, 1, bias=False)
+        with torch.no_grad():
+            ns.model.weight.fill_(3.0)
+        assert f(x).tolist() == [[6.0]]
+        assert f.last_retrace_reason == "attribute 'model' is another Linear object"
+
+
 def test_an_attribute_the_trace_did_not_read_costs_no_retrace():
     model = nn.Sequential(nn.Linear(4, 3), nn.Dropout(0.5))
     model.eval()
