@@ -23,6 +23,8 @@ names guarded by `_guards.py` instead; items of a dict or list in a global are n
 from __future__ import annotations
 
 import operator
+import os
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
@@ -31,14 +33,16 @@ from ._guards import _MISSING, _same, changed
 
 _MAX_ITEMS = 64  # a larger container read as a whole is guarded by its identity only
 _EMPTY = ()  # the items of an empty container
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # fusetorch's own frames
 _local = threading.local()  # .logs: the read logs of the traces running in this thread
 _lock = threading.Lock()
 _patched: dict = {}  # class -> [traces using its recording hooks, what to restore]
 
 
 class Reads:
-    """The attributes a trace read: (owner, namespace dict, name, value, items) each, where
-    items is a container value's shallow contents (None for other values)."""
+    """The attributes a trace read: (owner, namespace dict, name, value, items, line) each,
+    where items is a container value's shallow contents (None for other values) and line the
+    user's line that read it (the innermost frame outside fusetorch)."""
 
     __slots__ = ("_entries",)
 
@@ -48,7 +52,7 @@ class Reads:
     def hold(self) -> bool:
         # (the hot path of every compiled call: identity first, the slower `_same` only for
         # an equal scalar that is another object)
-        for _owner, ns, name, value, items in self._entries:
+        for _owner, ns, name, value, items, _line in self._entries:
             now = ns.get(name, _MISSING)
             if now is not value and not _same(now, value):
                 return False
@@ -62,14 +66,14 @@ class Reads:
 
     def failure(self) -> str | None:
         """Which attribute no longer holds what the trace read, in words; None if all do."""
-        for owner, ns, name, value, items in self._entries:
+        for owner, ns, name, value, items, line in self._entries:
             now = ns.get(name, _MISSING)
             what = f"{type(owner).__name__}.{name}"
             if not _same(now, value):
-                return f"attribute {what} {changed(value, now)}"
+                return f"attribute {what} {changed(value, now)} (read at {line})"
             if items is not None and (bool(now) if items is _EMPTY else
                                       not _same_items(now, items)):
-                return f"attribute {what} changed its items"
+                return f"attribute {what} changed its items (read at {line})"
         return None
 
     def __len__(self) -> int:
@@ -111,7 +115,14 @@ class _Log:
         key = (id(ns), name)
         if key not in self.seen:  # the first read: what the call found there
             self.seen.add(key)
-            self.entries.append((owner, ns, name, value, _items(value)))
+            self.entries.append((owner, ns, name, value, _items(value), _user_line()))
+
+
+def _user_line() -> str:
+    f = sys._getframe(3)
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
+        f = f.f_back
+    return "?" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
 
 def _note(owner: Any, ns: dict, name: str, value: Any) -> None:
@@ -161,7 +172,7 @@ def _patch(cls: type, module: bool) -> None:
     old_getattr = vars(cls).get("__getattr__") if module else None
     try:
         cls.__getattribute__ = _recording_getattribute
-    except TypeError:  # a built-in or extension type
+    except Exception:  # a built-in or extension type, a metaclass that refuses (not recorded)
         return
     if module:
         cls.__getattr__ = _module_getattr(old_getattr)
@@ -175,7 +186,10 @@ def _unpatch(cls: type) -> None:
     entry[0] -= 1
     if entry[0] == 0:
         del _patched[cls]
-        del cls.__getattribute__
+        try:
+            del cls.__getattribute__
+        except Exception:  # (a metaclass that let it be set but refuses to delete it)
+            cls.__getattribute__ = object.__getattribute__
         if entry[1] is not None:
             cls.__getattr__ = entry[1]
 

@@ -686,9 +686,5 @@ def _build(spec, it):
     return kind(*items) if hasattr(kind, "_fields") else kind(items)  # namedtuples
 
 
-def _wrap(spec, arrays, be):
-    return _unflatten(spec, [Tensor._make(a, _dtype_of(a), be) for a in arrays])
-
-
 def _dtype_of(a):
     return dtype_from_numpy(a.dtype)

@@ -150,10 +150,11 @@ def test_a_list_read_from_a_module_and_a_rebound_holder_attribute_are_guarded():
     assert f(x).tolist() == f(x).tolist() == [3.0, 3.0]
     holder.model.scales[0] = 5.0  # mutated in place
     assert f(x).tolist() == [6.0, 6.0]
-    assert f.last_retrace_reason == "attribute _Scaled.scales changed its items"
+    assert f.last_retrace_reason.startswith("attribute _Scaled.scales changed its items (read "
+                                            f"at {__file__}:")
     holder.model = _Scaled()  # another module under the same attribute
     assert f(x).tolist() == [3.0, 3.0]
-    assert f.last_retrace_reason == "attribute _Holder.model is another _Scaled object"
+    assert f.last_retrace_reason.startswith("attribute _Holder.model is another _Scaled object")
     assert f(x).tolist() == [3.0, 3.0] and f.retrace_count == 2
 
 
@@ -335,3 +336,33 @@ def test_a_function_returning_its_argument_returns_that_tensor():
         assert same is w and same.grad_fn is None
         tripled.sum().backward()
     np.testing.assert_allclose(_np(w.grad), [6.0, 6.0])
+
+
+# ------------------------------------------------------------------ the recording hooks
+
+
+def test_a_trace_ending_in_one_thread_leaves_another_threads_recording_on():
+    import threading
+
+    from fusetorch._reads import recording
+
+    lin = nn.Linear(2, 2)
+    started, main_done, names = threading.Event(), threading.Event(), []
+
+    def other():
+        with recording() as log:
+            started.set()
+            main_done.wait()
+            lin.weight, lin.training  # read after the main thread's recording ended
+        names.extend(e[2] for e in log.entries)
+
+    t = threading.Thread(target=other)
+    t.start()
+    started.wait()
+    with recording() as mine:
+        lin.bias
+    main_done.set()
+    t.join()
+    assert [e[2] for e in mine.entries] == ["bias"]  # this thread's reads only
+    assert names == ["weight", "training"]
+    assert "__getattribute__" not in vars(Module)
