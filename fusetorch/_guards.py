@@ -21,14 +21,16 @@ never runs is guarded as well; rebinding it costs one retrace) and adds nothing 
 itself (a `sys.settrace` hook that saw exactly the code that ran made LeNet's traced step
 15-25% slower). Attributes of objects (`self.scale`, `model.training`, `holder.model`) are
 guarded by what the trace actually read (see `_reads.py`); the classes of user objects found
-here are the ones whose instances' reads it records (`Bindings.classes`). Not guarded: items of
-containers held in globals (`W[0]`), and globals of code reached only through attributes of
-objects (a function stored as `self.helper`).
+here are the ones whose instances' reads it records (`Bindings.classes`). Not guarded: items
+of containers held in globals or cells (`W[0] = ...`; guarding them would retrace every call of
+a function that appends to a global list, `calls.append(1)`), and globals of code reached only
+through attributes of objects (a function stored as `self.helper`).
 """
 from __future__ import annotations
 
 import dis
 import functools
+import operator
 import os
 import struct
 import sys
@@ -45,6 +47,8 @@ _LIBRARIES = {"fusetorch", "numpy", "ml_dtypes", "builtins"}
 _STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep  # (not a venv's)
 _stable_names: dict[str, bool] = {}
 _bits = struct.Struct("<d").pack
+_MAX_ITEMS = 64  # a larger container is guarded by its identity only
+_EMPTY = ()  # the items of an empty container
 _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "DELETE_GLOBAL", "STORE_GLOBAL"})
 _loaded_globals: "weakref.WeakKeyDictionary[types.CodeType, frozenset]" = \
     weakref.WeakKeyDictionary()
@@ -73,14 +77,15 @@ class Bindings:
 
     def hold(self) -> bool:
         for ns, name, value in self._globals:
-            if not _same(ns.get(name, _MISSING), value):
+            now = ns.get(name, _MISSING)
+            if now is not value and not _same(now, value):
                 return False
         for cell, value, _name in self._cells:
             try:
                 now = cell.cell_contents
             except ValueError:  # the cell was emptied (`del`)
                 return False
-            if not _same(now, value):
+            if now is not value and not _same(now, value):
                 return False
         return True
 
@@ -117,6 +122,34 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, complex):
         return (_bits(a.real), _bits(a.imag)) == (_bits(b.real), _bits(b.imag))
     return a == b
+
+
+def items_of(value: Any):
+    """A mutable container's shallow contents as a guard compares them (`_reads.Reads`), or
+    None: a dict's keys and values, a list's items, `_EMPTY` for an empty one; None for anything
+    else and for one of more than `_MAX_ITEMS` items (guarded by its identity only). A tuple is
+    its identity."""
+    if isinstance(value, (dict, list)) and len(value) <= _MAX_ITEMS:
+        if not value:
+            return _EMPTY
+        return (tuple(value), tuple(value.values())) if isinstance(value, dict) else \
+            tuple(value)
+    return None
+
+
+def same_items(now: Any, items: tuple) -> bool:
+    """Whether container `now` (the object `items_of` saw) still holds those items."""
+    if items is _EMPTY:
+        return not now
+    if isinstance(now, dict):
+        keys, values = items
+        return len(now) == len(keys) and tuple(now) == keys and \
+            _all_same(now.values(), values)
+    return len(now) == len(items) and _all_same(now, items)
+
+
+def _all_same(now, items: tuple) -> bool:
+    return all(map(operator.is_, now, items)) or all(map(_same, now, items))
 
 
 def changed(old: Any, new: Any) -> str:

@@ -15,24 +15,23 @@ found through the function's globals and cells, `self` of a compiled method) an
 `__getattribute__` that notes reads of instance attributes, and `Module` a `__getattr__` that
 notes reads of parameters, buffers and submodules; both are removed when the last trace ends,
 so eager code never pays for them. A container read as a whole (`self._modules` iterated by
-`Sequential`, a list of sizes) is guarded by its items too, up to `_MAX_ITEMS` of them.
+`Sequential`, a list of sizes) is guarded by its items too (`_guards.items_of`).
 Classes that define their own `__getattribute__` and built-in types are not recorded (a
 `SimpleNamespace` or argparse `Namespace` in a global or cell has the attributes its code
-names guarded by `_guards.py` instead; items of a dict or list in a global are not guarded).
+names guarded by `_guards.py` instead). A forward that appends to a list attribute it reads
+(`self.history.append(...)`) traces on every call, as its eager run is the only one that
+appends; the retrace's reason names the attribute.
 """
 from __future__ import annotations
 
-import operator
 import os
 import sys
 import threading
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from ._guards import _MISSING, _same, changed
+from ._guards import _EMPTY, _MISSING, _same, changed, items_of, same_items
 
-_MAX_ITEMS = 64  # a larger container read as a whole is guarded by its identity only
-_EMPTY = ()  # the items of an empty container
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep  # fusetorch's own frames
 _local = threading.local()  # .logs: the read logs of the traces running in this thread
 _lock = threading.Lock()
@@ -60,7 +59,7 @@ class Reads:
                 if items is _EMPTY:  # (most: a module's hook dicts)
                     if now:
                         return False
-                elif not _same_items(now, items):
+                elif not same_items(now, items):
                     return False
         return True
 
@@ -71,37 +70,12 @@ class Reads:
             what = f"{type(owner).__name__}.{name}"
             if not _same(now, value):
                 return f"attribute {what} {changed(value, now)} (read at {line})"
-            if items is not None and (bool(now) if items is _EMPTY else
-                                      not _same_items(now, items)):
+            if items is not None and not same_items(now, items):
                 return f"attribute {what} changed its items (read at {line})"
         return None
 
     def __len__(self) -> int:
         return len(self._entries)
-
-
-def _items(value: Any):
-    """A mutable container's shallow contents as the guard compares them, or None: a dict's
-    keys and values, a list's items; `_EMPTY` for an empty one. (A tuple is its identity.)"""
-    if isinstance(value, (dict, list)) and len(value) <= _MAX_ITEMS:
-        if not value:
-            return _EMPTY
-        return (tuple(value), tuple(value.values())) if isinstance(value, dict) else \
-            tuple(value)
-    return None
-
-
-def _same_items(now: Any, items: tuple) -> bool:
-    if isinstance(now, dict):
-        keys, values = items
-        if len(now) != len(keys):
-            return False
-        return not keys or (tuple(now) == keys and _all_same(now.values(), values))
-    return len(now) == len(items) and _all_same(now, items)
-
-
-def _all_same(now, items: tuple) -> bool:
-    return all(map(operator.is_, now, items)) or all(map(_same, now, items))
 
 
 class _Log:
@@ -115,7 +89,7 @@ class _Log:
         key = (id(ns), name)
         if key not in self.seen:  # the first read: what the call found there
             self.seen.add(key)
-            self.entries.append((owner, ns, name, value, _items(value), _user_line()))
+            self.entries.append((owner, ns, name, value, items_of(value), _user_line()))
 
 
 def _user_line() -> str:
