@@ -143,7 +143,8 @@ def same_items(now: Any, items: tuple) -> bool:
         return not now
     if isinstance(now, dict):
         keys, values = items
-        return len(now) == len(keys) and tuple(now) == keys and \
+        # (keys by identity too: a tensor key's == would compare elements)
+        return len(now) == len(keys) and _all_same(now, keys) and \
             _all_same(now.values(), values)
     return len(now) == len(items) and _all_same(now, items)
 
