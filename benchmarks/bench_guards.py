@@ -91,7 +91,7 @@ def readme_traces(path: Path) -> int:
     return int(out.split()[-1])
 
 
-def whole_calls(ours: Path, theirs: Path, rounds: int = 15, number: int = 40) -> tuple:
+def whole_calls(ours: Path, theirs: Path, rounds: int = 30, number: int = 20) -> tuple:
     """Best time per compiled call in each checkout, their processes taking turns."""
     procs = [_run(_TIMED, p, str(rounds), str(number), stdin=subprocess.PIPE,
                   stdout=subprocess.PIPE) for p in (ours, theirs)]
