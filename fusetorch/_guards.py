@@ -65,8 +65,12 @@ class Bindings:
         self.classes = list(classes)
 
     @staticmethod
-    def of(fn: Callable) -> "Bindings":
+    def of(fn: Callable, also: list = ()) -> "Bindings":
+        """The names `fn`'s code (and the code of the objects in `also`, a call's Module
+        arguments) may read, with what they hold now."""
         walk = _Walk()
+        for obj in also:
+            walk.value(obj, 0)
         for f in _entry_functions(fn):
             walk.function(f, 0)
         for cls in _module_classes(fn):

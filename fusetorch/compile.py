@@ -42,6 +42,7 @@ from ._guards import Bindings
 from ._reads import Reads, recording
 from ._tensor_names import tensor_names
 from .ir.graph import Graph, toposort
+from .nn.module import Module
 from .ir.identity import value_key
 from .ir.partition import recompute
 from .runtime.device import dtype_from_numpy
@@ -149,6 +150,11 @@ class CompiledFunction:
                 # by structural identity: 2, 2.0 and True trace to different dtypes, 0.0 and
                 # -0.0 to different values (x / -0.0 is -inf), though Python finds them equal
                 parts.append(("py", value_key(a)))
+            elif isinstance(a, Module):
+                # by identity; what the trace reads of it is guarded like any module's (its
+                # parameters are closed-over tensors). A variant holds the module, so its id is
+                # not reused while the variant lives
+                parts.append(("module", id(a)))
             else:
                 return None  # an argument we cannot guard on: run eagerly
         mod = self._fn
@@ -176,7 +182,8 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         known = list(self._stateful.values())
         state_before = _python_state(known)
-        bindings = Bindings.of(self._fn)  # what its names hold now, as the trace reads them
+        # what its names hold now, as the trace reads them (a Module argument's code too)
+        bindings = Bindings.of(self._fn, [a for a in args if isinstance(a, Module)])
         names = tensor_names(self._fn, args)  # (for pictures of the graph: `graph("dot")`)
         with recording(bindings.classes) as read, trace(*tensors) as rec:
             rec.strict = True
@@ -573,6 +580,8 @@ _ARG_FIELDS = ("shape", "dtype", "strides", "device", "requires_grad")
 
 
 def _arg_change(x: tuple, y: tuple) -> str:
+    if x[0] == "module" or y[0] == "module":
+        return "another module" if x[0] == y[0] else "a module and another value swapped"
     if x[0] == "py" or y[0] == "py":
         if x[0] == y[0] == "py":
             return f"value changed ({_py_value(x[1])!r} -> {_py_value(y[1])!r})"

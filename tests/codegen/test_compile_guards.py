@@ -176,6 +176,35 @@ def test_a_module_held_by_a_namespace_object_is_guarded():
         assert f.last_retrace_reason == "attribute 'model' is another Linear object"
 
 
+_OFFSET = 1.0
+
+
+class _Offset(nn.Module):
+    def forward(self, x):
+        return self.lin(x) + _OFFSET  # a global its forward reads
+
+
+def _offset_model(w: float):
+    m = _Offset()
+    m.lin = nn.Linear(2, 1, bias=False)
+    with torch.no_grad():
+        m.lin.weight.fill_(w)
+    return m
+
+
+def test_a_module_passed_as_an_argument_is_compiled_and_guarded(monkeypatch):
+    f = torch.compile(lambda m, t: m(t) * 2)
+    a, b, x = _offset_model(1.0), _offset_model(-2.0), torch.ones(1, 2)
+    assert f(a, x).tolist() == f(a, x).tolist() == [[6.0]]
+    assert f.retrace_count == 0 and f.programs()  # compiled, replayed
+    assert f(b, x).tolist() == [[-6.0]]
+    assert f.last_retrace_reason == "argument 0: another module"
+    a.lin.weight = nn.Parameter(torch.full((1, 2), 3.0))
+    assert f(a, x).tolist() == [[14.0]]
+    monkeypatch.setitem(globals(), "_OFFSET", 0.0)
+    assert f(a, x).tolist() == [[12.0]] and f(b, x).tolist() == [[-8.0]]
+
+
 def test_an_attribute_the_trace_did_not_read_costs_no_retrace():
     model = nn.Sequential(nn.Linear(4, 3), nn.Dropout(0.5))
     model.eval()
