@@ -3,9 +3,12 @@
 A trace bakes in what it read through names: a global tensor becomes a graph input bound to
 that tensor object, a global float becomes a constant. Rebinding the name (`w = full(...)`,
 `lr = 0.01`) must make the next call trace again, as eager Python and torch.compile see the
-new value. `Bindings.of(fn)` records, before a trace, every global and closure cell that code
-the call may run can name, and `Bindings.hold()` says whether each still holds the same object
-(equal, for plain scalars and strings; floats by their bits, so 0.0 and -0.0 differ).
+new value. `Bindings.of(fn)` records, before a trace, every global that code the call may run loads
+(`LOAD_GLOBAL`, not every name of `co_names`, which also holds attribute names: a loop variable
+`step` next to `opt.step()` is no read of the global `step`) and every closure cell it holds,
+and `Bindings.hold()` says whether each still holds the same object (equal, for plain scalars
+and strings; floats by their bits, so 0.0 and -0.0 differ); `Bindings.failure()` says which
+one changed, for the retrace's reason.
 
 The code a call may run is found from the function without running it: its own code and
 nested code (lambdas, inner functions), then, through the values its globals and cells hold,
@@ -16,17 +19,24 @@ in globals hold. Attributes that code can name of user modules and classes held 
 guarded too (`cfg.SCALE`, `Model.scale`). This over-approximates (a name in a method that
 never runs is guarded as well; rebinding it costs one retrace) and adds nothing to the trace
 itself (a `sys.settrace` hook that saw exactly the code that ran made LeNet's traced step
-15-25% slower). Not guarded: attributes of other objects and items of containers
-(`self.scale`, `W[0]`), which torch.compile guards, and code reached only through them.
+15-25% slower). Attributes of objects (`self.scale`, `model.training`, `holder.model`) are
+guarded by what the trace actually read (see `_reads.py`); the classes of user objects found
+here are the ones whose instances' reads it records (`Bindings.classes`). Not guarded: items
+of containers held in globals or cells (`W[0] = ...`; guarding them would retrace every call of
+a function that appends to a global list, `calls.append(1)`), and globals of code reached only
+through attributes of objects (a function stored as `self.helper`).
 """
 from __future__ import annotations
 
+import dis
 import functools
+import operator
 import os
 import struct
 import sys
 import sysconfig
 import types
+import weakref
 from typing import Any, Callable
 
 _MAX_DEPTH = 8  # steps from the entry function through values (f calls g calls h ...)
@@ -37,36 +47,67 @@ _LIBRARIES = {"fusetorch", "numpy", "ml_dtypes", "builtins"}
 _STDLIB = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep  # (not a venv's)
 _stable_names: dict[str, bool] = {}
 _bits = struct.Struct("<d").pack
+_MAX_ITEMS = 64  # a larger container is guarded by its identity only
+_EMPTY = ()  # the items of an empty container
+_GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "DELETE_GLOBAL", "STORE_GLOBAL"})
+_loaded_globals: "weakref.WeakKeyDictionary[types.CodeType, frozenset]" = \
+    weakref.WeakKeyDictionary()
 
 
 class Bindings:
-    __slots__ = ("_globals", "_cells")
+    __slots__ = ("_globals", "_cells", "classes")
 
-    def __init__(self, globals_: list, cells: list):
+    def __init__(self, globals_: list, cells: list, classes: list = ()):
         self._globals = globals_  # (namespace dict or class/module __dict__, name, value)
-        self._cells = cells  # (cell, value)
+        self._cells = cells  # (cell, value, name)
+        # the user classes (not Modules) whose methods a call may run: their instances'
+        # attribute reads are what the trace records (`_reads.recording`)
+        self.classes = list(classes)
 
     @staticmethod
-    def of(fn: Callable) -> "Bindings":
+    def of(fn: Callable, also: list = ()) -> "Bindings":
+        """The names `fn`'s code (and the code of the objects in `also`, a call's Module
+        arguments) may read, with what they hold now."""
         walk = _Walk()
+        for obj in also:
+            walk.value(obj, 0)
         for f in _entry_functions(fn):
             walk.function(f, 0)
         for cls in _module_classes(fn):
             walk.methods(cls, 0)
-        return Bindings(walk.globals, walk.cells)
+        if isinstance(fn, types.MethodType):  # `compile(trainer.step)`: `self`'s class
+            walk.value(fn.__self__, 0)
+        return Bindings(walk.globals, walk.cells, walk.classes)
 
     def hold(self) -> bool:
         for ns, name, value in self._globals:
-            if not _same(ns.get(name, _MISSING), value):
+            now = ns.get(name, _MISSING)
+            if now is not value and not _same(now, value):
                 return False
-        for cell, value in self._cells:
+        for cell, value, _name in self._cells:
             try:
                 now = cell.cell_contents
             except ValueError:  # the cell was emptied (`del`)
                 return False
-            if not _same(now, value):
+            if now is not value and not _same(now, value):
                 return False
         return True
+
+    def failure(self) -> str | None:
+        """Which guarded name no longer holds what the trace read, in words; None if all do."""
+        for ns, name, value in self._globals:
+            now = ns.get(name, _MISSING)
+            if not _same(now, value):
+                where = "global" if "__builtins__" in ns or "__name__" in ns else "attribute"
+                return f"{where} '{name}' {changed(value, now)}"
+        for cell, value, name in self._cells:
+            try:
+                now = cell.cell_contents
+            except ValueError:
+                return f"closure variable '{name}' was deleted"
+            if not _same(now, value):
+                return f"closure variable '{name}' {changed(value, now)}"
+        return None
 
     def __len__(self) -> int:
         return len(self._globals) + len(self._cells)
@@ -85,6 +126,59 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, complex):
         return (_bits(a.real), _bits(a.imag)) == (_bits(b.real), _bits(b.imag))
     return a == b
+
+
+def items_of(value: Any):
+    """A mutable container's shallow contents as a guard compares them (`_reads.Reads`), or
+    None: a dict's keys and values, a list's items, `_EMPTY` for an empty one; None for anything
+    else and for one of more than `_MAX_ITEMS` items (guarded by its identity only). A tuple is
+    its identity."""
+    if isinstance(value, (dict, list)) and len(value) <= _MAX_ITEMS:
+        if not value:
+            return _EMPTY
+        return (tuple(value), tuple(value.values())) if isinstance(value, dict) else \
+            tuple(value)
+    return None
+
+
+def same_items(now: Any, items: tuple) -> bool:
+    """Whether container `now` (the object `items_of` saw) still holds those items."""
+    if items is _EMPTY:
+        return not now
+    if isinstance(now, dict):
+        keys, values = items
+        # (keys by identity too: a tensor key's == would compare elements)
+        return len(now) == len(keys) and _all_same(now, keys) and \
+            _all_same(now.values(), values)
+    return len(now) == len(items) and _all_same(now, items)
+
+
+def _all_same(now, items: tuple) -> bool:
+    return all(map(operator.is_, now, items)) or all(map(_same, now, items))
+
+
+def changed(old: Any, new: Any) -> str:
+    """How a guarded value changed, for a retrace's reason: values for scalars, else types."""
+    if new is _MISSING:
+        return "was deleted"
+    if isinstance(old, _SCALARS) and isinstance(new, _SCALARS):
+        return f"changed ({_short(old)} -> {_short(new)})"
+    if type(old) is type(new):
+        return f"is another {type(new).__name__} object"
+    return f"changed ({type(old).__name__} -> {type(new).__name__})"
+
+
+def _short(v: Any) -> str:
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _namespace(value: Any) -> bool:
+    """A `SimpleNamespace` or argparse's `Namespace` (not imported here for this)."""
+    if isinstance(value, types.SimpleNamespace):
+        return True
+    argparse = sys.modules.get("argparse")
+    return argparse is not None and isinstance(value, argparse.Namespace)
 
 
 def _entry_functions(fn: Callable) -> list:
@@ -134,12 +228,25 @@ def _stable(obj: Any) -> bool:
 
 
 def _names(code: types.CodeType) -> set:
-    """Global names a code object (and the code nested in it: lambdas, inner functions) may
-    load. `co_names` also holds attribute names; those that are no global are skipped."""
+    """Every name a code object (and the code nested in it: lambdas, inner functions) holds in
+    `co_names`: the globals it loads and the attributes it reads (`cfg.SCALE`)."""
     names = set(code.co_names)
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             names |= _names(c)
+    return names
+
+
+def _globals_loaded(code: types.CodeType) -> frozenset:
+    """The global names a code object (and the code nested in it) loads, stores or deletes:
+    the operands of its global opcodes, not its attribute names."""
+    names = _loaded_globals.get(code)
+    if names is None:
+        found = {ins.argval for ins in dis.get_instructions(code) if ins.opname in _GLOBAL_LOADS}
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                found |= _globals_loaded(c)
+        names = _loaded_globals[code] = frozenset(found)
     return names
 
 
@@ -149,6 +256,7 @@ class _Walk:
     def __init__(self):
         self.globals: list = []
         self.cells: list = []
+        self.classes: list = []
         self._seen: set = set()
         self._keys: set = set()
 
@@ -170,27 +278,38 @@ class _Walk:
             return
         ns = f.__globals__
         names = _names(f.__code__)
-        for name in names:
+        for name in _globals_loaded(f.__code__):
             value = ns.get(name, _MISSING)
             if value is _MISSING:  # a builtin (or a name not yet defined: it would raise)
                 continue
             self._bind(ns, name, value)
-            if isinstance(value, (types.ModuleType, type)) and not _stable(value):
-                attrs = value.__dict__
-                for attr in names:  # `cfg.SCALE`, `Model.scale`: names the code may read
-                    if attr in attrs:
-                        self._bind(attrs, attr, attrs[attr])
-                        if isinstance(value, types.ModuleType):
-                            self.value(attrs[attr], depth + 1)
+            self.attributes(value, names, depth)
             self.value(value, depth + 1)
-        for cell in f.__closure__ or ():
+        for name, cell in zip(f.__code__.co_freevars, f.__closure__ or ()):
             try:
                 value = cell.cell_contents
             except ValueError:
                 continue
             if self._first(cell):
-                self.cells.append((cell, value))
+                self.cells.append((cell, value, name))
+            self.attributes(value, names, depth)
             self.value(value, depth + 1)
+
+    def attributes(self, value: Any, names: set, depth: int) -> None:
+        """Bind the attributes the code may read (`names`) of a user module or class, or of a
+        namespace object whose reads `_reads` cannot record (`SimpleNamespace`, argparse's
+        `Namespace`): `cfg.SCALE`, `Model.scale`, `ns.model`."""
+        if isinstance(value, (types.ModuleType, type)):
+            if _stable(value):
+                return
+        elif not _namespace(value):
+            return
+        attrs = value.__dict__
+        for attr in names:
+            if attr in attrs:
+                self._bind(attrs, attr, attrs[attr])
+                if not isinstance(value, type):
+                    self.value(attrs[attr], depth + 1)
 
     def value(self, value: Any, depth: int) -> None:
         """Follow a value a global or cell holds to the code a call through it may run."""
@@ -218,6 +337,7 @@ class _Walk:
         for klass in cls.__mro__:
             if _stable(klass) or not self._first(klass):
                 continue
+            self.classes.append(klass)
             for attr in vars(klass).values():
                 if isinstance(attr, (staticmethod, classmethod)):
                     attr = attr.__func__

@@ -8,11 +8,17 @@
 
 Each call is looked up by its guards: every tensor argument's shape, dtype, strides, device and
 requires_grad; the parameters' identities, shapes and dtypes; training mode; grad mode; other
-arguments by value. A new key is traced afresh (a bounded number of variants, with a warning
-when the bound is hit). A call that reads data (`.item()`, `bool(t)`, `.numpy()`, `.tolist()`),
-calls a custom autograd Function, or mutates an input ends its trace: that key runs eagerly,
-with one warning naming the user's line (`fullgraph=True` makes that an error). Without a C
-compiler every call runs eagerly after one warning.
+arguments by value (the key); then, per variant of that key, the globals and closure cells its
+code loads (`_guards.py`), the attributes of objects its trace read (`_reads.py`: a module's
+`training`, `p`, `eps`, parameters and submodules, however the module was reached), the tensors
+it closes over and the optimizers' Python state. A call no variant's guards hold for is traced
+afresh (a bounded number of variants, with a warning when the bound is hit); a retrace has a
+reason (`last_retrace_reason`), is logged with `FUSETORCH_LOGS=recompiles` (see `_logging.py`),
+and after `RECOMPILE_LIMIT` of them one warning names the function, its line and the reason.
+A call that reads data (`.item()`, `bool(t)`, `.numpy()`, `.tolist()`), calls a custom
+autograd Function, or mutates an input ends its trace: that key runs eagerly, with one warning
+naming the user's line (`fullgraph=True` makes that an error). Without a C compiler every call
+runs eagerly after one warning.
 
 When gradients are needed the forward program also returns the values the symbolic backward
 reads, and the output's grad_fn (`CompiledFunctionBackward`) runs the compiled backward program.
@@ -23,15 +29,20 @@ matmul and movement ops are library calls on numpy views (see ARCHITECTURE.md).
 """
 from __future__ import annotations
 
+import struct
+import types
 import warnings
 from collections import OrderedDict
 from typing import Any, Callable
 
 from .ir.grad import backward_graph, needs_grad
 from .codegen.fuse import fusible
+from . import _logging
 from ._guards import Bindings
+from ._reads import Reads, recording
 from ._tensor_names import tensor_names
 from .ir.graph import Graph, toposort
+from .nn.module import Module
 from .ir.identity import value_key
 from .ir.partition import recompute
 from .runtime.device import dtype_from_numpy
@@ -45,6 +56,7 @@ from .tracer.tensor import Tensor
 from .tracer.trace import trace
 
 MAX_VARIANTS = 8
+RECOMPILE_LIMIT = 8  # retraces of one function before the one warning (PyTorch's default)
 _SETTLE_TRIES = 3  # traces of one key that may change optimizer state before it runs eagerly
 _EAGER = object()  # a cached decision: this key runs eagerly
 
@@ -64,6 +76,15 @@ class CompiledFunction:
         # the objects with Python-side state (optimizers) that this function's traces used,
         # as the recorder reported them (`Recorder.uses_python_state`), by id
         self._stateful: dict = {}
+        self._traces = 0  # calls that traced (the first, then every retrace)
+        self._last_key = None  # the key of the latest call that found or made a variant
+        self._warned_retraces = False
+        self.last_retrace_reason: str | None = None  # why the latest retrace happened
+
+    @property
+    def retrace_count(self) -> int:
+        """How many calls traced again after the first trace (PyTorch: recompiles)."""
+        return max(self._traces - 1, 0)
 
     @property
     def _orig_mod(self):
@@ -77,16 +98,27 @@ class CompiledFunction:
         key = self._key(args, kwargs)
         if key is None:
             return self._fn(*args, **kwargs)
-        v = self._variants.get(key)
-        if v is None:
-            return self._compile(key, args, kwargs)
-        if v is _EAGER:
+        variants = self._variants.get(key)
+        if variants is None:
+            return self._compile(key, args, kwargs, lambda: self._why_new(key))
+        if variants is _EAGER:
             return self._fn(*args, **kwargs)
-        tensors = _unique(_tensors(args) + _module_tensors(self._fn)) + v.resolve()
-        if not (v.guard(tensors) and v.bindings.hold()):  # a tensor the function closes
-            # over changed, a global or closure name it read was rebound, or the state of an
-            # optimizer it steps changed
-            return self._compile(key, args, kwargs)
+        given = _unique(_tensors(args) + _module_tensors(self._fn))
+        for v in variants:  # the latest first
+            tensors = given + v.resolve()
+            if v.guard(tensors) and v.bindings.hold() and v.reads.hold():
+                break
+        else:  # a tensor the function closes over changed, a global or closure name it read
+            # was rebound, an attribute it read changed (`model.eval()`, a new parameter), or
+            # the state of an optimizer it steps changed
+            return self._compile(key, args, kwargs, variants[0].failure(given))
+        if v is not variants[0]:  # (the latest first; another thread may have moved it)
+            try:
+                variants.remove(v)
+                variants.insert(0, v)
+            except ValueError:
+                pass
+        self._last_key = key
         arrays = [t._data for t in tensors]
         if not kernel_safe(arrays):
             return self._fn(*args, **kwargs)
@@ -99,9 +131,12 @@ class CompiledFunction:
         arrays = v.program.run(arrays)
         v.apply_effects(tensors, arrays)
         if v.backward is None:
-            return _wrap(v.spec, arrays[:v.n_user], tensors[0]._be)
-        return _unflatten(v.spec, _with_backward(arrays, v.n_user, v.n_outputs, tensors,
-                                                 *v.backward))
+            outs = [Tensor._make(a, _dtype_of(a), tensors[0]._be) for a in arrays[:v.n_user]]
+        else:
+            outs = _with_backward(arrays, v.n_user, v.n_outputs, tensors, *v.backward)
+        for i, k in v.returned_inputs:  # `lambda t: t` returns `t` itself, as eager does
+            outs[i] = tensors[k]
+        return _unflatten(v.spec, outs)
 
     # ------------------------------------------------------------ guards
 
@@ -115,6 +150,11 @@ class CompiledFunction:
                 # by structural identity: 2, 2.0 and True trace to different dtypes, 0.0 and
                 # -0.0 to different values (x / -0.0 is -inf), though Python finds them equal
                 parts.append(("py", value_key(a)))
+            elif isinstance(a, Module):
+                # by identity; what the trace reads of it is guarded like any module's (its
+                # parameters are closed-over tensors). A variant holds the module, so its id is
+                # not reused while the variant lives
+                parts.append(("module", id(a)))
             else:
                 return None  # an argument we cannot guard on: run eagerly
         mod = self._fn
@@ -131,7 +171,10 @@ class CompiledFunction:
 
     # ------------------------------------------------------------ tracing and building
 
-    def _compile(self, key, args, kwargs):
+    def _compile(self, key, args, kwargs, reason=None):
+        self._traces += 1
+        if self._traces > 1:
+            self._retraced(reason() if callable(reason) else reason)
         tensors = _unique(_tensors(args) + _module_tensors(self._fn))
         if kwargs or not tensors or len({id(t._be) for t in tensors}) != 1:
             # one program runs on one device (C kernels on the CPU, CUDA kernels on a GPU)
@@ -139,9 +182,10 @@ class CompiledFunction:
             return self._fn(*args, **kwargs)
         known = list(self._stateful.values())
         state_before = _python_state(known)
-        bindings = Bindings.of(self._fn)  # what its names hold now, as the trace reads them
+        # what its names hold now, as the trace reads them (a Module argument's code too)
+        bindings = Bindings.of(self._fn, [a for a in args if isinstance(a, Module)])
         names = tensor_names(self._fn, args)  # (for pictures of the graph: `graph("dot")`)
-        with trace(*tensors) as rec:
+        with recording(bindings.classes) as read, trace(*tensors) as rec:
             rec.strict = True
             out = self._fn(*args)
         if rec.broken:
@@ -154,6 +198,7 @@ class CompiledFunction:
             self._remember(key, _EAGER)
             return out
         outs, spec = _flatten(out)
+        self._last_key = key
         stateful = list(rec.stateful.values())
         new = [o for o in stateful if id(o) not in self._stateful]
         self._stateful.update(rec.stateful)
@@ -183,7 +228,11 @@ class CompiledFunction:
         wrt = [k for k, t in enumerate(tensors) if t._requires_grad] if D.GRAD_ENABLED else []
         # integer results carry no gradient; a training step's loss was differentiated inside
         # the call already (its result is returned without a grad_fn)
-        diff = [i for i, o in enumerate(outs) if o._dtype.is_floating_point]
+        given = {id(t): k for k, t in enumerate(tensors)}
+        returned_inputs = [(i, given[id(o)]) for i, o in enumerate(outs) if id(o) in given]
+        # an input returned as it is stays itself (no grad_fn of its own), as in eager
+        diff = [i for i, o in enumerate(outs) if o._dtype.is_floating_point and
+                id(o) not in given]
         if not diff or rec.backward_ran:
             wrt = []
         if wrt and len({outs[i]._dtype for i in diff}) > 1:
@@ -216,13 +265,22 @@ class CompiledFunction:
             self._remember(key, _EAGER)
             return out
         variant = _Variant(program, spec, len(outs), len(results), effects, tensors, backward,
-                           bindings, stateful)
+                           bindings, Reads(read.entries), stateful)
+        variant.returned_inputs = returned_inputs
         variant.input_names = _input_names(tensors, effects, names)
         self._last = variant
         self._remember(key, variant)
         return out
 
     def _remember(self, key, value) -> None:
+        if value is not _EAGER:
+            # the other variants of this key stay: their guards may hold again (`model.train()`
+            # after `model.eval()`)
+            variants = self._variants.get(key)
+            variants = [] if variants is None or variants is _EAGER else variants
+            value = [value] + variants[:MAX_VARIANTS - 1]
+        else:
+            self._variants.pop(key, None)
         self._variants[key] = value
         if len(self._variants) > MAX_VARIANTS:
             self._variants.popitem(last=False)
@@ -231,6 +289,27 @@ class CompiledFunction:
                               "dtypes, modes) of one function; the oldest are evicted",
                               stacklevel=4)
                 self._warned_overflow = True
+
+    def _why_new(self, key) -> str:
+        if key in self._unsettled:
+            return ("the previous trace of these inputs changed an optimizer's Python state "
+                    "(a first step creates it; a scheduler sets a new lr)")
+        return _key_change(self._last_key, key)
+
+    def _retraced(self, reason: str | None) -> None:
+        """Say why this call traces again: kept, logged when asked for, and after
+        `RECOMPILE_LIMIT` retraces one warning (PyTorch: "hit config.recompile_limit")."""
+        reason = reason or "unknown"
+        self.last_retrace_reason = reason
+        where = _where(self._fn)
+        _logging.recompiles.debug("Recompiling function %s\n    triggered by: %s", where, reason)
+        if self.retrace_count >= RECOMPILE_LIMIT and not self._warned_retraces:
+            self._warned_retraces = True
+            warnings.warn(f"fusetorch.compile: function {where} was traced again "
+                          f"{self.retrace_count} times (the recompile limit is "
+                          f"{RECOMPILE_LIMIT}); last reason: {reason}. To log every retrace "
+                          "with its reason, set FUSETORCH_LOGS=recompiles (or TORCH_LOGS) or "
+                          "call fusetorch._logging.set_logs(recompiles=True)", stacklevel=4)
 
     # ------------------------------------------------------------ inspection
     # All of these describe one variant: the one the most recent compiled call ran.
@@ -390,9 +469,10 @@ class _Variant:
     """One compiled specialisation of a function: its program, guards and effects."""
 
     def __init__(self, program: Program, spec, n_user: int, n_outputs: int, effects: _Effects,
-                 tensors: list, backward, bindings: Bindings, stateful: list):
+                 tensors: list, backward, bindings: Bindings, reads: Reads, stateful: list):
         self.program, self.spec, self.backward = program, spec, backward
-        self.bindings = bindings
+        self.bindings, self.reads = bindings, reads
+        self.returned_inputs: list = []  # (output position, input position): the same tensor
         self.n_user, self.n_outputs, self.effects = n_user, n_outputs, effects
         self.n_given = len(tensors) - len(effects.sources)
         self.key = self._guard_key(tensors)
@@ -420,6 +500,24 @@ class _Variant:
             return False
         return _python_state(self.stateful) == self.python_state
 
+    def failure(self, given: list) -> str:
+        """Why this variant's guards do not hold for a call with tensors `given`, in words."""
+        tensors = given + self.resolve()
+        now = self._guard_key(tensors)
+        names = self.input_names or []
+        for k, (a, b) in enumerate(zip(self.key, now)):
+            if a != b:
+                pos = self.n_given + k
+                what = f"'{names[pos]}'" if pos < len(names) and names[pos] else f"number {k}"
+                if a is None or b is None or a[0] != b[0]:
+                    return f"closed-over tensor {what} is another tensor"
+                return f"closed-over tensor {what} changed its shape, dtype or strides"
+        if any((leaf._grad is None) != was_none for leaf, was_none in self.effects.grad_guards):
+            return "a .grad the trace read became None or stopped being None"
+        if _python_state(self.stateful) != self.python_state:
+            return "an optimizer's Python state (step count, lr, ...) changed"
+        return self.bindings.failure() or self.reads.failure() or "unknown"
+
     def apply_effects(self, tensors: list, arrays: list) -> None:
         k = self.n_user
         for pos in self.effects.mutated:
@@ -434,6 +532,73 @@ class _Variant:
             else:
                 leaf._grad = Tensor._make(arrays[k], g._dtype, leaf._be)
                 k += 1
+
+
+def _where(fn) -> str:
+    """The compiled function as a retrace's message names it: its name and its first line."""
+    f = fn
+    if isinstance(f, types.MethodType):
+        f = f.__func__
+    if not isinstance(f, types.FunctionType):  # a Module: its forward; else its __call__
+        f = getattr(type(fn), "forward", None) or getattr(type(fn), "__call__", None)
+    code = getattr(f, "__code__", None)
+    name = getattr(f, "__qualname__", None) or type(fn).__name__
+    if code is None:
+        return f"'{name}'"
+    return f"'{name}' ({code.co_filename}:{code.co_firstlineno})"
+
+
+_KEY_PARTS = ("arguments", "keyword arguments", "parameters", "training modes", "grad mode",
+              "aliasing of arguments", "autocast")
+
+
+def _key_change(old, new) -> str:
+    """What differs between two calls' keys (see `CompiledFunction._key`), in words."""
+    if old is None:
+        return "new inputs (the previous variant was evicted or ran eagerly)"
+    for part, a, b in zip(_KEY_PARTS, old, new):
+        if a == b:
+            continue
+        if part == "arguments":
+            if len(a) != len(b):
+                return f"number of arguments changed ({len(a)} -> {len(b)})"
+            for i, (x, y) in enumerate(zip(a, b)):
+                if x != y:
+                    return f"argument {i}: {_arg_change(x, y)}"
+        if part == "grad mode":
+            return f"grad mode changed ({a} -> {b})"
+        if part == "training modes":
+            return "a module's training mode changed (train()/eval())"
+        if part == "parameters":
+            return "the module's parameters changed (another tensor, shape, dtype or " \
+                   "requires_grad)"
+        return f"{part} changed"
+    return "no variant of these inputs"
+
+
+_ARG_FIELDS = ("shape", "dtype", "strides", "device", "requires_grad")
+
+
+def _arg_change(x: tuple, y: tuple) -> str:
+    if x[0] == "module" or y[0] == "module":
+        return "another module" if x[0] == y[0] else "a module and another value swapped"
+    if x[0] == "py" or y[0] == "py":
+        if x[0] == y[0] == "py":
+            return f"value changed ({_py_value(x[1])!r} -> {_py_value(y[1])!r})"
+        return "a tensor and a Python value swapped"
+    for field, a, b in zip(_ARG_FIELDS, x, y):
+        if a != b:
+            return f"tensor {field} changed ({a} -> {b})"
+    return "changed"
+
+
+def _py_value(k):
+    """The Python value a `value_key` stands for (floats and bools are keyed with their type)."""
+    if type(k) is tuple and len(k) == 2 and k[0] is float:
+        return struct.unpack("<d", k[1])[0]
+    if type(k) is tuple and len(k) == 2 and k[0] is bool:
+        return k[1]
+    return k
 
 
 def _python_state(objs: list) -> tuple:
@@ -528,10 +693,6 @@ def _build(spec, it):
     kind, children = spec
     items = [_build(c, it) for c in children]
     return kind(*items) if hasattr(kind, "_fields") else kind(items)  # namedtuples
-
-
-def _wrap(spec, arrays, be):
-    return _unflatten(spec, [Tensor._make(a, _dtype_of(a), be) for a in arrays])
 
 
 def _dtype_of(a):

@@ -74,7 +74,7 @@ class Module:
             return
         params, modules, buffers = d["_parameters"], d["_modules"], d["_buffers"]
         if isinstance(value, Parameter):
-            self._discard(name)
+            self._discard(name, keep="_parameters")
             self.register_parameter(name, value)
         elif name in params:
             if value is not None:
@@ -82,7 +82,7 @@ class Module:
                                 "(torch.nn.Parameter or None expected)")
             params[name] = None
         elif isinstance(value, Module):
-            self._discard(name)
+            self._discard(name, keep="_modules")
             modules[name] = value
         elif name in modules:
             if value is not None:
@@ -90,7 +90,7 @@ class Module:
                                 f"'{name}' (torch.nn.Module or None expected)")
             modules[name] = None
         elif isinstance(value, Buffer):
-            self._discard(name)
+            self._discard(name, keep="_buffers")
             self.register_buffer(name, value, persistent=value.persistent)
         elif name in buffers:
             if value is not None and not isinstance(value, Tensor):
@@ -100,9 +100,12 @@ class Module:
         else:
             object.__setattr__(self, name, value)
 
-    def _discard(self, name: str) -> None:
+    def _discard(self, name: str, keep: str | None = None) -> None:
+        # a member replaced by one of its kind keeps its place (`seq[0] = Linear(...)`, a new
+        # weight): the order of forward, parameters() and state_dict() stays PyTorch's
         for dname in ("_parameters", "_modules", "_buffers"):
-            self.__dict__[dname].pop(name, None)
+            if dname != keep:
+                self.__dict__[dname].pop(name, None)
         self.__dict__.pop(name, None)
         self._non_persistent_buffers.discard(name)
 

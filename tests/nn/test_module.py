@@ -207,3 +207,19 @@ def test_softmax_is_also_a_tensor_method_and_a_torch_function():
     np.testing.assert_allclose(torch.softmax(x, dim=1).numpy(), ref, rtol=1e-12)
     np.testing.assert_allclose(x.log_softmax(dim=1).numpy(), np.log(ref), rtol=1e-12)
     np.testing.assert_allclose(torch.log_softmax(x, 1).numpy(), np.log(ref), rtol=1e-12)
+
+
+def test_a_replaced_member_keeps_its_place():
+    # PyTorch: assigning a new Parameter, buffer or submodule under an existing name keeps its
+    # position, so forward's order, parameters() and state_dict() do not change
+    seq = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    seq[0] = nn.Linear(4, 3)
+    assert list(seq._modules) == ["0", "1", "2"]
+    assert isinstance(seq[0], nn.Linear) and isinstance(seq[1], nn.ReLU)
+    lin = nn.Linear(2, 2)
+    lin.weight = nn.Parameter(torch.ones(2, 2))
+    assert [n for n, _ in lin.named_parameters()] == ["weight", "bias"]
+    bn = nn.BatchNorm1d(3)
+    bn.running_mean = nn.Buffer(torch.zeros(3))
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var",
+                                     "num_batches_tracked"]
