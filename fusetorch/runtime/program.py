@@ -31,6 +31,7 @@ from . import build as _build
 from . import kernel_plan
 from . import layouts as _layouts
 from .cbuild import CompilerUnavailable
+from .interpret import run_graph
 from .runner import Runner
 
 
@@ -63,6 +64,7 @@ class Program:
         self.source: str | None = None
         self._runner: Runner | None = None
         self._building = threading.Lock()  # one thread plans and builds; the others wait
+        self._interpreted = False  # kernels could not be built at the first run: interpret
 
     # ------------------------------------------------------------ preparing
 
@@ -110,10 +112,18 @@ class Program:
         runner = self._runner
         if runner is None:
             with self._building:
-                if self._runner is None:
-                    self.prepare(arrays)
+                if self._runner is None and not self._interpreted:
+                    try:
+                        self.prepare(arrays)
+                    except CompilerUnavailable as e:  # (no compiler, a cache that failed)
+                        _build.cannot_build(e)
+                        self._interpreted = True
             runner = self._runner
-        outs = runner.run(arrays, self, prof)
+        if runner is None:  # the graph's meaning, as eager execution computes it
+            be = self.backend
+            outs = run_graph(self.graph, arrays, be.impl, be.xp)
+        else:
+            outs = runner.run(arrays, self, prof)
         return _unaliased(outs, arrays, self.user_outputs, self.updates)
 
     # ------------------------------------------------------------ reading
