@@ -276,3 +276,35 @@ def test_backward_from_many_threads_at_once_is_each_threads_own():
         want = np.cos(np.float32(v)) * v + np.sin(np.float32(v))
         for g in gs:
             np.testing.assert_allclose(g, np.full((64, 80), want), rtol=1e-5)
+
+
+def test_cold_calls_of_a_compiled_module_from_eight_threads_with_backward():
+    # each thread's first call traces (its grad mode and recorder its own), runs backward
+    # through the compiled backward, and calls again; before, another thread's trace or
+    # no_grad leaked in ("element 0 of tensors does not require grad", a None output)
+    for rnd in range(3):
+        torch.manual_seed(rnd)
+        model = nn.Sequential(nn.Linear(32, 64), nn.Tanh(), nn.Linear(64, 8))
+        cf = torch.compile(model)
+        xs = [torch.randn(16, 32) for _ in range(8)]
+        w1, b1, w2, b2 = (p.detach().numpy().astype(np.float64) for p in model.parameters())
+        want = [np.tanh(x.numpy().astype(np.float64) @ w1.T + b1) @ w2.T + b2 for x in xs]
+
+        def call(i, barrier):
+            barrier.wait(30)
+            y = cf(xs[i])
+            y.sum().backward()
+            return y.detach().numpy().copy(), cf(xs[i]).detach().numpy().copy()
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = _run_threads(8, call)
+        for (first, again), ref in zip(got, want):
+            np.testing.assert_allclose(first, ref, rtol=1e-4, atol=1e-5)
+            np.testing.assert_allclose(again, ref, rtol=1e-4, atol=1e-5)
+        # every thread's backward added its batch's gradient of the sum to the weights
+        dy = np.ones((16, 8))
+        hs = [np.tanh(x.numpy().astype(np.float64) @ w1.T + b1) for x in xs]
+        np.testing.assert_allclose(model[2].bias.grad.numpy(), 8 * dy.sum(0), rtol=1e-4)
+        np.testing.assert_allclose(model[2].weight.grad.numpy(),
+                                   sum(dy.T @ h for h in hs), rtol=1e-4, atol=1e-4)
