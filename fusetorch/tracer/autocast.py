@@ -12,7 +12,7 @@ starts with
     if _ac.ACTIVE:
         return _ac.call("matmul", matmul, (input, other), {"out": out})
 
-(one module-global read when autocast is off), or carries the `op` decorator. Casts are
+(one per-thread read when autocast is off), or carries the `op` decorator. Casts are
 ordinary recorded `to(dtype)` calls, so gradients flow back to float32 parameters in float32.
 
 The state belongs to the calling thread, as in PyTorch (`_per_thread`: autocast held in one
