@@ -76,7 +76,7 @@ def test_a_kill_at_every_write_of_save_keeps_the_old_checkpoint(tmp_path, fmt):
     path = tmp_path / "ckpt.pt"
     torch.save(old, path, format=fmt)
     killed, lost = 0, []
-    for k in range(1, 40):
+    for k in range(1, 40, 1 if fmt == "fusetorch" else 4):  # (a zip writes ~40 times)
         if not _killed_save(lambda: torch.save(new, path, format=fmt), k):
             break
         killed += 1
