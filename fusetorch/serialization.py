@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import base64
 import collections
+import contextlib
 import hashlib
 import importlib
 import io
@@ -53,6 +54,7 @@ from typing import Any, BinaryIO, Callable, NamedTuple
 import numpy as np
 
 from . import _load_checks as _checks
+from ._atomic_file import replacing
 from . import _weights_only as _safe
 from . import checkpoint_formats as _formats
 from .ir import dtypes as dt
@@ -356,8 +358,8 @@ def save(obj: Any, f, pickle_module: Any = None, pickle_protocol: int = 2,
                          "storages": table, "tensors": enc.tensors, "root": root},
                         separators=(",", ":")).encode("utf-8")
     h = hashlib.sha256()
-    fh, owned = _open(f, "wb")
-    try:
+    owned = isinstance(f, (str, os.PathLike))
+    with (replacing(f) if owned else contextlib.nullcontext(f)) as fh:
         def write(b) -> None:
             h.update(b)
             fh.write(b)
@@ -371,9 +373,6 @@ def save(obj: Any, f, pickle_module: Any = None, pickle_protocol: int = 2,
             write(memoryview(np.ascontiguousarray(s)))
             at = entry["offset"] + entry["nbytes"]
         fh.write(h.digest())
-    finally:
-        if owned:
-            fh.close()
 
 
 # ------------------------------------------------------------------------------------- load

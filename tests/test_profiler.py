@@ -24,7 +24,10 @@ HEADERS = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU ti
 def _known_bandwidth(monkeypatch):
     """Tables and traces of kernels ask for the copy bandwidth: a fixed number here (its
     measurement and cache are tested on their own below)."""
-    monkeypatch.setattr(bandwidth, "_measured", 10.0)
+    monkeypatch.setattr(bandwidth, "_measured", {"gbps": 10.0, "nbytes": 128 << 20,
+                                                 "measured_at": "2026-01-01 00:00 UTC",
+                                                 "how": "numpy copies"})
+    monkeypatch.setattr(bandwidth, "_remeasured", False)
 
 
 def _rows(table: str) -> tuple[list, list]:
@@ -457,31 +460,96 @@ def test_kernel_table_is_empty_without_kernels():
 
 # ---------------------------------------------------------------- copy bandwidth
 
+def _entry_json(**over) -> str:
+    entry = {"version": 2, "machine": bandwidth._machine(), "gbps": 3.0,
+             "measured_at": "2026-01-01 00:00 UTC", "bytes": 1 << 27, "how": "numpy copies"}
+    entry.update(over)
+    return json.dumps(entry)
+
+
 def test_copy_bandwidth_is_measured_once_and_cached(tmp_path, monkeypatch):
     monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(bandwidth, "_measured", None)
     calls = []
-    monkeypatch.setattr(bandwidth, "measure", lambda: calls.append(1) or 12.5)
+    monkeypatch.setattr(bandwidth, "measure", lambda n=None: calls.append(n) or 12.5)
     assert bandwidth.copy_bandwidth() == 12.5
     assert bandwidth.copy_bandwidth() == 12.5 and len(calls) == 1  # in memory
     f = tmp_path / "profiler" / "copy_bandwidth.json"
-    assert json.loads(f.read_text())["gbps"] == 12.5
+    stored = json.loads(f.read_text())
+    assert stored["gbps"] == 12.5 and stored["bytes"] == bandwidth.working_set_nbytes()
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC", stored["measured_at"])
     monkeypatch.setattr(bandwidth, "_measured", None)
     assert bandwidth.copy_bandwidth() == 12.5 and len(calls) == 1  # from disk
-    for bad in ("not json", json.dumps({"version": 1, "machine": "elsewhere", "gbps": 3.0}),
-                json.dumps({"version": 1, "machine": bandwidth._machine(), "gbps": -1}),
-                json.dumps({"version": 1, "machine": bandwidth._machine(), "gbps": "12"})):
+    assert bandwidth.measured_at() == stored["measured_at"]
+    old_format = json.dumps({"version": 1, "machine": bandwidth._machine(), "gbps": 1.9,
+                             "bytes": 64 << 20})  # measured under load, once: not trusted
+    for bad in ("not json", _entry_json(machine="elsewhere"), _entry_json(gbps=-1),
+                _entry_json(gbps="12"), _entry_json(measured_at=5), old_format):
         f.write_text(bad)
         monkeypatch.setattr(bandwidth, "_measured", None)
         assert bandwidth.copy_bandwidth() == 12.5
-    assert len(calls) == 5
-    f.write_text(json.dumps({"version": 1, "machine": bandwidth._machine(), "gbps": 99.0}))
+    assert len(calls) == 7
+    f.write_text(_entry_json(gbps=99.0))
     os.chmod(f, 0o666)  # writable by others: not trusted, measured again
     monkeypatch.setattr(bandwidth, "_measured", None)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert bandwidth.copy_bandwidth() == 12.5
-    assert len(calls) == 6
+    assert len(calls) == 8
+    assert bandwidth.copy_bandwidth(refresh=True) == 12.5 and len(calls) == 9  # by hand
+
+
+def test_the_copy_working_set_is_larger_than_the_last_level_cache(monkeypatch):
+    assert bandwidth.working_set_nbytes() >= max(bandwidth.MIN_NBYTES,
+                                                 2 * bandwidth.cache_bytes())
+    monkeypatch.setattr(bandwidth, "cache_bytes", lambda: 100 << 20)
+    assert bandwidth.working_set_nbytes() == 200 << 20  # src + dst: 4x the cache
+
+
+def test_measure_is_the_best_of_several_copies_on_one_and_on_every_core(monkeypatch):
+    times = iter([0.5, 0.2, 0.9, 0.4] * 10)
+    monkeypatch.setattr(bandwidth, "_timed", lambda *a: next(times))
+    monkeypatch.setattr(bandwidth, "_cores", lambda: 2)
+    monkeypatch.setattr(bandwidth, "_parallel_copy", lambda *a: 0.1)  # every core: fastest
+    monkeypatch.setattr(bandwidth.time, "sleep", lambda s: None)
+    nbytes = 1 << 20
+    assert bandwidth.measure(nbytes, repeat=4, rounds=3) == pytest.approx(2 * nbytes / 0.1 / 1e9)
+    monkeypatch.setattr(bandwidth, "_parallel_copy", lambda *a: 1.0)
+    times = iter([0.5, 0.2, 0.9, 0.4] * 10)
+    assert bandwidth.measure(nbytes, repeat=4, rounds=3) == pytest.approx(2 * nbytes / 0.2 / 1e9)
+
+
+def test_a_kernel_beating_the_copy_over_more_than_the_cache_remeasures_it(tmp_path,
+                                                                          monkeypatch):
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(bandwidth, "cache_bytes", lambda: 1 << 20)
+    monkeypatch.setattr(bandwidth, "_measured", {"gbps": 1.9, "nbytes": 64 << 20, "how":
+                                                 "numpy copies",
+                                                 "measured_at": "2026-01-01 00:00 UTC"})
+    calls = []
+    monkeypatch.setattr(bandwidth, "measure", lambda n=None: calls.append(n) or 9.5)
+    assert bandwidth.ceiling(1.5, 8 << 20) == 1.9 and calls == []  # below it: nothing
+    assert bandwidth.ceiling(5.0, 1 << 10) == 1.9 and calls == []  # in cache: explained
+    assert bandwidth.ceiling(5.0, 8 << 20) == 9.5 and len(calls) == 1  # measured again
+    assert bandwidth.copy_bandwidth() == 9.5
+    # beaten again (once per process is enough measuring): the kernel's rate is the ceiling
+    assert bandwidth.ceiling(11.0, 8 << 20) == 11.0 and len(calls) == 1
+    assert "a kernel's rate" in bandwidth.describe()
+    monkeypatch.setattr(bandwidth, "_measured", None)
+    assert bandwidth.copy_bandwidth() == 11.0  # and kept on disk
+
+
+def test_tables_show_when_the_bandwidth_was_measured_and_how_to_remeasure():
+    line = bandwidth.describe()
+    assert "10.00 GB/s" in line and "measured 2026-01-01 00:00 UTC" in line
+    assert "copy_bandwidth(refresh=True)" in line
+
+
+def test_the_remeasure_command(monkeypatch, capsys, tmp_path):
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(bandwidth, "measure", lambda n=None: 7.25)
+    bandwidth.main()
+    assert capsys.readouterr().out.startswith("7.25 GB/s, measured ")
 
 
 def test_measure_counts_read_and_written_bytes():

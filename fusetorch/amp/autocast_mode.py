@@ -63,15 +63,13 @@ def is_autocast_enabled(device_type: str | None = None) -> bool:
 def set_autocast_enabled(device_type: str, enabled: bool) -> None:
     kind = _device_type(device_type)
     if kind in _SUPPORTED:
-        _ac.ENABLED[kind] = bool(enabled)
-        _ac.refresh()
+        _ac.set_state(kind, enabled=enabled)
 
 
 def set_autocast_dtype(device_type: str, dtype: dt.DType) -> None:
     kind = _device_type(device_type)
     if kind in _SUPPORTED:
-        _ac.DTYPES[kind] = dtype
-        _ac.refresh()
+        _ac.set_state(kind, dtype=dtype)
 
 
 def is_autocast_cache_enabled() -> bool:
@@ -142,9 +140,7 @@ class autocast:  # noqa: N801  (PyTorch's name)
         self.prev_cache_enabled = is_autocast_cache_enabled()
         self.prev = is_autocast_enabled(kind)
         self.prev_fastdtype = get_autocast_dtype(kind)
-        _ac.ENABLED[kind] = self._enabled
-        _ac.DTYPES[kind] = self.fast_dtype
-        _ac.refresh()
+        _ac.set_state(kind, self._enabled, self.fast_dtype)
         autocast_increment_nesting()
         set_autocast_cache_enabled(self._cache_enabled)
         return self
@@ -152,9 +148,7 @@ class autocast:  # noqa: N801  (PyTorch's name)
     def __exit__(self, exc_type, exc_val, exc_tb) -> bool:
         kind = _device_type(self.device)
         autocast_decrement_nesting()
-        _ac.ENABLED[kind] = self.prev
-        _ac.DTYPES[kind] = self.prev_fastdtype
-        _ac.refresh()
+        _ac.set_state(kind, self.prev, self.prev_fastdtype)
         set_autocast_cache_enabled(self.prev_cache_enabled)
         return False
 

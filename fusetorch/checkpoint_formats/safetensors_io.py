@@ -20,6 +20,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _load_checks as _checks
+from .._atomic_file import replaced_path
 from ..ir import dtypes as dt
 from ..runtime import device as _dev
 from ..tracer.tensor import Tensor
@@ -151,7 +152,8 @@ def save(tensors: dict, metadata: dict | None = None) -> bytes:
 def save_file(tensors: dict, filename, metadata: dict | None = None) -> None:
     keep, specs = _specs(tensors)
     import safetensors
-    safetensors.serialize_file(specs, os.fspath(filename), metadata=metadata)
+    with replaced_path(filename) as tmp:
+        safetensors.serialize_file(specs, tmp, metadata=metadata)
 
 
 def _specs(tensors: dict) -> tuple[list, dict]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import codecs
 import collections
+import contextlib
 import io
 import os
 import pickle
@@ -38,6 +39,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import _load_checks as _checks
+from .._atomic_file import replacing
 from .. import _weights_only as _safe
 from ..ir import dtypes as dt
 from ..runtime import device as _dev
@@ -619,13 +621,12 @@ def save_torch(obj: Any, f) -> None:
     pkl = io.BytesIO()
     _Pickler(pkl, storages).dump(obj)
     owned = isinstance(f, (str, os.PathLike))
-    fh = open(f, "wb") if owned else f
     name = "archive"
     if owned:
         name = os.path.splitext(os.path.basename(os.fspath(f)))[0] or "archive"
         if not name.isidentifier():
             name = "archive"
-    try:
+    with (replacing(f) if owned else contextlib.nullcontext(f)) as fh:
         with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED) as zf:
             _aligned(zf, fh, f"{name}/data.pkl", pkl.getvalue())
             _aligned(zf, fh, f"{name}/.format_version", b"1")
@@ -636,6 +637,3 @@ def save_torch(obj: Any, f) -> None:
                 _aligned(zf, fh, f"{name}/data/{key}",
                          np.ascontiguousarray(le).reshape(-1).view(np.uint8).tobytes())
             _aligned(zf, fh, f"{name}/version", b"3\n")
-    finally:
-        if owned:
-            fh.close()

@@ -101,8 +101,8 @@ def tensorboard_trace_handler(dir_name: str, worker_name: str | None = None,
 
 def _install(hook: Hook | None) -> None:
     if hook is not None and _dispatch.PROFILE is not None:
-        raise RuntimeError("a profiler is already recording in this process: fusetorch "
-                           "records one profile at a time")
+        raise RuntimeError("a profiler is already recording in this thread: fusetorch "
+                           "records one profile at a time per thread")
     _dispatch.PROFILE = hook
     _program.PROFILE = hook
 
@@ -144,6 +144,7 @@ class _Profile:
         if hook is None:
             return
         hook.close_all()
+        hook.closed = True  # (stopped from another thread: its own thread's entry points skip it)
         if _dispatch.PROFILE is hook:
             _install(None)
         self._raw.extend(hook.events)

@@ -1,8 +1,9 @@
 """The recording half of the profiler: the hook that the dispatch path, autograd, optimizers
 and compiled programs call while a profile records, and the raw events it keeps.
 
-Nothing here runs unless a profile is recording: each caller reads one module global
-(`dispatch.PROFILE`, `program.PROFILE`) that is None otherwise.
+Nothing here runs unless a profile is recording: each caller reads one per-thread module
+attribute (`dispatch.PROFILE`, `program.PROFILE`) that is None otherwise; a profile records the
+thread that started it, as PyTorch's does.
 
 The dispatch entry points time themselves by re-entering: `binary(...)` sees the hook, and
 `hook.op(binary, args, ...)` opens an event, sets the thread's `skip` flag and calls `binary`
@@ -80,6 +81,7 @@ class Hook:
         self.profile_memory = profile_memory
         self.events: list[RawEvent] = []  # in the order they started
         self._tls = _Thread()
+        self.closed = False
 
     # ------------------------------------------------------------ events
 
@@ -125,7 +127,7 @@ class Hook:
         if t.skip:
             t.skip = False
             return False
-        return True
+        return not self.closed
 
     def op(self, fn, args: tuple, name: str, inputs):
         """Time one dispatch entry point as `aten::<name>`; `fn(*args)` re-enters it."""

@@ -15,6 +15,12 @@ Contracts for callers:
 - Raises `CompilerUnavailable` when there is no working C compiler (the caller falls back to
   eager), `RuntimeError` when the source does not compile (with the compiler's stderr and the
   path of the saved source).
+- The disk is untrusted to work: any fault of the cache directory (read-only, full, out of
+  file descriptors, a directory where a file should be, a build lock held longer than
+  `FUSETORCH_LOCK_TIMEOUT` seconds, e.g. by a stopped process) makes the build go to a private
+  temporary directory of this process instead, with one warning naming the fault; if that
+  fails too, `CacheUnavailable` (a CompilerUnavailable: the caller runs eagerly, one warning).
+  Nothing half-written is ever trusted: entries are moved into place whole, sidecar last.
 - Cache entries are `<cache>/<key[:2]>/<key>.so` and a `<key>.json` sidecar with the library's
   size and sha256 and the declarations; an entry whose sidecar does not match, or whose library
   lacks a declared symbol, is rebuilt, never loaded. Files are only ever replaced
@@ -27,7 +33,8 @@ Contracts for callers:
   refused: the root with a warning and a private temp dir, a subdirectory or file by moving it
   aside or rebuilding over it.
 - Environment: `CC` (compiler command, may contain arguments), `FUSETORCH_CACHE_DIR`,
-  `FUSETORCH_PRINT_KERNELS=1` (print each kernel's source to stderr when it is compiled).
+  `FUSETORCH_PRINT_KERNELS=1` (print each kernel's source to stderr when it is compiled),
+  `FUSETORCH_LOCK_TIMEOUT` (seconds to wait for another process's build lock, default 60).
 """
 from __future__ import annotations
 
@@ -85,6 +92,34 @@ class CompilerUnavailable(RuntimeError):
     """No working C compiler: compiled execution is impossible, the caller should run eagerly."""
 
 
+class CacheUnavailable(CompilerUnavailable):
+    """Neither the kernel cache nor a private temporary directory could hold a build (a full
+    disk, no file descriptors left): the caller runs eagerly."""
+
+
+class LockTimeout(OSError):
+    """A build lock another process held past `lock_timeout()` (a stopped or hung builder)."""
+
+
+def lock_timeout() -> float:
+    """Seconds to wait for another process's build lock (`FUSETORCH_LOCK_TIMEOUT`, default
+    60: a large module compiles in a few seconds)."""
+    raw = os.environ.get("FUSETORCH_LOCK_TIMEOUT")
+    if not raw:
+        return 60.0
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"FUSETORCH_LOCK_TIMEOUT must be a number of seconds, not {raw!r}") \
+            from None
+    return max(value, 0.0)
+
+
+# what a compiler's stderr says when the disk, not the source, made it fail
+_DISK_FAULTS = ("No space left on device", "Read-only file system", "Too many open files",
+                "Disk quota exceeded", "File too large")
+
+
 _lock = threading.Lock()  # guards the module-level caches below
 _ffi: cffi.FFI | None = None
 _compilers: dict[tuple[str, str], list[str]] = {}
@@ -92,6 +127,7 @@ _compiler_ids: dict[tuple[str, ...], str] = {}
 _openmp_flags: dict[tuple[str, ...], list[str]] = {}  # per compiler, once probed
 _loaded: dict[tuple[str, str], "Library"] = {}  # (cache dir, key) -> Library, in-process hits
 _fallback_dirs: dict[str, Path] = {}  # refused cache dir -> the temp dir used instead
+_faulty: dict[str, str] = {}  # cache dir -> the fault that sent this process's builds elsewhere
 _warned: set[str] = set()
 _cpu: str | None = None
 
@@ -404,19 +440,65 @@ class CacheDir:
         one kernel compile it once; yields whether it is held (always when `wait`). Lock files
         are never deleted: deleting one lets a waiter lock an inode that nobody else sees."""
         dir_fd = self.fd if dir_fd is None else dir_fd
-        fd = os.open(name, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
-                     dir_fd=dir_fd)
+        fd = self._lock_file(dir_fd, name)
         try:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-                held = True
-            except BlockingIOError:
-                held = False
+                held = _flock(fd, lock_timeout() if wait else 0.0)
             except OSError:
                 held = wait  # no flock (some network filesystems): os.replace keeps us correct
+            if wait and not held:
+                raise LockTimeout(errno.ETIMEDOUT, f"waited {lock_timeout():g} s for the build "
+                                  "lock another process holds (stopped or hung?)",
+                                  str(self.path_of(dir_fd, name)))
             yield held
         finally:
             os.close(fd)  # releases the lock
+
+    def _lock_file(self, dir_fd: int, name: str) -> int:
+        """A descriptor of lock file `name`, made if missing; a directory or symlink in its
+        place (nothing we made) is moved aside once, as unsafe entries are."""
+        flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            return os.open(name, flags, 0o600, dir_fd=dir_fd)
+        except OSError as e:
+            if e.errno not in (errno.EISDIR, errno.ELOOP):
+                raise
+        self.clear(dir_fd, name)
+        return os.open(name, flags, 0o600, dir_fd=dir_fd)
+
+    def clear(self, dir_fd: int, name: str) -> None:
+        """Make room for a file `name` in `dir_fd`: a directory (or anything but a regular
+        file) there is moved aside into the root and removed."""
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            return
+        if stat.S_ISREG(st.st_mode):
+            return
+        aside = f"unsafe-{secrets.token_hex(6)}"
+        try:
+            os.rename(name, aside, src_dir_fd=dir_fd, dst_dir_fd=self.fd)
+        except FileNotFoundError:
+            return
+        _warn_once(f"fusetorch: kernel cache {self.path}: moved aside entries that were not "
+                   "files (a directory where a library, sidecar or lock belongs)")
+        _remove(self.fd, aside)
+
+
+def _flock(fd: int, timeout: float) -> bool:
+    """Lock `fd` exclusively, waiting at most `timeout` seconds; whether it is held. Polled: a
+    blocking flock cannot be bounded without a signal, which a library must not take."""
+    deadline, pause = time.monotonic() + timeout, 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(pause, left))
+            pause = min(pause * 2, 0.05)
 
 
 @contextmanager
@@ -676,6 +758,8 @@ def _load(cache: CacheDir, sub: int, key: str, source: str, cdef: str,
         for symbol in dir(lib):  # resolve every declared symbol now, not at the first call
             getattr(lib, symbol)
     except Exception as e:  # a damaged library or declarations: rebuild it
+        if fresh and isinstance(e, OSError):
+            raise  # (dlopen out of descriptors, ...): a fault of this machine, not of the build
         if fresh:
             raise RuntimeError(f"fusetorch: built {cache.path_of(sub, name)} but could not "
                                f"load it: {e}") from None
@@ -796,6 +880,11 @@ def _finish(cmd: list[str], ident: str, cache: CacheDir, tmp: int, omp: list[str
         omp = _openmp_flags[tuple(cmd)]
         res = _run_cc(cmd, omp, where_src, where_out, (tmp,))
     if res.returncode != 0:
+        fault = next((f for f in _DISK_FAULTS if f in res.stderr), None)
+        if fault is not None or res.returncode < 0:  # (SIGXFSZ: over the file size limit)
+            why = fault or f"killed by signal {-res.returncode}"
+            raise OSError(errno.EIO, f"the compiler failed writing its output ({why})",
+                          str(cache.path_of(tmp)))
         failed = cache.subdir("failed")
         kept = cache.path_of(failed, src)
         os.replace(src, src, src_dir_fd=tmp, dst_dir_fd=failed)  # kept for people to debug
@@ -815,6 +904,8 @@ def _finish(cmd: list[str], ident: str, cache: CacheDir, tmp: int, omp: list[str
             "source_size": len(source.encode()), "uid": os.geteuid(),
             "compiler": cmd, "compiler_id": ident, "flags": _flags(omp) + LINK_FLAGS}
     _write_new(tmp, f"{key}.json", json.dumps(info, indent=1))
+    cache.clear(sub, out)
+    cache.clear(sub, f"{key}.json")
     os.replace(out, out, src_dir_fd=tmp, dst_dir_fd=sub)
     os.replace(f"{key}.json", f"{key}.json", src_dir_fd=tmp, dst_dir_fd=sub)
 
@@ -825,28 +916,81 @@ def build(source: str, cdef: str) -> Library:
     return build_all([(source, cdef)])[0]
 
 
+def entry_key(source: str, cdef: str, cmd: list[str] | None = None,
+              ident: str | None = None) -> str:
+    """The cache key of a module: `<cache>/<key[:2]>/<key>.so`, `.json`, `.lock`."""
+    cmd = compiler() if cmd is None else cmd
+    ident = compiler_id(cmd) if ident is None else ident
+    return hashlib.sha256("\0".join(
+        [f"fusetorch-cbuild-{FORMAT_VERSION}", f"uid={os.geteuid()}", shlex.join(cmd), ident,
+         _cpu_id(), shlex.join(FLAGS + LINK_FLAGS), cdef, source]).encode()).hexdigest()
+
+
 def build_all(modules: list) -> list:
     """`build` for each (source, cdef) of `modules`, its Library in the same place; those not
     in the cache compile at the same time, a compiler process each (a module split in parts
     builds in the time of its largest part where cores are free)."""
     cmd = compiler()
     ident = compiler_id(cmd)
-    keys = [hashlib.sha256("\0".join(
-        [f"fusetorch-cbuild-{FORMAT_VERSION}", f"uid={os.geteuid()}", shlex.join(cmd), ident,
-         _cpu_id(), shlex.join(FLAGS + LINK_FLAGS), cdef, source]).encode()).hexdigest()
-        for source, cdef in modules]
+    keys = [entry_key(source, cdef, cmd, ident) for source, cdef in modules]
     where = str(_configured_dir())
     wanted = {key: m for key, m in zip(keys, modules) if (where, key) not in _loaded}
     if wanted:
-        with open_cache(Path(where)) as cache:
-            subs = {key: cache.subdir(key[:2]) for key in wanted}
-            found = {key: _load(cache, subs[key], key, *wanted[key]) for key in wanted}
-            missing = {key: wanted[key] for key in sorted(wanted) if found[key] is None}
-            if missing:
-                found.update(_build_missing(cmd, ident, cache, subs, missing))
+        found = _build_or_fall_back(cmd, ident, where, wanted)
         for key, lib in found.items():
             _loaded[(where, key)] = lib
     return [_loaded[(where, key)] for key in keys]
+
+
+def _build_or_fall_back(cmd: list[str], ident: str, where: str, wanted: dict) -> dict:
+    """key -> Library for `wanted`, from the cache at `where`; on any fault of that directory,
+    from a private temporary directory of this process (one warning), and where that fails
+    too, CacheUnavailable. A lock timeout sends only this build elsewhere (the stopped holder
+    may go on later); other faults send every later build of the process there."""
+    if where not in _faulty:
+        try:
+            with open_cache(Path(where)) as cache:
+                return _build_in(cmd, ident, cache, wanted)
+        except OSError as e:
+            fault = _describe(e)
+            if not isinstance(e, LockTimeout):
+                _faulty[where] = fault
+    else:
+        fault = _faulty[where]
+    try:
+        with open_cache(_private_dir()) as cache:
+            found = _build_in(cmd, ident, cache, wanted)
+    except OSError as e:
+        raise CacheUnavailable(f"kernel cache {where}: {fault}; private build directory: "
+                               f"{_describe(e)}") from None
+    _warn_once(f"fusetorch: kernel cache {where} failed ({fault}); this process builds its "
+               f"kernels in {_private_dir()} instead")
+    return found
+
+
+def _describe(e: OSError) -> str:
+    text = e.strerror or str(e) or type(e).__name__
+    return f"{text}: {e.filename}" if e.filename else text
+
+
+def _private_dir() -> Path:
+    """This process's own build directory (removed at exit), for builds the cache failed."""
+    with _lock:
+        tmp = _fallback_dirs.get("")
+        if tmp is None:
+            tmp = Path(tempfile.mkdtemp(prefix="fusetorch-"))
+            atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+            _fallback_dirs[""] = tmp
+        return tmp
+
+
+def _build_in(cmd: list[str], ident: str, cache: CacheDir, wanted: dict) -> dict:
+    subs = {key: cache.subdir(key[:2]) for key in wanted}
+    found = {key: _load(cache, subs[key], key, *wanted[key]) for key in wanted}
+    missing = {key: wanted[key] for key in sorted(wanted) if found[key] is None}
+    if missing:
+        found.update(_build_missing(cmd, ident, cache, subs, missing))
+    return found
 
 
 def _build_missing(cmd: list[str], ident: str, cache: CacheDir, subs: dict,

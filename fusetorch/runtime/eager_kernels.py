@@ -28,6 +28,7 @@ the switch of the compiled eager composites (tracer/composite_programs.py).
 """
 from __future__ import annotations
 
+import contextvars
 import os
 import threading
 from collections import OrderedDict
@@ -52,7 +53,7 @@ _PROGRAMS: OrderedDict = OrderedDict()
 # compile traces under way (`tracer/trace.py`): their eager run happens once, so it builds no
 # kernel (a compiler run is ~0.07 s of a first compiled call) and counts no sighting; kernels
 # built before still run
-_tracing = 0
+_tracing = contextvars.ContextVar("fusetorch.eager_kernels.tracing", default=0)  # per thread
 # (a key not in _PROGRAMS; `False == 0`, so 0 would make a refused layout look unseen and get
 # planned again every other call)
 _UNSEEN = object()
@@ -60,14 +61,11 @@ _UNSEEN = object()
 
 @contextmanager
 def no_builds() -> Iterator[None]:
-    global _tracing
-    with _lock:
-        _tracing += 1
+    token = _tracing.set(_tracing.get() + 1)
     try:
         yield
     finally:
-        with _lock:
-            _tracing -= 1
+        _tracing.reset(token)
 
 
 def strided_copy(x: np.ndarray):
@@ -163,7 +161,7 @@ def cached_kernel(key: tuple, build):
     runs (it builds nothing) or without a compiler."""
     with _lock:
         fn = _PROGRAMS.get(key)
-        if fn is None and _tracing:
+        if fn is None and _tracing.get():
             return None
         if fn is None:
             fn = _PROGRAMS[key] = build()
@@ -226,7 +224,7 @@ def _select_graph(nodes):
 def _run(key: tuple, arrays: list, make):
     with _lock:
         program = _PROGRAMS.get(key, _UNSEEN)
-        if _tracing and (program is _UNSEEN or program is None):
+        if _tracing.get() and (program is _UNSEEN or program is None):
             return None
         if program is _UNSEEN:  # first sight: numpy computes it
             _PROGRAMS[key] = None

@@ -18,10 +18,12 @@ outside the kernels and call the kernels.
 """
 from __future__ import annotations
 
+import threading
 from typing import Callable
 
 import numpy as np
 
+from .._per_thread import per_thread
 from ..codegen import fuse
 from ..ir import passes
 from ..ir.graph import PHASES, Graph
@@ -29,12 +31,13 @@ from . import build as _build
 from . import kernel_plan
 from . import layouts as _layouts
 from .cbuild import CompilerUnavailable
+from .interpret import run_graph
 from .runner import Runner
 
 
-# The active profiler's hook (fusetorch.profiler), or None: read once per run; when set, each
-# kernel and extern step is timed (the kernels with the bytes they move).
-PROFILE = None
+# The active profiler's hook (fusetorch.profiler) of the calling thread, or None: read once per
+# run; when set, each kernel and extern step is timed (the kernels with the bytes they move).
+_profile = per_thread(__name__, PROFILE=None)["PROFILE"].get
 
 
 class Program:
@@ -60,6 +63,8 @@ class Program:
         self.kernels: list = []  # LoopKernel per group, once planned
         self.source: str | None = None
         self._runner: Runner | None = None
+        self._building = threading.Lock()  # one thread plans and builds; the others wait
+        self._interpreted = False  # kernels could not be built at the first run: interpret
 
     # ------------------------------------------------------------ preparing
 
@@ -77,8 +82,9 @@ class Program:
     def prepare_for(self, layouts: dict) -> None:
         """Plan and build every kernel for `layouts` (id(node) -> Layout of every graph input):
         pure data in, a runnable program out."""
-        if PROFILE is not None and PROFILE.enter():
-            return PROFILE.call(self.prepare_for, (layouts,), "fusetorch::build_kernels",
+        prof = _profile()
+        if prof is not None and prof.enter():
+            return prof.call(self.prepare_for, (layouts,), "fusetorch::build_kernels",
                                 reentrant=True)
         be = self.backend
         plan = kernel_plan.make(self.graph, layouts, cpu=self.cpu,
@@ -99,15 +105,25 @@ class Program:
     # ------------------------------------------------------------ running
 
     def run(self, arrays: list) -> list:
-        prof = PROFILE
+        prof = _profile()
         if prof is not None and prof.enter():
             return prof.call(self.run, (arrays,), _EVENT.get(self.role, "CompiledFunction"),
                              reentrant=True)
         runner = self._runner
         if runner is None:
-            self.prepare(arrays)
+            with self._building:
+                if self._runner is None and not self._interpreted:
+                    try:
+                        self.prepare(arrays)
+                    except CompilerUnavailable as e:  # (no compiler, a cache that failed)
+                        _build.cannot_build(e)
+                        self._interpreted = True
             runner = self._runner
-        outs = runner.run(arrays, self, prof)
+        if runner is None:  # the graph's meaning, as eager execution computes it
+            be = self.backend
+            outs = run_graph(self.graph, arrays, be.impl, be.xp)
+        else:
+            outs = runner.run(arrays, self, prof)
         return _unaliased(outs, arrays, self.user_outputs, self.updates)
 
     # ------------------------------------------------------------ reading

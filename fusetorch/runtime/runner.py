@@ -9,6 +9,7 @@ output buffers are reused from the last call when nothing outside holds them.
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 from ..codegen import fuse
@@ -30,6 +31,9 @@ class Runner:
     def __init__(self, graph, plan, built, backend):
         self.plan, self.ffi, self.xp = plan, built.ffi, backend.xp
         self._buffers: dict = {}  # kernel index -> its output arrays from the last call
+        # held by the run that may reuse those buffers; a run that finds it taken (another
+        # thread's, or a nested one) allocates its own, so two runs never share an output
+        self._reuse = threading.Lock()
         self._pointers: dict = {}
         slot = {id(n): i for i, n in enumerate(graph.inputs)}
         from_kernel = set()  # slots written by kernels: C-contiguous, of a known shape
@@ -87,6 +91,14 @@ class Runner:
     def run(self, arrays: list, program=None, prof=None) -> list:
         """The graph's outputs for input `arrays`. `prof`: the active profiler, told of each
         step (as a step of `program`)."""
+        if not self._reuse.acquire(blocking=False):
+            return self._run(arrays, program, prof, False)
+        try:
+            return self._run(arrays, program, prof, True)
+        finally:
+            self._reuse.release()
+
+    def _run(self, arrays: list, program, prof, reuse_buffers: bool) -> list:
         env = self._env.copy()  # (a list of the call's own: runs may nest, in backward hooks)
         env[:len(arrays)] = arrays
         ffi = self.ffi
@@ -121,7 +133,10 @@ class Runner:
                 if a.shape != shape or not getattr(a.flags, "aligned", True) or (
                         a.strides != strides and _strides(a.shape, a.strides) != strides):
                     self._refuse(k, [env[j] for j in ins])
-            prev, made = self._buffers[k], self._pointers[k]
+            if reuse_buffers:
+                prev, made = self._buffers[k], self._pointers[k]
+            else:
+                prev, made = [None] * len(outs), [None] * len(outs)
             for j, (i, shape, dtype) in enumerate(outs):
                 # last call's buffer, unless something outside holds it (references here:
                 # `prev`, getrefcount's argument and, on the CPU, the pointer kept to it).

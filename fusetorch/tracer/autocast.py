@@ -12,28 +12,32 @@ starts with
     if _ac.ACTIVE:
         return _ac.call("matmul", matmul, (input, other), {"out": out})
 
-(one module-global read when autocast is off), or carries the `op` decorator. Casts are
+(one per-thread read when autocast is off), or carries the `op` decorator. Casts are
 ordinary recorded `to(dtype)` calls, so gradients flow back to float32 parameters in float32.
 
-The state is process-wide like fusetorch's grad mode (PyTorch keeps it per thread). The weight
-cast cache (`cache_enabled`) is accepted and not kept: each use casts again.
+The state belongs to the calling thread, as in PyTorch (`_per_thread`: autocast held in one
+thread leaves another thread's matmul in float32); its dicts are replaced, never mutated
+(`set_state`). The weight cast cache (`cache_enabled`) is accepted and not kept: each use
+casts again.
 """
 from __future__ import annotations
 
 import functools
 from typing import Any, Callable
 
+from .._per_thread import per_thread
 from ..ir import dtypes as dt
 
 LOWER, FP32 = "lower", "fp32"
 
-ENABLED = {"cpu": False, "cuda": False}
-DTYPES = {"cpu": dt.bfloat16, "cuda": dt.float16}
-CACHE_ENABLED = True
-NESTING = 0
-# device type -> autocast dtype, for the device types whose autocast is on now; empty while
-# every autocast is off (the one thing a hooked op reads on its fast path)
-ACTIVE: dict[str, dt.DType] = {}
+# ENABLED, DTYPES: per device type; ACTIVE: device type -> autocast dtype, for the device
+# types whose autocast is on now; empty while every autocast is off (the one thing a hooked op
+# reads on its fast path). All per thread.
+_STATE = per_thread(__name__, ENABLED={"cpu": False, "cuda": False},
+                    DTYPES={"cpu": dt.bfloat16, "cuda": dt.float16}, CACHE_ENABLED=True,
+                    NESTING=0, ACTIVE={})
+_enabled, _dtypes = _STATE["ENABLED"], _STATE["DTYPES"]
+_active = _STATE["ACTIVE"]
 
 
 def _policies(lower: str, fp32: str) -> dict[str, str]:
@@ -64,10 +68,16 @@ POLICIES = {
 }
 
 
-def refresh() -> None:
-    """Recompute ACTIVE from ENABLED and DTYPES (after any change to either)."""
-    global ACTIVE
-    ACTIVE = {d: DTYPES[d] for d, on in ENABLED.items() if on}
+def set_state(kind: str, enabled: bool | None = None, dtype: dt.DType | None = None) -> None:
+    """Turn autocast for device type `kind` on or off and/or set its dtype, in this thread."""
+    enabled_now, dtypes = _enabled.get(), _dtypes.get()
+    if enabled is not None:
+        enabled_now = {**enabled_now, kind: bool(enabled)}
+        _enabled.set(enabled_now)
+    if dtype is not None:
+        dtypes = {**dtypes, kind: dtype}
+        _dtypes.set(dtypes)
+    _active.set({d: dtypes[d] for d, on in enabled_now.items() if on})
 
 
 def _device_type(args, kwargs) -> str | None:
@@ -100,25 +110,24 @@ def _cast(x, device_type: str, to: dt.DType, policy: str):
 def call(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
     """`fn(*args, **kwargs)` for op `name` under the active autocast: its arguments cast by
     the op's policy for their device type, and autocast off while it runs."""
-    global ACTIVE
-    active = ACTIVE
+    active = _active.get()
     device_type = _device_type(args, kwargs)
     policy = POLICIES.get(device_type, {}).get(name) if device_type in active else None
     if policy is not None:
         to = active[device_type] if policy == LOWER else dt.float32
         args = tuple(_cast(a, device_type, to, policy) for a in args)
         kwargs = {k: _cast(v, device_type, to, policy) for k, v in kwargs.items()}
-    ACTIVE = {}
+    _active.set({})
     try:
         return fn(*args, **kwargs)
     finally:
-        ACTIVE = active
+        _active.set(active)
 
 
 def listed(name: str, tensor) -> bool:
     """Whether op `name` is on the list of the active autocast for `tensor`'s device type (for
     ops hooked on one device type only, which elsewhere autocast op by op inside)."""
-    return name in POLICIES.get(tensor._be.device.type, {}) and tensor._be.device.type in ACTIVE
+    return name in POLICIES.get(tensor._be.device.type, {}) and tensor._be.device.type in _active.get()
 
 
 def op(name: str) -> Callable[[Callable], Callable]:
@@ -126,7 +135,7 @@ def op(name: str) -> Callable[[Callable], Callable]:
     def wrap(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def hooked(*args, **kwargs):
-            if ACTIVE:
+            if _active.get():
                 return call(name, fn, args, kwargs)
             return fn(*args, **kwargs)
         return hooked

@@ -16,6 +16,7 @@ the version of its tensor at that moment. `backward` then:
 """
 from __future__ import annotations
 
+import threading
 import weakref
 from collections import OrderedDict
 from typing import Sequence
@@ -221,6 +222,7 @@ def label(result: Tensor, name: str, *inputs) -> Tensor:
 
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 256
+_CACHE_LOCK = threading.Lock()  # the LRU order, for threads running backward at once
 
 
 def _structure_key(order: list, wrt: list, also: list, stop: list = ()):
@@ -242,7 +244,7 @@ def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | Non
         order = toposort(roots)
     key, pos = _structure_key(order, wrt, also, stop)
     hit = _CACHE.get(key) if key is not None else None
-    if hit is None:
+    if hit is None:  # (two threads may both derive it: the same graph; the last one is kept)
         if D.PROFILE is not None:  # differentiating costs once per structure: show it
             bw = D.PROFILE.call(backward_graph, (roots, wrt, also, stop),
                                 "autograd::derive_backward_graph")
@@ -250,11 +252,14 @@ def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | Non
             bw = backward_graph(roots, wrt, also, stop)
         hit = (bw, [(pos[id(f)], part) for f, part in bw.values], BackwardRunner(bw.graph))
         if key is not None:
-            _CACHE[key] = hit
-            if len(_CACHE) > _CACHE_SIZE:
-                _CACHE.popitem(last=False)
+            with _CACHE_LOCK:
+                _CACHE[key] = hit
+                if len(_CACHE) > _CACHE_SIZE:
+                    _CACHE.popitem(last=False)
     else:
-        _CACHE.move_to_end(key)
+        with _CACHE_LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
     return hit[0], [(order[p], part) for p, part in hit[1]], order, hit[2]
 
 

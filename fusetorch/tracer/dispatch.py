@@ -19,19 +19,22 @@ from ..ir.ops import OPS, index_shape
 from ..ir.shapes import broadcast_many, broadcast_shapes
 from ..runtime import device as _device
 from ..runtime.device import NP_DTYPES
+from .._per_thread import per_thread
 from . import views as _views
 from .tensor import Tensor
 
 # The active recording (a tracer.trace.Recorder), or None; grad mode; and autograd's recording
-# function (tracer.autograd.record, registered by that module). Every op reads these, so they
-# are plain module globals rather than anything slower to read.
-RECORDER = None
-GRAD_ENABLED = True
+# function (tracer.autograd.record, registered by that module). RECORDER, GRAD_ENABLED and
+# PROFILE belong to the calling thread (`_per_thread`; PyTorch keeps grad mode per thread): read
+# and set as `D.RECORDER` from other modules, through the `_recorder()`-style getters here.
+# PROFILE is the active profiler's hook (fusetorch.profiler), or None. Each entry point below
+# reads it first: `PROFILE.enter()` is False only for the call the hook itself makes, which runs
+# the body; every other call is timed as one event by `PROFILE.op` (see profiler/_record.py).
 GRAD_RECORD = None
-# The active profiler's hook (fusetorch.profiler), or None. Each entry point below reads it
-# first: `PROFILE.enter()` is False only for the call the hook itself makes, which runs the
-# body; every other call is timed as one event by `PROFILE.op` (see profiler/_record.py).
-PROFILE = None
+_STATE = per_thread(__name__, RECORDER=None, GRAD_ENABLED=True, PROFILE=None)
+_recorder = _STATE["RECORDER"].get
+_grad_enabled = _STATE["GRAD_ENABLED"].get
+_profile = _STATE["PROFILE"].get
 
 _new = Tensor._make
 _ndarray = np.ndarray
@@ -76,21 +79,22 @@ def _cpu_scalars_to_device(args: tuple, tensors: list) -> tuple:
 def transfer(t: Tensor, be) -> Tensor:
     """A copy of `t` on backend `be` (`.to(device)`), recorded and differentiable. `compile`
     does not take it (a compiled program runs on one device): its trace breaks here."""
-    if RECORDER is not None and (RECORDER.strict or (RECORDER.parent is not None
-                                                     and RECORDER.parent.strict)):
+    rec = _recorder()
+    if rec is not None and (rec.strict or (rec.parent is not None and rec.parent.strict)):
         from .trace import user_source
-        RECORDER.graph_break(f"a copy from {t._be.device} to {be.device} at {user_source()}")
+        rec.graph_break(f"a copy from {t._be.device} to {be.device} at {user_source()}")
     return apply("to_device", [t], {"device": str(be.device), "src": str(t._be.device)})
 
 
 def binary(name: str, a, b) -> Tensor:
     """A binary elementwise op; `a` or `b` may be a Python scalar."""
-    if PROFILE is not None and PROFILE.enter():
-        return PROFILE.op(binary, (name, a, b), name, (a, b))
-    if RECORDER is None:
+    prof = _profile()
+    if prof is not None and prof.enter():
+        return prof.op(binary, (name, a, b), name, (a, b))
+    if _recorder() is None:
         if isinstance(b, Tensor) and isinstance(a, Tensor):  # Parameters too
             dtype = a._dtype
-            grad = GRAD_ENABLED and (a._requires_grad or b._requires_grad or (
+            grad = _grad_enabled() and (a._requires_grad or b._requires_grad or (
                 a._base is not None and _view_grad(a)) or (
                 b._base is not None and _view_grad(b)))
             if grad:
@@ -119,7 +123,7 @@ def binary(name: str, a, b) -> Tensor:
             dtype = a._dtype
             if dtype.category == 2 and dtype is not _BF16 and (
                     name in _FAST or name in _FLOAT_OUT):
-                grad = GRAD_ENABLED and (a._requires_grad or a._base is not None
+                grad = _grad_enabled() and (a._requires_grad or a._base is not None
                                          and _view_grad(a))
                 if grad:
                     if a._base is not None or name in _BOOL_OUT:
@@ -141,10 +145,11 @@ def binary(name: str, a, b) -> Tensor:
 
 def unary(name: str, a: Tensor) -> Tensor:
     """A unary elementwise op (no attributes)."""
-    if PROFILE is not None and PROFILE.enter():
-        return PROFILE.op(unary, (name, a), name, (a,))
-    if RECORDER is None and isinstance(a, Tensor) and a._dtype.category == 2 and not (
-            GRAD_ENABLED and a._base is not None and _view_grad(a)):
+    prof = _profile()
+    if prof is not None and prof.enter():
+        return prof.op(unary, (name, a), name, (a,))
+    if _recorder() is None and isinstance(a, Tensor) and a._dtype.category == 2 and not (
+            _grad_enabled() and a._base is not None and _view_grad(a)):
         try:
             out = a._be.impl[name](a._data)
         except MemoryError as e:
@@ -152,7 +157,7 @@ def unary(name: str, a: Tensor) -> Tensor:
         if out.__class__ is not _ndarray:
             out = a._be.xp.asarray(out)
         result = _new(out, dt.bool_ if name in _BOOL_OUT else a._dtype, a._be)
-        if a._requires_grad and GRAD_ENABLED:
+        if a._requires_grad and _grad_enabled():
             GRAD_RECORD(name, (a,), {}, result, a._dtype)
         return result
     return elementwise(name, a)
@@ -215,8 +220,9 @@ def _numpy_args(args) -> tuple:
 
 def elementwise(name: str, *args) -> Tensor:
     """The general elementwise path: promotion (with explicit casts), broadcasting, recording."""
-    if PROFILE is not None and PROFILE.enter():
-        return PROFILE.op(elementwise, (name,) + args, name, args)
+    prof = _profile()
+    if prof is not None and prof.enter():
+        return prof.op(elementwise, (name,) + args, name, args)
     if any(isinstance(a, (_ndarray, np.generic)) for a in args):
         args = _numpy_args(args)
     tensors = [a for a in args if isinstance(a, Tensor)]
@@ -256,9 +262,10 @@ def elementwise(name: str, *args) -> Tensor:
     if out.shape != shape:  # an op whose eager result does not broadcast like the rule says
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, out_dtype, be)
-    if RECORDER is not None:
-        RECORDER.record(name, ins, attrs, result, compute)
-    if GRAD_ENABLED:
+    rec = _recorder()
+    if rec is not None:
+        rec.record(name, ins, attrs, result, compute)
+    if _grad_enabled():
         for t in tensors:
             if t._requires_grad or (t._base is not None and _view_grad(t)):
                 GRAD_RECORD(name, ins, attrs, result, compute)
@@ -346,8 +353,9 @@ _MAX_RULES = 4096
 
 def apply(name: str, tensors, attrs: dict) -> Tensor:
     """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors."""
-    if PROFILE is not None and PROFILE.enter():
-        return PROFILE.op(apply, (name, tensors, attrs), name, tensors)
+    prof = _profile()
+    if prof is not None and prof.enter():
+        return prof.op(apply, (name, tensors, attrs), name, tensors)
     opdef = OPS[name]
     if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
         t0 = tensors[0]
@@ -387,15 +395,16 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
                                len(tensors) == 1 and _shares(out, t0._data, be))
     if view:
         result._base = t0._root()  # a view: it shares its base's version counter
-    if RECORDER is not None:
-        RECORDER.record(name, tensors, attrs, result)
-    if GRAD_ENABLED:
+    rec, grad_on = _recorder(), _grad_enabled()
+    if rec is not None:
+        rec.record(name, tensors, attrs, result)
+    if grad_on:
         for t in tensors:
             if t._requires_grad or (t._base is not None and _view_grad(t)):
                 GRAD_RECORD(name, tensors, attrs, result)
                 break
     if view:
-        _views.derive(result, t0, (name, attrs) if len(tensors) == 1 else None, GRAD_ENABLED)
+        _views.derive(result, t0, (name, attrs) if len(tensors) == 1 else None, grad_on)
     return result
 
 
@@ -431,24 +440,27 @@ def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = Fa
 
 def source(name: str, attrs: dict, be) -> Tensor:
     """Run a creation primitive on backend `be`."""
-    if PROFILE is not None and PROFILE.enter():
-        return PROFILE.op(source, (name, attrs, be), name, ())
+    prof = _profile()
+    if prof is not None and prof.enter():
+        return prof.op(source, (name, attrs, be), name, ())
     allocation_check(attrs["shape"], attrs["dtype"])
     try:
         out = be.impl[name](**attrs)
     except MemoryError:
         raise out_of_memory(attrs["shape"], attrs["dtype"]) from None
     result = _new(_as_array(out, NP_DTYPES[attrs["dtype"]], be), attrs["dtype"], be)
-    if RECORDER is not None:
-        RECORDER.record(name, [], attrs, result)
+    rec = _recorder()
+    if rec is not None:
+        rec.record(name, [], attrs, result)
     return result
 
 
 def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     """`t[spec] = v` in place: the buffer is written directly (views of `t` see it), and a
     recording sees `t` become the value of an `index_put` node."""
-    if PROFILE is not None and PROFILE.enter():
-        return PROFILE.op(index_put_, (t, v, idx, spec), "index_put_", [t, v] + list(idx))
+    prof = _profile()
+    if prof is not None and prof.enter():
+        return prof.op(index_put_, (t, v, idx, spec), "index_put_", [t, v] + list(idx))
     tensors = [t, v] + idx
     _check_devices(tensors)
     region = index_shape([t._data.shape] + [i._data.shape for i in idx], {"spec": spec})
@@ -473,9 +485,10 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     if t._base is not None:
         t._vver = _views.version(t)  # its node (refreshed by check_inplace) is the old value
     attrs = {"spec": spec, "accumulate": False}
-    if RECORDER is not None:
-        RECORDER.record("index_put", tensors, attrs, t)
-        RECORDER.written(t)
+    rec = _recorder()
+    if rec is not None:
+        rec.record("index_put", tensors, attrs, t)
+        rec.written(t)
     if grad:
         GRAD_RECORD("index_put", tensors, attrs, t)
         n = t._node
@@ -502,8 +515,9 @@ def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:
     """Write `value` (already of `t`'s shape after broadcasting) into `t`'s buffer: the eager
     half of every in-place op. Recordings then see `t` as `value`. `from_self`: value is an op
     applied to t (`t.add_(w)`), not a value copied in (`t.copy_(w)`): it names grad_fns."""
-    if PROFILE is not None and PROFILE.enter():
-        return PROFILE.op(copy_into, (t, value, from_self), "copy_", (t, value))
+    prof = _profile()
+    if prof is not None and prof.enter():
+        return prof.op(copy_into, (t, value, from_self), "copy_", (t, value))
     if t._be is not value._be:
         _check_devices([t, value])
     if not writeable(t._data):
@@ -511,16 +525,17 @@ def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:
     grad = check_inplace(t, value)
     if grad and value._node is not None and getattr(t, "_saved", False):
         _keep_original(t, value._node)
-    if RECORDER is not None or grad:
+    rec = _recorder()
+    if rec is not None or grad:
         value = cast(value, t._dtype)
     view = grad and _views.is_diff_view(t)
     if view:
         before, written = t._node, _views.node_of(value)  # before the write: value may alias t
     t._be.xp.copyto(t._data, value._data, casting="unsafe")
     t._bump_version()
-    if RECORDER is not None:
-        RECORDER.alias(t, value)
-        RECORDER.written(t)
+    if rec is not None:
+        rec.alias(t, value)
+        rec.written(t)
     if view:
         _views.rebase(t, written, before, from_self)
     elif grad:
@@ -564,7 +579,7 @@ def check_inplace(t: Tensor, value=None) -> bool:
     """Refuse in-place writes autograd cannot follow (PyTorch's errors); True if this write must
     be recorded. A write through a differentiable view is recorded as a write into its base
     (views.rebase)."""
-    if not GRAD_ENABLED:
+    if not _grad_enabled():
         return False
     grad = t._requires_grad or (isinstance(value, Tensor) and needs_grad(value))
     if t._base is not None:
@@ -580,4 +595,4 @@ def check_inplace(t: Tensor, value=None) -> bool:
 
 
 def is_recording() -> bool:
-    return RECORDER is not None
+    return _recorder() is not None

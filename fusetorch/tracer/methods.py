@@ -38,8 +38,8 @@ def _inplace_binary(name: str):
     def method(self: Tensor, other, **kw) -> Tensor:
         if kw.keys() == {"alpha"} and name in ("add", "sub") and isinstance(other, Tensor):
             other, kw = D.binary("mul", other, kw["alpha"]), {}  # p.add_(g, alpha=-lr)
-        if direct and not kw and D.RECORDER is None and self._dtype.category == 2 \
-                and not (D.GRAD_ENABLED and (D.needs_grad(self) or isinstance(
+        if direct and not kw and D._recorder() is None and self._dtype.category == 2 \
+                and not (D._grad_enabled() and (D.needs_grad(self) or isinstance(
                     other, Tensor) and D.needs_grad(other))) \
                 and D.writeable(self._data):
             od = None
@@ -52,8 +52,9 @@ def _inplace_binary(name: str):
             elif other.__class__ in (int, float):
                 od = other
             if od is not None:
-                if D.PROFILE is not None:  # timed as one event, `aten::add_`
-                    return D.PROFILE.call(_write_direct, (self, name, od), f"aten::{name}_",
+                prof = D._profile()
+                if prof is not None:  # timed as one event, `aten::add_`
+                    return prof.call(_write_direct, (self, name, od), f"aten::{name}_",
                                           (self, other))
                 self._be.impl[name](self._data, od, out=self._data)
                 self._bump_version()

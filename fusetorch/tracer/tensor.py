@@ -196,8 +196,9 @@ class Tensor:
     @property
     def grad(self):
         g = self._grad
-        if D.RECORDER is not None:
-            D.RECORDER.grad_access(self, "read")
+        rec = D._recorder()  # (the calling thread's: a per-thread attribute of dispatch)
+        if rec is not None:
+            rec.grad_access(self, "read")
         if g is not None:
             return g
         if not self.is_leaf and not self.retains_grad:

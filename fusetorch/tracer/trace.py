@@ -12,6 +12,7 @@ tensor from outside the trace becomes an `input` node the first time an op reads
 from __future__ import annotations
 
 import functools
+import contextvars
 import hashlib
 import os
 import sys
@@ -31,8 +32,8 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # what the recorded ops are part of, kept in each node's `meta['phase']` so that a compiled
 # training step (one program) can say which of its kernels are the backward and the update:
 # None (the forward, the default), "backward" (autograd's backward run through dispatch) or
-# "update" (an optimizer's step and zero_grad)
-PHASE: str | None = None
+# "update" (an optimizer's step and zero_grad). Per thread, as the recorder is.
+_phase = contextvars.ContextVar("fusetorch.trace.phase", default=None)
 
 
 class recording_phase:
@@ -45,12 +46,11 @@ class recording_phase:
         self.name = name
 
     def __enter__(self) -> None:
-        global PHASE
-        self.prev, PHASE = PHASE, self.name
+        self.prev = _phase.get()
+        _phase.set(self.name)
 
     def __exit__(self, *exc) -> None:
-        global PHASE
-        PHASE = self.prev
+        _phase.set(self.prev)
 
 
 def user_source() -> str | None:
@@ -239,7 +239,7 @@ class Recorder:
         if op == "constant" and "digest" not in attrs:
             attrs = dict(attrs, digest=hashlib.sha256(result._host().tobytes()).hexdigest())
         meta = {"source": user_source()}
-        phase = PHASE
+        phase = _phase.get()
         if phase is None and self.backward_ran and not D.GRAD_ENABLED:
             phase = "update"  # after backward, under no_grad: a hand-written update
         if phase is not None:
