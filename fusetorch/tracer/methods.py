@@ -36,6 +36,7 @@ def _inplace_binary(name: str):
     direct = name in ("add", "sub", "mul", "div")
 
     def method(self: Tensor, other, **kw) -> Tensor:
+        D.check_no_partial_overlap(self, (other,))
         if kw.keys() == {"alpha"} and name in ("add", "sub") and isinstance(other, Tensor):
             other, kw = D.binary("mul", other, kw["alpha"]), {}  # p.add_(g, alpha=-lr)
         if direct and not kw and D.RECORDER is None and self._dtype.category == 2 \
@@ -72,6 +73,7 @@ def _write_direct(self: Tensor, name: str, od) -> Tensor:
 
 def _inplace_of(fn):
     def method(self: Tensor, *args, **kw) -> Tensor:
+        D.check_no_partial_overlap(self, args + tuple(kw.values()))
         return _inplace(self, fn(self, *args, **kw))
     method.__name__ = fn.__name__ + "_"
     return method
@@ -233,6 +235,7 @@ def _fill_(self, value):
 def _copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         src = C.tensor(src)
+    D.check_no_partial_overlap(self, (src,))
     if src._be is not self._be:
         src = src.to(self._be.device)
     v = D.cast(src, self._dtype)
