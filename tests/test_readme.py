@@ -149,3 +149,19 @@ def test_scripts_help_shows_the_environments_mpiexec(folder):
         doc = ast.get_docstring(ast.parse(path.read_text())) or ""
         for line in doc.splitlines():  # a command line of the help: what a user pastes
             assert not line.strip().startswith("mpiexec"), f"{path.name}: {line}"
+
+
+def test_the_cache_the_readme_names_is_the_one_used(monkeypatch, tmp_path):
+    from fusetorch.runtime import cbuild
+    monkeypatch.delenv("FUSETORCH_CACHE_DIR", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert cbuild._configured_dir() == tmp_path / ".cache" / "fusetorch"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert cbuild._configured_dir() == tmp_path / "xdg" / "fusetorch"
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path / "moved"))
+    assert cbuild._configured_dir() == tmp_path / "moved"
+    section = README.split("### The kernel cache", 1)[1].split("\n## ", 1)[0]
+    for words in ("`~/.cache/fusetorch`", "`$XDG_CACHE_HOME/fusetorch`", "FUSETORCH_CACHE_DIR=",
+                  "rm -rf ~/.cache/fusetorch", "cbuild.cache_dir()"):
+        assert words in section, words
