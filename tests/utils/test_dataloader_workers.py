@@ -368,8 +368,10 @@ def test_worker_batches_arrive_in_shared_memory(ctx):
 
 def _wait_until_dead(pid: int) -> None:
     """Unpickled in the main process before the batch's tensor: holds the unpickling until the
-    worker that sent it is dead (a zombie: the loader has not reaped it yet)."""
-    for _ in range(1000):
+    worker that sent it is dead (a zombie: the loader has not reaped it yet). Bounded by
+    GUARD, not by how soon a loaded machine runs the worker's kill."""
+    deadline = time.monotonic() + GUARD
+    while time.monotonic() < deadline:
         try:
             with open(f"/proc/{pid}/stat") as f:
                 if f.read().split(") ")[-1].startswith("Z"):
