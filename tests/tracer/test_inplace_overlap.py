@@ -66,3 +66,20 @@ def test_zero_dim_and_a_clone_are_fine():
     x[1].add_(x[0])  # one element each, disjoint
     x[1:].add_(x[:-1].clone())  # what the message asks for
     np.testing.assert_array_equal(x.numpy(), [0.0, 1.0, 3.0, 5.0])
+
+
+def test_a_compiled_function_keeps_the_check():
+    """Compiled for disjoint views of one buffer, a call with overlapping ones still refuses
+    (as eager does), and the disjoint call keeps numpy's values."""
+    def step(a, b):
+        a.add_(b)
+        return a * 1
+    cf = torch.compile(step)
+    for _ in range(3):
+        y = torch.arange(6.0)
+        np.testing.assert_array_equal(cf(y[:3], y[3:]).numpy(), [3.0, 5.0, 7.0])
+    x = torch.arange(6.0)
+    with pytest.raises(RuntimeError) as e:
+        cf(x[1:], x[:-1])
+    assert str(e.value) == MESSAGE
+    np.testing.assert_array_equal(x.numpy(), np.arange(6.0))
