@@ -36,7 +36,9 @@ def _inplace_binary(name: str):
     direct = name in ("add", "sub", "mul", "div")
 
     def method(self: Tensor, other, **kw) -> Tensor:
-        D.check_no_partial_overlap(self, (other,))
+        if isinstance(other, Tensor) and (other._data.base is not None or
+                                          other._data is self._data.base):
+            D.check_no_partial_overlap(self, (other,))  # (only an operand that may share)
         if kw.keys() == {"alpha"} and name in ("add", "sub") and isinstance(other, Tensor):
             other, kw = D.binary("mul", other, kw["alpha"]), {}  # p.add_(g, alpha=-lr)
         if direct and not kw and D.RECORDER is None and self._dtype.category == 2 \
