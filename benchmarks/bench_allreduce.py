@@ -1,8 +1,8 @@
 """Gradient all-reduce throughput over MPI: fusetorch.distributed.all_reduce on a tensor against
 mpi4py's own Allreduce on a numpy buffer, in the same run, on the same ranks.
 
-    python benchmarks/bench_allreduce.py            # starts itself under mpiexec -n 2
-    mpiexec -n 4 python benchmarks/bench_allreduce.py [--numel 10000000]
+    .venv/bin/python benchmarks/bench_allreduce.py   # starts itself under mpiexec -n 2
+    .venv/bin/mpiexec -n 4 .venv/bin/python benchmarks/bench_allreduce.py [--numel 10000000]
 
 Reports the median time per all-reduce (SUM, in place, float32), the algorithm bandwidth
 (bytes of the buffer / time) and the ratio fusetorch / mpi4py (target: at most 1.2x). Also the

@@ -1,3 +1,9 @@
+"""Draws the graph of a small MLP's compiled SGD step (the README's picture, kept as
+docs/train_step.svg): `python docs/train_step.py [OUTPUT.svg]`, by default train_step.svg in the
+current directory, so a run from the repository root leaves the tracked picture alone unless
+it is named: `python docs/train_step.py docs/train_step.svg`."""
+import sys
+
 import fusetorch as torch
 import fusetorch.nn as nn
 from fusetorch.utils import viz
@@ -18,5 +24,5 @@ def train_step(x, y):
 x, y = torch.randn(8, 20), torch.randn(8, 3)
 for _ in range(3):  # the first step creates the momentum buffers, the second compiles
     train_step(x, y)
-print("\n".join(train_step.kernels()))  # each labelled (forward), (backward) or (update)
-viz.render(train_step, "docs/train_step.svg")  # needs the graphviz package and dot
+print("\n".join(train_step.kernels()))  # labelled (forward+backward), (forward), ..., (update)
+viz.render(train_step, sys.argv[1] if len(sys.argv) > 1 else "train_step.svg")  # needs dot

@@ -2,9 +2,10 @@
 DistributedDataParallel averages the gradients, so every rank takes the step that training on
 the whole batch in one process would take: the losses are those of two_layer_net_nn.py.
 
-    mpiexec -n 2 .venv/bin/python examples/ddp_two_layer.py [--steps 500] [--compile]
+    .venv/bin/mpiexec -n 2 .venv/bin/python examples/ddp_two_layer.py [--steps 500] [--compile]
 
-(`mpiexec` comes with the `distributed` extra: `pip install -e ".[distributed]"`.)
+(`.venv/bin/mpiexec` comes with the `distributed` extra, `.venv/bin/pip install -e
+".[distributed]"`; it is on PATH only while the environment is activated.)
 """
 import argparse
 

@@ -739,17 +739,18 @@ def _restorer(map_location) -> Callable:
 def _peek(f) -> tuple[Any, bytes]:
     """The file (rewound, or its bytes when it cannot seek) and its first bytes, which say
     which format it is in: fusetorch's magic, a zip (PyTorch) or a safetensors header."""
+    n = _formats.torch_legacy.HEAD_BYTES
     if isinstance(f, (str, os.PathLike)):
         with open(f, "rb") as fh:
-            return f, fh.read(9)
+            return f, fh.read(n)
     try:
         here = f.tell()
-        head = f.read(9)
+        head = f.read(n)
         f.seek(here)
         return f, head
     except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
         buf = io.BytesIO(f.read())
-        return buf, buf.getvalue()[:9]
+        return buf, buf.getvalue()[:n]
 
 
 def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool | None = None,
@@ -790,6 +791,9 @@ def load(f, map_location=None, pickle_module: Any = None, *, weights_only: bool 
                                    allowed=allowed)
     if _formats.looks_like_safetensors(head):
         return _formats.safetensors_io.load_tensors(f, restore, _name(f), limit)
+    foreign = _formats.torch_legacy.message(_name(f), head)
+    if foreign is not None:
+        raise RuntimeError(foreign)
     header_bytes, data = _read_verified(f)
     try:
         header = json.loads(header_bytes.decode("utf-8"))

@@ -100,6 +100,26 @@ def test_map_location_applies():
         assert torch.load(fh, map_location="cpu").shape == (2, 2)
 
 
+def test_a_legacy_pytorch_checkpoint_is_named_and_refused():
+    """torch_legacy.pt: PyTorch 2.13's torch.save(..., _use_new_zipfile_serialization=False),
+    the pre-1.6 pickle format: the error says what the file is and that it is not read, from
+    a path and from a file object alike; a bare pickle is named too."""
+    path = fixture("torch_legacy.pt")
+    with open(path, "rb") as fh:
+        sources = [(path, repr(path)), (fh, "the file")]
+        for src, name in sources:
+            with pytest.raises(RuntimeError) as e:
+                torch.load(src)
+            msg = str(e.value)
+            assert msg.startswith(f"fusetorch.load: {name} is a PyTorch checkpoint in the "
+                                  "legacy format"), msg
+            assert "before PyTorch 1.6" in msg and "does not read" in msg
+            assert "bad magic number" not in msg
+    for protocol in (2, 4, 5):
+        with pytest.raises(RuntimeError, match="is a Python pickle, not a checkpoint"):
+            torch.load(io.BytesIO(pickle.dumps({"w": [1.0]}, protocol=protocol)))
+
+
 def test_the_fixture_with_a_reduce_payload_runs_nothing():
     # torch_hostile.pt pickles an object whose __reduce__ is os.system("echo pwned > ...")
     marker = "/tmp/fusetorch-pwned"

@@ -6,6 +6,7 @@ See ARCHITECTURE.md, "Layers: who may import whom"."""
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from pathlib import Path
 
@@ -64,6 +65,7 @@ def _unit_of(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
+@functools.lru_cache(maxsize=None)  # (two tests walk every file: each is parsed once)
 def imports(path: Path) -> list[tuple[int, str]]:
     """(line, absolute fusetorch module) for every import in the file, at any depth."""
     module, is_pkg = _module_name(path)

@@ -20,7 +20,8 @@ import fusetorch as torch
 from fusetorch import serialization as ser
 
 PREFIX = len(ser.MAGIC) + struct.calcsize("<IQQ")
-BUDGET_S = 120.0  # the cases take a few seconds; only a hang or a huge allocation gets near
+BUDGET_S = 120.0  # CPU seconds (not wall time, which a loaded machine stretches): the cases
+# take a few; only runaway work gets near
 OPS_MAX_ELEMENTS = 1 << 16  # run ops only over tensors this small (a legal expand may be huge)
 
 
@@ -243,7 +244,7 @@ CUDA_MESSAGE = "Attempting to deserialize object on a CUDA device"
 def test_fuzzed_files_fail_cleanly_or_load_safely(seed):
     blob = ser_bytes(base_object())
     rng = random.Random(seed)
-    start = time.perf_counter()
+    start = time.process_time()
     outcomes = collections.Counter()
     for case in range(150):
         what, bad = make_case(rng, blob)
@@ -259,7 +260,7 @@ def test_fuzzed_files_fail_cleanly_or_load_safely(seed):
             for t in tensors_in(value, []):
                 check_safe(t)
         outcomes[what, status] += 1
-        assert time.perf_counter() - start < BUDGET_S, f"{label}: over the time budget"
+        assert time.process_time() - start < BUDGET_S, f"{label}: over the time budget"
     # the generator reaches both ends: edits that still load, and edits that are refused
     assert sum(n for (_, s), n in outcomes.items() if s == "ok") > 0, outcomes
     assert outcomes["header edit", "error"] > 0, outcomes
@@ -356,7 +357,7 @@ def make_other_case(rng: random.Random, kind: str, blob: bytes) -> tuple[str, by
 def test_fuzzed_pytorch_and_safetensors_files_fail_cleanly_or_load_safely(kind):
     blob = other_formats()[kind]
     rng = random.Random(kind)
-    start = time.perf_counter()
+    start = time.process_time()
     outcomes, compiled = collections.Counter(), set()
     for case in range(150):
         what, bad = make_other_case(rng, kind, blob)
@@ -370,6 +371,6 @@ def test_fuzzed_pytorch_and_safetensors_files_fail_cleanly_or_load_safely(kind):
             for t in tensors_in(value, []):
                 check_safe(t, compiled)
         outcomes[what, status] += 1
-        assert time.perf_counter() - start < BUDGET_S, f"{label}: over the time budget"
+        assert time.process_time() - start < BUDGET_S, f"{label}: over the time budget"
     assert sum(n for (_, s), n in outcomes.items() if s == "ok") > 0, outcomes
     assert sum(n for (_, s), n in outcomes.items() if s == "error") > 0, outcomes

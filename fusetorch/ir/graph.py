@@ -143,13 +143,21 @@ class Graph:
         of the graph's structural identity (ir/identity.py)."""
         return _identity.structural_hash(self.nodes, self.outputs)
 
-    def verify(self) -> None:
-        """Check SSA order and that every node's shape and dtype follow from the op table."""
+    def verify(self, checked: dict | None = None) -> None:
+        """Check SSA order and that every node's shape and dtype follow from the op table.
+        `checked` (id -> node) holds nodes whose rules already held: a node's op, inputs and
+        attrs never change after it is made, so they are not run again (optimize verifies
+        after every pass, and most passes keep most nodes); the nodes checked here join it."""
         placed: set[int] = set()
         for n in self.nodes:
             for i in n.inputs:
                 if id(i) not in placed:
                     raise AssertionError(f"{n} uses a node defined after it")
+            placed.add(id(n))
+            if checked is not None:
+                if checked.get(id(n)) is n:
+                    continue
+                checked[id(n)] = n  # (the reference keeps the id from being reused)
             d = _ops.OPS[n.op]
             if d.nin is not None and len(n.inputs) != d.nin:
                 raise AssertionError(f"{n} has {len(n.inputs)} inputs, {n.op} takes {d.nin}")
@@ -160,7 +168,6 @@ class Graph:
             dtype = d.dtype([i.dtype for i in n.inputs], n.attrs)
             if dtype is not n.dtype:
                 raise AssertionError(f"{n}: dtype rule gives {dtype}")
-            placed.add(id(n))
 
 
 def _shown(key: str, n: Node) -> bool:

@@ -134,6 +134,11 @@ def expand_shape(src: Shape, target: Shape) -> Shape:
                 f"non-singleton dimension {i}.  Target sizes: {list(target)}.  "
                 f"Tensor sizes: {list(src)}")
         out.append(t)
+    numel = 1
+    for t in out:
+        numel *= t
+    if numel > 2**63 - 1:  # (PyTorch counts elements in an int64)
+        raise RuntimeError("numel: integer multiplication overflow")
     return tuple(reversed(out))
 
 

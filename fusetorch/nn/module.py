@@ -6,6 +6,7 @@ Attributes that are Parameters, Modules or registered buffers are kept in `_para
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
+from collections.abc import Mapping
 from typing import Callable, Iterator
 
 from .._hooks import RemovableHandle  # noqa: F401  (nn.RemovableHandle, as before)
@@ -350,6 +351,8 @@ class Module:
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
         """Copy `state_dict`'s tensors into this module's parameters and buffers."""
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]

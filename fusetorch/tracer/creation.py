@@ -119,6 +119,7 @@ def _to_host(data, exact: bool = False):
     if isinstance(data, Tensor):
         return data._host()
     if isinstance(data, (list, tuple)):
+        _check_depth(data)
         if any(isinstance(x, Tensor) for x in data):
             data = [_to_host(x) for x in data]
         try:
@@ -152,11 +153,34 @@ def _to_host(data, exact: bool = False):
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
+# PyTorch's most dimensions of a nested sequence (numpy holds at most 64 of them)
+_MAX_NESTING = 128
+
+
+def _check_depth(data) -> None:
+    """PyTorch's sizes of a nested sequence, taken from the first element at each depth: past
+    _MAX_NESTING a ValueError naming the sequence's type. A string is a sequence whose first
+    element is itself (`tensor(["a"])`), and a 1000-deep list is refused before anything
+    recurses through it."""
+    x, depth = data, 0
+    while isinstance(x, (list, tuple, str, range)):
+        depth += 1
+        if depth > _MAX_NESTING:
+            raise ValueError(f"too many dimensions '{type(x).__name__}'")
+        if not len(x):
+            break
+        x = x[0]
+    if depth > 64:
+        raise ValueError(f"too many dimensions: {depth} (fusetorch tensors have at most 64, "
+                         "numpy's limit)")
+
+
 def _check_leaf(x) -> None:
     """PyTorch's errors for a number it cannot hold and for a leaf that is not a number."""
     if isinstance(x, int) and not -2**63 <= x < 2**63:
         raise ValueError("Overflow when unpacking long long")
-    if x is None or isinstance(x, (dict, set, complex)):
+    if not isinstance(x, (int, float, np.generic, np.ndarray, str, bytes)) or \
+            isinstance(x, complex):
         raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
 
 
@@ -501,12 +525,16 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
         if not isinstance(size, (tuple, list)):
             raise TypeError(f"randint(): argument 'size' (position {len(args) + 1}) must be "
                             f"tuple of ints, not {type(size).__name__}")
+    from .sampling import check_random_bounds, int64_arg
     low, high = (0, args[0]) if len(args) == 1 else args
+    low, high = int64_arg(low), int64_arg(high)
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")
-    return _random(_size((size,), "randint"), _dtype(dtype, "randint") or dt.int64, "randint",
-                   device, requires_grad, generator, int(low), int(high))
+    d = _dtype(dtype, "randint") or dt.int64
+    check_random_bounds(d, low, high - 1)  # (a uint8 draw of [0, 300) would wrap)
+    return _random(_size((size,), "randint"), d, "randint", device, requires_grad, generator,
+                   low, high)
 
 
 def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:

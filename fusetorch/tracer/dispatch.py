@@ -310,11 +310,22 @@ def check_tensors(seq, fn: str) -> list:
 def allocation_check(shape: tuple, d: dt.DType) -> None:
     """PyTorch's RuntimeError for a size whose byte count overflows int64 (numpy's would be a
     ValueError)."""
-    n = 1
+    n, overflowed = 1, False
     for s in shape:
         n *= s
-    if n * d.itemsize > 2**63 - 1:
+        if n > 2**63 - 1:  # PyTorch multiplies in turn: (2**62, 2**62, 0) overflows
+            overflowed = True
+    if n * d.itemsize > 2**63 - 1 or overflowed:
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}")
+    if n == 0:
+        nonzero = d.itemsize
+        for s in shape:
+            nonzero *= s or 1
+        if nonzero > 2**63 - 1:  # numpy sizes even an empty array by its other dims
+            raise RuntimeError(
+                f"sizes={list(shape)}: an empty tensor whose other sizes span more than "
+                f"2**63 - 1 bytes of {d} is not supported (fusetorch's tensors are "
+                "numpy arrays, which cannot hold it)")
 
 
 def out_of_memory(shape: tuple, d: dt.DType) -> RuntimeError:
@@ -476,6 +487,12 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
                            f"be broadcast to indexing result of shape {list(region)}")
     if not writeable(t._data):
         raise RuntimeError(_OVERLAP)
+    a, b = t._data, v._data
+    if b is not a and (b.base if b.base is not None else b) is (
+            a.base if a.base is not None else a):
+        # a basic index writes into the view t[spec] (`y[1:] *= 2` writes y[1:] into itself)
+        if _partial_overlap(a if idx else t._be.impl["index"](a, spec=spec), b):
+            raise RuntimeError(_PARTIAL_OVERLAP)
     grad = check_inplace(t, v)
     view = grad and _views.is_diff_view(t)
     before = t._node
@@ -509,6 +526,55 @@ def writeable(a) -> bool:
 
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
             "single memory location. Please clone() the tensor before performing the operation.")
+
+
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the "
+                    "written-to tensor refer to a single memory location. Please clone() the "
+                    "tensor before performing the operation.")
+
+
+def check_no_partial_overlap(t: Tensor, operands) -> None:
+    """Refuse an in-place write into `t` that reads an operand sharing part of t's memory
+    (`x[1:].add_(x[:-1])`), as PyTorch does; the same elements (`x.add_(x)`) or disjoint ones
+    are fine. numpy would give the buffered answer, but a PyTorch script must not rely on what
+    PyTorch refuses. Arrays owning different memory are told apart by identity alone (the
+    common case, ~0.1 us); the rest by PyTorch's rule (`get_overlap_status`)."""
+    a = t._data
+    owner = a if a.base is None else a.base
+    for o in operands:
+        if o.__class__ is Tensor or isinstance(o, Tensor):
+            b = o._data
+            if b is not a and (b is owner or b.base is owner) and _partial_overlap(a, b):
+                raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def _partial_overlap(a, b) -> bool:
+    """PyTorch's partial overlap: two non-empty dense arrays (no gaps, no repeats, positive
+    strides in some order) whose byte ranges intersect without being the same elements in the
+    same order. Anything else is "too hard" for PyTorch, which lets it through."""
+    if not a.size or not b.size or not (_dense(a) and _dense(b)):
+        return False
+    pa, pb = _address(a), _address(b)
+    ea, eb = pa + a.nbytes, pb + b.nbytes
+    if pa == pb and ea == eb:
+        return a.strides != b.strides
+    return pa < eb and pb < ea
+
+
+def _dense(a) -> bool:
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expect = a.itemsize
+    for stride, n in sorted((s, n) for n, s in zip(a.shape, a.strides) if n > 1):
+        if stride != expect:
+            return False
+        expect *= n
+    return True
+
+
+def _address(a) -> int:
+    return a.__array_interface__["data"][0] if hasattr(a, "__array_interface__") \
+        else a.data.ptr  # (cupy)
 
 
 def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:

@@ -54,13 +54,17 @@ def _tensor(x, like: Tensor | None = None) -> Tensor:
     return tensor(x, device=like.device if like is not None else None)
 
 
-def write_out(result: Tensor, out: Tensor | None) -> Tensor:
-    """Copy `result` into `out=` the way PyTorch does: resize if needed, cast if allowed."""
+def write_out(result: Tensor, out: Tensor | None, inputs: tuple = ()) -> Tensor:
+    """Copy `result` into `out=` the way PyTorch does: resize if needed, cast if allowed, and
+    (elementwise ops, which pass their `inputs`) refuse an `out` sharing part of an input's
+    memory."""
     if out is None:
         return result
     D.check_cast(result, out)
     if out._data.shape != result._data.shape:
         out._data = out._be.xp.empty(result._data.shape, dtype=out._data.dtype)
+    else:
+        D.check_no_partial_overlap(out, inputs)
     return D.copy_into(out, result)
 
 
@@ -80,13 +84,13 @@ def _times_alpha(input, other, alpha):
 def add(input, other, *, alpha=1, out=None) -> Tensor:
     if alpha != 1:
         other = _times_alpha(input, other, alpha)
-    return write_out(binary("add", input, other), out)
+    return write_out(binary("add", input, other), out, (input, other))
 
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
     if alpha != 1:
         other = _times_alpha(input, other, alpha)
-    return write_out(binary("sub", input, other), out)
+    return write_out(binary("sub", input, other), out, (input, other))
 
 
 @_grad_name("RsubBackward1")
@@ -95,30 +99,30 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 
 
 def mul(input, other, *, out=None) -> Tensor:
-    return write_out(binary("mul", input, other), out)
+    return write_out(binary("mul", input, other), out, (input, other))
 
 
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
     from .functional_math import div_rounded
-    return write_out(div_rounded(input, other, rounding_mode), out)
+    return write_out(div_rounded(input, other, rounding_mode), out, (input, other))
 
 
 def pow(input, exponent, *, out=None) -> Tensor:
-    return write_out(binary("pow", input, exponent), out)
+    return write_out(binary("pow", input, exponent), out, (input, exponent))
 
 
 def maximum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     D.check_tensor(input, "maximum", "input", 1)
     if not isinstance(other, (Tensor, int, float, bool)):
         D.check_tensor(other, "maximum", "other", 2)
-    return write_out(binary("maximum", input, _tensor(other, input)), out)
+    return write_out(binary("maximum", input, _tensor(other, input)), out, (input, other))
 
 
 def minimum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     D.check_tensor(input, "minimum", "input", 1)
     if not isinstance(other, (Tensor, int, float, bool)):
         D.check_tensor(other, "minimum", "other", 2)
-    return write_out(binary("minimum", input, _tensor(other, input)), out)
+    return write_out(binary("minimum", input, _tensor(other, input)), out, (input, other))
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
@@ -135,14 +139,14 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
             r = maximum(r, min)
         if max is not None:
             r = minimum(r, max)
-        return write_out(r, out)
+        return write_out(r, out, (input, min, max))
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     bounds = [b for b in (min, max) if b is not None]
     compute, _ = D.promote_args("clamp", [input] + bounds)
     attrs = {"min": None if min is None else D._scalar_as(min, compute),
              "max": None if max is None else D._scalar_as(max, compute)}
-    return write_out(apply("clamp", [cast(input, compute)], attrs), out)
+    return write_out(apply("clamp", [cast(input, compute)], attrs), out, (input, min, max))
 
 
 clip = clamp
@@ -150,7 +154,7 @@ clip = clamp
 
 def _unary(name):
     def fn(input: Tensor, *, out=None) -> Tensor:
-        return write_out(unary(name, input), out)
+        return write_out(unary(name, input), out, (input,))
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name}; integer inputs compute in the default float dtype." \
         if D.OPS[name].promote == "float" else f"Elementwise {name}."
@@ -183,7 +187,8 @@ def reciprocal(input: Tensor) -> Tensor:
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
     """`input + value * tensor1 * tensor2`, multiplied in PyTorch's kernel order."""
     t = tensor1 if value == 1 else binary("mul", tensor1, value)
-    return write_out(binary("add", input, binary("mul", t, tensor2)), out)
+    return write_out(binary("add", input, binary("mul", t, tensor2)), out,
+                     (input, tensor1, tensor2))
 
 
 @_grad_name("AddcdivBackward0")
@@ -198,7 +203,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=Non
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
     t = tensor1 if value == 1 else binary("mul", tensor1, value)
-    return write_out(binary("add", input, binary("div", t, tensor2)), out)
+    return write_out(binary("add", input, binary("div", t, tensor2)), out,
+                     (input, tensor1, tensor2))
 
 
 @_grad_name(lambda input, end, weight, **_: "LerpBackward1" if isinstance(weight, Tensor)
@@ -226,31 +232,31 @@ def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
         low = binary("add", input, binary("mul", weight, diff))
         high = binary("sub", end, binary("mul", diff, binary("sub", 1, weight)))
         r = elementwise("where", binary("lt", unary("abs", weight), 0.5), low, high)
-    return write_out(r, out)
+    return write_out(r, out, (input, end, weight))
 
 
 def eq(input, other, *, out=None):
-    return write_out(binary("eq", input, other), out)
+    return write_out(binary("eq", input, other), out, (input, other))
 
 
 def ne(input, other, *, out=None):
-    return write_out(binary("ne", input, other), out)
+    return write_out(binary("ne", input, other), out, (input, other))
 
 
 def lt(input, other, *, out=None):
-    return write_out(binary("lt", input, other), out)
+    return write_out(binary("lt", input, other), out, (input, other))
 
 
 def le(input, other, *, out=None):
-    return write_out(binary("le", input, other), out)
+    return write_out(binary("le", input, other), out, (input, other))
 
 
 def gt(input, other, *, out=None):
-    return write_out(binary("gt", input, other), out)
+    return write_out(binary("gt", input, other), out, (input, other))
 
 
 def ge(input, other, *, out=None):
-    return write_out(binary("ge", input, other), out)
+    return write_out(binary("ge", input, other), out, (input, other))
 
 
 def logical_and(input, other):
@@ -717,8 +723,16 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 def expand(input: Tensor, *sizes) -> Tensor:
     sizes = _shape_arg(sizes, "expand", "size")
     shape = input._data.shape
-    return apply("expand", [input], {"shape": sizes if sizes == shape else
-                                     expand_shape(shape, sizes)})
+    if sizes == shape:
+        return apply("expand", [input], {"shape": sizes})
+    target = expand_shape(shape, sizes)
+    numel = 1
+    for t in target:
+        numel *= t
+    if numel * input._data.itemsize > 2**63 - 1:
+        raise RuntimeError(f"expand to {list(target)}: fusetorch's arrays (numpy's), views "
+                           "included, span at most 2**63 - 1 bytes of elements")
+    return apply("expand", [input], {"shape": target})
 
 
 def contiguous(input: Tensor) -> Tensor:

@@ -28,7 +28,7 @@ def _c():
 
 def _binary_fn(name: str, doc: str):
     def fn(input, other, *, out=None) -> Tensor:
-        return write_out(binary(name, input, other), out)
+        return write_out(binary(name, input, other), out, (input, other))
     fn.__name__ = name
     fn.__doc__ = doc
     return fn
@@ -68,7 +68,7 @@ def div_rounded(input, other, rounding_mode: str | None) -> Tensor:
 def round(input: Tensor, *, decimals: int = 0, out=None) -> Tensor:
     """Half to even, as PyTorch; `decimals` scales by 10**decimals around it."""
     if decimals == 0:
-        return write_out(D.unary("round", input), out)
+        return write_out(D.unary("round", input), out, (input,))
     scale = 10.0 ** decimals
     return write_out(binary("div", D.unary("round", binary("mul", input, scale)), scale), out)
 
@@ -78,16 +78,16 @@ def frac(input: Tensor, *, out=None) -> Tensor:
 
 
 def fix(input: Tensor, *, out=None) -> Tensor:
-    return write_out(D.unary("trunc", input), out)
+    return write_out(D.unary("trunc", input), out, (input,))
 
 
 def sgn(input: Tensor, *, out=None) -> Tensor:
-    return write_out(D.unary("sign", input), out)
+    return write_out(D.unary("sign", input), out, (input,))
 
 
 def _alias(name: str, of: str):
     def fn(input: Tensor, *, out=None) -> Tensor:
-        return write_out(D.unary(of, input), out)
+        return write_out(D.unary(of, input), out, (input,))
     fn.__name__ = name
     fn.__doc__ = f"Alias of torch.{of}."
     return fn

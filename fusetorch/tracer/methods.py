@@ -36,6 +36,9 @@ def _inplace_binary(name: str):
     direct = name in ("add", "sub", "mul", "div")
 
     def method(self: Tensor, other, **kw) -> Tensor:
+        if isinstance(other, Tensor) and (other._data.base is not None or
+                                          other._data is self._data.base):
+            D.check_no_partial_overlap(self, (other,))  # (only an operand that may share)
         if kw.keys() == {"alpha"} and name in ("add", "sub") and isinstance(other, Tensor):
             other, kw = D.binary("mul", other, kw["alpha"]), {}  # p.add_(g, alpha=-lr)
         if direct and not kw and D._recorder() is None and self._dtype.category == 2 \
@@ -73,6 +76,7 @@ def _write_direct(self: Tensor, name: str, od) -> Tensor:
 
 def _inplace_of(fn):
     def method(self: Tensor, *args, **kw) -> Tensor:
+        D.check_no_partial_overlap(self, args + tuple(kw.values()))
         return _inplace(self, fn(self, *args, **kw))
     method.__name__ = fn.__name__ + "_"
     return method
@@ -234,6 +238,7 @@ def _fill_(self, value):
 def _copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         src = C.tensor(src)
+    D.check_no_partial_overlap(self, (src,))
     if src._be is not self._be:
         src = src.to(self._be.device)
     v = D.cast(src, self._dtype)

@@ -260,15 +260,15 @@ def _random_(self: Tensor, *args, generator=None, **kw) -> Tensor:
         top = 1
     else:
         top = int(np.iinfo(NP_DTYPES[self._dtype]).max)
-    lo = int(lo)
+    lo = int64_arg(lo)
     if given:
-        hi = int(hi)
+        hi = int64_arg(hi)
         if lo >= hi:
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                                f"from={lo} >= to={hi}")
-        _check_random_bounds(self._dtype, lo, hi - 1)
+        check_random_bounds(self._dtype, lo, hi - 1)
     else:
-        _check_random_bounds(self._dtype, lo, lo)
+        check_random_bounds(self._dtype, lo, lo)
         if lo > top:
             raise RuntimeError(f"random_ expects 'from' casted to dtype to be less than or equal "
                                f"to 'to', but got from={lo} > to={top}")
@@ -278,7 +278,15 @@ def _random_(self: Tensor, *args, generator=None, **kw) -> Tensor:
     return _fill_(self, r)
 
 
-def _check_random_bounds(d: dt.DType, lo: int, hi_inc: int) -> None:
+def int64_arg(v) -> int:
+    """An integer argument PyTorch reads as a C long long (randint's and random_'s ends)."""
+    v = int(v)
+    if not -(1 << 63) <= v < 1 << 63:
+        raise ValueError("Overflow when unpacking long long")
+    return v
+
+
+def check_random_bounds(d: dt.DType, lo: int, hi_inc: int) -> None:
     """PyTorch's check_from_to_in_range: both ends must fit the dtype; for floats, ends past
     2**digits only warn (not every integer there is representable)."""
     cpp = _CPP_NAMES[d.name]

@@ -335,6 +335,23 @@ def test_verify_rejects_an_out_of_order_node_list():
         g.verify()
 
 
+def test_verify_with_checked_nodes_still_checks_every_new_node_and_the_order():
+    """optimize passes one `checked` dict through every pass's verify: a node met before is
+    not checked again, but a new node with a wrong shape, and a new order, still fail."""
+    a, b = inp((2, 3)), inp((2, 3))
+    good = make_node("add", [a, b])
+    checked: dict = {}
+    Graph([a, b], [good]).verify(checked)
+    assert checked[id(good)] is good
+    with pytest.raises(AssertionError, match=r"\(2, 3\)"):
+        Graph([a, b], [good, Node("mul", (good, b), {}, (3, 3), f32)]).verify(checked)
+    g = small_graph()
+    g.verify(checked)
+    g.nodes[2], g.nodes[3] = g.nodes[3], g.nodes[2]
+    with pytest.raises(AssertionError, match="after"):
+        g.verify(checked)
+
+
 def test_verify_propagates_rule_errors_for_impossible_nodes():
     a, b = inp((2, 3)), inp((4,))
     with pytest.raises(RuntimeError, match="The size of tensor a"):

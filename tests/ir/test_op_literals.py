@@ -5,6 +5,7 @@ each with its reason. A new comparison fails this test: declare a property or ru
 (ir/ops.py, ir/elementwise.py, ir/rewrites.py) and ask it instead.
 """
 import ast
+import functools
 import pathlib
 import re
 from collections import Counter
@@ -63,6 +64,7 @@ def op_name_literals(source: str) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=None)  # (two tests read it: the package is parsed once)
 def _scan() -> Counter:
     hits = Counter()
     for p in sorted(ROOT.rglob("*.py")):

@@ -243,6 +243,7 @@ def test_threads_give_the_same_bits(monkeypatch):
         pytest.skip("no C compiler: the reference runs")
     monkeypatch.setattr(_threads, "PARALLEL_FMAS", 0)
     monkeypatch.setattr(_threads, "others_busy", lambda: False)
+    monkeypatch.setattr(_threads, "last_threaded_product", float("-inf"))  # (no BLAS spin)
     kernels = (conv.forward(_conv(np)), conv.grad_weight(_conv_grad_weight(np)),
                conv.grad_input(_conv_grad_input(np)))
     for xs, ws, stride, padding, dilation, groups in GEOMETRIES:
@@ -266,20 +267,36 @@ def test_threads_give_the_same_bits(monkeypatch):
 def test_threads_only_on_an_idle_machine_with_the_blas_asleep(monkeypatch):
     """A large call shares its samples among fusetorch's threads, unless other processes keep
     the cores busy or the BLAS's workers still spin after a product they got (beside them a
-    second OpenMP thread gained 7% where it gave 1.9x)."""
+    second OpenMP thread gained 7% where it gave 1.9x). The clock is the test's own, so a
+    loaded machine's pauses between two calls change nothing."""
     import time
+    import types
     from fusetorch import _threads
+    now = [1000.0]
+    monkeypatch.setattr(_threads, "time", types.SimpleNamespace(
+        monotonic=lambda: now[0], process_time=time.process_time))
     monkeypatch.setattr(_threads, "get_num_threads", lambda: 2)
     monkeypatch.setattr(_threads, "others_busy", lambda: False)
     monkeypatch.setattr(_threads, "last_threaded_product", float("-inf"))
     monkeypatch.setattr(_threads, "BLAS_SPIN", 0.1)  # (OpenBLAS's default timeout)
+    monkeypatch.setattr(_threads, "ALWAYS_SERIAL_FLOPS", 8_000_000)  # (the defaults)
+    monkeypatch.setattr(_threads, "SERIAL_FLOPS", 64_000_000)
     geometry = [64, 6, 14, 14, 16, 5, 5, 1, 1, 0, 0, 1, 1, 1, 10, 10]  # 15 million FMAs
     assert conv._threads_for(geometry) == 2
     assert conv._threads_for([1] + geometry[1:]) == 1  # one sample
     assert conv._threads_for(geometry[:4] + [1] + geometry[5:]) == 1  # small
     _threads.matmul(np.ones((64, 1000), np.float32), np.ones((1000, 100), np.float32))
-    assert time.monotonic() - _threads.last_threaded_product < 1
-    assert conv._threads_for(geometry) == 1
-    monkeypatch.setattr(_threads, "last_threaded_product", time.monotonic() - 1)
+    assert _threads.last_threaded_product == 1000.0  # 12.8 MFLOP on an idle machine: threaded
+    now[0] += 0.09
+    assert conv._threads_for(geometry) == 1  # the BLAS's workers still spin
+    now[0] += 0.02
+    assert conv._threads_for(geometry) == 2  # past BLAS_SPIN they sleep
+    _threads.matmul(np.ones((64, 400), np.float32), np.ones((400, 120), np.float32))
+    assert _threads.last_threaded_product == 1000.0  # 6.1 MFLOP: one BLAS thread, no spin
+    assert conv._threads_for(geometry) == 2
     monkeypatch.setattr(_threads, "others_busy", lambda: True)
     assert conv._threads_for(geometry) == 1
+    monkeypatch.setattr(_threads, "others_busy", lambda: False)
+    monkeypatch.setattr(_threads, "BLAS_SPIN", 0.0)  # OPENBLAS_THREAD_TIMEOUT=20: no spin
+    _threads.matmul(np.ones((64, 1000), np.float32), np.ones((1000, 100), np.float32))
+    assert conv._threads_for(geometry) == 2

@@ -3,6 +3,7 @@
 Expected strings were printed by PyTorch 2.13 for the same module definitions.
 """
 import copy
+import re
 
 import numpy as np
 import pytest
@@ -98,6 +99,13 @@ def test_state_dict_shares_memory_and_skips_non_persistent():
     assert not sd["0.w"].requires_grad
     sd["0.w"].numpy()[0, 0] = 5.0
     assert m[0].w[0, 0].item() == 5.0  # the state dict aliases the parameters
+
+
+def test_load_state_dict_of_something_not_a_mapping_is_a_type_error():
+    for bad in ([1, 2], 3, None, "weight"):
+        with pytest.raises(TypeError, match=f"^Expected state_dict to be dict-like, got "
+                                            f"{re.escape(str(type(bad)))}\\.$"):
+            model().load_state_dict(bad)
 
 
 def test_load_state_dict_round_trip_and_errors():

@@ -791,3 +791,73 @@ def test_creation_shapes(shape, form, dtype):
     if dtype.is_floating_point:
         r = torch.rand(*args, dtype=dtype)
         assert tuple(r.shape) == tuple(shape) and r.dtype is dtype
+
+
+def _nested(depth: int):
+    x = 1.0
+    for _ in range(depth):
+        x = [x]
+    return x
+
+
+def test_strings_and_deep_nesting_give_pytorchs_value_errors():
+    """PyTorch sizes a nested sequence by its first elements up to 128 deep: a string is a
+    sequence whose first element is itself, and a 1000-deep list stops there too (no
+    RecursionError); a string that is not first is an invalid data type."""
+    for data, kind in ((["a"], "str"), (("a",), "str"), (["ab", "c"], "str"),
+                       (_nested(129), "list"), (_nested(1000), "list")):
+        with pytest.raises(ValueError, match=f"^too many dimensions '{kind}'$"):
+            torch.tensor(data)
+    with pytest.raises(ValueError, match="^too many dimensions 'list'$"):
+        torch.as_tensor(_nested(1000))
+    with pytest.raises(TypeError, match=r"^new\(\): invalid data type 'str'$"):
+        torch.tensor([1, "a"])
+    with pytest.raises(TypeError, match=r"^new\(\): invalid data type 'str'$"):
+        torch.tensor("a")
+    assert torch.tensor(_nested(64)).shape == (1,) * 64
+    with pytest.raises(ValueError, match="at most 64"):  # numpy's limit (PyTorch's is 128)
+        torch.tensor(_nested(65))
+
+
+def test_a_leaf_that_is_not_a_number_cannot_infer_a_dtype():
+    import fractions
+    for leaf, name in ((object(), "object"), (fractions.Fraction(1, 2), "Fraction"),
+                       (None, "NoneType")):
+        for data in ([leaf], [1, leaf]):
+            with pytest.raises(RuntimeError, match=f"^Could not infer dtype of {name}$"):
+                torch.tensor(data)
+
+
+def test_randint_ends_must_fit_int64_and_the_dtype():
+    """Ends outside int64 are PyTorch's ValueError; ends outside the dtype its RuntimeError
+    (a uint8 draw from [0, 300) used to wrap around); the widest legal ranges still draw."""
+    for args in ((0, 2**63), (2**63,), (-2**63 - 1, 0), (0, 2**64)):
+        with pytest.raises(ValueError, match="^Overflow when unpacking long long$"):
+            torch.randint(*args, (2,))
+    with pytest.raises(ValueError, match="^Overflow when unpacking long long$"):
+        torch.zeros(2, dtype=torch.int64).random_(0, 2**63)
+    for d, args, what, cpp in ((torch.uint8, (0, 300), "to - 1", "unsigned char"),
+                               (torch.uint8, (-1, 10), "from", "unsigned char"),
+                               (torch.int8, (-129, 0), "from", "signed char"),
+                               (torch.int16, (0, 2**15 + 1), "to - 1", "short int"),
+                               (torch.int32, (0, 2**31 + 1), "to - 1", "int"),
+                               (torch.bool, (0, 3), "to - 1", "bool")):
+        with pytest.raises(RuntimeError, match=f"^{what} is out of bounds for {cpp}$"):
+            torch.randint(*args, (2,), dtype=d)
+    x = torch.randint(-2**63, 2**63 - 1, (64,))
+    assert x.dtype == torch.int64 and len(set(x.tolist())) > 60
+    u = torch.randint(0, 256, (4000,), dtype=torch.uint8).numpy()
+    assert u.min() >= 0 and u.max() == 255
+    assert torch.randint(-128, 128, (2000,), dtype=torch.int8).numpy().min() == -128
+
+
+def test_an_empty_tensor_numpy_cannot_hold_is_a_clear_runtime_error():
+    """PyTorch returns empty(2**62, 0); numpy sizes an empty array by its other sizes and
+    cannot: a RuntimeError that says so (not numpy's ValueError). What numpy holds works."""
+    for make in (torch.empty, torch.zeros, torch.ones, torch.randn):
+        with pytest.raises(RuntimeError, match="is not supported"):
+            make(2**62, 0)
+    with pytest.raises(RuntimeError, match="^Storage size calculation overflowed"):
+        torch.empty(2**62, 2**62, 0)  # PyTorch's product overflows before the 0
+    assert torch.empty(2**40, 0).shape == (2**40, 0)
+    assert torch.zeros(0, 2**40, dtype=torch.int8).sum().item() == 0

@@ -398,6 +398,17 @@ def test_expand_is_a_view_with_zero_strides():
     np.testing.assert_array_equal(e.numpy(), [[0.0, 10.0, 2.0], [0.0, 10.0, 2.0]])
 
 
+def test_expand_past_int64_elements_is_pytorchs_runtime_error():
+    for sizes in ((2**62, 3), (2**32, 2**32, 3), (2**63 - 1, 2, 3)):
+        with pytest.raises(RuntimeError, match="^numel: integer multiplication overflow$"):
+            torch.ones(3).expand(*sizes)
+    # a count PyTorch holds but numpy's arrays (views too) cannot: a RuntimeError saying so
+    with pytest.raises(RuntimeError, match=r"span at most 2\*\*63 - 1 bytes"):
+        torch.ones(3).expand(2**61, 3)
+    big = torch.ones(3).expand(2**40, 3)
+    assert big.shape == (2**40, 3) and big.stride() == (0, 1)
+
+
 def test_expand_errors():
     x = torch.zeros(2, 3)
     with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(3\) must match "
