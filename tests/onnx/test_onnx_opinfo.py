@@ -42,6 +42,7 @@ KNOWN = {
        for s in ("f64", "f64_perm", "f64_1d", "promote")},
     ("F.conv_transpose2d", "groups_dil_f64"): _NO_F64,  # Col2Im
     ("F.conv_transpose1d", "stride_f64"): _NO_F64,
+    ("F.conv_transpose3d", "stride_pad_outpad_groups_f64"): _NO_F64,
     ("F.fold", "tiling_f64"): _NO_F64,
     ("lgamma", "*"): "unsupported:lgamma",
     ("digamma", "*"): "unsupported:digamma",

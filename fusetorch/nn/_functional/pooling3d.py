@@ -206,15 +206,16 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 
 # ---------------------------------------------------------------- adaptive pooling
 
-def _adaptive_size3(output_size, size: tuple, name: str) -> tuple:
+def _adaptive_size3(output_size, size: tuple, name: str, wording: str) -> tuple:
+    """(OD, OH, OW); None in a triple keeps that input size. `wording` is how PyTorch's
+    message for a wrong length goes on after the function's name (it differs per pool)."""
     if isinstance(output_size, (tuple, list)):
         if len(output_size) != 3:
-            internal = "(): internal error: output_size.size()" if "max" in name else ": output_size"
-            raise RuntimeError(f"{name}{internal} must be 3")
+            raise RuntimeError(f"{name}{wording} must be 3")
         sizes = [size[i] if o is None else o for i, o in enumerate(output_size)]
         return tuple(int_list(sizes, 3, name, "output_size", 2))
     if isinstance(output_size, Tensor) and output_size.ndim > 0:
-        return _adaptive_size3(tuple(output_size), size, name)
+        return _adaptive_size3(tuple(output_size), size, name, wording)
     return tuple(int_list(output_size, 3, name, "output_size", 2))
 
 
@@ -236,7 +237,8 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f'"adaptive_avg_pool3d_cpu" not implemented for '
                                   f"'{_type_word(input)}'")
-    od, oh, ow = _adaptive_size3(output_size, tuple(input.shape[-3:]), "adaptive_avg_pool3d")
+    od, oh, ow = _adaptive_size3(output_size, tuple(input.shape[-3:]), "adaptive_avg_pool3d",
+                                 ": output_size")
     n = input.ndim
     r = _adaptive_mean(_adaptive_mean(_adaptive_mean(input, n - 3, od), n - 2, oh), n - 1, ow)
     return _label(r, "AdaptiveAvgPool3DBackward0", input)
@@ -258,7 +260,8 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices:
         raise NotImplementedError(f'"adaptive_max_pool3d_cpu" not implemented for '
                                   f"'{_type_word(input)}'")
     size = tuple(input.shape[-3:])
-    out = _adaptive_size3(output_size, size, "adaptive_max_pool3d")
+    out = _adaptive_size3(output_size, size, "adaptive_max_pool3d",
+                          "(): internal error: output_size.size()")
     if all(o and n % o == 0 for n, o in zip(size, out)):  # the windows tile: max_pool3d
         kernel = tuple(n // o for n, o in zip(size, out))
         values, idx = max_pool3d_with_indices(input, kernel, return_indices=return_indices)
