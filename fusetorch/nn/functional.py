@@ -10,6 +10,7 @@ from ._functional.distance import *  # noqa: F401,F403
 from ._functional.conv_transpose import *  # noqa: F401,F403
 from ._functional.dropout import *  # noqa: F401,F403
 from ._functional.fold import *  # noqa: F401,F403
+from ._functional.fractional_pooling import *  # noqa: F401,F403
 from ._functional.grid_sample import *  # noqa: F401,F403
 from ._functional.interpolate import *  # noqa: F401,F403
 from ._functional.linear import *  # noqa: F401,F403

@@ -283,3 +283,40 @@ def test_dropout3d_and_feature_alpha_dropout_drop_whole_channels():
     assert F.feature_alpha_dropout(x, 0.5) is x  # training defaults to False, as PyTorch
     with pytest.raises(RuntimeError, match="at least 2 dimensions"):
         F.feature_alpha_dropout(torch.ones(3), 0.5, True)
+
+
+def _intervals_ref(u, n, o, k):
+    """PyTorch's generate_intervals, written out in float32 as its kernel computes it."""
+    if o == 1:
+        return [n - k]
+    alpha = np.float32(n - k) / np.float32(o - 1)
+    return [int(np.float32(i + np.float32(u)) * alpha) - int(np.float32(u) * alpha)
+            for i in range(o - 1)] + [n - k]
+
+
+def test_fractional_max_pool2d_pools_pytorchs_windows():
+    x = RNG.standard_normal((2, 3, 9, 11)).astype(np.float32)
+    u = RNG.random((2, 3, 2)).astype(np.float32)
+    k, out = (3, 2), (4, 5)
+    v, i = F.fractional_max_pool2d(torch.tensor(x), k, output_size=out, return_indices=True,
+                                   _random_samples=torch.tensor(u))
+    for b, c in itertools.product(range(2), range(3)):
+        rows = _intervals_ref(u[b, c, 1], 9, out[0], k[0])  # sample 1: the height
+        cols = _intervals_ref(u[b, c, 0], 11, out[1], k[1])
+        for (a, r0), (m, c0) in itertools.product(enumerate(rows), enumerate(cols)):
+            win = x[b, c, r0:r0 + k[0], c0:c0 + k[1]]
+            assert v[b, c, a, m].item() == win.max()
+            r, q = np.unravel_index(np.argmax(win), win.shape)
+            assert i[b, c, a, m].item() == (r0 + r) * 11 + c0 + q
+    t = torch.tensor(x.astype(np.float64), requires_grad=True)
+    u64 = torch.tensor(u.astype(np.float64))
+    assert torch.autograd.gradcheck(lambda t: F.fractional_max_pool2d(
+        t, k, output_size=out, _random_samples=u64), (t,))
+    m = nn.FractionalMaxPool3d(2, output_ratio=0.5)
+    assert m(torch.randn(1, 2, 6, 8, 4)).shape == (1, 2, 3, 4, 2)
+    with pytest.raises(RuntimeError, match="pool height 4 too large relative to input height 3"):
+        F.fractional_max_pool2d(torch.ones(1, 1, 3, 3), 4, output_size=1)
+    with pytest.raises(ValueError, match="either an output_size or an output_ratio"):
+        F.fractional_max_pool2d(torch.ones(1, 1, 3, 3), 2)
+    with pytest.raises(ValueError, match="output_ratio must be between 0 and 1"):
+        nn.FractionalMaxPool2d(2, output_ratio=1.5)

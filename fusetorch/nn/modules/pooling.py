@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from ...tracer.tensor import Tensor
 from .._functional import pooling as P
+from .._functional import fractional_pooling as FP
 from .._functional import pooling3d as P3
 from ..module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
            "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
-           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d"]
+           "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "FractionalMaxPool2d",
+           "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -228,5 +230,45 @@ class MaxUnpool2d(_MaxUnpoolNd):
 
 class MaxUnpool3d(_MaxUnpoolNd):
     """The partial inverse of MaxPool3d: values written back at their indices, zeros elsewhere."""
+
+    _nd = 3
+
+
+
+class _FractionalMaxPoolNd(Module):
+    _nd = 2
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None,
+                 return_indices: bool = False, _random_samples=None) -> None:
+        super().__init__()
+        n = self._nd
+        self.kernel_size = _ntuple(kernel_size, n)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = _ntuple(output_size, n) if output_size is not None else None
+        self.output_ratio = _ntuple(output_ratio, n) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"FractionalMaxPool{n}d requires specifying either an output size, "
+                             "or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input: Tensor):
+        fn = FP.fractional_max_pool2d if self._nd == 2 else FP.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                  self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Fractional max pooling over [N, C, H, W]: kernel-sized windows at pseudo-random starts,
+    drawn anew each call unless `_random_samples` is given."""
+
+    _nd = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling over [N, C, T, H, W]."""
 
     _nd = 3
