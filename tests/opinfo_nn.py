@@ -359,20 +359,6 @@ add("F.max_unpool", {
                                                output_size=x.shape)},
     fixed(("f32", lambda r: [make(r, (2, 3, 4, 5, 7))]),
           ("f64_perm", lambda r: [make(r, (1, 2, 4, 5, 7), F64, layout="t")])))
-_U2 = [[[0.3, 0.8], [0.1, 0.6]], [[0.9, 0.2], [0.5, 0.45]]]
-_U3 = [[[0.3, 0.8, 0.1], [0.6, 0.9, 0.2]], [[0.5, 0.45, 0.7], [0.05, 0.95, 0.5]]]
-add("F.fractional_max_pool", {
-    "F.fractional_max_pool2d": lambda x: F.fractional_max_pool2d(
-        x[:, :, 0], 2, output_size=(3, 4), _random_samples=torch.tensor(_U2, dtype=x.dtype)),
-    "F.fractional_max_pool2d_with_indices": lambda x: F.fractional_max_pool2d_with_indices(
-        x[:, :, 0], (3, 2), output_size=(2, 4), _random_samples=torch.tensor(_U2,
-                                                                             dtype=x.dtype))[0],
-    "F.fractional_max_pool3d": lambda x: F.fractional_max_pool3d(
-        x, 2, output_size=(2, 3, 4), _random_samples=torch.tensor(_U3, dtype=x.dtype)),
-    "F.fractional_max_pool3d_with_indices": lambda x: F.fractional_max_pool3d_with_indices(
-        x, (2, 1, 3), output_ratio=0.5, _random_samples=torch.tensor(_U3, dtype=x.dtype))[0]},
-    fixed(("f32", lambda r: [make(r, (2, 2, 4, 5, 7))]),
-          ("f64_perm", lambda r: [make(r, (2, 2, 4, 5, 7), F64, layout="t")])))
 add("F.channel_shuffle", {"F.channel_shuffle": lambda x: F.channel_shuffle(x, 2),
                           "F.native_channel_shuffle": lambda x: F.native_channel_shuffle(x, 3)},
     fixed(("f32", lambda r: [make(r, (2, 6, 3))]),
@@ -613,25 +599,8 @@ for name, mk in [("MaxPool3d", lambda: nn.MaxPool3d(2, 1, 1)),
                  ("AdaptiveAvgPool3d", lambda: nn.AdaptiveAvgPool3d((3, None, 2))),
                  ("AdaptiveMaxPool3d", lambda: nn.AdaptiveMaxPool3d(2))]:
     modules(name, mk, VOL)
-for nd in (2, 3):
-    modules(f"FractionalMaxPool{nd}d", (lambda k: lambda: _FractionalFixed(k))(nd), VOL)
 modules("LPPool3d", lambda: nn.LPPool3d(2, 2), fixed(("f32", lambda r: [
     make(r, (2, 2, 4, 4, 4), F32, 0.2, 2)])))
-
-
-class _FractionalFixed(nn.Module):
-    """FractionalMaxPool{2,3}d with fixed samples (a buffer), so twins pool the same windows."""
-
-    def __init__(self, nd: int):
-        super().__init__()
-        self.nd = nd
-        u = torch.tensor([[[0.3, 0.7, 0.1][:nd], [0.6, 0.2, 0.9][:nd]]] * 2)
-        self.pool = getattr(nn, f"FractionalMaxPool{nd}d")(2, output_ratio=0.6,
-                                                           _random_samples=u)
-
-    def forward(self, x):
-        x = x if self.nd == 3 else x[:, :, 0]
-        return self.pool(x.to(self.pool._random_samples.dtype)).float()
 
 
 class _Unpool(nn.Module):

@@ -4,6 +4,9 @@ from ..tracer.functional import matmul  # noqa: F401  (torch.linalg.matmul)
 from .decompositions import (cholesky, cross, det, eigh, eigvalsh, inv, matrix_power, pinv,  # noqa
                              qr, slogdet, solve, svd, svdvals)
 from .norms import matrix_norm, norm, vector_norm  # noqa: F401
+from .compositions import (cholesky_ex, cond, diagonal, householder_product, inv_ex,  # noqa
+                           matrix_rank, multi_dot, solve_ex, solve_triangular, tensorinv,
+                           tensorsolve, vander, vecdot)
 from . import decompositions as _d, norms as _n
 
 # torch.<name> spellings outside torch.linalg (PyTorch 2.13 still has all of these)
@@ -21,3 +24,22 @@ from ..tracer.methods import _method as _as_method  # noqa: E402
 from ..tracer.tensor import Tensor as _Tensor  # noqa: E402
 for _name in METHODS:
     setattr(_Tensor, _name, _as_method(TORCH_PUBLIC[_name]))
+
+
+# torch.linalg names fusetorch does not have: complex results are out of scope; the rest are
+# not built yet, and say so rather than raise a bare AttributeError
+_COMPLEX = ("eig", "eigvals")
+_NOT_BUILT = ("lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "ldl_factor",
+              "ldl_factor_ex", "ldl_solve", "matrix_exp")
+
+
+def __getattr__(name: str):
+    from .._out_of_scope import COMPLEX, OutOfScopeError
+    if name in _COMPLEX:
+        raise OutOfScopeError(f"fusetorch does not implement torch.linalg.{name}: its results "
+                              f"are complex, and {COMPLEX} are out of scope (see README)")
+    if name in _NOT_BUILT:
+        err = OutOfScopeError(f"fusetorch does not implement torch.linalg.{name} yet")
+        err.name = name
+        raise err
+    raise AttributeError(f"module 'fusetorch.linalg' has no attribute '{name}'", name=name)
