@@ -67,6 +67,9 @@ for _name in _math.PUBLIC + _math.TORCH_ONLY:  # torch.remainder, torch.isnan, t
 from .tracer import functional_shape as _shape
 for _name in _shape.PUBLIC + _shape.TORCH_ONLY:  # torch.tril, torch.einsum, torch.scatter, ...
     globals()[_name] = getattr(_shape, _name)
+from .tracer import functional_more as _more, functional_stats as _stats  # noqa: E402
+for _name in _more.PUBLIC + _stats.PUBLIC:  # torch.fmax, torch.logit, torch.cov, ... (issue 27)
+    globals()[_name] = getattr(_more, _name, None) or getattr(_stats, _name)
 from . import linalg  # noqa: E402  (torch.linalg)
 for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch.cdist, ...
     globals()[_name] = linalg.TORCH_PUBLIC[_name]

@@ -47,6 +47,10 @@ KNOWN = {
     ("digamma", "*"): "unsupported:digamma",
     ("polygamma", "*"): "unsupported:polygamma",
     ("mvlgamma", "*"): "unsupported:lgamma",
+    # issue 27's primitives without an ONNX form (fusetorch/onnx/ops.py UNSUPPORTED)
+    **{(e, "*"): f"unsupported:{p}" for e, p in (
+        ("erfc", "erfc"), ("float_of_int", "erfc"), ("i0", "i0"), ("copysign", "copysign"),
+        ("nextafter", "nextafter"), ("gcd", "gcd"), ("lcm", "lcm"))},
 }
 CHUNK = 40
 

@@ -1,0 +1,260 @@
+"""More of PyTorch's everyday elementwise math (issue 27), composed from primitives so that
+autograd, compile and ONNX need nothing more: `clamp_min clamp_max logit bitwise_and
+bitwise_or bitwise_xor bitwise_not logical_xor fmax fmin float_power signbit sinc deg2rad
+rad2deg ldexp logaddexp2 frexp positive` and, for real tensors, `conj conj_physical resolve_conj
+resolve_neg isreal angle`. The primitives among them (`erfc copysign nextafter gcd lcm i0`) are
+op-table entries (`ir/elementwise_more.py`, `ir/special_ops.py`); their torch functions are
+here where the table's `unary_api` does not give them."""
+from __future__ import annotations
+
+import math
+
+from ..ir import dtypes as dt
+from . import dispatch as D
+from .dispatch import binary, cast, elementwise, unary
+from .functional import _grad_name, clamp, write_out
+from .tensor import Tensor
+
+_LN2 = 0.6931471805599453
+
+
+def _float(x: Tensor) -> Tensor:
+    """x in a floating dtype: integers and bools in the default float type, as 'float' ops."""
+    return x if x._dtype.is_floating_point else cast(x, dt.default_float())
+
+
+def _both_tensors(fn: str, input, other) -> None:
+    D.check_tensor(input, fn, "input", 1)
+    D.check_tensor(other, fn, "other", 2)
+
+
+# ---------------------------------------------------------------- clamps and logit
+
+@_grad_name("ClampMinBackward0")
+def clamp_min(input: Tensor, min, *, out=None) -> Tensor:
+    return clamp(input, min=min, out=out)
+
+
+@_grad_name("ClampMaxBackward0")
+def clamp_max(input: Tensor, max, *, out=None) -> Tensor:
+    return clamp(input, max=max, out=out)
+
+
+@_grad_name("LogitBackward0")
+def logit(input: Tensor, eps: float | None = None, *, out=None) -> Tensor:
+    """log(x / (1 - x)); with `eps`, x is clamped to [eps, 1 - eps] first (gradient 0
+    outside, as PyTorch's)."""
+    D.check_tensor(input, "logit", "input", 1)
+    x = _float(input)
+    if eps is not None:
+        x = clamp(x, min=eps, max=1.0 - eps)
+    return write_out(unary("log", binary("div", x, binary("sub", 1.0, x))), out)
+
+
+# ---------------------------------------------------------------- bitwise and logical
+
+def _bitwise(name: str, symbol: str):
+    def fn(input, other, *, out=None) -> Tensor:
+        return write_out(binary(name, input, other), out)
+    fn.__name__ = name
+    fn.__doc__ = f"input {symbol} other, for integers or bools."
+    return fn
+
+
+bitwise_and = _bitwise("bitwise_and", "&")
+bitwise_or = _bitwise("bitwise_or", "|")
+bitwise_xor = _bitwise("bitwise_xor", "^")
+
+
+def bitwise_not(input: Tensor, *, out=None) -> Tensor:
+    """~x: logical not of bools, all bits flipped for integers (x ^ -1, or ^ 255 for uint8)."""
+    D.check_tensor(input, "bitwise_not", "input", 1)
+    if input._dtype.is_floating_point:
+        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for '
+                                  f'\'{D._torch_name(input._dtype)}\'')
+    if input._dtype is dt.bool_:
+        return write_out(elementwise("logical_not", input), out)
+    ones = 255 if input._dtype is dt.uint8 else -1
+    return write_out(binary("bitwise_xor", input, ones), out)
+
+
+def logical_xor(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    _both_tensors("logical_xor", input, other)
+    return write_out(binary("ne", binary("ne", input, 0), binary("ne", other, 0)), out)
+
+
+# ---------------------------------------------------------------- IEEE helpers
+
+def _promoted(fn: str, op: str, input: Tensor, other: Tensor) -> tuple:
+    compute, _ = D.promote_args(op, [input, other])
+    return cast(input, compute), cast(other, compute)
+
+
+def _nan_ignoring(name: str, cmp: str):
+    def fn(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+        # the input where it wins, ties included, or where the other is NaN; else the other:
+        # NaN only where both are, and the gradient goes where the value comes from, as in
+        # PyTorch (ties to the input)
+        _both_tensors(name, input, other)
+        a, b = _promoted(name, "maximum", input, other)
+        take_a = binary(cmp, a, b)
+        if a._dtype.is_floating_point:
+            take_a = binary("bitwise_or", take_a, binary("ne", b, b))
+        return write_out(elementwise("where", take_a, a, b), out)
+    fn.__name__ = name
+    fn.__doc__ = f"The elementwise {name[1:]}imum, NaN only where both inputs are NaN."
+    return _grad_name(name.capitalize() + "Backward0")(fn)
+
+
+fmax = _nan_ignoring("fmax", "ge")
+fmin = _nan_ignoring("fmin", "le")
+
+
+def copysign(input, other, *, out=None) -> Tensor:
+    """|input| with the sign (bit) of other, in a floating dtype."""
+    return write_out(binary("copysign", input, other), out)
+
+
+def nextafter(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The next representable value after input towards other."""
+    _both_tensors("nextafter", input, other)
+    return write_out(binary("nextafter", input, other), out)
+
+
+def signbit(input: Tensor, *, out=None) -> Tensor:
+    """Whether the sign bit is set: True for -0.0 and a negative NaN too."""
+    D.check_tensor(input, "signbit", "input", 1)
+    if input._dtype is dt.bool_:
+        return write_out(binary("ne", input, input), out)
+    if not input._dtype.is_floating_point:
+        return write_out(binary("lt", input, 0), out)
+    return write_out(binary("lt", binary("copysign", 1.0, input), 0.0), out)
+
+
+def gcd(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    _both_tensors("gcd", input, other)
+    return write_out(binary("gcd", input, other), out)
+
+
+def lcm(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    _both_tensors("lcm", input, other)
+    return write_out(binary("lcm", input, other), out)
+
+
+# ---------------------------------------------------------------- powers, angles, sinc
+
+def float_power(input, exponent, *, out=None) -> Tensor:
+    """input ** exponent computed in float64 (the result is float64)."""
+    if not isinstance(input, Tensor):
+        D.check_tensor(exponent, "float_power", "exponent", 2)
+    base = cast(input, dt.float64) if isinstance(input, Tensor) else float(input)
+    exp = cast(exponent, dt.float64) if isinstance(exponent, Tensor) else float(exponent)
+    return write_out(binary("pow", base, exp), out)
+
+
+def _float_power_(self: Tensor, exponent) -> Tensor:
+    if self._dtype is not dt.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{D._torch_name(self._dtype)} but the operation's result requires "
+                           f"dtype Double")
+    return float_power(self, exponent)
+
+
+@_grad_name("SincBackward0")
+def sinc(input: Tensor, *, out=None) -> Tensor:
+    """sin(pi x) / (pi x), 1 at 0 (whose gradient is 0 there)."""
+    D.check_tensor(input, "sinc", "input", 1)
+    x = _float(input)
+    zero = binary("eq", x, 0.0)
+    px = binary("mul", elementwise("where", zero, 1.0, x), math.pi)  # no 0 / 0 in backward
+    return write_out(elementwise("where", zero, 1.0, binary("div", unary("sin", px), px)), out)
+
+
+def _angle_scale(name: str, factor: float, label: str):
+    def fn(input: Tensor, *, out=None) -> Tensor:
+        D.check_tensor(input, name, "input", 1)
+        return write_out(binary("mul", _float(input), factor), out)
+    fn.__name__ = name
+    fn.__doc__ = f"Angles converted by the factor {factor!r}."
+    return _grad_name(label)(fn)
+
+
+deg2rad = _angle_scale("deg2rad", math.pi / 180.0, "Deg2RadBackward0")
+rad2deg = _angle_scale("rad2deg", 180.0 / math.pi, "Rad2DegBackward0")
+
+
+@_grad_name("LdexpBackward0")
+def ldexp(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """input * 2 ** other (PyTorch's own composition)."""
+    _both_tensors("ldexp", input, other)
+    return write_out(binary("mul", input, binary("pow", 2.0, other)), out)
+
+
+@_grad_name("Logaddexp2Backward0")
+def logaddexp2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """log2(2 ** input + 2 ** other) around the larger, so it never overflows."""
+    _both_tensors("logaddexp2", input, other)
+    a, b = _promoted("logaddexp2", "logaddexp", input, other)
+    m = binary("maximum", a, b)
+    d = unary("abs", binary("sub", a, b))
+    r = binary("add", m, binary("div", unary("log1p", unary("exp2", unary("neg", d))), _LN2))
+    # equal infinities: a - b is NaN, the answer is the infinity itself
+    same_inf = binary("bitwise_and", binary("eq", a, b), binary("eq", unary("abs", a),
+                                                                  math.inf))
+    return write_out(elementwise("where", same_inf, a, r), out)
+
+
+# ---------------------------------------------------------------- real-tensor identities
+
+def positive(input: Tensor) -> Tensor:
+    """+x: the input itself (bool is refused, as in PyTorch)."""
+    D.check_tensor(input, "positive", "input", 1)
+    if input._dtype is dt.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def _real_identity(name: str):
+    def fn(input: Tensor) -> Tensor:
+        D.check_tensor(input, name, "input", 1)
+        return input
+    fn.__name__ = name
+    fn.__doc__ = "The input itself: fusetorch's tensors are real (complex dtypes are out of " \
+                 "scope), for which PyTorch returns the input too."
+    return fn
+
+
+conj = _real_identity("conj")
+resolve_conj = _real_identity("resolve_conj")
+resolve_neg = _real_identity("resolve_neg")
+
+
+def conj_physical(input: Tensor, *, out=None) -> Tensor:
+    """A copy for real tensors (the conjugate is the value itself)."""
+    D.check_tensor(input, "conj_physical", "input", 1)
+    return write_out(unary("copy", input), out)
+
+
+def isreal(input: Tensor) -> Tensor:
+    D.check_tensor(input, "isreal", "input", 1)
+    return binary("bitwise_or", binary("eq", input, input), binary("ne", input, input))
+
+
+@_grad_name("AngleBackward0")
+def angle(input: Tensor, *, out=None) -> Tensor:
+    """The argument of a real number: pi for negatives, 0 otherwise, NaN for NaN (gradient 0)."""
+    D.check_tensor(input, "angle", "input", 1)
+    x = _float(input)
+    r = elementwise("where", binary("lt", x, 0.0), math.pi, 0.0)
+    r = cast(r, x._dtype)
+    return write_out(elementwise("where", binary("ne", x, x), x, r), out)
+
+
+# what fusetorch exports and Tensor binds (methods) from here, and the in-place forms
+PUBLIC = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwise_xor",
+          "bitwise_not", "logical_xor", "fmax", "fmin", "copysign", "nextafter", "signbit",
+          "gcd", "lcm", "float_power", "sinc", "deg2rad", "rad2deg", "ldexp", "logaddexp2",
+          "positive", "conj", "conj_physical", "resolve_conj", "resolve_neg", "isreal", "angle")
+INPLACE = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "bitwise_not", "logical_xor", "copysign", "nextafter", "gcd", "lcm", "sinc",
+           "deg2rad", "rad2deg", "ldexp")

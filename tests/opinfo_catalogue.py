@@ -1,0 +1,151 @@
+"""Registry entries (tests/opinfo.py's form) for the functions of PyTorch's catalogue added by
+issue 27: everyday math and statistics, signal windows, torch.special. Imported at the end of
+opinfo.py, so they are in `opinfo.OPS` and `opinfo.SKIPPED` for every runner."""
+from __future__ import annotations
+
+import numpy as np
+
+import fusetorch as torch
+from opinfo import (BOOL, F32, F64, I32, I64, SKIPPED, _DATA, Sample, add, binary, fixed,
+                    inplace, m, make, op, unary, unary_family)
+
+# ----------------------------------------------------------------------------- elementwise
+
+
+def _family(name, samples, methods=True, inplace_too=True, extra=None, **kw):
+    v = {f"torch.{name}": getattr(torch, name)}
+    if methods:
+        v[f"Tensor.{name}"] = m(name)
+    if inplace_too:
+        v[f"Tensor.{name}_"] = inplace(name + "_")
+    v.update(extra or {})
+    add(name, v, samples, **kw)
+
+
+_family("erfc", unary(-3.0, 3.0, away=()),
+        extra={"torch.special.erfc": torch.special.erfc})
+_family("i0", unary(-4.0, 4.0, away=()),
+        extra={"torch.special.i0": torch.special.i0})
+_family("logit", unary(0.05, 0.95, away=()),
+        extra={"torch.logit(eps)": op("logit", eps=0.2), "Tensor.logit(eps)": m("logit", eps=0.3),
+               "torch.special.logit": torch.special.logit})
+_family("sinc", fixed(("f32", lambda r: [make(r, (4, 5))]),
+                      ("zeros", lambda r: [make(r, (4, 5), F64) * (make(r, (4, 5)) > 0)]),
+                      ("perm", lambda r: [make(r, (3, 4), layout="t")])),
+        extra={"torch.special.sinc": torch.special.sinc})
+for _n in ("deg2rad", "rad2deg"):
+    _family(_n, unary(-4.0, 4.0, away=()))
+# integers compute in the default float type (not in place: PyTorch refuses that cast too)
+add("float_of_int", {f"torch.{n}": getattr(torch, n) for n in (
+    "erfc", "i0", "sinc", "deg2rad", "rad2deg", "logit", "angle")},
+    fixed(("int64", lambda r: [make(r, (4, 5), I64, -3, 4)]),
+          ("int32", lambda r: [make(r, (5,), I32, 0, 3)]),
+          ("bool", lambda r: [make(r, (4, 5), BOOL)])), grad=False)
+add("clamp_min_max", {"torch.clamp_min": op("clamp_min", min=-0.5),
+                      "Tensor.clamp_min": m("clamp_min", min=0.25),
+                      "Tensor.clamp_min_": lambda x: x.clone().clamp_min_(-0.5),
+                      "torch.clamp_max": op("clamp_max", max=0.5),
+                      "Tensor.clamp_max": m("clamp_max", max=-0.25),
+                      "Tensor.clamp_max_": lambda x: x.clone().clamp_max_(0.5)},
+    unary(away=(-0.5, 0.25, 0.5, -0.25)))
+add("identities", {"torch.positive": torch.positive, "Tensor.positive": m("positive"),
+                   "torch.conj": torch.conj, "Tensor.conj": m("conj"),
+                   "torch.conj_physical": torch.conj_physical,
+                   "Tensor.conj_physical": m("conj_physical"),
+                   "Tensor.conj_physical_": inplace("conj_physical_"),
+                   "torch.resolve_conj": torch.resolve_conj,
+                   "Tensor.resolve_conj": m("resolve_conj"),
+                   "torch.resolve_neg": torch.resolve_neg, "Tensor.resolve_neg": m("resolve_neg"),
+                   "torch.angle": torch.angle, "Tensor.angle": m("angle")},
+    unary(ints=True))
+add("real_predicates", {"torch.isreal": torch.isreal, "Tensor.isreal": m("isreal"),
+                        "torch.signbit": torch.signbit, "Tensor.signbit": m("signbit")},
+    fixed(("f32", lambda r: [make(r, (4, 5))]),
+          ("signed_zeros", lambda r: [torch.tensor([0.0, -0.0, float("nan"), -float("nan"),
+                                                    -1.5, float("-inf")])]),
+          ("int", lambda r: [make(r, (4, 5), I64, -5, 6)]),
+          ("bool", lambda r: [make(r, (4, 5), BOOL)])), grad=False)
+
+
+def _pair(name, samples, methods=True, inplace_too=True, **kw):
+    _family(name, samples, methods, inplace_too, **kw)
+
+
+_pair("fmax", binary(scalar=None, ints=True), inplace_too=False)
+_pair("fmin", binary(scalar=None, ints=True), inplace_too=False)
+add("fmax_nan", {"torch.fmax": torch.fmax, "torch.fmin": torch.fmin,
+                 "Tensor.fmax": m("fmax"), "Tensor.fmin": m("fmin")},
+    fixed(("nan", lambda r: [torch.tensor([1.0, float("nan"), float("nan"), -2.0]),
+                             torch.tensor([float("nan"), 3.0, float("nan"), 1.0])])))
+_pair("copysign", binary(a=(0.3, 2.0), scalar=-1.0))
+_pair("logaddexp2", binary(scalar=None), inplace_too=False)
+_pair("nextafter", fixed(("same", lambda r: [make(r, (4, 5)), make(r, (4, 5))]),
+                         ("bcast", lambda r: [make(r, (4, 5), F64), make(r, (5,), F64)]),
+                         ("equal", lambda r: [torch.tensor([1.0, 2.0]), torch.tensor([1.0, 3.0])])))
+_pair("float_power", binary(a=(0.3, 2.0), b=(-1.5, 1.5), scalar=2), inplace_too=False)
+add("float_power_", {"Tensor.float_power_": inplace("float_power_")},
+    fixed(("f64", lambda r: [make(r, (4, 5), F64, 0.3, 2.0), make(r, (5,), F64)]),
+          ("scalar", lambda r: [make(r, (4, 5), F64, 0.3, 2.0), 0.5])))
+_pair("ldexp", fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (5,), I64, -3, 4)]),
+                     ("f64", lambda r: [make(r, (4, 5), F64), make(r, (4, 5), I64, -3, 4)])))
+add("ldexp_int", {"torch.ldexp": torch.ldexp, "Tensor.ldexp": m("ldexp")},
+    fixed(("int", lambda r: [make(r, (4, 5), I64, -3, 4), make(r, (5,), I64, 0, 4)])),
+    grad=False)
+_INTS = fixed(("int", lambda r: [make(r, (4, 5), I64, -30, 30), make(r, (5,), I64, -12, 13)]),
+              ("int32", lambda r: [make(r, (4, 5), I32, 0, 30), make(r, (4, 5), I32, 1, 9)]))
+for _n in ("gcd", "lcm"):
+    _pair(_n, _INTS, grad=False)
+_BITS = fixed(("bool", lambda r: [make(r, (4, 5), BOOL), make(r, (5,), BOOL)]),
+              ("int", lambda r: [make(r, (4, 5), I64, -9, 9), make(r, (5,), I64, 0, 9)]),
+              ("int_scalar", lambda r: [make(r, (4, 5), I32, 0, 99), 6]))
+for _n in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    _pair(_n, _BITS, grad=False)
+_pair("logical_xor", binary(scalar=None, ints=True), grad=False)
+add("bitwise_not", {"torch.bitwise_not": torch.bitwise_not, "Tensor.bitwise_not": m("bitwise_not"),
+                    "Tensor.bitwise_not_": inplace("bitwise_not_"),
+                    "Tensor.__invert__": m("__invert__")},
+    fixed(("bool", lambda r: [make(r, (4, 5), BOOL)]),
+          ("int", lambda r: [make(r, (4, 5), I64, -9, 9, layout="t")]),
+          ("uint8", lambda r: [torch.tensor([0, 1, 7, 255], dtype=torch.uint8)])), grad=False)
+
+# ----------------------------------------------------------------------------- statistics
+
+add("diff", {"torch.diff": torch.diff, "Tensor.diff": m("diff"),
+             "torch.diff(n2_dim0)": op("diff", n=2, dim=0),
+             "torch.diff(prepend)": lambda x: torch.diff(x, prepend=x[:, :2], append=x[:, 1:]),
+             "torch.diff(n_large)": op("diff", n=7)},
+    fixed(("f32", lambda r: [make(r, (4, 5))]), ("f64_perm", lambda r: [make(r, (4, 5), F64,
+                                                                             layout="t")]),
+          ("slice", lambda r: [make(r, (3, 6), layout="s")])))
+add("diff_int_bool", {"torch.diff": torch.diff, "Tensor.diff": m("diff", dim=0)},
+    fixed(("int", lambda r: [make(r, (4, 5), I64, -9, 9)]),
+          ("bool", lambda r: [make(r, (4, 5), BOOL)])), grad=False)
+add("isin", {"torch.isin": torch.isin, "torch.isin(invert)": op("isin", invert=True)},
+    fixed(("int", lambda r: [make(r, (4, 5), I64, 0, 9), make(r, (3,), I64, 0, 9)]),
+          ("float_int", lambda r: [make(r, (4, 5), I64, 0, 5).float(), make(r, (2, 2), I64, 0,
+                                                                              5)]),
+          ("scalar", lambda r: [make(r, (4, 5), I64, 0, 4), 2])), grad=False)
+_OBS = fixed(("f32", lambda r: [make(r, (3, 6))]),
+             ("f64_perm", lambda r: [make(r, (3, 6), F64, layout="t")]),
+             ("1d", lambda r: [make(r, (6,), F64)]))
+add("cov", {"torch.cov": torch.cov, "Tensor.cov": m("cov"),
+            "torch.cov(correction0)": op("cov", correction=0),
+            "torch.cov(weights)": lambda x: torch.cov(
+                x, fweights=torch.tensor([1, 2, 1, 3, 1, 2]),
+                aweights=torch.tensor([0.5, 1.0, 2.0, 0.25, 1.5, 1.0]))}, _OBS)
+add("corrcoef", {"torch.corrcoef": torch.corrcoef, "Tensor.corrcoef": m("corrcoef")},
+    fixed(("f32", lambda r: [make(r, (3, 6))]),
+          ("f64_perm", lambda r: [make(r, (3, 6), F64, layout="t")])))
+add("var_std_mean", {"torch.var_mean": torch.var_mean,
+                     "torch.var_mean(dim)": op("var_mean", dim=1, keepdim=True),
+                     "torch.std_mean": op("std_mean", dim=(0, 1), correction=0),
+                     "torch.std_mean(unbiased)": lambda x: torch.std_mean(x, 0, False)},
+    fixed(("f32", lambda r: [make(r, (3, 4, 5))]),
+          ("f64_perm", lambda r: [make(r, (3, 4, 5), F64, layout="t")])))
+add("aminmax", {"torch.aminmax": torch.aminmax, "Tensor.aminmax": m("aminmax", dim=1),
+                "torch.aminmax(keepdim)": op("aminmax", dim=-1, keepdim=True)},
+    fixed(("f32", lambda r: [make(r, (3, 4, 5))]),
+          ("f64_perm", lambda r: [make(r, (4, 5), F64, layout="t")]),
+          ("int", lambda r: [make(r, (4, 5), I64, -9, 9)])))
+for _n in ("torch.argwhere", "Tensor.argwhere"):
+    SKIPPED[_n] = _DATA + " (tests/tracer/test_catalogue.py)"
