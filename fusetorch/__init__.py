@@ -67,9 +67,11 @@ for _name in _math.PUBLIC + _math.TORCH_ONLY:  # torch.remainder, torch.isnan, t
 from .tracer import functional_shape as _shape
 for _name in _shape.PUBLIC + _shape.TORCH_ONLY:  # torch.tril, torch.einsum, torch.scatter, ...
     globals()[_name] = getattr(_shape, _name)
-from .tracer import functional_more as _more, functional_stats as _stats  # noqa: E402
-for _name in _more.PUBLIC + _stats.PUBLIC:  # torch.fmax, torch.logit, torch.cov, ... (issue 27)
-    globals()[_name] = getattr(_more, _name, None) or getattr(_stats, _name)
+from .tracer import functional_more as _more, functional_pieces as _pieces  # noqa: E402
+from .tracer import functional_stats as _stats, functional_calculus as _calculus  # noqa: E402
+for _mod in (_more, _stats, _pieces, _calculus):  # torch.fmax, torch.cov, torch.tensor_split (issue 27)
+    for _name in _mod.PUBLIC:
+        globals()[_name] = getattr(_mod, _name)
 from . import linalg  # noqa: E402  (torch.linalg)
 for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch.cdist, ...
     globals()[_name] = linalg.TORCH_PUBLIC[_name]

@@ -149,3 +149,73 @@ add("aminmax", {"torch.aminmax": torch.aminmax, "Tensor.aminmax": m("aminmax", d
           ("int", lambda r: [make(r, (4, 5), I64, -9, 9)])))
 for _n in ("torch.argwhere", "Tensor.argwhere"):
     SKIPPED[_n] = _DATA + " (tests/tracer/test_catalogue.py)"
+
+# ----------------------------------------------------------------------------- pieces
+
+
+def _mp(method, *bound, **kw):
+    return lambda x, *a, **k: getattr(x, method)(*bound, *a, **kw, **k)
+
+
+X34 = fixed(("f32", lambda r: [make(r, (4, 6))]),
+            ("f64_perm", lambda r: [make(r, (4, 6), F64, layout="t")]))
+add("tensor_split", {"torch.tensor_split": op("tensor_split", indices_or_sections=3),
+                     "torch.tensor_split(indices)": lambda x: torch.tensor_split(x, [1, -2, 9],
+                                                                                 dim=1),
+                     "Tensor.tensor_split": _mp("tensor_split", 4, 1),
+                     "torch.hsplit": lambda x: torch.hsplit(x, 2),
+                     "Tensor.hsplit": _mp("hsplit", [1, 4]),
+                     "torch.vsplit": lambda x: torch.vsplit(x, [3]),
+                     "Tensor.vsplit": _mp("vsplit", 2),
+                     "torch.dsplit": lambda x: torch.dsplit(x[None], [1]),
+                     "Tensor.dsplit": lambda x: x[None].dsplit(3),
+                     "torch.split_with_sizes": lambda x: torch.split_with_sizes(x, [1, 3]),
+                     "Tensor.split_with_sizes": _mp("split_with_sizes", [4, 2], 1),
+                     "torch.unsafe_split": lambda x: torch.unsafe_split(x, 3, 1),
+                     "Tensor.unsafe_split": _mp("unsafe_split", 3),
+                     "torch.unsafe_chunk": lambda x: torch.unsafe_chunk(x, 3, 1),
+                     "Tensor.unsafe_chunk": _mp("unsafe_chunk", 3)}, X34)
+add("ravel_msort_diagflat", {"torch.ravel": torch.ravel, "Tensor.ravel": m("ravel"),
+                             "torch.msort": torch.msort, "Tensor.msort": m("msort"),
+                             "torch.diagflat": op("diagflat", offset=-1),
+                             "Tensor.diagflat": m("diagflat")},
+    fixed(("f32", lambda r: [make(r, (3, 4))]),
+          ("f64_perm", lambda r: [make(r, (3, 4), F64, layout="t")]),
+          ("0d", lambda r: [make(r, ())])))
+add("assemble", {"torch.block_diag": lambda a, b, c: torch.block_diag(a, b, c),
+                 "torch.cartesian_prod": lambda a, b, c: torch.cartesian_prod(a[0], c, b[:2]),
+                 "torch.combinations": lambda a, b, c: torch.combinations(c, 3),
+                 "torch.combinations(replacement)": lambda a, b, c: torch.combinations(
+                     b, with_replacement=True)},
+    fixed(("f32", lambda r: [make(r, (2, 3)), make(r, (3,)), make(r, (4,))]),
+          ("f64", lambda r: [make(r, (2, 3), F64, layout="t"), make(r, (3,), F64),
+                             make(r, (4,), F64)]),
+          ("int", lambda r: [make(r, (2, 3), I64, -5, 5), make(r, (3,), I64, -5, 5),
+                             make(r, (4,), I64, -5, 5)])))
+add("unravel_index", {"torch.unravel_index": lambda i: torch.unravel_index(i, (3, 4)),
+                      "torch.unravel_index(int)": lambda i: torch.unravel_index(i, 12)},
+    fixed(("int", lambda r: [make(r, (5,), I64, -12, 24)]),
+          ("0d", lambda r: [torch.tensor(7)])), grad=False)
+SKIPPED["torch.broadcast_shapes"] = "sizes only, no tensor (tests/tracer/test_catalogue.py)"
+
+# ----------------------------------------------------------------------------- calculus
+
+add("gradient", {"torch.gradient": torch.gradient,
+                 "torch.gradient(edge2)": lambda x: torch.gradient(x, spacing=0.5, dim=1,
+                                                                   edge_order=2),
+                 "torch.gradient(coordinates)": lambda x: torch.gradient(
+                     x, spacing=[torch.tensor([0.0, 0.5, 2.0, 2.5], dtype=x.dtype),
+                                 torch.tensor([0.0, 1.0, 1.5, 3.0, 4.0], dtype=x.dtype)],
+                     edge_order=2)},
+    fixed(("f32", lambda r: [make(r, (4, 5))]),
+          ("f64_perm", lambda r: [make(r, (4, 5), F64, layout="t")])))
+add("trapezoid", {"torch.trapezoid": torch.trapezoid,
+                  "torch.trapezoid(x)": lambda y: torch.trapezoid(
+                      y, torch.tensor([0.0, 0.5, 2.0, 2.5, 4.0], dtype=y.dtype)),
+                  "torch.trapezoid(dx)": lambda y: torch.trapezoid(y, dx=0.5, dim=0),
+                  "torch.trapz": lambda y: torch.trapz(y, dx=2.0),
+                  "torch.cumulative_trapezoid": torch.cumulative_trapezoid,
+                  "torch.cumulative_trapezoid(x)": lambda y: torch.cumulative_trapezoid(
+                      y, torch.tensor([0.0, 1.0, 3.0, 4.5], dtype=y.dtype), dim=0)},
+    fixed(("f32", lambda r: [make(r, (4, 5))]),
+          ("f64_perm", lambda r: [make(r, (4, 5), F64, layout="t")])))

@@ -505,3 +505,6 @@ Tensor.float_power_ = _inplace_of(_More._float_power_)
 Tensor.float_power_.__name__ = "float_power_"
 for _name in _Stats.METHODS:
     setattr(Tensor, _name, _method(getattr(_Stats, _name)))
+from . import functional_pieces as _Pieces  # noqa: E402
+for _name in _Pieces.METHODS:
+    setattr(Tensor, _name, _method(getattr(_Pieces, _name)))
