@@ -69,7 +69,9 @@ for _name in _shape.PUBLIC + _shape.TORCH_ONLY:  # torch.tril, torch.einsum, tor
     globals()[_name] = getattr(_shape, _name)
 from .tracer import functional_more as _more, functional_pieces as _pieces  # noqa: E402
 from .tracer import functional_stats as _stats, functional_calculus as _calculus  # noqa: E402
-for _mod in (_more, _stats, _pieces, _calculus):  # torch.fmax, torch.cov, torch.tensor_split (issue 27)
+from .tracer import functional_writes as _writes  # noqa: E402
+from .nn._functional.padding import constant_pad_nd  # noqa: E402,F401
+for _mod in (_more, _stats, _pieces, _calculus, _writes):  # torch.fmax, torch.cov, torch.tensor_split (issue 27)
     for _name in _mod.PUBLIC:
         globals()[_name] = getattr(_mod, _name)
 from . import linalg  # noqa: E402  (torch.linalg)

@@ -219,3 +219,89 @@ add("trapezoid", {"torch.trapezoid": torch.trapezoid,
                       y, torch.tensor([0.0, 1.0, 3.0, 4.5], dtype=y.dtype), dim=0)},
     fixed(("f32", lambda r: [make(r, (4, 5))]),
           ("f64_perm", lambda r: [make(r, (4, 5), F64, layout="t")])))
+
+# ----------------------------------------------------------------------------- writes, copies
+
+
+def _ix(x, a):
+    return torch.tensor(np.asarray(a), device=x.device)
+
+
+add("index_put", {
+    "torch.index_put": lambda x, v: torch.index_put(x, (_ix(x, [0, 2, 2]), _ix(x, [1, 3, 3])),
+                                                    v[0, :3]),
+    "torch.index_put(accumulate)": lambda x, v: torch.index_put(
+        x, (_ix(x, [0, 2, 2]),), v, accumulate=True),
+    "Tensor.index_put": lambda x, v: x.index_put((_ix(x, [1]),), v[1]),
+    "Tensor.index_put_": lambda x, v: x.clone().index_put_((_ix(x, [1, 1]),), v[:2],
+                                                          accumulate=True),
+    "torch.put": lambda x, v: torch.put(x, _ix(x, [0, 5, -1]), v[0, :3]),
+    "Tensor.put": lambda x, v: x.put(_ix(x, [3, 3]), v[1, :2], accumulate=True),
+    "Tensor.put_": lambda x, v: x.clone().put_(_ix(x, [2, -3]), v[0, 1:3])},
+    fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (3, 4))]),
+          ("f64_perm", lambda r: [make(r, (3, 4), F64, layout="t"), make(r, (3, 4), F64)])))
+add("scatters_more", {
+    "torch.select_scatter": lambda x, s: torch.select_scatter(x, s[0], 0, 1),
+    "Tensor.select_scatter": lambda x, s: x.select_scatter(s[:, 0], 1, -1),
+    "torch.slice_scatter": lambda x, s: torch.slice_scatter(x, s[:2], 0, 1, None, 2),
+    "Tensor.slice_scatter": lambda x, s: x.slice_scatter(s[:, :2], dim=1, start=-2),
+    "torch.diagonal_scatter": lambda x, s: torch.diagonal_scatter(x, s[0, :3], 1),
+    "Tensor.diagonal_scatter": lambda x, s: x.diagonal_scatter(s[1, :2], -2),
+    "torch.fill": lambda x, s: torch.fill(x, s[0, 0]),
+    "torch.fill(number)": lambda x, s: torch.fill(x, 2.5) + s,
+    "torch.constant_pad_nd": lambda x, s: torch.constant_pad_nd(x, (1, 2, -1, 0), 0.5)},
+    fixed(("f32", lambda r: [make(r, (4, 4)), make(r, (4, 4))]),
+          ("f64_perm", lambda r: [make(r, (4, 4), F64, layout="t"), make(r, (4, 4), F64)])))
+add("in_place_fills", {"torch.zero_": lambda x: torch.zero_(x.clone()) + x,
+                       "torch.fill_": lambda x: torch.fill_(x.clone(), -1.5) * x},
+    fixed(("f32", lambda r: [make(r, (3, 4))])))
+_COPY_CALLS = {
+    "view_copy": lambda x: torch.view_copy(x, (4, 3)),
+    "permute_copy": lambda x: torch.permute_copy(x, (1, 0)),
+    "transpose_copy": lambda x: torch.transpose_copy(x, 0, 1),
+    "expand_copy": lambda x: torch.expand_copy(x[:1], (2, 4)),
+    "narrow_copy": lambda x: torch.narrow_copy(x, 1, 1, 2),
+    "squeeze_copy": lambda x: torch.squeeze_copy(x[:1]),
+    "unsqueeze_copy": lambda x: torch.unsqueeze_copy(x, 1),
+    "t_copy": torch.t_copy,
+    "diagonal_copy": lambda x: torch.diagonal_copy(x, 1),
+    "select_copy": lambda x: torch.select_copy(x, 1, -1),
+    "slice_copy": lambda x: torch.slice_copy(x, 1, 1, None, 2),
+    "split_copy": lambda x: torch.split_copy(x, 2, 1),
+    "split_with_sizes_copy": lambda x: torch.split_with_sizes_copy(x, [1, 2]),
+    "unbind_copy": lambda x: torch.unbind_copy(x, 1),
+    "detach_copy": lambda x: torch.detach_copy(x) * x,
+    "alias_copy": torch.alias_copy,
+    "as_strided_copy": lambda x: torch.as_strided_copy(x.contiguous(), (2, 2), (1, 2)),
+    "unfold_copy": lambda x: torch.unfold_copy(x, 1, 2, 1)}
+add("view_copies", {f"torch.{n}": f for n, f in _COPY_CALLS.items()} | {
+    "Tensor.narrow_copy": lambda x: x.narrow_copy(0, 1, 2)}, fixed(
+    ("f32", lambda r: [make(r, (3, 4))]), ("f64_perm", lambda r: [make(r, (3, 4), F64,
+                                                                       layout="t")])))
+add("products_more", {"torch.vdot": lambda a, b: torch.vdot(a[0], b[1]),
+                      "Tensor.vdot": lambda a, b: a[1].vdot(b[0]),
+                      "torch.addr": lambda a, b: torch.addr(a, a[:, 0], b[0], beta=0.5, alpha=2),
+                      "Tensor.addr": lambda a, b: a.addr(b[:, 1], a[1]),
+                      "Tensor.addr_": lambda a, b: a.clone().addr_(b[:, 1], a[1], beta=0),
+                      "torch.renorm": lambda a, b: torch.renorm(a, 2, 0, 1.0),
+                      "Tensor.renorm": lambda a, b: a.renorm(1, 1, 0.5),
+                      "Tensor.renorm_": lambda a, b: a.clone().renorm_(3, 0, 0.8),
+                      "Tensor.sum_to_size": lambda a, b: b.sum_to_size(1, 4),
+                      "Tensor.H": lambda a, b: a.H * b.t(),
+                      "Tensor.mH": lambda a, b: a[None].mH,
+                      "torch.adjoint": lambda a, b: torch.adjoint(a),
+                      "Tensor.adjoint": lambda a, b: b.adjoint()},
+    fixed(("f32", lambda r: [make(r, (4, 4)), make(r, (4, 4))]),
+          ("f64_perm", lambda r: [make(r, (4, 4), F64, layout="t"), make(r, (4, 4), F64)])))
+add("scalar_tensor", {"torch.scalar_tensor": lambda x: torch.scalar_tensor(2.5) * x,
+                      "torch.scalar_tensor(dtype)": lambda x: torch.scalar_tensor(
+                          3, dtype=torch.float64) + x},
+    fixed(("f32", lambda r: [make(r, (3,))])))
+SKIPPED.update({
+    "torch.empty_strided": "uninitialised memory: no value to compare (strides tested in "
+                           "tests/tracer/test_catalogue_writes.py)",
+    "Tensor.new_empty_strided": "uninitialised memory: no value to compare",
+    "Tensor.resize_": "changes a tensor's size in place, a graph break when compiling "
+                      "(tests/tracer/test_catalogue_writes.py)",
+    "Tensor.resize_as_": "changes a tensor's size in place (tests/tracer/test_catalogue_writes.py)",
+})

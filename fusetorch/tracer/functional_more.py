@@ -250,11 +250,123 @@ def angle(input: Tensor, *, out=None) -> Tensor:
     return write_out(elementwise("where", binary("ne", x, x), x, r), out)
 
 
+# ---------------------------------------------------------------- products and norms
+
+def vdot(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The dot product of two 1-d tensors (conjugating nothing: real tensors)."""
+    from .functional import dot
+    _both_tensors("vdot", input, other)
+    if input._dtype is not other._dtype:
+        raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                           f"{D._torch_name(input._dtype)} and {D._torch_name(other._dtype)}")
+    return write_out(dot(input, other), out)
+
+
+@_grad_name("AddrBackward0")
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2); with beta == 0 input is ignored (NaN too)."""
+    for name, v in (("input", input), ("vec1", vec1), ("vec2", vec2)):
+        D.check_tensor(v, "addr", name)
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D"
+                           if vec1.ndim != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    outer = binary("mul", unsqueeze_last(vec1), vec2)
+    result = D.promote_args("add", [input, outer])[0]
+    for name, v in (("beta", beta), ("alpha", alpha)):
+        if isinstance(v, float) and not result.is_floating_point:
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                               f"floating point number.")
+    scaled = outer if alpha == 1 else binary("mul", outer, alpha)
+    if beta == 0:
+        from .functional import expand
+        return write_out(cast(expand(scaled, *binary_shape(input, scaled)), result), out)
+    base = input if beta == 1 else binary("mul", input, beta)
+    return write_out(binary("add", base, scaled), out)
+
+
+def unsqueeze_last(v: Tensor) -> Tensor:
+    from .functional import unsqueeze
+    return unsqueeze(v, -1)
+
+
+def binary_shape(a: Tensor, b: Tensor) -> tuple:
+    from ..ir.shapes import broadcast_shapes
+    return broadcast_shapes(tuple(a.shape), tuple(b.shape))
+
+
+@_grad_name("RenormBackward0")
+def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
+    """Each slice along `dim` whose p-norm exceeds `maxnorm`, scaled down to that norm
+    (PyTorch's factor maxnorm / (norm + 1e-7))."""
+    from .functional import amax, sum as _sum
+    from ..ir.shapes import norm_dim
+    D.check_tensor(input, "renorm", "input", 1)
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           f"dimensions")
+    if not input._dtype.is_floating_point:
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {D._torch_name(input._dtype)}")
+    d = norm_dim(dim, input.ndim)
+    others = tuple(i for i in range(input.ndim) if i != d)
+    a = unary("abs", input)
+    if p == math.inf:
+        norm = amax(a, others, keepdim=True)
+    else:
+        norm = binary("pow", _sum(binary("pow", a, float(p)), others, keepdim=True), 1.0 / p)
+    factor = elementwise("where", binary("gt", norm, maxnorm),
+                         binary("div", maxnorm, binary("add", norm, 1e-7)), 1.0)
+    return binary("mul", input, cast(factor, input._dtype))
+
+
+def sum_to_size(self: Tensor, *size) -> Tensor:
+    """`self` summed down to `size`, which it must be expandable from (Tensor method)."""
+    from .functional import _shape_arg, reshape, sum as _sum
+    from ..ir.shapes import expand_shape
+    want = _shape_arg(size, "sum_to_size", "size")
+    try:
+        ok = expand_shape(want, tuple(self.shape)) == tuple(self.shape)
+    except RuntimeError:
+        ok = False
+    if not ok:
+        raise RuntimeError(f"size {{{list(want)}}} is not expandable to size "
+                           f"{{{list(self.shape)}}}.")
+    lead = self.ndim - len(want)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(want)
+                                      if s == 1 and self.shape[lead + i] != 1)
+    r = _sum(self, dims, keepdim=True) if dims else self
+    return reshape(r, want) if tuple(r.shape) != want else r
+
+
+def _H(self: Tensor) -> Tensor:
+    from .functional import t
+    if self.ndim != 2 and self.ndim != 0:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got "
+                           f"{self.ndim}-D tensor.")
+    return t(self) if self.ndim else self
+
+
+def adjoint(input: Tensor) -> Tensor:
+    """The transpose of the last two dims (the conjugate of a real tensor is itself)."""
+    from .functional import transpose
+    D.check_tensor(input, "adjoint", "input", 1)
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. "
+                           f"Got {input.ndim}-D tensor.")
+    return transpose(input, -2, -1)
+
+
 # what fusetorch exports and Tensor binds (methods) from here, and the in-place forms
 PUBLIC = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwise_xor",
           "bitwise_not", "logical_xor", "fmax", "fmin", "copysign", "nextafter", "signbit",
           "gcd", "lcm", "float_power", "sinc", "deg2rad", "rad2deg", "ldexp", "logaddexp2",
-          "positive", "conj", "conj_physical", "resolve_conj", "resolve_neg", "isreal", "angle")
+          "positive", "conj", "conj_physical", "resolve_conj", "resolve_neg", "isreal", "angle",
+          "vdot", "addr", "renorm", "adjoint")
 INPLACE = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_not", "logical_xor", "copysign", "nextafter", "gcd", "lcm", "sinc",
-           "deg2rad", "rad2deg", "ldexp")
+           "deg2rad", "rad2deg", "ldexp", "addr", "renorm")

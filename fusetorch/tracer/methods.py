@@ -508,3 +508,14 @@ for _name in _Stats.METHODS:
 from . import functional_pieces as _Pieces  # noqa: E402
 for _name in _Pieces.METHODS:
     setattr(Tensor, _name, _method(getattr(_Pieces, _name)))
+from . import functional_writes as _Writes  # noqa: E402
+for _name in _Writes.METHODS:
+    setattr(Tensor, _name, _method(getattr(_Writes, _name)))
+for _name in _Writes.INPLACE:
+    setattr(Tensor, _name + "_", _inplace_of(getattr(_Writes, _name)))
+Tensor.resize_ = _Writes.resize_
+Tensor.resize_as_ = _Writes.resize_as_
+Tensor.new_empty_strided = _Writes.new_empty_strided
+Tensor.sum_to_size = _More.sum_to_size
+Tensor.H = property(_More._H)
+Tensor.mH = property(_More.adjoint)
