@@ -305,3 +305,30 @@ SKIPPED.update({
                       "(tests/tracer/test_catalogue_writes.py)",
     "Tensor.resize_as_": "changes a tensor's size in place (tests/tracer/test_catalogue_writes.py)",
 })
+
+# ----------------------------------------------------------------------------- windows
+
+_W = torch.signal.windows
+add("signal_windows", {
+    "torch.signal.windows.bartlett": lambda x: _W.bartlett(5, dtype=x.dtype) * x,
+    "torch.signal.windows.blackman": lambda x: _W.blackman(5, sym=False, dtype=x.dtype) * x,
+    "torch.signal.windows.cosine": lambda x: _W.cosine(5, dtype=x.dtype) * x,
+    "torch.signal.windows.exponential": lambda x: _W.exponential(
+        5, center=1.5, tau=2.0, sym=False, dtype=x.dtype) * x,
+    "torch.signal.windows.gaussian": lambda x: _W.gaussian(5, std=0.8, dtype=x.dtype) * x,
+    "torch.signal.windows.general_cosine": lambda x: _W.general_cosine(
+        5, a=[0.5, 0.3, 0.2], dtype=x.dtype) * x,
+    "torch.signal.windows.general_hamming": lambda x: _W.general_hamming(
+        5, alpha=0.6, dtype=x.dtype) * x,
+    "torch.signal.windows.hamming": lambda x: _W.hamming(5, dtype=x.dtype) * x,
+    "torch.signal.windows.hann": lambda x: _W.hann(5, sym=False, dtype=x.dtype) * x,
+    "torch.signal.windows.kaiser": lambda x: _W.kaiser(5, beta=4.0, dtype=x.dtype) * x,
+    "torch.signal.windows.nuttall": lambda x: _W.nuttall(5, dtype=x.dtype) * x,
+    "torch.hann_window": lambda x: torch.hann_window(5, dtype=x.dtype) * x,
+    "torch.hamming_window": lambda x: torch.hamming_window(5, False, 0.6, 0.35,
+                                                           dtype=x.dtype) * x,
+    "torch.blackman_window": lambda x: torch.blackman_window(5, dtype=x.dtype) * x,
+    "torch.bartlett_window": lambda x: torch.bartlett_window(5, False, dtype=x.dtype) * x,
+    "torch.kaiser_window": lambda x: torch.kaiser_window(5, beta=6.0, dtype=x.dtype) * x},
+    fixed(("f32", lambda r: [make(r, (3, 5))]), ("f64", lambda r: [make(r, (5,), F64)])))
+SKIPPED["torch.signal"] = "a namespace: its windows are covered under their own names"
