@@ -332,3 +332,32 @@ add("signal_windows", {
     "torch.kaiser_window": lambda x: torch.kaiser_window(5, beta=6.0, dtype=x.dtype) * x},
     fixed(("f32", lambda r: [make(r, (3, 5))]), ("f64", lambda r: [make(r, (5,), F64)])))
 SKIPPED["torch.signal"] = "a namespace: its windows are covered under their own names"
+
+# ----------------------------------------------------------------------------- torch.special
+
+_S = torch.special
+add("special_i", {"torch.special.i0e": _S.i0e, "torch.special.i1": _S.i1,
+                  "torch.special.i1e": _S.i1e, "torch.special.erfcx": _S.erfcx,
+                  "torch.special.log_ndtr": _S.log_ndtr, "torch.special.ndtr": _S.ndtr,
+                  "torch.special.entr": lambda x: _S.entr(x.abs() + 0.1),
+                  "torch.special.xlog1py": lambda x: _S.xlog1py(x, x.abs()),
+                  "torch.special.ndtri": lambda x: _S.ndtri(x.abs() * 0.2 + 0.05)},
+    unary(-3.0, 3.0, away=()))
+add("special_no_grad", {
+    f"torch.special.{n}": getattr(_S, n) for n in (
+        "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_i0",
+        "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1",
+        "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "spherical_bessel_j0")},
+    unary(0.2, 4.0, away=()), grad=False)
+add("special_binary", {"torch.special.zeta": lambda a, b: _S.zeta(a + 1.5, b),
+                       "torch.special.gammainc": _S.gammainc,
+                       "torch.special.gammaincc": _S.gammaincc,
+                       "torch.igamma": torch.igamma, "torch.igammac": torch.igammac,
+                       "Tensor.igamma": m("igamma"), "Tensor.igammac": m("igammac"),
+                       "Tensor.igamma_": inplace("igamma_"),
+                       "Tensor.igammac_": inplace("igammac_")},
+    fixed(("f32", lambda r: [make(r, (4, 5), F32, 0.3, 3.0), make(r, (4, 5), F32, 0.2, 4.0)]),
+          ("f64_bcast", lambda r: [make(r, (4, 5), F64, 0.3, 3.0, layout="t"),
+                                   make(r, (5,), F64, 0.2, 4.0)])), grad=False)
+add("igamma_grad", {"torch.special.gammainc": _S.gammainc, "torch.special.gammaincc": _S.gammaincc},
+    fixed(("f64", lambda r: [make(r, (4, 5), I64, 1, 4), make(r, (4, 5), F64, 0.2, 4.0)])))

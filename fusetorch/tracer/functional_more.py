@@ -131,6 +131,18 @@ def signbit(input: Tensor, *, out=None) -> Tensor:
     return write_out(binary("lt", binary("copysign", 1.0, input), 0.0), out)
 
 
+def igamma(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The regularized lower incomplete gamma function P(input, other)."""
+    _both_tensors("igamma", input, other)
+    return write_out(binary("igamma", input, other), out)
+
+
+def igammac(input: Tensor, other: Tensor, *, out=None) -> Tensor:
+    """The regularized upper incomplete gamma function Q(input, other)."""
+    _both_tensors("igammac", input, other)
+    return write_out(binary("igammac", input, other), out)
+
+
 def gcd(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     _both_tensors("gcd", input, other)
     return write_out(binary("gcd", input, other), out)
@@ -366,7 +378,7 @@ PUBLIC = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwi
           "bitwise_not", "logical_xor", "fmax", "fmin", "copysign", "nextafter", "signbit",
           "gcd", "lcm", "float_power", "sinc", "deg2rad", "rad2deg", "ldexp", "logaddexp2",
           "positive", "conj", "conj_physical", "resolve_conj", "resolve_neg", "isreal", "angle",
-          "vdot", "addr", "renorm", "adjoint")
+          "vdot", "addr", "renorm", "adjoint", "igamma", "igammac")
 INPLACE = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_not", "logical_xor", "copysign", "nextafter", "gcd", "lcm", "sinc",
-           "deg2rad", "rad2deg", "ldexp", "addr", "renorm")
+           "deg2rad", "rad2deg", "ldexp", "addr", "renorm", "igamma", "igammac")
