@@ -87,6 +87,7 @@ from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop
 
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
 from . import special  # noqa: E402,F401  (torch.special: aliases, gammaln, psi, polygamma, ...)
+from . import masked  # noqa: E402,F401  (torch.masked: reductions with a boolean mask=)
 from . import signal  # noqa: E402  (torch.signal.windows; torch.hann_window and friends)
 for _name in signal.windows.TORCH_PUBLIC:
     globals()[_name] = getattr(signal.windows, _name)

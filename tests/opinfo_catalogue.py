@@ -361,3 +361,39 @@ add("special_binary", {"torch.special.zeta": lambda a, b: _S.zeta(a + 1.5, b),
                                    make(r, (5,), F64, 0.2, 4.0)])), grad=False)
 add("igamma_grad", {"torch.special.gammainc": _S.gammainc, "torch.special.gammaincc": _S.gammaincc},
     fixed(("f64", lambda r: [make(r, (4, 5), I64, 1, 4), make(r, (4, 5), F64, 0.2, 4.0)])))
+
+# ----------------------------------------------------------------------------- torch.masked
+
+
+def _some(r, shape):
+    """A random mask with the first element of every last-dim row kept."""
+    a = r.random(shape) > 0.4
+    a[..., 0] = True
+    return torch.from_numpy(a)
+
+
+_MK = torch.masked
+add("masked_reductions", {
+    "torch.masked.sum": lambda x, k: _MK.sum(x, 1, mask=k),
+    "torch.masked.prod": lambda x, k: _MK.prod(x, (0, 1), keepdim=True, mask=k),
+    "torch.masked.amax": lambda x, k: _MK.amax(x, 1, mask=k),
+    "torch.masked.amin": lambda x, k: _MK.amin(x, mask=k),
+    "torch.masked.argmax": lambda x, k: _MK.argmax(x, 1, mask=k),
+    "torch.masked.argmin": lambda x, k: _MK.argmin(x, 1, keepdim=True, mask=k),
+    "torch.masked.mean": lambda x, k: _MK.mean(x, 1, mask=k),
+    "torch.masked.median": lambda x, k: _MK.median(x, 1, mask=k),
+    "torch.masked.norm": lambda x, k: _MK.norm(x, 2.0, 1, mask=k),
+    "torch.masked.var": lambda x, k: _MK.var(x, 1, mask=k),
+    "torch.masked.std": lambda x, k: _MK.std(x, 1, correction=0, mask=k),
+    "torch.masked.logsumexp": lambda x, k: _MK.logsumexp(x, 1, mask=k),
+    "torch.masked.cumsum": lambda x, k: _MK.cumsum(x, 1, mask=k),
+    "torch.masked.cumprod": lambda x, k: _MK.cumprod(x, 1, mask=k),
+    "torch.masked.softmax": lambda x, k: _MK.softmax(x, 1, mask=k),
+    "torch.masked.log_softmax": lambda x, k: _MK.log_softmax(x, 1, mask=k),
+    "torch.masked.softmin": lambda x, k: _MK.softmin(x, 1, mask=k),
+    "torch.masked.normalize": lambda x, k: _MK.normalize(x, 2.0, 1, mask=k),
+    "torch.masked.logaddexp": lambda x, k: _MK.logaddexp(x, x * 2, input_mask=k,
+                                                         other_mask=k)},
+    fixed(("f32", lambda r: [make(r, (3, 5)), _some(r, (3, 5))]),
+          ("f64_bcast", lambda r: [make(r, (3, 5), F64, layout="t"), _some(r, (5,))])))
+SKIPPED["torch.masked"] = "a namespace: its functions are covered under their own names"
