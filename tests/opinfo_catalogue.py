@@ -124,7 +124,9 @@ add("isin", {"torch.isin": torch.isin, "torch.isin(invert)": op("isin", invert=T
     fixed(("int", lambda r: [make(r, (4, 5), I64, 0, 9), make(r, (3,), I64, 0, 9)]),
           ("float_int", lambda r: [make(r, (4, 5), I64, 0, 5).float(), make(r, (2, 2), I64, 0,
                                                                               5)]),
-          ("scalar", lambda r: [make(r, (4, 5), I64, 0, 4), 2])), grad=False)
+          ("scalar", lambda r: [make(r, (4, 5), I64, 0, 4), 2]),
+          ("sorted", lambda r: [make(r, (4, 5), I64, 0, 40), make(r, (30,), I64, 0, 40)])),
+    grad=False)
 _OBS = fixed(("f32", lambda r: [make(r, (3, 6))]),
              ("f64_perm", lambda r: [make(r, (3, 6), F64, layout="t")]),
              ("1d", lambda r: [make(r, (6,), F64)]))

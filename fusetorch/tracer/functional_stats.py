@@ -45,18 +45,31 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
     return x
 
 
+# above this many test elements isin sorts them and searches (n log m), below it compares every
+# pair (n m, but one fused kernel): PyTorch switches at about the same point
+_ISIN_PAIRWISE = 16
+
+
 def isin(elements, test_elements, *, assume_unique: bool = False,
          invert: bool = False) -> Tensor:
-    """Whether each element is one of `test_elements` (either may be a scalar): every pair is
-    compared, as PyTorch's default for small test sets."""
+    """Whether each element is one of `test_elements` (either may be a scalar), in their
+    promoted dtype."""
+    from .functional_scan import searchsorted, sort
     if not isinstance(elements, Tensor) and not isinstance(test_elements, Tensor):
         D.check_tensor(elements, "isin", "elements", 1)
     if not isinstance(elements, Tensor):
         elements = F._tensor(elements, test_elements)
     if not isinstance(test_elements, Tensor):
         test_elements = F._tensor(test_elements, elements)
-    pairs = binary("eq", F.reshape(elements, (-1, 1)), F.reshape(test_elements, (1, -1)))
-    found = F.reshape(F.any(pairs, 1), tuple(elements.shape))
+    flat, tests = F.reshape(elements, (-1,)), F.reshape(test_elements, (-1,))
+    if tests.shape[0] <= _ISIN_PAIRWISE or flat.shape[0] == 0:
+        found = F.any(binary("eq", F.unsqueeze(flat, 1), F.unsqueeze(tests, 0)), 1)
+    else:
+        compute, _ = D.promote_args("eq", [flat, tests])
+        flat, ordered = cast(flat, compute), sort(cast(tests, compute)).values
+        at = F.clamp(searchsorted(ordered, flat), max=ordered.shape[0] - 1)
+        found = binary("eq", F.gather(ordered, 0, at), flat)
+    found = F.reshape(found, tuple(elements.shape))
     return elementwise("logical_not", found) if invert else found
 
 

@@ -173,6 +173,12 @@ def test_isin():
     np.testing.assert_array_equal(torch.isin(torch.tensor(e), torch.tensor(s)).numpy(),
                                   np.isin(e, s))
     np.testing.assert_array_equal(torch.isin(torch.tensor(e), 4, invert=True).numpy(), e != 4)
+    big = R.integers(-40, 40, 57)  # sorted and searched (more than 16 test elements)
+    np.testing.assert_array_equal(torch.isin(torch.tensor(e - 4), torch.tensor(big)).numpy(),
+                                  np.isin(e - 4, big))
+    np.testing.assert_array_equal(
+        torch.isin(t64(e * 0.5), torch.tensor(big, dtype=torch.float32) * 0.5,
+                   invert=True).numpy(), ~np.isin(e * 0.5, big * 0.5))
     assert torch.isin(3, torch.tensor([1, 3])).item() is True
     assert torch.isin(torch.tensor([1.0]), torch.tensor([], dtype=torch.int64)).tolist() == \
         [False]
