@@ -399,3 +399,8 @@ add("masked_reductions", {
     fixed(("f32", lambda r: [make(r, (3, 5)), _some(r, (3, 5))]),
           ("f64_bcast", lambda r: [make(r, (3, 5), F64, layout="t"), _some(r, (5,))])))
 SKIPPED["torch.masked"] = "a namespace: its functions are covered under their own names"
+add("frexp", {"torch.frexp": torch.frexp, "Tensor.frexp": m("frexp"),
+              "torch.frexp(mantissa)": lambda x: torch.frexp(x * 3.0).mantissa},
+    fixed(("f32", lambda r: [make(r, (4, 5), F32, -40.0, 40.0)]),
+          ("f64_perm", lambda r: [make(r, (4, 5), F64, -1e3, 1e3, layout="t")]),
+          ("edges", lambda r: [torch.tensor([0.0, -0.0, float("inf"), float("nan"), 1e-40])])))

@@ -1,5 +1,5 @@
 """Elementwise primitives added for PyTorch's catalogue (issue 27): `erfc copysign nextafter
-gcd lcm`, in the form of `elementwise.py` (one `elementwise(...)` call each, everything the
+gcd lcm frexp_mantissa frexp_exponent`, in the form of `elementwise.py` (one `elementwise(...)` call each, everything the
 system knows about the op beside it).
 
 Each is a primitive because no composition gives its values exactly: erfc(x) = 1 - erf(x) loses
@@ -68,3 +68,42 @@ def _integer_ufunc(ufunc: str):
 for _name in ("gcd", "lcm"):
     elementwise(_name, 2, "integral", f"ft_{_name}({{0}}, {{1}})", _integer_ufunc(_name),
                 vjp=vjp_zero, fusible=False)
+
+
+# frexp: x = mantissa * 2^exponent with |mantissa| in [0.5, 1) (0, inf and NaN: the value
+# itself and exponent 0); one primitive per result, each computing the pair and keeping one.
+# The exponent comes out in the input's float dtype (exact: |exponent| <= 1074), torch.frexp
+# casts it to int32: elementwise results share their inputs' dtype in dispatch
+_FREXP_C = """/* frexp's two results, one function each */
+FT_FN double ft_frexp_mantissa(double x) { int e; return frexp(x, &e); }
+FT_FN float ft_frexp_mantissaf(float x) { int e; return frexpf(x, &e); }
+FT_FN double ft_frexp_exponent(double x)
+{
+    int e;
+    frexp(x, &e);
+    return (x - x == 0) ? (double)e : 0.0;  /* 0 for inf and NaN, as numpy and PyTorch */
+}
+FT_FN float ft_frexp_exponentf(float x) { return (float)ft_frexp_exponent((double)x); }
+"""
+
+
+def _frexp_part(i: int):
+    def make(xp):
+        def run(x):
+            m, e = xp.frexp(x)
+            return m if i == 0 else e.astype(x.dtype)
+        return run
+    return make
+
+
+def _vjp_frexp_mantissa(b, n, g):
+    # PyTorch's: g / 2^exponent
+    x = b.value(arg(n))
+    e = b.op("frexp_exponent", x)
+    return (b.op("mul", g, b.op("exp2", b.op("neg", e))),)
+
+
+elementwise("frexp_mantissa", 1, "same", "ft_frexp_mantissa{f}({0})", _frexp_part(0),
+            vjp=_vjp_frexp_mantissa, saves=(0,), c_helper=_FREXP_C)
+elementwise("frexp_exponent", 1, "same", "ft_frexp_exponent{f}({0})", _frexp_part(1),
+            vjp=vjp_zero, c_helper=_FREXP_C)

@@ -18,6 +18,14 @@ from .tensor import Tensor
 _LN2 = 0.6931471805599453
 
 
+def _frexp_type():
+    from .functional_scan import _return_type
+    return _return_type("frexp", ("mantissa", "exponent"))
+
+
+_FREXP = _frexp_type()
+
+
 def _float(x: Tensor) -> Tensor:
     """x in a floating dtype: integers and bools in the default float type, as 'float' ops."""
     return x if x._dtype.is_floating_point else cast(x, dt.default_float())
@@ -141,6 +149,23 @@ def igammac(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """The regularized upper incomplete gamma function Q(input, other)."""
     _both_tensors("igammac", input, other)
     return write_out(binary("igammac", input, other), out)
+
+
+def frexp(input: Tensor, *, out=None):
+    """(mantissa, exponent) with input = mantissa * 2 ** exponent, |mantissa| in [0.5, 1)."""
+    D.check_tensor(input, "frexp", "input", 1)
+    if not input._dtype.is_floating_point:
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m = unary("frexp_mantissa", input)
+    e = cast(unary("frexp_exponent", input), dt.int32)
+    if D.GRAD_ENABLED and input._requires_grad:
+        from . import autograd
+        autograd.label(m, "FrexpBackward0", input)
+    if out is not None:
+        write_out(m, out[0])
+        write_out(e, out[1])
+        m, e = out
+    return _FREXP(m, e)
 
 
 def gcd(input: Tensor, other: Tensor, *, out=None) -> Tensor:
@@ -378,7 +403,7 @@ PUBLIC = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwi
           "bitwise_not", "logical_xor", "fmax", "fmin", "copysign", "nextafter", "signbit",
           "gcd", "lcm", "float_power", "sinc", "deg2rad", "rad2deg", "ldexp", "logaddexp2",
           "positive", "conj", "conj_physical", "resolve_conj", "resolve_neg", "isreal", "angle",
-          "vdot", "addr", "renorm", "adjoint", "igamma", "igammac")
+          "vdot", "addr", "renorm", "adjoint", "igamma", "igammac", "frexp")
 INPLACE = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_not", "logical_xor", "copysign", "nextafter", "gcd", "lcm", "sinc",
            "deg2rad", "rad2deg", "ldexp", "addr", "renorm", "igamma", "igammac")

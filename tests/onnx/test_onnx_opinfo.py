@@ -51,7 +51,8 @@ KNOWN = {
     **{(e, "*"): f"unsupported:{p}" for e, p in (
         ("erfc", "erfc"), ("float_of_int", "erfc"), ("i0", "i0"), ("copysign", "copysign"),
         ("nextafter", "nextafter"), ("gcd", "gcd"), ("lcm", "lcm"), ("special_i", "i0e"),
-        ("special_no_grad", "airy_ai"), ("special_binary", "zeta"), ("igamma_grad", "igamma"))},
+        ("special_no_grad", "airy_ai"), ("special_binary", "zeta"), ("igamma_grad", "igamma"),
+        ("frexp", "frexp_mantissa"))},
 }
 CHUNK = 40
 

@@ -80,6 +80,18 @@ def test_sign_bits_signed_zeros_and_nan():
     assert n[0] == np.nextafter(1.0, 2.0) and n[1] == -5e-324
 
 
+def test_frexp_is_numpys():
+    x = np.array([8.0, 0.0, -3.5, np.inf, -np.inf, np.nan, 1e-310, 3e300, 0.1])
+    r = torch.frexp(t64(x))
+    m, e = np.frexp(x)
+    np.testing.assert_array_equal(r.mantissa.numpy(), m)
+    np.testing.assert_array_equal(r.exponent.numpy(), e)
+    assert r.exponent.dtype == torch.int32
+    assert repr(r).startswith("torch.return_types.frexp(")
+    with pytest.raises(RuntimeError, match="only supports floating-point dtypes"):
+        torch.frexp(torch.tensor([1]))
+
+
 def test_nan_ignoring_extremes():
     a = torch.tensor([1.0, float("nan"), float("nan"), -2.0])
     b = torch.tensor([float("nan"), 3.0, float("nan"), 1.0])
@@ -256,6 +268,7 @@ GRADCHECKS = {
     "var_mean": (lambda x: torch.var_mean(x, 0), [R.uniform(-1, 1, (3, 2))]),
     "std_mean": (lambda x: torch.std_mean(x, 1, keepdim=True), [R.uniform(-1, 1, (3, 2))]),
     "aminmax": (lambda x: torch.aminmax(x, dim=1), [R.permutation(12).reshape(3, 4) * 0.1]),
+    "frexp": (lambda x: torch.frexp(x).mantissa, [np.array([0.3, -1.7, 5.0, 100.0])]),
 }
 
 
