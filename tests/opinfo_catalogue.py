@@ -404,3 +404,12 @@ add("frexp", {"torch.frexp": torch.frexp, "Tensor.frexp": m("frexp"),
     fixed(("f32", lambda r: [make(r, (4, 5), F32, -40.0, 40.0)]),
           ("f64_perm", lambda r: [make(r, (4, 5), F64, -1e3, 1e3, layout="t")]),
           ("edges", lambda r: [torch.tensor([0.0, -0.0, float("inf"), float("nan"), 1e-40])])))
+add("index_reduce", {
+    "torch.index_reduce": lambda x, s: torch.index_reduce(x, 0, _ix(x, [0, 2, 0, 2]), s, "prod"),
+    "torch.index_reduce(mean)": lambda x, s: torch.index_reduce(
+        x, 0, _ix(x, [1, 1, 0, -1]), s, "mean", include_self=False),
+    "Tensor.index_reduce": lambda x, s: x.index_reduce(0, _ix(x, [2, 2, 1, 2]), s, "amax"),
+    "Tensor.index_reduce_": lambda x, s: x.clone().index_reduce_(
+        0, _ix(x, [0, 0, 0, 2]), s, "amin", include_self=False)},
+    fixed(("f32", lambda r: [make(r, (3, 5)), make(r, (4, 5))]),
+          ("f64_perm", lambda r: [make(r, (3, 5), F64, layout="t"), make(r, (4, 5), F64)])))

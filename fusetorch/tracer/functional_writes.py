@@ -146,6 +146,83 @@ def diagonal_scatter(input: Tensor, src: Tensor, offset: int = 0, dim1: int = 0,
     return movedim(out, (-2, -1), (d1, d2))
 
 
+def index_reduce(input: Tensor, dim: int, index: Tensor, source: Tensor, reduce: str, *,
+                 include_self: bool = True) -> Tensor:
+    """input with source's slices along `dim` reduced ('prod', 'mean', 'amax', 'amin') into
+    the slices `index` names; a slice no index names keeps its value. Composed from a
+    [target, source] match mask (memory: targets x sources x the other dims), so gradients
+    are those of the plain reductions (ties share amax's, prod's handle zeros)."""
+    from .functional_shape import movedim
+    from .creation import arange
+    D.check_tensor(input, "index_reduce", "input", 1)
+    D.check_tensor(index, "index_reduce", "index", 3)
+    D.check_tensor(source, "index_reduce", "source", 4)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if index.ndim > 1:
+        raise IndexError("index_reduce_(): Index is supposed to be a vector")
+    if index._dtype not in (dt.int64, dt.int32):
+        raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index")
+    nd = max(input.ndim, 1)
+    d = norm_dim(dim, nd)
+    x = F.reshape(input, (1,)) if input.ndim == 0 else input
+    src = F.reshape(source, (1,)) if source.ndim == 0 else source
+    n_idx = index.numel()
+    if src.ndim != x.ndim or src.shape[d] != n_idx or any(
+            a != b for i, (a, b) in enumerate(zip(src.shape, x.shape)) if i != d):
+        raise RuntimeError("index_reduce_(): Source/destination tensor must have same slice "
+                           "shapes. Destination slice shape: "
+                           f"{list(x.shape[:d] + x.shape[d + 1:])} at dimension {d} and source "
+                           f"slice shape: {list(src.shape[:d] + src.shape[d + 1:])} at "
+                           f"dimension 0.")
+    targets = x.shape[d]
+    idx = D.check_values(cast(F.reshape(index, (-1,)), dt.int64),
+                         "index out of range in self", lo=-targets, hi=targets,
+                         error="IndexError")
+    idx = D.elementwise("where", D.binary("lt", idx, 0), D.binary("add", idx, targets), idx)
+    xt, st = movedim(x, d, 0), movedim(cast(src, x._dtype), d, 0)  # [T, ...], [S, ...]
+    rest = (1,) * (x.ndim - 1)
+    match = D.binary("eq", F.reshape(arange(targets, device=x.device), (targets, 1)),
+                     F.reshape(idx, (1, n_idx)))  # [T, S]
+    hit = F.reshape(match, (targets, n_idx) + rest)
+    spread = F.unsqueeze(st, 0)  # [1, S, ...]
+    if reduce in ("amax", "amin"):
+        far = _extreme_of(x._dtype, reduce == "amax")
+        vals = D.elementwise("where", hit, spread, far)
+        parts = F.cat([F.unsqueeze(xt, 1), vals], 1) if include_self else vals
+        red = getattr(F, reduce)(parts, 1)
+    elif reduce == "prod":
+        vals = D.elementwise("where", hit, spread, 1)
+        red = F.prod(vals, 1)
+        if include_self:
+            red = D.binary("mul", red, xt)
+    else:
+        vals = D.elementwise("where", hit, spread, 0)
+        total = F.sum(vals, 1)
+        count = F.sum(cast(hit, x._dtype), 1)
+        if include_self:
+            total, count = D.binary("add", total, xt), D.binary("add", count, 1)
+        safe = D.elementwise("where", D.binary("eq", count, 0), 1, count)
+        red = D.binary("div", total, safe) if x._dtype.is_floating_point else \
+            F.div(total, safe, rounding_mode="floor")
+    if not include_self:
+        found = F.reshape(F.any(match, 1), (targets,) + rest)
+        red = D.elementwise("where", found, red, xt)
+    out = movedim(cast(red, x._dtype), 0, d)
+    return F.reshape(out, ()) if input.ndim == 0 else out
+
+
+def _extreme_of(d: dt.DType, largest: bool):
+    if d.is_floating_point:
+        return float("-inf") if largest else float("inf")
+    if d is dt.bool_:
+        return not largest
+    bits = {dt.uint8: 8, dt.int8: 8, dt.int16: 16, dt.int32: 32, dt.int64: 64}[d]
+    lo, hi = (0, 255) if d is dt.uint8 else (-2 ** (bits - 1), 2 ** (bits - 1) - 1)
+    return lo if largest else hi
+
+
 # ---------------------------------------------------------------- fresh copies of views
 
 def _copy_of(name: str, view):
@@ -257,8 +334,8 @@ def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
     return resize_(self, tuple(the_template.shape))
 
 
-PUBLIC = ("index_put", "put", "fill", "fill_", "zero_", "select_scatter", "slice_scatter",
-          "diagonal_scatter", "empty_strided", "scalar_tensor") + tuple(COPIES)
-METHODS = ("index_put", "put", "select_scatter", "slice_scatter", "diagonal_scatter",
-           "narrow_copy")
-INPLACE = ("index_put", "put")
+PUBLIC = ("index_put", "put", "index_reduce", "fill", "fill_", "zero_", "select_scatter",
+          "slice_scatter", "diagonal_scatter", "empty_strided", "scalar_tensor") + tuple(COPIES)
+METHODS = ("index_put", "put", "index_reduce", "select_scatter", "slice_scatter",
+           "diagonal_scatter", "narrow_copy")
+INPLACE = ("index_put", "put", "index_reduce")

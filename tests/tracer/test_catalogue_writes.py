@@ -54,6 +54,23 @@ def _put_ref(x, idx, vals):
     return flat.reshape(x.shape)
 
 
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_index_reduce_against_a_loop(reduce, include_self):
+    x, src = R.uniform(-2, 2, (4, 3)), R.uniform(-2, 2, (5, 3))
+    idx = np.array([0, 2, 0, -1, 2])
+    groups = {t: [x[t]] if include_self else [] for t in range(4)}
+    for i, t in enumerate(idx % 4):
+        groups[t].append(src[i])
+    fold = {"prod": np.prod, "mean": np.mean, "amax": np.max, "amin": np.min}[reduce]
+    want = np.stack([fold(np.stack(g), 0) if g else x[t] for t, g in groups.items()])
+    got = torch.index_reduce(t64(x).t(), 1, torch.tensor(idx), t64(src).t(), reduce,
+                             include_self=include_self)
+    np.testing.assert_allclose(got.numpy(), want.T, rtol=1e-14)
+    with pytest.raises(RuntimeError, match="Expected reduce to be one of prod, mean"):
+        torch.index_reduce(t64(x), 0, torch.tensor(idx), t64(src), "sum")
+
+
 def test_scatters_against_numpy():
     x = R.uniform(-1, 1, (4, 5))
     src = R.uniform(-1, 1, 5)
@@ -181,6 +198,10 @@ GRADCHECKS = {
     "renorm_inf": lambda x, v: torch.renorm(x, float("inf"), 1, 0.3),
     "vdot": lambda x, v: torch.vdot(x[0], v[1]),
     "sum_to_size": lambda x, v: x.sum_to_size(1, 4),
+    "index_reduce_prod": lambda x, v: torch.index_reduce(x, 0, torch.tensor([0, 0, 2]), v,
+                                                         "prod"),
+    "index_reduce_amax": lambda x, v: torch.index_reduce(x, 1, torch.tensor([1, 1, 3, 0]), v,
+                                                         "amax", include_self=False),
     "copies": lambda x, v: torch.diagonal_copy(x, 1) * torch.narrow_copy(v, 1, 0, 3)[0],
 }
 
