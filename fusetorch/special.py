@@ -109,6 +109,33 @@ def _binary_primitive(name: str, op: str, doc: str):
 
 
 zeta = _binary_primitive("zeta", "zeta", "The Hurwitz zeta function zeta(x, q).")
+
+
+def _polynomial(name: str, op: str, shifted: bool):
+    def fn(input, n, *, out=None):
+        from .tracer.tensor import Tensor
+        if not isinstance(input, Tensor) and not isinstance(n, Tensor):
+            _D.check_tensor(input, name, "input", 1)
+        with _no_grad_mode():  # PyTorch gives them no gradient
+            x = input
+            if shifted:  # P*(x) = P(2x - 1), ATen's shifted forms (x + x - 1 in x's type)
+                if isinstance(input, Tensor):
+                    xc = _D.cast(input, _D.promote_args(op, [input, n])[0])
+                    x = _D.binary("sub", _D.binary("add", xc, xc), 1.0)
+                else:
+                    x = float(input) + float(input) - 1.0
+            return _write_out(_D.binary(op, x, n), out)
+    fn.__name__ = name
+    fn.__doc__ = f"{'The shifted ' if shifted else 'The '}{op.replace('_', ' ')} of degree n."
+    return fn
+
+
+for _op in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+            "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+            "laguerre_polynomial_l", "legendre_polynomial_p"):
+    globals()[_op] = _polynomial(_op, _op, False)
+    if _op.startswith("chebyshev"):
+        globals()["shifted_" + _op] = _polynomial("shifted_" + _op, _op, True)
 gammainc = _binary_primitive("gammainc", "igamma",
                              "The regularized lower incomplete gamma function P(input, other).")
 gammaincc = _binary_primitive("gammaincc", "igammac",
@@ -119,7 +146,12 @@ gammaln = lgamma
 multigammaln = mvlgamma
 expit = sigmoid
 
-__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "digamma", "entr",
+__all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+           "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+           "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+           "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w", "digamma", "entr",
            "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc",
            "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
            "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "modified_bessel_k0",

@@ -413,3 +413,17 @@ add("index_reduce", {
         0, _ix(x, [0, 0, 0, 2]), s, "amin", include_self=False)},
     fixed(("f32", lambda r: [make(r, (3, 5)), make(r, (4, 5))]),
           ("f64_perm", lambda r: [make(r, (3, 5), F64, layout="t"), make(r, (4, 5), F64)])))
+_POLYS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+          "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+          "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+          "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+          "laguerre_polynomial_l", "legendre_polynomial_p")
+add("special_polynomials", {f"torch.special.{p}": getattr(_S, p) for p in _POLYS} | {
+    "torch.special.chebyshev_polynomial_t(scalar n)":
+        lambda x, n: _S.chebyshev_polynomial_t(x, 3)},
+    fixed(("f32", lambda r: [make(r, (4, 5), F32, -1.2, 1.2), make(r, (4, 5), I64, -1, 12)]),
+          ("f64_bcast", lambda r: [make(r, (4, 5), F64, -1.0, 1.0, layout="t"),
+                                   make(r, (5,), F64, 0, 10).floor()]),
+          ("edges", lambda r: [torch.tensor([-1.0, 1.0, 0.0, 0.5, 1.0, -1.0]),
+                               torch.tensor([3.0, 4.0, 9.0, 0.0, 10.0, 11.0])])), grad=False,
+    rtol=1e-4, atol=1e-5)  # (float32 recurrences cancel: kernels and numpy round apart)

@@ -78,7 +78,8 @@ def _unary_all(x):
         torch.erfc, torch.i0, torch.special.i1, torch.special.i0e, torch.special.i1e,
         torch.special.erfcx, torch.special.log_ndtr, lambda v: torch.special.bessel_j0(v) * v,
         lambda v: torch.special.bessel_j1(v) * v, lambda v: torch.special.bessel_y0(v) * v,
-        lambda v: torch.special.bessel_y1(v) * v))
+        lambda v: torch.special.bessel_y1(v) * v,
+        lambda v: torch.frexp(v).mantissa + torch.frexp(v * 3).exponent))
 
 
 def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing
@@ -88,7 +89,10 @@ def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing
             torch.where(p, x, y), x.clamp(-0.5, 0.5), x.clamp(min=0.1), torch.logical_not(p),
             p & q, p | q, p ^ q, p.to(x.dtype) * y, (x * 2).double() + 1,
             torch.atan2(x, y), torch.hypot(x, y), torch.logaddexp(x, y), x % y,
-            torch.fmod(x, y), x // y, torch.copysign(x, y), torch.nextafter(x, y))
+            torch.fmod(x, y), x // y, torch.copysign(x, y), torch.nextafter(x, y),
+            *(getattr(torch.special, f"{p}_polynomial_{k}")(x, y * 4 + 5) for p, k in (
+                ("chebyshev", "t"), ("chebyshev", "u"), ("chebyshev", "v"), ("chebyshev", "w"),
+                ("hermite", "h"), ("hermite", "he"), ("laguerre", "l"), ("legendre", "p"))))
 
 
 def _cases():

@@ -52,7 +52,7 @@ KNOWN = {
         ("erfc", "erfc"), ("float_of_int", "erfc"), ("i0", "i0"), ("copysign", "copysign"),
         ("nextafter", "nextafter"), ("gcd", "gcd"), ("lcm", "lcm"), ("special_i", "i0e"),
         ("special_no_grad", "airy_ai"), ("special_binary", "zeta"), ("igamma_grad", "igamma"),
-        ("frexp", "frexp_mantissa"))},
+        ("frexp", "frexp_mantissa"), ("special_polynomials", "chebyshev_polynomial_t"))},
 }
 CHUNK = 40
 

@@ -173,3 +173,39 @@ def test_zeta_has_no_derivative_as_in_pytorch():
     v = t64([2.0, 3.0]).requires_grad_()
     with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented"):
         S.zeta(v, 1.0).sum().backward()
+
+
+def test_orthogonal_polynomials_against_numpy_and_closed_forms():
+    from numpy.polynomial import chebyshev, hermite, hermite_e, laguerre, legendre
+    r = np.random.default_rng(8)
+    x = r.uniform(-0.99, 0.99, 40)
+    n = r.integers(0, 14, 40)
+    th = np.arccos(x)
+    closed = {
+        "chebyshev_polynomial_t": np.cos(n * th),
+        "chebyshev_polynomial_u": np.sin((n + 1) * th) / np.sin(th),
+        "chebyshev_polynomial_v": np.cos((n + 0.5) * th) / np.cos(th / 2),
+        "chebyshev_polynomial_w": np.sin((n + 0.5) * th) / np.sin(th / 2),
+    }
+    for name, want in closed.items():
+        got = getattr(S, name)(t64(x), t64(n)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-11, err_msg=name)
+        shifted = getattr(S, "shifted_" + name)(t64((x + 1) / 2), t64(n)).numpy()
+        np.testing.assert_allclose(shifted, want, rtol=1e-9, atol=1e-9, err_msg=name)
+    y = r.uniform(-3, 3, 40)
+    basis = {"hermite_polynomial_h": hermite.hermval, "hermite_polynomial_he": hermite_e.hermeval,
+             "laguerre_polynomial_l": laguerre.lagval, "legendre_polynomial_p": legendre.legval}
+    for name, val in basis.items():
+        want = [val(v, np.eye(k + 1)[k]) for v, k in zip(y, n)]
+        np.testing.assert_allclose(getattr(S, name)(t64(y), t64(n)).numpy(), want, rtol=1e-9,
+                                   atol=1e-9, err_msg=name)
+    # ATen's special cases: |x| = 1, negative n, the degree truncated; and no gradient
+    assert S.chebyshev_polynomial_t(t64([1.0, -1.0, -1.0]), t64([5, 5, 4])).tolist() == \
+        [1.0, -1.0, 1.0]
+    assert S.chebyshev_polynomial_u(t64([-1.0]), 3).tolist() == [-4.0]
+    assert S.legendre_polynomial_p(t64([0.5, 0.5]), t64([-1.0, 2.7])).tolist() == [0.0, -0.125]
+    assert S.chebyshev_polynomial_t(torch.tensor([1, 2]), torch.tensor([2, 3])).dtype == \
+        torch.float32
+    assert not S.hermite_polynomial_h(t64([0.5]).requires_grad_(), 3).requires_grad
+    np.testing.assert_allclose(chebyshev.chebval(0.3, np.eye(6)[5]),
+                               S.chebyshev_polynomial_t(t64(0.3), 5).item(), rtol=1e-14)
