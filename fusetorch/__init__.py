@@ -67,6 +67,13 @@ for _name in _math.PUBLIC + _math.TORCH_ONLY:  # torch.remainder, torch.isnan, t
 from .tracer import functional_shape as _shape
 for _name in _shape.PUBLIC + _shape.TORCH_ONLY:  # torch.tril, torch.einsum, torch.scatter, ...
     globals()[_name] = getattr(_shape, _name)
+from .tracer import functional_more as _more, functional_pieces as _pieces  # noqa: E402
+from .tracer import functional_stats as _stats, functional_calculus as _calculus  # noqa: E402
+from .tracer import functional_writes as _writes  # noqa: E402
+from .nn._functional.padding import constant_pad_nd  # noqa: E402,F401
+for _mod in (_more, _stats, _pieces, _calculus, _writes):  # torch.fmax, torch.cov, torch.tensor_split (issue 27)
+    for _name in _mod.PUBLIC:
+        globals()[_name] = getattr(_mod, _name)
 from . import linalg  # noqa: E402  (torch.linalg)
 for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch.cdist, ...
     globals()[_name] = linalg.TORCH_PUBLIC[_name]
@@ -80,6 +87,10 @@ from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop
 
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
 from . import special  # noqa: E402,F401  (torch.special: aliases, gammaln, psi, polygamma, ...)
+from . import masked  # noqa: E402,F401  (torch.masked: reductions with a boolean mask=)
+from . import signal  # noqa: E402  (torch.signal.windows; torch.hann_window and friends)
+for _name in signal.windows.TORCH_PUBLIC:
+    globals()[_name] = getattr(signal.windows, _name)
 
 float = float32  # noqa: A001
 double = float64

@@ -1171,3 +1171,7 @@ SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
     "set_autocast_dtype", "set_autocast_enabled", "is_complex")})
 SKIPPED.update({f"Tensor.{n}": _NOT_OPS for n in ("is_complex", "is_nested", "is_quantized",
                                                    "is_sparse")})
+
+# PyTorch's catalogue (issue 27): its entries are in tests/opinfo_catalogue.py, added to OPS
+# and SKIPPED when it is imported here
+import opinfo_catalogue  # noqa: E402,F401

@@ -25,7 +25,8 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
                                  "accelerator", "distributed", "testing", "_tensor_names")),
     ("nn/optim", False, ("nn", "optim")),
     # built on modules and tensors
-    ("utils", True, ("utils", "multiprocessing", "special", "distributions", "jit")),
+    ("utils", True, ("utils", "multiprocessing", "special", "distributions", "jit", "signal",
+                                    "masked")),
     # front ends: the whole library, compilation, export and checkpoint files
     ("front ends", True, ("__init__", "compile", "_reads", "onnx", "serialization",
                           "checkpoint_formats", "_weights_only")),

@@ -108,8 +108,9 @@ class Renderer:
         """The op table's C helper functions (`c_helper`) these kernels call, by the
         `ft_<op>` name each defines; written once for every backend (`FT_FN`)."""
         text = "\n".join(sources)
-        return [d.c_helper for name, d in sorted(OPS.items())
-                if d.c_helper and f"ft_{name}" in text]
+        # (one source may serve several ops: the Bessel functions share theirs)
+        return list(dict.fromkeys(d.c_helper for name, d in sorted(OPS.items())
+                                  if d.c_helper and f"ft_{name}" in text))
 
     def check(self, k: LoopKernel) -> None:
         """Refused unless this renderer renders `k` exactly."""

@@ -654,6 +654,9 @@ OPS["matmul"] = replace(OPS["matmul"], grad_name=_matmul_grad_name)
 # The elementwise primitives, each one definition with all its rules (ir/elementwise.py).
 from . import elementwise as _elementwise  # noqa: E402,F401  (registers them in OPS)
 from . import gamma as _gamma  # noqa: E402,F401  (lgamma, digamma, polygamma: issue 11)
+from . import special_ops as _special_ops  # noqa: E402,F401  (i0 i1 i0e i1e: issue 27)
+from . import elementwise_more as _elementwise_more  # noqa: E402,F401  (erfc copysign ...)
+from . import polynomial_ops as _polynomial_ops  # noqa: E402,F401  (torch.special's polynomials)
 # Linear algebra through the array module's LAPACK (ir/linalg_ops.py).
 from . import linalg_ops as _linalg_ops  # noqa: E402,F401  (registers them in OPS)
 from . import scans as _scans  # noqa: E402,F401  (cumsum, argsort, searchsorted, ...: issue 11)

@@ -461,9 +461,8 @@ def _invert(self):
     if self._dtype.is_floating_point:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
-    if self._dtype is not dt.bool_:
-        raise NotImplementedError("bitwise_not is only supported for bool tensors")
-    return D.elementwise("logical_not", self)
+    from .functional_more import bitwise_not
+    return bitwise_not(self)
 
 
 Tensor.__invert__ = _invert
@@ -499,3 +498,30 @@ for _name in _S.METHODS:
     setattr(Tensor, _name, _method(getattr(_S, _name)))
 for _fn in _S.INPLACE:
     setattr(Tensor, _fn.__name__ + "_", _inplace_of(_fn))
+
+# everyday math and statistics of PyTorch's catalogue (issue 27): x.fmax(y), x.logit_(), x.cov()
+from . import functional_more as _More  # noqa: E402
+from . import functional_stats as _Stats  # noqa: E402
+for _name in _More.PUBLIC:
+    setattr(Tensor, _name, _method(getattr(_More, _name)))
+for _name in _More.INPLACE:
+    setattr(Tensor, _name + "_", _inplace_of(getattr(_More, _name)))
+Tensor.conj_physical_ = _inplace_of(_More.conj_physical)
+Tensor.float_power_ = _inplace_of(_More._float_power_)
+Tensor.float_power_.__name__ = "float_power_"
+for _name in _Stats.METHODS:
+    setattr(Tensor, _name, _method(getattr(_Stats, _name)))
+from . import functional_pieces as _Pieces  # noqa: E402
+for _name in _Pieces.METHODS:
+    setattr(Tensor, _name, _method(getattr(_Pieces, _name)))
+from . import functional_writes as _Writes  # noqa: E402
+for _name in _Writes.METHODS:
+    setattr(Tensor, _name, _method(getattr(_Writes, _name)))
+for _name in _Writes.INPLACE:
+    setattr(Tensor, _name + "_", _inplace_of(getattr(_Writes, _name)))
+Tensor.resize_ = _Writes.resize_
+Tensor.resize_as_ = _Writes.resize_as_
+Tensor.new_empty_strided = _Writes.new_empty_strided
+Tensor.sum_to_size = _More.sum_to_size
+Tensor.H = property(_More._H)
+Tensor.mH = property(_More.adjoint)

@@ -73,7 +73,13 @@ def _unary_all(x):
         torch.log2, torch.erfinv, torch.tan, torch.asin, torch.acos, torch.atan, torch.sinh,
         torch.cosh, torch.asinh, torch.acosh, torch.atanh, torch.log10, torch.exp2, torch.floor,
         torch.ceil, torch.trunc, torch.round, torch.lgamma, torch.digamma,
-        lambda v: torch.polygamma(1, v), lambda v: torch.polygamma(3, v)))
+        lambda v: torch.polygamma(1, v), lambda v: torch.polygamma(3, v),
+        # issue 27
+        torch.erfc, torch.i0, torch.special.i1, torch.special.i0e, torch.special.i1e,
+        torch.special.erfcx, torch.special.log_ndtr, lambda v: torch.special.bessel_j0(v) * v,
+        lambda v: torch.special.bessel_j1(v) * v, lambda v: torch.special.bessel_y0(v) * v,
+        lambda v: torch.special.bessel_y1(v) * v,
+        lambda v: torch.frexp(v).mantissa + torch.frexp(v * 3).exponent))
 
 
 def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing
@@ -83,7 +89,10 @@ def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing
             torch.where(p, x, y), x.clamp(-0.5, 0.5), x.clamp(min=0.1), torch.logical_not(p),
             p & q, p | q, p ^ q, p.to(x.dtype) * y, (x * 2).double() + 1,
             torch.atan2(x, y), torch.hypot(x, y), torch.logaddexp(x, y), x % y,
-            torch.fmod(x, y), x // y)
+            torch.fmod(x, y), x // y, torch.copysign(x, y), torch.nextafter(x, y),
+            *(getattr(torch.special, f"{p}_polynomial_{k}")(x, y * 4 + 5) for p, k in (
+                ("chebyshev", "t"), ("chebyshev", "u"), ("chebyshev", "v"), ("chebyshev", "w"),
+                ("hermite", "h"), ("hermite", "he"), ("laguerre", "l"), ("legendre", "p"))))
 
 
 def _cases():

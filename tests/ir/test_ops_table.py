@@ -212,7 +212,7 @@ EXAMPLES.update({
 })
 BOOL_IN = {"logical_not"}
 INT_IN = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-          "bitwise_right_shift"}
+          "bitwise_right_shift", "gcd", "lcm"}
 for _name, _d in OPS.items():
     if _d.kind == "elementwise" and _name not in EXAMPLES:
         shapes = [(2, 1, 3), (4, 1), (3,)][:_d.nin]
@@ -317,6 +317,9 @@ REF = {
     "maximum": lambda a, b: np.where(a > b, a, b), "minimum": lambda a, b: np.where(a < b, a, b),
     "eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "lt": lambda a, b: a < b,
     "le": lambda a, b: a <= b, "gt": lambda a, b: a > b, "ge": lambda a, b: a >= b,
+    # issue 27 (numpy's own i0 is a Clenshaw sum independent of scipy's)
+    "erfc": np.vectorize(math.erfc), "copysign": lambda a, b: np.abs(a) * np.where(b < 0, -1, 1),
+    "i0": np.i0, "i0e": lambda x: np.i0(x) * np.exp(-np.abs(x)),
 }
 
 

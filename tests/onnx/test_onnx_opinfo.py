@@ -48,6 +48,12 @@ KNOWN = {
     ("digamma", "*"): "unsupported:digamma",
     ("polygamma", "*"): "unsupported:polygamma",
     ("mvlgamma", "*"): "unsupported:lgamma",
+    # issue 27's primitives without an ONNX form (fusetorch/onnx/ops.py UNSUPPORTED)
+    **{(e, "*"): f"unsupported:{p}" for e, p in (
+        ("erfc", "erfc"), ("float_of_int", "erfc"), ("i0", "i0"), ("copysign", "copysign"),
+        ("nextafter", "nextafter"), ("gcd", "gcd"), ("lcm", "lcm"), ("special_i", "i0e"),
+        ("special_no_grad", "airy_ai"), ("special_binary", "zeta"), ("igamma_grad", "igamma"),
+        ("frexp", "frexp_mantissa"), ("special_polynomials", "chebyshev_polynomial_t"))},
 }
 CHUNK = 40
 

@@ -39,6 +39,12 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
     return _indexed(input, pad, mode)
 
 
+def constant_pad_nd(input: Tensor, pad, value=0) -> Tensor:
+    """torch.constant_pad_nd: `pad`'s constant padding (negative entries crop)."""
+    D.check_tensor(input, "constant_pad_nd", "input", 1)
+    return _constant(input, [int(p) for p in pad], value)
+
+
 def _pairs(pad: list, ndim: int) -> list:
     """[(dim, left, right)] for each padded dim, last dim first."""
     return [(ndim - 1 - k, pad[2 * k], pad[2 * k + 1]) for k in range(len(pad) // 2)]

@@ -1,0 +1,129 @@
+"""Issue 27's new ops at 2^20 elements: eager fusetorch and compiled fusetorch against numpy or
+scipy doing the same thing, in the same run.
+
+    python benchmarks/bench_new_ops.py [--numel 1048576] [--repeat 7] [--all]
+
+Every candidate's eager time is measured first; the ten slowest (or all, with --all) are then
+timed eager / compiled / reference in interleaved rounds (so machine load drifts onto all
+three), and the best time of each is reported with the ratios to the reference. float32
+inputs; the references compute in float32 where numpy/scipy can, as fusetorch does.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import scipy.special as sp  # noqa: E402
+
+import fusetorch as torch  # noqa: E402
+
+
+def _candidates(n: int):
+    """name -> (fusetorch fn of tensors, numpy/scipy fn of arrays, input arrays)."""
+    r = np.random.default_rng(0)
+    u = r.uniform(-3, 3, n).astype(np.float32)
+    p = r.uniform(0.01, 0.99, n).astype(np.float32)
+    q = r.uniform(0.5, 4, n).astype(np.float32)
+    k = r.random(n) > 0.3
+    i = r.integers(-1000, 1000, n)
+    j = r.integers(1, 1000, n)
+    m = u.reshape(1024, -1)
+    km = k.reshape(1024, -1)
+    S, MK = torch.special, torch.masked
+
+    def np_masked_softmax(a, keep):
+        e = np.where(keep, np.exp(a - np.where(keep, a, -np.inf).max(1, keepdims=True)), 0)
+        return e / e.sum(1, keepdims=True)
+
+    def np_masked_var(a, keep):
+        return np.ma.masked_array(a, ~keep).var(1, ddof=1).filled(np.nan)
+
+    return {
+        "erfc": (torch.erfc, sp.erfc, [u]),
+        "i0": (torch.i0, sp.i0, [u]),
+        "special.i1e": (S.i1e, sp.i1e, [u]),
+        "special.erfcx": (S.erfcx, sp.erfcx, [u]),
+        "special.log_ndtr": (S.log_ndtr, sp.log_ndtr, [u]),
+        "special.ndtri": (S.ndtri, sp.ndtri, [p]),
+        "special.bessel_j0": (S.bessel_j0, sp.j0, [u]),
+        "special.zeta": (S.zeta, sp.zeta, [q + 1.5, q]),
+        "special.gammainc": (S.gammainc, sp.gammainc, [q, q]),
+        "special.entr": (S.entr, sp.entr, [p]),
+        "logit": (torch.logit, sp.logit, [p]),
+        "sinc": (torch.sinc, np.sinc, [u]),
+        "logaddexp2": (torch.logaddexp2, np.logaddexp2, [u, u[::-1].copy()]),
+        "copysign": (torch.copysign, np.copysign, [u, u[::-1].copy()]),
+        "fmax": (torch.fmax, np.fmax, [u, u[::-1].copy()]),
+        "signbit": (torch.signbit, np.signbit, [u]),
+        "nextafter": (torch.nextafter, np.nextafter, [u, q]),
+        "gcd": (torch.gcd, np.gcd, [i, j]),
+        "isin": (lambda a: torch.isin(a, torch.arange(0, 1000, 7)),
+                 lambda a: np.isin(a, np.arange(0, 1000, 7)), [i]),
+        "diff": (lambda a: torch.diff(a, n=2), lambda a: np.diff(a, n=2), [u]),
+        "gradient": (lambda a: torch.gradient(a)[0], lambda a: np.gradient(a), [u]),
+        "trapezoid": (torch.trapezoid, np.trapezoid, [m]),
+        "cumulative_trapezoid": (lambda a: torch.cumulative_trapezoid(a),
+                                 lambda a: np.cumsum((a[:, 1:] + a[:, :-1]) / 2, 1), [m]),
+        "renorm": (lambda a: torch.renorm(a, 2, 0, 1.0),
+                   lambda a: a * np.minimum(1.0, 1.0 / (np.linalg.norm(a, axis=1, keepdims=True)
+                                                        + 1e-7)), [m]),
+        "masked.softmax": (lambda a, b: MK.softmax(a, 1, mask=b), np_masked_softmax, [m, km]),
+        "masked.var": (lambda a, b: MK.var(a, 1, mask=b), np_masked_var, [m, km]),
+        "var_mean": (lambda a: torch.var_mean(a, 1), lambda a: (a.var(1, ddof=1), a.mean(1)),
+                     [m]),
+    }
+
+
+def _best(fn, args, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn(*args)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main(numel: int, repeat: int, everything: bool) -> None:
+    warnings.simplefilter("ignore")
+    cands = _candidates(numel)
+    tensors = {name: [torch.from_numpy(a) for a in arrays] for name, (_, _, arrays) in
+               cands.items()}
+    eager = {}
+    for name, (ours, _, _) in cands.items():
+        ours(*tensors[name])
+        eager[name] = _best(ours, tensors[name], 3)
+    chosen = sorted(eager, key=eager.get, reverse=True)
+    chosen = chosen if everything else chosen[:10]
+    print(f"{numel:,} elements, float32 (gcd/isin: int64), best of {repeat} x 3 interleaved rounds")
+    print(f"{'op':22} {'eager ms':>9} {'compiled':>9} {'numpy/scipy':>11} {'eager/ref':>10} "
+          f"{'comp/ref':>9}")
+    for name in chosen:
+        ours, ref, arrays = cands[name]
+        ts = tensors[name]
+        compiled = torch.compile(ours)
+        compiled(*ts)
+        compiled(*ts)
+        t = {"eager": [], "compiled": [], "ref": []}
+        for _ in range(3):
+            t["eager"].append(_best(ours, ts, repeat))
+            t["compiled"].append(_best(compiled, ts, repeat))
+            t["ref"].append(_best(ref, arrays, repeat))
+        e, c, f = (min(t[k]) for k in ("eager", "compiled", "ref"))
+        print(f"{name:22} {e * 1e3:9.2f} {c * 1e3:9.2f} {f * 1e3:11.2f} {e / f:10.2f} "
+              f"{c / f:9.2f}")
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--numel", type=int, default=1 << 20)
+    ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--all", action="store_true")
+    a = ap.parse_args()
+    main(a.numel, a.repeat, a.all)

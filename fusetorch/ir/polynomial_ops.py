@@ -1,0 +1,229 @@
+"""The orthogonal polynomials of torch.special (issue 27) as elementwise primitives of (x, n):
+`chebyshev_polynomial_t/u/v/w hermite_polynomial_h/he laguerre_polynomial_l
+legendre_polynomial_p` (the shifted Chebyshev ones are these at 2x - 1, composed in
+fusetorch/special.py). Each follows ATen's algorithm step for step (its special cases at
+|x| = 1, its cos/sin closed forms for large n inside (-1, 1), then the three-term recurrence),
+so values round as PyTorch's do; n is truncated to an integer. PyTorch gives them no
+gradient. Kernels call the C helpers (one loop per element); eager runs the same recurrence
+over whole arrays, up to the largest n."""
+from __future__ import annotations
+
+from .elementwise import elementwise
+from .ops import vjp_zero
+
+# ---------------------------------------------------------------- C helpers
+#
+# written once for double; the float twin is the same text with float types and libm's f names
+
+_C_DOUBLE = """
+FT_FN double ft_chebyshev_polynomial_t(double x, double nf)
+{
+    const long long n = (long long)nf;
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1.0) return (x > 0.0 || n % 2 == 0) ? 1.0 : -1.0;
+    if (n > 6 && fabs(x) < 1.0) return cos(n * acos(x));
+    if (n == 0) return 1.0;
+    if (n == 1) return x;
+    double p = 1.0, q = x, r = 0.0;
+    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    return r;
+}
+FT_FN double ft_chebyshev_polynomial_u(double x, double nf)
+{
+    const long long n = (long long)nf;
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1.0) return (x > 0.0 || n % 2 == 0) ? n + 1.0 : -(n + 1.0);
+    if (n > 8 && fabs(x) < 1.0) {
+        if (sin(acos(x)) != 0.0) return sin((n + 1) * acos(x)) / sin(acos(x));
+        return (n + 1) * cos((n + 1) * acos(x)) * x;
+    }
+    if (n == 0) return 1.0;
+    if (n == 1) return x + x;
+    double p = 1.0, q = x + x, r = 0.0;
+    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    return r;
+}
+FT_FN double ft_chebyshev_polynomial_v(double x, double nf)
+{
+    const long long n = (long long)nf;
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1.0) {
+        if (x > 0.0) return 1.0;
+        return n % 2 == 0 ? n + n + 1.0 : -(n + n + 1.0);
+    }
+    if (n > 8 && fabs(x) < 1.0) {
+        if (sin(acos(x) / 2) != 1.0) return cos((n + 0.5) * acos(x)) / cos(acos(x) / 2);
+        return n % 2 == 0 ? n + n + 1.0 : -(n + n + 1.0);
+    }
+    if (n == 0) return 1.0;
+    if (n == 1) return x + x - 1.0;
+    double p = 1.0, q = x + x - 1.0, r = 0.0;
+    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    return r;
+}
+FT_FN double ft_chebyshev_polynomial_w(double x, double nf)
+{
+    const long long n = (long long)nf;
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1.0) {
+        if (x > 0.0) return n + n + 1.0;
+        return n % 2 == 0 ? 1.0 : -1.0;
+    }
+    if (n > 8 && fabs(x) < 1.0) {
+        if (cos(acos(x) / 2) != 1.0) return sin((n + 0.5) * acos(x)) / sin(acos(x) / 2);
+        if (x > 0.0) return n + n + 1.0;
+        return n % 2 == 0 ? 1.0 : -1.0;
+    }
+    if (n == 0) return 1.0;
+    if (n == 1) return x + x + 1.0;
+    double p = 1.0, q = x + x + 1.0, r = 0.0;
+    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    return r;
+}
+FT_FN double ft_hermite_polynomial_h(double x, double nf)
+{
+    const long long n = (long long)nf;
+    if (n < 0) return 0.0;
+    if (n == 0) return 1.0;
+    if (n == 1) return x + x;
+    double p = 1.0, q = x + x, r = 0.0;
+    for (double k = 2; k < n + n; k += 2) { r = (x + x) * q - k * p; p = q; q = r; }
+    return r;
+}
+FT_FN double ft_hermite_polynomial_he(double x, double nf)
+{
+    const long long n = (long long)nf;
+    if (n < 0) return 0.0;
+    if (n == 0) return 1.0;
+    if (n == 1) return x;
+    double p = 1.0, q = x, r = 0.0;
+    for (double k = 1; k < n; k++) { r = x * q - k * p; p = q; q = r; }
+    return r;
+}
+FT_FN double ft_laguerre_polynomial_l(double x, double nf)
+{
+    const long long n = (long long)nf;
+    if (n < 0) return 0.0;
+    if (fabs(x) == 0.0) return 1.0;
+    if (n == 0) return 1.0;
+    if (n == 1) return 1.0 - x;
+    double p = 1.0, q = 1.0 - x, r = 0.0;
+    for (double k = 1; k < n; k++) {
+        r = (((k + k) + (1.0 - x)) * q - k * p) / (k + 1);
+        p = q;
+        q = r;
+    }
+    return r;
+}
+FT_FN double ft_legendre_polynomial_p(double x, double nf)
+{
+    const long long n = (long long)nf;
+    if (n < 0) return 0.0;
+    if (fabs(x) == 1.0) {
+        if (x > 0.0 || n == 0) return 1.0;
+        return n % 2 == 0 ? 1.0 : -1.0;
+    }
+    if (n == 0) return 1.0;
+    if (n == 1) return x;
+    double p = 1.0, q = x, r = 0.0;
+    for (double k = 1; k < n; k++) { r = ((k + k + 1) * x * q - k * p) / (k + 1); p = q; q = r; }
+    return r;
+}
+"""
+
+
+def _float_twin(src: str) -> str:
+    out = src.replace("double", "float")
+    for fn in ("fabs", "cos", "acos", "sin"):
+        out = out.replace(f"{fn}(", f"{fn}f(")
+    for name in _NAMES:
+        out = out.replace(f"ft_{name}(", f"ft_{name}f(")
+    return out
+
+
+_NAMES = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+          "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+          "laguerre_polynomial_l", "legendre_polynomial_p")
+_C = ("/* torch.special's orthogonal polynomials: ATen's special cases, closed forms and "
+      "recurrences */" + _C_DOUBLE + _float_twin(_C_DOUBLE))
+
+# ---------------------------------------------------------------- eager (whole arrays)
+
+
+def _recurrence(xp, x, n, first, step, start: int = 2):
+    """P_n from P_0 = 1, P_1 = first, P_m = step(m, P_{m-1}, P_{m-2}) for m >= start."""
+    one = xp.ones_like(x)
+    out = xp.where(n == 0, one, xp.where(n == 1, first, 0 * x))
+    p, q = one, first
+    top = int(n.max()) if n.size else 0
+    for m in range(start, top + 1):
+        r = step(m, q, p)
+        out = xp.where(n == m, r, out)
+        p, q = q, r
+    return out
+
+
+def _eager(name: str):
+    def make(xp):
+        def run(x, nf):
+            x, nf = xp.broadcast_arrays(x, nf)
+            with xp.errstate(invalid="ignore", over="ignore"):
+                n = xp.where(xp.isfinite(nf), nf, 0).astype("int64")
+                r = _value(xp, name, x, n).astype(x.dtype, copy=False)
+            return xp.where(n < 0, 0, r).astype(x.dtype, copy=False)
+        return run
+    return make
+
+
+def _value(xp, name, x, n):
+    nx = n.astype(x.dtype)  # n in x's type where it multiplies x's values, as ATen's T(n)
+    two_x = x + x
+    ax = xp.abs(x)
+    odd = n % 2 == 1
+    inner = ax < 1
+    if name == "chebyshev_polynomial_t":
+        r = _recurrence(xp, x, n, x, lambda m, q, p: two_x * q - p)
+        r = xp.where((n > 6) & inner, xp.cos(nx * xp.arccos(xp.where(inner, x, 0))), r)
+        return xp.where(ax == 1, xp.where((x > 0) | ~odd, 1, -1), r)
+    if name == "chebyshev_polynomial_u":
+        r = _recurrence(xp, x, n, two_x, lambda m, q, p: two_x * q - p)
+        t = xp.arccos(xp.where(inner, x, 0))
+        s = xp.sin(t)
+        closed = xp.where(s != 0, xp.sin((nx + 1) * t) / xp.where(s != 0, s, 1),
+                          (nx + 1) * xp.cos((nx + 1) * t) * x)
+        r = xp.where((n > 8) & inner, closed, r)
+        return xp.where(ax == 1, xp.where((x > 0) | ~odd, n + 1, -(n + 1)), r)
+    if name in ("chebyshev_polynomial_v", "chebyshev_polynomial_w"):
+        v = name.endswith("v")
+        first = two_x - 1 if v else two_x + 1
+        r = _recurrence(xp, x, n, first, lambda m, q, p: two_x * q - p)
+        t = xp.arccos(xp.where(inner, x, 0))
+        big = n + n + 1
+        parity = xp.where(odd, -big, big) if v else xp.where(odd, -1, 1)
+        edge = (1 if v else big)
+        if v:
+            fine = xp.sin(t / 2) != 1
+            closed = xp.where(fine, xp.cos((n + 0.5) * t) / xp.cos(t / 2), parity)  # (double)
+        else:
+            fine = xp.cos(t / 2) != 1
+            closed = xp.where(fine, xp.sin((n + 0.5) * t) / xp.where(fine, xp.sin(t / 2), 1),
+                              xp.where(x > 0, big, parity))
+        r = xp.where((n > 8) & inner, closed, r)
+        return xp.where(ax == 1, xp.where(x > 0, edge, parity), r)
+    if name == "hermite_polynomial_h":
+        return _recurrence(xp, x, n, two_x, lambda m, q, p: two_x * q - (2 * (m - 1)) * p)
+    if name == "hermite_polynomial_he":
+        return _recurrence(xp, x, n, x, lambda m, q, p: x * q - (m - 1) * p)
+    if name == "laguerre_polynomial_l":
+        first = 1 - x
+        r = _recurrence(xp, x, n, first,
+                        lambda m, q, p: ((2 * (m - 1) + first) * q - (m - 1) * p) / m)
+        return xp.where(ax == 0, 1, r)
+    # legendre_polynomial_p
+    r = _recurrence(xp, x, n, x, lambda m, q, p: ((2 * m - 1) * x * q - (m - 1) * p) / m)
+    return xp.where(ax == 1, xp.where((x > 0) | (n == 0) | ~odd, 1, -1), r)
+
+
+for _name in _NAMES:
+    elementwise(_name, 2, "float", f"ft_{_name}{{f}}({{0}}, {{1}})", _eager(_name),
+                vjp=vjp_zero, c_helper=_C)

@@ -1,0 +1,211 @@
+"""torch.special's functions added by issue 27 against references computed here in float64
+(series, asymptotic expansions, quadrature, bisection: none of them scipy, which eager uses),
+the compiled kernels' C helpers against eager, and gradients against central differences."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+from fusetorch.autograd import gradcheck
+
+S = torch.special
+
+
+def t64(a):
+    return torch.tensor(np.asarray(a, dtype=np.float64))
+
+
+def _erfcx_ref(x: float) -> float:
+    if x < 5:
+        return math.exp(x * x) * math.erfc(x)
+    s, term = 0.0, 1.0
+    for k in range(12):  # 1/(x sqrt(pi)) sum (-1)^k (2k-1)!! / (2x^2)^k
+        s += term
+        term *= -(2 * k + 1) / (2 * x * x)
+    return s / (x * math.sqrt(math.pi))
+
+
+def _log_ndtr_ref(x: float) -> float:
+    if x > 0:
+        return math.log1p(-0.5 * math.erfc(x / math.sqrt(2)))
+    if x > -20:
+        return math.log(0.5 * math.erfc(-x / math.sqrt(2)))
+    s, term = 0.0, 1.0
+    for k in range(10):  # Mills ratio: 1 - 1/x^2 + 3/x^4 - ...
+        s += term
+        term *= -(2 * k + 1) / (x * x)
+    return -x * x / 2 - math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log(s)
+
+
+def _ndtri_ref(p: float) -> float:
+    lo, hi = -40.0, 40.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if 0.5 * math.erfc(-mid / math.sqrt(2)) < p else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _bessel_k_ref(nu: float, x: float) -> float:
+    # K_nu(x) = int_0^inf exp(-x cosh t) cosh(nu t) dt: the trapezoid rule converges
+    # exponentially for this analytic, fast-decaying integrand
+    t = np.linspace(0, 12, 24001)
+    f = np.exp(-x * np.cosh(t)) * np.cosh(nu * t)
+    return float(np.trapezoid(f, t))
+
+
+def _j_ref(nu: int, x: float) -> float:
+    return sum((-1) ** k * (x / 2) ** (2 * k + nu) / (math.factorial(k) * math.factorial(k + nu))
+               for k in range(60))
+
+
+def _zeta_ref(s: float, q: float) -> float:
+    n = 2000
+    k = np.arange(n)
+    head = float(np.sum((q + k) ** -s))
+    a = q + n  # Euler-Maclaurin tail
+    return head + a ** (1 - s) / (s - 1) + 0.5 * a ** -s + s * a ** (-s - 1) / 12
+
+
+def _igamma_ref(a: float, x: float) -> float:
+    term = s = 1.0 / a
+    for k in range(1, 400):
+        term *= x / (a + k)
+        s += term
+    return s * math.exp(-x + a * math.log(x) - math.lgamma(a))
+
+
+def test_erfcx_log_ndtr_ndtr_ndtri_against_series():
+    x = [-26.0, -5.0, -1.0, -0.1, 0.0, 0.7, 2.4, 2.6, 8.0, 40.0, 1e4]
+    np.testing.assert_allclose(S.erfcx(t64(x)).numpy(), [_erfcx_ref(v) for v in x], rtol=2e-13)
+    y = [-300.0, -38.0, -10.0, -1.5, -0.5, 0.0, 3.0, 9.0]
+    np.testing.assert_allclose(S.log_ndtr(t64(y)).numpy(), [_log_ndtr_ref(v) for v in y],
+                               rtol=1e-13)
+    np.testing.assert_allclose(S.ndtr(t64(y)).numpy(),
+                               [0.5 * math.erfc(-v / math.sqrt(2)) for v in y], rtol=5e-14,
+                               atol=1e-300)  # (x / sqrt 2 rounds: 2 x^2 ulps in the tail)
+    p = [1e-300, 1e-10, 0.01, 0.3, 0.5, 0.8, 0.999]
+    np.testing.assert_allclose(S.ndtri(t64(p)).numpy(), [_ndtri_ref(v) for v in p], rtol=1e-13,
+                               atol=1e-15)  # (the bisection stops near, not at, 0)
+    assert S.ndtri(t64([0.0, 1.0])).tolist() == [-math.inf, math.inf]
+
+
+def test_bessel_functions_against_series_and_quadrature():
+    x = [0.0, 0.3, 1.0, 2.5, 5.0]
+    np.testing.assert_allclose(S.bessel_j0(t64(x)).numpy(), [_j_ref(0, v) for v in x],
+                               rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(S.bessel_j1(t64(x)).numpy(), [_j_ref(1, v) for v in x],
+                               rtol=1e-13, atol=1e-15)
+    xs = [0.1, 0.5, 1.0, 3.0, 10.0]
+    np.testing.assert_allclose(S.modified_bessel_k0(t64(xs)).numpy(),
+                               [_bessel_k_ref(0, v) for v in xs], rtol=1e-12)
+    np.testing.assert_allclose(S.modified_bessel_k1(t64(xs)).numpy(),
+                               [_bessel_k_ref(1, v) for v in xs], rtol=1e-12)
+    np.testing.assert_allclose(S.scaled_modified_bessel_k1(t64(xs)).numpy(),
+                               [_bessel_k_ref(1, v) * math.exp(v) for v in xs], rtol=1e-12)
+    # Ai(x) = sqrt(x / 3) / pi K_{1/3}(2/3 x^(3/2)) for x > 0; Ai(0) = 3^(-2/3) / Gamma(2/3)
+    xa = [0.5, 1.0, 3.0]
+    want = [math.sqrt(v / 3) / math.pi * _bessel_k_ref(1 / 3, 2 / 3 * v ** 1.5) for v in xa]
+    np.testing.assert_allclose(S.airy_ai(t64(xa)).numpy(), want, rtol=1e-12)
+    assert S.airy_ai(t64(0.0)).item() == pytest.approx(3 ** (-2 / 3) / math.gamma(2 / 3),
+                                                       rel=1e-15)
+    assert math.isnan(S.bessel_y0(t64(-1.0)).item()) and S.bessel_y1(t64(0.0)).item() == -math.inf
+    np.testing.assert_allclose(S.spherical_bessel_j0(t64([0.0, 1e-5, 3.0])).numpy(),
+                               [1.0, math.sin(1e-5) / 1e-5, math.sin(3.0) / 3.0], rtol=1e-15)
+    assert not S.bessel_j0(t64([1.0]).requires_grad_()).requires_grad  # PyTorch's: no gradient
+
+
+def test_zeta_and_incomplete_gamma_against_sums():
+    s, q = [2.0, 3.5, 1.5], [1.0, 0.5, 4.0]
+    np.testing.assert_allclose(S.zeta(t64(s), t64(q)).numpy(),
+                               [_zeta_ref(a, b) for a, b in zip(s, q)], rtol=1e-12)
+    assert S.zeta(t64(2.0), t64(1.0)).item() == pytest.approx(math.pi ** 2 / 6, rel=1e-15)
+    a, x = [0.5, 2.0, 7.5], [1.0, 3.0, 0.4]
+    want = [_igamma_ref(u, v) for u, v in zip(a, x)]
+    np.testing.assert_allclose(S.gammainc(t64(a), t64(x)).numpy(), want, rtol=1e-13)
+    np.testing.assert_allclose(S.gammaincc(t64(a), t64(x)).numpy(), 1 - np.array(want),
+                               rtol=1e-13)
+    np.testing.assert_allclose(torch.igamma(t64(a), t64(x)).numpy(), want, rtol=1e-13)
+
+
+def test_entr_xlog1py():
+    x = [-1.0, 0.0, 0.5, 3.0, math.nan]
+    got = S.entr(t64(x)).numpy()
+    assert got[0] == -math.inf and got[1] == 0.0 and math.isnan(got[4])
+    np.testing.assert_allclose(got[2:4], [-0.5 * math.log(0.5), -3 * math.log(3.0)], rtol=1e-15)
+    got = S.xlog1py(t64([0.0, 0.0, 2.0]), t64([math.nan, 3.0, 1.0])).numpy()
+    assert math.isnan(got[0]) and got[1] == 0.0 and got[2] == pytest.approx(2 * math.log(2.0))
+
+
+def test_compiled_kernels_agree_with_eager():
+    x = t64(np.concatenate([np.linspace(-30, 30, 241), [0.0, 2.5, -1.0]]))
+
+    def f(v):
+        return (S.erfcx(v), S.log_ndtr(v), S.ndtr(v), S.bessel_j0(v), S.bessel_j1(v),
+                S.bessel_y0(v.abs() + 0.1), S.bessel_y1(v.abs() + 0.1))
+
+    cf = torch.compile(f)
+    cf(x)
+    for got, want in zip(cf(x), f(x)):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-13, atol=1e-15)  # (zeros)
+
+
+GRADCHECKS = {
+    "erfcx": lambda v: S.erfcx(v), "log_ndtr": lambda v: S.log_ndtr(v * 3),
+    "ndtr": lambda v: S.ndtr(v), "ndtri": lambda v: S.ndtri(v.abs() * 0.3 + 0.1),
+    "entr": lambda v: S.entr(v.abs() + 0.2), "xlog1py": lambda v: S.xlog1py(v, v.abs()),
+    "gammainc": lambda v: S.gammainc(torch.tensor([0.5, 2.0, 3.0], dtype=torch.float64),
+                                     v.abs() + 0.3),
+    "gammaincc": lambda v: S.gammaincc(torch.tensor([1.5, 2.0, 0.7], dtype=torch.float64),
+                                       v.abs() + 0.3),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GRADCHECKS))
+def test_gradients_match_central_differences(name):
+    v = t64([-0.8, 0.3, 1.4]).requires_grad_()
+    assert gradcheck(GRADCHECKS[name], (v,), eps=1e-6, atol=1e-8, rtol=1e-6)
+
+
+def test_zeta_has_no_derivative_as_in_pytorch():
+    v = t64([2.0, 3.0]).requires_grad_()
+    with pytest.raises(NotImplementedError, match="the derivative for 'zeta' is not implemented"):
+        S.zeta(v, 1.0).sum().backward()
+
+
+def test_orthogonal_polynomials_against_numpy_and_closed_forms():
+    from numpy.polynomial import chebyshev, hermite, hermite_e, laguerre, legendre
+    r = np.random.default_rng(8)
+    x = r.uniform(-0.99, 0.99, 40)
+    n = r.integers(0, 14, 40)
+    th = np.arccos(x)
+    closed = {
+        "chebyshev_polynomial_t": np.cos(n * th),
+        "chebyshev_polynomial_u": np.sin((n + 1) * th) / np.sin(th),
+        "chebyshev_polynomial_v": np.cos((n + 0.5) * th) / np.cos(th / 2),
+        "chebyshev_polynomial_w": np.sin((n + 0.5) * th) / np.sin(th / 2),
+    }
+    for name, want in closed.items():
+        got = getattr(S, name)(t64(x), t64(n)).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-11, err_msg=name)
+        shifted = getattr(S, "shifted_" + name)(t64((x + 1) / 2), t64(n)).numpy()
+        np.testing.assert_allclose(shifted, want, rtol=1e-9, atol=1e-9, err_msg=name)
+    y = r.uniform(-3, 3, 40)
+    basis = {"hermite_polynomial_h": hermite.hermval, "hermite_polynomial_he": hermite_e.hermeval,
+             "laguerre_polynomial_l": laguerre.lagval, "legendre_polynomial_p": legendre.legval}
+    for name, val in basis.items():
+        want = [val(v, np.eye(k + 1)[k]) for v, k in zip(y, n)]
+        np.testing.assert_allclose(getattr(S, name)(t64(y), t64(n)).numpy(), want, rtol=1e-9,
+                                   atol=1e-9, err_msg=name)
+    # ATen's special cases: |x| = 1, negative n, the degree truncated; and no gradient
+    assert S.chebyshev_polynomial_t(t64([1.0, -1.0, -1.0]), t64([5, 5, 4])).tolist() == \
+        [1.0, -1.0, 1.0]
+    assert S.chebyshev_polynomial_u(t64([-1.0]), 3).tolist() == [-4.0]
+    assert S.legendre_polynomial_p(t64([0.5, 0.5]), t64([-1.0, 2.7])).tolist() == [0.0, -0.125]
+    assert S.chebyshev_polynomial_t(torch.tensor([1, 2]), torch.tensor([2, 3])).dtype == \
+        torch.float32
+    assert not S.hermite_polynomial_h(t64([0.5]).requires_grad_(), 3).requires_grad
+    np.testing.assert_allclose(chebyshev.chebval(0.3, np.eye(6)[5]),
+                               S.chebyshev_polynomial_t(t64(0.3), 5).item(), rtol=1e-14)
