@@ -64,7 +64,7 @@ FUNCTIONAL: dict[str, str] = {}
 
 # `Tensor.<name>`
 TENSOR = _table(**{
-    COMPLEX: "real imag conj conj_physical resolve_conj is_conj angle",
+    COMPLEX: "real imag conj conj_physical resolve_conj angle",
     SPARSE: "to_sparse to_sparse_coo to_sparse_csr to_sparse_csc to_sparse_bsr to_sparse_bsc "
             "to_dense coalesce is_coalesced sparse_dim dense_dim _values _indices indices "
             "values crow_indices col_indices ccol_indices row_indices sparse_mask",

@@ -1146,5 +1146,8 @@ SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
     "autocast_increment_nesting", "clear_autocast_cache", "get_autocast_dtype",
     "is_autocast_cache_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
     "set_autocast_dtype", "set_autocast_enabled", "is_complex")})
-SKIPPED.update({f"Tensor.{n}": _NOT_OPS for n in ("is_complex", "is_nested", "is_quantized",
-                                                   "is_sparse")})
+SKIPPED.update({f"Tensor.{n}": _NOT_OPS for n in (
+    "is_complex", "is_nested", "is_quantized", "is_sparse", "is_sparse_csr", "is_cpu", "is_mps",
+    "is_xpu", "is_meta", "is_mkldnn", "is_vulkan", "is_ipu", "is_xla", "is_mtia", "is_maia",
+    "is_conj", "is_neg", "is_pinned", "is_distributed", "is_signed", "is_same_size",
+    "is_nonzero")})  # tests/tracer/test_tensor_flags.py
