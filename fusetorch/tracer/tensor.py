@@ -289,7 +289,7 @@ class Tensor:
         """Accumulate the gradient of this tensor into the leaves' `.grad`."""
         from .autograd import backward
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                 inputs)
+                 inputs=inputs)
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this leaf's gradient is computed, before it is accumulated; a
