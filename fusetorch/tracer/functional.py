@@ -622,9 +622,24 @@ def reshape(input: Tensor, shape) -> Tensor:
     return apply("reshape", [input], {"shape": infer_reshape(shape, input._data.size)})
 
 
-def view(input: Tensor, *shape) -> Tensor:
-    if len(shape) == 1 and isinstance(shape[0], dt.DType):
-        raise NotImplementedError("view(dtype) is not supported")
+def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
+    """`view(*shape)` (`size=`): the same memory in another shape; `view(dtype)` (`dtype=`): the
+    same bytes read as another dtype (tracer/strided.view_dtype)."""
+    if dtype is None and len(shape) == 1 and isinstance(shape[0], dt.DType):
+        dtype, shape = shape[0], ()
+    if dtype is not None or _b.any(isinstance(s, dt.DType) for s in shape):
+        if shape or size is not None or not isinstance(dtype, dt.DType):
+            got = ", ".join(type(a).__name__ if not isinstance(a, dt.DType) else "torch.dtype"
+                            for a in (shape if dtype is None else (dtype, *shape)))
+            raise TypeError(f"view() received an invalid combination of arguments - got ({got}), "
+                            "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints "
+                            "size)\n")
+        from .strided import view_dtype
+        return view_dtype(input, dtype)
+    if size is not None:
+        if shape:
+            raise TypeError("view() got multiple values for argument 'size'")
+        shape = (size,)
     data = input._data
     shape = infer_reshape(_shape_arg(shape, "view", "size"), data.size)
     if not data.flags.c_contiguous and not _can_view(data, shape):
