@@ -135,5 +135,8 @@ def __getattr__(name: str):
     # only reached for names this module lacks: PyTorch names left out on purpose say so
     # (`_out_of_scope.py`); any other is Python's own AttributeError
     import sys
+    if name in ("_dynamo", "_inductor"):  # imported when first named, as PyTorch does
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
     from ._out_of_scope import TORCH, missing
     raise missing("module 'fusetorch'", "torch", name, TORCH, obj=sys.modules[__name__])

@@ -50,7 +50,7 @@ TORCH = {
                 "uint16 uint32 uint64",
         NESTED: "nested",
         DEVICES: "mps xpu mtia",
-        COMPILER: "fx export _dynamo _inductor",
+        COMPILER: "fx export",
         HUB: "hub",
         PACKAGE: "package",
     }),
