@@ -36,6 +36,9 @@ LEAVES = ("_hooks", "_out_of_scope", "_guards", "_load_checks", "_threads", "bac
 
 # (importing module, imported unit): reason. Kept short; each is a known debt of issue 14.
 EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("fusetorch.distributed.optim", "optim"):
+        "torch.distributed.optim's path for ZeroRedundancyOptimizer, an Optimizer subclass that "
+        "lives in optim/ (which may use distributed's collectives)",
     ("fusetorch.utils.safetensors", "checkpoint_formats"):
         "torch.utils-style safetensors entry points wrap the checkpoint-format readers and "
         "writers of fusetorch/checkpoint_formats, which sit with serialization at the top",
