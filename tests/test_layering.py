@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
     ("utils", True, ("utils", "multiprocessing", "special", "distributions", "jit")),
     # front ends: the whole library, compilation, export and checkpoint files
     ("front ends", True, ("__init__", "compile", "onnx", "serialization", "checkpoint_formats",
-                          "_weights_only", "_inductor", "_dynamo")),
+                          "_weights_only", "_inductor", "_dynamo", "fx")),
 ]
 
 # Leaf modules that import nothing from fusetorch, so that any layer may import them.

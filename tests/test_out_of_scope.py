@@ -68,3 +68,18 @@ def test_tensor_and_nn_names():
     # what a fusetorch tensor is never: these answer False rather than raise
     assert (x.is_sparse, x.is_quantized, x.is_nested, x.is_complex()) == (False,) * 4
     assert torch.is_complex(x) is False
+
+
+def test_importing_fx_says_it_is_out_of_scope():
+    import importlib
+    import sys
+    for stmt in ("import fusetorch.fx", "from fusetorch.fx import symbolic_trace",
+                 "from fusetorch import fx"):
+        with pytest.raises(OutOfScopeError, match=re.escape(
+                "fusetorch does not implement torch.fx: PyTorch's other compilers and graph "
+                "capture")):
+            exec(stmt, {})
+        assert "fusetorch.fx" not in sys.modules
+    with pytest.raises(OutOfScopeError):
+        importlib.import_module("fusetorch.fx")
+    assert not hasattr(torch, "fx")
