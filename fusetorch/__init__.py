@@ -68,6 +68,9 @@ from .tracer import functional_shape as _shape
 for _name in _shape.PUBLIC + _shape.TORCH_ONLY:  # torch.tril, torch.einsum, torch.scatter, ...
     globals()[_name] = getattr(_shape, _name)
 from . import linalg  # noqa: E402  (torch.linalg)
+from . import sparse  # noqa: E402  (torch.sparse: the COO subset)
+from .sparse import layout, sparse_coo, sparse_coo_tensor, strided  # noqa: E402
+from .sparse import mm as spmm  # noqa: E402
 for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch.cdist, ...
     globals()[_name] = linalg.TORCH_PUBLIC[_name]
 from .tracer.printing import set_printoptions

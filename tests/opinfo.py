@@ -1150,4 +1150,10 @@ SKIPPED.update({f"Tensor.{n}": _NOT_OPS for n in (
     "is_complex", "is_nested", "is_quantized", "is_sparse", "is_sparse_csr", "is_cpu", "is_mps",
     "is_xpu", "is_meta", "is_mkldnn", "is_vulkan", "is_ipu", "is_xla", "is_mtia", "is_maia",
     "is_conj", "is_neg", "is_pinned", "is_distributed", "is_signed", "is_same_size",
-    "is_nonzero")})  # tests/tracer/test_tensor_flags.py
+    "is_nonzero", "layout")})  # tests/tracer/test_tensor_flags.py
+# the sparse COO subset: tests/test_sparse.py (composites of index_add/index_select)
+SKIPPED.update({n: _NOT_OPS for n in (
+    "torch.sparse", "torch.sparse_coo_tensor", "torch.spmm", "torch.sparse_coo", "torch.strided",
+    "torch.layout", "Tensor.to_sparse", "Tensor.to_sparse_coo", "Tensor.to_dense",
+    "Tensor.indices", "Tensor.values", "Tensor.coalesce", "Tensor.is_coalesced",
+    "Tensor.sparse_dim", "Tensor.dense_dim")})

@@ -20,7 +20,7 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
     ("runtime", False, ("runtime",)),
     ("tracer", False, ("tracer",)),
     # built on tensors, below the layers (nn, optim) that use them
-    ("tensor extensions", True, ("linalg", "autograd", "profiler", "amp", "cuda", "cpu",
+    ("tensor extensions", True, ("linalg", "sparse", "autograd", "profiler", "amp", "cuda", "cpu",
                                  "accelerator", "distributed", "testing", "_tensor_names")),
     ("nn/optim", False, ("nn", "optim")),
     # built on modules and tensors

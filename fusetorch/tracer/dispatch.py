@@ -26,6 +26,9 @@ from .tensor import Tensor
 # function (tracer.autograd.record, registered by that module). Every op reads these, so they
 # are plain module globals rather than anything slower to read.
 RECORDER = None
+# fusetorch.sparse's sparse @ dense, which torch.mm/torch.matmul hand a sparse first operand to
+# (registered when fusetorch.sparse is imported: the tracer imports nothing above it)
+SPARSE_MM = None
 GRAD_ENABLED = True
 GRAD_RECORD = None
 # The active profiler's hook (fusetorch.profiler), or None. Each entry point below reads it

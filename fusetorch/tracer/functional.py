@@ -518,6 +518,8 @@ def _check_pair(fn: str, input, other, name: str = "other") -> None:
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("matmul", matmul, (input, other), {"out": out})
+    if not isinstance(input, Tensor) and getattr(input, "is_sparse", False) is True:
+        return write_out(D.SPARSE_MM(input, other), out)
     _check_pair("matmul", input, other)
     a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
@@ -548,6 +550,8 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("mm", mm, (input, mat2), {"out": out})
+    if not isinstance(input, Tensor) and getattr(input, "is_sparse", False) is True:
+        return write_out(D.SPARSE_MM(input, mat2), out)
     _check_pair("mm", input, mat2, "mat2")
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
