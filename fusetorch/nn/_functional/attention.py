@@ -83,7 +83,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise RuntimeError("Number of heads in key and value must divide the number of "
                                "heads in query")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
-    factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
+    # an empty head dim: PyTorch's math path scales q and k by sqrt(1/E) before their (empty)
+    # product, so the scores are zeros, not 0 * inf
+    factor = (1.0 / math.sqrt(query.size(-1)) if query.size(-1) else 1.0) if scale is None \
+        else scale
     scores = F.matmul(query, key.transpose(-2, -1)) * factor
     L, S = query.size(-2), key.size(-2)
     if is_causal:
