@@ -121,6 +121,7 @@ def test_a_compiled_gcn_layer_matches_eager():
         (gc,) = torch.autograd.grad(out, w)
         np.testing.assert_allclose(out.item(), eager.item(), rtol=1e-6)
         np.testing.assert_allclose(gc.numpy(), g.numpy(), rtol=1e-6)
+    assert compiled.graph() != ""  # a compiled program ran (no graph break)
 
 
 def test_printed_form_is_pytorchs():
