@@ -485,3 +485,13 @@ def test_sdpa_with_an_empty_head_dim_attends_uniformly():
     out.sum().backward()
     np.testing.assert_allclose(v.grad.numpy(), np.full((2, 4, 5), 0.75), rtol=1e-6)
     assert q.grad.shape == (2, 3, 0)
+
+
+def test_multihead_attention_on_zero_size_batches_and_sequences():
+    # found by the registry's zero-size samples (was "cannot reshape tensor of 0 elements");
+    # PyTorch 2.13 returns empty outputs of these shapes
+    m = nn.MultiheadAttention(8, 2)
+    for x in (torch.ones(0, 3, 8), torch.ones(5, 0, 8)):
+        for need_weights in (True, False):
+            assert m(x, x, x, need_weights=need_weights)[0].shape == x.shape
+    assert nn.TransformerEncoderLayer(8, 2, 16)(torch.ones(5, 0, 8)).shape == (5, 0, 8)
