@@ -629,12 +629,12 @@ def reshape(input: Tensor, shape) -> Tensor:
 def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
     """`view(*shape)` (`size=`): the same memory in another shape; `view(dtype)` (`dtype=`): the
     same bytes read as another dtype (tracer/strided.view_dtype)."""
-    if dtype is None and len(shape) == 1 and isinstance(shape[0], dt.DType):
-        dtype, shape = shape[0], ()
-    if dtype is not None or _b.any(isinstance(s, dt.DType) for s in shape):
+    if shape and isinstance(shape[0], dt.DType):  # (one check on the hot path of view)
+        dtype, shape = shape[0], shape[1:]
+    if dtype is not None:
         if shape or size is not None or not isinstance(dtype, dt.DType):
             got = ", ".join(type(a).__name__ if not isinstance(a, dt.DType) else "torch.dtype"
-                            for a in (shape if dtype is None else (dtype, *shape)))
+                            for a in (dtype, *shape))
             raise TypeError(f"view() received an invalid combination of arguments - got ({got}), "
                             "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints "
                             "size)\n")
