@@ -152,6 +152,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
                            f"{len(dims)}")
     x = input
     for s, d in zip(shifts, dims):
+        if x.ndim == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         d = norm_dim(d, x.ndim)
         n = x.shape[d]
         s = s % n if n else 0
