@@ -75,6 +75,9 @@ for _mod in (_more, _stats, _pieces, _calculus, _writes):  # torch.fmax, torch.c
     for _name in _mod.PUBLIC:
         globals()[_name] = getattr(_mod, _name)
 from . import linalg  # noqa: E402  (torch.linalg)
+from . import sparse  # noqa: E402  (torch.sparse: the COO subset)
+from .sparse import layout, sparse_coo, sparse_coo_tensor, strided  # noqa: E402
+from .sparse import mm as spmm  # noqa: E402
 for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch.cdist, ...
     globals()[_name] = linalg.TORCH_PUBLIC[_name]
 from .tracer.printing import set_printoptions
@@ -146,5 +149,8 @@ def __getattr__(name: str):
     # only reached for names this module lacks: PyTorch names left out on purpose say so
     # (`_out_of_scope.py`); any other is Python's own AttributeError
     import sys
+    if name in ("_dynamo", "_inductor"):  # imported when first named, as PyTorch does
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
     from ._out_of_scope import TORCH, missing
     raise missing("module 'fusetorch'", "torch", name, TORCH, obj=sys.modules[__name__])

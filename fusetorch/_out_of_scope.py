@@ -16,7 +16,7 @@ class OutOfScopeError(NotImplementedError, AttributeError):
 
 
 COMPLEX = "complex numbers"
-SPARSE = "sparse tensors"
+SPARSE = "sparse tensors beyond the COO subset (fusetorch/sparse)"
 QUANTIZATION = "quantized tensors and quantization"
 FFT = "FFTs and spectral functions"
 DTYPES = "dtypes other than fusetorch's ten (float8, wide unsigned integers)"
@@ -37,9 +37,8 @@ TORCH = {
     **_table(**{
         COMPLEX: "complex complex32 complex64 complex128 cfloat cdouble chalf view_as_complex "
                  "view_as_real polar real imag",
-        SPARSE: "sparse sparse_coo_tensor sparse_csr_tensor sparse_csc_tensor sparse_bsr_tensor "
-                "sparse_bsc_tensor sparse_compressed_tensor sparse_coo sparse_csr sparse_csc "
-                "sparse_bsr sparse_bsc smm hspmm",
+        SPARSE: "sparse_csr_tensor sparse_csc_tensor sparse_bsr_tensor sparse_bsc_tensor "
+                "sparse_compressed_tensor sparse_csr sparse_csc sparse_bsr sparse_bsc smm hspmm",
         QUANTIZATION: "quantize_per_tensor quantize_per_tensor_dynamic quantize_per_channel "
                       "dequantize quint8 qint8 qint32 quint4x2 quint2x4 per_tensor_affine "
                       "per_channel_affine per_tensor_symmetric per_channel_symmetric ao "
@@ -50,7 +49,7 @@ TORCH = {
                 "uint16 uint32 uint64",
         NESTED: "nested",
         DEVICES: "mps xpu mtia",
-        COMPILER: "fx export _dynamo _inductor",
+        COMPILER: "fx export",
         HUB: "hub",
         PACKAGE: "package",
     }),
@@ -64,10 +63,9 @@ FUNCTIONAL: dict[str, str] = {}
 
 # `Tensor.<name>`
 TENSOR = _table(**{
-    COMPLEX: "real imag is_conj",  # (conj, resolve_conj, angle ...: real results, issue 27)
-    SPARSE: "to_sparse to_sparse_coo to_sparse_csr to_sparse_csc to_sparse_bsr to_sparse_bsc "
-            "to_dense coalesce is_coalesced sparse_dim dense_dim _values _indices indices "
-            "values crow_indices col_indices ccol_indices row_indices sparse_mask",
+    COMPLEX: "real imag",  # (conj, resolve_conj, angle, is_conj ...: real results)
+    SPARSE: "to_sparse_csr to_sparse_csc to_sparse_bsr to_sparse_bsc crow_indices col_indices "
+            "ccol_indices row_indices sparse_mask",
     QUANTIZATION: "q_scale q_zero_point q_per_channel_scales q_per_channel_zero_points "
                   "q_per_channel_axis int_repr dequantize qscheme",
 })

@@ -361,13 +361,36 @@ class CompiledFunction:
 
 def compile(model: Callable | None = None, *, fullgraph: bool = False, dynamic=None,
             backend=None, mode=None, options=None, disable: bool = False):
-    """Compile a function or Module into fused kernels; usable as a decorator too."""
+    """Compile a function or Module into fused kernels; usable as a decorator too.
+
+    `mode` and `options` are checked as PyTorch checks them (a known mode; option names of
+    `fusetorch._inductor.config`; not both) and otherwise ignored: fusetorch's kernels do not
+    depend on inductor's tuning flags."""
+    _check_mode_and_options(mode, options)
     if model is None:
         return lambda fn: compile(fn, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                                   mode=mode, options=options, disable=disable)
     if disable:
         return model
     return CompiledFunction(model, fullgraph=fullgraph)
+
+
+_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs", "max-autotune")
+
+
+def _check_mode_and_options(mode, options) -> None:
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified "
+                           "at the same time.")
+    if mode is not None and mode not in _MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: {', '.join(_MODES)}")
+    if options:
+        from ._inductor import config
+        known = config.get_config_copy()
+        for key in options:
+            if key.replace("-", "_") not in known:
+                raise RuntimeError(f"Unexpected optimization option {key}, known options are "
+                                   f"{list(known)}")
 
 
 class _CompiledCall:

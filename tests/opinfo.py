@@ -41,6 +41,7 @@ class Sample:
     args: list                      # tensors (possibly inside lists), Python values
     kwargs: dict = field(default_factory=dict)
     inplace: bool = True            # in-place variants apply (the result fits the first input)
+    widened: bool = False           # derived from the entry's first sample (`widened` below)
 
 
 def is_inplace(variant: str) -> bool:
@@ -84,8 +85,9 @@ class OpInfo:
     grad_rtol: float = 1e-4
     grad_atol: float = 1e-5
 
-    def make_samples(self, seed: int = 0) -> list:
-        return self.samples(np.random.default_rng(zlib.crc32(self.name.encode()) + seed))
+    def make_samples(self, seed: int = 0, widen: bool = True) -> list:
+        base = self.samples(np.random.default_rng(zlib.crc32(self.name.encode()) + seed))
+        return base + widened(self, base) if widen else base
 
 
 @dataclass
@@ -104,8 +106,135 @@ class ModuleInfo:
     def variants(self) -> dict:
         return {f"nn.{self.name.split('/')[0]}": None}
 
-    def make_samples(self, seed: int = 0) -> list:
-        return self.samples(np.random.default_rng(zlib.crc32(self.name.encode()) + seed))
+    def make_samples(self, seed: int = 0, widen: bool = True) -> list:
+        base = self.samples(np.random.default_rng(zlib.crc32(self.name.encode()) + seed))
+        return base + widened(self, base) if widen else base
+
+
+# ----------------------------------------------------------------------------- widened samples
+# Every entry also gets samples derived from its first sample (issue 26: the bug classes that
+# PyTorch's own samples found): every tensor made zero-size (dim 0, else the last dim, set to
+# 0), every tensor made 0-d (its first element), every tensor made non-contiguous (the same
+# values at stride 2), and, where the sample has integer tensors beside floating ones (index
+# ops), every other index replaced by the first one (repeated indices). A derived sample is
+# kept where eager fusetorch accepts it (the op takes such inputs); which were refused, and why,
+# is `REFUSED` (tests/test_opinfo_widened.py checks them). `WIDEN_SKIP` opts an entry out of a
+# kind, with the reason. The compiling runners (compile, backward programs, ONNX, CUDA) ask for
+# `make_samples(widen=False)`: their cost is one C module (or ONNX session) per batch, and the
+# derived samples would double it; tests/test_opinfo_widened.py runs the derived samples
+# eagerly against their base sample, through gradcheck, and compiled in a few large batches.
+
+WIDEN_KINDS = ("zero_size", "0d", "noncontig", "repeated_index")
+WIDEN_SKIP: dict = {}   # (entry name, kind) -> reason
+REFUSED: dict = {}      # (entry name, derived sample name) -> eager's error, "Type: message"
+_ACCEPTED: dict = {}    # (entry name, derived sample name) -> bool, decided once (seed 0)
+
+
+def _strided_copy(t):
+    """`t`'s values in a non-contiguous tensor of the same shape (stride 2 on the last dim)."""
+    if t.ndim == 0 or t.numel() == 0:
+        return t
+    buf = torch.zeros(tuple(t.shape[:-1]) + (2 * t.shape[-1],), dtype=t.dtype)
+    with torch.no_grad():
+        buf[..., ::2] = t
+    return buf[..., ::2]
+
+
+def _zero_size(t, last: bool):
+    if t.ndim == 0:
+        return t
+    d = t.ndim - 1 if last else 0
+    return t.detach().narrow(d, 0, 0).contiguous()
+
+
+def _first_element(t):
+    return t.detach().reshape(-1)[0].clone() if t.numel() else t
+
+
+def _repeat_indices(t):
+    if t.dtype.is_floating_point or t.dtype is BOOL or t.numel() < 2:
+        return t
+    flat = t.detach().reshape(-1).clone()
+    flat[1::2] = flat[0]
+    return flat.reshape(tuple(t.shape))
+
+
+def _derive(kind: str, sample: Sample) -> list:
+    ts = tensors_in([sample.args, sample.kwargs])
+    if not ts:
+        return []
+    if kind == "zero_size":
+        if not any(t.ndim for t in ts):
+            return []
+        makers = [("zero_size", lambda t: _zero_size(t, False)),
+                  ("zero_size_last", lambda t: _zero_size(t, True))]
+    elif kind == "0d":
+        if not any(t.ndim for t in ts):
+            return []
+        makers = [("0d_all", _first_element)]
+    elif kind == "noncontig":
+        if not any(t.ndim and t.numel() for t in ts):
+            return []
+        makers = [("noncontig", _strided_copy)]
+    else:
+        ints = [t for t in ts if not t.dtype.is_floating_point and t.dtype is not BOOL
+                and t.numel() >= 2]
+        if not ints or not any(t.dtype.is_floating_point for t in ts):
+            return []
+        makers = [("repeated_index", _repeat_indices)]
+    out = []
+    for name, fn in makers:
+        new = [fn(t) for t in ts]
+        args = rebuild(sample.args, iter(new))
+        it = iter(new[len(tensors_in(sample.args)):])
+        kwargs = rebuild(sample.kwargs, it)
+        out.append(Sample(f"wide_{name}", args, kwargs, inplace=sample.inplace, widened=True))
+    return out
+
+
+def _eager_accepts(entry, sample: Sample):
+    """None when the entry's first variant runs on `sample` eagerly, else its error."""
+    import copy
+    import warnings
+    args = copy.deepcopy(sample.args)
+    kwargs = copy.deepcopy(sample.kwargs)
+    try:
+        with torch.no_grad(), warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            if isinstance(entry, ModuleInfo):
+                torch.manual_seed(0)
+                entry.make().train(entry.train)(*args, **kwargs)
+            else:
+                next(iter(entry.variants.values()))(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001  (any refusal: the op does not take this sample)
+        return f"{type(e).__name__}: {str(e).splitlines()[0][:160] if str(e) else ''}"
+    return None
+
+
+def widened(entry, base: list) -> list:
+    """The derived samples of `entry` that eager accepts (see above)."""
+    first = next((s for s in base if tensors_in([s.args, s.kwargs])), None)
+    if first is None:
+        return []
+    have = {s.name for s in base}
+    out = []
+    for kind in WIDEN_KINDS:
+        if (entry.name, kind) in WIDEN_SKIP:
+            continue
+        for cand in _derive(kind, first):
+            if cand.name in have:
+                continue
+            key = (entry.name, cand.name)
+            if key not in _ACCEPTED:
+                err = _eager_accepts(entry, cand)
+                _ACCEPTED[key] = err is None
+                if err is not None:
+                    REFUSED[key] = err
+            if _ACCEPTED[key]:
+                out.append(cand)
+                if kind == "zero_size":
+                    break  # one zero-size sample is enough
+    return out
 
 
 F64_RTOL, F64_ATOL = 1e-9, 1e-12
@@ -1169,8 +1298,17 @@ SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
     "autocast_increment_nesting", "clear_autocast_cache", "get_autocast_dtype",
     "is_autocast_cache_enabled", "is_autocast_enabled", "set_autocast_cache_enabled",
     "set_autocast_dtype", "set_autocast_enabled", "is_complex")})
-SKIPPED.update({f"Tensor.{n}": _NOT_OPS for n in ("is_complex", "is_nested", "is_quantized",
-                                                   "is_sparse")})
+SKIPPED.update({f"Tensor.{n}": _NOT_OPS for n in (
+    "is_complex", "is_nested", "is_quantized", "is_sparse", "is_sparse_csr", "is_cpu", "is_mps",
+    "is_xpu", "is_meta", "is_mkldnn", "is_vulkan", "is_ipu", "is_xla", "is_mtia", "is_maia",
+    "is_conj", "is_neg", "is_pinned", "is_distributed", "is_signed", "is_same_size",
+    "is_nonzero", "layout")})  # tests/tracer/test_tensor_flags.py
+# the sparse COO subset: tests/test_sparse.py (composites of index_add/index_select)
+SKIPPED.update({n: _NOT_OPS for n in (
+    "torch.sparse", "torch.sparse_coo_tensor", "torch.spmm", "torch.sparse_coo", "torch.strided",
+    "torch.layout", "Tensor.to_sparse", "Tensor.to_sparse_coo", "Tensor.to_dense",
+    "Tensor.indices", "Tensor.values", "Tensor.coalesce", "Tensor.is_coalesced",
+    "Tensor.sparse_dim", "Tensor.dense_dim")})
 
 # PyTorch's catalogue (issue 27): its entries are in tests/opinfo_catalogue.py, added to OPS
 # and SKIPPED when it is imported here

@@ -21,7 +21,7 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
     ("runtime", False, ("runtime",)),
     ("tracer", False, ("tracer",)),
     # built on tensors, below the layers (nn, optim) that use them
-    ("tensor extensions", True, ("linalg", "autograd", "profiler", "amp", "cuda", "cpu",
+    ("tensor extensions", True, ("linalg", "sparse", "autograd", "profiler", "amp", "cuda", "cpu",
                                  "accelerator", "distributed", "testing", "_tensor_names")),
     ("nn/optim", False, ("nn", "optim")),
     # built on modules and tensors
@@ -29,15 +29,18 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
                                     "masked")),
     # front ends: the whole library, compilation, export and checkpoint files
     ("front ends", True, ("__init__", "compile", "_reads", "onnx", "serialization",
-                          "checkpoint_formats", "_weights_only")),
+                          "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx")),
 ]
 
 # Leaf modules that import nothing from fusetorch, so that any layer may import them.
 LEAVES = ("_hooks", "_out_of_scope", "_guards", "_logging", "_load_checks", "_atomic_file",
-          "_per_thread", "_threads", "backends")
+          "_per_thread", "_threads", "backends", "_config_module")
 
 # (importing module, imported unit): reason. Kept short; each is a known debt of issue 14.
 EXCEPTIONS: dict[tuple[str, str], str] = {
+    ("fusetorch.distributed.optim", "optim"):
+        "torch.distributed.optim's path for ZeroRedundancyOptimizer, an Optimizer subclass that "
+        "lives in optim/ (which may use distributed's collectives)",
     ("fusetorch.utils.safetensors", "checkpoint_formats"):
         "torch.utils-style safetensors entry points wrap the checkpoint-format readers and "
         "writers of fusetorch/checkpoint_formats, which sit with serialization at the top",

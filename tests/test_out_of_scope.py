@@ -14,7 +14,7 @@ from fusetorch.nn import functional as F
 @pytest.mark.parametrize("name, category", [
     ("complex64", "complex numbers"), ("cfloat", "complex numbers"),
     ("view_as_real", "complex numbers"), ("polar", "complex numbers"),
-    ("sparse_coo_tensor", "sparse tensors"), ("sparse_csr_tensor", "sparse tensors"),
+    ("sparse_csr_tensor", "sparse tensors"), ("sparse_bsr", "sparse tensors"),
     ("quantize_per_tensor", "quantized tensors and quantization"),
     ("quint8", "quantized tensors and quantization"), ("ao", "quantized tensors and quantization"),
     ("fft", "FFTs and spectral functions"), ("stft", "FFTs and spectral functions"),
@@ -58,9 +58,9 @@ def test_other_missing_names_are_pythons_attribute_error():
 def test_tensor_and_nn_names():
     x = torch.ones(2)
     with pytest.raises(NotImplementedError, match=re.escape(
-            "fusetorch does not implement torch.Tensor.to_sparse: sparse tensors are out of "
-            "scope (see README)")):
-        x.to_sparse()
+            "fusetorch does not implement torch.Tensor.to_sparse_csr: sparse tensors beyond the "
+            "COO subset (fusetorch/sparse) are out of scope (see README)")):
+        x.to_sparse_csr()
     with pytest.raises(NotImplementedError, match="torch.Tensor.q_scale: quantized tensors"):
         x.q_scale()
     with pytest.raises(NotImplementedError, match="torch.nn.quantized: quantized tensors"):
@@ -68,3 +68,18 @@ def test_tensor_and_nn_names():
     # what a fusetorch tensor is never: these answer False rather than raise
     assert (x.is_sparse, x.is_quantized, x.is_nested, x.is_complex()) == (False,) * 4
     assert torch.is_complex(x) is False
+
+
+def test_importing_fx_says_it_is_out_of_scope():
+    import importlib
+    import sys
+    for stmt in ("import fusetorch.fx", "from fusetorch.fx import symbolic_trace",
+                 "from fusetorch import fx"):
+        with pytest.raises(OutOfScopeError, match=re.escape(
+                "fusetorch does not implement torch.fx: PyTorch's other compilers and graph "
+                "capture")):
+            exec(stmt, {})
+        assert "fusetorch.fx" not in sys.modules
+    with pytest.raises(OutOfScopeError):
+        importlib.import_module("fusetorch.fx")
+    assert not hasattr(torch, "fx")

@@ -10,11 +10,12 @@ NCCL (cupy) for CUDA tensors. Launch with MPI, which gives every process its ran
 Install the launcher and bindings with `pip install "fusetorch[distributed]"`.
 """
 from .c10d import (Backend, GroupMember, ReduceOp, Work, all_gather, all_reduce, barrier,
-                   broadcast, destroy_process_group, get_backend, get_rank, get_world_size,
-                   init_process_group, is_available, is_initialized, is_mpi_available,
-                   is_nccl_available, reduce_scatter)
+                   broadcast, broadcast_object_list, destroy_process_group, get_backend,
+                   get_rank, get_world_size, init_process_group, is_available, is_initialized,
+                   is_mpi_available, is_nccl_available, reduce_scatter)
 
 __all__ = ["Backend", "GroupMember", "ReduceOp", "Work", "all_gather", "all_reduce", "barrier",
-           "broadcast", "destroy_process_group", "get_backend", "get_rank", "get_world_size",
+           "broadcast", "broadcast_object_list", "destroy_process_group", "get_backend",
+           "get_rank", "get_world_size",
            "init_process_group", "is_available", "is_initialized", "is_mpi_available",
            "is_nccl_available", "reduce_scatter"]

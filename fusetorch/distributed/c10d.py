@@ -324,3 +324,34 @@ def reduce_scatter(output: Tensor, input_list: list, op=ReduceOp.SUM, group=None
     _written(output)
     return _result(pg.reduce_scatter(output._data, [t._data for t in input_list], op, async_op),
                    async_op)
+
+
+def broadcast_object_list(object_list: list, src: int | None = None, group=None, device=None,
+                          group_src: int | None = None) -> None:
+    """Rank `src`'s picklable objects into `object_list` on every rank (in place), as PyTorch's:
+    the pickles' sizes, then their bytes, travel by `broadcast`. Unpickling runs what a peer
+    sent: use it only among the job's own processes, as in PyTorch."""
+    import pickle
+
+    import numpy as np
+
+    from ..tracer.creation import from_numpy
+    pg = _pg(group)
+    src = group_src if src is None else src
+    if src is None:
+        raise ValueError("Either src or group_src must be specified")
+    mine = pg.rank == src
+    blobs = [pickle.dumps(o) for o in object_list] if mine else []
+    sizes = from_numpy(np.array([len(b) for b in blobs] if mine else [0] * len(object_list),
+                                dtype=np.int64))
+    broadcast(sizes, src, group)
+    n = sizes._data
+    flat = np.frombuffer(b"".join(blobs), dtype=np.uint8).copy() if mine else \
+        np.empty(int(n.sum()), dtype=np.uint8)
+    data = from_numpy(flat)
+    broadcast(data, src, group)
+    if not mine:
+        raw, at = data._data.tobytes(), 0
+        for i, k in enumerate(n.tolist()):
+            object_list[i] = pickle.loads(raw[at:at + k])
+            at += k

@@ -130,8 +130,10 @@ class Runner:
             _, k, func, ins, checked, outs, aliased = step
             for i, shape, strides in checked:  # values from outside the kernels: guard them
                 a = env[i]
+                # (an empty array's strides are whatever numpy chose: no element is indexed)
                 if a.shape != shape or not getattr(a.flags, "aligned", True) or (
-                        a.strides != strides and _strides(a.shape, a.strides) != strides):
+                        a.strides != strides and _strides(a.shape, a.strides) != strides
+                        and a.size):
                     self._refuse(k, [env[j] for j in ins])
             if reuse_buffers:
                 prev, made = self._buffers[k], self._pointers[k]

@@ -17,6 +17,7 @@ the version of its tensor at that moment. `backward` then:
 from __future__ import annotations
 
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
 from typing import Sequence
@@ -635,11 +636,19 @@ def _target_node(t: Tensor) -> Node:
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False,
-             inputs=None) -> None:
-    """Accumulate d(tensors)/d(leaf) into each leaf's `.grad` (torch.autograd.backward)."""
+             grad_variables=None, inputs=None) -> None:
+    """Accumulate d(tensors)/d(leaf) into each leaf's `.grad` (torch.autograd.backward; its
+    deprecated `grad_variables` is `grad_tensors`, with PyTorch's warning)."""
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
     if D.PROFILE is not None and D.PROFILE.enter():
         return D.PROFILE.call(backward, (tensors, grad_tensors, retain_graph, create_graph,
-                                         inputs), "autograd::backward", reentrant=True)
+                                         None, inputs), "autograd::backward", reentrant=True)
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
     if grad_tensors is None:
         grad_tensors = [None] * len(tensors)
@@ -682,13 +691,26 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
-         allow_unused: bool = False, materialize_grads: bool = False):
+         only_inputs: bool = True, allow_unused: bool | None = None,
+         is_grads_batched: bool = False, materialize_grads: bool = False):
     """torch.autograd.grad: the gradients of `outputs` with respect to `inputs`, returned
-    (not accumulated into `.grad`)."""
+    (not accumulated into `.grad`). PyTorch's deprecated `only_inputs` is accepted and ignored,
+    with its warning when False."""
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). "
+                      "To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads="
+                         "True, but got: allow_unused=False.")
+    if is_grads_batched:
+        raise NotImplementedError("fusetorch does not implement autograd.grad("
+                                  "is_grads_batched=True): it needs vmap, which fusetorch lacks")
+    allow_unused = bool(allow_unused)
     if D.PROFILE is not None and D.PROFILE.enter():
         return D.PROFILE.call(grad, (outputs, inputs, grad_outputs, retain_graph, create_graph,
-                                     allow_unused, materialize_grads), "autograd::grad",
-                              reentrant=True)
+                                     True, allow_unused, False, materialize_grads),
+                              "autograd::grad", reentrant=True)
     outputs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     single = isinstance(inputs, Tensor)
     inputs = [inputs] if single else list(inputs)

@@ -30,6 +30,9 @@ from .tensor import Tensor
 # PROFILE is the active profiler's hook (fusetorch.profiler), or None. Each entry point below
 # reads it first: `PROFILE.enter()` is False only for the call the hook itself makes, which runs
 # the body; every other call is timed as one event by `PROFILE.op` (see profiler/_record.py).
+# fusetorch.sparse's sparse @ dense, which torch.mm/torch.matmul hand a sparse first operand to
+# (registered when fusetorch.sparse is imported: the tracer imports nothing above it)
+SPARSE_MM = None
 GRAD_RECORD = None
 _STATE = per_thread(__name__, RECORDER=None, GRAD_ENABLED=True, PROFILE=None)
 _recorder = _STATE["RECORDER"].get

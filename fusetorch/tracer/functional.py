@@ -524,6 +524,8 @@ def _check_pair(fn: str, input, other, name: str = "other") -> None:
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("matmul", matmul, (input, other), {"out": out})
+    if not isinstance(input, Tensor) and getattr(input, "is_sparse", False) is True:
+        return write_out(D.SPARSE_MM(input, other), out)
     _check_pair("matmul", input, other)
     a, b = input, other
     if a.ndim == 0 or b.ndim == 0:
@@ -554,6 +556,8 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("mm", mm, (input, mat2), {"out": out})
+    if not isinstance(input, Tensor) and getattr(input, "is_sparse", False) is True:
+        return write_out(D.SPARSE_MM(input, mat2), out)
     _check_pair("mm", input, mat2, "mat2")
     if input.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -628,9 +632,24 @@ def reshape(input: Tensor, shape) -> Tensor:
     return apply("reshape", [input], {"shape": infer_reshape(shape, input._data.size)})
 
 
-def view(input: Tensor, *shape) -> Tensor:
-    if len(shape) == 1 and isinstance(shape[0], dt.DType):
-        raise NotImplementedError("view(dtype) is not supported")
+def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
+    """`view(*shape)` (`size=`): the same memory in another shape; `view(dtype)` (`dtype=`): the
+    same bytes read as another dtype (tracer/strided.view_dtype)."""
+    if shape and isinstance(shape[0], dt.DType):  # (one check on the hot path of view)
+        dtype, shape = shape[0], shape[1:]
+    if dtype is not None:
+        if shape or size is not None or not isinstance(dtype, dt.DType):
+            got = ", ".join(type(a).__name__ if not isinstance(a, dt.DType) else "torch.dtype"
+                            for a in (dtype, *shape))
+            raise TypeError(f"view() received an invalid combination of arguments - got ({got}), "
+                            "but expected one of:\n * (torch.dtype dtype)\n * (tuple of ints "
+                            "size)\n")
+        from .strided import view_dtype
+        return view_dtype(input, dtype)
+    if size is not None:
+        if shape:
+            raise TypeError("view() got multiple values for argument 'size'")
+        shape = (size,)
     data = input._data
     shape = infer_reshape(_shape_arg(shape, "view", "size"), data.size)
     if not data.flags.c_contiguous and not _can_view(data, shape):

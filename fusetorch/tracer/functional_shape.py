@@ -152,6 +152,8 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
                            f"{len(dims)}")
     x = input
     for s, d in zip(shifts, dims):
+        if x.ndim == 0:
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
         d = norm_dim(d, x.ndim)
         n = x.shape[d]
         s = s % n if n else 0
@@ -518,6 +520,22 @@ def _scatter_indices(input: Tensor, dim: int, index: Tensor) -> tuple:
     return d, idx
 
 
+def _check_scatter_sizes(input: Tensor, d: int, index: Tensor, src) -> None:
+    """PyTorch's bound on index's sizes: within self's apart from `d`, within src's."""
+    if not index.numel():
+        return
+    big = _b.any(index.shape[k] > input.shape[k] for k in range(index.ndim) if k != d)
+    has_src = isinstance(src, Tensor) and src.ndim
+    if has_src and _b.any(i > s for i, s in zip(index.shape, src.shape)):
+        big = True
+    if big:
+        msg = (f"Expected index {list(index.shape)} to be no larger than self "
+               f"{list(input.shape)} apart from dimension {d}")
+        if has_src:
+            msg += f" and to be no larger size than src {list(src.shape)}"
+        raise RuntimeError(msg)
+
+
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None,
             out=None) -> Tensor:
     """Writes src (or a scalar `value`) at `index` along `dim`; reduce='add' accumulates,
@@ -533,6 +551,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     if index.ndim != input.ndim and index.numel():
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
     d, idx = _scatter_indices(input, dim, index)
+    _check_scatter_sizes(input, d, index, src)
     idx[d] = D.check_values(idx[d], f"index {{value}} is out of bounds for dimension {d} with "
                                     f"size {input.shape[d]}", lo=-input.shape[d],
                             hi=input.shape[d], error="RuntimeError")

@@ -60,8 +60,10 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
 
 
 def _storage(t: Tensor):
-    """(the root's memory as a 1-d array of elements, t's offset in it in elements)."""
+    """(the root's memory as a 1-d array of t's elements, t's offset in it in elements)."""
     root = t._root()._data
+    if root.dtype != t._data.dtype:  # t is a view(dtype): its storage is the root's bytes
+        return _storage_as(root, t)
     size = root.itemsize
     if any(s % size for s in root.strides):
         raise NotImplementedError("as_strided of a tensor whose storage has strides that are "
@@ -76,6 +78,86 @@ def _storage(t: Tensor):
     flat = xp.lib.stride_tricks.as_strided(root, shape=(n,), strides=(size,))
     offset = (t.data_ptr() - _ptr(root, xp)) // size if n else 0
     return flat, offset
+
+
+def _bytes(root, xp):
+    """The memory under the array `root`, from its lowest element to the end of its highest,
+    as a 1-d uint8 array; and the address it starts at."""
+    low = root[tuple(slice(None, None, -1) if s < 0 else slice(None) for s in root.strides)]
+    nbytes = 0 if root.size == 0 else \
+        root.itemsize + sum((k - 1) * s for k, s in zip(low.shape, low.strides))
+    first = (low[(slice(0, 1),) * low.ndim] if low.ndim else low.reshape(1)).reshape(-1)[:1]
+    first = first.view(xp.uint8)  # the lowest element's bytes (a view: one element is dense)
+    return xp.lib.stride_tricks.as_strided(first, shape=(nbytes,), strides=(1,)), _ptr(low, xp)
+
+
+def _as_dtype(raw, start: int, np_dtype):
+    """The bytes of `raw` (uint8, 1-d) from `start` on as a 1-d array of `np_dtype`."""
+    size = np_dtype.itemsize
+    tail = raw[start:]
+    return tail[:tail.shape[0] // size * size].view(np_dtype)
+
+
+def _storage_as(root, t: Tensor):
+    """`_storage` of a view(dtype) `t` of `root`: the root's bytes read as t's dtype."""
+    raw, low = _bytes(root, t._be.xp)
+    size = t._data.itemsize
+    return _as_dtype(raw, 0, t._data.dtype), (t.data_ptr() - low) // size if raw.shape[0] else 0
+
+
+def view_dtype(input: Tensor, dtype: dt.DType) -> Tensor:
+    """`Tensor.view(dtype)`: the same memory read as `dtype`, PyTorch's rules: with another
+    element size the last dim must be dense and is scaled by the size ratio, the other strides
+    (and the offset) scaled with it; the result is outside autograd (PyTorch marks it not
+    differentiable) and shares the version counter, as `detach()` does."""
+    if D.RECORDER is not None:  # a recording cannot hold a reinterpretation of bytes
+        D.RECORDER.data_read("view(dtype)")
+    old, new = input._dtype, dtype
+    a, b = old.itemsize, new.itemsize
+    names = dt.SCALAR_TYPE_NAMES
+    how = f" to view {names[old.name]} as {names[new.name]} (different element sizes)"
+    data = input._data
+    if a != b:
+        if data.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0{how}")
+        stride = input.stride()
+        if a < b:
+            ratio = b // a
+            if data.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio}{how}, but got "
+                                   f"{data.shape[-1]}")
+            offset = storage_offset(input)
+            if offset % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio}{how}, "
+                                   f"but got {offset}")
+        if stride[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1{how}, but got {stride[-1]}")
+        if a < b:
+            for i, s in enumerate(stride[:-1]):
+                if s % ratio:
+                    raise RuntimeError(f"self.stride({i}) must be divisible by {ratio}{how}, "
+                                       f"but got {s}")
+    np_dtype = NP_DTYPES[new]
+    xp = input._be.xp
+    if a == b:
+        out = data.view(np_dtype)  # same item size: numpy keeps any strides
+    else:
+        shape = data.shape[:-1] + (data.shape[-1] * a // b,)
+        if data.size == 0:
+            out = xp.empty(shape, np_dtype)
+        else:
+            # numpy's view needs the last axis dense in bytes; PyTorch's rule is only its
+            # stride 1, which a size-1 last dim of any byte stride also meets: so the bytes
+            raw, low = _bytes(input._root()._data, xp)
+            first = _as_dtype(raw, input.data_ptr() - low, np_dtype)
+            strides = tuple(s * a for s in stride[:-1]) + (b,)  # in bytes
+            kw = {"writeable": bool(data.flags.writeable)} if xp is np else {}
+            out = xp.lib.stride_tricks.as_strided(first, shape=shape, strides=strides, **kw)
+    result = Tensor._make(out, new, input._be)
+    result._base = input._root()
+    from .views import alias
+    alias(result, input)
+    return result
 
 
 def _ptr(a, xp) -> int:

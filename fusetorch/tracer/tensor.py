@@ -120,11 +120,42 @@ class Tensor:
     def is_cuda(self) -> bool:
         return self._be.device.type == "cuda"
 
-    # what fusetorch's tensors never are (complex, sparse, quantized, nested: out of scope)
-    is_sparse = is_quantized = is_nested = False
+    @property
+    def is_cpu(self) -> bool:
+        return self._be.device.type == "cpu"
+
+    # PyTorch's other device and layout flags: what fusetorch's tensors never are (other
+    # devices, sparse, quantized, nested, complex: out of scope; scripts read them to choose a
+    # code path, as the DCGAN example reads is_xpu)
+    is_mps = is_xpu = is_meta = is_mkldnn = is_vulkan = is_ipu = is_xla = is_mtia = \
+        is_maia = is_sparse = is_sparse_csr = is_quantized = is_nested = False
 
     def is_complex(self) -> bool:
         return False
+
+    def is_conj(self) -> bool:
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
+    def is_pinned(self, device=None) -> bool:
+        return False
+
+    def is_distributed(self) -> bool:
+        return False
+
+    def is_signed(self) -> bool:
+        return self._dtype.is_signed
+
+    def is_same_size(self, other: "Tensor") -> bool:
+        if not isinstance(other, Tensor):
+            raise TypeError("is_same_size(): argument 'other' (position 1) must be Tensor, "
+                            f"not {type(other).__name__}")
+        return self._data.shape == other._data.shape
+
+    def is_nonzero(self) -> bool:
+        return self.__bool__()
 
     @property
     def ndim(self) -> int:
@@ -259,7 +290,7 @@ class Tensor:
         """Accumulate the gradient of this tensor into the leaves' `.grad`."""
         from .autograd import backward
         backward([self], None if gradient is None else [gradient], retain_graph, create_graph,
-                 inputs)
+                 inputs=inputs)
 
     def register_hook(self, hook):
         """Call `hook(grad)` when this leaf's gradient is computed, before it is accumulated; a

@@ -77,7 +77,7 @@ def _cases(entry, mode: str, only=None) -> list:
     for vname, fn in entry.variants.items():
         # fresh samples per variant (the same data): one tensor passed as two arguments is a
         # case of its own (test_same_tensor_as_two_arguments)
-        for s in entry.make_samples():
+        for s in entry.make_samples(widen=False):
             if not s.inplace and opinfo.is_inplace(vname):
                 continue
             if mode == "grad" and not isinstance(entry, ModuleInfo) and not any(
@@ -242,7 +242,8 @@ def _other_data(cases) -> list:
     compute from its inputs, not repeat what it saw when tracing."""
     out = []
     for c in cases:
-        (s,) = [s for s in c.entry.make_samples(seed=1) if s.name == c.sample.name]
+        (s,) = [s for s in c.entry.make_samples(seed=1, widen=c.sample.widened)
+                if s.name == c.sample.name]
         out += tensors_in([s.args, s.kwargs])
     for a, b in zip(_flat_inputs(cases), out):
         assert a.shape == b.shape and a.stride() == b.stride() and a.dtype == b.dtype
@@ -366,6 +367,45 @@ def test_compiled_matches_eager(mode, names, only):
     cases = [c for n in names for c in _cases(ENTRIES[n], mode, only)]
     assert cases, f"{names}: no cases (a BUGS key that matches nothing?)"
     CHECKS[mode](cases)
+
+# ----------------------------------------------------------------------------- widened samples
+# The registry's derived samples (tests/opinfo.py, "widened samples") of the kinds whose
+# programs are small (0-d, zero-size), compiled against eager for each entry's first variant:
+# one batch per kind, values only (tests/test_opinfo_widened.py checks their gradients
+# against finite differences). Known failures: WIDE_BUGS, (entry, sample) -> reason, each run
+# on its own as a strict xfail.
+
+WIDE_COMPILED = ("wide_0d_all", "wide_zero_size", "wide_zero_size_last")
+WIDE_BUGS: dict = {}
+
+
+def _wide_cases(kinds, only=None) -> list:
+    out = []
+    for entry in ENTRIES.values():
+        vname, fn = next(iter(entry.variants.items()))
+        for s in entry.make_samples():
+            if s.name not in kinds or (only is None and (entry.name, s.name) in WIDE_BUGS):
+                continue
+            if only is not None and (entry.name, s.name) != only:
+                continue
+            out.append(Case(entry, vname, fn, s))
+    return out
+
+
+def _wide_params():
+    out = [pytest.param(("wide_0d_all",), None, id="0d"),
+           pytest.param(("wide_zero_size", "wide_zero_size_last"), None, id="zero_size")]
+    for (name, sample), reason in WIDE_BUGS.items():
+        out.append(pytest.param((sample,), (name, sample), id=f"BUG-{name}-{sample}",
+                                marks=pytest.mark.xfail(strict=True, reason=reason)))
+    return out
+
+
+@pytest.mark.parametrize("kinds,only", _wide_params())
+def test_compiled_matches_eager_on_widened_samples(kinds, only):
+    cases = _wide_cases(kinds, only)
+    assert cases
+    check_values(cases)
 
 # ----------------------------------------------------------------------------- single cases
 

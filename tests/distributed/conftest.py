@@ -31,6 +31,10 @@ def _launch(world: int) -> dict:
     env = dict(os.environ)
     # one BLAS/OpenMP thread per rank: W ranks on two cores must not oversubscribe them
     env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    # the ranks run the script from tests/distributed: put this checkout's fusetorch first,
+    # not whichever one the environment has installed
+    root = str(SCRIPT.parent.parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
     try:
         p = subprocess.run([_mpiexec(), "-n", str(world), sys.executable, str(SCRIPT)],
                            capture_output=True, text=True, timeout=TIMEOUT_S, env=env,

@@ -8,7 +8,8 @@ CHECKS = ["ddp_matches_single_process", "ddp_small_buckets", "ddp_compiled",
           "ddp_in_a_compiled_training_step",
           "ddp_module_state_and_no_sync", "ddp_find_unused_parameters",
           "ddp_buffers_broadcast_each_forward", "ddp_errors",
-          "example_ddp_two_layer"]
+          "example_ddp_two_layer", "broadcast_object_list_from_each_rank",
+          "zero_redundancy_matches_plain_optimizer"]
 
 
 @pytest.mark.parametrize("name", CHECKS)

@@ -471,3 +471,27 @@ def test_compiled_encoder_matches_eager():
     np.testing.assert_allclose(_np(g_comp), _np(g_eager), rtol=1e-4, atol=1e-5)
     assert copy.deepcopy(enc).layers[0].self_attn.in_proj_weight is not \
         enc.layers[0].self_attn.in_proj_weight
+
+
+def test_sdpa_with_an_empty_head_dim_attends_uniformly():
+    # found by the registry's zero-size samples (was ZeroDivisionError); PyTorch 2.13: the
+    # scores are zeros, so the output is the mean of the values (grad 3/4 each here)
+    q = torch.ones(2, 3, 0, requires_grad=True)
+    v = torch.arange(40.0).reshape(2, 4, 5).requires_grad_()
+    out = F.scaled_dot_product_attention(q, torch.ones(2, 4, 0), v)
+    np.testing.assert_allclose(out.detach().numpy(),
+                               np.broadcast_to(v.detach().numpy().mean(1, keepdims=True),
+                                               (2, 3, 5)), rtol=1e-6)
+    out.sum().backward()
+    np.testing.assert_allclose(v.grad.numpy(), np.full((2, 4, 5), 0.75), rtol=1e-6)
+    assert q.grad.shape == (2, 3, 0)
+
+
+def test_multihead_attention_on_zero_size_batches_and_sequences():
+    # found by the registry's zero-size samples (was "cannot reshape tensor of 0 elements");
+    # PyTorch 2.13 returns empty outputs of these shapes
+    m = nn.MultiheadAttention(8, 2)
+    for x in (torch.ones(0, 3, 8), torch.ones(5, 0, 8)):
+        for need_weights in (True, False):
+            assert m(x, x, x, need_weights=need_weights)[0].shape == x.shape
+    assert nn.TransformerEncoderLayer(8, 2, 16)(torch.ones(5, 0, 8)).shape == (5, 0, 8)

@@ -300,3 +300,9 @@ def test_grid_sample_errors_and_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         F.affine_grid(torch.zeros(1, 2, 3), (1, 1, 2, 2), align_corners=False)
+
+
+def test_grid_sample_of_0d_tensors_says_they_have_no_dims():
+    # found by the registry's 0-d samples (was Python's "tuple index out of range")
+    with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
+        F.grid_sample(torch.tensor(1.0), torch.tensor(1.0), align_corners=False)

@@ -50,6 +50,8 @@ RUNS = [
     "char_rnn_generation",       # tutorial: NLP from scratch, generating names (unsqueeze_, topk)
     "nanogpt",                   # karpathy/nanoGPT (torch.cuda.amp.GradScaler, disabled on CPU)
     "makemore",                  # karpathy/makemore (SummaryWriter: needs tensorboard)
+    "gcn",                       # pytorch/examples gcn (to_sparse, torch.sparse.mm, spmm)
+    "wgan_gp",                   # WGAN-GP (autograd.grad(only_inputs=True), is_xpu)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}

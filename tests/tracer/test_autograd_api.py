@@ -1078,3 +1078,49 @@ def test_backward_graph_text_does_not_run_backward():
     assert x.grad is None
     y.backward()  # the graph was not freed
     close(x.grad, [2.0, 4.0])
+
+
+# ---------------------------------------------------------------- PyTorch's deprecated arguments
+
+
+def test_grad_accepts_only_inputs_with_pytorchs_warning():
+    import warnings
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # True is the default: no warning
+        (g,) = torch.autograd.grad((x * x).sum(), x, only_inputs=True, retain_graph=True)
+    assert g.tolist() == [2.0, 4.0]
+    with pytest.warns(FutureWarning, match=r"only_inputs argument is deprecated and is ignored "
+                      r"now \(defaults to True\)\. To accumulate gradient for other parts of the "
+                      r"graph, please use torch\.autograd\.backward\."):
+        (g,) = torch.autograd.grad((x * x).sum(), x, None, None, False, False)
+    assert g.tolist() == [2.0, 4.0] and x.grad is None  # still not accumulated
+
+
+def test_grad_positional_order_is_pytorchs():
+    x = torch.tensor([3.0], requires_grad=True)
+    y = torch.tensor([1.0], requires_grad=True)
+    # outputs, inputs, grad_outputs, retain_graph, create_graph, only_inputs, allow_unused
+    gx, gy = torch.autograd.grad((x * x).sum(), [x, y], None, None, False, True, True)
+    assert gx.tolist() == [6.0] and gy is None
+    gx, gy = torch.autograd.grad((x * x).sum(), [x, y], materialize_grads=True)
+    assert gy.tolist() == [0.0]
+    with pytest.raises(ValueError, match="Expected allow_unused to be True or not passed"):
+        torch.autograd.grad((x * x).sum(), [x, y], allow_unused=False, materialize_grads=True)
+    with pytest.raises(NotImplementedError, match="is_grads_batched"):
+        torch.autograd.grad((x * x).sum(), x, is_grads_batched=True)
+
+
+def test_backward_accepts_grad_variables_with_pytorchs_warning():
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.warns(FutureWarning, match="`grad_variables` is deprecated. Use `grad_tensors` "
+                                           "instead."):
+        torch.autograd.backward([x * 3], grad_variables=[torch.tensor([1.0, 10.0])])
+    assert x.grad.tolist() == [3.0, 30.0]
+    with pytest.raises(RuntimeError, match="`grad_tensors` and `grad_variables` \\(deprecated\\) "
+                                           "arguments both passed"), pytest.warns(FutureWarning):
+        torch.autograd.backward([x * 3], torch.ones(2), None, False, torch.ones(2))
+    # inputs= stays a keyword after the deprecated one, as in PyTorch
+    y = torch.tensor([2.0], requires_grad=True)
+    torch.autograd.backward((x * y).sum(), None, None, False, None, [y])
+    assert y.grad.tolist() == [3.0]

@@ -49,7 +49,7 @@ def _cases(entry) -> list:
     if not variants:
         return out
     _, fn = variants[0]
-    for s in entry.make_samples():
+    for s in entry.make_samples(widen=False):
         ts = tensors_in([s.args, s.kwargs])
         if isinstance(entry, ModuleInfo) or any(t.dtype.is_floating_point for t in ts):
             out.append((entry, fn, s))

@@ -331,3 +331,16 @@ def test_empty_ranges_are_still_accepted():
     assert torch.empty(2).uniform_(0, 0).tolist() == [0.0, 0.0]
     assert torch.empty(2).normal_(0, 0).tolist() == [0.0, 0.0]
     assert torch.randperm(0).shape == (0,)
+
+
+def test_0d_inputs_where_a_dim_is_needed_say_so_as_pytorch():
+    # found by the registry's 0-d samples (was Python's "tuple index out of range");
+    # PyTorch 2.13's messages
+    x = torch.tensor(1.0)
+    for fn, dim in [(lambda: torch.roll(x, shifts=(1, -2), dims=(0, 1)), 0),
+                    (lambda: torch.linalg.cross(x, x), -1),
+                    (lambda: torch.nn.Bilinear(1, 1, 1)(x, x), -1),
+                    (lambda: torch.nn.MultiLabelSoftMarginLoss()(x, x), -1)]:
+        with pytest.raises(IndexError) as e:
+            fn()
+        assert str(e.value) == f"Dimension specified as {dim} but tensor has no dimensions"

@@ -638,3 +638,20 @@ def test_nonzero_of_0d_tensors():
     check(w, np.zeros(0, dtype=np.int64))
     (w,) = torch.where(torch.tensor(True))
     check(w, [0])
+
+
+def test_scatter_refuses_an_index_larger_than_self_or_src():
+    # found by the registry's zero-size samples (was an internal AssertionError); PyTorch
+    # 2.13's messages
+    i = torch.tensor([[0, 1, 2, 0], [2, 0, 1, 1]])
+    for fn, tail in [
+        (lambda: torch.scatter(torch.ones(3, 0), 0, i, torch.ones(2, 4)),
+         "self [3, 0] apart from dimension 0 and to be no larger size than src [2, 4]"),
+        (lambda: torch.ones(3, 2).scatter(0, i, 2.5), "self [3, 2] apart from dimension 0"),
+        (lambda: torch.scatter(torch.ones(3, 5), 0, i, torch.ones(2, 3)),
+         "self [3, 5] apart from dimension 0 and to be no larger size than src [2, 3]"),
+        (lambda: torch.scatter_reduce(torch.ones(3, 2), 0, i, torch.ones(2, 4), "sum"),
+         "self [3, 2] apart from dimension 0 and to be no larger size than src [2, 4]")]:
+        with pytest.raises(RuntimeError) as e:
+            fn()
+        assert str(e.value) == "Expected index [2, 4] to be no larger than " + tail

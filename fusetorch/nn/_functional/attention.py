@@ -83,7 +83,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise RuntimeError("Number of heads in key and value must divide the number of "
                                "heads in query")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
-    factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
+    # an empty head dim: PyTorch's math path scales q and k by sqrt(1/E) before their (empty)
+    # product, so the scores are zeros, not 0 * inf
+    factor = (1.0 / math.sqrt(query.size(-1)) if query.size(-1) else 1.0) if scale is None \
+        else scale
     scores = F.matmul(query, key.transpose(-2, -1)) * factor
     L, S = query.size(-2), key.size(-2)
     if is_causal:
@@ -304,7 +307,8 @@ def multi_head_attention_forward(
         if dropout_p > 0.0:
             weights = dropout(weights, dropout_p)
         out = F.matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+        out = linear(out, out_proj_weight, out_proj_bias)
+        out = out.reshape(tgt_len, bsz, out.shape[-1])  # (not -1: a zero-size batch is valid)
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(1)
@@ -321,7 +325,8 @@ def multi_head_attention_forward(
     v = v.reshape(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.reshape(tgt_len, bsz, out.shape[-1])
     if not is_batched:
         out = out.squeeze(1)
     return out, None

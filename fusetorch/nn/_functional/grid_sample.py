@@ -145,6 +145,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         raise RuntimeError(f"grid_sampler(): expected {input.ndim}D input and grid with same "
                            f"number of dimensions, but got input with sizes {list(input.shape)} "
                            f"and grid with sizes {list(grid.shape)}")
+    if input.ndim == 0:  # (both: the dims agree) PyTorch's input.size(0)
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
     if input.shape[0] != grid.shape[0]:
         raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
                            f"but got input with sizes {list(input.shape)} and grid with sizes "

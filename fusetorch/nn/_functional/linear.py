@@ -37,6 +37,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     D.check_tensor(input1, "bilinear", "input1", 1)
     D.check_tensor(input2, "bilinear", "input2", 2)
     D.check_tensor(weight, "bilinear", "weight", 3)
+    if input1.ndim == 0 or input2.ndim == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
                            f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")

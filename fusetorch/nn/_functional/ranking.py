@@ -195,6 +195,8 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | 
     """The mean over classes of `-(y log sigmoid(x) + (1 - y) log sigmoid(-x))` (times
     weight), one value per sample."""
     reduction = _reduction(size_average, reduce, reduction)
+    if input.ndim == 0:  # PyTorch's input.size(-1)
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     from .activation import logsigmoid
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:

@@ -1,4 +1,9 @@
-"""The layers, one family per file; `fusetorch.nn` re-exports every name in their __all__."""
+"""The layers, one family per file; `fusetorch.nn` re-exports every name in their __all__.
+
+Every submodule PyTorch has here that fusetorch fills is imported, so that
+`torch.nn.modules.container.Sequential` is reachable as an attribute, as in PyTorch."""
+from .module import *  # noqa: F401,F403
+from .container import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .channelshuffle import *  # noqa: F401,F403

@@ -6,11 +6,12 @@ import warnings
 from ...tracer.tensor import Tensor
 from .._functional import activation as A
 from ..module import Module
+from .attention import MultiheadAttention  # noqa: F401  (PyTorch defines it in this module)
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "Sigmoid", "Tanh", "GELU", "ELU", "SELU", "CELU",
            "Softplus", "SiLU", "Mish", "Hardtanh", "Hardsigmoid", "Hardswish", "LogSigmoid",
            "Softsign", "Tanhshrink", "Threshold", "Softmax", "Softmin", "LogSoftmax", "PReLU",
-           "GLU", "RReLU", "Hardshrink", "Softshrink", "Softmax2d"]
+           "GLU", "RReLU", "Hardshrink", "Softshrink", "Softmax2d", "MultiheadAttention"]
 
 
 def _inplace_str(inplace: bool, lead: str = "") -> str:
