@@ -24,3 +24,4 @@ from .sparse import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
