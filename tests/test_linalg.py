@@ -200,3 +200,57 @@ def test_compiled_matches_eager():
     g(a)
     with pytest.raises(LA.LinAlgError, match="Batch element 1"):
         g(sing)
+
+
+def _norm_grad(x, p):
+    """d||x||_p / dx in float64 from the textbook formula sign(x) |x|^(p-1) / ||x||^(p-1),
+    with PyTorch's subgradient 0 where that is 0/0 or 0 * inf (an all-zero x; a zero element
+    for p < 1; every element for p < 0 once one is zero, the norm being 0 there)."""
+    a = np.abs(x)
+    if p == np.inf or p == -np.inf:
+        pick = a == (a.max() if p > 0 else a.min())
+        return np.sign(x) * pick / pick.sum()
+    n = (a[a > 0] ** p).sum() ** (1 / p) if (p > 0 or (a > 0).all()) else 0.0
+    if n == 0:
+        return np.zeros_like(x)
+    with np.errstate(divide="ignore"):
+        g = np.sign(x) * np.where(a > 0, a, 1.0) ** (p - 1) / n ** (p - 1)
+    return np.where(a > 0, g, 0.0)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 1.5, 0.5, -1, -0.5, np.inf, -np.inf])
+@pytest.mark.parametrize("x", [[0.0, 0.0, 0.0], [0.0, 1.0, -2.0], [3.0, -1.0, 2.0]])
+def test_vector_norm_subgradient_at_zero(p, x):
+    """PyTorch's norm backward masks its 0/0: the gradient at a zero vector (and, for p < 1, at
+    a zero element) is 0, not NaN (issue 26)."""
+    x = np.array(x)
+    want = _norm_grad(x, p)
+    for f in (lambda t: LA.vector_norm(t, p), lambda t: LA.norm(t, p), lambda t: t.norm(p),
+              lambda t: torch.dist(t, torch.zeros(3, dtype=torch.float64), p)):
+        t = T(x, grad=True)
+        f(t).backward()
+        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-12, atol=1e-15)
+
+
+def test_norm_subgradient_siblings_at_zero():
+    """The same 0/0 in the ops built on the p-norm: the Frobenius norm, torch.norm over a dim,
+    cdist (p = 2 and 3) and a compiled norm all give 0 at a zero input."""
+    z = np.zeros((2, 3))
+    fns = [lambda t: LA.matrix_norm(t), lambda t: LA.norm(t), lambda t: torch.norm(t, dim=1),
+           lambda t: torch.cdist(t, torch.zeros(1, 3, dtype=torch.float64)),
+           lambda t: torch.cdist(t, torch.zeros(1, 3, dtype=torch.float64), p=3),
+           torch.compile(lambda t: LA.vector_norm(t, 2, dim=1).sum())]
+    for f in fns:
+        t = T(z, grad=True)
+        f(t).sum().backward()
+        assert t.grad.numpy().tolist() == z.tolist()
+
+
+def test_norm_of_0d_is_0d():
+    """A 0-d input's norm is 0-d with keepdim=True too, as in PyTorch; dim must be 0 or -1."""
+    x = T(-3.0)
+    assert torch.norm(x, 2, 0, True).shape == ()
+    assert LA.vector_norm(x, dim=0, keepdim=True).shape == ()
+    assert LA.vector_norm(x, 3, dim=-1).item() == pytest.approx(3.0, rel=1e-15)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        LA.vector_norm(x, dim=1)
