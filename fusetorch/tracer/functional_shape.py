@@ -496,10 +496,30 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=No
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    v = value if isinstance(value, Tensor) else D.source(
-        "full", {"shape": (), "dtype": input._dtype,
-                 "value": D._scalar_as(value, input._dtype)}, input._be)
-    return _index_put_along(input, dim, index, v, False)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    if input.ndim:
+        d = norm_dim(dim, input.ndim)
+        n = input.shape[d]
+        index = D.check_values(D.cast(index, dt.int64), f"index {{value}} is out of bounds for "
+                               f"dimension {d} with size {n}", lo=-n, hi=n, error="IndexError")
+    if not isinstance(value, Tensor):
+        v = D.source("full", {"shape": (), "dtype": input._dtype,
+                              "value": D._scalar_as(value, input._dtype)}, input._be)
+        return _index_put_along(input, dim, index, v, False)
+    if input.ndim == 0:
+        return _index_put_along(input, dim, index, value, False)
+    # A tensor value is written through a mask of the filled positions along `dim`, so that a
+    # repeated index fills (and takes the gradient of) its position once, as in PyTorch
+    mask = _index_put_along(D.source("full", {"shape": (n,), "dtype": dt.bool_, "value": False},
+                                     input._be), 0, index,
+                            D.source("full", {"shape": (), "dtype": dt.bool_, "value": True},
+                                     input._be), False)
+    mask = F.reshape(mask, (n,) + (1,) * (input.ndim - d - 1))
+    return D.elementwise("where", mask, D.cast(value, input._dtype), input)
 
 
 def _scatter_indices(input: Tensor, dim: int, index: Tensor) -> tuple:

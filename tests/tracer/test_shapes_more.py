@@ -160,3 +160,31 @@ def test_compiled_matches_eager():
                 x.unfold(0, 3, 1)[0] + torch.diag_embed(torch.diagonal(x))).sum()
     x = T(R.standard_normal((3, 3)))
     np.testing.assert_allclose(torch.compile(f)(x).numpy(), f(x).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("index", [[0, 0, 2], [2], [], [3, 1, 3, 3]])
+def test_index_fill_tensor_value_repeated_index(index):
+    """A repeated index fills its position once, so the value's gradient sums the output
+    gradient over the filled positions once each (PyTorch: 4 for index [0, 0, 2] of a [2, 4]
+    input, not 6), eager and compiled; out-of-range indices name the dim filled."""
+    x, g = R.standard_normal((2, 4)), R.standard_normal((2, 4))
+    filled = sorted(set(index))
+    want = x.copy()
+    want[:, filled] = 1.5
+    for fn in (lambda a, v: a.index_fill(1, torch.tensor(index, dtype=torch.int64), v),
+               torch.compile(lambda a, v: torch.index_fill(
+                   a, 1, torch.tensor(index, dtype=torch.int64), v))):
+        a, v = T(x, grad=True), T(1.5, grad=True)
+        y = fn(a, v)
+        close(y.detach(), want)
+        (y * T(g)).sum().backward()
+        close(v.grad, g[:, filled].sum())
+        gx = g.copy()
+        gx[:, filled] = 0
+        close(a.grad, gx)
+    assert gradcheck(lambda v: T(x).index_fill(1, torch.tensor(index, dtype=torch.int64), v),
+                     (T(0.5, grad=True),))
+    with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 1 with size 4"):
+        T(x).index_fill(1, torch.tensor([4]), 1.0)
+    with pytest.raises(RuntimeError, match="Index has to be a vector/scalar"):
+        T(x).index_fill(1, torch.tensor([[0]]), T(1.0))
