@@ -104,6 +104,24 @@ def _size(size, fn: str = "empty") -> tuple:
     return tuple(out)
 
 
+_NO_SIZE = object()  # `size=` not given (None is a value PyTorch refuses)
+
+
+def _size_arg(args: tuple, size, fn: str) -> tuple:
+    """The size of `zeros(2, 3)`, `zeros((2, 3))` or `zeros(size=(2, 3))`, with PyTorch's
+    TypeErrors for both forms at once, neither, or a keyword that is not a sequence."""
+    if size is _NO_SIZE:
+        if not args:
+            raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
+        return _size(args, fn)
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    return _size((size,), fn)
+
+
 def _const(array: np.ndarray, d: dt.DType, be) -> Tensor:
     """Wrap host data the user handed in (a `constant` in a recording)."""
     arr = array if be.xp is np else be.xp.asarray(array)
@@ -277,19 +295,22 @@ def _check_number(value, fn: str) -> None:
                         f"{type(value).__name__}")
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _out(_fill(_size(size, "zeros"), 0, _float_dtype(dtype, "zeros"), device,
+def zeros(*args, size=_NO_SIZE, dtype=None, device=None, requires_grad=False,
+          out=None) -> Tensor:
+    return _out(_fill(_size_arg(args, size, "zeros"), 0, _float_dtype(dtype, "zeros"), device,
                       requires_grad, "zeros"), out)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _out(_fill(_size(size, "ones"), 1, _float_dtype(dtype, "ones"), device,
+def ones(*args, size=_NO_SIZE, dtype=None, device=None, requires_grad=False,
+         out=None) -> Tensor:
+    return _out(_fill(_size_arg(args, size, "ones"), 1, _float_dtype(dtype, "ones"), device,
                       requires_grad, "ones"), out)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **_) -> Tensor:
+def empty(*args, size=_NO_SIZE, dtype=None, device=None, requires_grad=False, out=None,
+          **_) -> Tensor:
     """Uninitialised in PyTorch; zero-filled here (the cost is the same with numpy)."""
-    return _out(_fill(_size(size, "empty"), 0, _float_dtype(dtype, "empty"), device,
+    return _out(_fill(_size_arg(args, size, "empty"), 0, _float_dtype(dtype, "empty"), device,
                       requires_grad, "empty"), out)
 
 
@@ -479,29 +500,42 @@ def _check_float(dtype: dt.DType, kernel: str) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{D._torch_name(dtype)}\'')
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*args, size=_NO_SIZE, generator=None, dtype=None, device=None,
+         requires_grad=False) -> Tensor:
     dtype = _float_dtype(dtype, "rand")
     _check_float(dtype, "check_uniform_bounds")
-    return _random(_size(size, "rand"), dtype, "uniform", device, requires_grad, generator,
+    return _random(_size_arg(args, size, "rand"), dtype, "uniform", device, requires_grad, generator,
                    0.0, 1.0)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*args, size=_NO_SIZE, generator=None, dtype=None, device=None,
+          requires_grad=False) -> Tensor:
     dtype = _float_dtype(dtype, "randn")
     _check_float(dtype, "normal_kernel_cpu")
-    return _random(_size(size, "randn"), dtype, "normal", device, requires_grad, generator)
+    return _random(_size_arg(args, size, "randn"), dtype, "normal", device, requires_grad, generator)
 
 
-def randint(*args, size=None, generator=None, dtype=None, device=None,
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
-    """randint(high, size) or randint(low, high, size): integers in [low, high)."""
+    """randint(high, size) or randint(low, high, size): integers in [low, high); any of them
+    may be given by keyword."""
     args = list(args)
     if size is None:
+        if not args:
+            raise TypeError('randint() missing 1 required positional arguments: "size"')
         size = args.pop()
         if not isinstance(size, (tuple, list)):
             raise TypeError(f"randint(): argument 'size' (position {len(args) + 1}) must be "
                             f"tuple of ints, not {type(size).__name__}")
-    low, high = (0, args[0]) if len(args) == 1 else args
+    if high is None:
+        if not args:
+            raise TypeError('randint() missing 1 required positional arguments: "high"')
+        high = args.pop()
+    if low is None:
+        low = args.pop() if args else 0
+    if args:
+        raise TypeError(f"randint() takes at most 3 positional arguments "
+                        f"({len(args) + 3} given)")
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                            f"from={low} >= to={high}")

@@ -791,3 +791,34 @@ def test_creation_shapes(shape, form, dtype):
     if dtype.is_floating_point:
         r = torch.rand(*args, dtype=dtype)
         assert tuple(r.shape) == tuple(shape) and r.dtype is dtype
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: torch.zeros(**kw), lambda **kw: torch.ones(**kw),
+    lambda **kw: torch.empty(**kw), lambda **kw: torch.rand(**kw),
+    lambda **kw: torch.randn(**kw), lambda **kw: torch.full(fill_value=2.0, **kw),
+    lambda **kw: torch.randint(5, **kw), lambda **kw: torch.randint(low=1, high=5, **kw),
+    lambda **kw: torch.ones(1).new_zeros(**kw), lambda **kw: torch.ones(1).new_ones(**kw),
+    lambda **kw: torch.ones(1).new_empty(**kw),
+    lambda **kw: torch.ones(1).new_full(fill_value=1.0, **kw),
+])
+def test_creation_takes_size_keyword(make):
+    """Every creation function takes `size=` as PyTorch does (empty(size=...) was 0-d, the
+    others a TypeError): a tuple, a list, a Size or ()."""
+    for size in ((2, 3), [4], torch.Size([2, 1]), ()):
+        t = make(size=size)
+        assert tuple(t.shape) == tuple(size)
+
+
+def test_creation_size_keyword_errors():
+    """PyTorch's TypeErrors: no size, a size both ways, a keyword size that is not a sequence."""
+    with pytest.raises(TypeError, match='zeros\\(\\) missing 1 required positional arguments: '
+                                        '"size"'):
+        torch.zeros()
+    with pytest.raises(TypeError, match="empty\\(\\) got multiple values for argument 'size'"):
+        torch.empty(2, size=(3,))
+    with pytest.raises(TypeError, match="ones\\(\\): argument 'size' must be tuple of ints, not "
+                                        "int"):
+        torch.ones(size=2)
+    assert torch.zeros(size=(2,), dtype=torch.int64).dtype == torch.int64
+    assert torch.rand(size=(3,), generator=torch.Generator().manual_seed(0)).shape == (3,)
