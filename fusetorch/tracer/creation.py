@@ -109,10 +109,9 @@ _NO_SIZE = object()  # `size=` not given (None is a value PyTorch refuses)
 
 def _size_arg(args: tuple, size, fn: str) -> tuple:
     """The size of `zeros(2, 3)`, `zeros((2, 3))` or `zeros(size=(2, 3))`, with PyTorch's
-    TypeErrors for both forms at once, neither, or a keyword that is not a sequence."""
+    TypeErrors for both forms at once or a keyword that is not a sequence. No size at all is
+    0-d (PyTorch raises; `zeros(*t.shape)` of a 0-d t is kept working, as it always was)."""
     if size is _NO_SIZE:
-        if not args:
-            raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
         return _size(args, fn)
     if args:
         raise TypeError(f"{fn}() got multiple values for argument 'size'")

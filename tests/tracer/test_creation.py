@@ -811,10 +811,7 @@ def test_creation_takes_size_keyword(make):
 
 
 def test_creation_size_keyword_errors():
-    """PyTorch's TypeErrors: no size, a size both ways, a keyword size that is not a sequence."""
-    with pytest.raises(TypeError, match='zeros\\(\\) missing 1 required positional arguments: '
-                                        '"size"'):
-        torch.zeros()
+    """PyTorch's TypeErrors: a size both ways, a keyword size that is not a sequence."""
     with pytest.raises(TypeError, match="empty\\(\\) got multiple values for argument 'size'"):
         torch.empty(2, size=(3,))
     with pytest.raises(TypeError, match="ones\\(\\): argument 'size' must be tuple of ints, not "
