@@ -1069,3 +1069,15 @@ def test_bitwise_functions_and_methods():
     t = torch.tensor(a)
     assert t.bitwise_and_(3) is t and t.tolist() == (a & 3).tolist()
     assert torch.bitwise_xor(torch.tensor([True, False]), True).tolist() == [False, True]
+
+
+def test_square_of_bool_is_int64():
+    """square(bool) is PyTorch's pow(x, 2): int64; square_ of a bool tensor cannot hold it."""
+    b = torch.tensor([True, False])
+    for r in (torch.square(b), b.square(), torch.compile(torch.square)(b)):
+        assert r.dtype == torch.int64 and r.tolist() == [1, 0]
+    assert torch.square(torch.tensor([-3], dtype=torch.int8)).dtype == torch.int8
+    with pytest.raises(RuntimeError, match="result type Long can't be cast to the desired "
+                                           "output type Bool"):
+        b.square_()
+    assert b.tolist() == [True, False]
