@@ -73,7 +73,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if not training:
         return _batch_norm_eval(input, running_mean, running_var, weight, bias, eps)
     out, mean, var = _batch_norm_train(input, weight, bias, eps)
-    if running_mean is not None or running_var is not None:
+    # an empty batch has no statistics: PyTorch leaves the running ones as they are
+    if (running_mean is not None or running_var is not None) and input.numel():
         n = input.numel() // c
         with A.no_grad():
             if running_mean is not None:
