@@ -254,3 +254,50 @@ def test_norm_of_0d_is_0d():
     assert LA.vector_norm(x, 3, dim=-1).item() == pytest.approx(3.0, rel=1e-15)
     with pytest.raises(IndexError, match="Dimension out of range"):
         LA.vector_norm(x, dim=1)
+
+
+def test_pinv_gradient_of_rank_deficient_matrices():
+    """pinv(a @ b^T) with a, b [3, 2] (rank 2 of 3): central differences in float64 through a
+    and b, whose perturbations keep the rank, where the SVD's VJP was off by up to 100%;
+    the gradient at A itself is Golub-Pereyra's (PyTorch's), computed here with numpy."""
+    a, b = R.standard_normal((3, 2)), R.standard_normal((3, 2))
+    assert gradcheck(lambda x, y: LA.pinv(x @ y.mT), (T(a, grad=True), T(b, grad=True)))
+    assert gradcheck(lambda x: LA.pinv(x @ x.mT), (T(a, grad=True),))
+    # exactly repeated singular values (two zeros; 2, 2; all zero): the SVD's VJP gave NaN
+    for A in (a @ b.T, np.diag([3.0, 2.0, 0.0, 0.0]), np.diag([2.0, 2.0, 1.0]), np.zeros((2, 3)),
+              np.ones((3, 3))):
+        g = R.standard_normal(A.shape[::-1])
+        P, em, en = np.linalg.pinv(A), np.eye(A.shape[0]), np.eye(A.shape[1])
+        want = -P.T @ g @ P.T + (em - A @ P) @ g.T @ P @ P.T + P.T @ P @ g.T @ (en - P @ A)
+        t = T(A, grad=True)
+        (LA.pinv(t) * T(g)).sum().backward()
+        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-8, atol=1e-10)
+    A, g = a @ b.T, R.standard_normal((3, 3))
+    t = T(A, grad=True)
+    (LA.pinv(t) * T(g)).sum().backward()
+    c = torch.compile(lambda x: (LA.pinv(x) * T(g)).sum())
+    t2 = T(A, grad=True)
+    c(t2).backward()
+    np.testing.assert_allclose(t2.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_pinv_hermitian_reads_the_lower_triangle():
+    """hermitian=True ignores the upper triangle, as PyTorch (an eigendecomposition of the
+    symmetric matrix the lower triangle describes); tolerances as tensors broadcast with the
+    batch; zero-size inputs give the transposed empty shape."""
+    s = R.standard_normal((2, 3, 3))
+    s = s + np.swapaxes(s, -1, -2)
+    x = s.copy()
+    x[:, 0, 2], x[:, 1, 2] = 100.0, -7.0
+    np.testing.assert_allclose(LA.pinv(T(x), hermitian=True).numpy(), np.linalg.pinv(s),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(LA.pinv(T(x[0]), hermitian=True, atol=0.5).numpy(),
+                               np.linalg.pinv(s[0], hermitian=True, rtol=0.5 / np.abs(
+                                   np.linalg.eigvalsh(s[0])).max()), rtol=1e-10, atol=1e-12)
+    # (a symmetric parametrization: the upper triangle alone is not read)
+    assert gradcheck(lambda t: LA.pinv(t + t.mT, hermitian=True), (T(x[0], grad=True),))
+    ones = LA.pinv(torch.ones(2, 2, dtype=torch.float64), atol=torch.tensor([0.5, 3.0]))
+    np.testing.assert_allclose(ones.numpy(), [np.full((2, 2), 0.25), np.zeros((2, 2))])
+    assert LA.pinv(torch.zeros(2, 0, 3)).shape == (2, 3, 0)
+    with pytest.raises(RuntimeError, match="linalg.eigh: A must be batches of square matrices"):
+        LA.pinv(torch.ones(2, 3), hermitian=True)
