@@ -118,6 +118,12 @@ _A, _B = T(well(3, 3)), T(R.standard_normal((3, 2)))
     ("qr_q", lambda a: LA.qr(a)[0], lambda: R.standard_normal((4, 3))),
     ("qr_r", lambda a: LA.qr(a)[1], lambda: R.standard_normal((2, 3, 3))),
     ("qr_both", lambda a: sum(t.sin().sum() for t in LA.qr(a)), lambda: R.standard_normal((4, 3))),
+    # wide (nrows < ncols, issue 26): Q, R, both, complete, batched
+    ("qr_wide_q", lambda a: LA.qr(a)[0], lambda: R.standard_normal((2, 4))),
+    ("qr_wide_r", lambda a: LA.qr(a)[1], lambda: R.standard_normal((2, 3, 5))),
+    ("qr_wide_both", lambda a: sum(t.sin().sum() for t in LA.qr(a, "complete")),
+     lambda: R.standard_normal((3, 4))),
+    ("qr_wide_r_only_q", lambda a: LA.qr(a)[1][..., :2], lambda: R.standard_normal((2, 5))),
     ("eigh_values", lambda x: LA.eigvalsh(sym(x)), lambda: spd(3, 3)),
     ("eigh_both", lambda x: sum((t * t.detach().sign()).sin().sum() for t in LA.eigh(sym(x))),
      lambda: spd(2, 3, 3)),

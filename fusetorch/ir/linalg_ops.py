@@ -335,8 +335,7 @@ def _copyltu(b, m):
 
 
 def _qr_backward(b, n, gq, gr):
-    # m >= n, reduced (Walter and Lehmann; Liao et al.): M = R gR^T - gQ^T Q,
-    # gA = (gQ + Q copyltu(M)) R^-T
+    """PyTorch's QR backward; gq or gr may be None (that result's cotangent is zero)."""
     a, mode = arg(n), n.attrs["mode"]
     rows, cols = a.shape[-2], a.shape[-1]
     if mode == "r":
@@ -346,20 +345,39 @@ def _qr_backward(b, n, gq, gr):
     if mode == "complete" and rows > cols:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                            "nrows > ncols.")
-    if rows < cols:
-        raise NotImplementedError("fusetorch: the gradient of linalg.qr is implemented for "
-                                  "nrows >= ncols only")
     av = b.value(a)
     q = b.op("linalg_qr_q", av, mode=mode)
     r = b.op("linalg_qr_r", av, mode=mode)
-    if gq is None:
-        m, left = b.op("matmul", r, mT(b, gr)), None
-    else:
-        m, left = b.op("neg", b.op("matmul", mT(b, gq), q)), gq
+    if rows >= cols:
+        return (_qr_tall_backward(b, q, r, gq, gr),)
+    # wide: A = [X | Y] with X = Q R1 square and R2 = Q^T Y, so gY = Q gR2, and X's QR takes
+    # gQ + Y gR2^T and gR1 (PyTorch's reduction to the square case)
+    batch = tuple(("slice", 0, s, 1) for s in a.shape[:-2])
+    cut = lambda x, lo, hi: b.op("index", x, spec=batch + (  # noqa: E731
+        ("slice", 0, rows, 1), ("slice", lo, hi, 1)))
+    r1 = cut(r, 0, rows)
+    if gr is None:
+        gx = _qr_tall_backward(b, q, r1, gq, None)
+        return (b.op("cat", gx, b.zeros(tuple(a.shape[:-1]) + (cols - rows,), n.dtype),
+                     dim=len(a.shape) - 1),)
+    gr2 = cut(gr, rows, cols)
+    gq2 = b.op("matmul", cut(av, rows, cols), mT(b, gr2))
+    gx = _qr_tall_backward(b, q, r1, gq2 if gq is None else b.op("add", gq, gq2),
+                           cut(gr, 0, rows))
+    return (b.op("cat", gx, b.op("matmul", q, gr2), dim=len(a.shape) - 1),)
+
+
+def _qr_tall_backward(b, q, r, gq, gr):
+    # m >= n, reduced (Walter and Lehmann; Liao et al.): M = R gR^T - gQ^T Q,
+    # gA = (gQ + Q copyltu(M)) R^-T
+    m = None if gr is None else b.op("matmul", r, mT(b, gr))
+    if gq is not None:
+        mq = b.op("neg", b.op("matmul", mT(b, gq), q))
+        m = mq if m is None else b.op("add", m, mq)
     inner = b.op("matmul", q, _copyltu(b, m))
-    if left is not None:
-        inner = b.op("add", left, inner)
-    return (b.op("matmul", inner, mT(b, b.op("linalg_inv", r))),)
+    if gq is not None:
+        inner = b.op("add", gq, inner)
+    return b.op("matmul", inner, mT(b, b.op("linalg_inv", r)))
 
 
 def _vjp_qr_q(b, n, g):
