@@ -16,6 +16,7 @@ from ..runtime import device as _dev
 from ..runtime.device import NP_DTYPES, dtype_from_numpy
 from ..runtime.eager import GENERATOR
 from . import dispatch as D
+from . import range_values as _range
 from .tensor import Size, Tensor
 
 
@@ -394,7 +395,9 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = dt.default_float() if any(isinstance(v, float) for v in vals) else dt.int64
-    n = max(0, math.ceil((end - start) / step))
+    n = _range.arange_size(start, end, step, dtype)
+    if not dtype.is_floating_point:  # PyTorch steps integers in int64 from truncated bounds
+        start, step = _range.to_dtype(start, dt.int64), _range.to_dtype(step, dt.int64)
     attrs = {"shape": (n,), "dtype": dtype, "start": start, "step": step}
     return _out(_finish(D.source("iota", attrs, _backend(device)), requires_grad), out)
 
@@ -404,19 +407,20 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _float_dtype(dtype, "linspace")
-    arr = _alloc((steps,), dt.float64, lambda: np.linspace(start, end, steps, dtype=np.float64))
-    return _finish(_const(arr.astype(NP_DTYPES[d]), d, _backend(device, "linspace")),
-                   requires_grad)
+    start, end = _range.scalar(start), _range.scalar(end)
+    arr = _alloc((steps,), d, lambda: _range.linspace(start, end, steps, d))
+    return _finish(_const(arr, d, _backend(device, "linspace")), requires_grad)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None) -> Tensor:
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
     steps = _int(steps, "logspace", "steps", 3)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _float_dtype(dtype, "logspace")
-    arr = _alloc((steps,), dt.float64,
-                 lambda: np.logspace(start, end, steps, base=base, dtype=np.float64))
-    return _const(arr.astype(NP_DTYPES[d]), d, _backend(device, "logspace"))
+    start, end = _range.scalar(start), _range.scalar(end)
+    arr = _alloc((steps,), d, lambda: _range.logspace(start, end, steps, base, d))
+    return _finish(_const(arr, d, _backend(device, "logspace")), requires_grad)
 
 
 # ---------------------------------------------------------------- random
