@@ -439,3 +439,18 @@ def test_batch_norm_on_an_empty_batch_keeps_the_running_stats(module, shape):
     assert m.running_mean.tolist() == [0.5] * 3 and m.running_var.tolist() == [1.0] * 3
     assert m.num_batches_tracked.item() == 1
     assert m.weight.grad.tolist() == [0.0] * 3 and x.grad.shape == shape
+
+
+@pytest.mark.parametrize("size,alpha,beta,k", [(2, 1e-4, 0.75, 1.0), (3, 1e-2, 0.75, 2.0),
+                                               (5, 0.1, 0.75, 1.0)])
+def test_local_response_norm_of_integers_pools_in_integers(size, alpha, beta, k):
+    """PyTorch averages the squares with avg_pool, which divides integers by truncation, then
+    scales in float32: x / (k + alpha * (sum // size)) ** beta (numpy float64 reference)."""
+    x = np.arange(-20, 28, dtype=np.int64).reshape(2, 4, 3, 2)
+    sq = np.pad(x * x, ((0, 0), (size // 2, (size - 1) // 2), (0, 0), (0, 0)))
+    total = sum(sq[:, s:s + 4] for s in range(size))
+    want = x / (k + alpha * (total // size)) ** beta
+    for shape in ((2, 4, 3, 2), (2, 4, 6)):
+        got = F.local_response_norm(torch.tensor(x.reshape(shape)), size, alpha, beta, k)
+        assert got.dtype == torch.float32
+        np.testing.assert_allclose(got.numpy(), want.reshape(shape), rtol=1e-6)
