@@ -507,15 +507,16 @@ def rand(*args, size=_NO_SIZE, generator=None, dtype=None, device=None,
          requires_grad=False) -> Tensor:
     dtype = _float_dtype(dtype, "rand")
     _check_float(dtype, "check_uniform_bounds")
-    return _random(_size_arg(args, size, "rand"), dtype, "uniform", device, requires_grad, generator,
-                   0.0, 1.0)
+    return _random(_size_arg(args, size, "rand"), dtype, "uniform", device, requires_grad,
+                   generator, 0.0, 1.0)
 
 
 def randn(*args, size=_NO_SIZE, generator=None, dtype=None, device=None,
           requires_grad=False) -> Tensor:
     dtype = _float_dtype(dtype, "randn")
     _check_float(dtype, "normal_kernel_cpu")
-    return _random(_size_arg(args, size, "randn"), dtype, "normal", device, requires_grad, generator)
+    return _random(_size_arg(args, size, "randn"), dtype, "normal", device, requires_grad,
+                   generator)
 
 
 def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,

@@ -115,7 +115,8 @@ for _name in F.UNARY_API:
 for _name in M.PUBLIC:
     setattr(Tensor, _name, _method(getattr(M, _name)))
 for _name in ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
-              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn",
+              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+              "bitwise_right_shift", "round", "frac", "fix", "sgn",
               "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "nan_to_num",
               "xlogy", "heaviside", "mvlgamma"):
     setattr(Tensor, _name + "_", _inplace_of(getattr(M, _name)))
