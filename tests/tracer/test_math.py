@@ -1081,3 +1081,24 @@ def test_square_of_bool_is_int64():
                                            "output type Bool"):
         b.square_()
     assert b.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("fn,kernel,inplace", [
+    (lambda a, b: a << b, "lshift_cpu", "__ilshift__"),
+    (lambda a, b: a >> b, "rshift_cpu", "__irshift__"),
+    (lambda a, b: a % b, "remainder_cpu", "__imod__"),
+    (lambda a, b: torch.fmod(a, b), "fmod_cpu", "fmod_"),
+    (lambda a, b: a // b, "div_floor_cpu", "__ifloordiv__")])
+def test_bool_shifts_and_divisions_are_refused(fn, kernel, inplace):
+    """PyTorch has no bool kernel for these (`b <<= b` computed silently here, issue 26), with
+    a bool tensor or a Python bool on the right; an int scalar promotes to int64 and works."""
+    b = torch.tensor([True, False, True])
+    for other in (b, True):
+        with pytest.raises(NotImplementedError, match=f'"{kernel}" not implemented for '
+                                                      f"'Bool'"):
+            fn(b, other)
+    x = b.clone()
+    with pytest.raises(NotImplementedError, match=kernel):
+        getattr(x, inplace)(b)
+    assert x.tolist() == [True, False, True]
+    assert fn(b, 1).dtype == torch.int64
