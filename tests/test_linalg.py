@@ -118,6 +118,12 @@ _A, _B = T(well(3, 3)), T(R.standard_normal((3, 2)))
     ("qr_q", lambda a: LA.qr(a)[0], lambda: R.standard_normal((4, 3))),
     ("qr_r", lambda a: LA.qr(a)[1], lambda: R.standard_normal((2, 3, 3))),
     ("qr_both", lambda a: sum(t.sin().sum() for t in LA.qr(a)), lambda: R.standard_normal((4, 3))),
+    # wide (nrows < ncols, issue 26): Q, R, both, complete, batched
+    ("qr_wide_q", lambda a: LA.qr(a)[0], lambda: R.standard_normal((2, 4))),
+    ("qr_wide_r", lambda a: LA.qr(a)[1], lambda: R.standard_normal((2, 3, 5))),
+    ("qr_wide_both", lambda a: sum(t.sin().sum() for t in LA.qr(a, "complete")),
+     lambda: R.standard_normal((3, 4))),
+    ("qr_wide_r_only_q", lambda a: LA.qr(a)[1][..., :2], lambda: R.standard_normal((2, 5))),
     ("eigh_values", lambda x: LA.eigvalsh(sym(x)), lambda: spd(3, 3)),
     ("eigh_both", lambda x: sum((t * t.detach().sign()).sin().sum() for t in LA.eigh(sym(x))),
      lambda: spd(2, 3, 3)),
@@ -200,3 +206,104 @@ def test_compiled_matches_eager():
     g(a)
     with pytest.raises(LA.LinAlgError, match="Batch element 1"):
         g(sing)
+
+
+def _norm_grad(x, p):
+    """d||x||_p / dx in float64 from the textbook formula sign(x) |x|^(p-1) / ||x||^(p-1),
+    with PyTorch's subgradient 0 where that is 0/0 or 0 * inf (an all-zero x; a zero element
+    for p < 1; every element for p < 0 once one is zero, the norm being 0 there)."""
+    a = np.abs(x)
+    if p == np.inf or p == -np.inf:
+        pick = a == (a.max() if p > 0 else a.min())
+        return np.sign(x) * pick / pick.sum()
+    n = (a[a > 0] ** p).sum() ** (1 / p) if (p > 0 or (a > 0).all()) else 0.0
+    if n == 0:
+        return np.zeros_like(x)
+    with np.errstate(divide="ignore"):
+        g = np.sign(x) * np.where(a > 0, a, 1.0) ** (p - 1) / n ** (p - 1)
+    return np.where(a > 0, g, 0.0)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 1.5, 0.5, -1, -0.5, np.inf, -np.inf])
+@pytest.mark.parametrize("x", [[0.0, 0.0, 0.0], [0.0, 1.0, -2.0], [3.0, -1.0, 2.0]])
+def test_vector_norm_subgradient_at_zero(p, x):
+    """PyTorch's norm backward masks its 0/0: the gradient at a zero vector (and, for p < 1, at
+    a zero element) is 0, not NaN (issue 26)."""
+    x = np.array(x)
+    want = _norm_grad(x, p)
+    for f in (lambda t: LA.vector_norm(t, p), lambda t: LA.norm(t, p), lambda t: t.norm(p),
+              lambda t: torch.dist(t, torch.zeros(3, dtype=torch.float64), p)):
+        t = T(x, grad=True)
+        f(t).backward()
+        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-12, atol=1e-15)
+
+
+def test_norm_subgradient_siblings_at_zero():
+    """The same 0/0 in the ops built on the p-norm: the Frobenius norm, torch.norm over a dim,
+    cdist (p = 2 and 3) and a compiled norm all give 0 at a zero input."""
+    z = np.zeros((2, 3))
+    fns = [lambda t: LA.matrix_norm(t), lambda t: LA.norm(t), lambda t: torch.norm(t, dim=1),
+           lambda t: torch.cdist(t, torch.zeros(1, 3, dtype=torch.float64)),
+           lambda t: torch.cdist(t, torch.zeros(1, 3, dtype=torch.float64), p=3),
+           torch.compile(lambda t: LA.vector_norm(t, 2, dim=1).sum())]
+    for f in fns:
+        t = T(z, grad=True)
+        f(t).sum().backward()
+        assert t.grad.numpy().tolist() == z.tolist()
+
+
+def test_norm_of_0d_is_0d():
+    """A 0-d input's norm is 0-d with keepdim=True too, as in PyTorch; dim must be 0 or -1."""
+    x = T(-3.0)
+    assert torch.norm(x, 2, 0, True).shape == ()
+    assert LA.vector_norm(x, dim=0, keepdim=True).shape == ()
+    assert LA.vector_norm(x, 3, dim=-1).item() == pytest.approx(3.0, rel=1e-15)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        LA.vector_norm(x, dim=1)
+
+
+def test_pinv_gradient_of_rank_deficient_matrices():
+    """pinv(a @ b^T) with a, b [3, 2] (rank 2 of 3): central differences in float64 through a
+    and b, whose perturbations keep the rank, where the SVD's VJP was off by up to 100%;
+    the gradient at A itself is Golub-Pereyra's (PyTorch's), computed here with numpy."""
+    a, b = R.standard_normal((3, 2)), R.standard_normal((3, 2))
+    assert gradcheck(lambda x, y: LA.pinv(x @ y.mT), (T(a, grad=True), T(b, grad=True)))
+    assert gradcheck(lambda x: LA.pinv(x @ x.mT), (T(a, grad=True),))
+    # exactly repeated singular values (two zeros; 2, 2; all zero): the SVD's VJP gave NaN
+    for A in (a @ b.T, np.diag([3.0, 2.0, 0.0, 0.0]), np.diag([2.0, 2.0, 1.0]), np.zeros((2, 3)),
+              np.ones((3, 3))):
+        g = R.standard_normal(A.shape[::-1])
+        P, em, en = np.linalg.pinv(A), np.eye(A.shape[0]), np.eye(A.shape[1])
+        want = -P.T @ g @ P.T + (em - A @ P) @ g.T @ P @ P.T + P.T @ P @ g.T @ (en - P @ A)
+        t = T(A, grad=True)
+        (LA.pinv(t) * T(g)).sum().backward()
+        np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-8, atol=1e-10)
+    A, g = a @ b.T, R.standard_normal((3, 3))
+    t = T(A, grad=True)
+    (LA.pinv(t) * T(g)).sum().backward()
+    c = torch.compile(lambda x: (LA.pinv(x) * T(g)).sum())
+    t2 = T(A, grad=True)
+    c(t2).backward()
+    np.testing.assert_allclose(t2.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-14)
+
+
+def test_pinv_hermitian_reads_the_lower_triangle():
+    """hermitian=True ignores the upper triangle, as PyTorch (an eigendecomposition of the
+    symmetric matrix the lower triangle describes); tolerances as tensors broadcast with the
+    batch; zero-size inputs give the transposed empty shape."""
+    s = R.standard_normal((2, 3, 3))
+    s = s + np.swapaxes(s, -1, -2)
+    x = s.copy()
+    x[:, 0, 2], x[:, 1, 2] = 100.0, -7.0
+    np.testing.assert_allclose(LA.pinv(T(x), hermitian=True).numpy(), np.linalg.pinv(s),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(LA.pinv(T(x[0]), hermitian=True, atol=0.5).numpy(),
+                               np.linalg.pinv(s[0], hermitian=True, rtol=0.5 / np.abs(
+                                   np.linalg.eigvalsh(s[0])).max()), rtol=1e-10, atol=1e-12)
+    # (a symmetric parametrization: the upper triangle alone is not read)
+    assert gradcheck(lambda t: LA.pinv(t + t.mT, hermitian=True), (T(x[0], grad=True),))
+    ones = LA.pinv(torch.ones(2, 2, dtype=torch.float64), atol=torch.tensor([0.5, 3.0]))
+    np.testing.assert_allclose(ones.numpy(), [np.full((2, 2), 0.25), np.zeros((2, 2))])
+    assert LA.pinv(torch.zeros(2, 0, 3)).shape == (2, 3, 0)
+    with pytest.raises(RuntimeError, match="linalg.eigh: A must be batches of square matrices"):
+        LA.pinv(torch.ones(2, 3), hermitian=True)

@@ -419,6 +419,15 @@ def _vjp_sub(b, n, g):
     return (b.sum_to(g, arg(n, 0).shape), b.sum_to(b.op("neg", g), arg(n, 1).shape))
 
 
+def _refuse_bool(kernel: str):
+    """PyTorch has no bool kernel for these: NotImplementedError naming its CPU kernel."""
+    def refuse(compute, _dtypes):
+        if compute is dt.bool_:
+            return NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        return None
+    return refuse
+
+
 def _refuse_sub(compute, dtypes):
     if compute is dt.bool_:
         return ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
@@ -767,9 +776,10 @@ FT_FN float ft_remainderf(float a, float b)
 }
 """
 elementwise("remainder", 2, "same", "ft_remainder{f}({0}, {1})", _int_checked("remainder"),
-            vjp=_vjp_divmod("floor"), saves=(0, 1), c_helper=_REMAINDER_C)
+            vjp=_vjp_divmod("floor"), saves=(0, 1), c_helper=_REMAINDER_C,
+            refuse=_refuse_bool("remainder_cpu"))
 elementwise("fmod", 2, "same", "fmod{f}({0}, {1})", _int_checked("fmod"),
-            vjp=_vjp_divmod("trunc"), saves=(0, 1))
+            vjp=_vjp_divmod("trunc"), saves=(0, 1), refuse=_refuse_bool("fmod_cpu"))
 
 _FLOOR_DIVIDE_C = """/* floor(a / b) as numpy and PyTorch compute it for floats: from fmod, so the result is
  * exact where a / b would round across an integer */
@@ -791,11 +801,13 @@ FT_FN float ft_floor_dividef(float a, float b)
 }
 """
 elementwise("floor_divide", 2, "same", "ft_floor_divide{f}({0}, {1})",
-            _int_checked("floor_divide"), vjp=vjp_zero, c_helper=_FLOOR_DIVIDE_C)
+            _int_checked("floor_divide"), vjp=vjp_zero, c_helper=_FLOOR_DIVIDE_C,
+            refuse=_refuse_bool("div_floor_cpu"))
 
 for _name, _c, _ufunc in [("bitwise_left_shift", "<<", "left_shift"),
                           ("bitwise_right_shift", ">>", "right_shift")]:
     # integers only (bool shifts are an error in PyTorch), and kernels compute floats and
     # bools: never fused
     elementwise(_name, 2, "integral", f"({{0}} {_c} {{1}})",
-                (lambda u: lambda xp: getattr(xp, u))(_ufunc), vjp=vjp_zero, fusible=False)
+                (lambda u: lambda xp: getattr(xp, u))(_ufunc), vjp=vjp_zero, fusible=False,
+                refuse=_refuse_bool(_ufunc[0] + "shift_cpu"))

@@ -193,6 +193,35 @@ def _svd(xp, which: int):
     return svd
 
 
+def _pinv(xp):
+    def pinv(a, atol, rtol, hermitian):
+        """Singular values (|eigenvalues| of the lower triangle when hermitian) above
+        max(atol, rtol * the largest) are inverted, the others dropped, as PyTorch."""
+        m, n = a.shape[-2], a.shape[-1]
+        if a.size == 0:
+            return xp.zeros(a.shape[:-2] + (n, m), dtype=a.dtype)
+        if hermitian:
+            w, v = xp.linalg.eigh(a, UPLO="L")
+            s, left, right = xp.abs(w), v, xp.swapaxes(v, -1, -2)
+        else:
+            u, s, vh = xp.linalg.svd(a, full_matrices=False)
+            w, left, right = s, xp.swapaxes(vh, -1, -2), xp.swapaxes(u, -1, -2)
+        cut = xp.maximum(atol, rtol * s.max(-1))[..., None]
+        keep = s > cut
+        inv = xp.where(keep, 1 / xp.where(keep, w, 1), 0).astype(a.dtype)
+        return (left * inv[..., None, :]) @ right
+    return pinv
+
+
+def _pinv_shape(shapes, a):
+    s = shapes[0]
+    if len(s) < 2:
+        raise RuntimeError("linalg.pinv: The input tensor A must have at least 2 dimensions.")
+    if a["hermitian"]:
+        check_square("linalg.eigh", s)
+    return tuple(s[:-2]) + (s[-1], s[-2])
+
+
 def _slogdet(xp, which: int):
     return lambda a: xp.linalg.slogdet(a)[which]
 
@@ -306,8 +335,7 @@ def _copyltu(b, m):
 
 
 def _qr_backward(b, n, gq, gr):
-    # m >= n, reduced (Walter and Lehmann; Liao et al.): M = R gR^T - gQ^T Q,
-    # gA = (gQ + Q copyltu(M)) R^-T
+    """PyTorch's QR backward; gq or gr may be None (that result's cotangent is zero)."""
     a, mode = arg(n), n.attrs["mode"]
     rows, cols = a.shape[-2], a.shape[-1]
     if mode == "r":
@@ -317,20 +345,39 @@ def _qr_backward(b, n, gq, gr):
     if mode == "complete" and rows > cols:
         raise RuntimeError("The QR decomposition is not differentiable when mode='complete' and "
                            "nrows > ncols.")
-    if rows < cols:
-        raise NotImplementedError("fusetorch: the gradient of linalg.qr is implemented for "
-                                  "nrows >= ncols only")
     av = b.value(a)
     q = b.op("linalg_qr_q", av, mode=mode)
     r = b.op("linalg_qr_r", av, mode=mode)
-    if gq is None:
-        m, left = b.op("matmul", r, mT(b, gr)), None
-    else:
-        m, left = b.op("neg", b.op("matmul", mT(b, gq), q)), gq
+    if rows >= cols:
+        return (_qr_tall_backward(b, q, r, gq, gr),)
+    # wide: A = [X | Y] with X = Q R1 square and R2 = Q^T Y, so gY = Q gR2, and X's QR takes
+    # gQ + Y gR2^T and gR1 (PyTorch's reduction to the square case)
+    batch = tuple(("slice", 0, s, 1) for s in a.shape[:-2])
+    cut = lambda x, lo, hi: b.op("index", x, spec=batch + (  # noqa: E731
+        ("slice", 0, rows, 1), ("slice", lo, hi, 1)))
+    r1 = cut(r, 0, rows)
+    if gr is None:
+        gx = _qr_tall_backward(b, q, r1, gq, None)
+        return (b.op("cat", gx, b.zeros(tuple(a.shape[:-1]) + (cols - rows,), n.dtype),
+                     dim=len(a.shape) - 1),)
+    gr2 = cut(gr, rows, cols)
+    gq2 = b.op("matmul", cut(av, rows, cols), mT(b, gr2))
+    gx = _qr_tall_backward(b, q, r1, gq2 if gq is None else b.op("add", gq, gq2),
+                           cut(gr, 0, rows))
+    return (b.op("cat", gx, b.op("matmul", q, gr2), dim=len(a.shape) - 1),)
+
+
+def _qr_tall_backward(b, q, r, gq, gr):
+    # m >= n, reduced (Walter and Lehmann; Liao et al.): M = R gR^T - gQ^T Q,
+    # gA = (gQ + Q copyltu(M)) R^-T
+    m = None if gr is None else b.op("matmul", r, mT(b, gr))
+    if gq is not None:
+        mq = b.op("neg", b.op("matmul", mT(b, gq), q))
+        m = mq if m is None else b.op("add", m, mq)
     inner = b.op("matmul", q, _copyltu(b, m))
-    if left is not None:
-        inner = b.op("add", left, inner)
-    return (b.op("matmul", inner, mT(b, b.op("linalg_inv", r))),)
+    if gq is not None:
+        inner = b.op("add", gq, inner)
+    return b.op("matmul", inner, mT(b, b.op("linalg_inv", r)))
 
 
 def _vjp_qr_q(b, n, g):
@@ -410,6 +457,20 @@ def _vjp_svd_vh(b, n, g):
     return (b.op("matmul", u, inner),)
 
 
+def _vjp_pinv(b, n, g):
+    # PyTorch's pinv_backward (Golub and Pereyra), which holds for rank-deficient A too, where
+    # the SVD's own VJP divides by differences of repeated (zero) singular values:
+    # gA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A), P = pinv(A), for the
+    # A given (its upper triangle included when hermitian, as in PyTorch)
+    a, p = b.value(arg(n, 0)), b.value(n)
+    pt, gt = mT(b, p), mT(b, g)
+    first = b.op("neg", _mm(b, pt, g, pt))
+    left = b.op("sub", b.op("matmul", gt, p), _mm(b, a, p, gt, p))  # (I - A P) g^T P
+    right = b.op("sub", gt, _mm(b, gt, p, a))  # g^T (I - P A)
+    return (b.op("add", b.op("add", first, b.op("matmul", left, pt)),
+                 _mm(b, pt, p, right)), None, None)
+
+
 # ---------------------------------------------------------------- the table
 
 _def("linalg_inv", "extern", 1, _square("linalg.inv"), _float_rule("linalg.inv"),
@@ -453,3 +514,8 @@ _def("linalg_svd_s", "extern", 1, _svd_shape("s"), _float_rule("linalg.svd"),
 _def("linalg_svd_vh", "extern", 1, _svd_shape("vh"), _float_rule("linalg.svd"),
      eager=lambda xp: _svd(xp, 2), vjp=_vjp_svd_vh, saves=(0,), attrs=("full_matrices",),
      grad_name="LinalgSvdBackward0", doc="Vh of A = U diag(S) Vh")
+_def("linalg_pinv", "extern", 3, _pinv_shape, _float_rule("linalg.pinv"),
+     eager=_pinv, vjp=_vjp_pinv, saves=(0, "out"), attrs=("hermitian",),
+     grad_name="LinalgPinvBackward0",
+     doc="the pseudo-inverse of A [..., m, n]; inputs 2 and 3 are atol and rtol (0-d or the "
+         "batch shape); hermitian reads A's lower triangle")

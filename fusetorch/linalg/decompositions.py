@@ -8,7 +8,7 @@ from collections import namedtuple
 
 from ..ir import dtypes as dt
 from ..ir.linalg_ops import check_float, check_square
-from ..ir.shapes import broadcast_shapes, norm_dim
+from ..ir.shapes import broadcast_many, broadcast_shapes, norm_dim
 from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer.functional import write_out
@@ -140,22 +140,23 @@ _EPS = {dt.float32: 1.1920928955078125e-07, dt.float64: 2.220446049250313e-16}
 
 def pinv(A: Tensor, *, atol=None, rtol=None, hermitian: bool = False, out=None) -> Tensor:
     """V diag(1/s) U^T over the singular values above max(atol, rtol * s_max); rtol defaults
-    to eps * max(m, n) when atol is not given (PyTorch's rule)."""
+    to eps * max(m, n) when atol is not given (PyTorch's rule). hermitian=True reads only the
+    lower triangle (an eigendecomposition, |eigenvalues| as the singular values)."""
     _check("linalg.pinv", A, square=False)
     if rtol is None:
         rtol = _EPS[A._dtype] * max(A.shape[-2], A.shape[-1]) if atol is None else 0.0
-    u, s, vh = svd(A, full_matrices=False)
-    smax = F.amax(s, -1, keepdim=True) if s.shape[-1] else s
-    cut = D.binary("mul", smax, rtol)
-    if atol is not None:
-        cut = D.binary("maximum", cut, F.unsqueeze(atol, -1) if isinstance(atol, Tensor)
-                       and atol.ndim else atol)
-    keep = D.binary("gt", s, cut)
-    safe = D.elementwise("where", keep, s, 1.0)
-    sinv = D.elementwise("where", keep, D.binary("div", 1.0, safe), 0.0)
-    v = F.transpose(vh, -1, -2)
-    return write_out(F.matmul(D.binary("mul", v, F.unsqueeze(sinv, -2)),
-                              F.transpose(u, -1, -2)), out)
+    tol = [_tolerance(v, A) for v in (0.0 if atol is None else atol, rtol)]
+    batch = broadcast_many([tuple(A.shape[:-2])] + [tuple(t.shape) for t in tol])
+    if batch != tuple(A.shape[:-2]):  # tensor tolerances broadcast with the batch
+        A = F.expand(A, *(batch + tuple(A.shape[-2:])))
+    return write_out(D.apply("linalg_pinv", [A] + tol, {"hermitian": bool(hermitian)}), out)
+
+
+def _tolerance(v, A: Tensor) -> Tensor:
+    """atol or rtol as a tensor of A's dtype (no gradient flows into a tolerance)."""
+    if isinstance(v, Tensor):
+        return D.cast(v, A._dtype).detach()
+    return D.source("full", {"shape": (), "dtype": A._dtype, "value": float(v)}, A._be)
 
 
 def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:

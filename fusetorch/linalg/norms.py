@@ -26,6 +26,42 @@ def _squeeze_dims(x: Tensor, dims: tuple) -> Tensor:
     return x
 
 
+def _zero_safe(fn, t: Tensor, zero_value: float) -> Tensor:
+    """fn(t), with a zero gradient where t == 0 (PyTorch's subgradient of a norm at 0, where the
+    chain rule would give 0 * inf): fn sees 1 there and the result is `zero_value`, fn(0)."""
+    at_zero = D.binary("eq", t, 0)
+    inner = fn(D.elementwise("where", at_zero, 1.0, t))
+    return D.elementwise("where", at_zero, zero_value, inner)
+
+
+def p_norm(x: Tensor, ord, dim, keepdim: bool = False) -> Tensor:
+    """The `ord`-norm of float `x` (at least 1-d) over `dim` (an int or a tuple), with PyTorch's
+    gradient: 0 where the chain rule meets 0 * inf (an all-zero vector, or a zero element for
+    ord < 1). The guards are taken only where a gradient can be asked for."""
+    dims = _dims(dim, x.ndim)
+    a = D.unary("abs", x)
+    if ord == math.inf:
+        return F.amax(a, dims, keepdim)
+    if ord == -math.inf:
+        return F.amin(a, dims, keepdim)
+    if ord == 0:
+        return F.sum(D.cast(D.binary("ne", x, 0), x._dtype), dims, keepdim)
+    if ord == 1:
+        return F.sum(a, dims, keepdim)
+    guarded = D.RECORDER is not None or (D.GRAD_ENABLED and D.needs_grad(x))
+    if ord == 2:
+        s = F.sum(D.binary("mul", x, x), dims, keepdim)
+        return _zero_safe(lambda v: D.unary("sqrt", v), s, 0.0) if guarded else D.unary("sqrt", s)
+    if not guarded:
+        return D.binary("pow", F.sum(D.binary("pow", a, ord), dims, keepdim), 1.0 / ord)
+    # PyTorch masks |x|^(p-1) where x == 0 and 1 / norm^(p-1) where the norm is 0; a zero
+    # element adds 0 (ord > 0) or inf (ord < 0) to the sum
+    at_zero = 0.0 if ord > 0 else math.inf
+    s = F.sum(_zero_safe(lambda v: D.binary("pow", v, ord), a, at_zero), dims, keepdim)
+    root = lambda v: D.binary("pow", v, 1.0 / ord)  # noqa: E731
+    return _zero_safe(root, s, at_zero) if ord > 1 else root(s)
+
+
 def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None,
                 out=None) -> Tensor:
     """(sum |x|^ord)^(1/ord) over `dim` (all dims by default); inf/-inf are max/min of |x|,
@@ -40,26 +76,9 @@ def vector_norm(x: Tensor, ord=2, dim=None, keepdim: bool = False, *, dtype=None
     if dtype is not None:
         x = D.cast(x, dtype)
     if x.ndim == 0:
-        x = F.reshape(x, (1,))
-        dims, squeeze = (0,), not keepdim
-    else:
-        dims, squeeze = _dims(dim, x.ndim), False
-    a = D.unary("abs", x)
-    if ord == math.inf:
-        r = F.amax(a, dims, keepdim)
-    elif ord == -math.inf:
-        r = F.amin(a, dims, keepdim)
-    elif ord == 0:
-        r = F.sum(D.cast(D.binary("ne", x, 0), x._dtype), dims, keepdim)
-    elif ord == 1:
-        r = F.sum(a, dims, keepdim)
-    elif ord == 2:
-        r = D.unary("sqrt", F.sum(D.binary("mul", x, x), dims, keepdim))
-    else:
-        r = D.binary("pow", F.sum(D.binary("pow", a, ord), dims, keepdim), 1.0 / ord)
-    if squeeze:
-        r = F.reshape(r, ())
-    return write_out(r, out)
+        _dims(dim, 0)  # a 0-d input takes dim 0 or -1, and its norm is 0-d with keepdim too
+        return write_out(F.reshape(p_norm(F.reshape(x, (1,)), ord, (0,), False), ()), out)
+    return write_out(p_norm(x, ord, dim, keepdim), out)
 
 
 def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dtype=None,

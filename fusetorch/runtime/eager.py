@@ -18,6 +18,7 @@ from ..ir import dtypes as dt
 from ..ir.ops import OPS
 from . import conv, eager_kernels, recurrent
 from .device import NP_DTYPES
+from .fma import fma
 
 # PyTorch computes log(0) = -inf and 0/0 = nan silently; so does fusetorch. Filtering by module
 # keeps numpy's warnings for the user's own numpy code and costs nothing per call (np.errstate
@@ -361,9 +362,11 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
     t.update({
         # sources
         "full": lambda shape, dtype, value: xp.full(shape, value, dtype=NP_DTYPES[dtype]),
+        # floats: start + step * i rounded once in double, as PyTorch's arange (an fma)
         "iota": lambda shape, dtype, start, step: (
-            start + xp.arange(shape[0], dtype=np.float64 if dtype.is_floating_point else np.int64)
-            * step).astype(NP_DTYPES[dtype], copy=False),
+            fma(xp, xp.arange(shape[0], dtype=np.float64), step, start) if dtype.is_floating_point
+            else start + xp.arange(shape[0], dtype=np.int64) * step).astype(NP_DTYPES[dtype],
+                                                                            copy=False),
         "constant": lambda shape, dtype, value, digest=None: xp.asarray(value,
                                                                        dtype=NP_DTYPES[dtype]),
         "random": lambda shape, dtype, dist, low=None, high=None: _random(

@@ -16,6 +16,7 @@ from ..runtime import device as _dev
 from ..runtime.device import NP_DTYPES, dtype_from_numpy
 from ..runtime.eager import GENERATOR
 from . import dispatch as D
+from . import range_values as _range
 from .tensor import Size, Tensor
 
 
@@ -102,6 +103,23 @@ def _size(size, fn: str = "empty") -> tuple:
                                f"{list(size)}")
         out.append(int(s))
     return tuple(out)
+
+
+_NO_SIZE = object()  # `size=` not given (None is a value PyTorch refuses)
+
+
+def _size_arg(args: tuple, size, fn: str) -> tuple:
+    """The size of `zeros(2, 3)`, `zeros((2, 3))` or `zeros(size=(2, 3))`, with PyTorch's
+    TypeErrors for both forms at once or a keyword that is not a sequence. No size at all is
+    0-d (PyTorch raises; `zeros(*t.shape)` of a 0-d t is kept working, as it always was)."""
+    if size is _NO_SIZE:
+        return _size(args, fn)
+    if args:
+        raise TypeError(f"{fn}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, not "
+                        f"{type(size).__name__}")
+    return _size((size,), fn)
 
 
 def _const(array: np.ndarray, d: dt.DType, be) -> Tensor:
@@ -301,19 +319,22 @@ def _check_number(value, fn: str) -> None:
                         f"{type(value).__name__}")
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _out(_fill(_size(size, "zeros"), 0, _float_dtype(dtype, "zeros"), device,
+def zeros(*args, size=_NO_SIZE, dtype=None, device=None, requires_grad=False,
+          out=None) -> Tensor:
+    return _out(_fill(_size_arg(args, size, "zeros"), 0, _float_dtype(dtype, "zeros"), device,
                       requires_grad, "zeros"), out)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
-    return _out(_fill(_size(size, "ones"), 1, _float_dtype(dtype, "ones"), device,
+def ones(*args, size=_NO_SIZE, dtype=None, device=None, requires_grad=False,
+         out=None) -> Tensor:
+    return _out(_fill(_size_arg(args, size, "ones"), 1, _float_dtype(dtype, "ones"), device,
                       requires_grad, "ones"), out)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **_) -> Tensor:
+def empty(*args, size=_NO_SIZE, dtype=None, device=None, requires_grad=False, out=None,
+          **_) -> Tensor:
     """Uninitialised in PyTorch; zero-filled here (the cost is the same with numpy)."""
-    return _out(_fill(_size(size, "empty"), 0, _float_dtype(dtype, "empty"), device,
+    return _out(_fill(_size_arg(args, size, "empty"), 0, _float_dtype(dtype, "empty"), device,
                       requires_grad, "empty"), out)
 
 
@@ -398,7 +419,9 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype is None:
         dtype = dt.default_float() if any(isinstance(v, float) for v in vals) else dt.int64
-    n = max(0, math.ceil((end - start) / step))
+    n = _range.arange_size(start, end, step, dtype)
+    if not dtype.is_floating_point:  # PyTorch steps integers in int64 from truncated bounds
+        start, step = _range.to_dtype(start, dt.int64), _range.to_dtype(step, dt.int64)
     attrs = {"shape": (n,), "dtype": dtype, "start": start, "step": step}
     return _out(_finish(D.source("iota", attrs, _backend(device)), requires_grad), out)
 
@@ -408,19 +431,20 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _float_dtype(dtype, "linspace")
-    arr = _alloc((steps,), dt.float64, lambda: np.linspace(start, end, steps, dtype=np.float64))
-    return _finish(_const(arr.astype(NP_DTYPES[d]), d, _backend(device, "linspace")),
-                   requires_grad)
+    start, end = _range.scalar(start), _range.scalar(end)
+    arr = _alloc((steps,), d, lambda: _range.linspace(start, end, steps, d))
+    return _finish(_const(arr, d, _backend(device, "linspace")), requires_grad)
 
 
-def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None) -> Tensor:
+def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
     steps = _int(steps, "logspace", "steps", 3)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     d = _float_dtype(dtype, "logspace")
-    arr = _alloc((steps,), dt.float64,
-                 lambda: np.logspace(start, end, steps, base=base, dtype=np.float64))
-    return _const(arr.astype(NP_DTYPES[d]), d, _backend(device, "logspace"))
+    start, end = _range.scalar(start), _range.scalar(end)
+    arr = _alloc((steps,), d, lambda: _range.logspace(start, end, steps, base, d))
+    return _finish(_const(arr, d, _backend(device, "logspace")), requires_grad)
 
 
 # ---------------------------------------------------------------- random
@@ -503,30 +527,44 @@ def _check_float(dtype: dt.DType, kernel: str) -> None:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{D._torch_name(dtype)}\'')
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*args, size=_NO_SIZE, generator=None, dtype=None, device=None,
+         requires_grad=False) -> Tensor:
     dtype = _float_dtype(dtype, "rand")
     _check_float(dtype, "check_uniform_bounds")
-    return _random(_size(size, "rand"), dtype, "uniform", device, requires_grad, generator,
-                   0.0, 1.0)
+    return _random(_size_arg(args, size, "rand"), dtype, "uniform", device, requires_grad,
+                   generator, 0.0, 1.0)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*args, size=_NO_SIZE, generator=None, dtype=None, device=None,
+          requires_grad=False) -> Tensor:
     dtype = _float_dtype(dtype, "randn")
     _check_float(dtype, "normal_kernel_cpu")
-    return _random(_size(size, "randn"), dtype, "normal", device, requires_grad, generator)
+    return _random(_size_arg(args, size, "randn"), dtype, "normal", device, requires_grad,
+                   generator)
 
 
-def randint(*args, size=None, generator=None, dtype=None, device=None,
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
             requires_grad=False) -> Tensor:
-    """randint(high, size) or randint(low, high, size): integers in [low, high)."""
+    """randint(high, size) or randint(low, high, size): integers in [low, high); any of them
+    may be given by keyword."""
     args = list(args)
     if size is None:
+        if not args:
+            raise TypeError('randint() missing 1 required positional arguments: "size"')
         size = args.pop()
         if not isinstance(size, (tuple, list)):
             raise TypeError(f"randint(): argument 'size' (position {len(args) + 1}) must be "
                             f"tuple of ints, not {type(size).__name__}")
+    if high is None:
+        if not args:
+            raise TypeError('randint() missing 1 required positional arguments: "high"')
+        high = args.pop()
+    if low is None:
+        low = args.pop() if args else 0
+    if args:
+        raise TypeError(f"randint() takes at most 3 positional arguments "
+                        f"({len(args) + 3} given)")
     from .sampling import check_random_bounds, int64_arg
-    low, high = (0, args[0]) if len(args) == 1 else args
     low, high = int64_arg(low), int64_arg(high)
     if high <= low:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "

@@ -186,7 +186,7 @@ def promote_args(name: str, args) -> tuple:
     if opdef.refuse is not None:  # PyTorch's refusals (bool subtraction, negation)
         error = opdef.refuse(compute, dims + zero + scal)
         if error is not None:
-            raise RuntimeError(error)
+            raise error if isinstance(error, Exception) else RuntimeError(error)
     return compute, (dt.bool_ if name in _BOOL_OUT else compute)
 
 

@@ -170,6 +170,8 @@ negative, absolute = neg, abs  # noqa: F821 (defined by the loop above)
 
 @_grad_name("PowBackward0")
 def square(input: Tensor) -> Tensor:
+    if input._dtype is dt.bool_:  # PyTorch's pow(x, 2): a bool tensor squares to int64
+        input = cast(input, dt.int64)
     return binary("mul", input, input)
 
 
@@ -183,9 +185,19 @@ def reciprocal(input: Tensor) -> Tensor:
     return binary("div", 1.0, input)
 
 
+def scale_for(value, *tensors):
+    """A Python scalar multiplier (alpha, beta, value) as PyTorch's kernels read it: converted to
+    the integer result dtype of `tensors`, so a float truncates toward zero (addmm of int64
+    tensors with beta=1.5 scales by 1 and stays int64)."""
+    if isinstance(value, float) and not D.promote_args("add", tensors)[0].is_floating_point:
+        return int(value)
+    return value
+
+
 @_grad_name("AddcmulBackward0")
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
     """`input + value * tensor1 * tensor2`, multiplied in PyTorch's kernel order."""
+    value = scale_for(value, input, tensor1, tensor2)
     t = tensor1 if value == 1 else binary("mul", tensor1, value)
     return write_out(binary("add", input, binary("mul", t, tensor2)), out,
                      (input, tensor1, tensor2))

@@ -41,6 +41,9 @@ atan2 = _binary_fn("atan2", "The angle of (other, input), in (-pi, pi].")
 arctan2 = atan2
 hypot = _binary_fn("hypot", "sqrt(input^2 + other^2) without overflow.")
 logaddexp = _binary_fn("logaddexp", "log(exp(input) + exp(other)) without overflow.")
+bitwise_and = _binary_fn("bitwise_and", "input & other (integers and bools).")
+bitwise_or = _binary_fn("bitwise_or", "input | other (integers and bools).")
+bitwise_xor = _binary_fn("bitwise_xor", "input ^ other (integers and bools).")
 bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other (integers).")
 bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other (integers).")
 
@@ -270,7 +273,8 @@ def mvlgamma(input: Tensor, p: int, *, out=None) -> Tensor:
 
 # what fusetorch exports (and Tensor binds as methods) from here
 PUBLIC = ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
-          "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn", "arcsin",
+          "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+          "bitwise_right_shift", "round", "frac", "fix", "sgn", "arcsin",
           "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "isnan", "isinf", "isposinf",
           "isneginf", "isfinite", "nan_to_num", "isclose", "xlogy", "heaviside", "logsumexp",
           "nansum", "nanmean", "mvlgamma")

@@ -563,7 +563,8 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
 
 def _host_result(arrays, like: Tensor, dtypes):
     from .creation import tensor
-    return [tensor(np.ascontiguousarray(a), dtype=d, device=like.device)
+    # (np.ascontiguousarray would make a 0-d inverse 1-d)
+    return [tensor(np.require(a, requirements="C"), dtype=d, device=like.device)
             for a, d in zip(arrays, dtypes)]
 
 

@@ -351,6 +351,7 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
 
 
 def _check_scale(beta, alpha, input: Tensor, prod: Tensor) -> Tensor:
+    beta, alpha = F.scale_for(beta, input, prod), F.scale_for(alpha, input, prod)
     p = prod if alpha == 1 else D.binary("mul", prod, alpha)
     if beta == 0:  # PyTorch ignores input (nan and inf included)
         return F.expand(p, *broadcast_many([tuple(input.shape), tuple(p.shape)]))
@@ -369,6 +370,23 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None)
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
     return write_out(_check_scale(beta, alpha, input, F.mv(mat, vec)), out)
+
+
+def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
+    """beta * input + alpha * outer(vec1, vec2); unlike addmm, PyTorch refuses float scales
+    for integer results and bool scales for non-bool ones."""
+    for name, v in (("vec1", vec1), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
+    prod = outer(vec1, vec2)
+    d = D.promote_args("add", (input, prod))[0]
+    for name, v in (("beta", beta), ("alpha", alpha)):
+        if isinstance(v, bool) and d is not dt.bool_:
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+        if isinstance(v, float) and not d.is_floating_point:
+            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
+                               f"floating point number.")
+    return write_out(_check_scale(beta, alpha, input, prod), out)
 
 
 @_ac.op("addbmm")
@@ -498,10 +516,30 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=No
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    v = value if isinstance(value, Tensor) else D.source(
-        "full", {"shape": (), "dtype": input._dtype,
-                 "value": D._scalar_as(value, input._dtype)}, input._be)
-    return _index_put_along(input, dim, index, v, False)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    if input.ndim:
+        d = norm_dim(dim, input.ndim)
+        n = input.shape[d]
+        index = D.check_values(D.cast(index, dt.int64), f"index {{value}} is out of bounds for "
+                               f"dimension {d} with size {n}", lo=-n, hi=n, error="IndexError")
+    if not isinstance(value, Tensor):
+        v = D.source("full", {"shape": (), "dtype": input._dtype,
+                              "value": D._scalar_as(value, input._dtype)}, input._be)
+        return _index_put_along(input, dim, index, v, False)
+    if input.ndim == 0:
+        return _index_put_along(input, dim, index, value, False)
+    # A tensor value is written through a mask of the filled positions along `dim`, so that a
+    # repeated index fills (and takes the gradient of) its position once, as in PyTorch
+    mask = _index_put_along(D.source("full", {"shape": (n,), "dtype": dt.bool_, "value": False},
+                                     input._be), 0, index,
+                            D.source("full", {"shape": (), "dtype": dt.bool_, "value": True},
+                                     input._be), False)
+    mask = F.reshape(mask, (n,) + (1,) * (input.ndim - d - 1))
+    return D.elementwise("where", mask, D.cast(value, input._dtype), input)
 
 
 def _scatter_indices(input: Tensor, dim: int, index: Tensor) -> tuple:
@@ -727,7 +765,8 @@ _fill_diagonal.__name__ = "fill_diagonal"
 # what fusetorch exports (and Tensor binds as methods) from here
 PUBLIC = ("tril", "triu", "diagonal", "diag_embed", "diag", "trace", "movedim", "moveaxis",
           "roll", "rot90", "fliplr", "flipud", "tile", "broadcast_to", "select", "outer", "ger",
-          "inner", "kron", "addmm", "addmv", "addbmm", "baddbmm", "index_add", "index_copy",
+          "inner", "kron", "addmm", "addmv", "addr", "addbmm", "baddbmm", "index_add",
+          "index_copy",
           "index_fill", "scatter", "scatter_reduce", "repeat_interleave", "masked_scatter")
 # torch.* only (no Tensor method of that name in PyTorch)
 TORCH_ONLY = ("tril_indices", "triu_indices", "broadcast_tensors", "atleast_1d", "atleast_2d",
@@ -735,4 +774,4 @@ TORCH_ONLY = ("tril_indices", "triu_indices", "broadcast_tensors", "atleast_1d",
               "meshgrid", "tensordot", "einsum")
 # Tensor.<name>_ in place
 INPLACE = ("tril", "triu", "index_add", "index_copy", "index_fill", "scatter", "scatter_reduce",
-           "addmm", "addmv", "addbmm", "baddbmm")
+           "addmm", "addmv", "addr", "addbmm", "baddbmm")

@@ -120,7 +120,8 @@ for _name in F.UNARY_API:
 for _name in M.PUBLIC:
     setattr(Tensor, _name, _method(getattr(M, _name)))
 for _name in ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
-              "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn",
+              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+              "bitwise_right_shift", "round", "frac", "fix", "sgn",
               "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "nan_to_num",
               "xlogy", "heaviside", "mvlgamma"):
     setattr(Tensor, _name + "_", _inplace_of(getattr(M, _name)))
@@ -475,6 +476,10 @@ Tensor.__ifloordiv__ = _inplace_of(M.floor_divide)
 Tensor.__imod__ = _inplace_of(M.remainder)
 Tensor.__ilshift__ = _inplace_of(M.bitwise_left_shift)
 Tensor.__irshift__ = _inplace_of(M.bitwise_right_shift)
+Tensor.__iand__ = Tensor.bitwise_and_
+Tensor.__ior__ = Tensor.bitwise_or_
+Tensor.__ixor__ = Tensor.bitwise_xor_
+Tensor.__idiv__ = Tensor.__itruediv__  # PyTorch keeps Python 2's name
 Tensor.__getitem__ = indexing.getitem
 Tensor.__setitem__ = indexing.setitem
 # shapes, products and scatters of functional_shape.py: x.tril(), x.roll(1, 0), x.scatter_(...)

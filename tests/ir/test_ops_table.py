@@ -197,6 +197,7 @@ EXAMPLES.update({
     "linalg_svd_u": ([_f(2, 5, 3)], {"full_matrices": True}),
     "linalg_svd_s": ([_f(3, 4)], {"full_matrices": False}),
     "linalg_svd_vh": ([_f(2, 3, 5)], {"full_matrices": False}),
+    "linalg_pinv": ([_f(2, 3, 5), np.array(0.0), np.array(1e-12)], {"hermitian": False}),
     # an LSTM layer's recurrence (ir/recurrent_ops.py): T=3, B=2, H=4
     "lstm_scan": ([_f(3, 2, 16), _f(2, 4), _f(2, 4), _f(16, 4)], {"reverse": False}),
     "lstm_scan_grad": ([_f(6, 3, 2, 4), _f(6, 3, 2, 4), _f(2, 4), _f(2, 4), _f(16, 4)],

@@ -495,3 +495,23 @@ def test_multihead_attention_on_zero_size_batches_and_sequences():
         for need_weights in (True, False):
             assert m(x, x, x, need_weights=need_weights)[0].shape == x.shape
     assert nn.TransformerEncoderLayer(8, 2, 16)(torch.ones(5, 0, 8)).shape == (5, 0, 8)
+
+
+@pytest.mark.parametrize("scale", [None, 0.3, -0.7])
+def test_sdpa_scales_query_and_key_as_pytorch_math_path(scale):
+    """PyTorch's math path multiplies query and key by sqrt(|scale|) each (query by -sqrt for a
+    negative scale) before the product; in PyTorch 2.13 that composition equals its
+    scaled_dot_product_attention bit for bit on float32 non-contiguous inputs (checked by
+    hand), where scaling the scores afterwards rounds differently. Values against float64."""
+    rng = np.random.default_rng(3)
+    q = torch.tensor(rng.standard_normal((2, 3, 8, 6)).astype(np.float32)).transpose(-1, -2)
+    k = torch.tensor(rng.standard_normal((2, 3, 8, 7)).astype(np.float32) * 3).transpose(-1, -2)
+    v = torch.tensor(rng.standard_normal((2, 3, 4, 7)).astype(np.float32)).transpose(-1, -2)
+    s = 1 / math.sqrt(8) if scale is None else scale
+    r = math.sqrt(abs(s))
+    want = torch.softmax((q * (-r if s < 0 else r)) @ (k.transpose(-2, -1) * r), -1) @ v
+    got = F.scaled_dot_product_attention(q, k, v, scale=scale)
+    assert np.array_equal(got.numpy(), want.numpy())
+    q64, k64, v64 = (np.asarray(t.numpy(), dtype=np.float64) for t in (q, k, v))
+    ref = _softmax(q64 @ np.swapaxes(k64, -1, -2) * s) @ v64
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-6)

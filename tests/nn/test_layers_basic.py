@@ -1073,3 +1073,32 @@ def test_in_place_composites_on_non_leaves_differentiate(fn):
     # the composite's inner ops saved the input that the in-place write then overwrites
     x = torch.tensor([-1.3, -0.4, 0.2, 0.9, 2.5], dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda a: fn(a * 1), (x,))
+
+
+def _circular_reference(a, pads):
+    """numpy: crop each dim by its negative pads, then wrap the rest by the positive ones."""
+    for k in range(len(pads) // 2):
+        d, left, right = a.ndim - 1 - k, pads[2 * k], pads[2 * k + 1]
+        n = a.shape[d]
+        core = np.take(a, np.arange(max(-left, 0), n - max(-right, 0)), axis=d)
+        m = core.shape[d]
+        a = np.take(core, np.arange(-max(left, 0), m + max(right, 0)) % m, axis=d)
+    return a
+
+
+@pytest.mark.parametrize("pads", [(-1, 1, -2, 1), (1, -1, 2, -2), (-2, 3, 0, 0),
+                                  (-1, -1, 1, 1), (0, 0, -3, 2), (-1, 4, 0, 0)])
+def test_circular_pad_with_negative_pads_wraps_the_cropped_tensor(pads):
+    """PyTorch crops first and wraps around what is left ([1, 3, 4, 4], (-1, 1, -2, 1): 18 of
+    36 values were wrong); the gradient adds back into the copied positions."""
+    a = np.arange(48.0).reshape(1, 3, 4, 4)
+    got = F.pad(torch.tensor(a), pads, mode="circular")
+    np.testing.assert_array_equal(got.numpy(), _circular_reference(a, pads))
+    assert gradcheck(lambda t: F.pad(t, pads, mode="circular"),
+                     (torch.tensor(a[:, :1], requires_grad=True),))
+
+
+def test_circular_pad_refuses_a_left_wrap_longer_than_the_cropped_dim():
+    """PyTorch copies uninitialised memory there; refused with its wrap-around error."""
+    with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once"):
+        F.pad(torch.zeros(1, 1, 4), (3, -2), mode="circular")

@@ -385,3 +385,17 @@ def test_module_import_paths(name, classes):
     for c in classes:
         assert getattr(mod, c) is getattr(nn, c, getattr(mod, c))
     assert importlib.import_module("fusetorch.nn.modules.module").Module is nn.Module
+
+
+def test_prelu_keeps_a_0d_input_0d():
+    """A single slope (shape [1] or 0-d) leaves a 0-d input 0-d, value and gradient; the
+    slope's gradient has the slope's shape (issue 26: both came back [1])."""
+    for w in (torch.tensor([0.25], dtype=torch.float64), torch.tensor(0.25, dtype=torch.float64)):
+        x = torch.tensor(-3.0, dtype=torch.float64, requires_grad=True)
+        w.requires_grad_()
+        r = F.prelu(x, w)
+        assert r.shape == () and r.item() == -0.75
+        r.backward()
+        assert x.grad.shape == () and x.grad.item() == 0.25
+        assert w.grad.shape == w.shape and w.grad.sum().item() == -3.0
+    assert nn.PReLU()(torch.tensor(-2.0)).shape == ()

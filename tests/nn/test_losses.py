@@ -7,6 +7,7 @@ target with the uniform distribution, BCE clamps its logs at -100). Gradients go
 `gradcheck` in float64. Error messages, warnings and reprs were observed by hand in PyTorch
 2.13.0 (CPU) and are written literally; torch is not imported here.
 """
+import math
 import warnings
 
 import numpy as np
@@ -299,6 +300,22 @@ def test_kl_div(reduction):
     want2 = np.exp(np.log(q2)) * (np.log(q2) - np.log(p))
     got2 = F.kl_div(t64(np.log(p)), t64(np.log(q2)), reduction="none", log_target=True)
     np.testing.assert_allclose(np_(got2), want2, rtol=1e-12)
+
+
+def test_kl_div_negative_target_is_nan():
+    """xlogy(t, t) is NaN for t < 0 in PyTorch (numpy: t * log(t)), so the loss is NaN there,
+    for the functional and the module, eager and compiled; the input's gradient stays -t."""
+    i, t = np.array([-1.0, -2.0, 0.5]), np.array([-0.5, 0.0, 2.0])
+    with np.errstate(invalid="ignore"):
+        want = np.where(t == 0, 0.0, t * np.log(t)) - t * i
+    assert np.isnan(want[0])
+    for fn in (lambda a, b: F.kl_div(a, b, reduction="none"),
+               torch.compile(lambda a, b: F.kl_div(a, b, reduction="none"))):
+        np.testing.assert_allclose(np_(fn(t64(i), t64(t))), want, rtol=1e-12)
+    assert math.isnan(nn.KLDivLoss(reduction="batchmean")(t64(i), t64(t)).item())
+    a = t64(i, grad=True)
+    F.kl_div(a, t64(t), reduction="sum").backward()
+    np.testing.assert_allclose(a.grad.numpy(), -t)
 
 
 def test_kl_div_mean_warns():

@@ -421,3 +421,36 @@ def test_one_hot():
     np.testing.assert_array_equal(np_(got), np.eye(3, dtype=np.int64)[[[0, 2], [1, 1]]])
     assert F.one_hot(torch.tensor([1]), 4).tolist() == [[0, 1, 0, 0]]
     assert F.one_hot(torch.tensor([], dtype=torch.long), 4).shape == (0, 4)
+
+
+@pytest.mark.parametrize("module,shape", [(nn.BatchNorm1d, (0, 3)), (nn.BatchNorm1d, (0, 3, 4)),
+                                          (nn.BatchNorm2d, (0, 3, 2, 2)),
+                                          (nn.BatchNorm3d, (0, 3, 1, 1, 1)),
+                                          (nn.BatchNorm2d, (2, 3, 0, 2))])
+def test_batch_norm_on_an_empty_batch_keeps_the_running_stats(module, shape):
+    """No elements, no statistics: PyTorch leaves running_mean/var alone (they became NaN);
+    the output is empty and the affine parameters get zero gradients."""
+    m = module(3)
+    m.running_mean.fill_(0.5)
+    x = torch.zeros(*shape, requires_grad=True)
+    y = m(x)
+    y.sum().backward()
+    assert tuple(y.shape) == shape
+    assert m.running_mean.tolist() == [0.5] * 3 and m.running_var.tolist() == [1.0] * 3
+    assert m.num_batches_tracked.item() == 1
+    assert m.weight.grad.tolist() == [0.0] * 3 and x.grad.shape == shape
+
+
+@pytest.mark.parametrize("size,alpha,beta,k", [(2, 1e-4, 0.75, 1.0), (3, 1e-2, 0.75, 2.0),
+                                               (5, 0.1, 0.75, 1.0)])
+def test_local_response_norm_of_integers_pools_in_integers(size, alpha, beta, k):
+    """PyTorch averages the squares with avg_pool, which divides integers by truncation, then
+    scales in float32: x / (k + alpha * (sum // size)) ** beta (numpy float64 reference)."""
+    x = np.arange(-20, 28, dtype=np.int64).reshape(2, 4, 3, 2)
+    sq = np.pad(x * x, ((0, 0), (size // 2, (size - 1) // 2), (0, 0), (0, 0)))
+    total = sum(sq[:, s:s + 4] for s in range(size))
+    want = x / (k + alpha * (total // size)) ** beta
+    for shape in ((2, 4, 3, 2), (2, 4, 6)):
+        got = F.local_response_norm(torch.tensor(x.reshape(shape)), size, alpha, beta, k)
+        assert got.dtype == torch.float32
+        np.testing.assert_allclose(got.numpy(), want.reshape(shape), rtol=1e-6)

@@ -249,7 +249,8 @@ OOM = [
     ("randn", lambda: torch.randn(HUGE), HUGE * 4),
     ("randint", lambda: torch.randint(3, (HUGE,)), HUGE * 8),
     ("arange", lambda: torch.arange(HUGE), HUGE * 8),
-    ("linspace", lambda: torch.linspace(0, 1, HUGE), HUGE * 8),
+    ("linspace", lambda: torch.linspace(0, 1, HUGE), HUGE * 4),  # the float32 result, as PyTorch
+    ("logspace", lambda: torch.logspace(0, 1, HUGE), HUGE * 4),
     ("eye", lambda: torch.eye(HUGE // 10**6, 10**6, dtype=torch.float64), HUGE * 8),
     ("randperm", lambda: torch.randperm(HUGE), HUGE * 8),
 ]

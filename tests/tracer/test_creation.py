@@ -861,3 +861,104 @@ def test_an_empty_tensor_numpy_cannot_hold_is_a_clear_runtime_error():
         torch.empty(2**62, 2**62, 0)  # PyTorch's product overflows before the 0
     assert torch.empty(2**40, 0).shape == (2**40, 0)
     assert torch.zeros(0, 2**40, dtype=torch.int8).sum().item() == 0
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: torch.zeros(**kw), lambda **kw: torch.ones(**kw),
+    lambda **kw: torch.empty(**kw), lambda **kw: torch.rand(**kw),
+    lambda **kw: torch.randn(**kw), lambda **kw: torch.full(fill_value=2.0, **kw),
+    lambda **kw: torch.randint(5, **kw), lambda **kw: torch.randint(low=1, high=5, **kw),
+    lambda **kw: torch.ones(1).new_zeros(**kw), lambda **kw: torch.ones(1).new_ones(**kw),
+    lambda **kw: torch.ones(1).new_empty(**kw),
+    lambda **kw: torch.ones(1).new_full(fill_value=1.0, **kw),
+])
+def test_creation_takes_size_keyword(make):
+    """Every creation function takes `size=` as PyTorch does (empty(size=...) was 0-d, the
+    others a TypeError): a tuple, a list, a Size or ()."""
+    for size in ((2, 3), [4], torch.Size([2, 1]), ()):
+        t = make(size=size)
+        assert tuple(t.shape) == tuple(size)
+
+
+def test_creation_size_keyword_errors():
+    """PyTorch's TypeErrors: a size both ways, a keyword size that is not a sequence."""
+    with pytest.raises(TypeError, match="empty\\(\\) got multiple values for argument 'size'"):
+        torch.empty(2, size=(3,))
+    with pytest.raises(TypeError, match="ones\\(\\): argument 'size' must be tuple of ints, not "
+                                        "int"):
+        torch.ones(size=2)
+    assert torch.zeros(size=(2,), dtype=torch.int64).dtype == torch.int64
+    assert torch.rand(size=(3,), generator=torch.Generator().manual_seed(0)).shape == (3,)
+
+
+def _trunc_range_reference(start, end, step, dtype):
+    """PyTorch's integer arange (RangeFactories.cpp): the bounds and step truncated toward zero;
+    int64 counts (end - start + step - sign(step)) / step with C's division, other integer
+    dtypes ceil((end - start) / step) of the bounds as given."""
+    s, e, st = int(start), int(end), int(step)
+    if dtype == torch.int64:
+        num = e - s + st - (1 if st > 0 else -1)
+        n = abs(num) // abs(st) * (1 if (num >= 0) == (st > 0) else -1)
+    else:
+        n = int(np.ceil((end - start) / step))
+    return [s + st * i for i in range(max(n, 0))]
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16])
+@pytest.mark.parametrize("args", [(0.0, -8.000001, -4.0), (0, 5, 1.5), (0.5, 7.9, 2.5),
+                                  (-3.7, 4.2, 1.1), (10, 1, -3), (-1.5, 1.5, 1), (3, 3.5, 1),
+                                  (2.5, -2.5, -1.7)])
+def test_arange_integer_dtype_with_float_bounds(args, dtype):
+    """arange(0.0, -8.000001, -4.0, dtype=int64) is [0, -4] in PyTorch (was [0, -4, -8]);
+    int32 of (0, 5, 1.5) is [0, 1, 2, 3] (checked by hand in PyTorch 2.13)."""
+    assert torch.arange(*args, dtype=dtype).tolist() == _trunc_range_reference(*args, dtype)
+
+
+def test_arange_linspace_logspace_hand_checked_values():
+    """Values read off PyTorch 2.13 by hand (CPU)."""
+    assert torch.arange(0.0, -8.000001, -4.0, dtype=torch.int64).tolist() == [0, -4]
+    assert torch.arange(0, 5, 1.5, dtype=torch.int32).tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        torch.arange(0, 1, 0.5, dtype=torch.int64)  # the step truncates to 0
+    assert torch.arange(0.9, 5.1, 0.999, dtype=torch.int32).tolist() == [0] * 5
+    lin = torch.linspace(4.3, 1, 50, dtype=torch.int64).tolist()
+    assert lin[:3] == [4, 3, 3] and lin.count(3) == 16 and lin.count(1) == 17
+    assert torch.logspace(-2.5, 3.7, 6, base=2.0, dtype=torch.int64).tolist() == [0, 0, 1, 2, 4,
+                                                                                  8]
+    assert torch.logspace(4.3, 1, 3, base=2.0, dtype=torch.int64).tolist() == [16, 5, 2]
+    with pytest.raises(RuntimeError, match="value cannot be converted to type uint8_t without "
+                                           "overflow"):
+        torch.linspace(-2.5, 3.7, 6, dtype=torch.uint8)
+    assert torch.linspace(-7.9, 7.9, 9).tolist()[3] == np.float32(-1.975000023841858)
+    assert torch.linspace(-7.9, 7.9, 9, dtype=torch.float64).tolist()[3] == -1.975
+    assert torch.linspace(0, 10, 7, dtype=torch.float64).tolist()[4] == 6.666666666666666
+    assert torch.arange(-3.7, 4.2, 1.1, dtype=torch.float64).tolist()[5] == 1.8000000000000003
+
+
+def test_linspace_of_integer_dtype_matches_the_kernel_formula():
+    """Integers: truncated bounds, a double step, start + step * i for the first half and
+    end - step * (steps - 1 - i) for the second, truncated (numpy float64 reference)."""
+    for start, end, steps in ((4.3, 1, 50), (-7.9, 7.9, 9), (0, 10, 7), (1.9, 1.1, 3)):
+        s, e = int(start), int(end)
+        step = (e - s) / (steps - 1)
+        i = np.arange(steps)
+        want = np.where(i < steps // 2, s + step * i, e - step * (steps - 1 - i))
+        got = torch.linspace(start, end, steps, dtype=torch.int64).tolist()
+        assert got == np.trunc(want).astype(np.int64).tolist()
+        got = torch.logspace(start, end, steps, base=3.0, dtype=torch.int32).tolist()
+        assert got == np.trunc(3.0 ** want).astype(np.int64).tolist()
+
+
+def test_range_tensor_bounds_compute_in_the_dtype_asked():
+    """Tensor bounds are read as numbers: with dtype=float64 nothing rounds through float32
+    beyond the bounds' own float32 values."""
+    s, e = np.float32(0.1), np.float32(1.3)
+    got = torch.linspace(torch.tensor(0.1), torch.tensor(1.3), 7, dtype=torch.float64)
+    np.testing.assert_allclose(got.numpy(), np.linspace(float(s), float(e), 7), rtol=1e-15)
+    got = torch.logspace(torch.tensor(0.1), torch.tensor(1.3), 7, dtype=torch.float64)
+    np.testing.assert_allclose(got.numpy(), 10.0 ** np.linspace(float(s), float(e), 7),
+                               rtol=1e-14)
+    got = torch.arange(torch.tensor(0.1), torch.tensor(1.3), torch.tensor(0.2),
+                       dtype=torch.float64)
+    np.testing.assert_allclose(got.numpy(), float(s) + np.arange(6) * float(np.float32(0.2)),
+                               rtol=1e-15)

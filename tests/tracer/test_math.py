@@ -1039,3 +1039,66 @@ def test_format_nd():
     with pytest.raises(TypeError, match="unsupported format string passed to "
                                         "Tensor.__format__"):
         f"{torch.tensor([2.5]):.1f}"
+
+
+@pytest.mark.parametrize("op", ["&=", "|=", "^=", "<<=", ">>=", "%=", "//=", "+=", "-=", "*=",
+                                "**="])
+def test_augmented_assignment_writes_into_the_tensor(op):
+    """`x op= y` updates x itself (every alias sees it), as PyTorch's __iand__ & co. do; `&=`,
+    `|=`, `^=` had no __i*__ and rebound x to a new tensor (issue 26). Values: numpy int64."""
+    a, b = np.array([5, 6, -7, 12]), np.array([3, 1, 2, 5])
+    ns = {"x": torch.tensor(a), "torch": torch, "b": b}
+    alias, view = ns["x"], ns["x"][1:]
+    exec(f"x {op} torch.tensor(b)", ns)
+    want = eval(f"a {op[:-1]} b")
+    assert ns["x"] is alias
+    assert alias.tolist() == want.tolist() and view.tolist() == want[1:].tolist()
+    m = torch.tensor([True, False, True])
+    alias = m
+    m &= torch.tensor([True, True, False])
+    m |= False
+    assert alias is m and alias.tolist() == [True, False, False]
+
+
+def test_bitwise_functions_and_methods():
+    """torch.bitwise_and/or/xor and their Tensor methods (in-place too), ints and bools."""
+    a, b = np.array([5, 6, -7]), np.array([3, 1, 2])
+    assert torch.bitwise_and(torch.tensor(a), torch.tensor(b)).tolist() == (a & b).tolist()
+    assert torch.bitwise_or(torch.tensor(a), 8).tolist() == (a | 8).tolist()
+    assert torch.tensor(a).bitwise_xor(torch.tensor(b)).tolist() == (a ^ b).tolist()
+    t = torch.tensor(a)
+    assert t.bitwise_and_(3) is t and t.tolist() == (a & 3).tolist()
+    assert torch.bitwise_xor(torch.tensor([True, False]), True).tolist() == [False, True]
+
+
+def test_square_of_bool_is_int64():
+    """square(bool) is PyTorch's pow(x, 2): int64; square_ of a bool tensor cannot hold it."""
+    b = torch.tensor([True, False])
+    for r in (torch.square(b), b.square(), torch.compile(torch.square)(b)):
+        assert r.dtype == torch.int64 and r.tolist() == [1, 0]
+    assert torch.square(torch.tensor([-3], dtype=torch.int8)).dtype == torch.int8
+    with pytest.raises(RuntimeError, match="result type Long can't be cast to the desired "
+                                           "output type Bool"):
+        b.square_()
+    assert b.tolist() == [True, False]
+
+
+@pytest.mark.parametrize("fn,kernel,inplace", [
+    (lambda a, b: a << b, "lshift_cpu", "__ilshift__"),
+    (lambda a, b: a >> b, "rshift_cpu", "__irshift__"),
+    (lambda a, b: a % b, "remainder_cpu", "__imod__"),
+    (lambda a, b: torch.fmod(a, b), "fmod_cpu", "fmod_"),
+    (lambda a, b: a // b, "div_floor_cpu", "__ifloordiv__")])
+def test_bool_shifts_and_divisions_are_refused(fn, kernel, inplace):
+    """PyTorch has no bool kernel for these (`b <<= b` computed silently here, issue 26), with
+    a bool tensor or a Python bool on the right; an int scalar promotes to int64 and works."""
+    b = torch.tensor([True, False, True])
+    for other in (b, True):
+        with pytest.raises(NotImplementedError, match=f'"{kernel}" not implemented for '
+                                                      f"'Bool'"):
+            fn(b, other)
+    x = b.clone()
+    with pytest.raises(NotImplementedError, match=kernel):
+        getattr(x, inplace)(b)
+    assert x.tolist() == [True, False, True]
+    assert fn(b, 1).dtype == torch.int64

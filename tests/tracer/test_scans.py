@@ -594,3 +594,12 @@ def test_topk_of_one_is_the_first_extreme_nan_largest(dim):
     ints = torch.tensor([[3, 7, 7, 1], [1, 1, 0, 0]])
     assert torch.topk(ints, 1).indices.tolist() == [[1], [0]]
     assert torch.topk(ints, 1, largest=False).indices.tolist() == [[3], [2]]
+
+
+def test_unique_inverse_of_0d_is_0d():
+    """The inverse has the input's shape: 0-d for a 0-d input (it came back [1], issue 26)."""
+    x = torch.tensor(3.0)
+    for fn in (torch.unique, torch.unique_consecutive):
+        values, inverse, counts = fn(x, return_inverse=True, return_counts=True)
+        assert values.tolist() == [3.0] and counts.tolist() == [1]
+        assert inverse.shape == () and inverse.item() == 0

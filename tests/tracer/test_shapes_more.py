@@ -160,3 +160,79 @@ def test_compiled_matches_eager():
                 x.unfold(0, 3, 1)[0] + torch.diag_embed(torch.diagonal(x))).sum()
     x = T(R.standard_normal((3, 3)))
     np.testing.assert_allclose(torch.compile(f)(x).numpy(), f(x).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("index", [[0, 0, 2], [2], [], [3, 1, 3, 3]])
+def test_index_fill_tensor_value_repeated_index(index):
+    """A repeated index fills its position once, so the value's gradient sums the output
+    gradient over the filled positions once each (PyTorch: 4 for index [0, 0, 2] of a [2, 4]
+    input, not 6), eager and compiled; out-of-range indices name the dim filled."""
+    x, g = R.standard_normal((2, 4)), R.standard_normal((2, 4))
+    filled = sorted(set(index))
+    want = x.copy()
+    want[:, filled] = 1.5
+    for fn in (lambda a, v: a.index_fill(1, torch.tensor(index, dtype=torch.int64), v),
+               torch.compile(lambda a, v: torch.index_fill(
+                   a, 1, torch.tensor(index, dtype=torch.int64), v))):
+        a, v = T(x, grad=True), T(1.5, grad=True)
+        y = fn(a, v)
+        close(y.detach(), want)
+        (y * T(g)).sum().backward()
+        close(v.grad, g[:, filled].sum())
+        gx = g.copy()
+        gx[:, filled] = 0
+        close(a.grad, gx)
+    assert gradcheck(lambda v: T(x).index_fill(1, torch.tensor(index, dtype=torch.int64), v),
+                     (T(0.5, grad=True),))
+    with pytest.raises(IndexError, match="index 4 is out of bounds for dimension 1 with size 4"):
+        T(x).index_fill(1, torch.tensor([4]), 1.0)
+    with pytest.raises(RuntimeError, match="Index has to be a vector/scalar"):
+        T(x).index_fill(1, torch.tensor([[0]]), T(1.0))
+
+
+def _ints(*shape):
+    return np.arange(1, 1 + int(np.prod(shape)), dtype=np.int64).reshape(shape)
+
+
+@pytest.mark.parametrize("beta,alpha", [(1.5, 2.0), (0.5, 0.5), (-1.7, 2), (0, 1.5), (2, 3)])
+def test_integer_matrix_products_truncate_float_scales(beta, alpha):
+    """addmm/addmv/addbmm/baddbmm/addr of int64 stay int64 with float alpha/beta: PyTorch reads
+    the scales as int64 (truncated toward zero), in place too; addr refuses float scales."""
+    b, a = int(beta), int(alpha)  # C++'s conversion of a double to int64
+    m, v = _ints(2, 3), _ints(3)
+    b1, b2 = _ints(2, 2, 3), _ints(2, 3, 2)
+    cases = [("addmm", _ints(2, 2), (m, _ints(3, 2)), m @ _ints(3, 2)),
+             ("addmv", _ints(2), (m, v), m @ v),
+             ("addbmm", _ints(2, 2), (b1, b2), (b1 @ b2).sum(0)),
+             ("baddbmm", _ints(2, 2, 2), (b1, b2), b1 @ b2)]
+    for name, inp, args, prod in cases:
+        want = (b * inp if b else 0) + a * prod
+        ts = [torch.tensor(x) for x in args]
+        r = getattr(torch, name)(torch.tensor(inp), *ts, beta=beta, alpha=alpha)
+        assert r.dtype == torch.int64 and r.tolist() == want.tolist()
+        t = torch.tensor(inp)
+        assert getattr(t, name + "_")(*ts, beta=beta, alpha=alpha) is t
+        assert t.tolist() == want.tolist()
+    assert torch.addcmul(torch.tensor([1, 2]), torch.tensor([1, 2]), torch.tensor([1, 2]),
+                         value=alpha).tolist() == [1 + a, 2 + 4 * a]
+    with pytest.raises(RuntimeError, match="For integral input tensors, argument beta must not "
+                                           "be a floating point number."):
+        torch.addr(torch.tensor(m), torch.tensor([1, 2]), torch.tensor(v), beta=1.5)
+
+
+def test_addr():
+    """beta * input + alpha * outer(vec1, vec2) (float64 reference), in place too."""
+    x, u, w = R.standard_normal((2, 3)), R.standard_normal(2), R.standard_normal(3)
+    close(torch.addr(T(x), T(u), T(w), beta=0.5, alpha=-2.0), 0.5 * x - 2.0 * np.outer(u, w))
+    t = T(x)
+    close(t.addr_(T(u), T(w)), x + np.outer(u, w))
+    assert torch.addr(torch.tensor(_ints(2, 3)), torch.tensor([1, 2]), torch.tensor([1, 2, 3]),
+                      beta=2, alpha=3).tolist() == (2 * _ints(2, 3) + 3 * np.outer(
+                          [1, 2], [1, 2, 3])).tolist()
+    with pytest.raises(RuntimeError, match="addr: Expected 1-D argument vec1, but got 2-D"):
+        torch.addr(T(x), T(x), T(w))
+    with pytest.raises(RuntimeError, match="Boolean beta only supported for Boolean results."):
+        torch.addr(torch.tensor(_ints(2, 3)), torch.tensor([1, 2]), torch.tensor([1, 2, 3]),
+                   beta=True)
+    assert gradcheck(lambda a, b: torch.addr(T(x), a, b, alpha=0.5),
+                     (T(u, grad=True), T(w, grad=True)))

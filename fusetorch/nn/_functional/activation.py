@@ -231,7 +231,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {n} and channel size = {channels}.")
         w = F.reshape(weight, (1, n) + (1,) * (input.ndim - 2))
-    elif input.ndim > 0 and weight.ndim == 1:
+    elif weight.ndim == 1:  # one slope: 0-d, so a 0-d input stays 0-d
         w = F.reshape(weight, ())
     r = F.where(input > 0, input, w * input)
     return _label(r, "PreluKernelBackward0", input, weight)

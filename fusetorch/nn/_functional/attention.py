@@ -87,7 +87,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     # product, so the scores are zeros, not 0 * inf
     factor = (1.0 / math.sqrt(query.size(-1)) if query.size(-1) else 1.0) if scale is None \
         else scale
-    scores = F.matmul(query, key.transpose(-2, -1)) * factor
+    # PyTorch's math path scales query and key by sqrt(|scale|) each before the product (the
+    # float32 rounding differs from scaling the scores)
+    root = math.sqrt(abs(factor))
+    scores = F.matmul(query * (-root if factor < 0 else root), key.transpose(-2, -1) * root)
     L, S = query.size(-2), key.size(-2)
     if is_causal:
         rows = C.arange(L, device=query.device).unsqueeze(1)

@@ -1,9 +1,7 @@
 """nn.functional: vector norms and the distances built on them (normalize, cosine_similarity,
 pairwise_distance, pdist), composed from tensor operations.
 
-`_vector_norm` gives the norm PyTorch's `linalg.vector_norm` gives, with its gradient: 0 for a
-vector that is all zeros (PyTorch masks the 0/0 there). The square root and the `1/p` power
-read a safe value where the sum is 0, so neither the value nor the gradient meets 0 ** -1/2.
+The norms are linalg's `p_norm` (the one definition, with PyTorch's zero subgradient).
 """
 from __future__ import annotations
 
@@ -13,6 +11,7 @@ import numpy as np
 
 from ...ir import dtypes as dt
 from ...ir.shapes import broadcast_shapes, norm_dim
+from ...linalg.norms import p_norm
 from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
@@ -27,35 +26,10 @@ def _named(result: Tensor, name: str, *inputs) -> Tensor:
     return result
 
 
-def _vector_norm(x: Tensor, p: float, dim, keepdim: bool = False) -> Tensor:
-    """The p-norm over `dim` (p = inf: max |x|, p = -inf: min |x|, p = 0: count of non-zeros)."""
-    a = F.abs(x)
-    if p == math.inf:
-        return F.amax(a, dim, keepdim=keepdim)
-    if p == -math.inf:
-        return F.amin(a, dim, keepdim=keepdim)
-    if p == 0:
-        return D.cast(F.sum(x != 0, dim, keepdim=keepdim), x._dtype)
-    if p == 1:
-        return F.sum(a, dim, keepdim=keepdim)
-    if p == 2:
-        s = F.sum(x * x, dim, keepdim=keepdim)
-        pos = s > 0
-        return F.where(pos, F.sqrt(F.where(pos, s, 1.0)), 0.0)
-    # |x| ** p with a safe base where x == 0 (p < 0 would give inf there, p < 1 an infinite
-    # derivative); a zero element adds 0 (p > 0) or inf (p < 0) to the sum, as in PyTorch
-    nz = a > 0
-    powed = F.where(nz, F.where(nz, a, 1.0) ** p, 0.0 if p > 0 else math.inf)
-    s = F.sum(powed, dim, keepdim=keepdim)
-    pos = F.logical_and(s > 0, s < math.inf)
-    root = F.where(pos, F.where(pos, s, 1.0) ** (1.0 / p), 0.0)
-    return F.where(s == math.inf, 0.0 if p < 0 else math.inf, root)
-
-
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
               out: Tensor | None = None) -> Tensor:
     """`input / max(||input||_p, eps)` along `dim`."""
-    denom = F.clamp(_vector_norm(input, p, dim, keepdim=True), min=eps)
+    denom = F.clamp(p_norm(input, p, dim, keepdim=True), min=eps)
     r = input / denom
     if out is not None:
         return out.copy_(r)
@@ -88,8 +62,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     d = norm_dim(dim, max(len(shape), 1))
     if not shape:
         x1, x2 = F.reshape(x1, (1,)), F.reshape(x2, (1,))
-    n1 = _vector_norm(x1, 2, d, keepdim=True)
-    n2 = _vector_norm(x2, 2, d, keepdim=True)
+    n1 = p_norm(x1, 2, d, keepdim=True)
+    n2 = p_norm(x2, 2, d, keepdim=True)
     with A.no_grad():  # recorded by traces (unlike detach), without gradient
         lift1 = F.clamp(n1, min=eps) - n1
         lift2 = F.clamp(n2, min=eps) - n2
@@ -103,9 +77,9 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     diff = x1 - x2 + eps
     if diff.ndim == 0:
         diff = F.reshape(diff, (1,))
-        r = _vector_norm(diff, p, 0, keepdim=False)
+        r = p_norm(diff, p, 0, keepdim=False)
         return _named(F.reshape(r, (1,)) if keepdim else r, "NormBackward1", x1, x2)
-    return _named(_vector_norm(diff, p, diff.ndim - 1, keepdim=keepdim), "NormBackward1", x1,
+    return _named(p_norm(diff, p, diff.ndim - 1, keepdim=keepdim), "NormBackward1", x1,
                   x2)
 
 
@@ -124,4 +98,4 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     ii = tensor(i.astype(np.int64), device=input.device)
     jj = tensor(j.astype(np.int64), device=input.device)
     diff = F.index_select(input, 0, ii) - F.index_select(input, 0, jj)
-    return _named(_vector_norm(diff, p, 1), "PdistBackward0", input)
+    return _named(p_norm(diff, p, 1), "PdistBackward0", input)

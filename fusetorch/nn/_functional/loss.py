@@ -218,11 +218,11 @@ def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
     if log_target:
         loss = F.exp(target) * (target - input)
     else:
-        # xlogy(t, t) is 0 where t == 0; the log reads a safe value there so that neither the
-        # value nor the gradient sees log(0)
-        pos = target > 0
-        safe = F.where(pos, target, 1.0)
-        loss = F.where(pos, target * F.log(safe), 0.0) - target * input
+        # xlogy(t, t) is 0 where t == 0 (the log reads a safe value there so that neither the
+        # value nor the gradient sees log(0)), NaN where t < 0, as in PyTorch
+        zero = target == 0
+        safe = F.where(zero, 1.0, target)
+        loss = F.where(zero, 0.0, target * F.log(safe)) - target * input
     out = _apply_reduction(loss, red)
     if reduction == "batchmean" and input.ndim != 0:
         out = out / input.shape[0]

@@ -73,7 +73,8 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     if not training:
         return _batch_norm_eval(input, running_mean, running_var, weight, bias, eps)
     out, mean, var = _batch_norm_train(input, weight, bias, eps)
-    if running_mean is not None or running_var is not None:
+    # an empty batch has no statistics: PyTorch leaves the running ones as they are
+    if (running_mean is not None or running_var is not None) and input.numel():
         n = input.numel() // c
         with A.no_grad():
             if running_mean is not None:
@@ -274,7 +275,8 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
                         k: float = 1.0) -> Tensor:
     """`x / (k + alpha * mean of x ** 2 over `size` neighbouring channels) ** beta`; the
-    window is c - size // 2 .. c + (size - 1) // 2, zero-padded, always divided by `size`."""
+    window is c - size // 2 .. c + (size - 1) // 2, zero-padded, always divided by `size`
+    (an integer input's mean truncates, as PyTorch's avg_pool of integers)."""
     if input.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality                          input "
                          f"(got {input.ndim} dimensions)")
@@ -295,5 +297,7 @@ def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: flo
     for s in range(size):
         window = F.narrow(padded, 1, s, c)
         total = window if total is None else total + window
-    div = (total * (alpha / size) + k) ** beta
+    # PyTorch averages with avg_pool, then scales: integers average by integer division
+    avg = total / size if total._dtype.is_floating_point else total // size
+    div = (avg * alpha + k) ** beta
     return input / div

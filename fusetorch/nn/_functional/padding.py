@@ -97,8 +97,9 @@ def _source_index(n: int, left: int, right: int, mode: str) -> np.ndarray:
         p = np.where(p >= n, 2 * (n - 1) - p, p)
     elif mode == "replicate":
         p = np.clip(p, 0, n - 1)
-    else:  # circular
-        p = p % n
+    else:  # circular: a negative pad crops first, and the other side wraps around what is left
+        lo, hi = max(-left, 0), n - max(-right, 0)
+        p = lo + np.arange(-max(left, 0), hi - lo + max(right, 0)) % max(hi - lo, 1)
     return p.astype(np.int64)
 
 
@@ -114,7 +115,12 @@ def _indexed(input: Tensor, pad: list, mode: str) -> Tensor:
             raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
                                f"input dimension, but got: padding ({left}, {right}) at "
                                f"dimension {d} of input {list(input.shape)}")
-        if mode == "circular" and (left > n or right > n):
+        # Wraps go around the part a negative pad leaves. PyTorch checks against the whole dim;
+        # a left wrap longer than that part copies uninitialised memory there (refused here),
+        # a right one repeats the part (its copy runs forward over its own output)
+        kept = n - max(-left, 0) - max(-right, 0)
+        if mode == "circular" and (left > n or right > n or left > kept or
+                                   (kept == 0 and right > 0)):
             raise RuntimeError("Padding value causes wrapping around more than once.")
         if mode == "replicate" and n == 0 and (left or right):
             raise RuntimeError(f"Expected input's non-batch dimensions to have positive length,"
