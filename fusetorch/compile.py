@@ -30,7 +30,6 @@ matmul and movement ops are library calls on numpy views (see ARCHITECTURE.md).
 from __future__ import annotations
 
 import struct
-import threading
 import types
 import warnings
 from collections import OrderedDict
@@ -69,9 +68,6 @@ class CompiledFunction:
         self._fn = fn
         self._fullgraph = fullgraph
         self._variants: OrderedDict = OrderedDict()
-        # guards the LRU order of _variants (threads may call one compiled function at once;
-        # each traces on its own, its recorder being its thread's)
-        self._lock = threading.Lock()
         # the compiled variant the last compiled call ran (calls that ran eagerly leave it):
         # what graph(), backward_graph(), kernels() and source() describe, all the same one
         self._last: _Variant | None = None
@@ -130,9 +126,10 @@ class CompiledFunction:
             # an argument shares memory with a tensor the call writes (a view of a parameter):
             # eager order decides what it reads, which the graph of separate values cannot say
             return self._fn(*args, **kwargs)
-        with self._lock:
-            if key in self._variants:  # (another thread may have evicted it meanwhile)
-                self._variants.move_to_end(key)
+        try:  # (atomic; threads may call one compiled function at once, each tracing alone)
+            self._variants.move_to_end(key)
+        except KeyError:  # another thread evicted it meanwhile
+            pass
         self._last = v
         arrays = v.program.run(arrays)
         v.apply_effects(tensors, arrays)
@@ -279,20 +276,20 @@ class CompiledFunction:
         return out
 
     def _remember(self, key, value) -> None:
-        with self._lock:
-            if value is not _EAGER:
-                # the other variants of this key stay: their guards may hold again
-                # (`model.train()` after `model.eval()`)
-                variants = self._variants.get(key)
-                variants = [] if variants is None or variants is _EAGER else variants
-                value = [value] + variants[:MAX_VARIANTS - 1]
-            else:
-                self._variants.pop(key, None)
-            self._variants[key] = value
-            evicted = len(self._variants) > MAX_VARIANTS
-            if evicted:
+        if value is not _EAGER:
+            # the other variants of this key stay: their guards may hold again (`model.train()`
+            # after `model.eval()`)
+            variants = self._variants.get(key)
+            variants = [] if variants is None or variants is _EAGER else variants
+            value = [value] + variants[:MAX_VARIANTS - 1]
+        else:
+            self._variants.pop(key, None)
+        self._variants[key] = value
+        if len(self._variants) > MAX_VARIANTS:
+            try:
                 self._variants.popitem(last=False)
-        if evicted:
+            except KeyError:  # (another thread emptied it meanwhile)
+                pass
             if not self._warned_overflow:
                 warnings.warn(f"fusetorch.compile: more than {MAX_VARIANTS} variants (shapes, "
                               "dtypes, modes) of one function; the oldest are evicted",

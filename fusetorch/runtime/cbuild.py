@@ -377,6 +377,8 @@ class CacheDir:
             if stat.S_ISREG(st.st_mode) and _private(st):
                 return fd
             os.close(fd)
+            if stat.S_ISDIR(st.st_mode):
+                return None  # rebuilt over; `clear` moves it aside with its one warning
         _warn_once(f"fusetorch: not using kernel cache file {self.path_of(dir_fd, name)} (a "
                    f"symlink, not a file, not owned by this user, or writable by others)")
         return None

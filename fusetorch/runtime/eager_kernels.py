@@ -28,7 +28,6 @@ the switch of the compiled eager composites (tracer/composite_programs.py).
 """
 from __future__ import annotations
 
-import contextvars
 import os
 import threading
 from collections import OrderedDict
@@ -36,6 +35,8 @@ from contextlib import contextmanager
 from typing import Iterator
 
 import numpy as np
+
+from .._per_thread import per_thread
 
 ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # Below this the numpy call is as fast as a kernel call (a few microseconds of fixed cost each),
@@ -53,7 +54,7 @@ _PROGRAMS: OrderedDict = OrderedDict()
 # compile traces under way (`tracer/trace.py`): their eager run happens once, so it builds no
 # kernel (a compiler run is ~0.07 s of a first compiled call) and counts no sighting; kernels
 # built before still run
-_tracing = contextvars.ContextVar("fusetorch.eager_kernels.tracing", default=0)  # per thread
+_tracing = per_thread(__name__, TRACING=0)  # per thread: another thread's trace builds as usual
 # (a key not in _PROGRAMS; `False == 0`, so 0 would make a refused layout look unseen and get
 # planned again every other call)
 _UNSEEN = object()
@@ -61,11 +62,12 @@ _UNSEEN = object()
 
 @contextmanager
 def no_builds() -> Iterator[None]:
-    token = _tracing.set(_tracing.get() + 1)
+    st = _tracing.state
+    st.TRACING += 1
     try:
         yield
     finally:
-        _tracing.reset(token)
+        st.TRACING -= 1
 
 
 def strided_copy(x: np.ndarray):
@@ -161,7 +163,7 @@ def cached_kernel(key: tuple, build):
     runs (it builds nothing) or without a compiler."""
     with _lock:
         fn = _PROGRAMS.get(key)
-        if fn is None and _tracing.get():
+        if fn is None and _tracing.state.TRACING:
             return None
         if fn is None:
             fn = _PROGRAMS[key] = build()
@@ -224,7 +226,7 @@ def _select_graph(nodes):
 def _run(key: tuple, arrays: list, make):
     with _lock:
         program = _PROGRAMS.get(key, _UNSEEN)
-        if _tracing.get() and (program is _UNSEEN or program is None):
+        if _tracing.state.TRACING and (program is _UNSEEN or program is None):
             return None
         if program is _UNSEEN:  # first sight: numpy computes it
             _PROGRAMS[key] = None

@@ -37,7 +37,7 @@ from .runner import Runner
 
 # The active profiler's hook (fusetorch.profiler) of the calling thread, or None: read once per
 # run; when set, each kernel and extern step is timed (the kernels with the bytes they move).
-_profile = per_thread(__name__, PROFILE=None)["PROFILE"].get
+_LOCAL = per_thread(__name__, PROFILE=None)
 
 
 class Program:
@@ -82,7 +82,7 @@ class Program:
     def prepare_for(self, layouts: dict) -> None:
         """Plan and build every kernel for `layouts` (id(node) -> Layout of every graph input):
         pure data in, a runnable program out."""
-        prof = _profile()
+        prof = _LOCAL.state.PROFILE
         if prof is not None and prof.enter():
             return prof.call(self.prepare_for, (layouts,), "fusetorch::build_kernels",
                                 reentrant=True)
@@ -105,7 +105,7 @@ class Program:
     # ------------------------------------------------------------ running
 
     def run(self, arrays: list) -> list:
-        prof = _profile()
+        prof = _LOCAL.state.PROFILE
         if prof is not None and prof.enter():
             return prof.call(self.run, (arrays,), _EVENT.get(self.role, "CompiledFunction"),
                              reentrant=True)

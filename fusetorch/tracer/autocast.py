@@ -33,11 +33,9 @@ LOWER, FP32 = "lower", "fp32"
 # ENABLED, DTYPES: per device type; ACTIVE: device type -> autocast dtype, for the device
 # types whose autocast is on now; empty while every autocast is off (the one thing a hooked op
 # reads on its fast path). All per thread.
-_STATE = per_thread(__name__, ENABLED={"cpu": False, "cuda": False},
+_LOCAL = per_thread(__name__, ENABLED={"cpu": False, "cuda": False},
                     DTYPES={"cpu": dt.bfloat16, "cuda": dt.float16}, CACHE_ENABLED=True,
                     NESTING=0, ACTIVE={})
-_enabled, _dtypes = _STATE["ENABLED"], _STATE["DTYPES"]
-_active = _STATE["ACTIVE"]
 
 
 def _policies(lower: str, fp32: str) -> dict[str, str]:
@@ -70,14 +68,12 @@ POLICIES = {
 
 def set_state(kind: str, enabled: bool | None = None, dtype: dt.DType | None = None) -> None:
     """Turn autocast for device type `kind` on or off and/or set its dtype, in this thread."""
-    enabled_now, dtypes = _enabled.get(), _dtypes.get()
+    st = _LOCAL.state
     if enabled is not None:
-        enabled_now = {**enabled_now, kind: bool(enabled)}
-        _enabled.set(enabled_now)
+        st.ENABLED = {**st.ENABLED, kind: bool(enabled)}
     if dtype is not None:
-        dtypes = {**dtypes, kind: dtype}
-        _dtypes.set(dtypes)
-    _active.set({d: dtypes[d] for d, on in enabled_now.items() if on})
+        st.DTYPES = {**st.DTYPES, kind: dtype}
+    st.ACTIVE = {d: st.DTYPES[d] for d, on in st.ENABLED.items() if on}
 
 
 def _device_type(args, kwargs) -> str | None:
@@ -110,24 +106,25 @@ def _cast(x, device_type: str, to: dt.DType, policy: str):
 def call(name: str, fn: Callable, args: tuple, kwargs: dict) -> Any:
     """`fn(*args, **kwargs)` for op `name` under the active autocast: its arguments cast by
     the op's policy for their device type, and autocast off while it runs."""
-    active = _active.get()
+    st = _LOCAL.state
+    active = st.ACTIVE
     device_type = _device_type(args, kwargs)
     policy = POLICIES.get(device_type, {}).get(name) if device_type in active else None
     if policy is not None:
         to = active[device_type] if policy == LOWER else dt.float32
         args = tuple(_cast(a, device_type, to, policy) for a in args)
         kwargs = {k: _cast(v, device_type, to, policy) for k, v in kwargs.items()}
-    _active.set({})
+    st.ACTIVE = {}
     try:
         return fn(*args, **kwargs)
     finally:
-        _active.set(active)
+        st.ACTIVE = active
 
 
 def listed(name: str, tensor) -> bool:
     """Whether op `name` is on the list of the active autocast for `tensor`'s device type (for
     ops hooked on one device type only, which elsewhere autocast op by op inside)."""
-    return name in POLICIES.get(tensor._be.device.type, {}) and tensor._be.device.type in _active.get()
+    return name in POLICIES.get(tensor._be.device.type, {}) and tensor._be.device.type in _LOCAL.state.ACTIVE
 
 
 def op(name: str) -> Callable[[Callable], Callable]:
@@ -135,7 +132,7 @@ def op(name: str) -> Callable[[Callable], Callable]:
     def wrap(fn: Callable) -> Callable:
         @functools.wraps(fn)
         def hooked(*args, **kwargs):
-            if _active.get():
+            if _LOCAL.state.ACTIVE:
                 return call(name, fn, args, kwargs)
             return fn(*args, **kwargs)
         return hooked

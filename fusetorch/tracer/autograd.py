@@ -16,7 +16,6 @@ the version of its tensor at that moment. `backward` then:
 """
 from __future__ import annotations
 
-import threading
 import warnings
 import weakref
 from collections import OrderedDict
@@ -51,12 +50,12 @@ class _GradMode:
     _value = True
 
     def __enter__(self):
-        self._prev = D.GRAD_ENABLED
-        D.GRAD_ENABLED = self._value
+        st = D._LOCAL.state  # (the calling thread's grad mode)
+        self._prev, st.GRAD_ENABLED = st.GRAD_ENABLED, self._value
         return self
 
     def __exit__(self, *exc):
-        D.GRAD_ENABLED = self._prev
+        D._LOCAL.state.GRAD_ENABLED = self._prev
         return False
 
     def __call__(self, fn):
@@ -223,7 +222,6 @@ def label(result: Tensor, name: str, *inputs) -> Tensor:
 
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 256
-_CACHE_LOCK = threading.Lock()  # the LRU order, for threads running backward at once
 
 
 def _structure_key(order: list, wrt: list, also: list, stop: list = ()):
@@ -253,14 +251,17 @@ def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | Non
             bw = backward_graph(roots, wrt, also, stop)
         hit = (bw, [(pos[id(f)], part) for f, part in bw.values], BackwardRunner(bw.graph))
         if key is not None:
-            with _CACHE_LOCK:
-                _CACHE[key] = hit
-                if len(_CACHE) > _CACHE_SIZE:
+            _CACHE[key] = hit
+            if len(_CACHE) > _CACHE_SIZE:
+                try:
                     _CACHE.popitem(last=False)
+                except KeyError:  # (another thread's backward emptied it meanwhile)
+                    pass
     else:
-        with _CACHE_LOCK:
-            if key in _CACHE:
-                _CACHE.move_to_end(key)
+        try:  # (an OrderedDict's operations are atomic: threads may run backward at once)
+            _CACHE.move_to_end(key)
+        except KeyError:  # another thread evicted it meanwhile
+            pass
     return hit[0], [(order[p], part) for p, part in hit[1]], order, hit[2]
 
 
@@ -575,20 +576,21 @@ def _hooked(t: Tensor, g: Tensor) -> Tensor:
 
 
 def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    if D.PROFILE is not None and D.PROFILE.enter():
-        return D.PROFILE.call(_accumulate_leaf, (t, g, create_graph), _ACCUMULATE, (g,),
-                              reentrant=True)
+    st = D._LOCAL.state  # this thread's profiler, recorder and grad mode
+    if st.PROFILE is not None and st.PROFILE.enter():
+        return st.PROFILE.call(_accumulate_leaf, (t, g, create_graph), _ACCUMULATE, (g,),
+                               reentrant=True)
     if t.__dict__.get(GRAD_HOOKS):
         g = _hooked(t, g)
-    if D.RECORDER is not None:
-        D.RECORDER.grad_access(t, "read")
+    if st.RECORDER is not None:
+        st.RECORDER.grad_access(t, "read")
         if g._base is not None and not create_graph:
             g = g.clone()  # a .grad owns its memory (eager makes the same copy on arrays)
     if t._grad is None:
         t._grad = g
-    elif D.RECORDER is not None and not create_graph:
+    elif st.RECORDER is not None and not create_graph:
         t._grad.add_(g)  # recorded, so a replay of the trace accumulates too
-    elif create_graph or D.GRAD_ENABLED and t._grad._requires_grad:
+    elif create_graph or st.GRAD_ENABLED and t._grad._requires_grad:
         t._grad = t._grad + g
     else:
         t._grad._data += g._data

@@ -69,7 +69,8 @@ def composite(fn):
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if D.RECORDER is not None or D.PROFILE is not None or _ac.ACTIVE or \
+        st = D._LOCAL.state  # this thread's recorder and profiler
+        if st.RECORDER is not None or st.PROFILE is not None or _ac._LOCAL.state.ACTIVE or \
                 not eager_kernels.ENABLED:
             # (a trace records the primitives itself; the profiler times each of them; under
             # autocast the casts depend on a state the key does not hold)
@@ -112,7 +113,7 @@ def _key(name: str, args: tuple, kwargs: dict):
     twice, keyword tensors, an unhashable argument, autograd's recording wrapped."""
     if D.GRAD_RECORD is not A.record:
         return None
-    parts, be, ids = [name, D.GRAD_ENABLED], None, set()
+    parts, be, ids = [name, D._LOCAL.state.GRAD_ENABLED], None, set()
     for a in args:
         if isinstance(a, Tensor):
             d = a._data

@@ -26,7 +26,7 @@ from .tensor import Tensor
 # The active recording (a tracer.trace.Recorder), or None; grad mode; and autograd's recording
 # function (tracer.autograd.record, registered by that module). RECORDER, GRAD_ENABLED and
 # PROFILE belong to the calling thread (`_per_thread`; PyTorch keeps grad mode per thread): read
-# and set as `D.RECORDER` from other modules, through the `_recorder()`-style getters here.
+# and set as `D.RECORDER` from other modules; the entry points here read `_LOCAL.state` once.
 # PROFILE is the active profiler's hook (fusetorch.profiler), or None. Each entry point below
 # reads it first: `PROFILE.enter()` is False only for the call the hook itself makes, which runs
 # the body; every other call is timed as one event by `PROFILE.op` (see profiler/_record.py).
@@ -34,10 +34,20 @@ from .tensor import Tensor
 # (registered when fusetorch.sparse is imported: the tracer imports nothing above it)
 SPARSE_MM = None
 GRAD_RECORD = None
-_STATE = per_thread(__name__, RECORDER=None, GRAD_ENABLED=True, PROFILE=None)
-_recorder = _STATE["RECORDER"].get
-_grad_enabled = _STATE["GRAD_ENABLED"].get
-_profile = _STATE["PROFILE"].get
+_LOCAL = per_thread(__name__, RECORDER=None, GRAD_ENABLED=True, PROFILE=None)
+
+
+def _recorder():
+    return _LOCAL.state.RECORDER
+
+
+def _grad_enabled() -> bool:
+    return _LOCAL.state.GRAD_ENABLED
+
+
+def _profile():
+    return _LOCAL.state.PROFILE
+
 
 _new = Tensor._make
 _ndarray = np.ndarray
@@ -91,13 +101,14 @@ def transfer(t: Tensor, be) -> Tensor:
 
 def binary(name: str, a, b) -> Tensor:
     """A binary elementwise op; `a` or `b` may be a Python scalar."""
-    prof = _profile()
+    st = _LOCAL.state  # this thread's recorder, grad mode and profiler
+    prof = st.PROFILE
     if prof is not None and prof.enter():
         return prof.op(binary, (name, a, b), name, (a, b))
-    if _recorder() is None:
+    if st.RECORDER is None:
         if isinstance(b, Tensor) and isinstance(a, Tensor):  # Parameters too
             dtype = a._dtype
-            grad = _grad_enabled() and (a._requires_grad or b._requires_grad or (
+            grad = st.GRAD_ENABLED and (a._requires_grad or b._requires_grad or (
                 a._base is not None and _view_grad(a)) or (
                 b._base is not None and _view_grad(b)))
             if grad:
@@ -126,7 +137,7 @@ def binary(name: str, a, b) -> Tensor:
             dtype = a._dtype
             if dtype.category == 2 and dtype is not _BF16 and (
                     name in _FAST or name in _FLOAT_OUT):
-                grad = _grad_enabled() and (a._requires_grad or a._base is not None
+                grad = st.GRAD_ENABLED and (a._requires_grad or a._base is not None
                                          and _view_grad(a))
                 if grad:
                     if a._base is not None or name in _BOOL_OUT:
@@ -148,11 +159,12 @@ def binary(name: str, a, b) -> Tensor:
 
 def unary(name: str, a: Tensor) -> Tensor:
     """A unary elementwise op (no attributes)."""
-    prof = _profile()
+    st = _LOCAL.state  # this thread's recorder, grad mode and profiler
+    prof = st.PROFILE
     if prof is not None and prof.enter():
         return prof.op(unary, (name, a), name, (a,))
-    if _recorder() is None and isinstance(a, Tensor) and a._dtype.category == 2 and not (
-            _grad_enabled() and a._base is not None and _view_grad(a)):
+    if st.RECORDER is None and isinstance(a, Tensor) and a._dtype.category == 2 and not (
+            st.GRAD_ENABLED and a._base is not None and _view_grad(a)):
         try:
             out = a._be.impl[name](a._data)
         except MemoryError as e:
@@ -160,7 +172,7 @@ def unary(name: str, a: Tensor) -> Tensor:
         if out.__class__ is not _ndarray:
             out = a._be.xp.asarray(out)
         result = _new(out, dt.bool_ if name in _BOOL_OUT else a._dtype, a._be)
-        if a._requires_grad and _grad_enabled():
+        if a._requires_grad and st.GRAD_ENABLED:
             GRAD_RECORD(name, (a,), {}, result, a._dtype)
         return result
     return elementwise(name, a)
@@ -223,7 +235,8 @@ def _numpy_args(args) -> tuple:
 
 def elementwise(name: str, *args) -> Tensor:
     """The general elementwise path: promotion (with explicit casts), broadcasting, recording."""
-    prof = _profile()
+    st = _LOCAL.state  # this thread's recorder, grad mode and profiler
+    prof = st.PROFILE
     if prof is not None and prof.enter():
         return prof.op(elementwise, (name,) + args, name, args)
     if any(isinstance(a, (_ndarray, np.generic)) for a in args):
@@ -265,10 +278,10 @@ def elementwise(name: str, *args) -> Tensor:
     if out.shape != shape:  # an op whose eager result does not broadcast like the rule says
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, out_dtype, be)
-    rec = _recorder()
+    rec = st.RECORDER
     if rec is not None:
         rec.record(name, ins, attrs, result, compute)
-    if _grad_enabled():
+    if st.GRAD_ENABLED:
         for t in tensors:
             if t._requires_grad or (t._base is not None and _view_grad(t)):
                 GRAD_RECORD(name, ins, attrs, result, compute)
@@ -367,7 +380,8 @@ _MAX_RULES = 4096
 
 def apply(name: str, tensors, attrs: dict) -> Tensor:
     """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors."""
-    prof = _profile()
+    st = _LOCAL.state  # this thread's recorder, grad mode and profiler
+    prof = st.PROFILE
     if prof is not None and prof.enter():
         return prof.op(apply, (name, tensors, attrs), name, tensors)
     opdef = OPS[name]
@@ -409,7 +423,7 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
                                len(tensors) == 1 and _shares(out, t0._data, be))
     if view:
         result._base = t0._root()  # a view: it shares its base's version counter
-    rec, grad_on = _recorder(), _grad_enabled()
+    rec, grad_on = st.RECORDER, st.GRAD_ENABLED
     if rec is not None:
         rec.record(name, tensors, attrs, result)
     if grad_on:
@@ -454,7 +468,8 @@ def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = Fa
 
 def source(name: str, attrs: dict, be) -> Tensor:
     """Run a creation primitive on backend `be`."""
-    prof = _profile()
+    st = _LOCAL.state  # this thread's recorder, grad mode and profiler
+    prof = st.PROFILE
     if prof is not None and prof.enter():
         return prof.op(source, (name, attrs, be), name, ())
     allocation_check(attrs["shape"], attrs["dtype"])
@@ -463,7 +478,7 @@ def source(name: str, attrs: dict, be) -> Tensor:
     except MemoryError:
         raise out_of_memory(attrs["shape"], attrs["dtype"]) from None
     result = _new(_as_array(out, NP_DTYPES[attrs["dtype"]], be), attrs["dtype"], be)
-    rec = _recorder()
+    rec = st.RECORDER
     if rec is not None:
         rec.record(name, [], attrs, result)
     return result
@@ -472,7 +487,8 @@ def source(name: str, attrs: dict, be) -> Tensor:
 def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     """`t[spec] = v` in place: the buffer is written directly (views of `t` see it), and a
     recording sees `t` become the value of an `index_put` node."""
-    prof = _profile()
+    st = _LOCAL.state  # this thread's recorder, grad mode and profiler
+    prof = st.PROFILE
     if prof is not None and prof.enter():
         return prof.op(index_put_, (t, v, idx, spec), "index_put_", [t, v] + list(idx))
     tensors = [t, v] + idx
@@ -505,7 +521,7 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     if t._base is not None:
         t._vver = _views.version(t)  # its node (refreshed by check_inplace) is the old value
     attrs = {"spec": spec, "accumulate": False}
-    rec = _recorder()
+    rec = st.RECORDER
     if rec is not None:
         rec.record("index_put", tensors, attrs, t)
         rec.written(t)
@@ -584,7 +600,8 @@ def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:
     """Write `value` (already of `t`'s shape after broadcasting) into `t`'s buffer: the eager
     half of every in-place op. Recordings then see `t` as `value`. `from_self`: value is an op
     applied to t (`t.add_(w)`), not a value copied in (`t.copy_(w)`): it names grad_fns."""
-    prof = _profile()
+    st = _LOCAL.state  # this thread's recorder, grad mode and profiler
+    prof = st.PROFILE
     if prof is not None and prof.enter():
         return prof.op(copy_into, (t, value, from_self), "copy_", (t, value))
     if t._be is not value._be:
@@ -594,7 +611,7 @@ def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:
     grad = check_inplace(t, value)
     if grad and value._node is not None and getattr(t, "_saved", False):
         _keep_original(t, value._node)
-    rec = _recorder()
+    rec = st.RECORDER
     if rec is not None or grad:
         value = cast(value, t._dtype)
     view = grad and _views.is_diff_view(t)

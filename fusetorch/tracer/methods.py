@@ -41,8 +41,9 @@ def _inplace_binary(name: str):
             D.check_no_partial_overlap(self, (other,))  # (only an operand that may share)
         if kw.keys() == {"alpha"} and name in ("add", "sub") and isinstance(other, Tensor):
             other, kw = D.binary("mul", other, kw["alpha"]), {}  # p.add_(g, alpha=-lr)
-        if direct and not kw and D._recorder() is None and self._dtype.category == 2 \
-                and not (D._grad_enabled() and (D.needs_grad(self) or isinstance(
+        st = D._LOCAL.state  # this thread's recorder, grad mode and profiler
+        if direct and not kw and st.RECORDER is None and self._dtype.category == 2 \
+                and not (st.GRAD_ENABLED and (D.needs_grad(self) or isinstance(
                     other, Tensor) and D.needs_grad(other))) \
                 and D.writeable(self._data):
             od = None
@@ -55,7 +56,7 @@ def _inplace_binary(name: str):
             elif other.__class__ in (int, float):
                 od = other
             if od is not None:
-                prof = D._profile()
+                prof = st.PROFILE
                 if prof is not None:  # timed as one event, `aten::add_`
                     return prof.call(_write_direct, (self, name, od), f"aten::{name}_",
                                           (self, other))

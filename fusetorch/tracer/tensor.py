@@ -227,7 +227,7 @@ class Tensor:
     @property
     def grad(self):
         g = self._grad
-        rec = D._recorder()  # (the calling thread's: a per-thread attribute of dispatch)
+        rec = D._LOCAL.state.RECORDER  # (the calling thread's)
         if rec is not None:
             rec.grad_access(self, "read")
         if g is not None:

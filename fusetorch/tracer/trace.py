@@ -12,7 +12,6 @@ tensor from outside the trace becomes an `input` node the first time an op reads
 from __future__ import annotations
 
 import functools
-import contextvars
 import hashlib
 import os
 import sys
@@ -20,6 +19,7 @@ import weakref
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence
 
+from .._per_thread import per_thread
 from ..ir.graph import Graph, Node, make_node
 from ..ir.ops import OPS
 from ..runtime import eager_kernels
@@ -33,7 +33,7 @@ _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # training step (one program) can say which of its kernels are the backward and the update:
 # None (the forward, the default), "backward" (autograd's backward run through dispatch) or
 # "update" (an optimizer's step and zero_grad). Per thread, as the recorder is.
-_phase = contextvars.ContextVar("fusetorch.trace.phase", default=None)
+_LOCAL = per_thread(__name__, PHASE=None)
 
 
 class recording_phase:
@@ -46,11 +46,11 @@ class recording_phase:
         self.name = name
 
     def __enter__(self) -> None:
-        self.prev = _phase.get()
-        _phase.set(self.name)
+        st = _LOCAL.state
+        self.prev, st.PHASE = st.PHASE, self.name
 
     def __exit__(self, *exc) -> None:
-        _phase.set(self.prev)
+        _LOCAL.state.PHASE = self.prev
 
 
 def user_source() -> str | None:
@@ -239,7 +239,7 @@ class Recorder:
         if op == "constant" and "digest" not in attrs:
             attrs = dict(attrs, digest=hashlib.sha256(result._host().tobytes()).hexdigest())
         meta = {"source": user_source()}
-        phase = _phase.get()
+        phase = _LOCAL.state.PHASE
         if phase is None and self.backward_ran and not D.GRAD_ENABLED:
             phase = "update"  # after backward, under no_grad: a hand-written update
         if phase is not None:

@@ -163,13 +163,16 @@ def test_a_directory_where_a_cache_file_belongs_is_moved_aside_once(cache, tmp_p
         os.unlink(f"{entry}{where}")
     os.mkdir(f"{entry}{where}")
     (Path(f"{entry}{where}") / "inside").write_text("x")
-    for _ in range(2):  # the first run repairs the entry, the second loads it
+    for run in range(2):  # the first run repairs the entry (one warning), the second loads it
         monkeypatch.setattr(cbuild, "_loaded", {})
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             lib = cbuild.build(source, cdef)
         check(lib, name)
         assert str(lib.path).startswith(str(cache))
+        messages = [str(w.message) for w in caught]
+        assert len(messages) == (1 - run) and all("moved aside" in m for m in messages), \
+            messages
     assert compiles(log) == 2
     assert Path(f"{entry}.lock").is_file() and Path(f"{entry}.so").is_file()
 

@@ -308,3 +308,19 @@ def test_cold_calls_of_a_compiled_module_from_eight_threads_with_backward():
         np.testing.assert_allclose(model[2].bias.grad.numpy(), 8 * dy.sum(0), rtol=1e-4)
         np.testing.assert_allclose(model[2].weight.grad.numpy(),
                                    sum(dy.T @ h for h in hs), rtol=1e-4, atol=1e-4)
+
+
+def test_grad_mode_set_in_a_copied_context_holds_for_the_thread():
+    # per thread, not per asyncio task / contextvars context: a Jupyter kernel runs each cell
+    # in a context of its own, and `torch.set_grad_enabled(False)` in one cell must hold in
+    # the next, as in PyTorch
+    import contextvars
+    try:
+        contextvars.copy_context().run(torch.set_grad_enabled, False)
+        assert not torch.is_grad_enabled()
+        contextvars.copy_context().run(torch.autocast("cpu", dtype=torch.bfloat16).__enter__)
+        assert torch.is_autocast_enabled("cpu")
+    finally:
+        torch.set_grad_enabled(True)
+        torch.set_autocast_enabled("cpu", False)
+    assert torch.is_grad_enabled() and not torch.is_autocast_enabled("cpu")
