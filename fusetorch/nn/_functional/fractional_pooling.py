@@ -87,7 +87,7 @@ def _fractional(input: Tensor, kernel_size, output_size, output_ratio, samples, 
                                f"{d} {n}")
     x = input if batched else F.unsqueeze(input, 0)
     n, c = x.shape[0], x.shape[1]
-    u = samples.detach().numpy()[:n, :c]  # [N, C, nd]: data, read on the host
+    u = samples.detach().cpu().numpy()[:n, :c]  # [N, C, nd]: data, read on the host
     ftype = np.float64 if input._data.dtype.itemsize == 8 else np.float32
     # the 2-d form reads sample 0 for the width; the 3-d form in dim order
     order = (1, 0) if nd == 2 else (0, 1, 2)
