@@ -1075,6 +1075,16 @@ add("scatters", {"torch.scatter": lambda x, s: torch.scatter(x, 0, _I(), s),
                                                                           2.0)},
     fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (2, 4))]),
           ("f64", lambda r: [make(r, (3, 4), F64, layout="t"), make(r, (2, 4), F64)])))
+add("scatter_reduce(prod/amax/amin)", {
+    "torch.scatter_reduce(prod)": lambda x, s: torch.scatter_reduce(x, 0, _I(), s, "prod"),
+    "Tensor.scatter_reduce(amax)": lambda x, s: x.scatter_reduce(0, _I(), s, "amax"),
+    "Tensor.scatter_reduce(amin)": lambda x, s: x.scatter_reduce(0, _I(), s, "amin",
+                                                                 include_self=False),
+    "Tensor.scatter_reduce_(prod)": lambda x, s: x.clone().scatter_reduce_(
+        0, _I(), s, "prod", include_self=False),
+    "Tensor.scatter(multiply)": lambda x, s: x.scatter(0, _I(), s, reduce="multiply")},
+    fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (2, 4))]),
+          ("f64", lambda r: [make(r, (3, 4), F64, layout="t"), make(r, (2, 4), F64)])))
 add("linalg_square", {"torch.linalg.inv": torch.linalg.inv, "torch.inverse": torch.inverse,
                       "Tensor.inverse": m("inverse"), "torch.linalg.det": torch.linalg.det,
                       "torch.det": torch.det, "Tensor.det": m("det"),

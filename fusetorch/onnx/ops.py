@@ -34,6 +34,7 @@ UNSUPPORTED = {
     "linalg_svd_u": "ONNX has no singular value decomposition",
     "linalg_svd_s": "ONNX has no singular value decomposition",
     "linalg_svd_vh": "ONNX has no singular value decomposition",
+    "scatter_reduce": "not exported yet (ScatterElements' max/min/mul reductions could be)",
     "lgamma": "ONNX has no log-gamma operator",
     "digamma": "ONNX has no digamma operator",
     "polygamma": "ONNX has no polygamma operator",

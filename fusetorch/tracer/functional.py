@@ -851,9 +851,41 @@ def _check_index(name: str, index: Tensor) -> None:
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
+def check_scatter(input: Tensor, dim: int, index: Tensor, src) -> int:
+    """PyTorch's scatter checks (scatter, scatter_add, scatter_reduce), in its order: the
+    normalised dim. A 0-d tensor counts as 1-d."""
+    _check_index("scatter", index)
+    if isinstance(src, Tensor) and src._dtype is not input._dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = norm_dim(dim, input.ndim)
+    if index.numel() == 0:
+        return d
+    nd = _b.max(input.ndim, 1)
+    for name, t in (("self", input), ("src", src)):
+        if isinstance(t, Tensor) and _b.max(index.ndim, 1) != _b.max(t.ndim, 1):
+            raise RuntimeError(
+                f"Index tensor must have the same number of dimensions as {name} tensor")
+    ix = tuple(index.shape) or (1,)
+    xs = tuple(input.shape) or (1,)
+    ss = (tuple(src.shape) or (1,)) if isinstance(src, Tensor) else None
+    if _b.any((k != d and ix[k] > xs[k]) or (ss is not None and ix[k] > ss[k])
+           for k in range(nd)):
+        tail = f" and to be no larger size than src {list(ss)}" if ss is not None else ""
+        raise RuntimeError(f"Expected index {list(ix)} to be no larger than self {list(xs)} "
+                           f"apart from dimension {d}{tail}")
+    return d
+
+
+def _one_d(t: Tensor) -> Tensor:
+    return reshape(t, (1,)) if t.ndim == 0 else t
+
+
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     D.check_tensor(input, "gather", "input", 1)
     _check_index("gather", index)
+    if (input.ndim == 0 or index.ndim == 0) and input.ndim <= 1 and index.ndim <= 1:
+        norm_dim(dim, input.ndim)  # a 0-d tensor is a row of one element
+        return reshape(gather(_one_d(input), 0, _one_d(index)), index.shape)
     d = norm_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     # the index checked as its own primitive (so a compiled replay checks it too): the
@@ -866,11 +898,14 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    _check_index("scatter", index)
-    if src._dtype is not input._dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    return apply("scatter_add", [input, cast(index, dt.int64), src],
-                 {"dim": norm_dim(dim, input.ndim)})
+    D.check_tensor(input, "scatter_add", "input", 1)
+    D.check_tensor(src, "scatter_add", "src", 4)
+    d = check_scatter(input, dim, index, src)
+    if input.ndim <= 1 and index.ndim <= 1 and src.ndim <= 1 and \
+            _b.min(input.ndim, index.ndim, src.ndim) == 0:  # 0-d: a row of one element
+        r = scatter_add(_one_d(input), 0, _one_d(index), _one_d(src))
+        return reshape(r, input.shape)
+    return apply("scatter_add", [input, cast(index, dt.int64), src], {"dim": d})
 
 
 @_grad_name("IndexSelectBackward0")

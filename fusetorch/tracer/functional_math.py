@@ -201,7 +201,7 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     """log(sum(exp(input), dim)), computed around the maximum so it never overflows."""
     D.check_tensor(input, "logsumexp", "input", 1)
     F = _f()
-    x = input if input._dtype.is_floating_point else D.cast(input, dt.get_default_dtype())
+    x = input if input._dtype.is_floating_point else D.cast(input, dt.default_float())
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
     m = F.amax(x, dims, keepdim=True) if x.ndim else x
     m = D.elementwise("where", _abs_is_inf(m), 0.0, m)  # all -inf (or an inf): no shift

@@ -471,15 +471,93 @@ def _align(t: Tensor, s: str, labels: str, squeeze: bool = False) -> Tensor:
 # ---------------------------------------------------------------- scatter and index writes
 
 def _index_put_along(input: Tensor, dim: int, index: Tensor, value: Tensor,
-                     accumulate: bool) -> Tensor:
+                     accumulate: bool, check: str = "index_add_") -> Tensor:
     """input with input.select(dim, index[i]) written (or added) from value.select(dim, i)."""
-    if index.ndim > 1:
-        raise IndexError("index_add_(): Index is supposed to be a vector")
-    d = norm_dim(dim, _b.max(input.ndim, 1))
-    idx = D.cast(index, dt.int64)
+    if input.ndim == 0:  # a 0-d self is one element along dim 0 (or -1), as in PyTorch
+        norm_dim(dim, 0)
+        r = _index_put_along(F.reshape(input, (1,)), 0, F.reshape(index, (-1,)),
+                             F.reshape(value, (-1,)) if value.ndim else value, accumulate,
+                             check)
+        return F.reshape(r, ())
+    d = norm_dim(dim, input.ndim)
+    idx = D.cast(F.reshape(index, (-1,)), dt.int64)
+    message = ("index out of range in self" if check == "index_add_" else
+               f"{check}(): index {{value}} is out of bounds for dimension {d} with size "
+               f"{input.shape[d]}" if check == "index_copy_" else
+               f"index {{value}} is out of bounds for dimension {d} with size {input.shape[d]}")
+    idx = D.check_values(idx, message, lo=-input.shape[d] if check == "index_fill_" else 0,
+                         hi=input.shape[d], error="IndexError")
+    if check == "index_fill_" or (value.ndim == 0 and check == "index_copy_"):
+        value = F.expand(D.cast(value, input._dtype), *(
+            tuple(input.shape[:d]) + (idx.shape[0],) + tuple(input.shape[d + 1:])))
+    elif value.ndim == 0:
+        value = F.reshape(value, (1,) * input.ndim)
     spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("tensor", 0),)
     return D.apply("index_put", [input, D.cast(value, input._dtype), idx],
                    {"spec": spec, "accumulate": accumulate})
+
+
+def _check_index_add(input: Tensor, dim: int, index: Tensor, source: Tensor) -> None:
+    """PyTorch's index_add_ checks, in its order and with its messages."""
+    d = norm_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {D._torch_name(index._dtype)} and size: "
+                         f"{list(index.shape)}")
+    if index._dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{D._torch_name(index._dtype)}")
+    if input._dtype is not source._dtype:
+        raise RuntimeError(f"index_add_(): self ({D._torch_name(input._dtype)}) and source "
+                           f"({D._torch_name(source._dtype)}) must have the same scalar type")
+    if d != 0 and d >= source.ndim:
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source "
+                           f"tensor with dim {source.ndim}")
+    along = source.shape[d] if source.ndim else 1
+    if index.numel() != along:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.numel()}) should be equal "
+                           f"to source.size(dim): ({along}), for dim: {d}")
+    a, b = list(input.shape), list(source.shape)
+    if a and b:
+        del a[d], b[d]
+    if a != b:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input.shape)} "
+                           f"source.shape = {list(source.shape)}")
+
+
+def _check_index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> None:
+    """PyTorch's index_copy_ checks, in its order and with its messages."""
+    d = norm_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if source.ndim == 0 and index.numel() != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {index.numel()})")
+    if source.ndim != input.ndim and source.ndim and input.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({source.ndim}), "
+                         f"destination dimensionality ({input.ndim})")
+    if index._dtype is not dt.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{D._torch_name(index._dtype)}")
+    if input._dtype is not source._dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {D._torch_name(input._dtype)} and (source) "
+                           f"{D._torch_name(source._dtype)}")
+    a, b = list(input.shape), list(source.shape)
+    if a:
+        del a[d]
+    if b:
+        del b[d]
+    if a != b:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {' '.join(map(str, a))} at "
+                           f"dimension {d} and source slice shape: {' '.join(map(str, b))} at "
+                           f"dimension 0.")
+    if source.ndim and index.numel() != source.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal "
+                         f"to source.size(dim) ({source.shape[d]})")
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1,
@@ -487,19 +565,34 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     D.check_tensor(input, "index_add", "input", 1)
     D.check_tensor(index, "index_add", "index", 2)
     D.check_tensor(source, "index_add", "source", 3)
+    _check_index_add(input, dim, index, source)
     src = source if alpha == 1 else D.binary("mul", source, alpha)
     return write_out(_index_put_along(input, dim, index, src, True), out)
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
-    return write_out(_index_put_along(input, dim, index, source, False), out)
+    D.check_tensor(input, "index_copy", "input", 1)
+    D.check_tensor(index, "index_copy", "index", 2)
+    D.check_tensor(source, "index_copy", "source", 3)
+    _check_index_copy(input, dim, index, source)
+    return write_out(_index_put_along(input, dim, index, source, False, "index_copy_"), out)
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
+    D.check_tensor(input, "index_fill", "input", 1)
+    D.check_tensor(index, "index_fill", "index", 2)
+    norm_dim(dim, input.ndim)
+    if index._dtype is not dt.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
+                           f"tensor with {value.ndim} dimension(s).")
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
     v = value if isinstance(value, Tensor) else D.source(
         "full", {"shape": (), "dtype": input._dtype,
                  "value": D._scalar_as(value, input._dtype)}, input._be)
-    return _index_put_along(input, dim, index, v, False)
+    return _index_put_along(input, dim, index, v, False, "index_fill_")
 
 
 def _scatter_indices(input: Tensor, dim: int, index: Tensor) -> tuple:
@@ -521,20 +614,28 @@ def _scatter_indices(input: Tensor, dim: int, index: Tensor) -> tuple:
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None,
             out=None) -> Tensor:
     """Writes src (or a scalar `value`) at `index` along `dim`; reduce='add' accumulates,
-    'multiply' is not supported."""
+    'multiply' multiplies (scatter_reduce's 'prod')."""
     D.check_tensor(input, "scatter", "input", 1)
     D.check_tensor(index, "scatter", "index", 3)
     if src is None:
         src = value
-    if reduce not in (None, "add"):
-        if reduce == "multiply":
-            raise NotImplementedError("fusetorch: scatter(reduce='multiply') is not supported")
+    if reduce not in (None, "add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
-    if index.ndim != input.ndim and index.numel():
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    d, idx = _scatter_indices(input, dim, index)
+    d = F.check_scatter(input, dim, index, src)
+    if reduce == "multiply":
+        if not isinstance(src, Tensor):
+            src = F.expand(D.source("full", {"shape": (), "dtype": input._dtype,
+                                             "value": D._scalar_as(src, input._dtype)},
+                                    input._be), *index.shape)
+        return scatter_reduce(input, dim, index, src, "prod", out=out)
+    if input.ndim == 0 or index.ndim == 0:  # a 0-d tensor is a row of one element
+        if input.ndim <= 1 and index.ndim <= 1:
+            s1 = F._one_d(src) if isinstance(src, Tensor) else src
+            r = scatter(F._one_d(input), 0, F._one_d(index), s1, reduce=reduce)
+            return write_out(F.reshape(r, input.shape), out)
+    d, idx = _scatter_indices(input, d, index)
     idx[d] = D.check_values(idx[d], f"index {{value}} is out of bounds for dimension {d} with "
-                                    f"size {input.shape[d]}", lo=-input.shape[d],
+                                    f"size {input.shape[d]}", lo=0,
                             hi=input.shape[d], error="RuntimeError")
     if isinstance(src, Tensor):
         if src.ndim:
@@ -551,14 +652,31 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True, out=None) -> Tensor:
-    """reduce 'sum' and 'mean' (index_put accumulations); 'prod', 'amax', 'amin' would need a
-    scatter primitive of their own and are not supported yet."""
+    """reduce 'sum' and 'mean' are index_put accumulations; 'prod', 'amax' and 'amin' the
+    `scatter_reduce` primitive."""
+    D.check_tensor(input, "scatter_reduce", "input", 1)
+    D.check_tensor(src, "scatter_reduce", "src", 4)
     if reduce not in ("sum", "mean", "prod", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    if reduce not in ("sum", "mean"):
-        raise NotImplementedError(f"fusetorch: scatter_reduce(reduce='{reduce}') is not "
-                                  f"supported")
+    d = F.check_scatter(input, dim, index, src)
+    if reduce in ("prod", "amax", "amin"):
+        if input.ndim == 0 or index.ndim == 0:  # a 0-d tensor is a row of one element
+            if input.ndim <= 1 and index.ndim <= 1:
+                r = scatter_reduce(F._one_d(input), 0, F._one_d(index), F._one_d(src), reduce,
+                                   include_self=include_self)
+                return write_out(F.reshape(r, input.shape), out)
+        if index.numel() == 0:
+            return write_out(F.clone(input), out)
+        idx = D.check_values(D.cast(index, dt.int64), f"index {{value}} is out of bounds for "
+                             f"dimension {d} with size {input.shape[d]}", lo=0,
+                             hi=input.shape[d])
+        if tuple(src.shape) != tuple(index.shape):
+            src = D.apply("index", [src], {"spec": tuple(("slice", 0, s, 1)
+                                                         for s in index.shape)})
+        return write_out(D.apply("scatter_reduce", [input, idx, src],
+                                 {"dim": d, "reduce": reduce,
+                                  "include_self": _b.bool(include_self)}), out)
     base = input if include_self else scatter(input, dim, index, 0)
     total = scatter(base, dim, index, src, reduce="add")
     if reduce == "sum":
