@@ -847,7 +847,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 
 def _check_index(name: str, index: Tensor) -> None:
     D.check_tensor(index, name, "index", 2)
-    if index._dtype is not dt.int64 and index._dtype is not dt.int32:
+    if index._dtype is not dt.int64 and index._dtype is not dt.int32 and index.numel():
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 

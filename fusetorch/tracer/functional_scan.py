@@ -574,6 +574,12 @@ def _pack(values, inverse, counts, return_inverse: bool, return_counts: bool):
         ((counts,) if return_counts else ())
 
 
+def _check_unique_dim(shape: tuple, d: int) -> None:
+    if 0 in shape[:d] + shape[d + 1:]:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+
+
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim: int | None = None):
     """The distinct values (sorted, as PyTorch's CPU kernel returns them even for
@@ -588,6 +594,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
         inv = inv.reshape(a.shape)
     else:
         d = norm_dim(dim, input.ndim)
+        _check_unique_dim(a.shape, d)
         v, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
     values, inverse, counts = _host_result((v, inv, cnt), input,
@@ -605,6 +612,11 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
         rows, d = a.reshape(-1, 1), None
     else:
         d = norm_dim(dim, input.ndim)
+        _check_unique_dim(a.shape, d)
+        if a.shape[d] == 0:
+            return _pack(*_host_result((a, np.zeros(0, np.int64), np.zeros(0, np.int64)),
+                                       input, (input._dtype, dt.int64, dt.int64)),
+                         return_inverse, return_counts)
         rows = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
     n = rows.shape[0]
     change = np.ones(n, dtype=bool)

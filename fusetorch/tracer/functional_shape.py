@@ -8,6 +8,7 @@ rotations (`cat` of slices, `flip`, `permute`), stacking, `meshgrid`, `kron`, `e
 from __future__ import annotations
 
 import builtins as _b
+import math
 
 from ..ir import dtypes as dt
 from ..ir.shapes import broadcast_many, norm_dim
@@ -329,23 +330,30 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
         da, db = dims
         da = [da] if isinstance(da, int) else list(da)
         db = [db] if isinstance(db, int) else list(db)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
     da = [norm_dim(d, a.ndim) for d in da]
     db = [norm_dim(d, b.ndim) for d in db]
     for x, y in zip(da, db):
-        if a.shape[x] != b.shape[y]:
+        if a.shape[x] != b.shape[y] and 1 not in (a.shape[x], b.shape[y]):
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
                                f"dim {y}")
+    # a size-1 dim contracted against a larger one broadcasts, as in PyTorch
+    sa, sb = list(a.shape), list(b.shape)
+    for x, y in zip(da, db):
+        sa[x] = sb[y] = _b.max(sa[x], sb[y])
+    if sa != list(a.shape):
+        a = F.expand(a, *sa)
+    if sb != list(b.shape):
+        b = F.expand(b, *sb)
     fa = [i for i in range(a.ndim) if i not in da]
     fb = [i for i in range(b.ndim) if i not in db]
-    k = 1
-    for d in da:
-        k *= a.shape[d]
-    ma = F.reshape(F.permute(a, *(fa + da)), (-1, k))
-    mb = F.reshape(F.permute(b, *(db + fb)), (k, -1))
+    k = math.prod(sa[d] for d in da)
+    ma = F.reshape(F.permute(a, *(fa + da)), (math.prod(sa[i] for i in fa), k))
+    mb = F.reshape(F.permute(b, *(db + fb)), (k, math.prod(sb[i] for i in fb)))
     r = F.matmul(ma, mb)
-    return write_out(F.reshape(r, tuple(a.shape[i] for i in fa) +
-                               tuple(b.shape[i] for i in fb)), out)
+    return write_out(F.reshape(r, tuple(sa[i] for i in fa) + tuple(sb[i] for i in fb)), out)
 
 
 def _check_scale(beta, alpha, input: Tensor, prod: Tensor) -> Tensor:

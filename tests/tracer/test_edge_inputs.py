@@ -1,0 +1,77 @@
+"""Valid inputs PyTorch accepts and fusetorch used to refuse (issue 26): zero-size tensors,
+broadcasting contractions, integer bitwise not, out= on index reductions. Expected values
+are derived by hand or with numpy in float64; PyTorch 2.13's behaviour was checked by hand."""
+import math
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+import fusetorch.nn.functional as F
+
+
+def test_group_norm_and_batch_norm_of_zero_size_inputs():
+    r = F.group_norm(torch.zeros(0, 2), 1)
+    assert r.shape == (0, 2)
+    assert F.group_norm(torch.zeros(0, 4, 3), 2, torch.ones(4), torch.zeros(4)).shape == (0, 4, 3)
+    r = F.batch_norm(torch.zeros(0), torch.zeros(0), torch.ones(0))
+    assert r.shape == (0,)
+    # PyTorch counts no channels in a non-empty 1-d input
+    with pytest.raises(RuntimeError, match="running_mean should contain 0 elements not 3"):
+        F.batch_norm(torch.zeros(3), torch.zeros(3), torch.ones(3))
+
+
+def test_searchsorted_with_zero_size_rows():
+    r = torch.searchsorted(torch.zeros(0, 0), torch.zeros(0, 0))
+    assert r.shape == (0, 0) and r.dtype == torch.int64
+    r = torch.searchsorted(torch.zeros(2, 0), torch.zeros(2, 3))
+    assert r.tolist() == [[0, 0, 0], [0, 0, 0]]
+
+
+def test_unique_along_a_zero_size_dim():
+    v, inv, cnt = torch.unique_consecutive(torch.zeros(5, 0, 5), return_inverse=True,
+                                           return_counts=True, dim=1)
+    assert v.shape == (5, 0, 5) and inv.shape == (0,) and cnt.shape == (0,)
+    v = torch.unique_consecutive(torch.zeros(0, 3), dim=0)
+    assert v.shape == (0, 3)
+    for fn in (torch.unique, torch.unique_consecutive):
+        with pytest.raises(RuntimeError, match="0 sized dimensions, and they aren't selected"):
+            fn(torch.zeros(5, 0, 5), dim=0)
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (3, 0), (0, 3), (2, 0, 0)])
+@pytest.mark.parametrize("ord", [1, math.inf, 2])
+def test_positive_matrix_norms_of_empty_matrices_are_zero(shape, ord):
+    r = torch.linalg.matrix_norm(torch.zeros(shape), ord)
+    assert r.shape == shape[:-2] and r.tolist() == ([0.0] * shape[0] if len(shape) == 3 else 0.0)
+    assert torch.linalg.norm(torch.zeros(shape[-2:]), ord).item() == 0.0
+
+
+def test_negative_matrix_norms_of_empty_matrices_still_raise():
+    with pytest.raises(IndexError, match="amin"):
+        torch.linalg.matrix_norm(torch.zeros(0, 0), -1)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int16, torch.float32, torch.bool])
+def test_an_empty_index_of_any_dtype_gathers_and_scatters_nothing(dtype):
+    idx = torch.zeros(0, dtype=dtype)
+    assert torch.gather(torch.zeros(3), 0, idx).shape == (0,)
+    assert torch.zeros(3, 2).gather(0, torch.zeros(0, 2, dtype=dtype)).shape == (0, 2)
+    assert torch.zeros(3).scatter(0, idx, 1.0).tolist() == [0, 0, 0]
+    assert torch.zeros(3).scatter_add(0, idx, torch.zeros(0)).tolist() == [0, 0, 0]
+    with pytest.raises(RuntimeError, match="Expected dtype int32/int64 for index"):
+        torch.gather(torch.zeros(3), 0, torch.zeros(2, dtype=torch.uint8))
+
+
+def test_tensordot_broadcasts_a_size_one_contracted_dim():
+    a = np.arange(2.0).reshape(2, 1) + 1
+    b = np.arange(6.0).reshape(2, 3)
+    r = torch.tensordot(torch.tensor(a), torch.tensor(b), dims=([1], [0]))
+    np.testing.assert_allclose(r.numpy(), a @ np.ones((1, 2)) @ b)
+    r = torch.tensordot(torch.tensor(b.T), torch.tensor(a.T), dims=([1], [0]))
+    np.testing.assert_allclose(r.numpy(), b.T @ np.broadcast_to(a.T, (2, 2)))
+    assert torch.tensordot(torch.ones(2, 0), torch.ones(0, 3), dims=1).tolist() == [[0] * 3] * 2
+    with pytest.raises(RuntimeError, match="first has size 3 in dim 1 and second has size 2"):
+        torch.tensordot(torch.ones(2, 3), torch.ones(2, 3), dims=([1], [0]))
+    with pytest.raises(RuntimeError, match="both dimension lists should have same length"):
+        torch.tensordot(torch.ones(2, 3), torch.ones(2, 3), dims=([1], [0, 1]))
