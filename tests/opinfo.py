@@ -293,10 +293,13 @@ unary_family("rsqrt", POS, torch_names=("rsqrt",), methods=("rsqrt",))
 unary_family("pos", unary(ints=True), dunder=("__pos__",))
 unary_family("logical_not", unary(ints=True, bools=True), torch_names=("logical_not",),
              methods=("logical_not",), inplace_methods=("logical_not_",), grad=False)
-# (~ on integers: fusetorch raises NotImplementedError, eagerly too)
 unary_family("invert", fixed(("bool", lambda r: [make(r, (4, 5), BOOL)]),
-                             ("bool_perm", lambda r: [make(r, (4, 5), BOOL, layout="t")])),
-             dunder=("__invert__",), grad=False)
+                             ("bool_perm", lambda r: [make(r, (4, 5), BOOL, layout="t")]),
+                             ("int64", lambda r: [make(r, (4, 5), I64, -50, 50)]),
+                             ("int32_perm", lambda r: [make(r, (4, 5), I32, -50, 50, "t")]),
+                             ("uint8_0d", lambda r: [make(r, (), torch.uint8, 0, 255)])),
+             torch_names=("bitwise_not",), methods=("bitwise_not",),
+             inplace_methods=("bitwise_not_",), dunder=("__invert__",), grad=False)
 
 # more elementwise math (issue 11): one op-table entry each, plus composites
 UNIT = unary(-0.9, 0.9, away=())

@@ -488,6 +488,7 @@ def _bitwise(bool_op, int_op):
 EMIT["bitwise_and"] = _bitwise("And", "BitwiseAnd")
 EMIT["bitwise_or"] = _bitwise("Or", "BitwiseOr")
 EMIT["bitwise_xor"] = _bitwise("Xor", "BitwiseXor")
+EMIT["bitwise_not"] = _bitwise("Not", "BitwiseNot")  # (bool never reaches it: logical_not)
 
 _UNSIGNED = {dt.int32: "UINT32", dt.int64: "UINT64", dt.uint8: "UINT8"}
 

@@ -195,6 +195,15 @@ def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
     return write_out(D.elementwise("where", binary("eq", input, 0), values, step), out)
 
 
+def bitwise_not(input: Tensor, *, out=None) -> Tensor:
+    D.check_tensor(input, "bitwise_not", "input", 1)
+    if input._dtype.is_floating_point:
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
+                           f"'{D._torch_name(input._dtype)}'")
+    r = D.elementwise("logical_not" if input._dtype is dt.bool_ else "bitwise_not", input)
+    return write_out(r, out)
+
+
 # ---------------------------------------------------------------- reductions
 
 def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
@@ -270,7 +279,7 @@ def mvlgamma(input: Tensor, p: int, *, out=None) -> Tensor:
 
 # what fusetorch exports (and Tensor binds as methods) from here
 PUBLIC = ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
-          "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn", "arcsin",
+          "bitwise_left_shift", "bitwise_right_shift", "bitwise_not", "round", "frac", "fix", "sgn", "arcsin",
           "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "isnan", "isinf", "isposinf",
           "isneginf", "isfinite", "nan_to_num", "isclose", "xlogy", "heaviside", "logsumexp",
           "nansum", "nanmean", "mvlgamma")

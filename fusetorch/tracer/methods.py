@@ -115,7 +115,8 @@ for _name in F.UNARY_API:
 for _name in M.PUBLIC:
     setattr(Tensor, _name, _method(getattr(M, _name)))
 for _name in ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
-              "bitwise_left_shift", "bitwise_right_shift", "round", "frac", "fix", "sgn",
+              "bitwise_left_shift", "bitwise_right_shift", "bitwise_not", "round", "frac",
+              "fix", "sgn",
               "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "nan_to_num",
               "xlogy", "heaviside", "mvlgamma"):
     setattr(Tensor, _name + "_", _inplace_of(getattr(M, _name)))
@@ -455,9 +456,7 @@ def _invert(self):
     if self._dtype.is_floating_point:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
-    if self._dtype is not dt.bool_:
-        raise NotImplementedError("bitwise_not is only supported for bool tensors")
-    return D.elementwise("logical_not", self)
+    return M.bitwise_not(self)
 
 
 Tensor.__invert__ = _invert

@@ -213,7 +213,7 @@ EXAMPLES.update({
                             "groups": 2, "kernel": (3, 2)}),
 })
 BOOL_IN = {"logical_not"}
-INT_IN = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+INT_IN = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
           "bitwise_right_shift"}
 for _name, _d in OPS.items():
     if _d.kind == "elementwise" and _name not in EXAMPLES:
