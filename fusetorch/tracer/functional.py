@@ -18,6 +18,7 @@ from . import autograd as A
 from . import autocast as _ac
 from . import dispatch as D
 from . import views as _views
+from .out_args import exact_dtype, with_out, write_out, write_outs
 from .tensor import Tensor
 
 binary, unary, elementwise, apply, cast = D.binary, D.unary, D.elementwise, D.apply, D.cast
@@ -52,16 +53,6 @@ def _tensor(x, like: Tensor | None = None) -> Tensor:
         return x
     from .creation import tensor
     return tensor(x, device=like.device if like is not None else None)
-
-
-def write_out(result: Tensor, out: Tensor | None) -> Tensor:
-    """Copy `result` into `out=` the way PyTorch does: resize if needed, cast if allowed."""
-    if out is None:
-        return result
-    D.check_cast(result, out)
-    if out._data.shape != result._data.shape:
-        out._data = out._be.xp.empty(result._data.shape, dtype=out._data.dtype)
-    return D.copy_into(out, result)
 
 
 # ---------------------------------------------------------------- elementwise
@@ -319,6 +310,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
 
 
 @_grad_name(lambda x, dim=None, *a, **k: "ProdBackward0" if dim is None else "ProdBackward1")
+@with_out("prod")
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     D.check_tensor(input, "prod", "input", 1)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
@@ -374,6 +366,9 @@ def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
     D.check_tensor(input, "max", "input", 1)
     if other is not None:  # torch.max(input, other=...)
         return maximum(input, other, out=out)
+    if out is not None and isinstance(dim, int):
+        return values_indices_out(_extreme("max", "argmax", maximum, ReturnMax, input, dim,
+                                           keepdim, None), out, "max", input)
     return _extreme("max", "argmax", maximum, ReturnMax, input, dim, keepdim, out)
 
 
@@ -381,7 +376,21 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
     D.check_tensor(input, "min", "input", 1)
     if other is not None:
         return minimum(input, other, out=out)
+    if out is not None and isinstance(dim, int):
+        return values_indices_out(_extreme("min", "argmin", minimum, ReturnMin, input, dim,
+                                           keepdim, None), out, "min", input)
     return _extreme("min", "argmin", minimum, ReturnMin, input, dim, keepdim, out)
+
+
+def values_indices_out(r: tuple, out, name: str, input: Tensor, values_message=None,
+                       indices_message=None) -> tuple:
+    """out=(values, indices) of max/min/sort/kthvalue...: values of the input's dtype, int64
+    indices, exactly (PyTorch does not cast these). `out` may be the input (a sort in place)."""
+    if isinstance(out, (tuple, list)) and len(out) == 2 and _b.all(isinstance(o, Tensor)
+                                                                    for o in out):
+        exact_dtype(out[0], input._dtype, values_message)
+        exact_dtype(out[1], dt.int64, indices_message)
+    return write_outs(r, out, name)
 
 
 def _amax_amin(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
@@ -398,16 +407,25 @@ def _amax_amin(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return apply(name, [input], {"dims": dims, "keepdim": keepdim})
 
 
+def _same_dtype_out(input: Tensor, out: Tensor | None) -> None:
+    if isinstance(out, Tensor) and out._dtype is not input._dtype:
+        raise RuntimeError(f"Expected the dtype for input and out to match, but got "
+                           f"{D._torch_name(input._dtype).capitalize()} for input's dtype and "
+                           f"{D._torch_name(out._dtype).capitalize()} for out's dtype.")
+
+
 @_grad_name("AmaxBackward0")
-def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     D.check_tensor(input, "amax", "input", 1)
-    return _amax_amin("max", input, dim, keepdim)
+    _same_dtype_out(input, out)
+    return write_out(_amax_amin("max", input, dim, keepdim), out, name="amax")
 
 
 @_grad_name("AminBackward0")
-def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amin(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     D.check_tensor(input, "amin", "input", 1)
-    return _amax_amin("min", input, dim, keepdim)
+    _same_dtype_out(input, out)
+    return write_out(_amax_amin("min", input, dim, keepdim), out, name="amin")
 
 
 def _arg(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
@@ -424,17 +442,20 @@ def _arg(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return apply(name, [x], {"dims": (d,), "keepdim": keepdim and input.ndim > 0})
 
 
+@with_out("argmax")
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "argmax", "input", 1)
     return _arg("argmax", input, dim, keepdim)
 
 
+@with_out("argmin")
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "argmin", "input", 1)
     return _arg("argmin", input, dim, keepdim)
 
 
 @_grad_name("VarBackward0")
+@with_out("var")
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """Variance; `unbiased` (legacy) or `correction` (default 1) as in PyTorch."""
     D.check_tensor(input, "var", "input", 1)
@@ -452,6 +473,7 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
 
 
 @_grad_name("StdBackward0")
+@with_out("std")
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     D.check_tensor(input, "std", "input", 1)
     v = var(input, dim, unbiased, keepdim, correction=correction)
@@ -475,11 +497,13 @@ def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return cast(r, dt.uint8) if input._dtype is dt.uint8 else r  # PyTorch keeps uint8
 
 
+@with_out("all")
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "all", "input", 1)
     return _all_any("all", input, dim, keepdim)
 
 
+@with_out("any")
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "any", "input", 1)
     return _all_any("any", input, dim, keepdim)
@@ -750,7 +774,7 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     if not _b.all(x._dtype is target for x in kept):
         target = dt.result_type([x._dtype for x in kept], [], [])
         kept = [cast(x, target) for x in kept]
-    return write_out(apply("cat", kept, {"dim": d}), out)
+    return write_out(apply("cat", kept, {"dim": d}), out, name="cat", inputs=tensors)
 
 
 concat = concatenate = cat
@@ -880,7 +904,13 @@ def _one_d(t: Tensor) -> Tensor:
     return reshape(t, (1,)) if t.ndim == 0 else t
 
 
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
+           out=None) -> Tensor:
+    if out is not None:
+        D.check_tensor(input, "gather", "input", 1)
+        if isinstance(out, Tensor):
+            exact_dtype(out, input._dtype)
+        return write_out(gather(input, dim, index), out, name="gather", inputs=(input, index))
     D.check_tensor(input, "gather", "input", 1)
     _check_index("gather", index)
     if (input.ndim == 0 or index.ndim == 0) and input.ndim <= 1 and index.ndim <= 1:
@@ -909,7 +939,14 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 
 
 @_grad_name("IndexSelectBackward0")
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
+    if out is not None:
+        D.check_tensor(input, "index_select", "input", 1)
+        if isinstance(out, Tensor):
+            exact_dtype(out, input._dtype, "index_select(): self and result must have the "
+                                           "same scalar type")
+        return write_out(index_select(input, dim, index), out, name="index_select",
+                         inputs=(input, index))
     D.check_tensor(input, "index_select", "input", 1)
     D.check_tensor(index, "index_select", "index", 2)
     d = norm_dim(dim, input.ndim)

@@ -9,6 +9,7 @@ from ..ir import dtypes as dt
 from . import dispatch as D
 from .dispatch import binary
 from .functional import write_out
+from .out_args import with_out
 from .tensor import Tensor
 
 # finfo(d).max of the float dtypes (nan_to_num's default replacements)
@@ -223,6 +224,7 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     return write_out(r, out)
 
 
+@with_out("nansum")
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     zeroed = D.elementwise("where", isnan(input), 0, input) \
         if input._dtype.is_floating_point else input

@@ -11,6 +11,7 @@ graph there, as `nonzero` does. `PUBLIC` is what `fusetorch` exports and `Tensor
 from __future__ import annotations
 
 import builtins as _b
+import functools
 from collections import namedtuple
 
 import numpy as np
@@ -130,6 +131,22 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     return _scan("logcumsumexp", input, dim, None, out)
 
 
+def _pair_out(name: str):
+    """Adds PyTorch's `out=(values, indices)` to an op returning such a pair (a full median
+    returns one tensor: a plain out=)."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(input, *args, out=None, **kw):
+            r = fn(input, *args, **kw)
+            if out is None:
+                return r
+            if isinstance(r, Tensor):
+                return write_out(r, out, name=name)
+            return F.values_indices_out(r, out, name, input)
+        return wrapper
+    return deco
+
+
 def _cum_extreme(op: str, grad_name: str, rt, input: Tensor, dim: int):
     D.check_tensor(input, op.replace("arg", ""), "input", 1)
     d = norm_dim(dim, input.ndim)
@@ -139,11 +156,13 @@ def _cum_extreme(op: str, grad_name: str, rt, input: Tensor, dim: int):
     return rt(_label(_like_input(values, input), grad_name, input), _like_input(idx, input))
 
 
+@_pair_out("cummax")
 def cummax(input: Tensor, dim: int):
     """(values, indices) of the running max; a tie or a NaN takes the later index."""
     return _cum_extreme("cumargmax", "CummaxBackward0", ReturnCummax, input, dim)
 
 
+@_pair_out("cummin")
 def cummin(input: Tensor, dim: int):
     return _cum_extreme("cumargmin", "CumminBackward0", ReturnCummin, input, dim)
 
@@ -154,6 +173,7 @@ def _argsort(x: Tensor, d: int, descending: bool) -> Tensor:
     return apply("argsort", [x], {"dim": d, "descending": _b.bool(descending)})
 
 
+@_pair_out("sort")
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
     """Stable always (PyTorch's `stable=False` leaves the order of ties unspecified); NaN
     sorts as the largest value."""
@@ -172,6 +192,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
     return _like_input(_argsort(_at_least_1d(input), d, descending), input)
 
 
+@_pair_out("topk")
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
     """The k largest (smallest) along dim, always in sorted order (PyTorch allows any order
     for sorted=False)."""
@@ -208,9 +229,13 @@ def _reduced_dim(fn: str, input: Tensor, dim: int) -> int:
     return d
 
 
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """The k-th smallest element (1-based) along dim and its index."""
     D.check_tensor(input, "kthvalue", "input", 1)
+    if out is not None:
+        return F.values_indices_out(kthvalue(input, k, dim, keepdim), out, "kthvalue", input,
+                                    "output values must be of same type as input",
+                                    "output indices must be of scalar type Long")
     d = norm_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
@@ -257,16 +282,19 @@ def _empty_median(input: Tensor) -> Tensor:
     return full((), float("nan"), dtype=input._dtype, device=input.device)
 
 
+@_pair_out("median")
 def median(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median; a slice holding a NaN gives NaN (and that NaN's index)."""
     return _median("median", ReturnMedian, input, dim, keepdim, False)
 
 
+@_pair_out("nanmedian")
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median of the non-NaN values (NaN when a slice has none)."""
     return _median("nanmedian", ReturnNanmedian, input, dim, keepdim, True)
 
 
+@_pair_out("mode")
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     """The most frequent value along dim (the smallest of equally frequent ones) and the index
     of its last occurrence, as PyTorch's CPU kernel."""
@@ -505,6 +533,10 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
     """input.flatten()[index]: negative indices count from the end."""
     D.check_tensor(index, "take", "index", 2)
+    if isinstance(out, Tensor) and out._dtype is not input._dtype:
+        raise RuntimeError(f"take(): self and out expected to have the same dtype, but got "
+                           f"self.dtype = {D._torch_name(input._dtype)} and out.dtype = "
+                           f"{D._torch_name(out._dtype)}")
     if index._dtype is not dt.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{D._torch_name(index._dtype)}")
@@ -514,7 +546,7 @@ def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
     wrapped = D.elementwise("where", binary("lt", index, 0), binary("add", index, n), index)
     flat = F.reshape(input, (-1,))
     r = apply("index", [flat, wrapped], {"spec": (("tensor", 0),)})
-    return write_out(_label(r, "TakeBackward0", input), out)
+    return write_out(_label(r, "TakeBackward0", input), out, name="take", inputs=(input, index))
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
@@ -556,7 +588,8 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     shape = broadcast_many([tuple(input.shape), tuple(mask.shape)])
     x, m = F.expand(input, shape), F.expand(mask, shape)
     r = F.reshape(x, (-1,))[F.reshape(m, (-1,))]
-    return write_out(_label(r, "MaskedSelectBackward0", input), out)
+    return write_out(_label(r, "MaskedSelectBackward0", input), out, name="masked_select",
+                     inputs=(input, mask))
 
 
 # ---------------------------------------------------------------- unique (host)

@@ -575,7 +575,8 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     D.check_tensor(source, "index_add", "source", 3)
     _check_index_add(input, dim, index, source)
     src = source if alpha == 1 else D.binary("mul", source, alpha)
-    return write_out(_index_put_along(input, dim, index, src, True), out)
+    return write_out(_index_put_along(input, dim, index, src, True), out, name="index_add",
+                     inputs=(index, source))
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
@@ -583,7 +584,8 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=No
     D.check_tensor(index, "index_copy", "index", 2)
     D.check_tensor(source, "index_copy", "source", 3)
     _check_index_copy(input, dim, index, source)
-    return write_out(_index_put_along(input, dim, index, source, False, "index_copy_"), out)
+    return write_out(_index_put_along(input, dim, index, source, False, "index_copy_"), out,
+                     name="index_copy", inputs=(index, source))
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
@@ -655,7 +657,7 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
                               "value": D._scalar_as(src, input._dtype)}, input._be)
     spec = tuple(("tensor", k) for k in range(input.ndim))
     r = D.apply("index_put", [input, v, *idx], {"spec": spec, "accumulate": reduce == "add"})
-    return write_out(r, out)
+    return write_out(r, out, name="scatter", inputs=(index, src))
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,

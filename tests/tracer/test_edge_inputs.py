@@ -75,3 +75,68 @@ def test_tensordot_broadcasts_a_size_one_contracted_dim():
         torch.tensordot(torch.ones(2, 3), torch.ones(2, 3), dims=([1], [0]))
     with pytest.raises(RuntimeError, match="both dimension lists should have same length"):
         torch.tensordot(torch.ones(2, 3), torch.ones(2, 3), dims=([1], [0, 1]))
+
+
+def test_out_on_index_reductions_and_selections():
+    x = torch.tensor([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+    v, i = torch.empty(0), torch.empty(0, dtype=torch.long)
+    r = torch.kthvalue(x, 2, 1, out=(v, i))
+    assert r[0] is v and r[1] is i and v.tolist() == [2.0, 4.0] and i.tolist() == [2, 2]
+    o = torch.empty(5)
+    assert torch.amax(x, 1, out=o) is o and o.tolist() == [3.0, 5.0]
+    assert torch.amin(x, (0, 1), out=o).tolist() == 0.0 and o.shape == ()
+    o = torch.empty(0)
+    assert torch.gather(x, 1, torch.tensor([[1], [0]]), out=o).tolist() == [[1.0], [0.0]]
+    o = torch.empty(0)
+    assert torch.index_select(x, 1, torch.tensor([2, 0]), out=o).tolist() == [[2, 3], [4, 0]]
+    for fn in (torch.sort, torch.cummax, torch.cummin):
+        v, i = torch.empty(0), torch.empty(0, dtype=torch.long)
+        want = fn(x, 1)
+        r = fn(x, 1, out=(v, i))
+        assert r[0] is v and v.tolist() == want[0].tolist() and i.tolist() == want[1].tolist()
+    v, i = torch.empty(0), torch.empty(0, dtype=torch.long)
+    assert torch.max(x, 1, out=(v, i))[0] is v and i.tolist() == [0, 1]
+    o = torch.empty(0, dtype=torch.long)
+    assert torch.argmax(x, 1, out=o) is o and o.tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("call, err, msg", [
+    (lambda x: torch.amax(x, 0, out=torch.empty(0, dtype=torch.float64)), RuntimeError,
+     "Expected the dtype for input and out to match, but got Float for input's dtype and "
+     "Double for out's dtype"),
+    (lambda x: torch.gather(x, 0, torch.tensor([0]), out=torch.empty(0, dtype=torch.long)),
+     RuntimeError, "Expected out tensor to have dtype float, but got long int instead"),
+    (lambda x: torch.index_select(x, 0, torch.tensor([0]), out=torch.empty(0, dtype=torch.int)),
+     RuntimeError, "self and result must have the same scalar type"),
+    (lambda x: torch.kthvalue(x, 1, out=(torch.empty(0), torch.empty(0))), RuntimeError,
+     "output indices must be of scalar type Long"),
+    (lambda x: torch.kthvalue(x, 1, out=torch.empty(0)), TypeError,
+     "argument 'out' must be tuple of Tensors"),
+    (lambda x: torch.max(x, 0, out=(torch.empty(0, dtype=torch.float64),
+                                    torch.empty(0, dtype=torch.long))),
+     RuntimeError, "Expected out tensor to have dtype float, but got double instead"),
+    (lambda x: torch.cat([x, x], out=x), RuntimeError, "refer to a single memory location"),
+    (lambda x: torch.stack([x[:2], x[1:]], out=x), RuntimeError, "single memory location"),
+    (lambda x: torch.masked_select(x, x > 0, out=x), RuntimeError, "single memory location"),
+    (lambda x: torch.take(x, torch.tensor([0, 1]), out=x[1:]), RuntimeError,
+     "single memory location"),
+    (lambda x: torch.gather(x, 0, torch.tensor([0]), out=x), RuntimeError,
+     "single memory location"),
+    (lambda x: torch.multinomial(x + 1, 2, out=x), RuntimeError,
+     "multinomial expects Long tensor out, got: Float"),
+    (lambda x: torch.amax(x.requires_grad_(), 0, out=torch.empty(0)), RuntimeError,
+     r"amax\(\): functions with out=... arguments don't support automatic differentiation"),
+    (lambda x: torch.add(x.requires_grad_(), 1, out=torch.empty(0)), RuntimeError,
+     r"add\(\): functions with out=... arguments don't support automatic differentiation"),
+])
+def test_out_errors_are_pytorchs(call, err, msg):
+    with pytest.raises(err, match=msg):
+        call(torch.arange(3.0))
+
+
+def test_out_may_be_an_input_where_pytorch_allows_it():
+    x = torch.arange(3.0)
+    assert torch.add(x, 1, out=x) is x and x.tolist() == [1.0, 2.0, 3.0]
+    y = torch.tensor([3.0, 1.0, 2.0])
+    torch.sort(y, out=(y, torch.empty(0, dtype=torch.long)))
+    assert y.tolist() == [1.0, 2.0, 3.0]
