@@ -680,6 +680,14 @@ add("expand", {"Tensor.expand": lambda x: x.expand(3, 4, 5),
 add("copyish", {"Tensor.contiguous": m("contiguous"), "torch.clone": torch.clone,
                 "Tensor.clone": m("clone"), "Tensor.cpu": m("cpu"),
                 "Tensor.type_as": lambda x: x.type_as(x)}, X3)
+add("memory_formats", {
+    "Tensor.contiguous(channels_last)": lambda x: x.contiguous(
+        memory_format=torch.channels_last) * 2,
+    "Tensor.clone(channels_last)": lambda x: x.clone(memory_format=torch.channels_last) + 1,
+    "Tensor.clone(preserve)": lambda x: x.clone(memory_format=torch.preserve_format) + 1,
+    "Tensor.to(channels_last)": lambda x: x.to(memory_format=torch.channels_last) - x},
+    fixed(("f32", lambda r: [make(r, (2, 3, 4, 5))]),
+          ("f64_perm", lambda r: [make(r, (2, 3, 4, 5), F64, layout="t")])))
 add("detach", {"Tensor.detach": lambda x: x.detach() * 1 + x}, X3)
 add("cat", {"torch.cat": lambda a, b, c, d: torch.cat([a, b, c], d),
             "torch.concat": lambda a, b, c, d: torch.concat([a, b, c], d),
@@ -937,7 +945,8 @@ SKIPPED = {
         "set_printoptions", "tracer", "utils", "bool", "double", "float", "float16", "float32",
         "float64", "half", "int", "int16", "int32", "int64", "int8", "long", "short", "uint8",
         "BoolTensor", "ByteTensor", "CharTensor", "HalfTensor", "IntTensor", "LongTensor",
-        "ShortTensor")},
+        "ShortTensor", "memory_format", "contiguous_format", "preserve_format",
+        "channels_last", "channels_last_3d")},
     **{f"torch.{n}": _RANDOM for n in ("rand", "rand_like", "randn", "randn_like", "randint",
                                        "randint_like", "randperm")},
     **{f"torch.{n}": _UNINIT for n in ("empty", "empty_like")},

@@ -287,10 +287,17 @@ def ones(*size, dtype=None, device=None, requires_grad=False, out=None) -> Tenso
                       requires_grad, "ones"), out)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, **_) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad=False, out=None, memory_format=None,
+          **_) -> Tensor:
     """Uninitialised in PyTorch; zero-filled here (the cost is the same with numpy)."""
-    return _out(_fill(_size(size, "empty"), 0, _float_dtype(dtype, "empty"), device,
-                      requires_grad, "empty"), out)
+    t = _fill(_size(size, "empty"), 0, _float_dtype(dtype, "empty"), device, requires_grad,
+              "empty")
+    if memory_format is not None:
+        from . import memory_formats as mf
+        if mf.check(memory_format, "empty") is mf.preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+        t._data = mf.empty_in_order(t._data, mf.order(memory_format, t.ndim))
+    return _out(t, out)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
@@ -322,24 +329,40 @@ def _like(t: Tensor, dtype, device, fn: str = "empty_like"):
             device if device is not None else t._be.device)
 
 
-def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_) -> Tensor:
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None, **_) -> Tensor:
     d, dev = _like(input, dtype, device, "zeros_like")
-    return _fill(tuple(input.shape), 0, d, dev, requires_grad, "zeros_like")
+    return _laid_out(input, _fill(tuple(input.shape), 0, d, dev, requires_grad, "zeros_like"),
+                     memory_format)
 
 
-def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_) -> Tensor:
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None, **_) -> Tensor:
     d, dev = _like(input, dtype, device, "ones_like")
-    return _fill(tuple(input.shape), 1, d, dev, requires_grad, "ones_like")
+    return _laid_out(input, _fill(tuple(input.shape), 1, d, dev, requires_grad, "ones_like"),
+                     memory_format)
 
 
-def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_) -> Tensor:
-    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None, **_) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad,
+                      memory_format=memory_format)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
-              **_) -> Tensor:
+              memory_format=None, **_) -> Tensor:
     d, dev = _like(input, dtype, device, "full_like")
-    return _fill(tuple(input.shape), fill_value, d, dev, requires_grad, "full_like")
+    return _laid_out(input, _fill(tuple(input.shape), fill_value, d, dev, requires_grad,
+                                  "full_like"), memory_format)
+
+
+def _laid_out(input: Tensor, made: Tensor, memory_format) -> Tensor:
+    """A *_like result with the layout memory_format asks (by default the input's, when
+    dense: PyTorch's preserve_format)."""
+    if memory_format is None and input._data.flags.c_contiguous:
+        return made
+    from . import memory_formats as mf
+    return mf.like(input, made, mf.preserve_format if memory_format is None else memory_format)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -509,14 +532,18 @@ def randint(*args, size=None, generator=None, dtype=None, device=None,
                    device, requires_grad, generator, int(low), int(high))
 
 
-def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
     d, dev = _like(input, dtype, device)
-    return rand(tuple(input.shape), dtype=d, device=dev, requires_grad=requires_grad)
+    return _laid_out(input, rand(tuple(input.shape), dtype=d, device=dev,
+                                 requires_grad=requires_grad), memory_format)
 
 
-def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
     d, dev = _like(input, dtype, device)
-    return randn(tuple(input.shape), dtype=d, device=dev, requires_grad=requires_grad)
+    return _laid_out(input, randn(tuple(input.shape), dtype=d, device=dev,
+                                  requires_grad=requires_grad), memory_format)
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None) -> Tensor:

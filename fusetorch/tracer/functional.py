@@ -17,6 +17,7 @@ from ..ir.shapes import (broadcast_shapes, expand_shape, infer_reshape, norm_dim
 from . import autograd as A
 from . import autocast as _ac
 from . import dispatch as D
+from . import memory_formats as _mf
 from . import views as _views
 from .out_args import exact_dtype, with_out, write_out, write_outs
 from .tensor import Tensor
@@ -745,7 +746,14 @@ def expand(input: Tensor, *sizes) -> Tensor:
                                      expand_shape(shape, sizes)})
 
 
-def contiguous(input: Tensor) -> Tensor:
+def contiguous(input: Tensor, memory_format=None) -> Tensor:
+    if memory_format is not None and memory_format is not _mf.contiguous_format:
+        fmt = _mf.check(memory_format, "contiguous")
+        if fmt is _mf.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous "
+                               "operator")
+        dims = _mf.order(fmt, input.ndim)
+        return input if _mf.is_laid_out(input, fmt) else _mf.copy_in_order(input, dims)
     if input._data.flags.c_contiguous:
         return input
     return unary_copy(input)
@@ -755,9 +763,16 @@ def unary_copy(input: Tensor) -> Tensor:
     return apply("copy", [input], {})
 
 
-def clone(input: Tensor) -> Tensor:
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy laid out as `memory_format` asks: by default (preserve_format) with the input's
+    strides when they are dense, as PyTorch's."""
     D.check_tensor(input, "clone", "input", 1)
-    return unary_copy(input)
+    if input._data.flags.c_contiguous and memory_format in (None, _mf.preserve_format,
+                                                            _mf.contiguous_format):
+        return unary_copy(input)
+    fmt = _mf.preserve_format if memory_format is None else \
+        _mf.check(memory_format, "clone")
+    return _mf.copy_in_order(input, _mf.target_order(input, fmt))
 
 
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:

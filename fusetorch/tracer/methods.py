@@ -16,6 +16,7 @@ from . import creation as C
 from . import dispatch as D
 from . import functional as F
 from . import functional_math as M
+from . import memory_formats as _mf
 from . import views as _views
 from . import autograd as A
 from . import indexing
@@ -284,7 +285,7 @@ def _parse_to(args, kw):
     dtype, dev, copy = kw.pop("dtype", None), kw.pop("device", None), kw.pop("copy", False)
     dtype = dt.to_dtype(dtype, "to")
     kw.pop("non_blocking", None)
-    kw.pop("memory_format", None)
+    fmt = kw.pop("memory_format", None)
     if kw:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kw)}")
     for a in args:
@@ -299,12 +300,12 @@ def _parse_to(args, kw):
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__}), expected a device, a dtype or a tensor")
-    return dtype, dev, copy
+    return dtype, dev, copy, fmt
 
 
 def _to(self, *args, **kw):
     """to(dtype), to(device), to(device, dtype), to(other), with copy=False semantics."""
-    dtype, dev, copy = _parse_to(args, kw)
+    dtype, dev, copy, fmt = _parse_to(args, kw)
     t = self
     if dev is not None:
         be = _dev.backend(dev)
@@ -312,6 +313,9 @@ def _to(self, *args, **kw):
             t = D.transfer(t, be)
     if dtype is not None and dtype is not t._dtype:
         t = D.cast(t, dtype)
+    if fmt is not None and _mf.check(fmt, "to") is not _mf.preserve_format:
+        if not _mf.is_laid_out(t, fmt):
+            t = _mf.copy_in_order(t, _mf.order(fmt, t.ndim))
     if copy and t is self:
         t = F.clone(self)
     return t
