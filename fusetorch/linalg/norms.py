@@ -135,6 +135,8 @@ def torch_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None
 
 
 def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
+    D.check_tensor(input, "dist", "input", 1)
+    D.check_tensor(other, "dist", "other", 2)
     return vector_norm(D.binary("sub", input, other), p)
 
 

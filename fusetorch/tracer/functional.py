@@ -49,6 +49,31 @@ def _grad_name(name):
     return deco
 
 
+def tensors_only(name: str, input, other) -> None:
+    """PyTorch's TypeError for a function whose both operands must be tensors (maximum,
+    atan2, logaddexp ...)."""
+    for arg, pos, x in (("input", 1, input), ("other", 2, other)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(x).__name__}")
+
+
+def tensor_first(name: str, input, other) -> None:
+    """PyTorch's TypeError for a function that takes a Python number only as `other` (eq,
+    fmod, rsub ...)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}), but expected one "
+                        f"of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * "
+                        f"(Tensor input, Number other, *, Tensor out = None)")
+
+
+def _numbers(input, other):
+    """add(2, 3) and the like: two Python numbers make a tensor, as in PyTorch."""
+    return _tensor(input) if not isinstance(input, Tensor) and \
+        not isinstance(other, Tensor) else input
+
+
 def _tensor(x, like: Tensor | None = None) -> Tensor:
     if isinstance(x, Tensor):
         return x
@@ -70,12 +95,14 @@ def _times_alpha(input, other, alpha):
 
 
 def add(input, other, *, alpha=1, out=None) -> Tensor:
+    input = _numbers(input, other)
     if alpha != 1:
         other = _times_alpha(input, other, alpha)
     return write_out(binary("add", input, other), out)
 
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
+    input = _numbers(input, other)
     if alpha != 1:
         other = _times_alpha(input, other, alpha)
     return write_out(binary("sub", input, other), out)
@@ -83,14 +110,17 @@ def sub(input, other, *, alpha=1, out=None) -> Tensor:
 
 @_grad_name("RsubBackward1")
 def rsub(input, other, *, alpha=1) -> Tensor:
+    tensor_first("rsub", input, other)
     return sub(other, input, alpha=alpha)
 
 
 def mul(input, other, *, out=None) -> Tensor:
+    input = _numbers(input, other)
     return write_out(binary("mul", input, other), out)
 
 
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
+    input = _numbers(input, other)
     from .functional_math import div_rounded
     return write_out(div_rounded(input, other, rounding_mode), out)
 
@@ -100,17 +130,13 @@ def pow(input, exponent, *, out=None) -> Tensor:
 
 
 def maximum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-    D.check_tensor(input, "maximum", "input", 1)
-    if not isinstance(other, (Tensor, int, float, bool)):
-        D.check_tensor(other, "maximum", "other", 2)
-    return write_out(binary("maximum", input, _tensor(other, input)), out)
+    tensors_only("maximum", input, other)
+    return write_out(binary("maximum", input, other), out)
 
 
 def minimum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-    D.check_tensor(input, "minimum", "input", 1)
-    if not isinstance(other, (Tensor, int, float, bool)):
-        D.check_tensor(other, "minimum", "other", 2)
-    return write_out(binary("minimum", input, _tensor(other, input)), out)
+    tensors_only("minimum", input, other)
+    return write_out(binary("minimum", input, other), out)
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
@@ -124,9 +150,9 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         r = input
         if min is not None:
-            r = maximum(r, min)
+            r = binary("maximum", r, _tensor(min, input))
         if max is not None:
-            r = minimum(r, max)
+            r = binary("minimum", r, _tensor(max, input))
         return write_out(r, out)
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -222,35 +248,43 @@ def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
 
 
 def eq(input, other, *, out=None):
+    tensor_first("eq", input, other)
     return write_out(binary("eq", input, other), out)
 
 
 def ne(input, other, *, out=None):
+    tensor_first("ne", input, other)
     return write_out(binary("ne", input, other), out)
 
 
 def lt(input, other, *, out=None):
+    tensor_first("lt", input, other)
     return write_out(binary("lt", input, other), out)
 
 
 def le(input, other, *, out=None):
+    tensor_first("le", input, other)
     return write_out(binary("le", input, other), out)
 
 
 def gt(input, other, *, out=None):
+    tensor_first("gt", input, other)
     return write_out(binary("gt", input, other), out)
 
 
 def ge(input, other, *, out=None):
+    tensor_first("ge", input, other)
     return write_out(binary("ge", input, other), out)
 
 
 def logical_and(input, other):
-    return binary("bitwise_and", cast(input, dt.bool_), cast(_tensor(other, input), dt.bool_))
+    tensors_only("logical_and", input, other)
+    return binary("bitwise_and", cast(input, dt.bool_), cast(other, dt.bool_))
 
 
 def logical_or(input, other):
-    return binary("bitwise_or", cast(input, dt.bool_), cast(_tensor(other, input), dt.bool_))
+    tensors_only("logical_or", input, other)
+    return binary("bitwise_or", cast(input, dt.bool_), cast(other, dt.bool_))
 
 
 def equal(input: Tensor, other: Tensor) -> bool:

@@ -27,23 +27,36 @@ def _c():
     return creation
 
 
-def _binary_fn(name: str, doc: str):
+def _binary_fn(name: str, doc: str, scalars: str = "other"):
+    """scalars: which operands may be Python numbers, as in PyTorch: 'other', 'none', 'one'
+    (either, not both), or 'any' (two numbers make a tensor)."""
+    check = {"other": _f().tensor_first, "none": _f().tensors_only}.get(scalars)
+
     def fn(input, other, *, out=None) -> Tensor:
+        if check is not None:
+            check(name, input, other)
+        elif scalars == "any" and not isinstance(input, Tensor) and \
+                not isinstance(other, Tensor):
+            input = _c().tensor(input)
         return write_out(binary(name, input, other), out)
     fn.__name__ = name
     fn.__doc__ = doc
     return fn
 
 
-remainder = _binary_fn("remainder", "Python's modulus: the result has the sign of `other`.")
+remainder = _binary_fn("remainder", "Python's modulus: the result has the sign of `other`.",
+                       scalars="one")
 fmod = _binary_fn("fmod", "C's fmod: the result has the sign of `input`.")
-floor_divide = _binary_fn("floor_divide", "floor(input / other), as `//`.")
-atan2 = _binary_fn("atan2", "The angle of (other, input), in (-pi, pi].")
+floor_divide = _binary_fn("floor_divide", "floor(input / other), as `//`.", scalars="any")
+atan2 = _binary_fn("atan2", "The angle of (other, input), in (-pi, pi].", scalars="none")
 arctan2 = atan2
-hypot = _binary_fn("hypot", "sqrt(input^2 + other^2) without overflow.")
-logaddexp = _binary_fn("logaddexp", "log(exp(input) + exp(other)) without overflow.")
-bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other (integers).")
-bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other (integers).")
+hypot = _binary_fn("hypot", "sqrt(input^2 + other^2) without overflow.", scalars="none")
+logaddexp = _binary_fn("logaddexp", "log(exp(input) + exp(other)) without overflow.",
+                       scalars="none")
+bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other (integers).",
+                                scalars="one")
+bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other (integers).",
+                                 scalars="one")
 
 
 def div_rounded(input, other, rounding_mode: str | None) -> Tensor:
@@ -155,6 +168,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
             equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other|, elementwise; infinities only equal
     themselves; NaNs equal each other only with `equal_nan`."""
+    _f().tensors_only("isclose", input, other)
     if input._dtype is not other._dtype:
         raise RuntimeError(f"{input._dtype} did not match {other._dtype}")
     if rtol < 0:
@@ -189,6 +203,7 @@ def xlogy(input, other, *, out=None) -> Tensor:
 
 
 def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
+    _f().tensors_only("heaviside", input, values)
     if input._dtype is not values._dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different "
                            "dtypes")

@@ -414,17 +414,31 @@ def _fwd(name):
     return op
 
 
+def _bound(name: str, dunder: str):
+    """An operator PyTorch defines in C: called unbound on a non-tensor it is a TypeError
+    (`Tensor.__radd__(2, t)`), not a number."""
+    def op(self, other):
+        if self.__class__ is not Tensor and not isinstance(self, Tensor):
+            raise TypeError(f"descriptor '{dunder}' for 'Tensor' objects doesn't apply to a "
+                            f"'{type(self).__name__}' object")
+        return D.binary(name, self, other)
+    op.__name__ = dunder
+    return op
+
+
 def _matmul_r(self, other):
     if isinstance(other, np.ndarray):
         other = C.tensor(other)
     return F.matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
-Tensor.__add__ = Tensor.__radd__ = _fwd("add")
-Tensor.__sub__ = _fwd("sub")
+Tensor.__add__ = _bound("add", "__add__")
+Tensor.__radd__ = _bound("add", "__radd__")
+Tensor.__sub__ = _bound("sub", "__sub__")
 Tensor.__rsub__ = _rev("sub")
-Tensor.__mul__ = Tensor.__rmul__ = _fwd("mul")
-Tensor.__truediv__ = _fwd("div")
+Tensor.__mul__ = _bound("mul", "__mul__")
+Tensor.__rmul__ = _bound("mul", "__rmul__")
+Tensor.__truediv__ = _bound("div", "__truediv__")
 Tensor.__rtruediv__ = _rev("div")
 Tensor.__pow__ = _fwd("pow")
 Tensor.__rpow__ = _rev("pow")
@@ -442,15 +456,13 @@ Tensor.__matmul__ = lambda self, other: F.matmul(self, C.tensor(other)) \
     if isinstance(other, np.ndarray) else \
     F.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 Tensor.__rmatmul__ = _matmul_r
-Tensor.__eq__ = _fwd("eq")
-Tensor.__ne__ = _fwd("ne")
-Tensor.__lt__ = _fwd("lt")
-Tensor.__le__ = _fwd("le")
-Tensor.__gt__ = _fwd("gt")
-Tensor.__ge__ = _fwd("ge")
-Tensor.__and__ = Tensor.__rand__ = _fwd("bitwise_and")
-Tensor.__or__ = Tensor.__ror__ = _fwd("bitwise_or")
-Tensor.__xor__ = Tensor.__rxor__ = _fwd("bitwise_xor")
+for _op, _names in (("eq", ("__eq__",)), ("ne", ("__ne__",)), ("lt", ("__lt__",)),
+                    ("le", ("__le__",)), ("gt", ("__gt__",)), ("ge", ("__ge__",)),
+                    ("bitwise_and", ("__and__", "__rand__")),
+                    ("bitwise_or", ("__or__", "__ror__")),
+                    ("bitwise_xor", ("__xor__", "__rxor__"))):
+    for _d in _names:
+        setattr(Tensor, _d, _bound(_op, _d))
 Tensor.__neg__ = lambda self: D.unary("neg", self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: D.unary("abs", self)
