@@ -402,7 +402,16 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return _out(_finish(D.source("iota", attrs, _backend(device)), requires_grad), out)
 
 
+def _scalar_bounds(fn: str, start, end) -> None:
+    dims = [x.ndim if isinstance(x, Tensor) else 0 for x in (start, end)]
+    if dims != [0, 0]:
+        raise RuntimeError(f"{fn} only supports 0-dimensional start and end tensors, but got "
+                           f"start with {dims[0]} dimension(s) and end with {dims[1]} "
+                           f"dimension(s).")
+
+
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _scalar_bounds("linspace", start, end)
     steps = _int(steps, "linspace", "steps", 3)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -413,6 +422,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
 
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None) -> Tensor:
+    _scalar_bounds("logspace", start, end)
     steps = _int(steps, "logspace", "steps", 3)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")

@@ -783,11 +783,12 @@ def expand(input: Tensor, *sizes) -> Tensor:
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
     if memory_format is not None and memory_format is not _mf.contiguous_format:
         fmt = _mf.check(memory_format, "contiguous")
+        if _mf.is_laid_out(input, fmt):
+            return input
         if fmt is _mf.preserve_format:
             raise RuntimeError("preserve memory format is unsupported by the contiguous "
                                "operator")
-        dims = _mf.order(fmt, input.ndim)
-        return input if _mf.is_laid_out(input, fmt) else _mf.copy_in_order(input, dims)
+        return _mf.copy_in_order(input, _mf.order(fmt, input.ndim))
     if input._data.flags.c_contiguous:
         return input
     return unary_copy(input)
@@ -849,6 +850,8 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
 @_grad_name("SliceBackward0")
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     D.check_tensor(input, "narrow", "input", 1)
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, input.ndim)
     n = input.shape[d]
     if not -n <= start <= n:
@@ -1014,6 +1017,11 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     return apply("index", [input, cast(reshape(index, (-1,)), dt.int64)], {"spec": spec})
 
 
+_C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half",
+            dt.bfloat16: "c10::BFloat16", dt.int64: "int64_t", dt.int32: "int",
+            dt.int16: "int16_t", dt.int8: "int8_t", dt.uint8: "uint8_t", dt.bool_: "bool"}
+
+
 @_grad_name("MaskedFillBackward0")
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     D.check_tensor(input, "masked_fill", "input", 1)
@@ -1024,6 +1032,10 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
                                f"tensor with {value.ndim} dimension(s).")
         value = cast(value, input._dtype)
     else:
+        if isinstance(value, complex):  # PyTorch's error for a complex value (no complex here)
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{_C_TYPES.get(input._dtype, input._dtype.name)} without "
+                               f"overflow")
         if not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
             raise TypeError(f"masked_fill(): argument 'value' must be Number, not "
                             f"{type(value).__name__}")

@@ -90,6 +90,9 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    D.check_tensor(input, "diag_embed", "input", 1)
+    if norm_dim(dim1, input.ndim + 1) == norm_dim(dim2, input.ndim + 1):
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     size = input.shape[-1] + abs(offset)
     base = D.source("full", {"shape": tuple(input.shape[:-1]) + (size, size),
                              "dtype": input._dtype, "value": 0}, input._be)
@@ -130,8 +133,12 @@ def movedim(input: Tensor, source, destination) -> Tensor:
                            f"dims) should contain the same number of dims as destination "
                            f"({list(dst)} dims)")
     nd = input.ndim
+    given = src, dst
     src = tuple(norm_dim(s, nd) for s in src)
     dst = tuple(norm_dim(d, nd) for d in dst)
+    for name, dims, raw in (("source", src, given[0]), ("destination", dst, given[1])):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(raw)})")
     perm = [-1] * nd
     for s, d in zip(src, dst):
         perm[d] = s
@@ -162,8 +169,11 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 
 
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    D.check_tensor(input, "rot90", "input", 1)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
     d0, d1 = (norm_dim(d, input.ndim) for d in dims)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
@@ -246,24 +256,32 @@ def _seq(tensors) -> tuple:
         else tuple(tensors)
 
 
+def _non_empty(tensors, name: str) -> list:
+    tensors = D.check_tensors(tensors, name)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
 def vstack(tensors, *, out=None) -> Tensor:
-    return F.cat([atleast_2d(t) for t in tensors], 0, out=out)
+    return F.cat([atleast_2d(t) for t in _non_empty(tensors, "vstack")], 0, out=out)
 
 
 row_stack = vstack
 
 
 def hstack(tensors, *, out=None) -> Tensor:
-    ts = [atleast_1d(t) for t in tensors]
+    ts = [atleast_1d(t) for t in _non_empty(tensors, "hstack")]
     return F.cat(ts, 0 if ts[0].ndim == 1 else 1, out=out)
 
 
 def dstack(tensors, *, out=None) -> Tensor:
-    return F.cat([atleast_3d(t) for t in tensors], 2, out=out)
+    return F.cat([atleast_3d(t) for t in _non_empty(tensors, "dstack")], 2, out=out)
 
 
 def column_stack(tensors, *, out=None) -> Tensor:
-    ts = [F.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors]
+    ts = [F.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t
+          for t in _non_empty(tensors, "column_stack")]
     return F.cat(ts, 1, out=out)
 
 

@@ -87,7 +87,7 @@ def test_zero_dim_self_gradients_and_gather_shapes():
 def test_scatter_reduce_extremes_and_prod_values_and_gradients(reduce, include_self):
     rng = np.random.default_rng(7)
     x = rng.uniform(-2, 2, (3, 4))
-    src = rng.uniform(-2, 2, (2, 5))  # larger than the index: only index's box is read
+    src = rng.uniform(-2, 2, (2, 4))
     index = np.array([[1, 0, 2, 2], [1, 2, 1, 0]])  # repeated targets
     want = _scatter_reduce_ref(x, 0, index, src[:, :4], reduce, include_self)
     w = rng.uniform(0.5, 1.5, (3, 4))
@@ -106,6 +106,13 @@ def test_scatter_reduce_extremes_and_prod_values_and_gradients(reduce, include_s
 
     np.testing.assert_allclose(tx.grad.numpy(), _fd_grad(loss_x, x), atol=1e-6)
     np.testing.assert_allclose(ts.grad.numpy(), _fd_grad(loss_s, src), atol=1e-6)
+
+
+def test_scatter_reduce_reads_only_the_index_box_of_a_larger_src():
+    x = torch.zeros(2, 2)
+    src = torch.arange(6.0).reshape(2, 3)
+    r = x.scatter_reduce(0, torch.tensor([[1, 0]]), src, "amax", include_self=False)
+    assert r.tolist() == [[0.0, 1.0], [0.0, 0.0]]
 
 
 def test_scatter_reduce_ties_share_the_gradient_and_zeros_in_prod():

@@ -79,7 +79,8 @@ def test_compiled_channels_last_matches_eager():
      "required rank 4 tensor to use channels_last format"),
     (lambda: torch.ones(2, 3, 4, 5).contiguous(memory_format=torch.channels_last_3d),
      RuntimeError, "required rank 5 tensor to use channels_last_3d format"),
-    (lambda: _x().contiguous(memory_format=torch.preserve_format), RuntimeError,
+    (lambda: _x().to(memory_format=torch.channels_last).contiguous(
+        memory_format=torch.preserve_format), RuntimeError,
      "preserve memory format is unsupported by the contiguous operator"),
     (lambda: _x().contiguous(memory_format="channels_last"), TypeError,
      "argument 'memory_format' must be torch.memory_format, not str"),
@@ -92,5 +93,6 @@ def test_memory_format_errors_are_pytorchs(call, err, msg):
 
 
 def test_is_contiguous_of_other_ranks():
+    assert _x().contiguous(memory_format=torch.preserve_format).is_contiguous()
     assert not torch.ones(2, 3, 4).is_contiguous(memory_format=torch.channels_last)
     assert _x().is_contiguous(memory_format=torch.preserve_format)

@@ -260,6 +260,9 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
                         "ints, not int")
     ns = tuple(int(s) for s in normalized_shape)
     k = len(ns)
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*{', '.join(str(s) for s in ns)}], but got input of size"
