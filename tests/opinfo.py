@@ -446,7 +446,7 @@ for _n, _al in [("atan2", ("arctan2",)), ("hypot", ()), ("logaddexp", ())]:
     for _a in _al:
         _v.update({f"torch.{_a}": getattr(torch, _a), f"Tensor.{_a}": m(_a),
                    f"Tensor.{_a}_": inplace(_a + "_")})
-    add(_n, _v, binary(a=(-2.0, 2.0), b=(0.3, 2.0)))
+    add(_n, _v, binary(a=(-2.0, 2.0), b=(0.3, 2.0), scalar=None))  # (PyTorch: tensors only)
 add("shifts", {"torch.bitwise_left_shift": torch.bitwise_left_shift,
                "torch.bitwise_right_shift": torch.bitwise_right_shift,
                "Tensor.bitwise_left_shift": m("bitwise_left_shift"),

@@ -24,6 +24,7 @@ from .padding import pad as _pad
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+           "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool2d"]
 
 
@@ -296,12 +297,12 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 # ---------------------------------------------------------------- adaptive pooling
 
 def _adaptive_size(output_size, hw: tuple, name: str) -> tuple:
-    """(OH, OW); None in a tuple keeps that input size."""
+    """(OH, OW) (or (OD, OH, OW) for 3 input sizes); None in a tuple keeps that input size."""
     if isinstance(output_size, (tuple, list)):
-        if len(output_size) != 2:
-            raise RuntimeError(f"{name}: output_size must be 2")
+        if len(output_size) != len(hw):
+            raise RuntimeError(f"{name}: output_size must be {len(hw)}")
         size = [hw[i] if o is None else o for i, o in enumerate(output_size)]
-        return int_list(size, 2, name, "output_size", 2)
+        return int_list(size, len(hw), name, "output_size", 2)
     if isinstance(output_size, Tensor) and output_size.ndim > 0:
         return _adaptive_size(tuple(output_size), hw, name)
     if not isinstance(output_size, int):
@@ -310,7 +311,7 @@ def _adaptive_size(output_size, hw: tuple, name: str) -> tuple:
         if isinstance(output_size, Tensor):
             raise TypeError("len() of a 0-d tensor")
         raise TypeError(f"object of type '{type_name(output_size)}' has no len()")
-    return int_list(output_size, 2, name, "output_size", 2)
+    return int_list(output_size, len(hw), name, "output_size", 2)
 
 
 def _python_checks(input: Tensor, output_size) -> None:
@@ -355,6 +356,37 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         aw = C.tensor(_bins(w, ow).T.copy(), dtype=input.dtype, device=input.device)
         r = F.matmul(F.matmul(ah, input), aw)
     return _label(r, "AdaptiveAvgPool2DBackward0", input)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """adaptive_avg_pool2d's windows over the last three dims of [N, C, D, H, W] (or
+    [C, D, H, W]): one averaging matmul per dim whose size changes (the windows of a dim do
+    not depend on the others)."""
+    D.check_tensor(input, "adaptive_avg_pool3d", "input", 1)
+    _python_checks(input, output_size)
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
+                           f"{list(input.shape)}")
+    sizes = tuple(input.shape[-3:])
+    out = _adaptive_size(output_size, sizes, "adaptive_avg_pool3d")
+    if min(out) < 0:
+        raise RuntimeError(f"adaptive_avg_pool3d: elements of output_size must be greater than "
+                           f"or equal to 0 but received {{{', '.join(map(str, out))}}}")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"adaptive_avg_pool3d_cpu" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
+    if out == (1, 1, 1):  # PyTorch computes this one as a mean (MeanBackward1)
+        return F.mean(input, (-3, -2, -1), keepdim=True)
+    r = input
+    for k, (n, o) in enumerate(zip(sizes, out)):
+        if n == o:
+            continue
+        dim = input.ndim - 3 + k
+        bins = C.tensor(_bins(n, o).T.copy(), dtype=input.dtype, device=input.device)
+        r = F.transpose(F.matmul(F.transpose(r, dim, -1), bins), dim, -1)
+    if r is input:
+        r = F.clone(input)
+    return _label(r, "AdaptiveAvgPool3DBackward0", input)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:

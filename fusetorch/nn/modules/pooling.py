@@ -6,7 +6,7 @@ from .._functional import pooling as P
 from ..module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool2d"]
+           "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool2d"]
 
 
 class _MaxPoolNd(Module):
@@ -104,6 +104,14 @@ class AdaptiveAvgPool2d(_AdaptiveNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return P.adaptive_avg_pool2d(input, self.output_size)
+
+
+class AdaptiveAvgPool3d(_AdaptiveNd):
+    """Average pooling of [N, C, D, H, W] to `output_size` (an int or a triple; None keeps
+    the input's size)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return P.adaptive_avg_pool3d(input, self.output_size)
 
 
 class _AdaptiveMaxNd(_AdaptiveNd):
