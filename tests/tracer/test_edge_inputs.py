@@ -140,3 +140,31 @@ def test_out_may_be_an_input_where_pytorch_allows_it():
     y = torch.tensor([3.0, 1.0, 2.0])
     torch.sort(y, out=(y, torch.empty(0, dtype=torch.long)))
     assert y.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_unfold_and_fold_of_bool():
+    rng = np.random.default_rng(5)
+    a = rng.random((1, 2, 3, 4)) > 0.5
+    cols = F.unfold(torch.tensor(a), 2, padding=1)
+    assert cols.dtype == torch.bool
+    want = F.unfold(torch.tensor(a.astype(np.float64)), 2, padding=1).numpy() != 0
+    np.testing.assert_array_equal(cols.numpy(), want)
+    c = np.ones((1, 4, 4), dtype=bool)
+    c[0, 0, 0] = False  # the only block covering the corner: it stays False
+    r = F.fold(torch.tensor(c), (3, 3), 2)
+    assert r.dtype == torch.bool
+    assert r.numpy().astype(int).tolist() == [[[[0, 1, 1], [1, 1, 1], [1, 1, 1]]]]
+    with pytest.raises(NotImplementedError, match="not implemented for 'Byte'"):
+        F.unfold(torch.ones(1, 1, 3, 3, dtype=torch.uint8), 2)
+
+
+def test_pair_outs_alias_the_input_only_where_pytorch_writes_in_place():
+    for fn in (lambda x, o: torch.kthvalue(x, 1, 1, keepdim=True, out=o),
+               lambda x, o: torch.max(x, 1, keepdim=True, out=o),
+               lambda x, o: torch.median(x, 1, keepdim=True, out=o)):
+        x = torch.tensor([[3.0, 1.0, 2.0]])
+        with pytest.raises(RuntimeError, match="single memory location"):
+            fn(x, (x[:, :1], torch.empty(0, dtype=torch.long)))
+    x = torch.tensor([[3.0, 1.0, 2.0]])
+    torch.cummax(x, 1, out=(x, torch.empty(0, dtype=torch.long)))
+    assert x.tolist() == [[3.0, 3.0, 3.0]]
