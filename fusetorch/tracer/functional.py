@@ -875,6 +875,8 @@ def _slice(input: Tensor, d: int, start: int, stop: int) -> Tensor:
 @_grad_name(lambda t, s, dim=0: "SplitBackward0" if isinstance(s, int)
             else "SplitWithSizesBackward0")
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = norm_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -903,6 +905,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 @_grad_name("SplitBackward0")
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     D.check_tensor(input, "chunk", "input", 1)
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = norm_dim(dim, input.ndim)

@@ -228,6 +228,8 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     F = _f()
     x = input if input._dtype.is_floating_point else D.cast(input, dt.default_float())
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if x.numel() == 0:  # an empty sum: log(0) = -inf where a reduced dim is empty
+        return write_out(D.unary("log", F.sum(D.unary("exp", x), dims, keepdim=keepdim)), out)
     m = F.amax(x, dims, keepdim=True) if x.ndim else x
     m = D.elementwise("where", _abs_is_inf(m), 0.0, m)  # all -inf (or an inf): no shift
     s = F.sum(D.unary("exp", binary("sub", x, m)), dims, keepdim=True) if x.ndim else \

@@ -310,6 +310,9 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
     D.check_tensor(input, "outer", "input", 1)
     D.check_tensor(vec2, "outer", "vec2", 2)
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
     return write_out(D.binary("mul", F.unsqueeze(input, 1), F.unsqueeze(vec2, 0)), out)
 
 

@@ -168,3 +168,23 @@ def test_pair_outs_alias_the_input_only_where_pytorch_writes_in_place():
     x = torch.tensor([[3.0, 1.0, 2.0]])
     torch.cummax(x, 1, out=(x, torch.empty(0, dtype=torch.long)))
     assert x.tolist() == [[3.0, 3.0, 3.0]]
+
+
+def test_logsumexp_over_an_empty_dim_is_minus_infinity():
+    r = torch.logsumexp(torch.zeros(3, 0), 1)
+    assert r.tolist() == [-math.inf] * 3
+    assert torch.logsumexp(torch.zeros(0), 0).item() == -math.inf
+    assert torch.logsumexp(torch.zeros(0, 3), 1).shape == (0,)
+
+
+@pytest.mark.parametrize("call, msg", [
+    (lambda: torch.chunk(torch.tensor(1.5), 1), "chunk expects at least a 1-dimensional tensor"),
+    (lambda: torch.split(torch.tensor(1.5), 1), "split expects at least a 1-dimensional tensor"),
+    (lambda: torch.outer(torch.tensor(1.5), torch.ones(2)),
+     "outer: Expected 1-D argument self, but got 0-D"),
+    (lambda: torch.outer(torch.ones(2), torch.ones(2, 1)),
+     "outer: Expected 1-D argument vec2, but got 2-D"),
+])
+def test_zero_dim_inputs_of_one_d_ops_raise_pytorchs_error(call, msg):
+    with pytest.raises(RuntimeError, match=msg):
+        call()
