@@ -339,7 +339,8 @@ VOL = fixed(("f32", lambda r: [make(r, (2, 2, 4, 6, 5))]),
 add("F.adaptive_avg_pool3d", {
     "F.adaptive_avg_pool3d": lambda x: F.adaptive_avg_pool3d(x, (2, 3, None)),
     "F.adaptive_avg_pool3d(uneven)": lambda x: F.adaptive_avg_pool3d(x, (3, 4, 2)),
-    "F.interpolate(area,3d)": lambda x: F.interpolate(x, size=(2, 3, 4), mode="area")}, VOL)
+    "F.interpolate(area,3d)": lambda x: F.interpolate(x if x.ndim == 5 else x[None],
+                                                      size=(2, 3, 4), mode="area")}, VOL)
 
 
 def _no_deprecation_warning(fn):
