@@ -805,8 +805,10 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy laid out as `memory_format` asks: by default (preserve_format) with the input's
     strides when they are dense, as PyTorch's."""
     D.check_tensor(input, "clone", "input", 1)
-    if input._data.flags.c_contiguous and memory_format in (None, _mf.preserve_format,
-                                                            _mf.contiguous_format):
+    if memory_format is None and input._data.flags.c_contiguous:
+        return apply("copy", [input], {})
+    if memory_format in (_mf.preserve_format, _mf.contiguous_format) and \
+            input._data.flags.c_contiguous:
         return unary_copy(input)
     fmt = _mf.preserve_format if memory_format is None else \
         _mf.check(memory_format, "clone")
