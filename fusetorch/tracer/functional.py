@@ -418,12 +418,11 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
 
 
 def values_indices_out(r: tuple, out, name: str, input: Tensor, values_message=None,
-                       indices_message=None, inputs=None) -> tuple:
+                       indices_message=None, in_place: bool = False) -> tuple:
     """out=(values, indices) of max/min/sort/kthvalue...: values of the input's dtype, int64
     indices, exactly (PyTorch does not cast these). `out` may alias the input only where
-    PyTorch lets it (sort, topk, cummax, cummin: written in place)."""
-    if inputs is None:
-        inputs = () if name in ("sort", "topk", "cummax", "cummin") else (input,)
+    PyTorch writes in place (`in_place`: sort, topk, cummax, cummin)."""
+    inputs = () if in_place else (input,)
     if isinstance(out, (tuple, list)) and len(out) == 2 and _b.all(isinstance(o, Tensor)
                                                                     for o in out):
         exact_dtype(out[0], input._dtype, values_message)

@@ -131,9 +131,9 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     return _scan("logcumsumexp", input, dim, None, out)
 
 
-def _pair_out(name: str):
+def _pair_out(name: str, in_place: bool = False):
     """Adds PyTorch's `out=(values, indices)` to an op returning such a pair (a full median
-    returns one tensor: a plain out=)."""
+    returns one tensor: a plain out=); `in_place`: out may be the input."""
     def deco(fn):
         @functools.wraps(fn)
         def wrapper(input, *args, out=None, **kw):
@@ -142,7 +142,7 @@ def _pair_out(name: str):
                 return r
             if isinstance(r, Tensor):
                 return write_out(r, out, name=name)
-            return F.values_indices_out(r, out, name, input)
+            return F.values_indices_out(r, out, name, input, in_place=in_place)
         return wrapper
     return deco
 
@@ -156,13 +156,13 @@ def _cum_extreme(op: str, grad_name: str, rt, input: Tensor, dim: int):
     return rt(_label(_like_input(values, input), grad_name, input), _like_input(idx, input))
 
 
-@_pair_out("cummax")
+@_pair_out("cummax", in_place=True)
 def cummax(input: Tensor, dim: int):
     """(values, indices) of the running max; a tie or a NaN takes the later index."""
     return _cum_extreme("cumargmax", "CummaxBackward0", ReturnCummax, input, dim)
 
 
-@_pair_out("cummin")
+@_pair_out("cummin", in_place=True)
 def cummin(input: Tensor, dim: int):
     return _cum_extreme("cumargmin", "CumminBackward0", ReturnCummin, input, dim)
 
@@ -173,7 +173,7 @@ def _argsort(x: Tensor, d: int, descending: bool) -> Tensor:
     return apply("argsort", [x], {"dim": d, "descending": _b.bool(descending)})
 
 
-@_pair_out("sort")
+@_pair_out("sort", in_place=True)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
     """Stable always (PyTorch's `stable=False` leaves the order of ties unspecified); NaN
     sorts as the largest value."""
@@ -192,7 +192,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
     return _like_input(_argsort(_at_least_1d(input), d, descending), input)
 
 
-@_pair_out("topk")
+@_pair_out("topk", in_place=True)
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
     """The k largest (smallest) along dim, always in sorted order (PyTorch allows any order
     for sorted=False)."""
