@@ -357,8 +357,8 @@ def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_gr
 
 
 def _laid_out(input: Tensor, made: Tensor, memory_format) -> Tensor:
-    """A *_like result with the layout memory_format asks (by default the input's, when
-    dense: PyTorch's preserve_format)."""
+    """A *_like result with the layout memory_format asks (by default preserve_format:
+    channels_last stays channels_last)."""
     if memory_format is None and input._data.flags.c_contiguous:
         return made
     from . import memory_formats as mf

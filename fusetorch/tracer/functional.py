@@ -801,8 +801,8 @@ def unary_copy(input: Tensor) -> Tensor:
 
 
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
-    """A copy laid out as `memory_format` asks: by default (preserve_format) with the input's
-    strides when they are dense, as PyTorch's."""
+    """A copy laid out as `memory_format` asks; by default (preserve_format) channels_last
+    stays channels_last (memory_formats.target_order)."""
     D.check_tensor(input, "clone", "input", 1)
     if memory_format is None and input._data.flags.c_contiguous:
         return apply("copy", [input], {})

@@ -67,28 +67,13 @@ def is_laid_out(t: Tensor, fmt: memory_format) -> bool:
     return True
 
 
-def dense_order(t: Tensor) -> tuple | None:
-    """The dims from the outermost in memory when `t` is non-overlapping and dense (every
-    element once, no gaps), else None: what preserve_format keeps."""
-    shape, strides = t.shape, t.stride()
-    dims = sorted(range(t.ndim), key=lambda d: (-strides[d], d))
-    expected = 1
-    for d in reversed(dims):
-        if shape[d] != 1:
-            if strides[d] != expected:
-                return None
-            expected *= shape[d]
-    return tuple(dims)
-
-
 def target_order(t: Tensor, fmt: memory_format) -> tuple:
-    """The dim order a copy of `t` in `fmt` has: preserve_format keeps a dense layout, and
-    otherwise chooses channels_last when `t` is laid out so (PyTorch's suggest_memory_format),
-    else contiguous."""
+    """The dim order a copy of `t` in `fmt` has. preserve_format keeps a channels_last(_3d)
+    layout (PyTorch's suggest_memory_format) and is contiguous otherwise: PyTorch would also
+    keep any other dense layout (a transposed one), but here gradients are often transposed
+    views where PyTorch's are contiguous, and buffers cloned from them (momentum) would then
+    be laid out unlike their parameters."""
     if fmt is preserve_format:
-        kept = dense_order(t)
-        if kept is not None:
-            return kept
         for f in (channels_last, channels_last_3d):
             if t.ndim == _RANKS[f._name] and is_laid_out(t, f) and not t.is_contiguous():
                 return order(f, t.ndim)
@@ -107,6 +92,9 @@ def copy_in_order(t: Tensor, dims: tuple) -> Tensor:
     for i, d in enumerate(dims):
         inverse[d] = i
     r = F.permute(F.unary_copy(F.permute(t, *dims)), *inverse)
+    # a fresh tensor, as PyTorch's copy: not a view of the unreachable temporary (in-place
+    # writes into it must be allowed, and compile must not see an input that is a view)
+    r._base = None
     return A.label(r, "CloneBackward0", t) if t.requires_grad else r
 
 
