@@ -95,14 +95,16 @@ def _times_alpha(input, other, alpha):
 
 
 def add(input, other, *, alpha=1, out=None) -> Tensor:
-    input = _numbers(input, other)
+    if input.__class__ is not Tensor and not isinstance(input, Tensor):
+        input = _numbers(input, other)
     if alpha != 1:
         other = _times_alpha(input, other, alpha)
     return write_out(binary("add", input, other), out)
 
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
-    input = _numbers(input, other)
+    if input.__class__ is not Tensor and not isinstance(input, Tensor):
+        input = _numbers(input, other)
     if alpha != 1:
         other = _times_alpha(input, other, alpha)
     return write_out(binary("sub", input, other), out)
@@ -115,12 +117,14 @@ def rsub(input, other, *, alpha=1) -> Tensor:
 
 
 def mul(input, other, *, out=None) -> Tensor:
-    input = _numbers(input, other)
+    if input.__class__ is not Tensor and not isinstance(input, Tensor):
+        input = _numbers(input, other)
     return write_out(binary("mul", input, other), out)
 
 
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
-    input = _numbers(input, other)
+    if input.__class__ is not Tensor and not isinstance(input, Tensor):
+        input = _numbers(input, other)
     from .functional_math import div_rounded
     return write_out(div_rounded(input, other, rounding_mode), out)
 
