@@ -61,6 +61,8 @@ from .tracer.sampling import bernoulli, multinomial, normal, poisson
 from .tracer import functional as _functional
 for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the op table
     globals()[_name] = getattr(_functional, _name)
+from .tracer.memory_formats import (channels_last, channels_last_3d, contiguous_format,
+                                    memory_format, preserve_format)
 from .tracer import functional_math as _math
 for _name in _math.PUBLIC + _math.TORCH_ONLY:  # torch.remainder, torch.isnan, torch.polygamma
     globals()[_name] = getattr(_math, _name)

@@ -422,10 +422,13 @@ unary_family("rsqrt", POS, torch_names=("rsqrt",), methods=("rsqrt",))
 unary_family("pos", unary(ints=True), dunder=("__pos__",))
 unary_family("logical_not", unary(ints=True, bools=True), torch_names=("logical_not",),
              methods=("logical_not",), inplace_methods=("logical_not_",), grad=False)
-# (~ on integers: fusetorch raises NotImplementedError, eagerly too)
 unary_family("invert", fixed(("bool", lambda r: [make(r, (4, 5), BOOL)]),
-                             ("bool_perm", lambda r: [make(r, (4, 5), BOOL, layout="t")])),
-             dunder=("__invert__",), grad=False)
+                             ("bool_perm", lambda r: [make(r, (4, 5), BOOL, layout="t")]),
+                             ("int64", lambda r: [make(r, (4, 5), I64, -50, 50)]),
+                             ("int32_perm", lambda r: [make(r, (4, 5), I32, -50, 50, "t")]),
+                             ("uint8_0d", lambda r: [make(r, (), torch.uint8, 0, 255)])),
+             torch_names=("bitwise_not",), methods=("bitwise_not",),
+             inplace_methods=("bitwise_not_",), dunder=("__invert__",), grad=False)
 
 # more elementwise math (issue 11): one op-table entry each, plus composites
 UNIT = unary(-0.9, 0.9, away=())
@@ -572,7 +575,7 @@ for _n, _al in [("atan2", ("arctan2",)), ("hypot", ()), ("logaddexp", ())]:
     for _a in _al:
         _v.update({f"torch.{_a}": getattr(torch, _a), f"Tensor.{_a}": m(_a),
                    f"Tensor.{_a}_": inplace(_a + "_")})
-    add(_n, _v, binary(a=(-2.0, 2.0), b=(0.3, 2.0)))
+    add(_n, _v, binary(a=(-2.0, 2.0), b=(0.3, 2.0), scalar=None))  # (PyTorch: tensors only)
 add("shifts", {"torch.bitwise_left_shift": torch.bitwise_left_shift,
                "torch.bitwise_right_shift": torch.bitwise_right_shift,
                "Tensor.bitwise_left_shift": m("bitwise_left_shift"),
@@ -806,6 +809,14 @@ add("expand", {"Tensor.expand": lambda x: x.expand(3, 4, 5),
 add("copyish", {"Tensor.contiguous": m("contiguous"), "torch.clone": torch.clone,
                 "Tensor.clone": m("clone"), "Tensor.cpu": m("cpu"),
                 "Tensor.type_as": lambda x: x.type_as(x)}, X3)
+add("memory_formats", {
+    "Tensor.contiguous(channels_last)": lambda x: x.contiguous(
+        memory_format=torch.channels_last) * 2,
+    "Tensor.clone(channels_last)": lambda x: x.clone(memory_format=torch.channels_last) + 1,
+    "Tensor.clone(preserve)": lambda x: x.clone(memory_format=torch.preserve_format) + 1,
+    "Tensor.to(channels_last)": lambda x: x.to(memory_format=torch.channels_last) - x},
+    fixed(("f32", lambda r: [make(r, (2, 3, 4, 5))]),
+          ("f64_perm", lambda r: [make(r, (2, 3, 4, 5), F64, layout="t")])))
 add("detach", {"Tensor.detach": lambda x: x.detach() * 1 + x}, X3)
 add("cat", {"torch.cat": lambda a, b, c, d: torch.cat([a, b, c], d),
             "torch.concat": lambda a, b, c, d: torch.concat([a, b, c], d),
@@ -1063,7 +1074,8 @@ SKIPPED = {
         "set_printoptions", "tracer", "utils", "bool", "double", "float", "float16", "float32",
         "float64", "half", "int", "int16", "int32", "int64", "int8", "long", "short", "uint8",
         "BoolTensor", "ByteTensor", "CharTensor", "HalfTensor", "IntTensor", "LongTensor",
-        "ShortTensor")},
+        "ShortTensor", "memory_format", "contiguous_format", "preserve_format",
+        "channels_last", "channels_last_3d")},
     **{f"torch.{n}": _RANDOM for n in ("rand", "rand_like", "randn", "randn_like", "randint",
                                        "randint_like", "randperm")},
     **{f"torch.{n}": _UNINIT for n in ("empty", "empty_like")},
@@ -1203,6 +1215,16 @@ add("scatters", {"torch.scatter": lambda x, s: torch.scatter(x, 0, _I(), s),
                  "Tensor.index_fill": lambda x, s: x.index_fill(0, torch.tensor([1, 2]), -1.0),
                  "Tensor.index_fill_": lambda x, s: x.clone().index_fill_(1, torch.tensor([0]),
                                                                           2.0)},
+    fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (2, 4))]),
+          ("f64", lambda r: [make(r, (3, 4), F64, layout="t"), make(r, (2, 4), F64)])))
+add("scatter_reduce(prod/amax/amin)", {
+    "torch.scatter_reduce(prod)": lambda x, s: torch.scatter_reduce(x, 0, _I(), s, "prod"),
+    "Tensor.scatter_reduce(amax)": lambda x, s: x.scatter_reduce(0, _I(), s, "amax"),
+    "Tensor.scatter_reduce(amin)": lambda x, s: x.scatter_reduce(0, _I(), s, "amin",
+                                                                 include_self=False),
+    "Tensor.scatter_reduce_(prod)": lambda x, s: x.clone().scatter_reduce_(
+        0, _I(), s, "prod", include_self=False),
+    "Tensor.scatter(multiply)": lambda x, s: x.scatter(0, _I(), s, reduce="multiply")},
     fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (2, 4))]),
           ("f64", lambda r: [make(r, (3, 4), F64, layout="t"), make(r, (2, 4), F64)])))
 add("linalg_square", {"torch.linalg.inv": torch.linalg.inv, "torch.inverse": torch.inverse,

@@ -383,6 +383,13 @@ add("F.interpolate(1d)", {"F.interpolate(linear)": lambda x: F.interpolate(
                                                                              layout="s")])))
 add("F.interpolate(trilinear)", {"F.interpolate": lambda x: F.interpolate(
     x, size=(3, 5, 2), mode="trilinear")}, fixed(("f32", lambda r: [make(r, (1, 2, 2, 3, 4))])))
+VOL = fixed(("f32", lambda r: [make(r, (2, 2, 4, 6, 5))]),
+            ("perm_f64_unbatched", lambda r: [make(r, (2, 5, 3, 4), F64, layout="t")]))
+add("F.adaptive_avg_pool3d", {
+    "F.adaptive_avg_pool3d": lambda x: F.adaptive_avg_pool3d(x, (2, 3, None)),
+    "F.adaptive_avg_pool3d(uneven)": lambda x: F.adaptive_avg_pool3d(x, (3, 4, 2)),
+    "F.interpolate(area,3d)": lambda x: F.interpolate(x if x.ndim == 5 else x[None],
+                                                      size=(2, 3, 4), mode="area")}, VOL)
 
 
 def _no_deprecation_warning(fn):
@@ -413,6 +420,11 @@ for pad in ("zeros", "border", "reflection"):
         "F.grid_sample": lambda x, g, p=pad: F.grid_sample(x, g, mode="nearest",
                                                            padding_mode=p, align_corners=False)},
         GRID)
+    add(f"F.grid_sample(bicubic,{pad})", {
+        "F.grid_sample": lambda x, g, p=pad: F.grid_sample(x, g, mode="bicubic",
+                                                           padding_mode=p, align_corners=False),
+        "F.grid_sample(align)": lambda x, g, p=pad: F.grid_sample(
+            x, g, mode="bicubic", padding_mode=p, align_corners=True)}, GRID)
 add("F.affine_grid", {
     "F.affine_grid": lambda t: F.affine_grid(t, (2, 3, 4, 5), align_corners=False),
     "F.affine_grid(align)": lambda t: F.affine_grid(t, (2, 3, 4, 5), align_corners=True)},
@@ -457,6 +469,7 @@ modules("Conv1d", lambda: nn.Conv1d(3, 4, 3, stride=2, padding=1), SEQ)
 for name, mk in [("MaxPool2d", lambda: nn.MaxPool2d(2)), ("AvgPool2d", lambda: nn.AvgPool2d(3, 2,
                                                                                              1)),
                  ("AdaptiveAvgPool2d", lambda: nn.AdaptiveAvgPool2d((3, 2))),
+                 ("AdaptiveAvgPool3d", lambda: nn.AdaptiveAvgPool3d((2, 1, 2))),
                  ("AdaptiveMaxPool2d", lambda: nn.AdaptiveMaxPool2d(2)),
                  ("LPPool2d", lambda: nn.LPPool2d(2, 2))]:
     modules(name, mk, IMG if name != "LPPool2d" else

@@ -577,6 +577,10 @@ for _name, _c, _py in [("bitwise_and", "&", lambda a, b: a & b),
                 (lambda u: lambda xp: getattr(xp, u))(_name), vjp=vjp_zero,
                 fold=fo.bitwise(_py), zero_one=True)
 
+# integers only: the tracer takes bool to logical_not (C's ~ of a bool is not its negation)
+elementwise("bitwise_not", 1, "integral", "(~{0})", lambda xp: xp.invert, vjp=vjp_zero,
+            fold=fo.bitwise(lambda a: ~a))
+
 
 # ---------------------------------------------------------------- selection
 

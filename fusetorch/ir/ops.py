@@ -350,6 +350,11 @@ _def("gather", "movement", 2, _gather_shape, lambda d, a: d[0], attrs=("dim",),
 _def("scatter_add", "movement", 3, _scatter_add_shape, lambda d, a: d[0], attrs=("dim",),
      cheaper=rw.one_hot_scatter,
      doc="a copy of x with src added at index along dim; inputs x, index, src")
+_def("scatter_reduce", "movement", 3, _scatter_add_shape, lambda d, a: d[0],
+     attrs=("dim", "reduce", "include_self"),
+     doc="a copy of x with src folded in at index along dim by reduce ('prod', 'amax', "
+         "'amin'); include_self=False starts each written position from src alone; inputs "
+         "x, index, src (src shaped like index)")
 _def("nonzero", "movement", 1, None, _int64_dtype, data_shape=True, compilable=False,
      doc="indices of the non-zero elements, shape [n, ndim]: data-dependent")
 
@@ -515,6 +520,36 @@ def _vjp_scatter_add(b, n, g):
     return (g, None, b.op("gather", g, idx, dim=n.attrs["dim"]))
 
 
+def _vjp_scatter_reduce(b, n, g):
+    # PyTorch's rules: ties of amax/amin share the gradient evenly; prod's gradient is the
+    # product of the others, also where an element is zero
+    x, idx, src, out = b.value(arg(n, 0)), b.value(arg(n, 1)), b.value(arg(n, 2)), b.value(n)
+    d, red, dtype = n.attrs["dim"], n.attrs["reduce"], n.dtype
+    one = b.const(1.0, dtype)
+    if red == "prod":
+        mx = b.op("where", b.op("eq", x, b.zero(dtype)), one, x)
+        gx = b.op("div", b.op("mul", g, b.op("scatter_reduce", mx, idx, src, **n.attrs)), mx)
+        src0 = b.op("eq", src, b.zero(dtype))
+        zeros = b.op("gather", b.op("scatter_add", b.zeros(x.shape, dtype), idx,
+                                    b.op("cast", src0, dtype=dtype), dim=d), idx, dim=d)
+        single = b.op("where", src0, b.op("eq", zeros, one), src0)
+        others = b.op("scatter_reduce", x, idx, b.op("where", single, one, src), **n.attrs)
+        gs = b.op("where", single, b.op("gather", b.op("mul", g, others), idx, dim=d),
+                  b.op("div", b.op("gather", b.op("mul", g, out), idx, dim=d),
+                       b.op("where", src0, one, src)))
+    else:
+        self_is = b.op("cast", b.op("eq", x, out), dtype=dtype)
+        src_is = b.op("cast", b.op("eq", src, b.op("gather", out, idx, dim=d)), dtype=dtype)
+        share = b.op("div", g, b.op("scatter_add", self_is, idx, src_is, dim=d))
+        gx = b.op("mul", self_is, share)
+        gs = b.op("mul", src_is, b.op("gather", share, idx, dim=d))
+    if not n.attrs["include_self"]:
+        hits = b.op("scatter_add", b.zeros(x.shape, dtype), idx,
+                    b.op("expand", one, shape=tuple(arg(n, 1).shape)), dim=d)
+        gx = b.op("where", b.op("gt", hits, b.zero(dtype)), b.zero(dtype), gx)
+    return (gx, None, gs)
+
+
 def _transpose_last(b, x):
     perm = tuple(range(len(x.shape) - 2)) + (len(x.shape) - 1, len(x.shape) - 2)
     return b.op("permute", x, perm=perm)
@@ -582,6 +617,7 @@ _VJP = {
     "expand": (_vjp_expand, ()), "index": (_vjp_index, (slice(1, None),)),
     "index_put": (_vjp_index_put, (slice(2, None),)), "cat": (_vjp_cat, ()),
     "gather": (_vjp_gather, (1,)), "scatter_add": (_vjp_scatter_add, (1,)),
+    "scatter_reduce": (_vjp_scatter_reduce, (0, 1, 2, "out")),
     "matmul": (_vjp_matmul, (0, 1)), "custom": (_vjp_custom, ()), "check": (vjp_identity, ()),
     "detach": (vjp_zero, ()),
     "unfold2d": (_vjp_unfold2d, ()), "fold2d": (_vjp_fold2d, ()),

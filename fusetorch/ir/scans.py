@@ -10,6 +10,8 @@ so gradients of selections flow through `gather`. Each scan runs along attrs['di
 """
 from __future__ import annotations
 
+import math
+
 from . import dtypes as dt
 from .ops import _def, _first_shape, _int64_dtype, _same_dtype, arg, vjp_zero
 
@@ -281,7 +283,8 @@ def _searchsorted(xp):
         if seq.ndim == 1:
             r = xp.searchsorted(seq, values, side=side)
         else:
-            s, v = seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1])
+            rows = math.prod(seq.shape[:-1])  # (not -1: a zero-size row leaves it ambiguous)
+            s, v = seq.reshape(rows, seq.shape[-1]), values.reshape(rows, values.shape[-1])
             r = xp.stack([xp.searchsorted(s[i], v[i], side=side) for i in range(s.shape[0])]
                          ) if s.shape[0] else xp.zeros(v.shape, dtype=xp.int64)
             r = r.reshape(values.shape)

@@ -100,7 +100,9 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         # move the two dims last, reduce the singular values, then put kept dims back
         rest = [i for i in range(A.ndim) if i not in (d0, d1)]
         s = D.apply("linalg_svd_s", [F.permute(A, *rest, d0, d1)], {"full_matrices": False})
-        r = F.sum(s, -1) if ord == "nuc" else F.amax(s, -1) if ord == 2 else F.amin(s, -1)
+        # (the largest of no singular values is 0, as PyTorch's; a norm is never negative)
+        r = F.sum(s, -1) if ord == "nuc" or ord == 2 and s.shape[-1] == 0 else \
+            F.amax(s, -1) if ord == 2 else F.amin(s, -1)
         if keepdim:
             for d in sorted((d0, d1)):
                 r = F.unsqueeze(r, d)
@@ -109,7 +111,10 @@ def matrix_norm(A: Tensor, ord="fro", dim=(-2, -1), keepdim: bool = False, *, dt
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
     summed, other = (d0, d1) if ord in (1, -1) else (d1, d0)
     s = F.sum(D.unary("abs", A), summed, keepdim=True)
-    r = F.amax(s, other, keepdim=True) if ord > 0 else F.amin(s, other, keepdim=True)
+    if ord > 0 and s.shape[other] == 0:  # the largest of no sums is 0, as PyTorch's
+        r = F.sum(s, other, keepdim=True)
+    else:
+        r = F.amax(s, other, keepdim=True) if ord > 0 else F.amin(s, other, keepdim=True)
     return write_out(r if keepdim else _squeeze_dims(r, (d0, d1)), out)
 
 
@@ -149,6 +154,8 @@ def torch_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None
 
 
 def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
+    D.check_tensor(input, "dist", "input", 1)
+    D.check_tensor(other, "dist", "other", 2)
     return vector_norm(D.binary("sub", input, other), p)
 
 

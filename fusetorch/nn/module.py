@@ -295,15 +295,20 @@ class Module:
         return self
 
     def to(self, *args, **kwargs) -> "Module":
-        """to(device), to(dtype) (floating parameters only), to(device, dtype), to(tensor)."""
+        """to(device), to(dtype) (floating parameters only), to(device, dtype), to(tensor);
+        memory_format= lays out the 4-d (5-d) tensors, as PyTorch's."""
         from ..tracer.methods import _parse_to
-        dtype, dev, _ = _parse_to(args, dict(kwargs))
+        dtype, dev, _, fmt = _parse_to(args, dict(kwargs))
         if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but "
                             f"got desired dtype={dtype}")
 
         def convert(t: Tensor) -> Tensor:
-            return t.to(dev, dtype if t.is_floating_point() else None)
+            d = dtype if t.is_floating_point() else None
+            if fmt is not None and t.ndim == {"channels_last": 4,
+                                              "channels_last_3d": 5}.get(fmt._name, t.ndim):
+                return t.to(dev, d, memory_format=fmt)
+            return t.to(dev, d)
         return self._apply(convert)
 
     def cuda(self, device=None) -> "Module":

@@ -523,6 +523,7 @@ def _bitwise(bool_op, int_op):
 EMIT["bitwise_and"] = _bitwise("And", "BitwiseAnd")
 EMIT["bitwise_or"] = _bitwise("Or", "BitwiseOr")
 EMIT["bitwise_xor"] = _bitwise("Xor", "BitwiseXor")
+EMIT["bitwise_not"] = _bitwise("Not", "BitwiseNot")  # (bool never reaches it: logical_not)
 
 _UNSIGNED = {dt.int32: "UINT32", dt.int64: "UINT64", dt.uint8: "UINT8"}
 
@@ -737,6 +738,26 @@ def _scatter_add(ctx, node, xs):
         src = b.op("Slice", [src, b.ints([0] * n), b.op("Shape", [index]), b.ints(range(n))])
     return b.op("ScatterElements", [x, index, src], axis=int(node.attrs["dim"]),
                 reduction="add")
+
+
+@emits("scatter_reduce")
+def _scatter_reduce(ctx, node, xs):
+    b, a = ctx.b, node.attrs
+    ctx.need(node, 18)  # ScatterElements' mul/max/min reductions
+    x, index, src = xs
+    d = int(a["dim"])
+    if not a["include_self"]:  # written positions start from the reduction's identity
+        if node.dtype.is_floating_point:
+            ident = {"prod": 1.0, "amax": -math.inf, "amin": math.inf}[a["reduce"]]
+        elif node.dtype is dt.bool_:
+            ident = a["reduce"] != "amax"
+        else:
+            info = np.iinfo(NP_DTYPES[node.dtype])
+            ident = {"prod": 1, "amax": int(info.min), "amin": int(info.max)}[a["reduce"]]
+        fill = b.op("Expand", [_k(ctx, ident, node.dtype), b.op("Shape", [index])])
+        x = b.op("ScatterElements", [x, index, fill], axis=d)
+    return b.op("ScatterElements", [x, index, src], axis=d,
+                reduction={"prod": "mul", "amax": "max", "amin": "min"}[a["reduce"]])
 
 
 @emits("nonzero")

@@ -204,6 +204,33 @@ def _scatter_add(xp, x, index, src, dim):
     return out
 
 
+def _scatter_reduce(xp, x, index, src, dim, reduce, include_self):
+    _check_gather_index(index, x.shape[dim], dim)
+    out = x.copy()
+    key = _grid_index(xp, index, dim)
+    if not include_self:  # each written position starts from the reduction's identity
+        out[key] = _identity(x.dtype, reduce)
+    if xp is np:
+        {"prod": np.multiply, "amax": np.maximum, "amin": np.minimum}[reduce].at(out, key, src)
+    else:
+        import cupyx
+        if reduce == "prod":
+            raise NotImplementedError("fusetorch: scatter_reduce(reduce='prod') is not "
+                                      "supported on cuda tensors")
+        (cupyx.scatter_max if reduce == "amax" else cupyx.scatter_min)(out, key, src)
+    return out
+
+
+def _identity(dtype, reduce: str):
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "b":
+        return reduce == "amin"
+    if dtype.kind in "iu":
+        return np.iinfo(dtype).min if reduce == "amax" else np.iinfo(dtype).max
+    return -np.inf if reduce == "amax" else np.inf  # floats, bfloat16 included
+
+
 def _unfold2d(xp, x, kernel, stride, padding, dilation, pad_value):
     """Windows as a read-only strided view of the (padded) input: no copy until a consumer
     (matmul) needs one."""
@@ -388,6 +415,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         "cat": lambda *xs, dim: xp.concatenate(xs, axis=dim),
         "gather": functools.partial(_gather, xp),
         "scatter_add": functools.partial(_scatter_add, xp),
+        "scatter_reduce": functools.partial(_scatter_reduce, xp),
         "nonzero": functools.partial(_nonzero, xp), "to_device": _to_device,
         "unfold2d": functools.partial(_unfold2d, xp), "fold2d": functools.partial(_fold2d, xp),
         # extern

@@ -332,10 +332,16 @@ def ones(*args, size=_NO_SIZE, dtype=None, device=None, requires_grad=False,
 
 
 def empty(*args, size=_NO_SIZE, dtype=None, device=None, requires_grad=False, out=None,
-          **_) -> Tensor:
+          memory_format=None, **_) -> Tensor:
     """Uninitialised in PyTorch; zero-filled here (the cost is the same with numpy)."""
-    return _out(_fill(_size_arg(args, size, "empty"), 0, _float_dtype(dtype, "empty"), device,
-                      requires_grad, "empty"), out)
+    t = _fill(_size_arg(args, size, "empty"), 0, _float_dtype(dtype, "empty"), device,
+              requires_grad, "empty")
+    if memory_format is not None:
+        from . import memory_formats as mf
+        if mf.check(memory_format, "empty") is mf.preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+        t._data = mf.empty_in_order(t._data, mf.order(memory_format, t.ndim))
+    return _out(t, out)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None) -> Tensor:
@@ -367,24 +373,40 @@ def _like(t: Tensor, dtype, device, fn: str = "empty_like"):
             device if device is not None else t._be.device)
 
 
-def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_) -> Tensor:
+def zeros_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None, **_) -> Tensor:
     d, dev = _like(input, dtype, device, "zeros_like")
-    return _fill(tuple(input.shape), 0, d, dev, requires_grad, "zeros_like")
+    return _laid_out(input, _fill(tuple(input.shape), 0, d, dev, requires_grad, "zeros_like"),
+                     memory_format)
 
 
-def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_) -> Tensor:
+def ones_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None, **_) -> Tensor:
     d, dev = _like(input, dtype, device, "ones_like")
-    return _fill(tuple(input.shape), 1, d, dev, requires_grad, "ones_like")
+    return _laid_out(input, _fill(tuple(input.shape), 1, d, dev, requires_grad, "ones_like"),
+                     memory_format)
 
 
-def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False, **_) -> Tensor:
-    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad)
+def empty_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None, **_) -> Tensor:
+    return zeros_like(input, dtype=dtype, device=device, requires_grad=requires_grad,
+                      memory_format=memory_format)
 
 
 def full_like(input: Tensor, fill_value, *, dtype=None, device=None, requires_grad=False,
-              **_) -> Tensor:
+              memory_format=None, **_) -> Tensor:
     d, dev = _like(input, dtype, device, "full_like")
-    return _fill(tuple(input.shape), fill_value, d, dev, requires_grad, "full_like")
+    return _laid_out(input, _fill(tuple(input.shape), fill_value, d, dev, requires_grad,
+                                  "full_like"), memory_format)
+
+
+def _laid_out(input: Tensor, made: Tensor, memory_format) -> Tensor:
+    """A *_like result with the layout memory_format asks (by default preserve_format:
+    channels_last stays channels_last)."""
+    if memory_format is None and input._data.flags.c_contiguous:
+        return made
+    from . import memory_formats as mf
+    return mf.like(input, made, mf.preserve_format if memory_format is None else memory_format)
 
 
 def eye(n: int, m: int | None = None, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -426,7 +448,16 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return _out(_finish(D.source("iota", attrs, _backend(device)), requires_grad), out)
 
 
+def _scalar_bounds(fn: str, start, end) -> None:
+    dims = [x.ndim if isinstance(x, Tensor) else 0 for x in (start, end)]
+    if dims != [0, 0]:
+        raise RuntimeError(f"{fn} only supports 0-dimensional start and end tensors, but got "
+                           f"start with {dims[0]} dimension(s) and end with {dims[1]} "
+                           f"dimension(s).")
+
+
 def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _scalar_bounds("linspace", start, end)
     steps = _int(steps, "linspace", "steps", 3)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -438,6 +469,7 @@ def linspace(start, end, steps: int, *, dtype=None, device=None, requires_grad=F
 
 def logspace(start, end, steps: int, base: float = 10.0, *, dtype=None, device=None,
              requires_grad=False) -> Tensor:
+    _scalar_bounds("logspace", start, end)
     steps = _int(steps, "logspace", "steps", 3)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -575,14 +607,18 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
                    low, high)
 
 
-def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+              memory_format=None) -> Tensor:
     d, dev = _like(input, dtype, device)
-    return rand(tuple(input.shape), dtype=d, device=dev, requires_grad=requires_grad)
+    return _laid_out(input, rand(tuple(input.shape), dtype=d, device=dev,
+                                 requires_grad=requires_grad), memory_format)
 
 
-def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn_like(input: Tensor, *, dtype=None, device=None, requires_grad=False,
+               memory_format=None) -> Tensor:
     d, dev = _like(input, dtype, device)
-    return randn(tuple(input.shape), dtype=d, device=dev, requires_grad=requires_grad)
+    return _laid_out(input, randn(tuple(input.shape), dtype=d, device=dev,
+                                  requires_grad=requires_grad), memory_format)
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None) -> Tensor:

@@ -17,7 +17,9 @@ from ..ir.shapes import (broadcast_shapes, expand_shape, infer_reshape, norm_dim
 from . import autograd as A
 from . import autocast as _ac
 from . import dispatch as D
+from . import memory_formats as _mf
 from . import views as _views
+from .out_args import exact_dtype, with_out, write_out, write_outs
 from .tensor import Tensor
 
 binary, unary, elementwise, apply, cast = D.binary, D.unary, D.elementwise, D.apply, D.cast
@@ -47,25 +49,36 @@ def _grad_name(name):
     return deco
 
 
+def tensors_only(name: str, input, other) -> None:
+    """PyTorch's TypeError for a function whose both operands must be tensors (maximum,
+    atan2, logaddexp ...)."""
+    for arg, pos, x in (("input", 1, input), ("other", 2, other)):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be Tensor, not "
+                            f"{type(x).__name__}")
+
+
+def tensor_first(name: str, input, other) -> None:
+    """PyTorch's TypeError for a function that takes a Python number only as `other` (eq,
+    fmod, rsub ...)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(input).__name__}, {type(other).__name__}), but expected one "
+                        f"of:\n * (Tensor input, Tensor other, *, Tensor out = None)\n * "
+                        f"(Tensor input, Number other, *, Tensor out = None)")
+
+
+def _numbers(input, other):
+    """add(2, 3) and the like: two Python numbers make a tensor, as in PyTorch."""
+    return _tensor(input) if not isinstance(input, Tensor) and \
+        not isinstance(other, Tensor) else input
+
+
 def _tensor(x, like: Tensor | None = None) -> Tensor:
     if isinstance(x, Tensor):
         return x
     from .creation import tensor
     return tensor(x, device=like.device if like is not None else None)
-
-
-def write_out(result: Tensor, out: Tensor | None, inputs: tuple = ()) -> Tensor:
-    """Copy `result` into `out=` the way PyTorch does: resize if needed, cast if allowed, and
-    (elementwise ops, which pass their `inputs`) refuse an `out` sharing part of an input's
-    memory."""
-    if out is None:
-        return result
-    D.check_cast(result, out)
-    if out._data.shape != result._data.shape:
-        out._data = out._be.xp.empty(result._data.shape, dtype=out._data.dtype)
-    else:
-        D.check_no_partial_overlap(out, inputs)
-    return D.copy_into(out, result)
 
 
 # ---------------------------------------------------------------- elementwise
@@ -82,47 +95,52 @@ def _times_alpha(input, other, alpha):
 
 
 def add(input, other, *, alpha=1, out=None) -> Tensor:
+    if input.__class__ is not Tensor and not isinstance(input, Tensor):
+        input = _numbers(input, other)
     if alpha != 1:
         other = _times_alpha(input, other, alpha)
-    return write_out(binary("add", input, other), out, (input, other))
+    return write_out(binary("add", input, other), out, operands=(input, other))
 
 
 def sub(input, other, *, alpha=1, out=None) -> Tensor:
+    if input.__class__ is not Tensor and not isinstance(input, Tensor):
+        input = _numbers(input, other)
     if alpha != 1:
         other = _times_alpha(input, other, alpha)
-    return write_out(binary("sub", input, other), out, (input, other))
+    return write_out(binary("sub", input, other), out, operands=(input, other))
 
 
 @_grad_name("RsubBackward1")
 def rsub(input, other, *, alpha=1) -> Tensor:
+    tensor_first("rsub", input, other)
     return sub(other, input, alpha=alpha)
 
 
 def mul(input, other, *, out=None) -> Tensor:
-    return write_out(binary("mul", input, other), out, (input, other))
+    if input.__class__ is not Tensor and not isinstance(input, Tensor):
+        input = _numbers(input, other)
+    return write_out(binary("mul", input, other), out, operands=(input, other))
 
 
 def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
+    if input.__class__ is not Tensor and not isinstance(input, Tensor):
+        input = _numbers(input, other)
     from .functional_math import div_rounded
-    return write_out(div_rounded(input, other, rounding_mode), out, (input, other))
+    return write_out(div_rounded(input, other, rounding_mode), out, operands=(input, other))
 
 
 def pow(input, exponent, *, out=None) -> Tensor:
-    return write_out(binary("pow", input, exponent), out, (input, exponent))
+    return write_out(binary("pow", input, exponent), out, operands=(input, exponent))
 
 
 def maximum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-    D.check_tensor(input, "maximum", "input", 1)
-    if not isinstance(other, (Tensor, int, float, bool)):
-        D.check_tensor(other, "maximum", "other", 2)
-    return write_out(binary("maximum", input, _tensor(other, input)), out, (input, other))
+    tensors_only("maximum", input, other)
+    return write_out(binary("maximum", input, other), out, operands=(input, other))
 
 
 def minimum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-    D.check_tensor(input, "minimum", "input", 1)
-    if not isinstance(other, (Tensor, int, float, bool)):
-        D.check_tensor(other, "minimum", "other", 2)
-    return write_out(binary("minimum", input, _tensor(other, input)), out, (input, other))
+    tensors_only("minimum", input, other)
+    return write_out(binary("minimum", input, other), out, operands=(input, other))
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
@@ -136,17 +154,17 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         r = input
         if min is not None:
-            r = maximum(r, min)
+            r = binary("maximum", r, _tensor(min, input))
         if max is not None:
-            r = minimum(r, max)
-        return write_out(r, out, (input, min, max))
+            r = binary("minimum", r, _tensor(max, input))
+        return write_out(r, out, operands=(input, min, max))
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     bounds = [b for b in (min, max) if b is not None]
     compute, _ = D.promote_args("clamp", [input] + bounds)
     attrs = {"min": None if min is None else D._scalar_as(min, compute),
              "max": None if max is None else D._scalar_as(max, compute)}
-    return write_out(apply("clamp", [cast(input, compute)], attrs), out, (input, min, max))
+    return write_out(apply("clamp", [cast(input, compute)], attrs), out, operands=(input, min, max))
 
 
 clip = clamp
@@ -154,7 +172,7 @@ clip = clamp
 
 def _unary(name):
     def fn(input: Tensor, *, out=None) -> Tensor:
-        return write_out(unary(name, input), out, (input,))
+        return write_out(unary(name, input), out, operands=(input,))
     fn.__name__ = name
     fn.__doc__ = f"Elementwise {name}; integer inputs compute in the default float dtype." \
         if D.OPS[name].promote == "float" else f"Elementwise {name}."
@@ -244,39 +262,53 @@ def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
         low = binary("add", input, binary("mul", weight, diff))
         high = binary("sub", end, binary("mul", diff, binary("sub", 1, weight)))
         r = elementwise("where", binary("lt", unary("abs", weight), 0.5), low, high)
-    return write_out(r, out, (input, end, weight))
+    return write_out(r, out, operands=(input, end, weight))
 
 
 def eq(input, other, *, out=None):
-    return write_out(binary("eq", input, other), out, (input, other))
+    tensor_first("eq", input, other)
+    return write_out(binary("eq", input, other), out,
+                     operands=(input, other))
 
 
 def ne(input, other, *, out=None):
-    return write_out(binary("ne", input, other), out, (input, other))
+    tensor_first("ne", input, other)
+    return write_out(binary("ne", input, other), out,
+                     operands=(input, other))
 
 
 def lt(input, other, *, out=None):
-    return write_out(binary("lt", input, other), out, (input, other))
+    tensor_first("lt", input, other)
+    return write_out(binary("lt", input, other), out,
+                     operands=(input, other))
 
 
 def le(input, other, *, out=None):
-    return write_out(binary("le", input, other), out, (input, other))
+    tensor_first("le", input, other)
+    return write_out(binary("le", input, other), out,
+                     operands=(input, other))
 
 
 def gt(input, other, *, out=None):
-    return write_out(binary("gt", input, other), out, (input, other))
+    tensor_first("gt", input, other)
+    return write_out(binary("gt", input, other), out,
+                     operands=(input, other))
 
 
 def ge(input, other, *, out=None):
-    return write_out(binary("ge", input, other), out, (input, other))
+    tensor_first("ge", input, other)
+    return write_out(binary("ge", input, other), out,
+                     operands=(input, other))
 
 
 def logical_and(input, other):
-    return binary("bitwise_and", cast(input, dt.bool_), cast(_tensor(other, input), dt.bool_))
+    tensors_only("logical_and", input, other)
+    return binary("bitwise_and", cast(input, dt.bool_), cast(other, dt.bool_))
 
 
 def logical_or(input, other):
-    return binary("bitwise_or", cast(input, dt.bool_), cast(_tensor(other, input), dt.bool_))
+    tensors_only("logical_or", input, other)
+    return binary("bitwise_or", cast(input, dt.bool_), cast(other, dt.bool_))
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
@@ -337,6 +369,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
 
 
 @_grad_name(lambda x, dim=None, *a, **k: "ProdBackward0" if dim is None else "ProdBackward1")
+@with_out("prod")
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     D.check_tensor(input, "prod", "input", 1)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
@@ -392,6 +425,9 @@ def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
     D.check_tensor(input, "max", "input", 1)
     if other is not None:  # torch.max(input, other=...)
         return maximum(input, other, out=out)
+    if out is not None and isinstance(dim, int):
+        return values_indices_out(_extreme("max", "argmax", maximum, ReturnMax, input, dim,
+                                           keepdim, None), out, "max", input)
     return _extreme("max", "argmax", maximum, ReturnMax, input, dim, keepdim, out)
 
 
@@ -399,7 +435,23 @@ def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
     D.check_tensor(input, "min", "input", 1)
     if other is not None:
         return minimum(input, other, out=out)
+    if out is not None and isinstance(dim, int):
+        return values_indices_out(_extreme("min", "argmin", minimum, ReturnMin, input, dim,
+                                           keepdim, None), out, "min", input)
     return _extreme("min", "argmin", minimum, ReturnMin, input, dim, keepdim, out)
+
+
+def values_indices_out(r: tuple, out, name: str, input: Tensor, values_message=None,
+                       indices_message=None, in_place: bool = False) -> tuple:
+    """out=(values, indices) of max/min/sort/kthvalue...: values of the input's dtype, int64
+    indices, exactly (PyTorch does not cast these). `out` may alias the input only where
+    PyTorch writes in place (`in_place`: sort, topk, cummax, cummin)."""
+    inputs = () if in_place else (input,)
+    if isinstance(out, (tuple, list)) and len(out) == 2 and _b.all(isinstance(o, Tensor)
+                                                                    for o in out):
+        exact_dtype(out[0], input._dtype, values_message)
+        exact_dtype(out[1], dt.int64, indices_message)
+    return write_outs(r, out, name, inputs)
 
 
 def _amax_amin(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
@@ -416,16 +468,25 @@ def _amax_amin(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return apply(name, [input], {"dims": dims, "keepdim": keepdim})
 
 
+def _same_dtype_out(input: Tensor, out: Tensor | None) -> None:
+    if isinstance(out, Tensor) and out._dtype is not input._dtype:
+        raise RuntimeError(f"Expected the dtype for input and out to match, but got "
+                           f"{D._torch_name(input._dtype).capitalize()} for input's dtype and "
+                           f"{D._torch_name(out._dtype).capitalize()} for out's dtype.")
+
+
 @_grad_name("AmaxBackward0")
-def amax(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amax(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     D.check_tensor(input, "amax", "input", 1)
-    return _amax_amin("max", input, dim, keepdim)
+    _same_dtype_out(input, out)
+    return write_out(_amax_amin("max", input, dim, keepdim), out, name="amax")
 
 
 @_grad_name("AminBackward0")
-def amin(input: Tensor, dim=(), keepdim: bool = False) -> Tensor:
+def amin(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     D.check_tensor(input, "amin", "input", 1)
-    return _amax_amin("min", input, dim, keepdim)
+    _same_dtype_out(input, out)
+    return write_out(_amax_amin("min", input, dim, keepdim), out, name="amin")
 
 
 def _arg(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
@@ -442,17 +503,20 @@ def _arg(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return apply(name, [x], {"dims": (d,), "keepdim": keepdim and input.ndim > 0})
 
 
+@with_out("argmax")
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "argmax", "input", 1)
     return _arg("argmax", input, dim, keepdim)
 
 
+@with_out("argmin")
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "argmin", "input", 1)
     return _arg("argmin", input, dim, keepdim)
 
 
 @_grad_name("VarBackward0")
+@with_out("var")
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     """Variance; `unbiased` (legacy) or `correction` (default 1) as in PyTorch."""
     D.check_tensor(input, "var", "input", 1)
@@ -470,6 +534,7 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
 
 
 @_grad_name("StdBackward0")
+@with_out("std")
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     D.check_tensor(input, "std", "input", 1)
     v = var(input, dim, unbiased, keepdim, correction=correction)
@@ -493,11 +558,13 @@ def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return cast(r, dt.uint8) if input._dtype is dt.uint8 else r  # PyTorch keeps uint8
 
 
+@with_out("all")
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "all", "input", 1)
     return _all_any("all", input, dim, keepdim)
 
 
+@with_out("any")
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "any", "input", 1)
     return _all_any("any", input, dim, keepdim)
@@ -766,7 +833,15 @@ def expand(input: Tensor, *sizes) -> Tensor:
     return apply("expand", [input], {"shape": target})
 
 
-def contiguous(input: Tensor) -> Tensor:
+def contiguous(input: Tensor, memory_format=None) -> Tensor:
+    if memory_format is not None and memory_format is not _mf.contiguous_format:
+        fmt = _mf.check(memory_format, "contiguous")
+        if _mf.is_laid_out(input, fmt):
+            return input
+        if fmt is _mf.preserve_format:
+            raise RuntimeError("preserve memory format is unsupported by the contiguous "
+                               "operator")
+        return _mf.copy_in_order(input, _mf.order(fmt, input.ndim))
     if input._data.flags.c_contiguous:
         return input
     return unary_copy(input)
@@ -776,9 +851,18 @@ def unary_copy(input: Tensor) -> Tensor:
     return apply("copy", [input], {})
 
 
-def clone(input: Tensor) -> Tensor:
+def clone(input: Tensor, *, memory_format=None) -> Tensor:
+    """A copy laid out as `memory_format` asks; by default (preserve_format) channels_last
+    stays channels_last (memory_formats.target_order)."""
     D.check_tensor(input, "clone", "input", 1)
-    return unary_copy(input)
+    if memory_format is None and input._data.flags.c_contiguous:
+        return apply("copy", [input], {})
+    if memory_format in (_mf.preserve_format, _mf.contiguous_format) and \
+            input._data.flags.c_contiguous:
+        return unary_copy(input)
+    fmt = _mf.preserve_format if memory_format is None else \
+        _mf.check(memory_format, "clone")
+    return _mf.copy_in_order(input, _mf.target_order(input, fmt))
 
 
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
@@ -795,7 +879,7 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     if not _b.all(x._dtype is target for x in kept):
         target = dt.result_type([x._dtype for x in kept], [], [])
         kept = [cast(x, target) for x in kept]
-    return write_out(apply("cat", kept, {"dim": d}), out)
+    return write_out(apply("cat", kept, {"dim": d}), out, name="cat", inputs=tensors)
 
 
 concat = concatenate = cat
@@ -821,6 +905,8 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
 @_grad_name("SliceBackward0")
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     D.check_tensor(input, "narrow", "input", 1)
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, input.ndim)
     n = input.shape[d]
     if not -n <= start <= n:
@@ -841,6 +927,8 @@ def _slice(input: Tensor, d: int, start: int, stop: int) -> Tensor:
 @_grad_name(lambda t, s, dim=0: "SplitBackward0" if isinstance(s, int)
             else "SplitWithSizesBackward0")
 def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
     d = norm_dim(dim, tensor.ndim)
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, int):
@@ -869,6 +957,8 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 @_grad_name("SplitBackward0")
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     D.check_tensor(input, "chunk", "input", 1)
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
     d = norm_dim(dim, input.ndim)
@@ -892,13 +982,51 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 
 def _check_index(name: str, index: Tensor) -> None:
     D.check_tensor(index, name, "index", 2)
-    if index._dtype is not dt.int64 and index._dtype is not dt.int32:
+    if index._dtype is not dt.int64 and index._dtype is not dt.int32 and index.numel():
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
 
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def check_scatter(input: Tensor, dim: int, index: Tensor, src) -> int:
+    """PyTorch's scatter checks (scatter, scatter_add, scatter_reduce), in its order: the
+    normalised dim. A 0-d tensor counts as 1-d."""
+    _check_index("scatter", index)
+    if isinstance(src, Tensor) and src._dtype is not input._dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = norm_dim(dim, input.ndim)
+    if index.numel() == 0:
+        return d
+    nd = _b.max(input.ndim, 1)
+    for name, t in (("self", input), ("src", src)):
+        if isinstance(t, Tensor) and _b.max(index.ndim, 1) != _b.max(t.ndim, 1):
+            raise RuntimeError(
+                f"Index tensor must have the same number of dimensions as {name} tensor")
+    ix = tuple(index.shape) or (1,)
+    xs = tuple(input.shape) or (1,)
+    ss = (tuple(src.shape) or (1,)) if isinstance(src, Tensor) else None
+    if _b.any((k != d and ix[k] > xs[k]) or (ss is not None and ix[k] > ss[k])
+           for k in range(nd)):
+        tail = f" and to be no larger size than src {list(ss)}" if ss is not None else ""
+        raise RuntimeError(f"Expected index {list(ix)} to be no larger than self {list(xs)} "
+                           f"apart from dimension {d}{tail}")
+    return d
+
+
+def _one_d(t: Tensor) -> Tensor:
+    return reshape(t, (1,)) if t.ndim == 0 else t
+
+
+def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
+           out=None) -> Tensor:
+    if out is not None:
+        D.check_tensor(input, "gather", "input", 1)
+        if isinstance(out, Tensor):
+            exact_dtype(out, input._dtype)
+        return write_out(gather(input, dim, index), out, name="gather", inputs=(input, index))
     D.check_tensor(input, "gather", "input", 1)
     _check_index("gather", index)
+    if (input.ndim == 0 or index.ndim == 0) and input.ndim <= 1 and index.ndim <= 1:
+        norm_dim(dim, input.ndim)  # a 0-d tensor is a row of one element
+        return reshape(gather(_one_d(input), 0, _one_d(index)), index.shape)
     d = norm_dim(dim, input.ndim)
     size = input.shape[d] if input.ndim else 1
     # the index checked as its own primitive (so a compiled replay checks it too): the
@@ -911,15 +1039,25 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    _check_index("scatter", index)
-    if src._dtype is not input._dtype:
-        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
-    return apply("scatter_add", [input, cast(index, dt.int64), src],
-                 {"dim": norm_dim(dim, input.ndim)})
+    D.check_tensor(input, "scatter_add", "input", 1)
+    D.check_tensor(src, "scatter_add", "src", 4)
+    d = check_scatter(input, dim, index, src)
+    if input.ndim <= 1 and index.ndim <= 1 and src.ndim <= 1 and \
+            _b.min(input.ndim, index.ndim, src.ndim) == 0:  # 0-d: a row of one element
+        r = scatter_add(_one_d(input), 0, _one_d(index), _one_d(src))
+        return reshape(r, input.shape)
+    return apply("scatter_add", [input, cast(index, dt.int64), src], {"dim": d})
 
 
 @_grad_name("IndexSelectBackward0")
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
+def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
+    if out is not None:
+        D.check_tensor(input, "index_select", "input", 1)
+        if isinstance(out, Tensor):
+            exact_dtype(out, input._dtype, "index_select(): self and result must have the "
+                                           "same scalar type")
+        return write_out(index_select(input, dim, index), out, name="index_select",
+                         inputs=(input, index))
     D.check_tensor(input, "index_select", "input", 1)
     D.check_tensor(index, "index_select", "index", 2)
     d = norm_dim(dim, input.ndim)
@@ -938,6 +1076,11 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     return apply("index", [input, cast(reshape(index, (-1,)), dt.int64)], {"spec": spec})
 
 
+_C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half",
+            dt.bfloat16: "c10::BFloat16", dt.int64: "int64_t", dt.int32: "int",
+            dt.int16: "int16_t", dt.int8: "int8_t", dt.uint8: "uint8_t", dt.bool_: "bool"}
+
+
 @_grad_name("MaskedFillBackward0")
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
     D.check_tensor(input, "masked_fill", "input", 1)
@@ -948,6 +1091,10 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
                                f"tensor with {value.ndim} dimension(s).")
         value = cast(value, input._dtype)
     else:
+        if isinstance(value, complex):  # PyTorch's error for a complex value (no complex here)
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{_C_TYPES.get(input._dtype, input._dtype.name)} without "
+                               f"overflow")
         if not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
             raise TypeError(f"masked_fill(): argument 'value' must be Number, not "
                             f"{type(value).__name__}")

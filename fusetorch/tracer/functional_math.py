@@ -9,6 +9,7 @@ from ..ir import dtypes as dt
 from . import dispatch as D
 from .dispatch import binary
 from .functional import write_out
+from .out_args import with_out
 from .tensor import Tensor
 
 # finfo(d).max of the float dtypes (nan_to_num's default replacements)
@@ -26,26 +27,39 @@ def _c():
     return creation
 
 
-def _binary_fn(name: str, doc: str):
+def _binary_fn(name: str, doc: str, scalars: str = "other"):
+    """scalars: which operands may be Python numbers, as in PyTorch: 'other', 'none', 'one'
+    (either, not both), or 'any' (two numbers make a tensor)."""
+    check = {"other": _f().tensor_first, "none": _f().tensors_only}.get(scalars)
+
     def fn(input, other, *, out=None) -> Tensor:
-        return write_out(binary(name, input, other), out, (input, other))
+        if check is not None:
+            check(name, input, other)
+        elif scalars == "any" and not isinstance(input, Tensor) and \
+                not isinstance(other, Tensor):
+            input = _c().tensor(input)
+        return write_out(binary(name, input, other), out, operands=(input, other))
     fn.__name__ = name
     fn.__doc__ = doc
     return fn
 
 
-remainder = _binary_fn("remainder", "Python's modulus: the result has the sign of `other`.")
+remainder = _binary_fn("remainder", "Python's modulus: the result has the sign of `other`.",
+                       scalars="one")
 fmod = _binary_fn("fmod", "C's fmod: the result has the sign of `input`.")
-floor_divide = _binary_fn("floor_divide", "floor(input / other), as `//`.")
-atan2 = _binary_fn("atan2", "The angle of (other, input), in (-pi, pi].")
+floor_divide = _binary_fn("floor_divide", "floor(input / other), as `//`.", scalars="any")
+atan2 = _binary_fn("atan2", "The angle of (other, input), in (-pi, pi].", scalars="none")
 arctan2 = atan2
-hypot = _binary_fn("hypot", "sqrt(input^2 + other^2) without overflow.")
-logaddexp = _binary_fn("logaddexp", "log(exp(input) + exp(other)) without overflow.")
+hypot = _binary_fn("hypot", "sqrt(input^2 + other^2) without overflow.", scalars="none")
+logaddexp = _binary_fn("logaddexp", "log(exp(input) + exp(other)) without overflow.",
+                       scalars="none")
+bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other (integers).",
+                                scalars="one")
+bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other (integers).",
+                                 scalars="one")
 bitwise_and = _binary_fn("bitwise_and", "input & other (integers and bools).")
 bitwise_or = _binary_fn("bitwise_or", "input | other (integers and bools).")
 bitwise_xor = _binary_fn("bitwise_xor", "input ^ other (integers and bools).")
-bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other (integers).")
-bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other (integers).")
 
 
 def div_rounded(input, other, rounding_mode: str | None) -> Tensor:
@@ -71,7 +85,7 @@ def div_rounded(input, other, rounding_mode: str | None) -> Tensor:
 def round(input: Tensor, *, decimals: int = 0, out=None) -> Tensor:
     """Half to even, as PyTorch; `decimals` scales by 10**decimals around it."""
     if decimals == 0:
-        return write_out(D.unary("round", input), out, (input,))
+        return write_out(D.unary("round", input), out, operands=(input,))
     scale = 10.0 ** decimals
     return write_out(binary("div", D.unary("round", binary("mul", input, scale)), scale), out)
 
@@ -81,16 +95,16 @@ def frac(input: Tensor, *, out=None) -> Tensor:
 
 
 def fix(input: Tensor, *, out=None) -> Tensor:
-    return write_out(D.unary("trunc", input), out, (input,))
+    return write_out(D.unary("trunc", input), out, operands=(input,))
 
 
 def sgn(input: Tensor, *, out=None) -> Tensor:
-    return write_out(D.unary("sign", input), out, (input,))
+    return write_out(D.unary("sign", input), out, operands=(input,))
 
 
 def _alias(name: str, of: str):
     def fn(input: Tensor, *, out=None) -> Tensor:
-        return write_out(D.unary(of, input), out, (input,))
+        return write_out(D.unary(of, input), out, operands=(input,))
     fn.__name__ = name
     fn.__doc__ = f"Alias of torch.{of}."
     return fn
@@ -157,6 +171,7 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
             equal_nan: bool = False) -> Tensor:
     """|input - other| <= atol + rtol * |other|, elementwise; infinities only equal
     themselves; NaNs equal each other only with `equal_nan`."""
+    _f().tensors_only("isclose", input, other)
     if input._dtype is not other._dtype:
         raise RuntimeError(f"{input._dtype} did not match {other._dtype}")
     if rtol < 0:
@@ -191,11 +206,21 @@ def xlogy(input, other, *, out=None) -> Tensor:
 
 
 def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
+    _f().tensors_only("heaviside", input, values)
     if input._dtype is not values._dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different "
                            "dtypes")
     step = D.cast(binary("gt", input, 0), input._dtype)
     return write_out(D.elementwise("where", binary("eq", input, 0), values, step), out)
+
+
+def bitwise_not(input: Tensor, *, out=None) -> Tensor:
+    D.check_tensor(input, "bitwise_not", "input", 1)
+    if input._dtype.is_floating_point:
+        raise NotImplementedError(f"\"bitwise_not_cpu\" not implemented for "
+                           f"'{D._torch_name(input._dtype)}'")
+    r = D.elementwise("logical_not" if input._dtype is dt.bool_ else "bitwise_not", input)
+    return write_out(r, out)
 
 
 # ---------------------------------------------------------------- reductions
@@ -204,8 +229,10 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     """log(sum(exp(input), dim)), computed around the maximum so it never overflows."""
     D.check_tensor(input, "logsumexp", "input", 1)
     F = _f()
-    x = input if input._dtype.is_floating_point else D.cast(input, dt.get_default_dtype())
+    x = input if input._dtype.is_floating_point else D.cast(input, dt.default_float())
     dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if x.numel() == 0:  # an empty sum: log(0) = -inf where a reduced dim is empty
+        return write_out(D.unary("log", F.sum(D.unary("exp", x), dims, keepdim=keepdim)), out)
     m = F.amax(x, dims, keepdim=True) if x.ndim else x
     m = D.elementwise("where", _abs_is_inf(m), 0.0, m)  # all -inf (or an inf): no shift
     s = F.sum(D.unary("exp", binary("sub", x, m)), dims, keepdim=True) if x.ndim else \
@@ -217,6 +244,7 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     return write_out(r, out)
 
 
+@with_out("nansum")
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     zeroed = D.elementwise("where", isnan(input), 0, input) \
         if input._dtype.is_floating_point else input
@@ -274,7 +302,7 @@ def mvlgamma(input: Tensor, p: int, *, out=None) -> Tensor:
 # what fusetorch exports (and Tensor binds as methods) from here
 PUBLIC = ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-          "bitwise_right_shift", "round", "frac", "fix", "sgn", "arcsin",
+          "bitwise_right_shift", "bitwise_not", "round", "frac", "fix", "sgn", "arcsin",
           "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "isnan", "isinf", "isposinf",
           "isneginf", "isfinite", "nan_to_num", "isclose", "xlogy", "heaviside", "logsumexp",
           "nansum", "nanmean", "mvlgamma")

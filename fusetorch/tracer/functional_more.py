@@ -1,6 +1,6 @@
 """More of PyTorch's everyday elementwise math (issue 27), composed from primitives so that
-autograd, compile and ONNX need nothing more: `clamp_min clamp_max logit bitwise_and
-bitwise_or bitwise_xor bitwise_not logical_xor fmax fmin float_power signbit sinc deg2rad
+autograd, compile and ONNX need nothing more (the bitwise functions live with the operators in
+functional_math): `clamp_min clamp_max logit logical_xor fmax fmin float_power signbit sinc deg2rad
 rad2deg ldexp logaddexp2 frexp positive` and, for real tensors, `conj conj_physical resolve_conj
 resolve_neg isreal angle`. The primitives among them (`erfc copysign nextafter gcd lcm i0`) are
 op-table entries (`ir/elementwise_more.py`, `ir/special_ops.py`); their torch functions are
@@ -60,31 +60,6 @@ def logit(input: Tensor, eps: float | None = None, *, out=None) -> Tensor:
 
 
 # ---------------------------------------------------------------- bitwise and logical
-
-def _bitwise(name: str, symbol: str):
-    def fn(input, other, *, out=None) -> Tensor:
-        return write_out(binary(name, input, other), out)
-    fn.__name__ = name
-    fn.__doc__ = f"input {symbol} other, for integers or bools."
-    return fn
-
-
-bitwise_and = _bitwise("bitwise_and", "&")
-bitwise_or = _bitwise("bitwise_or", "|")
-bitwise_xor = _bitwise("bitwise_xor", "^")
-
-
-def bitwise_not(input: Tensor, *, out=None) -> Tensor:
-    """~x: logical not of bools, all bits flipped for integers (x ^ -1, or ^ 255 for uint8)."""
-    D.check_tensor(input, "bitwise_not", "input", 1)
-    if input._dtype.is_floating_point:
-        raise NotImplementedError(f'"bitwise_not_cpu" not implemented for '
-                                  f'\'{D._torch_name(input._dtype)}\'')
-    if input._dtype is dt.bool_:
-        return write_out(elementwise("logical_not", input), out)
-    ones = 255 if input._dtype is dt.uint8 else -1
-    return write_out(binary("bitwise_xor", input, ones), out)
-
 
 def logical_xor(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     _both_tensors("logical_xor", input, other)
@@ -311,6 +286,8 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None
     outer = binary("mul", unsqueeze_last(vec1), vec2)
     result = D.promote_args("add", [input, outer])[0]
     for name, v in (("beta", beta), ("alpha", alpha)):
+        if isinstance(v, bool) and result is not dt.bool_:
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
         if isinstance(v, float) and not result.is_floating_point:
             raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
                                f"floating point number.")
@@ -399,11 +376,9 @@ def adjoint(input: Tensor) -> Tensor:
 
 
 # what fusetorch exports and Tensor binds (methods) from here, and the in-place forms
-PUBLIC = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwise_xor",
-          "bitwise_not", "logical_xor", "fmax", "fmin", "copysign", "nextafter", "signbit",
+PUBLIC = ("clamp_min", "clamp_max", "logit", "logical_xor", "fmax", "fmin", "copysign", "nextafter", "signbit",
           "gcd", "lcm", "float_power", "sinc", "deg2rad", "rad2deg", "ldexp", "logaddexp2",
           "positive", "conj", "conj_physical", "resolve_conj", "resolve_neg", "isreal", "angle",
           "vdot", "addr", "renorm", "adjoint", "igamma", "igammac", "frexp")
-INPLACE = ("clamp_min", "clamp_max", "logit", "bitwise_and", "bitwise_or", "bitwise_xor",
-           "bitwise_not", "logical_xor", "copysign", "nextafter", "gcd", "lcm", "sinc",
+INPLACE = ("clamp_min", "clamp_max", "logit", "logical_xor", "copysign", "nextafter", "gcd", "lcm", "sinc",
            "deg2rad", "rad2deg", "ldexp", "addr", "renorm", "igamma", "igammac")

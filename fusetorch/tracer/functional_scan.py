@@ -11,6 +11,7 @@ graph there, as `nonzero` does. `PUBLIC` is what `fusetorch` exports and `Tensor
 from __future__ import annotations
 
 import builtins as _b
+import functools
 from collections import namedtuple
 
 import numpy as np
@@ -130,6 +131,22 @@ def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     return _scan("logcumsumexp", input, dim, None, out)
 
 
+def _pair_out(name: str, in_place: bool = False):
+    """Adds PyTorch's `out=(values, indices)` to an op returning such a pair (a full median
+    returns one tensor: a plain out=); `in_place`: out may be the input."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(input, *args, out=None, **kw):
+            r = fn(input, *args, **kw)
+            if out is None:
+                return r
+            if isinstance(r, Tensor):
+                return write_out(r, out, name=name)
+            return F.values_indices_out(r, out, name, input, in_place=in_place)
+        return wrapper
+    return deco
+
+
 def _cum_extreme(op: str, grad_name: str, rt, input: Tensor, dim: int):
     D.check_tensor(input, op.replace("arg", ""), "input", 1)
     d = norm_dim(dim, input.ndim)
@@ -139,11 +156,13 @@ def _cum_extreme(op: str, grad_name: str, rt, input: Tensor, dim: int):
     return rt(_label(_like_input(values, input), grad_name, input), _like_input(idx, input))
 
 
+@_pair_out("cummax", in_place=True)
 def cummax(input: Tensor, dim: int):
     """(values, indices) of the running max; a tie or a NaN takes the later index."""
     return _cum_extreme("cumargmax", "CummaxBackward0", ReturnCummax, input, dim)
 
 
+@_pair_out("cummin", in_place=True)
 def cummin(input: Tensor, dim: int):
     return _cum_extreme("cumargmin", "CumminBackward0", ReturnCummin, input, dim)
 
@@ -154,6 +173,7 @@ def _argsort(x: Tensor, d: int, descending: bool) -> Tensor:
     return apply("argsort", [x], {"dim": d, "descending": _b.bool(descending)})
 
 
+@_pair_out("sort", in_place=True)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
     """Stable always (PyTorch's `stable=False` leaves the order of ties unspecified); NaN
     sorts as the largest value."""
@@ -172,6 +192,7 @@ def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool
     return _like_input(_argsort(_at_least_1d(input), d, descending), input)
 
 
+@_pair_out("topk", in_place=True)
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
     """The k largest (smallest) along dim, always in sorted order (PyTorch allows any order
     for sorted=False)."""
@@ -208,9 +229,13 @@ def _reduced_dim(fn: str, input: Tensor, dim: int) -> int:
     return d
 
 
-def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False):
+def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """The k-th smallest element (1-based) along dim and its index."""
     D.check_tensor(input, "kthvalue", "input", 1)
+    if out is not None:
+        return F.values_indices_out(kthvalue(input, k, dim, keepdim), out, "kthvalue", input,
+                                    "output values must be of same type as input",
+                                    "output indices must be of scalar type Long")
     d = norm_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 1 <= k <= n:
@@ -257,16 +282,19 @@ def _empty_median(input: Tensor) -> Tensor:
     return full((), float("nan"), dtype=input._dtype, device=input.device)
 
 
+@_pair_out("median")
 def median(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median; a slice holding a NaN gives NaN (and that NaN's index)."""
     return _median("median", ReturnMedian, input, dim, keepdim, False)
 
 
+@_pair_out("nanmedian")
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median of the non-NaN values (NaN when a slice has none)."""
     return _median("nanmedian", ReturnNanmedian, input, dim, keepdim, True)
 
 
+@_pair_out("mode")
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     """The most frequent value along dim (the smallest of equally frequent ones) and the index
     of its last occurrence, as PyTorch's CPU kernel."""
@@ -505,6 +533,10 @@ def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -
 def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
     """input.flatten()[index]: negative indices count from the end."""
     D.check_tensor(index, "take", "index", 2)
+    if isinstance(out, Tensor) and out._dtype is not input._dtype:
+        raise RuntimeError(f"take(): self and out expected to have the same dtype, but got "
+                           f"self.dtype = {D._torch_name(input._dtype)} and out.dtype = "
+                           f"{D._torch_name(out._dtype)}")
     if index._dtype is not dt.int64:
         raise RuntimeError(f"take(): Expected a long tensor for index, but got "
                            f"{D._torch_name(index._dtype)}")
@@ -514,7 +546,7 @@ def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
     wrapped = D.elementwise("where", binary("lt", index, 0), binary("add", index, n), index)
     flat = F.reshape(input, (-1,))
     r = apply("index", [flat, wrapped], {"spec": (("tensor", 0),)})
-    return write_out(_label(r, "TakeBackward0", input), out)
+    return write_out(_label(r, "TakeBackward0", input), out, name="take", inputs=(input, index))
 
 
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
@@ -556,7 +588,8 @@ def masked_select(input: Tensor, mask: Tensor, *, out=None) -> Tensor:
     shape = broadcast_many([tuple(input.shape), tuple(mask.shape)])
     x, m = F.expand(input, shape), F.expand(mask, shape)
     r = F.reshape(x, (-1,))[F.reshape(m, (-1,))]
-    return write_out(_label(r, "MaskedSelectBackward0", input), out)
+    return write_out(_label(r, "MaskedSelectBackward0", input), out, name="masked_select",
+                     inputs=(input, mask))
 
 
 # ---------------------------------------------------------------- unique (host)
@@ -575,6 +608,12 @@ def _pack(values, inverse, counts, return_inverse: bool, return_counts: bool):
         ((counts,) if return_counts else ())
 
 
+def _check_unique_dim(shape: tuple, d: int) -> None:
+    if 0 in shape[:d] + shape[d + 1:]:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+
+
 def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
            return_counts: bool = False, dim: int | None = None):
     """The distinct values (sorted, as PyTorch's CPU kernel returns them even for
@@ -589,6 +628,7 @@ def unique(input: Tensor, sorted: bool = True, return_inverse: bool = False,
         inv = inv.reshape(a.shape)
     else:
         d = norm_dim(dim, input.ndim)
+        _check_unique_dim(a.shape, d)
         v, inv, cnt = np.unique(a, return_inverse=True, return_counts=True, axis=d)
         inv = inv.reshape(-1)
     values, inverse, counts = _host_result((v, inv, cnt), input,
@@ -606,6 +646,11 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
         rows, d = a.reshape(-1, 1), None
     else:
         d = norm_dim(dim, input.ndim)
+        _check_unique_dim(a.shape, d)
+        if a.shape[d] == 0:
+            return _pack(*_host_result((a, np.zeros(0, np.int64), np.zeros(0, np.int64)),
+                                       input, (input._dtype, dt.int64, dt.int64)),
+                         return_inverse, return_counts)
         rows = np.moveaxis(a, d, 0).reshape(a.shape[d], -1)
     n = rows.shape[0]
     change = np.ones(n, dtype=bool)

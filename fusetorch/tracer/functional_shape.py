@@ -8,6 +8,7 @@ rotations (`cat` of slices, `flip`, `permute`), stacking, `meshgrid`, `kron`, `e
 from __future__ import annotations
 
 import builtins as _b
+import math
 
 from ..ir import dtypes as dt
 from ..ir.shapes import broadcast_many, norm_dim
@@ -89,6 +90,9 @@ def diagonal(input: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Te
 
 
 def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
+    D.check_tensor(input, "diag_embed", "input", 1)
+    if norm_dim(dim1, input.ndim + 1) == norm_dim(dim2, input.ndim + 1):
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
     size = input.shape[-1] + abs(offset)
     base = D.source("full", {"shape": tuple(input.shape[:-1]) + (size, size),
                              "dtype": input._dtype, "value": 0}, input._be)
@@ -129,8 +133,12 @@ def movedim(input: Tensor, source, destination) -> Tensor:
                            f"dims) should contain the same number of dims as destination "
                            f"({list(dst)} dims)")
     nd = input.ndim
+    given = src, dst
     src = tuple(norm_dim(s, nd) for s in src)
     dst = tuple(norm_dim(d, nd) for d in dst)
+    for name, dims, raw in (("source", src, given[0]), ("destination", dst, given[1])):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(raw)})")
     perm = [-1] * nd
     for s, d in zip(src, dst):
         perm[d] = s
@@ -163,8 +171,11 @@ def roll(input: Tensor, shifts, dims=None) -> Tensor:
 
 
 def rot90(input: Tensor, k: int = 1, dims=(0, 1)) -> Tensor:
+    D.check_tensor(input, "rot90", "input", 1)
     if len(dims) != 2:
         raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
     d0, d1 = (norm_dim(d, input.ndim) for d in dims)
     if d0 == d1:
         raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
@@ -247,24 +258,32 @@ def _seq(tensors) -> tuple:
         else tuple(tensors)
 
 
+def _non_empty(tensors, name: str) -> list:
+    tensors = D.check_tensors(tensors, name)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
 def vstack(tensors, *, out=None) -> Tensor:
-    return F.cat([atleast_2d(t) for t in tensors], 0, out=out)
+    return F.cat([atleast_2d(t) for t in _non_empty(tensors, "vstack")], 0, out=out)
 
 
 row_stack = vstack
 
 
 def hstack(tensors, *, out=None) -> Tensor:
-    ts = [atleast_1d(t) for t in tensors]
+    ts = [atleast_1d(t) for t in _non_empty(tensors, "hstack")]
     return F.cat(ts, 0 if ts[0].ndim == 1 else 1, out=out)
 
 
 def dstack(tensors, *, out=None) -> Tensor:
-    return F.cat([atleast_3d(t) for t in tensors], 2, out=out)
+    return F.cat([atleast_3d(t) for t in _non_empty(tensors, "dstack")], 2, out=out)
 
 
 def column_stack(tensors, *, out=None) -> Tensor:
-    ts = [F.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors]
+    ts = [F.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t
+          for t in _non_empty(tensors, "column_stack")]
     return F.cat(ts, 1, out=out)
 
 
@@ -293,6 +312,9 @@ def meshgrid(*tensors, indexing: str | None = None) -> tuple:
 def outer(input: Tensor, vec2: Tensor, *, out=None) -> Tensor:
     D.check_tensor(input, "outer", "input", 1)
     D.check_tensor(vec2, "outer", "vec2", 2)
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
     return write_out(D.binary("mul", F.unsqueeze(input, 1), F.unsqueeze(vec2, 0)), out)
 
 
@@ -331,23 +353,30 @@ def tensordot(a: Tensor, b: Tensor, dims=2, out=None) -> Tensor:
         da, db = dims
         da = [da] if isinstance(da, int) else list(da)
         db = [db] if isinstance(db, int) else list(db)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
     da = [norm_dim(d, a.ndim) for d in da]
     db = [norm_dim(d, b.ndim) for d in db]
     for x, y in zip(da, db):
-        if a.shape[x] != b.shape[y]:
+        if a.shape[x] != b.shape[y] and 1 not in (a.shape[x], b.shape[y]):
             raise RuntimeError(f"contracted dimensions need to match, but first has size "
                                f"{a.shape[x]} in dim {x} and second has size {b.shape[y]} in "
                                f"dim {y}")
+    # a size-1 dim contracted against a larger one broadcasts, as in PyTorch
+    sa, sb = list(a.shape), list(b.shape)
+    for x, y in zip(da, db):
+        sa[x] = sb[y] = _b.max(sa[x], sb[y])
+    if sa != list(a.shape):
+        a = F.expand(a, *sa)
+    if sb != list(b.shape):
+        b = F.expand(b, *sb)
     fa = [i for i in range(a.ndim) if i not in da]
     fb = [i for i in range(b.ndim) if i not in db]
-    k = 1
-    for d in da:
-        k *= a.shape[d]
-    ma = F.reshape(F.permute(a, *(fa + da)), (-1, k))
-    mb = F.reshape(F.permute(b, *(db + fb)), (k, -1))
+    k = math.prod(sa[d] for d in da)
+    ma = F.reshape(F.permute(a, *(fa + da)), (math.prod(sa[i] for i in fa), k))
+    mb = F.reshape(F.permute(b, *(db + fb)), (k, math.prod(sb[i] for i in fb)))
     r = F.matmul(ma, mb)
-    return write_out(F.reshape(r, tuple(a.shape[i] for i in fa) +
-                               tuple(b.shape[i] for i in fb)), out)
+    return write_out(F.reshape(r, tuple(sa[i] for i in fa) + tuple(sb[i] for i in fb)), out)
 
 
 def _check_scale(beta, alpha, input: Tensor, prod: Tensor) -> Tensor:
@@ -370,23 +399,6 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None)
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
     return write_out(_check_scale(beta, alpha, input, F.mv(mat, vec)), out)
-
-
-def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
-    """beta * input + alpha * outer(vec1, vec2); unlike addmm, PyTorch refuses float scales
-    for integer results and bool scales for non-bool ones."""
-    for name, v in (("vec1", vec1), ("vec2", vec2)):
-        if v.ndim != 1:
-            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {v.ndim}-D")
-    prod = outer(vec1, vec2)
-    d = D.promote_args("add", (input, prod))[0]
-    for name, v in (("beta", beta), ("alpha", alpha)):
-        if isinstance(v, bool) and d is not dt.bool_:
-            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
-        if isinstance(v, float) and not d.is_floating_point:
-            raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
-                               f"floating point number.")
-    return write_out(_check_scale(beta, alpha, input, prod), out)
 
 
 @_ac.op("addbmm")
@@ -491,15 +503,93 @@ def _align(t: Tensor, s: str, labels: str, squeeze: bool = False) -> Tensor:
 # ---------------------------------------------------------------- scatter and index writes
 
 def _index_put_along(input: Tensor, dim: int, index: Tensor, value: Tensor,
-                     accumulate: bool) -> Tensor:
+                     accumulate: bool, check: str = "index_add_") -> Tensor:
     """input with input.select(dim, index[i]) written (or added) from value.select(dim, i)."""
-    if index.ndim > 1:
-        raise IndexError("index_add_(): Index is supposed to be a vector")
-    d = norm_dim(dim, _b.max(input.ndim, 1))
-    idx = D.cast(index, dt.int64)
+    if input.ndim == 0:  # a 0-d self is one element along dim 0 (or -1), as in PyTorch
+        norm_dim(dim, 0)
+        r = _index_put_along(F.reshape(input, (1,)), 0, F.reshape(index, (-1,)),
+                             F.reshape(value, (-1,)) if value.ndim else value, accumulate,
+                             check)
+        return F.reshape(r, ())
+    d = norm_dim(dim, input.ndim)
+    idx = D.cast(F.reshape(index, (-1,)), dt.int64)
+    message = ("index out of range in self" if check == "index_add_" else
+               f"{check}(): index {{value}} is out of bounds for dimension {d} with size "
+               f"{input.shape[d]}" if check == "index_copy_" else
+               f"index {{value}} is out of bounds for dimension {d} with size {input.shape[d]}")
+    idx = D.check_values(idx, message, lo=-input.shape[d] if check == "index_fill_" else 0,
+                         hi=input.shape[d], error="IndexError")
+    if check == "index_fill_" or (value.ndim == 0 and check == "index_copy_"):
+        value = F.expand(D.cast(value, input._dtype), *(
+            tuple(input.shape[:d]) + (idx.shape[0],) + tuple(input.shape[d + 1:])))
+    elif value.ndim == 0:
+        value = F.reshape(value, (1,) * input.ndim)
     spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("tensor", 0),)
     return D.apply("index_put", [input, D.cast(value, input._dtype), idx],
                    {"spec": spec, "accumulate": accumulate})
+
+
+def _check_index_add(input: Tensor, dim: int, index: Tensor, source: Tensor) -> None:
+    """PyTorch's index_add_ checks, in its order and with its messages."""
+    d = norm_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {D._torch_name(index._dtype)} and size: "
+                         f"{list(index.shape)}")
+    if index._dtype not in (dt.int64, dt.int32):
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{D._torch_name(index._dtype)}")
+    if input._dtype is not source._dtype:
+        raise RuntimeError(f"index_add_(): self ({D._torch_name(input._dtype)}) and source "
+                           f"({D._torch_name(source._dtype)}) must have the same scalar type")
+    if d != 0 and d >= source.ndim:
+        raise RuntimeError(f"index_add_(): Indexing dim {d} is out of bounds of the source "
+                           f"tensor with dim {source.ndim}")
+    along = source.shape[d] if source.ndim else 1
+    if index.numel() != along:
+        raise RuntimeError(f"index_add_(): Number of indices ({index.numel()}) should be equal "
+                           f"to source.size(dim): ({along}), for dim: {d}")
+    a, b = list(input.shape), list(source.shape)
+    if a and b:
+        del a[d], b[d]
+    if a != b:
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input.shape)} "
+                           f"source.shape = {list(source.shape)}")
+
+
+def _check_index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) -> None:
+    """PyTorch's index_copy_ checks, in its order and with its messages."""
+    d = norm_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    if source.ndim == 0 and index.numel() != 1:
+        raise IndexError(f"index_copy_(): When source is scalar, index should have one element "
+                         f"(got {index.numel()})")
+    if source.ndim != input.ndim and source.ndim and input.ndim:
+        raise IndexError(f"index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({source.ndim}), "
+                         f"destination dimensionality ({input.ndim})")
+    if index._dtype is not dt.int64:
+        raise RuntimeError(f"index_copy_(): Expected a long tensor for index, but got "
+                           f"{D._torch_name(index._dtype)}")
+    if input._dtype is not source._dtype:
+        raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, "
+                           f"but got (self) {D._torch_name(input._dtype)} and (source) "
+                           f"{D._torch_name(source._dtype)}")
+    a, b = list(input.shape), list(source.shape)
+    if a:
+        del a[d]
+    if b:
+        del b[d]
+    if a != b:
+        raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice "
+                           f"shapes. Destination slice shape: {' '.join(map(str, a))} at "
+                           f"dimension {d} and source slice shape: {' '.join(map(str, b))} at "
+                           f"dimension 0.")
+    if source.ndim and index.numel() != source.shape[d]:
+        raise IndexError(f"index_copy_(): Number of indices ({index.numel()}) should be equal "
+                         f"to source.size(dim) ({source.shape[d]})")
 
 
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1,
@@ -507,37 +597,47 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     D.check_tensor(input, "index_add", "input", 1)
     D.check_tensor(index, "index_add", "index", 2)
     D.check_tensor(source, "index_add", "source", 3)
+    _check_index_add(input, dim, index, source)
     src = source if alpha == 1 else D.binary("mul", source, alpha)
-    return write_out(_index_put_along(input, dim, index, src, True), out)
+    return write_out(_index_put_along(input, dim, index, src, True), out, name="index_add",
+                     inputs=(index, source))
 
 
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
-    return write_out(_index_put_along(input, dim, index, source, False), out)
+    D.check_tensor(input, "index_copy", "input", 1)
+    D.check_tensor(index, "index_copy", "index", 2)
+    D.check_tensor(source, "index_copy", "source", 3)
+    _check_index_copy(input, dim, index, source)
+    return write_out(_index_put_along(input, dim, index, source, False, "index_copy_"), out,
+                     name="index_copy", inputs=(index, source))
 
 
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
-    if index.ndim > 1:
-        raise RuntimeError("Index has to be a vector/scalar")
+    D.check_tensor(input, "index_fill", "input", 1)
+    D.check_tensor(index, "index_fill", "index", 2)
+    norm_dim(dim, input.ndim)
+    if index._dtype is not dt.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
-    if input.ndim:
-        d = norm_dim(dim, input.ndim)
-        n = input.shape[d]
-        index = D.check_values(D.cast(index, dt.int64), f"index {{value}} is out of bounds for "
-                               f"dimension {d} with size {n}", lo=-n, hi=n, error="IndexError")
-    if not isinstance(value, Tensor):
-        v = D.source("full", {"shape": (), "dtype": input._dtype,
-                              "value": D._scalar_as(value, input._dtype)}, input._be)
-        return _index_put_along(input, dim, index, v, False)
-    if input.ndim == 0:
-        return _index_put_along(input, dim, index, value, False)
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
+    if not isinstance(value, Tensor) or input.ndim == 0:
+        v = value if isinstance(value, Tensor) else D.source(
+            "full", {"shape": (), "dtype": input._dtype,
+                     "value": D._scalar_as(value, input._dtype)}, input._be)
+        return _index_put_along(input, dim, index, v, False, "index_fill_")
+    d = norm_dim(dim, input.ndim)
+    n = input.shape[d]
+    index = D.check_values(index, f"index {{value}} is out of bounds for dimension {d} with "
+                           f"size {n}", lo=-n, hi=n, error="IndexError")
     # A tensor value is written through a mask of the filled positions along `dim`, so that a
     # repeated index fills (and takes the gradient of) its position once, as in PyTorch
     mask = _index_put_along(D.source("full", {"shape": (n,), "dtype": dt.bool_, "value": False},
                                      input._be), 0, index,
                             D.source("full", {"shape": (), "dtype": dt.bool_, "value": True},
-                                     input._be), False)
+                                     input._be), False, "index_fill_")
     mask = F.reshape(mask, (n,) + (1,) * (input.ndim - d - 1))
     return D.elementwise("where", mask, D.cast(value, input._dtype), input)
 
@@ -577,21 +677,28 @@ def _check_scatter_sizes(input: Tensor, d: int, index: Tensor, src) -> None:
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None,
             out=None) -> Tensor:
     """Writes src (or a scalar `value`) at `index` along `dim`; reduce='add' accumulates,
-    'multiply' is not supported."""
+    'multiply' multiplies (scatter_reduce's 'prod')."""
     D.check_tensor(input, "scatter", "input", 1)
     D.check_tensor(index, "scatter", "index", 3)
     if src is None:
         src = value
-    if reduce not in (None, "add"):
-        if reduce == "multiply":
-            raise NotImplementedError("fusetorch: scatter(reduce='multiply') is not supported")
+    if reduce not in (None, "add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
-    if index.ndim != input.ndim and index.numel():
-        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    d, idx = _scatter_indices(input, dim, index)
-    _check_scatter_sizes(input, d, index, src)
+    d = F.check_scatter(input, dim, index, src)
+    if reduce == "multiply":
+        if not isinstance(src, Tensor):
+            src = F.expand(D.source("full", {"shape": (), "dtype": input._dtype,
+                                             "value": D._scalar_as(src, input._dtype)},
+                                    input._be), *index.shape)
+        return scatter_reduce(input, dim, index, src, "prod", out=out)
+    if input.ndim == 0 or index.ndim == 0:  # a 0-d tensor is a row of one element
+        if input.ndim <= 1 and index.ndim <= 1:
+            s1 = F._one_d(src) if isinstance(src, Tensor) else src
+            r = scatter(F._one_d(input), 0, F._one_d(index), s1, reduce=reduce)
+            return write_out(F.reshape(r, input.shape), out)
+    d, idx = _scatter_indices(input, d, index)
     idx[d] = D.check_values(idx[d], f"index {{value}} is out of bounds for dimension {d} with "
-                                    f"size {input.shape[d]}", lo=-input.shape[d],
+                                    f"size {input.shape[d]}", lo=0,
                             hi=input.shape[d], error="RuntimeError")
     if isinstance(src, Tensor):
         if src.ndim:
@@ -603,19 +710,36 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
                               "value": D._scalar_as(src, input._dtype)}, input._be)
     spec = tuple(("tensor", k) for k in range(input.ndim))
     r = D.apply("index_put", [input, v, *idx], {"spec": spec, "accumulate": reduce == "add"})
-    return write_out(r, out)
+    return write_out(r, out, name="scatter", inputs=(index, src))
 
 
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True, out=None) -> Tensor:
-    """reduce 'sum' and 'mean' (index_put accumulations); 'prod', 'amax', 'amin' would need a
-    scatter primitive of their own and are not supported yet."""
+    """reduce 'sum' and 'mean' are index_put accumulations; 'prod', 'amax' and 'amin' the
+    `scatter_reduce` primitive."""
+    D.check_tensor(input, "scatter_reduce", "input", 1)
+    D.check_tensor(src, "scatter_reduce", "src", 4)
     if reduce not in ("sum", "mean", "prod", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    if reduce not in ("sum", "mean"):
-        raise NotImplementedError(f"fusetorch: scatter_reduce(reduce='{reduce}') is not "
-                                  f"supported")
+    d = F.check_scatter(input, dim, index, src)
+    if reduce in ("prod", "amax", "amin"):
+        if input.ndim == 0 or index.ndim == 0:  # a 0-d tensor is a row of one element
+            if input.ndim <= 1 and index.ndim <= 1:
+                r = scatter_reduce(F._one_d(input), 0, F._one_d(index), F._one_d(src), reduce,
+                                   include_self=include_self)
+                return write_out(F.reshape(r, input.shape), out)
+        if index.numel() == 0:
+            return write_out(F.clone(input), out)
+        idx = D.check_values(D.cast(index, dt.int64), f"index {{value}} is out of bounds for "
+                             f"dimension {d} with size {input.shape[d]}", lo=0,
+                             hi=input.shape[d])
+        if tuple(src.shape) != tuple(index.shape):
+            src = D.apply("index", [src], {"spec": tuple(("slice", 0, s, 1)
+                                                         for s in index.shape)})
+        return write_out(D.apply("scatter_reduce", [input, idx, src],
+                                 {"dim": d, "reduce": reduce,
+                                  "include_self": _b.bool(include_self)}), out)
     base = input if include_self else scatter(input, dim, index, 0)
     total = scatter(base, dim, index, src, reduce="add")
     if reduce == "sum":
@@ -765,7 +889,7 @@ _fill_diagonal.__name__ = "fill_diagonal"
 # what fusetorch exports (and Tensor binds as methods) from here
 PUBLIC = ("tril", "triu", "diagonal", "diag_embed", "diag", "trace", "movedim", "moveaxis",
           "roll", "rot90", "fliplr", "flipud", "tile", "broadcast_to", "select", "outer", "ger",
-          "inner", "kron", "addmm", "addmv", "addr", "addbmm", "baddbmm", "index_add",
+          "inner", "kron", "addmm", "addmv", "addbmm", "baddbmm", "index_add",
           "index_copy",
           "index_fill", "scatter", "scatter_reduce", "repeat_interleave", "masked_scatter")
 # torch.* only (no Tensor method of that name in PyTorch)
@@ -774,4 +898,4 @@ TORCH_ONLY = ("tril_indices", "triu_indices", "broadcast_tensors", "atleast_1d",
               "meshgrid", "tensordot", "einsum")
 # Tensor.<name>_ in place
 INPLACE = ("tril", "triu", "index_add", "index_copy", "index_fill", "scatter", "scatter_reduce",
-           "addmm", "addmv", "addr", "addbmm", "baddbmm")
+           "addmm", "addmv", "addbmm", "baddbmm")

@@ -16,6 +16,7 @@ from . import creation as C
 from . import dispatch as D
 from . import functional as F
 from . import functional_math as M
+from . import memory_formats as _mf
 from . import views as _views
 from . import autograd as A
 from . import indexing
@@ -122,7 +123,7 @@ for _name in M.PUBLIC:
     setattr(Tensor, _name, _method(getattr(M, _name)))
 for _name in ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
               "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-              "bitwise_right_shift", "round", "frac", "fix", "sgn",
+              "bitwise_right_shift", "bitwise_not", "round", "frac", "fix", "sgn",
               "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "nan_to_num",
               "xlogy", "heaviside", "mvlgamma"):
     setattr(Tensor, _name + "_", _inplace_of(getattr(M, _name)))
@@ -291,7 +292,7 @@ def _parse_to(args, kw):
     dtype, dev, copy = kw.pop("dtype", None), kw.pop("device", None), kw.pop("copy", False)
     dtype = dt.to_dtype(dtype, "to")
     kw.pop("non_blocking", None)
-    kw.pop("memory_format", None)
+    fmt = kw.pop("memory_format", None)
     if kw:
         raise TypeError(f"to() got unexpected keyword arguments {sorted(kw)}")
     for a in args:
@@ -306,12 +307,12 @@ def _parse_to(args, kw):
         elif a is not None:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"({type(a).__name__}), expected a device, a dtype or a tensor")
-    return dtype, dev, copy
+    return dtype, dev, copy, fmt
 
 
 def _to(self, *args, **kw):
     """to(dtype), to(device), to(device, dtype), to(other), with copy=False semantics."""
-    dtype, dev, copy = _parse_to(args, kw)
+    dtype, dev, copy, fmt = _parse_to(args, kw)
     t = self
     if dev is not None:
         be = _dev.backend(dev)
@@ -319,6 +320,9 @@ def _to(self, *args, **kw):
             t = D.transfer(t, be)
     if dtype is not None and dtype is not t._dtype:
         t = D.cast(t, dtype)
+    if fmt is not None and _mf.check(fmt, "to") is not _mf.preserve_format:
+        if not _mf.is_laid_out(t, fmt):
+            t = _mf.copy_in_order(t, _mf.order(fmt, t.ndim))
     if copy and t is self:
         t = F.clone(self)
     return t
@@ -417,17 +421,31 @@ def _fwd(name):
     return op
 
 
+def _bound(name: str, dunder: str):
+    """An operator PyTorch defines in C: called unbound on a non-tensor it is a TypeError
+    (`Tensor.__radd__(2, t)`), not a number."""
+    def op(self, other):
+        if self.__class__ is not Tensor and not isinstance(self, Tensor):
+            raise TypeError(f"descriptor '{dunder}' for 'Tensor' objects doesn't apply to a "
+                            f"'{type(self).__name__}' object")
+        return D.binary(name, self, other)
+    op.__name__ = dunder
+    return op
+
+
 def _matmul_r(self, other):
     if isinstance(other, np.ndarray):
         other = C.tensor(other)
     return F.matmul(other, self) if isinstance(other, Tensor) else NotImplemented
 
 
-Tensor.__add__ = Tensor.__radd__ = _fwd("add")
-Tensor.__sub__ = _fwd("sub")
+Tensor.__add__ = _bound("add", "__add__")
+Tensor.__radd__ = _bound("add", "__radd__")
+Tensor.__sub__ = _bound("sub", "__sub__")
 Tensor.__rsub__ = _rev("sub")
-Tensor.__mul__ = Tensor.__rmul__ = _fwd("mul")
-Tensor.__truediv__ = _fwd("div")
+Tensor.__mul__ = _bound("mul", "__mul__")
+Tensor.__rmul__ = _bound("mul", "__rmul__")
+Tensor.__truediv__ = _bound("div", "__truediv__")
 Tensor.__rtruediv__ = _rev("div")
 Tensor.__pow__ = _fwd("pow")
 Tensor.__rpow__ = _rev("pow")
@@ -445,15 +463,13 @@ Tensor.__matmul__ = lambda self, other: F.matmul(self, C.tensor(other)) \
     if isinstance(other, np.ndarray) else \
     F.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
 Tensor.__rmatmul__ = _matmul_r
-Tensor.__eq__ = _fwd("eq")
-Tensor.__ne__ = _fwd("ne")
-Tensor.__lt__ = _fwd("lt")
-Tensor.__le__ = _fwd("le")
-Tensor.__gt__ = _fwd("gt")
-Tensor.__ge__ = _fwd("ge")
-Tensor.__and__ = Tensor.__rand__ = _fwd("bitwise_and")
-Tensor.__or__ = Tensor.__ror__ = _fwd("bitwise_or")
-Tensor.__xor__ = Tensor.__rxor__ = _fwd("bitwise_xor")
+for _op, _names in (("eq", ("__eq__",)), ("ne", ("__ne__",)), ("lt", ("__lt__",)),
+                    ("le", ("__le__",)), ("gt", ("__gt__",)), ("ge", ("__ge__",)),
+                    ("bitwise_and", ("__and__", "__rand__")),
+                    ("bitwise_or", ("__or__", "__ror__")),
+                    ("bitwise_xor", ("__xor__", "__rxor__"))):
+    for _d in _names:
+        setattr(Tensor, _d, _bound(_op, _d))
 Tensor.__neg__ = lambda self: D.unary("neg", self)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = lambda self: D.unary("abs", self)
@@ -463,8 +479,7 @@ def _invert(self):
     if self._dtype.is_floating_point:
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
                         "tensors")
-    from .functional_more import bitwise_not
-    return bitwise_not(self)
+    return M.bitwise_not(self)
 
 
 Tensor.__invert__ = _invert

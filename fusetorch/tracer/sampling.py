@@ -23,6 +23,7 @@ from ..runtime.eager import GENERATOR
 from . import creation as C
 from . import dispatch as D
 from . import functional as F
+from .out_args import write_out
 from .tensor import Tensor
 
 # C++ type names PyTorch's messages print (caffe2::TypeMeta)
@@ -183,6 +184,9 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
     largest p / E for E ~ Exp(1) (zero weights come last). A graph break when compiling: the
     draw is made by numpy."""
     D.check_tensor(input, "multinomial", "input", 1)
+    if isinstance(out, Tensor) and out._dtype is not dt.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: "
+                           f"{D._torch_name(out._dtype)}")
     num_samples = C._int(num_samples, "multinomial", "num_samples", 2)
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
@@ -219,7 +223,8 @@ def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, g
             keys = g.standard_exponential(p.shape) / p
         idx = np.argsort(keys, axis=-1, kind="stable")[:, :num_samples]
     idx = idx.astype(np.int64).reshape(tuple(input.shape[:-1]) + (num_samples,))
-    return C._out(C._const(idx, dt.int64, input._be), out)
+    r = C._const(idx, dt.int64, input._be)
+    return r if out is None else write_out(r, out, name="multinomial", inputs=(input,))
 
 
 # ---------------------------------------------------------------- Tensor in-place samplers

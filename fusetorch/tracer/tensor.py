@@ -194,7 +194,12 @@ class Tensor:
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         return st[norm_dim(dim, self._data.ndim)]
 
-    def is_contiguous(self) -> bool:
+    def is_contiguous(self, memory_format=None) -> bool:
+        if memory_format is not None:
+            from . import memory_formats as mf
+            if mf.check(memory_format, "is_contiguous") is not mf.contiguous_format and \
+                    memory_format is not mf.preserve_format:
+                return mf.is_laid_out(self, memory_format)
         return bool(self._data.flags.c_contiguous)
 
     def is_floating_point(self) -> bool:

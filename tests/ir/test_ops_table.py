@@ -163,6 +163,8 @@ EXAMPLES = {
     "cat": ([_f(2, 3), _f(2, 1), _f(2, 0)], {"dim": 1}),
     "gather": ([_f(3, 4), _i(2, 4, hi=3)], {"dim": 0}),
     "scatter_add": ([_f(3, 4), _i(3, 2, hi=4), _f(3, 5)], {"dim": 1}),
+    "scatter_reduce": ([_f(3, 4), _i(3, 2, hi=4), _f(3, 2)],
+                       {"dim": 1, "reduce": "amax", "include_self": False}),
     "nonzero": ([_f(3, 4) > 0], {}),
     "unfold2d": ([_f(2, 3, 7, 6)], {"kernel": (3, 2), "stride": (2, 1), "padding": (1, 0),
                                     "dilation": (1, 2), "pad_value": 0.0}),
@@ -212,7 +214,7 @@ EXAMPLES.update({
                             "groups": 2, "kernel": (3, 2)}),
 })
 BOOL_IN = {"logical_not"}
-INT_IN = {"bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+INT_IN = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
           "bitwise_right_shift", "gcd", "lcm"}
 for _name, _d in OPS.items():
     if _d.kind == "elementwise" and _name not in EXAMPLES:

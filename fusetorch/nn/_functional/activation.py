@@ -254,6 +254,8 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
           inplace: bool = False) -> Tensor:
     """Randomised leaky ReLU: in training each negative element gets its own slope drawn from
     U(lower, upper); in evaluation the slope is their mean, (lower + upper) / 2."""
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
     _float_only(input, "rrelu_with_noise_cpu")

@@ -6,6 +6,7 @@ back into windows before `fold2d` sums them. Each is the other's gradient.
 """
 from __future__ import annotations
 
+from ...ir import dtypes as dt
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
@@ -50,6 +51,9 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     padding = _pair(padding, "im2col", "padding", 4)
     stride = _pair(stride, "im2col", "stride", 5)
     _check_args(kernel, dilation, padding, stride)
+    if input._dtype is dt.bool_:  # PyTorch takes bool (0 and 1 are exact in float32)
+        return D.cast(unfold(D.cast(input, dt.float32), kernel, dilation, padding, stride),
+                      dt.bool_)
     _float_only(input, "im2col_out_cpu")
     x = F.unsqueeze(input, 0) if input.ndim == 3 else input
     n, c, h, w = x.shape
@@ -81,6 +85,9 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0, stride=
     padding = _pair(padding, "col2im", "padding", 5)
     stride = _pair(stride, "col2im", "stride", 6)
     _check_args(kernel, dilation, padding, stride)
+    if input._dtype is dt.bool_:  # PyTorch takes bool: overlapping Trues add up to True
+        summed = fold(D.cast(input, dt.float32), size, kernel, dilation, padding, stride)
+        return D.binary("ne", summed, 0)
     _float_only(input, "col2im_out_cpu")
     x = F.unsqueeze(input, 0) if input.ndim == 2 else input
     n, ck, length = x.shape

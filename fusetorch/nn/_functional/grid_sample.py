@@ -1,5 +1,5 @@
-"""nn.functional: affine_grid and grid_sample (4-D input: bilinear or nearest sampling,
-padding_mode zeros / border / reflection).
+"""nn.functional: affine_grid and grid_sample (4-D input: bilinear, nearest or bicubic
+sampling, padding_mode zeros / border / reflection).
 
 grid_sample follows PyTorch's grid_sampler_2d: grid values in [-1, 1] are unnormalised to pixel
 coordinates, clipped or reflected by padding_mode, and each output pixel reads the input at the
@@ -157,8 +157,6 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     if input.ndim != 4:
         raise NotImplementedError("grid_sample: only 4-D input (2-d sampling) is supported by "
                                   "fusetorch")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode='bicubic' is not supported by fusetorch")
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f'"grid_sampler_2d_cpu_kernel_impl" not implemented for '
                                   f"'{D._torch_name(input._dtype)}'")
@@ -168,9 +166,12 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     n, c, h, w = input.shape
     ho, wo = grid.shape[1], grid.shape[2]
     g = F.reshape(grid, (n, ho * wo, 2))
+    flat = F.reshape(input, (n, c, h * w))
+    if mode == "bicubic":
+        out = _bicubic(flat, g[:, :, 0], g[:, :, 1], w, h, padding_mode, align_corners)
+        return F.reshape(out, (n, c, ho, wo))
     ix = _source(g[:, :, 0], w, padding_mode, align_corners)
     iy = _source(g[:, :, 1], h, padding_mode, align_corners)
-    flat = F.reshape(input, (n, c, h * w))
     if mode == "nearest":
         cx, cy = F.clamp(ix, -2.0, w + 1.0), F.clamp(iy, -2.0, h + 1.0)
         # weight 1 that still depends on the grid: its gradient is zeros, as PyTorch's
@@ -185,6 +186,55 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                + _corner(flat, x0, y1, w, h, (x1 - ix) * (iy - y0))
                + _corner(flat, x1, y1, w, h, (ix - x0) * (iy - y0)))
     return F.reshape(out, (n, c, ho, wo))
+
+
+_A = -0.75  # PyTorch's bicubic convolution constant
+
+
+def _cubic_weights(t: Tensor) -> list:
+    """PyTorch's get_cubic_upsample_coefficients: the weights of the 4 taps around a point
+    at fraction t past the second."""
+    def near(x):  # |x| <= 1
+        return ((_A + 2) * x - (_A + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((_A * x - 5 * _A) * x + 8 * _A) * x - 4 * _A
+    return [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+
+
+def _tap(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """PyTorch's compute_coordinates for one integer tap position (no gradient flows: the
+    position comes from a floor)."""
+    if padding_mode == "border":
+        return _clip(coord, size)
+    if padding_mode == "reflection":
+        twice = (0, 2 * (size - 1)) if align_corners else (-1, 2 * size - 1)
+        return _floor(_clip(_reflect(coord, *twice), size))
+    return coord
+
+
+def _bicubic(flat: Tensor, gx: Tensor, gy: Tensor, w: int, h: int, padding_mode: str,
+             align_corners: bool) -> Tensor:
+    """PyTorch's bicubic grid_sampler_2d: the 4 x 4 taps around the unnormalised (unclipped)
+    point, each position mapped by padding_mode and 0 outside the image, interpolated along x
+    in each of the 4 rows, then along y, in PyTorch's order."""
+    if align_corners:
+        ix, iy = (gx + 1) / 2 * (w - 1), (gy + 1) / 2 * (h - 1)
+    else:
+        ix, iy = ((gx + 1) * w - 1) / 2, ((gy + 1) * h - 1) / 2
+    x0, y0 = _floor(ix), _floor(iy)
+    wx, wy = _cubic_weights(ix - x0), _cubic_weights(iy - y0)
+    xs = [_tap(x0 + (i - 1), w, padding_mode, align_corners) for i in range(4)]
+    out = None
+    for j in range(4):
+        yj = _tap(y0 + (j - 1), h, padding_mode, align_corners)
+        row = None
+        for i in range(4):
+            v = _corner(flat, xs[i], yj, w, h, wx[i])
+            row = v if row is None else row + v
+        term = row * F.unsqueeze(wy[j], 1)
+        out = term if out is None else out + term
+    return out
 
 
 def _round_half_even(t: Tensor) -> Tensor:

@@ -20,7 +20,7 @@ from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
-from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 __all__ = ["interpolate", "upsample", "upsample_nearest", "upsample_bilinear"]
 
@@ -165,10 +165,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({fmt(spatial)}){sep}output ({fmt(out)})")
     if mode == "area":
-        if input.ndim == 5:
-            raise NotImplementedError("interpolate: mode='area' on 5-D input (adaptive_avg_pool3d)"
-                                      " is not supported by fusetorch")
-        pool = adaptive_avg_pool1d if input.ndim == 3 else adaptive_avg_pool2d
+        pool = {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d, 5: adaptive_avg_pool3d}[
+            input.ndim]
         return pool(input, out[0] if input.ndim == 3 else tuple(out))
     if not input._dtype.is_floating_point and not (mode.startswith("nearest") and
                                                    input._dtype is DT.uint8):

@@ -295,7 +295,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
                                   f"'{D._torch_name(input._dtype)}'")
     # PyTorch computes (1 - target) in the target's dtype and writes the float result into it
     D.check_cast(input, target)
-    log_sig = F.minimum(input, 0.0) - F.log1p(F.exp(-F.abs(input)))
+    log_sig = D.binary("minimum", input, 0.0) - F.log1p(F.exp(-F.abs(input)))
     if pos_weight is not None:
         log_sig = log_sig * ((pos_weight - 1) * target + 1)
     loss = (1 - target) * input - log_sig

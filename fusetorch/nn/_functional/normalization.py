@@ -7,6 +7,7 @@ stored is the unbiased one (n / (n - 1) times the biased variance used to normal
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from ...tracer import autograd as A
@@ -58,6 +59,11 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if input.ndim == 1 and input.numel() == 0:  # PyTorch returns it as it is, stats unread
+        return input.clone()
+    if input.ndim == 1 and running_mean is not None:  # PyTorch counts 0 channels here
+        raise RuntimeError(f"running_mean should contain 0 elements not "
+                           f"{running_mean.numel()}")
     if input.ndim < 2:
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[-{max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got 1)")
@@ -177,7 +183,7 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {list(t.shape)} and "
                                f"input of shape {list(input.shape)}")
-    x = input.reshape((n, num_groups, -1))
+    x = input.reshape((n, num_groups, c // num_groups * math.prod(input.shape[2:])))
     mean = x.mean(2, keepdim=True)
     centered = x - mean
     var = (centered * centered).mean(2, keepdim=True)
@@ -255,6 +261,9 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
                         "ints, not int")
     ns = tuple(int(s) for s in normalized_shape)
     k = len(ns)
+    if k == 0:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
     if input.ndim < k or tuple(input.shape[input.ndim - k:]) != ns:
         raise RuntimeError(f"Given normalized_shape={list(ns)}, expected input with shape "
                            f"[*{', '.join(str(s) for s in ns)}], but got input of size"

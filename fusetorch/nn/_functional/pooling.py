@@ -24,6 +24,7 @@ from .padding import pad as _pad
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool1d_with_indices", "max_pool2d_with_indices",
            "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
+           "adaptive_avg_pool3d",
            "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool2d"]
 
 
@@ -76,9 +77,14 @@ def _check_windows(x: Tensor, kernel, stride, padding, dilation, ceil_mode) -> t
         raise RuntimeError(f"kernel size should be greater than zero, but got kH: {kernel[0]} "
                            f"kW: {kernel[1]}")
     for k, p, d in zip(kernel, padding, dilation):
+        if p < 0:
+            raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
         if p > (d * (k - 1) + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={p}, kernel_size={k} and dilation={d}")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: "
+                           f"{dilation[0]} dilationW: {dilation[1]}")
     c, h, w = x.shape[1], x.shape[2], x.shape[3]
     oh = _out_size(h, kernel[0], stride[0], padding[0], dilation[0], ceil_mode)
     ow = _out_size(w, kernel[1], stride[1], padding[1], dilation[1], ceil_mode)
@@ -195,9 +201,16 @@ def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     s = k if _no_stride(stride) else _single(stride, "max_pool1d", "stride", 3)
     p = _single(padding, "max_pool1d", "padding", 4)
     d = _single(dilation, "max_pool1d", "dilation", 5)
+    for arg, v in (("kernel_size", k), ("stride", s)):
+        if v <= 0:
+            raise RuntimeError(f"max_pool1d() {arg} must be greater than zero, but got {v}")
+    if p < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p}")
     if p > k // 2:
         raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but "
                            f"got padding={p} and kernel_size={k}")
+    if d <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {d}")
     out = _out_size(input.shape[-1], k, s, p, d, ceil_mode)
     if out < 1:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
@@ -284,12 +297,12 @@ def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
 # ---------------------------------------------------------------- adaptive pooling
 
 def _adaptive_size(output_size, hw: tuple, name: str) -> tuple:
-    """(OH, OW); None in a tuple keeps that input size."""
+    """(OH, OW) (or (OD, OH, OW) for 3 input sizes); None in a tuple keeps that input size."""
     if isinstance(output_size, (tuple, list)):
-        if len(output_size) != 2:
-            raise RuntimeError(f"{name}: output_size must be 2")
+        if len(output_size) != len(hw):
+            raise RuntimeError(f"{name}: output_size must be {len(hw)}")
         size = [hw[i] if o is None else o for i, o in enumerate(output_size)]
-        return int_list(size, 2, name, "output_size", 2)
+        return int_list(size, len(hw), name, "output_size", 2)
     if isinstance(output_size, Tensor) and output_size.ndim > 0:
         return _adaptive_size(tuple(output_size), hw, name)
     if not isinstance(output_size, int):
@@ -298,7 +311,14 @@ def _adaptive_size(output_size, hw: tuple, name: str) -> tuple:
         if isinstance(output_size, Tensor):
             raise TypeError("len() of a 0-d tensor")
         raise TypeError(f"object of type '{type_name(output_size)}' has no len()")
-    return int_list(output_size, 2, name, "output_size", 2)
+    return int_list(output_size, len(hw), name, "output_size", 2)
+
+
+def _python_checks(input: Tensor, output_size) -> None:
+    """The ValueError of PyTorch's Python wrapper (its _list_with_default), raised before
+    anything else looks at the input."""
+    if isinstance(output_size, (tuple, list)) and input.ndim <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
 
 
 def _adaptive_mean(x: Tensor, dim: int, o: int) -> Tensor:
@@ -322,11 +342,16 @@ def _adaptive_mean(x: Tensor, dim: int, o: int) -> Tensor:
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average pooling to a fixed output size: window i spans
     [floor(i * H / OH), ceil((i + 1) * H / OH)) as in PyTorch."""
+    D.check_tensor(input, "adaptive_avg_pool2d", "input", 1)
+    _python_checks(input, output_size)
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{list(input.shape)}")
     h, w = input.shape[-2], input.shape[-1]
     oh, ow = _adaptive_size(output_size, (h, w), "adaptive_avg_pool2d")
+    if oh < 0 or ow < 0:
+        raise RuntimeError(f"adaptive_avg_pool2d: elements of output_size must be greater than "
+                           f"or equal to 0 but received {{{oh}, {ow}}}")
     if (oh, ow) == (1, 1):  # PyTorch computes this one as a mean (MeanBackward1)
         return F.mean(input, (-2, -1), keepdim=True)
     lead = tuple(input.shape[:-2])
@@ -337,6 +362,37 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     else:
         r = _adaptive_mean(_adaptive_mean(input, input.ndim - 2, oh), input.ndim - 1, ow)
     return _label(r, "AdaptiveAvgPool2DBackward0", input)
+
+
+def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
+    """adaptive_avg_pool2d's windows over the last three dims of [N, C, D, H, W] (or
+    [C, D, H, W]): one averaging matmul per dim whose size changes (the windows of a dim do
+    not depend on the others)."""
+    D.check_tensor(input, "adaptive_avg_pool3d", "input", 1)
+    _python_checks(input, output_size)
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
+                           f"{list(input.shape)}")
+    sizes = tuple(input.shape[-3:])
+    out = _adaptive_size(output_size, sizes, "adaptive_avg_pool3d")
+    if min(out) < 0:
+        raise RuntimeError(f"adaptive_avg_pool3d: elements of output_size must be greater than "
+                           f"or equal to 0 but received {{{', '.join(map(str, out))}}}")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"adaptive_avg_pool3d_cpu" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
+    if out == (1, 1, 1):  # PyTorch computes this one as a mean (MeanBackward1)
+        return F.mean(input, (-3, -2, -1), keepdim=True)
+    r = input
+    for k, (n, o) in enumerate(zip(sizes, out)):
+        if n == o:
+            continue
+        dim = input.ndim - 3 + k
+        bins = C.tensor(_bins(n, o).T.copy(), dtype=input.dtype, device=input.device)
+        r = F.transpose(F.matmul(F.transpose(r, dim, -1), bins), dim, -1)
+    if r is input:
+        r = F.clone(input)
+    return _label(r, "AdaptiveAvgPool3DBackward0", input)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
@@ -353,11 +409,17 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     """Max over PyTorch's adaptive windows (cell i spans [floor(i * H / OH),
     ceil((i + 1) * H / OH))), each window's index picked by PyTorch's rule as in max_pool2d
     (the last NaN, else the first maximum); with return_indices also that flat index."""
+    D.check_tensor(input, "adaptive_max_pool2d", "input", 1)
+    _python_checks(input, output_size)
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
                            f"{list(input.shape)}")
     h, w = input.shape[-2], input.shape[-1]
     oh, ow = _adaptive_size(output_size, (h, w), "adaptive_max_pool2d")
+    if oh < 0 or ow < 0:
+        shape = list(input.shape[:-2]) + [oh, ow]
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{oh if oh < 0 else ow}: {shape}")
     if oh and ow and h % oh == 0 and w % ow == 0:  # the windows tile: max_pool2d's graph
         r = max_pool2d(input, (h // oh, w // ow), return_indices=return_indices)
         _label(r[0] if return_indices else r, "AdaptiveMaxPool2DBackward0", input)

@@ -87,6 +87,8 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor,
     """`max(0, margin + d(a, p) - d(a, n))` with d the pairwise p-distance (and with `swap`,
     d(a, n) replaced by min(d(a, n), d(p, n)))."""
     reduction = _reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     _same_ndims(anchor, positive, negative)
     d_pos = pairwise_distance(anchor, positive, p, eps)
     d_neg = pairwise_distance(anchor, negative, p, eps)
@@ -114,6 +116,10 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
 
 
 def _as_batch(input: Tensor) -> Tensor:
+    """[N, C] (a vector is one sample); PyTorch's error for no classes or more dims."""
+    if input.ndim > 2 or input.ndim and input.shape[-1] == 0:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
     return F.reshape(input, (1, -1)) if input.ndim <= 1 else input
 
 
@@ -124,6 +130,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     """Per sample: `sum over i != y of max(0, margin - x[y] + x[i]) ** p / C`, times
     weight[y]."""
     reduction = _reduction(size_average, reduce, reduction)
+    _get_enum(reduction)  # PyTorch validates it before anything else
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.ndim != 1:
@@ -161,6 +168,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     max(0, 1 - (x[j] - x[i])) / C`; the target entries are target's values before its first
     -1."""
     reduction = _reduction(size_average, reduce, reduction)
+    _get_enum(reduction)  # PyTorch validates it before anything else
     x = _as_batch(input)
     n, c = x.shape
     if tuple(target.shape) != tuple(input.shape) and not (input.ndim <= 1 and target.numel()

@@ -1,0 +1,95 @@
+"""`out=`: writing a result into a tensor the caller gave, with PyTorch's checks. PyTorch
+refuses `out=` when an argument requires grad, when `out` shares memory with an input of an
+op that is not elementwise (cat, gather, take ...), and, for some ops, an `out` whose dtype is
+not exactly the result's."""
+from __future__ import annotations
+
+import functools
+import sys
+
+from ..ir import dtypes as dt
+from . import dispatch as D
+from .tensor import Tensor
+
+# PyTorch names dtypes by their C types in some out= messages
+_C_NAMES = {dt.float32: "float", dt.float64: "double", dt.int64: "long int", dt.int32: "int",
+            dt.int16: "short int", dt.int8: "signed char", dt.uint8: "unsigned char",
+            dt.bool_: "bool", dt.float16: "c10::Half", dt.bfloat16: "c10::BFloat16"}
+_ALIASED = ("unsupported operation: some elements of the input tensor and the written-to tensor "
+            "refer to a single memory location. Please clone() the tensor before performing "
+            "the operation.")
+
+
+def _caller_name(depth: int) -> str:
+    return sys._getframe(depth + 1).f_code.co_name.lstrip("_")
+
+
+def check_out(result: Tensor, out: Tensor, name: str | None = None, inputs=()) -> None:
+    """PyTorch's refusals common to every out=: autograd, and `out` aliasing any of `inputs`
+    (the ones the op reads while writing; elementwise ops pass none)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name or _caller_name(2)}(): argument 'out' must be Tensor, not "
+                        f"{type(out).__name__}")
+    if D.GRAD_ENABLED and (result._requires_grad or out._requires_grad):
+        raise RuntimeError(f"{name or _caller_name(2)}(): functions with out=... arguments "
+                           f"don't support automatic differentiation, but one of the arguments "
+                           f"requires grad.")
+    xp = out._be.xp
+    for t in inputs:
+        if isinstance(t, Tensor) and t._be is out._be and out._data.size and t._data.size and \
+                xp.may_share_memory(t._data, out._data):
+            raise RuntimeError(_ALIASED)
+
+
+def exact_dtype(out: Tensor, want: dt.DType, message: str | None = None) -> None:
+    """Refuse an `out` of another dtype (ops whose out= does not cast)."""
+    if out._dtype is not want:
+        raise RuntimeError(message or f"Expected out tensor to have dtype {_C_NAMES[want]}, but "
+                                      f"got {_C_NAMES[out._dtype]} instead")
+
+
+def write_out(result: Tensor, out: Tensor | None, *, name: str | None = None,
+              inputs=(), operands=()) -> Tensor:
+    """Copy `result` into `out=` the way PyTorch does: resize if needed, cast if allowed.
+    `inputs` may not share memory with `out` at all (ops that read while they write);
+    elementwise ops pass their `operands`, which may be `out` itself but not overlap it in
+    part."""
+    if out is None:
+        return result
+    check_out(result, out, name, inputs)
+    D.check_cast(result, out)
+    if out._data.shape != result._data.shape:
+        out._data = out._be.xp.empty(result._data.shape, dtype=out._data.dtype)
+    else:
+        D.check_no_partial_overlap(out, operands)
+    return D.copy_into(out, result)
+
+
+def write_outs(results: tuple, out, name: str, inputs=()) -> tuple:
+    """`out=(values, indices)` of the ops that return a pair: each written, the same named
+    tuple type returned holding the `out` tensors."""
+    if not isinstance(out, (tuple, list)) or not _all_tensors(out):
+        raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
+                        f"{type(out).__name__}")
+    if len(out) != len(results):
+        raise TypeError(f"expected tuple of {len(results)} elements but got {len(out)}")
+    for r, o in zip(results, out):
+        check_out(r, o, name, inputs)
+    return type(results)(*(write_out(r, o, name=name) for r, o in zip(results, out)))
+
+
+def _all_tensors(xs) -> bool:
+    for x in xs:
+        if not isinstance(x, Tensor):
+            return False
+    return True
+
+
+def with_out(name: str):
+    """Adds a plain `out=` to an op that returns one tensor."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(input, *args, out=None, **kw):
+            return write_out(fn(input, *args, **kw), out, name=name)
+        return wrapper
+    return deco
