@@ -163,38 +163,45 @@ def _recurrence(xp, x, n, first, step, start: int = 2):
     return out
 
 
-def _eager(name: str):
+def _eager(value):
     def make(xp):
         def run(x, nf):
             x, nf = xp.broadcast_arrays(x, nf)
             with xp.errstate(invalid="ignore", over="ignore"):
                 n = xp.where(xp.isfinite(nf), nf, 0).astype("int64")
-                r = _value(xp, name, x, n).astype(x.dtype, copy=False)
+                r = value(xp, x, n).astype(x.dtype, copy=False)
             return xp.where(n < 0, 0, r).astype(x.dtype, copy=False)
         return run
     return make
 
 
-def _value(xp, name, x, n):
-    nx = n.astype(x.dtype)  # n in x's type where it multiplies x's values, as ATen's T(n)
-    two_x = x + x
+def _common(xp, x, n):
+    """n in x's type where it multiplies x's values (as ATen's T(n)), 2x, |x|, odd n, |x| < 1."""
     ax = xp.abs(x)
-    odd = n % 2 == 1
-    inner = ax < 1
-    if name == "chebyshev_polynomial_t":
-        r = _recurrence(xp, x, n, x, lambda m, q, p: two_x * q - p)
-        r = xp.where((n > 6) & inner, xp.cos(nx * xp.arccos(xp.where(inner, x, 0))), r)
-        return xp.where(ax == 1, xp.where((x > 0) | ~odd, 1, -1), r)
-    if name == "chebyshev_polynomial_u":
-        r = _recurrence(xp, x, n, two_x, lambda m, q, p: two_x * q - p)
-        t = xp.arccos(xp.where(inner, x, 0))
-        s = xp.sin(t)
-        closed = xp.where(s != 0, xp.sin((nx + 1) * t) / xp.where(s != 0, s, 1),
-                          (nx + 1) * xp.cos((nx + 1) * t) * x)
-        r = xp.where((n > 8) & inner, closed, r)
-        return xp.where(ax == 1, xp.where((x > 0) | ~odd, n + 1, -(n + 1)), r)
-    if name in ("chebyshev_polynomial_v", "chebyshev_polynomial_w"):
-        v = name.endswith("v")
+    return n.astype(x.dtype), x + x, ax, n % 2 == 1, ax < 1
+
+
+def _chebyshev_t(xp, x, n):
+    nx, two_x, ax, odd, inner = _common(xp, x, n)
+    r = _recurrence(xp, x, n, x, lambda m, q, p: two_x * q - p)
+    r = xp.where((n > 6) & inner, xp.cos(nx * xp.arccos(xp.where(inner, x, 0))), r)
+    return xp.where(ax == 1, xp.where((x > 0) | ~odd, 1, -1), r)
+
+
+def _chebyshev_u(xp, x, n):
+    nx, two_x, ax, odd, inner = _common(xp, x, n)
+    r = _recurrence(xp, x, n, two_x, lambda m, q, p: two_x * q - p)
+    t = xp.arccos(xp.where(inner, x, 0))
+    s = xp.sin(t)
+    closed = xp.where(s != 0, xp.sin((nx + 1) * t) / xp.where(s != 0, s, 1),
+                      (nx + 1) * xp.cos((nx + 1) * t) * x)
+    r = xp.where((n > 8) & inner, closed, r)
+    return xp.where(ax == 1, xp.where((x > 0) | ~odd, n + 1, -(n + 1)), r)
+
+
+def _chebyshev_vw(v: bool):
+    def value(xp, x, n):
+        nx, two_x, ax, odd, inner = _common(xp, x, n)
         first = two_x - 1 if v else two_x + 1
         r = _recurrence(xp, x, n, first, lambda m, q, p: two_x * q - p)
         t = xp.arccos(xp.where(inner, x, 0))
@@ -210,20 +217,37 @@ def _value(xp, name, x, n):
                               xp.where(x > 0, big, parity))
         r = xp.where((n > 8) & inner, closed, r)
         return xp.where(ax == 1, xp.where(x > 0, edge, parity), r)
-    if name == "hermite_polynomial_h":
-        return _recurrence(xp, x, n, two_x, lambda m, q, p: two_x * q - (2 * (m - 1)) * p)
-    if name == "hermite_polynomial_he":
-        return _recurrence(xp, x, n, x, lambda m, q, p: x * q - (m - 1) * p)
-    if name == "laguerre_polynomial_l":
-        first = 1 - x
-        r = _recurrence(xp, x, n, first,
-                        lambda m, q, p: ((2 * (m - 1) + first) * q - (m - 1) * p) / m)
-        return xp.where(ax == 0, 1, r)
-    # legendre_polynomial_p
+    return value
+
+
+def _hermite_h(xp, x, n):
+    return _recurrence(xp, x, n, x + x, lambda m, q, p: (x + x) * q - (2 * (m - 1)) * p)
+
+
+def _hermite_he(xp, x, n):
+    return _recurrence(xp, x, n, x, lambda m, q, p: x * q - (m - 1) * p)
+
+
+def _laguerre_l(xp, x, n):
+    first = 1 - x
+    r = _recurrence(xp, x, n, first,
+                    lambda m, q, p: ((2 * (m - 1) + first) * q - (m - 1) * p) / m)
+    return xp.where(xp.abs(x) == 0, 1, r)
+
+
+def _legendre_p(xp, x, n):
+    _, _, ax, odd, _ = _common(xp, x, n)
     r = _recurrence(xp, x, n, x, lambda m, q, p: ((2 * m - 1) * x * q - (m - 1) * p) / m)
     return xp.where(ax == 1, xp.where((x > 0) | (n == 0) | ~odd, 1, -1), r)
 
 
+_VALUES = {"chebyshev_polynomial_t": _chebyshev_t, "chebyshev_polynomial_u": _chebyshev_u,
+           "chebyshev_polynomial_v": _chebyshev_vw(True),
+           "chebyshev_polynomial_w": _chebyshev_vw(False),
+           "hermite_polynomial_h": _hermite_h, "hermite_polynomial_he": _hermite_he,
+           "laguerre_polynomial_l": _laguerre_l, "legendre_polynomial_p": _legendre_p}
+
+
 for _name in _NAMES:
-    elementwise(_name, 2, "float", f"ft_{_name}{{f}}({{0}}, {{1}})", _eager(_name),
+    elementwise(_name, 2, "float", f"ft_{_name}{{f}}({{0}}, {{1}})", _eager(_VALUES[_name]),
                 vjp=vjp_zero, c_helper=_C)

@@ -366,10 +366,13 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
 
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     """adaptive_avg_pool2d's windows over the last three dims of [N, C, D, H, W] (or
-    [C, D, H, W]): one averaging matmul per dim whose size changes (the windows of a dim do
-    not depend on the others)."""
+    [C, D, H, W]), averaged one dim at a time (the windows of a dim do not depend on the
+    others)."""
     D.check_tensor(input, "adaptive_avg_pool3d", "input", 1)
     _python_checks(input, output_size)
+    if output_size == 1 or isinstance(output_size, (tuple, list)) and tuple(output_size) == (
+            1, 1, 1):  # PyTorch computes this one as a mean over the last three dims, any rank
+        return F.mean(input, (-3, -2, -1), keepdim=True)
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
                            f"{list(input.shape)}")
@@ -381,15 +384,10 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f'"adaptive_avg_pool3d_cpu" not implemented for '
                                   f"'{D._torch_name(input._dtype)}'")
-    if out == (1, 1, 1):  # PyTorch computes this one as a mean (MeanBackward1)
-        return F.mean(input, (-3, -2, -1), keepdim=True)
     r = input
     for k, (n, o) in enumerate(zip(sizes, out)):
-        if n == o:
-            continue
-        dim = input.ndim - 3 + k
-        bins = C.tensor(_bins(n, o).T.copy(), dtype=input.dtype, device=input.device)
-        r = F.transpose(F.matmul(F.transpose(r, dim, -1), bins), dim, -1)
+        if n != o:
+            r = _adaptive_mean(r, input.ndim - 3 + k, o)
     if r is input:
         r = F.clone(input)
     return _label(r, "AdaptiveAvgPool3DBackward0", input)

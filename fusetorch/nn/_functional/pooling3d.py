@@ -23,10 +23,9 @@ from ...tracer.tensor import Tensor
 from .activation import _label, _owned
 from .int_args import int_arg, int_list
 from .padding import pad as _pad
-from .pooling import _adaptive_mean, _lowest, _no_stride, _out_size, _window_argmax, avg_pool1d
+from .pooling import _lowest, _no_stride, _out_size, _window_argmax, avg_pool1d
 
-__all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_avg_pool3d",
-           "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool3d",
+__all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool3d",
            "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
 _DIMS = ("T", "H", "W")
@@ -222,26 +221,6 @@ def _adaptive_size3(output_size, size: tuple, name: str, wording: str) -> tuple:
 def _cells(n: int, o: int) -> list:
     """PyTorch's adaptive windows: cell i spans [floor(i*n/o), ceil((i+1)*n/o))."""
     return [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
-
-
-def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
-    """Average pooling of [N, C, D, H, W] (or [C, D, H, W]) to a fixed output size, with
-    PyTorch's windows."""
-    D.check_tensor(input, "adaptive_avg_pool3d", "input", 1)
-    if output_size == 1 or isinstance(output_size, (tuple, list)) and tuple(output_size) == (
-            1, 1, 1):  # PyTorch computes this one as a mean over the last three dims
-        return F.mean(input, (-3, -2, -1), keepdim=True)
-    if input.ndim not in (4, 5):
-        raise RuntimeError(f"adaptive_avg_pool3d(): Expected 4D or 5D tensor, but got "
-                           f"{list(input.shape)}")
-    if not input._dtype.is_floating_point:
-        raise NotImplementedError(f'"adaptive_avg_pool3d_cpu" not implemented for '
-                                  f"'{_type_word(input)}'")
-    od, oh, ow = _adaptive_size3(output_size, tuple(input.shape[-3:]), "adaptive_avg_pool3d",
-                                 ": output_size")
-    n = input.ndim
-    r = _adaptive_mean(_adaptive_mean(_adaptive_mean(input, n - 3, od), n - 2, oh), n - 1, ow)
-    return _label(r, "AdaptiveAvgPool3DBackward0", input)
 
 
 def _type_word(t: Tensor) -> str:

@@ -132,7 +132,7 @@ class AdaptiveAvgPool3d(_AdaptiveNd):
     """Average pooling of volumes to `output_size` (None in a triple keeps that size)."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return P3.adaptive_avg_pool3d(input, self.output_size)
+        return P.adaptive_avg_pool3d(input, self.output_size)
 
 
 class _AdaptiveMaxNd(_AdaptiveNd):
