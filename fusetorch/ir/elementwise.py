@@ -162,7 +162,7 @@ def _vjp_sigmoid(b, n, g):
 
 
 elementwise("sigmoid", 1, "float", "(1 / (1 + exp{f}(-{0})))", _sigmoid, vjp=_vjp_sigmoid,
-            saves=("out",), unary_api=True)
+            saves=("out",), unary_api=True, eager_kernel=True)
 
 
 # erf in float64 without scipy: for |x| <= 2.5 the series
@@ -217,7 +217,8 @@ def _vjp_erf(b, n, g):
     return (b.op("mul", g, b.op("mul", k, b.op("exp", b.op("neg", b.op("mul", x, x))))),)
 
 
-elementwise("erf", 1, "float", "erf{f}({0})", _erf, vjp=_vjp_erf, saves=(0,), unary_api=True)
+elementwise("erf", 1, "float", "erf{f}({0})", _erf, vjp=_vjp_erf, saves=(0,), unary_api=True,
+            eager_kernel=True)
 
 
 # erfinv: Giles' single-precision approximation ("Approximating the erfinv function", GPU
@@ -305,7 +306,7 @@ def _vjp_erfinv(b, n, g):
 
 
 elementwise("erfinv", 1, "float", "ft_erfinv{f}({0})", _erfinv, vjp=_vjp_erfinv,
-            saves=("out",), c_helper=_ERFINV_C, unary_api=True)
+            saves=("out",), c_helper=_ERFINV_C, unary_api=True, eager_kernel=True)
 
 
 def _vjp_abs(b, n, g):
@@ -528,7 +529,8 @@ def _pow_grad_name(n) -> str:
 
 
 elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 1, "out"),
-            fold=fo.int_pow, simd="f", grad_name=_pow_grad_name, simplify=rw.small_power)
+            fold=fo.int_pow, simd="f", grad_name=_pow_grad_name, simplify=rw.small_power,
+            eager_kernel=True)
 
 
 def _vjp_extreme(cmp):
@@ -767,7 +769,7 @@ FT_FN float ft_remainderf(float a, float b)
 }
 """
 elementwise("remainder", 2, "same", "ft_remainder{f}({0}, {1})", _int_checked("remainder"),
-            vjp=_vjp_divmod("floor"), saves=(0, 1), c_helper=_REMAINDER_C)
+            vjp=_vjp_divmod("floor"), saves=(0, 1), c_helper=_REMAINDER_C, eager_kernel=True)
 elementwise("fmod", 2, "same", "fmod{f}({0}, {1})", _int_checked("fmod"),
             vjp=_vjp_divmod("trunc"), saves=(0, 1))
 
@@ -791,7 +793,8 @@ FT_FN float ft_floor_dividef(float a, float b)
 }
 """
 elementwise("floor_divide", 2, "same", "ft_floor_divide{f}({0}, {1})",
-            _int_checked("floor_divide"), vjp=vjp_zero, c_helper=_FLOOR_DIVIDE_C)
+            _int_checked("floor_divide"), vjp=vjp_zero, c_helper=_FLOOR_DIVIDE_C,
+            eager_kernel=True)
 
 for _name, _c, _ufunc in [("bitwise_left_shift", "<<", "left_shift"),
                           ("bitwise_right_shift", ">>", "right_shift")]:
