@@ -84,7 +84,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                "heads in query")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
     factor = 1.0 / math.sqrt(query.size(-1)) if scale is None else scale
-    scores = F.matmul(query, key.transpose(-2, -1)) * factor
+    # the query scaled, not the scores: the product's gradient then reads the scaled query
+    # (L x E) instead of the scores (L x S) that `scores * factor` would keep
+    scores = F.matmul(query * factor, key.transpose(-2, -1))
     L, S = query.size(-2), key.size(-2)
     if is_causal:
         rows = C.arange(L, device=query.device).unsqueeze(1)
