@@ -50,6 +50,7 @@ RUNS = [
     "char_rnn_generation",       # tutorial: NLP from scratch, generating names (unsqueeze_, topk)
     "nanogpt",                   # karpathy/nanoGPT (torch.cuda.amp.GradScaler, disabled on CPU)
     "makemore",                  # karpathy/makemore (SummaryWriter: needs tensorboard)
+    "gpt_step",                  # benchmarks/models.py's nanoGPT-shaped step (bench_table's row)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
