@@ -110,7 +110,7 @@ def _elementwise(op: str, args: tuple):
     other dtypes, Python scalars and broadcasting the numpy implementation decides (its
     promotion and its errors)."""
     x = args[0]
-    if not _eligible(x):
+    if x.__class__ is not np.ndarray or not _eligible(x):  # (`2.0 ** t`: a float first)
         return None
     for a in args[1:]:
         if a.__class__ is not np.ndarray or a.shape != x.shape or a.dtype != x.dtype or \

@@ -366,6 +366,7 @@ def test_slow_elementwise_ops_leave_other_arguments_to_numpy(kernels):
         np.testing.assert_array_equal(T["pow"](ints, ints % 3), ints ** (ints % 3))
         np.testing.assert_array_equal(T["pow"](big, np.float32(2.0)), big ** np.float32(2.0))
         np.testing.assert_array_equal(T["pow"](big, big[:1]), big ** big[:1])
+        np.testing.assert_array_equal(T["pow"](2.0, big), 2.0 ** big)
         assert T["erf"](np.zeros((0, 5), np.float32)).shape == (0, 5)
         assert T["erf"](np.array(0.5, np.float32)).shape == ()
         assert T["sigmoid"](big.astype(np.float16)).dtype == np.float16
