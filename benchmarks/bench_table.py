@@ -11,7 +11,10 @@ Rows: the two-layer training step (nn.Sequential, MSELoss(sum), SGD) at 64x1000x
 character-level LSTM training step (eager, whole step compiled; no numpy column), `a.sum()`
 over 2^24 (the machine's read bandwidth, what the squared sum's 128 MiB are bound by), and the
 first calls of the compiled chain and of the two-layer whole step, each in a new process with
-an empty kernel cache (cold).
+an empty kernel cache (cold), and the nanoGPT-shaped training step of issue 24 (6 layers, 384
+wide, 6 heads, block 256, batch 8, vocab 4096, AdamW; eager and compiled), each variant in a
+process of its own so that its cell can also give the process's peak resident set size (the
+first steps included: they are part of what a training run needs).
 
 The workloads are written once against a module `T` with PyTorch's API, so `--torch PYTHON`
 runs the same code with `import torch` in that interpreter (a subprocess; never needed) and
@@ -220,6 +223,58 @@ def call():
 """,
 }
 
+# The GPT step: each (framework, variant) in a new process, so that the peak RSS is its own.
+# Two steps warm up (the first backward is interpreted, the second builds its program; the
+# compiled step traces and builds), then `steps` are timed.
+GPT_LABEL = "GPT step 6x384, block 256, batch 8"
+_GPT_STEP = """
+import json, os, resource, sys, time
+sys.path.insert(0, {here!r})
+import {module} as T
+if {threads}:
+    T.set_num_threads({threads})
+from models import gpt_step
+step, x, y = gpt_step(T)
+f = T.compile(step) if {compiled} else step
+clock = time.process_time if {cpu} else time.perf_counter
+for _ in range(2):
+    float(f(x, y).detach())
+times = []
+for _ in range({steps}):
+    t0 = clock()
+    float(f(x, y).detach())
+    times.append(clock() - t0)
+times.sort()
+print(json.dumps([times[len(times) // 2] if {median} else times[0],
+                  resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024]))
+"""
+
+
+def gpt_cell(python: str, module: str, variant: str, steps: int, stat: str,
+             threads: int | None) -> tuple[float, int]:
+    """(seconds per step, peak RSS in bytes) of the GPT step in a new process."""
+    env = dict(USER_ENV)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    code = _GPT_STEP.format(here=str(HERE), module=module, threads=threads or 0,
+                            compiled=variant == "compiled", cpu=CLOCK is time.process_time,
+                            steps=steps, median=stat == "median")
+    out = subprocess.run([python, "-c", code], env=env, check=True, capture_output=True,
+                         text=True, timeout=1800)
+    seconds, peak = json.loads(out.stdout.strip().splitlines()[-1])
+    return seconds, peak
+
+
+def gpt_cells(python: str, module: str, prefix: str, args) -> dict:
+    out = {}
+    for variant in ("eager", "compiled"):
+        try:
+            out[f"{GPT_LABEL}|{prefix} {variant}"] = gpt_cell(
+                python, module, variant, args.gpt_steps, args.stat, args.threads)
+        except (OSError, subprocess.SubprocessError, ValueError) as e:
+            print(f"{prefix} GPT {variant} failed: {e}", file=sys.stderr)
+    return out
+
+
 _FIRST_CALL = """
 import os, sys, time
 import {module} as torch
@@ -313,6 +368,8 @@ COLUMNS = ["numpy", "fusetorch eager", "fusetorch compiled", "torch eager", "tor
 def _cell(v, unit: str) -> str:
     if v is None:
         return "-"
+    if isinstance(v, (tuple, list)):  # (seconds, peak RSS bytes)
+        return f"{_cell(v[0], unit)}, {v[1] / 2**30:.2f} GB"
     if unit == "s":
         return f"{v:.3f} s"
     x = v * (1e6 if unit == "us" else 1e3)
@@ -323,12 +380,13 @@ def print_table(results: dict, with_torch: bool) -> None:
     cols = COLUMNS if with_torch else COLUMNS[:3]
     print("| workload | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
-    for label, _, unit in ROWS:
-        cells = [_cell(results.get(f"{label}|{c}"), unit) for c in cols]
-        print(f"| {label} | " + " | ".join(cells) + " |")
-    for label in COLD:
-        cells = [_cell(results.get(f"{label}|{c}"), "s") for c in cols]
-        print(f"| {label} | " + " | ".join(cells) + " |")
+    for label, unit in [(label, unit) for label, _, unit in ROWS] + [(c, "s") for c in COLD]:
+        if any(f"{label}|{c}" in results for c in cols):  # (--gpt-only: no other rows)
+            cells = [_cell(results.get(f"{label}|{c}"), unit) for c in cols]
+            print(f"| {label} | " + " | ".join(cells) + " |")
+    if any(k.startswith(GPT_LABEL) for k in results):
+        cells = [_cell(results.get(f"{GPT_LABEL}|{c}"), "s") for c in cols]
+        print(f"| {GPT_LABEL} (time, peak RSS) | " + " | ".join(cells) + " |")
 
 
 def torch_child(args) -> None:
@@ -337,11 +395,14 @@ def torch_child(args) -> None:
     if args.threads:
         T.set_num_threads(args.threads)
     out = {}
-    for k, v in run_module(T, args.rounds, args.target, args.stat).items():
-        label, variant = k.split("|")
-        out[f"{label}|torch {variant}"] = v
-    for label in COLD:
-        out[f"{label}|torch compiled"] = cold_first_call(sys.executable, "torch", label)
+    if not args.gpt_only:
+        for k, v in run_module(T, args.rounds, args.target, args.stat).items():
+            label, variant = k.split("|")
+            out[f"{label}|torch {variant}"] = v
+        for label in COLD:
+            out[f"{label}|torch compiled"] = cold_first_call(sys.executable, "torch", label)
+    if not args.no_gpt:
+        out.update(gpt_cells(sys.executable, "torch", "torch", args))
     print(json.dumps(out))
 
 
@@ -359,9 +420,12 @@ def main() -> None:
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="cpu: the process's CPU time (all its threads), for a loaded machine "
                          "with --threads 1")
+    ap.add_argument("--no-gpt", action="store_true", help="leave out the GPT step's row")
+    ap.add_argument("--gpt-only", action="store_true", help="only the GPT step's row")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.rounds, args.target = (3, 0.03) if args.quick else (7, 0.06)
+    args.gpt_steps = 3 if args.quick else 5
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.threads:  # (also for the subprocesses: the cold first calls, PyTorch's run)
@@ -379,13 +443,19 @@ def main() -> None:
     print(f"numpy {np.__version__}, {fusetorch.get_num_threads()} threads, load average "
           f"{os.getloadavg()[0]:.2f}; {args.clock} clock, {args.stat} per call")
     t0 = time.perf_counter()
-    results = fusetorch_rows(args.rounds, args.target, args.stat)
-    for label in COLD:
-        results[f"{label}|fusetorch compiled"] = cold_first_call(sys.executable, "fusetorch", label)
+    results = {}
+    if not args.gpt_only:
+        results = fusetorch_rows(args.rounds, args.target, args.stat)
+        for label in COLD:
+            results[f"{label}|fusetorch compiled"] = cold_first_call(sys.executable, "fusetorch",
+                                                                     label)
+    if not args.no_gpt:
+        results.update(gpt_cells(sys.executable, "fusetorch", "fusetorch", args))
     if args.torch:
         cmd = [args.torch, __file__, "--child", "--stat", args.stat, "--clock", args.clock] + \
             (["--quick"] if args.quick else []) + \
-            (["--threads", str(args.threads)] if args.threads else [])
+            (["--threads", str(args.threads)] if args.threads else []) + \
+            (["--no-gpt"] if args.no_gpt else []) + (["--gpt-only"] if args.gpt_only else [])
         try:
             child = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
                                    env=USER_ENV)

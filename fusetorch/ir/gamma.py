@@ -182,7 +182,7 @@ def _vjp_lgamma(b, n, g):
 # libm's lgamma writes the global `signgam`: a harmless race between OpenMP threads (PyTorch's
 # CPU kernels call std::lgamma the same way)
 elementwise("lgamma", 1, "float", "lgamma{f}({0})", _lgamma, vjp=_vjp_lgamma, saves=(0,),
-            unary_api=True)
+            unary_api=True, eager_kernel=True)
 
 
 # ---------------------------------------------------------------- digamma
@@ -287,7 +287,7 @@ def _vjp_digamma(b, n, g):
 
 
 elementwise("digamma", 1, "float", "ft_digamma{f}({0})", _digamma, vjp=_vjp_digamma,
-            saves=(0,), c_helper=_DIGAMMA_C, unary_api=True)
+            saves=(0,), c_helper=_DIGAMMA_C, unary_api=True, eager_kernel=True)
 
 
 # ---------------------------------------------------------------- polygamma (order n >= 1)

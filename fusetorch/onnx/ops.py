@@ -444,6 +444,17 @@ def _hypot(ctx, node, xs):
     return b.op("Where", [b.op("IsInf", [hi]), hi, r])
 
 
+@emits("gelu")
+def _gelu(ctx, node, xs):
+    """Gelu from opset 20; before, x * 0.5 * (Erf(x * 1/sqrt 2) + 1)."""
+    b, d = ctx.b, node.dtype
+    if b.opset >= 20:
+        return b.op("Gelu", xs)
+    x = xs[0]
+    erf = b.op("Erf", [b.op("Mul", [x, _k(ctx, 0.7071067811865476, d)])])
+    return b.op("Mul", [b.op("Mul", [x, _k(ctx, 0.5, d)]), b.op("Add", [erf, _k(ctx, 1, d)])])
+
+
 @emits("logaddexp")
 def _logaddexp(ctx, node, xs):
     # max + log1p(exp(-|a - b|)); equal arguments (infinities included) give a + log 2

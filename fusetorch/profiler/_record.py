@@ -293,7 +293,7 @@ def _describe_step(program, step, env: list) -> tuple:
     if step[0] == "extern":
         node = plan_step.node
         return "aten::" + node.op, "cpu_op", [list(i.shape) for i in node.inputs], None
-    _, k, _, ins, _, outs, aliased = step
+    _, k, _, ins, _, outs, aliased = step[:7]
     group, kernel = plan_step, program.kernels[k]
     inputs = [env[i] for i in ins]
     outputs = [env[i] for i, _, _ in outs] + [env[i] for i, _ in aliased]

@@ -52,6 +52,7 @@ RUNS = [
     "makemore",                  # karpathy/makemore (SummaryWriter: needs tensorboard)
     "gcn",                       # pytorch/examples gcn (to_sparse, torch.sparse.mm, spmm)
     "wgan_gp",                   # WGAN-GP (autograd.grad(only_inputs=True), is_xpu)
+    "gpt_step",                  # benchmarks/models.py's nanoGPT-shaped step (bench_table's row)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}

@@ -296,3 +296,78 @@ def test_a_layout_refused_once_is_not_planned_again(kernels, monkeypatch):
     for _ in range(6):
         np.testing.assert_array_equal(T["copy"](x), x)
     assert builds == [1]
+
+
+# ---------------------------------------------------------------- slow elementwise ops
+
+from fusetorch.ir.ops import OPS  # noqa: E402
+
+SLOW = sorted(name for name, d in OPS.items() if d.eager_kernel)
+
+
+def _operands(name: str, dtype, rng) -> list:
+    """Arguments over each op's interesting range, with its special values among them."""
+    n = 64 * 80
+    if name == "erfinv":
+        x = rng.uniform(-1, 1, n)
+        x[:6] = [-1, 1, 0, 1.5, np.nan, -1 + 1e-7]
+    elif name in ("lgamma", "digamma"):
+        x = rng.uniform(-6, 12, n)
+        x[:7] = [0.0, -1.0, -2.0, np.inf, -np.inf, np.nan, 1e-8]
+    else:
+        x = rng.standard_normal(n) * 4
+        x[:5] = [0.0, np.inf, -np.inf, np.nan, -0.0]
+    x = x.astype(dtype).reshape(64, 80)
+    if OPS[name].nin == 1:
+        return [x]
+    y = (rng.uniform(0.5, 3, n) * rng.choice([-1, 1], n)).astype(dtype).reshape(64, 80)
+    if name == "pow":
+        x = np.abs(x)  # (a negative base to a fractional power is NaN in both)
+    return [x, y]
+
+
+def _numpy(name: str, args):
+    """What numpy computes for it (the eager table with the eager kernels off)."""
+    was, ek.ENABLED = ek.ENABLED, False
+    try:
+        with np.errstate(all="ignore"):
+            return T[name](*args)
+    finally:
+        ek.ENABLED = was
+
+
+@pytest.mark.parametrize("name", SLOW)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_slow_elementwise_ops_run_as_kernels_with_numpys_values(kernels, name, dtype):
+    """From the second sight of a layout, its kernel (the C expression compiled code runs);
+    values as numpy's (float64 references of both: tests/ir/test_ops_table.py) within a few
+    ulp of the dtype, NaN and infinities where numpy has them; a transposed view is read in
+    place."""
+    kernels(True)
+    args = _operands(name, dtype, np.random.default_rng(5))
+    tol = (2e-6 if dtype == np.float32 else 1e-13) * (10 if name == "erfinv" else 1)
+    for views in (args, [a.T for a in args]):
+        want = _numpy(name, views)
+        for _ in range(2):
+            with np.errstate(all="ignore"):
+                got = T[name](*views)
+            assert got.dtype == dtype and got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    assert len([k for k, p in ek._PROGRAMS.items() if p and k[0] == name]) == 2
+
+
+def test_slow_elementwise_ops_leave_other_arguments_to_numpy(kernels):
+    """Integer and half dtypes, a numpy scalar operand, broadcasting, 0-d and zero-size arrays:
+    numpy's promotion and values; no kernel is built."""
+    kernels(True)
+    big = np.linspace(0.5, 3, 8192, dtype=np.float32).reshape(64, 128)
+    ints = np.arange(8192).reshape(64, 128)
+    for _ in range(3):
+        np.testing.assert_array_equal(T["pow"](ints, ints % 3), ints ** (ints % 3))
+        np.testing.assert_array_equal(T["pow"](big, np.float32(2.0)), big ** np.float32(2.0))
+        np.testing.assert_array_equal(T["pow"](big, big[:1]), big ** big[:1])
+        np.testing.assert_array_equal(T["pow"](2.0, big), 2.0 ** big)
+        assert T["erf"](np.zeros((0, 5), np.float32)).shape == (0, 5)
+        assert T["erf"](np.array(0.5, np.float32)).shape == ()
+        assert T["sigmoid"](big.astype(np.float16)).dtype == np.float16
+    assert not [k for k, p in ek._PROGRAMS.items() if p]

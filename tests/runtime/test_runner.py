@@ -146,3 +146,47 @@ def test_an_index_put_never_writes_over_what_is_still_read():
     want = xa.copy()
     want[1] += ga
     np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def _product_chain(n: int, links: int):
+    """x @ w @ w ... (`links` products: extern steps, each value read only by the next)."""
+    x, w = _input((n, n)), _input((n, n))
+    h = x
+    for _ in range(links):
+        h = make_node("matmul", [h, w])
+    return Graph([x, w], [make_node("exp", [h])])
+
+
+def test_values_are_dropped_after_their_last_reader():
+    """A chain of products holds about two intermediates at a time, not all of them to the end;
+    and an intermediate kernel output over KEEP_BYTES is not kept for the next call."""
+    import tracemalloc
+    n = 256  # 512 KiB per float64 value
+    graph = _product_chain(n, 8)
+    x, w = np.random.rand(n, n), np.random.rand(n, n) / n
+    runner, _ = _runner(graph, [x, w])
+    want = x
+    for _ in range(8):
+        want = want @ w
+    np.testing.assert_allclose(runner.run([x, w])[0], np.exp(want), rtol=1e-12)
+    tracemalloc.start()
+    try:
+        out = runner.run([x, w])[0]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4 * x.nbytes, peak  # (8 products held to the end: 9 values)
+    np.testing.assert_allclose(out, np.exp(want), rtol=1e-12)
+
+
+def test_large_intermediate_kernel_buffers_are_not_kept(monkeypatch):
+    from fusetorch.runtime import runner as R
+    monkeypatch.setattr(R, "KEEP_BYTES", 1024)
+    a = _input((64, 64))
+    mid = make_node("exp", [a])  # a kernel's output that only the product reads
+    graph = Graph([a], [make_node("matmul", [mid, a])])
+    x = np.random.rand(64, 64)
+    runner, _ = _runner(graph, [x])
+    np.testing.assert_allclose(runner.run([x])[0], np.exp(x) @ x, rtol=1e-12)
+    assert all(b is None for bufs in runner._buffers.values() for b in bufs)
+    np.testing.assert_allclose(runner.run([x])[0], np.exp(x) @ x, rtol=1e-12)

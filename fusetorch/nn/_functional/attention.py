@@ -88,7 +88,8 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     factor = (1.0 / math.sqrt(query.size(-1)) if query.size(-1) else 1.0) if scale is None \
         else scale
     # PyTorch's math path scales query and key by sqrt(|scale|) each before the product (the
-    # float32 rounding differs from scaling the scores)
+    # float32 rounding differs from scaling the scores; and the product's gradient then reads
+    # the scaled L x E query and S x E key, not the L x S scores)
     root = math.sqrt(abs(factor))
     scores = F.matmul(query * (-root if factor < 0 else root), key.transpose(-2, -1) * root)
     L, S = query.size(-2), key.size(-2)
