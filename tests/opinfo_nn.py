@@ -103,7 +103,7 @@ for name, args, samples in [
     ("avg_pool3d", (2,), POOL3_IN),
     ("avg_pool3d(pad,ceil)", dict(kernel_size=3, stride=2, padding=1, ceil_mode=True,
                                   count_include_pad=False), POOL3_IN),
-    ("adaptive_avg_pool3d", ((2, 3, 2),), POOL3_IN),
+    ("adaptive_avg_pool3d(2,3,2)", ((2, 3, 2),), POOL3_IN),
     ("adaptive_max_pool3d", ((3, 2, 3),), POOL3_IN),
     ("adaptive_max_pool3d_with_indices", ((2, 2, 1),), POOL3_IN),
     ("lp_pool3d", (2.0, 2), fixed(("f32", lambda r: [make(r, (2, 2, 4, 4, 4), F32, 0.2, 2)]))),
@@ -609,7 +609,7 @@ modules("ConvTranspose3d", lambda: nn.ConvTranspose3d(2, 3, 2, stride=(2, 1, 1),
         VOL)
 for name, mk in [("MaxPool3d", lambda: nn.MaxPool3d(2, 1, 1)),
                  ("AvgPool3d", lambda: nn.AvgPool3d(3, 2, 1, ceil_mode=True)),
-                 ("AdaptiveAvgPool3d", lambda: nn.AdaptiveAvgPool3d((3, None, 2))),
+                 ("AdaptiveAvgPool3d/none", lambda: nn.AdaptiveAvgPool3d((3, None, 2))),
                  ("AdaptiveMaxPool3d", lambda: nn.AdaptiveMaxPool3d(2))]:
     modules(name, mk, VOL)
 modules("LPPool3d", lambda: nn.LPPool3d(2, 2), fixed(("f32", lambda r: [
