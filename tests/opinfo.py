@@ -536,12 +536,17 @@ add("mul", {"torch.mul": torch.mul, "torch.multiply": torch.multiply, "Tensor.mu
             "Tensor.multiply": m("multiply"), "Tensor.mul_": inplace("mul_"),
             "Tensor.__mul__": m("__mul__"), "Tensor.__rmul__": m("__rmul__"),
             "Tensor.__imul__": inplace("__imul__")}, binary(ints=True))
+add("inplace_bitwise_operators", {"Tensor.__iand__": inplace("__iand__"),
+                                  "Tensor.__ior__": inplace("__ior__"),
+                                  "Tensor.__ixor__": inplace("__ixor__")}, grad=False,
+    samples=fixed(("int", lambda r: [make(r, (4, 5), I64, -5, 6), make(r, (5,), I64, -5, 6)]),
+                  ("bool", lambda r: [make(r, (4, 5), BOOL), make(r, (4, 5), BOOL)])))
 add("div", {"torch.div": torch.div, "torch.divide": torch.divide,
             "torch.true_divide": torch.true_divide, "Tensor.div": m("div"),
             "Tensor.divide": m("divide"), "Tensor.true_divide": m("true_divide"),
             "Tensor.div_": inplace("div_"), "Tensor.__truediv__": m("__truediv__"),
             "Tensor.__rtruediv__": m("__rtruediv__"),
-            "Tensor.__itruediv__": inplace("__itruediv__")},
+            "Tensor.__itruediv__": inplace("__itruediv__"), "Tensor.__idiv__": inplace("__idiv__")},
     binary(b=(0.5, 2.0), ints=True, int_inplace=False))
 add("pow", {"torch.pow": torch.pow, "Tensor.pow": m("pow"), "Tensor.__pow__": m("__pow__"),
             "Tensor.pow_": inplace("pow_"), "Tensor.__ipow__": inplace("__ipow__")},

@@ -615,8 +615,9 @@ for _name, _c, _py in [("bitwise_and", "&", lambda a, b: a & b),
                 fold=fo.bitwise(_py), zero_one=True)
 
 # integers only: the tracer takes bool to logical_not (C's ~ of a bool is not its negation)
+# (and kernels compute floats and bools: never fused, as the shifts)
 elementwise("bitwise_not", 1, "integral", "(~{0})", lambda xp: xp.invert, vjp=vjp_zero,
-            fold=fo.bitwise(lambda a: ~a))
+            fold=fo.bitwise(lambda a: ~a), fusible=False)
 
 
 # ---------------------------------------------------------------- selection

@@ -218,7 +218,7 @@ def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=Non
     value = scale_for(value, input, tensor1, tensor2)
     t = tensor1 if value == 1 else binary("mul", tensor1, value)
     return write_out(binary("add", input, binary("mul", t, tensor2)), out,
-                     (input, tensor1, tensor2))
+                     operands=(input, tensor1, tensor2))
 
 
 @_grad_name("AddcdivBackward0")
@@ -234,7 +234,7 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=Non
             "(input + value * tensor1 / tensor2), for all dtypes.")
     t = tensor1 if value == 1 else binary("mul", tensor1, value)
     return write_out(binary("add", input, binary("div", t, tensor2)), out,
-                     (input, tensor1, tensor2))
+                     operands=(input, tensor1, tensor2))
 
 
 @_grad_name(lambda input, end, weight, **_: "LerpBackward1" if isinstance(weight, Tensor)

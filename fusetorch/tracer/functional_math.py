@@ -57,9 +57,9 @@ bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other (integers)
                                 scalars="one")
 bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other (integers).",
                                  scalars="one")
-bitwise_and = _binary_fn("bitwise_and", "input & other (integers and bools).")
-bitwise_or = _binary_fn("bitwise_or", "input | other (integers and bools).")
-bitwise_xor = _binary_fn("bitwise_xor", "input ^ other (integers and bools).")
+bitwise_and = _binary_fn("bitwise_and", "input & other (integers and bools).", scalars="one")
+bitwise_or = _binary_fn("bitwise_or", "input | other (integers and bools).", scalars="one")
+bitwise_xor = _binary_fn("bitwise_xor", "input ^ other (integers and bools).", scalars="one")
 
 
 def div_rounded(input, other, rounding_mode: str | None) -> Tensor:

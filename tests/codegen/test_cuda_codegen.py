@@ -79,7 +79,8 @@ def _unary_all(x):
         torch.special.erfcx, torch.special.log_ndtr, lambda v: torch.special.bessel_j0(v) * v,
         lambda v: torch.special.bessel_j1(v) * v, lambda v: torch.special.bessel_y0(v) * v,
         lambda v: torch.special.bessel_y1(v) * v,
-        lambda v: torch.frexp(v).mantissa + torch.frexp(v * 3).exponent))
+        lambda v: torch.frexp(v).mantissa + torch.frexp(v * 3).exponent,
+        torch.nn.functional.gelu))
 
 
 def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing

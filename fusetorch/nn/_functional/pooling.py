@@ -327,7 +327,9 @@ def _adaptive_mean(x: Tensor, dim: int, o: int) -> Tensor:
     mean per window (not a product with an averaging matrix, whose zeros would spread a NaN
     to every output)."""
     n = x.shape[dim]
-    if o and n % o == 0:
+    if o == 0:  # no cells: an empty slice keeps the other dims (and the graph)
+        return x[(slice(None),) * dim + (slice(0, 0),)]
+    if n % o == 0:
         shape = tuple(x.shape)
         r = F.reshape(x, shape[:dim] + (o, n // o) + shape[dim + 1:])
         return F.sum(r, dim + 1) / (n // o)
