@@ -242,6 +242,11 @@ F64_RTOL, F64_ATOL = 1e-9, 1e-12
 # Variants that build CPU tensors themselves (torch.zeros(...) + x, a CPU class weight): with
 # the sample's tensors on cuda:0 they mix devices, and PyTorch refuses them just the same.
 MAKES_CPU_TENSORS = ("torch.zeros", "torch.ones", "torch.full", "torch.arange", "torch.linspace",
+                     # issue 27's windows and the entries that build weights or coordinates
+                     "torch.signal.windows.", "torch.bartlett_window", "torch.blackman_window",
+                     "torch.hamming_window", "torch.hann_window", "torch.kaiser_window",
+                     "torch.cov(weights)", "torch.gradient(coordinates)", "torch.trapezoid(x)",
+                     "torch.cumulative_trapezoid(x)",
                      "torch.logspace", "torch.eye", "torch.tensor", "torch.as_tensor",
                      "torch.from_numpy", "torch.FloatTensor", "torch.DoubleTensor",
                      "F.batch_norm(eval)", "F.cross_entropy(weight)", "F.nll_loss(weight)",
@@ -1266,7 +1271,7 @@ add("linalg_compositions", {
     "torch.linalg.cond(fro)": lambda a: torch.linalg.cond(a, "fro"),
     "torch.linalg.tensorinv": lambda a: torch.linalg.tensorinv(a.reshape(2, 2, 2, 2)),
     "torch.linalg.solve_triangular": lambda a: torch.linalg.solve_triangular(
-        a + 4 * torch.eye(4, dtype=a.dtype), a[:, :2], upper=True),
+        a + 4 * torch.eye(4, dtype=a.dtype, device=a.device), a[:, :2], upper=True),
     "torch.linalg.householder_product": lambda a: torch.linalg.householder_product(
         a, a[0, :3]),
     "torch.linalg.inv_ex": lambda a: torch.linalg.inv_ex(a)[0]},
