@@ -10,6 +10,8 @@ height-1 image.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...ir.pool_index import first_inside
@@ -233,8 +235,8 @@ def max_pool1d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
 # ---------------------------------------------------------------- average pooling
 
 def _divisors(hw, kernel, stride, padding, out_hw, count_include_pad: bool) -> np.ndarray:
-    """PyTorch's divisor per output cell: the window clipped to the padded input (or, without
-    count_include_pad, to the input itself)."""
+    """PyTorch's divisor per output cell, in any number of spatial dims: the window clipped to
+    the padded input (or, without count_include_pad, to the input itself)."""
     per_dim = []
     for n, k, s, p, o in zip(hw, kernel, stride, padding, out_hw):
         start = np.arange(o) * s - p
@@ -243,7 +245,7 @@ def _divisors(hw, kernel, stride, padding, out_hw, count_include_pad: bool) -> n
         if not count_include_pad:
             size = np.minimum(end, n) - np.maximum(start, 0)
         per_dim.append(size)
-    return (per_dim[0][:, None] * per_dim[1][None, :]).astype(np.float64)
+    return functools.reduce(np.multiply, np.ix_(*per_dim)).astype(np.float64)  # outer product
 
 
 def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,

@@ -23,7 +23,7 @@ from ...tracer.tensor import Tensor
 from .activation import _label, _owned
 from .int_args import int_arg, int_list
 from .padding import pad as _pad
-from .pooling import _lowest, _no_stride, _out_size, _window_argmax, avg_pool1d
+from .pooling import _divisors, _lowest, _no_stride, _out_size, _window_argmax, avg_pool1d
 
 __all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool3d",
            "max_unpool1d", "max_unpool2d", "max_unpool3d"]
@@ -160,19 +160,6 @@ def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
 
 
 # ---------------------------------------------------------------- average pooling
-
-def _divisors(size, kernel, stride, padding, out, count_include_pad: bool) -> np.ndarray:
-    """PyTorch's divisor per output cell: the window clipped to the padded input (or, without
-    count_include_pad, to the input itself)."""
-    per_dim = []
-    for n, k, s, p, o in zip(size, kernel, stride, padding, out):
-        start = np.arange(o) * s - p
-        end = np.minimum(start + k, n + p)
-        per_dim.append(np.minimum(end, n) - np.maximum(start, 0) if not count_include_pad
-                       else end - start)
-    return (per_dim[0][:, None, None] * per_dim[1][None, :, None]
-            * per_dim[2][None, None, :]).astype(np.float64)
-
 
 def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
                count_include_pad: bool = True, divisor_override: int | None = None) -> Tensor:

@@ -279,7 +279,14 @@ class _LazyConvMixin(LazyModuleMixin):
             self.reset_parameters()
 
 
-def _lazy_conv(base: type, nd: int) -> type:
+def _lazy_class(base: type, __init__) -> type:
+    return type(f"Lazy{base.__name__}", (_LazyConvMixin, base), {
+        "__init__": __init__, "cls_to_become": base, "__module__": __name__,
+        "__doc__": f"""A {base.__name__} whose in_channels is read from the first input; it
+    becomes a {base.__name__} then."""})
+
+
+def _lazy_conv(base: type) -> type:
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, dilation=1,
                  groups: int = 1, bias: bool = True, padding_mode: str = "zeros", device=None,
                  dtype=None) -> None:
@@ -287,14 +294,11 @@ def _lazy_conv(base: type, nd: int) -> type:
         LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups,
                                  False, padding_mode, device=device, dtype=dtype)
         self._lazy_init(out_channels, bias, device, dtype)
-    doc = f"""A {base.__name__} whose in_channels is read from the first input; it becomes a
-    {base.__name__} then."""
-    return type(f"Lazy{base.__name__}", (_LazyConvMixin, base),
-                {"__init__": __init__, "__doc__": doc, "cls_to_become": base,
-                 "__module__": __name__})
+    return _lazy_class(base, __init__)
 
 
-def _lazy_conv_transpose(base: type, nd: int) -> type:
+def _lazy_conv_transpose(base: type) -> type:
+    # PyTorch's transposed layers take output_padding before groups and dilation after bias
     def __init__(self, out_channels: int, kernel_size, stride=1, padding=0, output_padding=0,
                  groups: int = 1, bias: bool = True, dilation=1, padding_mode: str = "zeros",
                  device=None, dtype=None) -> None:
@@ -302,16 +306,9 @@ def _lazy_conv_transpose(base: type, nd: int) -> type:
                                  groups, False, dilation, padding_mode, device=device,
                                  dtype=dtype)
         self._lazy_init(out_channels, bias, device, dtype)
-    doc = f"""A {base.__name__} whose in_channels is read from the first input; it becomes a
-    {base.__name__} then."""
-    return type(f"Lazy{base.__name__}", (_LazyConvMixin, base),
-                {"__init__": __init__, "__doc__": doc, "cls_to_become": base,
-                 "__module__": __name__})
+    return _lazy_class(base, __init__)
 
 
-LazyConv1d = _lazy_conv(Conv1d, 1)
-LazyConv2d = _lazy_conv(Conv2d, 2)
-LazyConv3d = _lazy_conv(Conv3d, 3)
-LazyConvTranspose1d = _lazy_conv_transpose(ConvTranspose1d, 1)
-LazyConvTranspose2d = _lazy_conv_transpose(ConvTranspose2d, 2)
-LazyConvTranspose3d = _lazy_conv_transpose(ConvTranspose3d, 3)
+LazyConv1d, LazyConv2d, LazyConv3d = map(_lazy_conv, (Conv1d, Conv2d, Conv3d))
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = map(
+    _lazy_conv_transpose, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d))
