@@ -71,7 +71,7 @@ def _fractional(input: Tensor, kernel_size, output_size, output_ratio, samples, 
                            f"{list(input.shape)}")
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f'"check_uniform_bounds" not implemented for '
-                                  f"'{_TYPE_WORDS.get(input._dtype.name, input._dtype.name)}'")
+                                  f"'{D._torch_name(input._dtype)}'")
     if samples._dtype is not input._dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
     n_batch = input.shape[0] if batched else 1
@@ -114,10 +114,6 @@ def _fractional(input: Tensor, kernel_size, output_size, output_ratio, samples, 
         values = F.squeeze(values, 0)
         idx = F.squeeze(idx, 0) if idx is not None else None
     return _label(values, f"FractionalMaxPool{nd}DBackward0", input), idx
-
-
-_TYPE_WORDS = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-               "uint8": "Byte", "bool": "Bool"}
 
 
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None,

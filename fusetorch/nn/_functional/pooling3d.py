@@ -210,11 +210,6 @@ def _cells(n: int, o: int) -> list:
     return [((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
 
 
-def _type_word(t: Tensor) -> str:
-    return {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}.get(str(t.dtype).split(".")[-1], str(t.dtype))
-
-
 def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = True):
     """(values, indices) of max pooling over PyTorch's adaptive windows; each window's index
     by max_pool3d's rule, indices into each flattened input volume."""
@@ -224,7 +219,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices:
                            f"{list(input.shape)}")
     if not input._dtype.is_floating_point:
         raise NotImplementedError(f'"adaptive_max_pool3d_cpu" not implemented for '
-                                  f"'{_type_word(input)}'")
+                                  f"'{D._torch_name(input._dtype)}'")
     size = tuple(input.shape[-3:])
     out = _adaptive_size3(output_size, size, "adaptive_max_pool3d",
                           "(): internal error: output_size.size()")
@@ -316,7 +311,7 @@ def _max_unpool(input: Tensor, indices: Tensor, kernel_size, stride, padding, ou
     if indices._dtype.name != "int64":
         # PyTorch's 3-d check says less
         raise RuntimeError("elements in indices should be type int64" + (
-            f" but got: {_type_word(indices)}" if nd < 3 else ""))
+            f" but got: {D._torch_name(indices._dtype)}" if nd < 3 else ""))
     if tuple(indices.shape) != tuple(input.shape):
         unit = [1] if nd == 1 else []  # the 1-d form is the 2-d one over a width-1 plane
         raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
