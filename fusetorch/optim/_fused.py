@@ -26,11 +26,12 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from ..codegen import environment
+from ..runtime.device import C_ARRAY_TYPES
 from ..tracer import dispatch as D
 from .optimizer import _to_scalar
 
 ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
-_CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double"}
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # the dtypes the kernels are built for
 _FUNCS: dict = {}  # (kind, flags, ctype) -> (ffi, kernel function)
 _compiler = True  # False once a build found no working C compiler
 
@@ -421,8 +422,7 @@ def _prepare(opt, spec: _Kind, kind: str, flags: dict, params: list, keys: tuple
         if any(t is None for t in states) or (spec.per_step is not None and step is None):
             return None
         a = p._data
-        ctype = _CTYPES.get(a.dtype) if a.__class__ is np.ndarray else None
-        if ctype is None or p._be.device.type != "cpu":
+        if a.__class__ is not np.ndarray or a.dtype not in _FLOATS or p._be.device.type != "cpu":
             return False
         arrays = [a] + [t._data for t in states]
         for x in arrays:
@@ -435,7 +435,7 @@ def _prepare(opt, spec: _Kind, kind: str, flags: dict, params: list, keys: tuple
                                      and step._data.dtype.kind == "f"
                                      and step._data.flags.writeable):
             return False
-        entry = by_dtype.setdefault(ctype, ([], [], [], []))
+        entry = by_dtype.setdefault(C_ARRAY_TYPES[a.dtype], ([], [], [], []))
         entry[0].append(p)
         entry[1].append(arrays)
         entry[2].append(states)

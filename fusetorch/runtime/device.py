@@ -20,6 +20,17 @@ NP_DTYPES = {
 FROM_NP = {v: k for k, v in NP_DTYPES.items()}
 
 
+def _c_array_types() -> dict:
+    from ..codegen.render import pointer_type
+    return {npdt: pointer_type(d.c_type) for d, npdt in NP_DTYPES.items()}
+
+
+# The C element type a kernel's pointer to an array of each numpy dtype has: the dtype's
+# `DType.c_type` as the C renderer spells array elements (bool arrays are bytes). The one map from
+# data to C types: generated kernels, hand-written kernels and the fused optimizers read it.
+C_ARRAY_TYPES: dict = _c_array_types()
+
+
 def dtype_from_numpy(npdt) -> dt.DType:
     """The fusetorch dtype of a numpy dtype; TypeError for the ones PyTorch cannot hold."""
     try:

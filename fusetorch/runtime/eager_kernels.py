@@ -41,6 +41,7 @@ from typing import Iterator
 import numpy as np
 
 from .._per_thread import per_thread
+from .device import C_ARRAY_TYPES
 
 ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # Below this the numpy call is as fast as a kernel call (a few microseconds of fixed cost each),
@@ -295,7 +296,7 @@ def _build(arrays: list, make):
 
 def c_type(dtype) -> str:
     """The C type of a hand-written kernel's float32 or float64 values."""
-    return "float" if dtype == np.float32 else "double"
+    return C_ARRAY_TYPES[np.dtype(dtype)]
 
 
 def pointers(ffi, arrays: list) -> list:

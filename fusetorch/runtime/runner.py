@@ -13,16 +13,14 @@ import sys
 import time
 
 from ..codegen import fuse
-from .device import NP_DTYPES
+from .device import C_ARRAY_TYPES, NP_DTYPES
 from .interpret import eval_node
 from .layouts import byte_strides, layout_kind, may_alias
 
 _now = time.perf_counter_ns
 KEEP_BYTES = 1 << 20  # intermediate kernel outputs up to this size keep their buffer
 _EXTERN, _KERNEL = "extern", "kernel"  # schedule step kinds
-_CTYPES = {"f": "float", "d": "double", "?": "uint8_t",  # as render.pointer_type
-           "l": "int64_t", "q": "int64_t"}  # argmax/argmin results
-_ARRAY_TYPES = {c: t + "[]" for c, t in _CTYPES.items()}
+_ARRAY_TYPES = {d: t + "[]" for d, t in C_ARRAY_TYPES.items()}
 
 
 class Runner:
@@ -178,7 +176,7 @@ class Runner:
                 if prev[j] is None or sys.getrefcount(prev[j]) > held:
                     prev[j] = xp.empty(shape, dtype)
                     if ptr is not None:
-                        made[j] = ptr(_ARRAY_TYPES[dtype.char], prev[j])
+                        made[j] = ptr(_ARRAY_TYPES[dtype], prev[j])
                 env[i] = prev[j]
             for i, j in aliased:  # written in place, over input slot j
                 env[i] = env[j]
@@ -187,7 +185,7 @@ class Runner:
             if ptr is None:  # CUDA: the launcher takes the device arrays
                 func([env[i] for i in ins] + prev)
             else:
-                func(*[ptr(_ARRAY_TYPES[env[i].dtype.char], env[i])
+                func(*[ptr(_ARRAY_TYPES[env[i].dtype], env[i])
                        if env[i].flags.c_contiguous else _pointer(env[i], ffi)
                        for i in ins], *made)
             if prof is not None:
@@ -253,7 +251,7 @@ def _reusable(graph, steps) -> set:
 
 
 def _pointer(a, ffi):
-    ctype = _CTYPES[a.dtype.char]
+    ctype = C_ARRAY_TYPES[a.dtype]
     if a.flags.c_contiguous:
         return ffi.from_buffer(ctype + "[]", a)
     return ffi.cast(ctype + "*", a.ctypes.data)  # strided views are read in place
