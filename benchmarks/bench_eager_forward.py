@@ -3,7 +3,7 @@
     python benchmarks/bench_eager_forward.py
 
 "off" is numpy and plain composites, "on" eager kernels plus composite replays: the switch is
-`runtime.eager_kernels.ENABLED` (what FUSETORCH_EAGER_COMPILE=0 turns off at import, which
+`fusetorch._policy.POLICY.eager_kernels` (what FUSETORCH_EAGER_COMPILE=0 turns off at import, which
 would also turn off the compiled eager backward; here the backward is compiled in both). Each
 variant runs in its own process, the two taking turns three times (flipping the switch inside
 one process measures the other variant's leftovers: buffers, allocator state); rows are
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusetorch as torch  # noqa: E402
 import fusetorch.nn.functional as F  # noqa: E402
-from fusetorch.runtime import eager_kernels  # noqa: E402
+from fusetorch._policy import POLICY  # noqa: E402
 
 
 def cpu_best(fn, number: int) -> float:
@@ -44,7 +44,7 @@ def lenet_child(on: bool) -> dict:
     """One variant's LeNet numbers, in seconds: step, forward, each layer (min over steps)."""
     import bench_training
     from bench_training import LeNet
-    eager_kernels.ENABLED = on
+    POLICY.eager_kernels = on
     torch.manual_seed(0)
     model = LeNet()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
@@ -125,7 +125,7 @@ def composites() -> None:
              ("cross_entropy 256x10000", F.cross_entropy, (x, y)),
              ("layer_norm 512x1024", F.layer_norm, (h, (1024,), w, b)),
              ("batch_norm train 32x64x32x32", normalization._batch_norm_train, (z, g, c, 1e-5))]
-    eager_kernels.ENABLED = True
+    POLICY.eager_kernels = True
     for name, fn, args in cases:
         for _ in range(3):
             fn(*args)

@@ -5,7 +5,7 @@
 
 Parameters of LeNet (bench_training.py, 10 tensors, 62k elements), of the two-layer net
 1000x100x10 (4 tensors, 101k elements) and ten tensors of 2^20 elements, float32, with fixed
-gradients; each `opt.step()` is timed with the fused path off and on (`_fused.ENABLED`, what
+gradients; each `opt.step()` is timed with the fused path off and on (`POLICY.fused_optimizers`, what
 FUSETORCH_EAGER_COMPILE=0 turns off), taking turns in one process, best CPU time
 (time.process_time) of many rounds. Then the resident memory of 2000 fused Adam steps over
 LeNet's parameters (grads replaced every step, as backward does).
@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import fusetorch as torch  # noqa: E402
 from fusetorch import nn, optim  # noqa: E402
-from fusetorch.optim import _fused  # noqa: E402
+from fusetorch._policy import POLICY  # noqa: E402
 from bench_training import LeNet  # noqa: E402
 
 OPTIMIZERS = {
@@ -45,7 +45,7 @@ def workloads() -> dict:
 
 
 def best_step(opt, fused: bool, number: int) -> float:
-    _fused.ENABLED = fused
+    POLICY.fused_optimizers = fused
     t = time.process_time()
     for _ in range(number):
         opt.step()
@@ -71,7 +71,7 @@ def rss_kb() -> int:
 
 
 def memory(steps: int = 2000) -> None:
-    _fused.ENABLED = True
+    POLICY.fused_optimizers = True
     params = list(LeNet().parameters())
     opt = optim.Adam(params, lr=1e-3)
     sched = optim.lr_scheduler.ExponentialLR(opt, gamma=0.9999)

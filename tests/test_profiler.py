@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 import pytest
 
+from fusetorch._policy import POLICY
 import fusetorch as torch
 from fusetorch.profiler import (ProfilerAction, ProfilerActivity, bandwidth, profile,
                                 record_function, schedule, tensorboard_trace_handler)
@@ -430,8 +431,7 @@ def test_an_eager_backward_compiled_on_its_second_run_shows_its_kernels(monkeypa
     """Autograd compiles a backward graph it sees again (tracer/backward_programs.py): the
     profile then shows that program and its kernels inside `autograd::backward`."""
     from fusetorch.tracer import autograd as A
-    from fusetorch.tracer import backward_programs as bp
-    monkeypatch.setattr(bp, "ENABLED", True)  # whatever FUSETORCH_EAGER_COMPILE says
+    monkeypatch.setattr(POLICY, "backward_programs", True)  # whatever FUSETORCH_EAGER_COMPILE says
     A._CACHE.clear()  # runners decide at creation whether they may compile
     w = torch.randn(128, 64, requires_grad=True)
     x = torch.randn(32, 128)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._policy import POLICY
 from ..ir import dtypes as dt
 from ..ir.graph import Graph, Node
 from ..ir.ops import OPS
@@ -80,8 +81,6 @@ def fusible(n: Node) -> bool:
 # renderer renders them too, but on a GPU cupy runs them until the kernels are measured there
 # a max pooling group's bounds (as runtime/eager_kernels.py's kernel): its window rows live on
 # the stack, and a padded input plane is allocated per plane and thread
-MAX_POOL_ROWS = 1 << 16
-MAX_POOL_PLANE = 1 << 24
 
 
 def _reducible(n: Node, g: Group, trailing: bool = False, index: bool = False) -> bool:
@@ -209,7 +208,7 @@ def _max_pools(graph: Graph, users: dict, pos: dict) -> dict:
         (kh, kw), (ph, pw) = unfold.attrs["kernel"], unfold.attrs["padding"]
         size = n.dtype.itemsize
         plane = (x.shape[2] + 2 * ph) * (x.shape[3] + 2 * pw) * size
-        if kh * kw * unfold.shape[5] * size > MAX_POOL_ROWS or plane > MAX_POOL_PLANE:
+        if kh * kw * unfold.shape[5] * size > POLICY.max_pool_rows or plane > POLICY.max_pool_plane:
             continue
         g = Group(shape=n.shape, nodes=nodes, start=pos[id(unfold)], special=n,
                   pool_index=index)

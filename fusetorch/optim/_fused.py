@@ -20,17 +20,16 @@ under `FUSETORCH_EAGER_COMPILE=0` or when no C compiler works (one warning).
 """
 from __future__ import annotations
 
-import os
 from typing import Callable, NamedTuple
 
 import numpy as np
 
+from .._policy import POLICY
 from ..codegen import environment
 from ..runtime.device import C_ARRAY_TYPES
 from ..tracer import dispatch as D
 from .optimizer import _to_scalar
 
-ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # the dtypes the kernels are built for
 _FUNCS: dict = {}  # (kind, flags, ctype) -> (ffi, kernel function)
 _compiler = True  # False once a build found no working C compiler
@@ -318,7 +317,7 @@ class _Plan:
 def step_group(opt, group: dict, kind: str) -> bool:
     """Update `group` with one fused kernel call per dtype; False when the caller's Python
     loop must do it (see the module docstring)."""
-    if not (ENABLED and _compiler) or D.RECORDER is not None or group.get("foreach") is False:
+    if not (POLICY.fused_optimizers and _compiler) or D.RECORDER is not None or group.get("foreach") is False:
         return False
     spec = KINDS[kind]
     flags = spec.flags(group)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _threads
+from .._policy import POLICY
 from ..ir.ops import _window_out
 from . import eager_kernels
 
@@ -93,7 +94,7 @@ def _threads_for(geometry: list) -> int:
 def _kernels(dtype, *arrays):
     """([forward, grad_weight, grad_input], ffi) for this dtype, or None (the reference runs):
     also for empty arrays, which no kernel loop expects."""
-    if not eager_kernels.ENABLED or dtype not in (np.float32, np.float64) or \
+    if not POLICY.eager_kernels or dtype not in (np.float32, np.float64) or \
             any(a.size == 0 for a in arrays):
         return None
     dtype = np.dtype(dtype)

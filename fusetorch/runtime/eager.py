@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .. import _threads
+from .._policy import POLICY
 from ..ir import dtypes as dt
 from ..ir.ops import OPS
 from . import conv, eager_kernels, recurrent
@@ -320,7 +321,7 @@ def _arg_reduce(fn, name=None):
 def _reshape(x, shape):
     """numpy's reshape; where it must copy a strided view (im2col, pooling windows), the copy
     is a compiled kernel's when one is built."""
-    if not x.flags.c_contiguous and x.size >= eager_kernels.MIN_ELEMENTS:
+    if not x.flags.c_contiguous and x.size >= POLICY.min_elements:
         try:
             return np.reshape(x, shape, copy=False)  # a view where strides allow
         except ValueError:

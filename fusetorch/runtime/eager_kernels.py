@@ -20,19 +20,19 @@ Each (op, attributes, shape, strides, dtype) is a one-node graph built into a `P
 second time it is seen: a layout met once is not worth a build, and a training loop meets its
 layouts every step. The program writes into the buffer it returned last time when nothing holds
 that any more (`Program.run`), so a loop's im2col reuses one buffer. Arrays under
-`MIN_ELEMENTS`, dtypes the kernels do not compute (`fuse.KERNEL_DTYPES` less bool), unaligned
+`POLICY.min_elements`, dtypes the kernels do not compute (`fuse.KERNEL_DTYPES` less bool), unaligned
 arrays, and everything under `FUSETORCH_EAGER_COMPILE=0` or without a working C compiler (one
 warning) stay with numpy: callers get None and compute it themselves. Results are the same
 either way: a copy is exact, and the argmax kernels keep numpy's first extreme (a NaN counts
 as one). `max_pool2d` is a kernel of its own (PyTorch's max pooling index: see there).
 
 Only the numpy eager table calls this (runtime/eager.py); the program's own steps are kernels,
-never the eager table, so nothing here recurses. `ENABLED` (FUSETORCH_EAGER_COMPILE) is also
-the switch of the compiled eager composites (tracer/composite_programs.py).
+never the eager table, so nothing here recurses. The switch and the thresholds are
+`_policy.POLICY`'s (`eager_kernels` also switches the compiled eager composites,
+tracer/composite_programs.py).
 """
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -41,16 +41,12 @@ from typing import Iterator
 import numpy as np
 
 from .._per_thread import per_thread
+from .._policy import POLICY
 from .device import C_ARRAY_TYPES
 
-ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # Below this the numpy call is as fast as a kernel call (a few microseconds of fixed cost each),
 # and the many tiny arrays of tests and gradchecks build nothing.
-MIN_ELEMENTS = 1 << 12
 MAX_SELECT = 16  # gather_rows: a select per slice of the gathered dim, up to a 4x4 window
-MAX_POOL_ROWS = 1 << 16  # bytes of a max pool kernel's window rows (on the stack: bounded)
-MAX_POOL_PLANE = 1 << 24  # bytes of the padded plane it allocates per plane and thread
-MAX_PROGRAMS = 64  # layouts kept (each program holds its last output buffer); least recent go
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 _lock = threading.Lock()
@@ -133,7 +129,7 @@ def gather_rows(x: np.ndarray, index: np.ndarray, dim: int):
     the values are gather's exactly."""
     k = x.shape[dim]
     if not (2 <= k <= MAX_SELECT and index.shape[dim] == 1 and index.dtype == np.int64
-            and index.flags.aligned and index.size * k >= MIN_ELEMENTS and _eligible(x, 0)):
+            and index.flags.aligned and index.size * k >= POLICY.min_elements and _eligible(x, 0)):
         return None
     crop = [slice(0, n) for n in index.shape]
     rows = []
@@ -160,8 +156,8 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
     hp, wp = h + 2 * ph + eh, w + 2 * pw + ew
     oh = (hp - dh * (kh - 1) - 1) // sh + 1
     ow = (wp - dw * (kw - 1) - 1) // sw + 1
-    if oh < 1 or ow < 1 or kh * kw * ow * x.itemsize > MAX_POOL_ROWS or \
-            (hp, wp) != (h, w) and hp * wp * x.itemsize > MAX_POOL_PLANE:
+    if oh < 1 or ow < 1 or kh * kw * ow * x.itemsize > POLICY.max_pool_rows or \
+            (hp, wp) != (h, w) and hp * wp * x.itemsize > POLICY.max_pool_plane:
         return None
     key = ("max_pool2d", kernel, stride, padding, dilation, extra) + _layout(x)
     fn = cached_kernel(key, lambda: _build_pool(x, kernel, stride, padding, dilation, extra,
@@ -179,9 +175,9 @@ def add_rows(out: np.ndarray, rows: np.ndarray, v: np.ndarray) -> bool:
     in the same order; False (numpy should do it) where it does not apply: `out` and `v`
     C-contiguous float32/float64 of one dtype, `v` one row of `out` per index, `rows` a 1-d
     integer index already checked to be in range."""
-    if not (ENABLED and out.dtype in _FLOATS and v.dtype == out.dtype and out.ndim >= 2
+    if not (POLICY.eager_kernels and out.dtype in _FLOATS and v.dtype == out.dtype and out.ndim >= 2
             and rows.ndim == 1 and rows.dtype.kind in "iu" and v.shape[1:] == out.shape[1:]
-            and v.shape[0] == rows.shape[0] and v.size >= MIN_ELEMENTS
+            and v.shape[0] == rows.shape[0] and v.size >= POLICY.min_elements
             and out.flags.c_contiguous and v.flags.c_contiguous
             and out.__class__ is np.ndarray and v.__class__ is np.ndarray):
         return False
@@ -206,7 +202,7 @@ def cached_kernel(key: tuple, build):
             return None
         if fn is None:
             fn = _PROGRAMS[key] = build()
-            if len(_PROGRAMS) > MAX_PROGRAMS:
+            if len(_PROGRAMS) > POLICY.eager_programs:
                 _PROGRAMS.popitem(last=False)
         else:
             _PROGRAMS.move_to_end(key)
@@ -214,15 +210,15 @@ def cached_kernel(key: tuple, build):
 
 
 def clear() -> None:
-    """Forget every program (tests; a changed ENABLED)."""
+    """Forget every program (tests; a changed policy)."""
     with _lock:
         _PROGRAMS.clear()
 
 
 # ---------------------------------------------------------------- programs
 
-def _eligible(x, min_elements: int = MIN_ELEMENTS) -> bool:
-    return (ENABLED and x.size >= min_elements and x.dtype in _FLOATS
+def _eligible(x, min_elements: int | None = None) -> bool:
+    return (POLICY.eager_kernels and x.size >= (POLICY.min_elements if min_elements is None else min_elements) and x.dtype in _FLOATS
             and x.flags.aligned and x.__class__ is np.ndarray)
 
 
@@ -269,7 +265,7 @@ def _run(key: tuple, arrays: list, make):
             return None
         if program is _UNSEEN:  # first sight: numpy computes it
             _PROGRAMS[key] = None
-            if len(_PROGRAMS) > MAX_PROGRAMS:
+            if len(_PROGRAMS) > POLICY.eager_programs:
                 _PROGRAMS.popitem(last=False)
             return None
         _PROGRAMS.move_to_end(key)

@@ -13,19 +13,16 @@ does everything when no C compiler is found (one warning) or FUSETORCH_EAGER_COM
 from __future__ import annotations
 
 import math
-import os
 
+from .._policy import POLICY
 from ..ir.graph import Graph
 from ..runtime.interpret import Schedule, run_graph
 from ..runtime.program import kernel_safe, obtain
 
-ENABLED = os.environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
 # Below this many elements over the graph's inputs the interpreter is as fast: a kernel call
 # costs a few microseconds of fixed overhead, as does a numpy call, and there are fewer of them
 # only when there is enough work to fuse. (It also keeps gradcheck's many tiny backward graphs
 # from each building a module.)
-MIN_ELEMENTS = 1 << 12
-MAX_LAYOUTS = 4  # programs per graph; past that the input strides keep changing: interpret
 SMALL_VALUE = 1 << 12  # elements of a value from which a graph is interpreted by run_graph
 
 
@@ -51,7 +48,7 @@ class BackwardRunner:
             for n in graph.nodes if n.op != "input")
         self.uses = 0
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
-        self.compilable = ENABLED and all(n.opdef.compilable for n in graph.nodes)
+        self.compilable = POLICY.backward_programs and all(n.opdef.compilable for n in graph.nodes)
 
     def run(self, arrays: list, be, hook=None) -> list:
         """`hook`: a profiler's, told as each interpreted node starts and ends."""
@@ -76,7 +73,7 @@ class BackwardRunner:
         key = tuple((a.shape, a.strides) for a in arrays)
         if key in self.programs:
             return self.programs[key]
-        if len(self.programs) >= MAX_LAYOUTS or not _worth_compiling(arrays):
+        if len(self.programs) >= POLICY.backward_layouts or not _worth_compiling(arrays):
             return None
         program = self.programs[key] = obtain(self.graph, be, arrays, role="backward")
         if program is None:  # no compiler here (said once): interpret from now on
@@ -86,4 +83,4 @@ class BackwardRunner:
 
 def _worth_compiling(arrays: list) -> bool:
     # (a custom Function's backward reads its ctx object among the arrays)
-    return sum(getattr(a, "size", 0) for a in arrays) >= MIN_ELEMENTS
+    return sum(getattr(a, "size", 0) for a in arrays) >= POLICY.min_elements

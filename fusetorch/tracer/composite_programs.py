@@ -12,7 +12,7 @@ its other arguments (which must be hashable: numbers, strings, tuples, None). Pe
 2. second call: plain eager while capturing it: a trace recording (the primitives' graph, for
    the program) and the autograd records it makes (op, inputs, attrs, result: the template);
 3. later calls: the graph runs on the inputs' arrays (a compile `Program` after
-   `passes.optimize` when the inputs hold at least `MIN_ELEMENTS` elements; else the reference
+   `passes.optimize` when the inputs hold at least `POLICY.min_elements` elements; else the reference
    interpreter on the graph as recorded, whose values are eager's bit for bit) and yields the
    outputs and every value a VJP saves; then the template's records are replayed through
    `autograd.record`, so the autograd graph has the same primitives, attrs, saved values and
@@ -41,6 +41,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .._policy import POLICY
 from ..ir.identity import Unkeyable, value_key
 from ..ir.ops import OPS
 from ..ir.pool_index import ceil_mode_extra, match_max_pool
@@ -54,8 +55,6 @@ from . import views as _views
 from .tensor import Tensor
 from .trace import Recorder
 
-MIN_ELEMENTS = eager_kernels.MIN_ELEMENTS  # inputs' total size from which a program is built
-MAX_KEYS = 256
 _SEEN, _PLAIN = "seen", "plain"  # key states before a template exists, or instead of one
 
 _lock = threading.RLock()
@@ -71,7 +70,7 @@ def composite(fn):
     def call(*args, **kwargs):
         st = D._LOCAL.state  # this thread's recorder and profiler
         if st.RECORDER is not None or st.PROFILE is not None or _ac._LOCAL.state.ACTIVE or \
-                not eager_kernels.ENABLED:
+                not POLICY.eager_kernels:
             # (a trace records the primitives itself; the profiler times each of them; under
             # autocast the casts depend on a state the key does not hold)
             return fn(*args, **kwargs)
@@ -82,7 +81,7 @@ def composite(fn):
             state = _CACHE.get(key)
             if state is None:
                 _CACHE[key] = _SEEN
-                if len(_CACHE) > MAX_KEYS:
+                if len(_CACHE) > POLICY.composite_keys:
                     _CACHE.popitem(last=False)
             else:
                 _CACHE.move_to_end(key)
@@ -297,7 +296,7 @@ class _Template:
         self.kernel = None if views else _max_pool_kernel(graph)
         self.lock = threading.Lock()
         total = sum(t._data.size for t in tensors)
-        self.interpret = (total < MIN_ELEMENTS or
+        self.interpret = (total < POLICY.min_elements or
                           not kernel_safe([t._data for t in tensors]))
         return self
 

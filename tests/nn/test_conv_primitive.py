@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
 
+from fusetorch._policy import POLICY
 import fusetorch as torch
 import fusetorch.nn.functional as F
 from fusetorch.autograd import gradcheck, gradgradcheck
 from fusetorch.ir.conv_ops import _conv, _conv_grad_input, _conv_grad_weight
-from fusetorch.runtime import conv, eager_kernels
+from fusetorch.runtime import conv
 
 RNG = np.random.default_rng(11)
 
@@ -203,7 +204,7 @@ def test_half_precision_and_empty_batches():
 
 
 def test_without_kernels_the_reference_runs(monkeypatch):
-    monkeypatch.setattr(eager_kernels, "ENABLED", False)
+    monkeypatch.setattr(POLICY, "eager_kernels", False)
     assert conv._kernels(np.dtype(np.float32), np.zeros(1)) is None
     x = torch.randn(2, 3, 7, 7, dtype=torch.float64, requires_grad=True)
     w = torch.randn(5, 3, 3, 3, dtype=torch.float64, requires_grad=True)

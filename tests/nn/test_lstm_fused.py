@@ -7,6 +7,7 @@ backward's error, and what records it."""
 import numpy as np
 import pytest
 
+from fusetorch._policy import POLICY
 import fusetorch as torch
 import fusetorch.nn as nn
 from fusetorch.autograd import gradcheck
@@ -227,7 +228,7 @@ def test_one_kernel_serves_every_sequence_length_and_batch():
 
 
 def test_without_eager_kernels_the_reference_runs(monkeypatch):
-    monkeypatch.setattr(eager_kernels, "ENABLED", False)
+    monkeypatch.setattr(POLICY, "eager_kernels", False)
     assert recurrent._kernels(np.dtype(np.float32), 5) is None
     gi, h0, c0, w = _arrays(np.float32)
     np.testing.assert_array_equal(cpu_backend().impl["lstm_scan"](gi, h0, c0, w, reverse=True),

@@ -8,6 +8,7 @@ third call) and `fusetorch.compile`."""
 import numpy as np
 import pytest
 
+from fusetorch._policy import POLICY
 import fusetorch as torch
 import fusetorch.nn as nn
 import fusetorch.nn.functional as F
@@ -93,7 +94,7 @@ CASES = [  # kernel, stride, padding, dilation, ceil_mode
 def eager_mode(request, monkeypatch):
     """FUSETORCH_EAGER_COMPILE=0 (numpy primitives) or 1 (the composite replayed, through the
     max pool kernel from the third call), from empty caches."""
-    monkeypatch.setattr(ek, "ENABLED", request.param)
+    monkeypatch.setattr(POLICY, "eager_kernels", request.param)
     ek.clear()
     cp.clear()
     yield request.param
@@ -103,7 +104,7 @@ def eager_mode(request, monkeypatch):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_max_pool2d_follows_pytorchs_scan_eager(eager_mode, dtype):
-    shape = (2, 3, 24, 30)  # above eager_kernels.MIN_ELEMENTS: the kernel applies
+    shape = (2, 3, 24, 30)  # above POLICY.min_elements: the kernel applies
     for case in CASES:
         xs = _data(shape, 3)
         want_v, want_i = pool_rule(xs, *case)

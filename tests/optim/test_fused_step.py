@@ -14,6 +14,7 @@ import pytest
 
 import fusetorch as torch
 from fusetorch import nn, optim
+from fusetorch._policy import POLICY
 from fusetorch.optim import _fused
 from fusetorch.runtime import build, cbuild
 
@@ -25,7 +26,7 @@ NO_GRAD = 4  # the parameter at this position never has a gradient
 def _enabled(monkeypatch):
     """The fused path on, also when the suite runs under FUSETORCH_EAGER_COMPILE=0 (which
     test_environment_variable_turns_it_off checks in a process of its own)."""
-    monkeypatch.setattr(_fused, "ENABLED", True)
+    monkeypatch.setattr(POLICY, "fused_optimizers", True)
 
 
 @pytest.fixture
@@ -50,8 +51,8 @@ def _params(dtypes, seed=0):
 def _train(make_opt, dtypes, fused, steps=6, schedule=True, skip=None, seed=0, between=None):
     """Parameters after each step; gradients drawn per step (large first, so AMSGrad's max
     matters); `skip`: (step, position) pairs whose gradient is None."""
-    old = _fused.ENABLED
-    _fused.ENABLED = fused
+    old = POLICY.fused_optimizers
+    POLICY.fused_optimizers = fused
     try:
         params = _params(dtypes, seed)
         opt = make_opt(params)
@@ -71,7 +72,7 @@ def _train(make_opt, dtypes, fused, steps=6, schedule=True, skip=None, seed=0, b
             out.append([p.detach().numpy().copy() for p in params])
         return out, opt
     finally:
-        _fused.ENABLED = old
+        POLICY.fused_optimizers = old
 
 
 def _assert_bitwise(a, b):
@@ -227,7 +228,7 @@ def test_a_parameter_the_kernel_cannot_read_runs_the_loop(calls):
 def test_strided_gradients_run_the_loop(calls, monkeypatch):
     results = []
     for fused in (False, True):
-        monkeypatch.setattr(_fused, "ENABLED", fused)
+        monkeypatch.setattr(POLICY, "fused_optimizers", fused)
         rng = np.random.default_rng(0)
         p = nn.Parameter(torch.tensor(rng.standard_normal((3, 4))))
         opt = optim.SGD([p], lr=0.1, momentum=0.9)
@@ -261,7 +262,7 @@ def test_updates_bump_version_counters(calls):
 
 
 def test_disabled_builds_nothing(calls, monkeypatch):
-    monkeypatch.setattr(_fused, "ENABLED", False)
+    monkeypatch.setattr(POLICY, "fused_optimizers", False)
     monkeypatch.setattr(_fused, "_FUNCS", {})
     p = nn.Parameter(torch.randn(5))
     opt = optim.SGD([p], lr=0.1)
@@ -272,7 +273,7 @@ def test_disabled_builds_nothing(calls, monkeypatch):
 
 
 def test_environment_variable_turns_it_off():
-    code = "from fusetorch.optim import _fused; print(_fused.ENABLED)"
+    code = "from fusetorch._policy import POLICY; print(POLICY.fused_optimizers)"
     env = dict(os.environ, FUSETORCH_EAGER_COMPILE="0")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                          check=True)
@@ -310,6 +311,7 @@ import sys, tracemalloc
 import numpy as np
 import fusetorch as torch
 from fusetorch import nn, optim
+from fusetorch._policy import POLICY
 rng = np.random.default_rng(0)
 params = [nn.Parameter(torch.tensor(rng.standard_normal(s), dtype=torch.float32))
           for s in SHAPES]

@@ -4,6 +4,7 @@ dim (Embedding's gradient; runtime/eager_kernels.add_rows): the same bits as num
 import numpy as np
 import pytest
 
+from fusetorch._policy import POLICY
 import fusetorch as torch
 from fusetorch.runtime import eager_kernels
 from fusetorch.runtime.device import cpu_backend
@@ -12,7 +13,7 @@ RNG = np.random.default_rng(3)
 
 
 def _compiler():
-    if not eager_kernels.ENABLED:
+    if not POLICY.eager_kernels:
         pytest.skip("FUSETORCH_EAGER_COMPILE=0: numpy adds")
     if eager_kernels._build_add_rows(np.dtype(np.float32)) is False:
         pytest.skip("no C compiler")

@@ -1,6 +1,7 @@
 """Eager fast paths that replace a slow numpy call: same results as the plain numpy call."""
 import numpy as np
 
+from fusetorch._policy import POLICY
 from fusetorch.runtime.eager import make_table
 
 T = make_table(np)
@@ -44,7 +45,7 @@ from fusetorch.runtime import eager_kernels as ek  # noqa: E402
 def kernels(monkeypatch):
     """Eager kernels on (or off), from an empty program cache."""
     def use(on: bool):
-        monkeypatch.setattr(ek, "ENABLED", on)
+        monkeypatch.setattr(POLICY, "eager_kernels", on)
         ek.clear()
     yield use
     ek.clear()
@@ -328,12 +329,12 @@ def _operands(name: str, dtype, rng) -> list:
 
 def _numpy(name: str, args):
     """What numpy computes for it (the eager table with the eager kernels off)."""
-    was, ek.ENABLED = ek.ENABLED, False
+    was, POLICY.eager_kernels = POLICY.eager_kernels, False
     try:
         with np.errstate(all="ignore"):
             return T[name](*args)
     finally:
-        ek.ENABLED = was
+        POLICY.eager_kernels = was
 
 
 @pytest.mark.parametrize("name", SLOW)

@@ -7,17 +7,17 @@ import textwrap
 import numpy as np
 import pytest
 
+from fusetorch._policy import POLICY
 import fusetorch as torch
 import fusetorch.nn as nn
 import fusetorch.nn.functional as F
 from fusetorch.tracer import autograd as A
-from fusetorch.tracer import backward_programs as bp
 
 
 @pytest.fixture
 def compiled_backward(monkeypatch):
     def use(on: bool):
-        monkeypatch.setattr(bp, "ENABLED", on)
+        monkeypatch.setattr(POLICY, "backward_programs", on)
         A._CACHE.clear()  # runners decide at creation whether they may compile
     yield use
     A._CACHE.clear()
@@ -84,7 +84,7 @@ def test_small_graphs_and_first_uses_stay_interpreted(compiled_backward):
 
 def test_each_input_layout_gets_its_program_up_to_a_limit(compiled_backward):
     compiled_backward(True)
-    steps = range(1, bp.MAX_LAYOUTS + 4)
+    steps = range(1, POLICY.backward_layouts + 4)
     base = torch.randn(64 * steps[-1], 64)
     for s in steps:
         for _ in range(2):  # the first use of a layout may be interpreted, the second is not
@@ -95,7 +95,7 @@ def test_each_input_layout_gets_its_program_up_to_a_limit(compiled_backward):
             np.testing.assert_allclose(x.grad.numpy(), np.cos(a) * a + np.sin(a), rtol=1e-5,
                                        atol=1e-6)
     (runner,) = [hit[2] for hit in A._CACHE.values()]
-    assert len(runner.programs) == bp.MAX_LAYOUTS  # later layouts ran in the interpreter
+    assert len(runner.programs) == POLICY.backward_layouts  # later layouts ran in the interpreter
 
 
 def test_custom_functions_are_not_compiled(compiled_backward):

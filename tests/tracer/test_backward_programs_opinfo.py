@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from fusetorch._policy import POLICY
 import fusetorch as torch
 import fusetorch.nn as nn
 import opinfo
@@ -36,8 +37,8 @@ MAX_CASES = 120  # cases per batch: one backward graph, one C module
 @pytest.fixture(autouse=True)
 def _compile_small_graphs(monkeypatch, tmp_path_factory):
     monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ftcache"))
-    monkeypatch.setattr(backward_programs, "MIN_ELEMENTS", 0)
-    if not backward_programs.ENABLED:
+    monkeypatch.setattr(POLICY, "min_elements", 0)
+    if not POLICY.backward_programs:
         pytest.skip("FUSETORCH_EAGER_COMPILE=0")
 
 

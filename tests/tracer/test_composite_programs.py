@@ -5,9 +5,9 @@ rounding through compiled kernels (large ones)."""
 import numpy as np
 import pytest
 
+from fusetorch._policy import POLICY
 import fusetorch as torch
 import fusetorch.nn.functional as F
-from fusetorch.runtime import eager_kernels as ek
 from fusetorch.tracer import autograd as A
 from fusetorch.tracer import composite_programs as cp
 
@@ -15,7 +15,7 @@ from fusetorch.tracer import composite_programs as cp
 @pytest.fixture(autouse=True)
 def fresh(monkeypatch):
     """Replays on (also in a FUSETORCH_EAGER_COMPILE=0 run), from an empty cache."""
-    monkeypatch.setattr(ek, "ENABLED", True)
+    monkeypatch.setattr(POLICY, "eager_kernels", True)
     cp.clear()
     yield
     cp.clear()
@@ -156,7 +156,7 @@ def test_batch_norm_replays_its_pure_part_and_updates_running_statistics(shape, 
     import fusetorch.nn as nn
 
     def steps(on: bool):
-        monkeypatch.setattr(ek, "ENABLED", on)
+        monkeypatch.setattr(POLICY, "eager_kernels", on)
         cp.clear()
         torch.manual_seed(0)
         bn = nn.BatchNorm2d(shape[1]).double()
@@ -268,11 +268,11 @@ def test_calls_that_cannot_be_replayed_stay_plain():
 
 def test_disabled_and_traced_calls_capture_nothing(monkeypatch):
     x = torch.randn(2, 3, 8, 8, requires_grad=True)
-    monkeypatch.setattr(ek, "ENABLED", False)
+    monkeypatch.setattr(POLICY, "eager_kernels", False)
     for _ in range(3):
         F.max_pool2d(x, 2)
     assert not cp._CACHE
-    monkeypatch.setattr(ek, "ENABLED", True)
+    monkeypatch.setattr(POLICY, "eager_kernels", True)
     compiled = torch.compile(lambda t: F.max_pool2d(t, 2).sum())
     for _ in range(3):
         compiled(x).backward()
