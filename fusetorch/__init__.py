@@ -15,6 +15,9 @@ if "numpy" not in _sys.modules:
     # when numpy loads it: only where fusetorch is imported first, and never over the user's
     # own setting (README, Threads; _threads.BLAS_SPIN follows it)
     _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
+from . import _malloc
+
+_malloc.keep_heap()  # a step's large arrays reuse the heap instead of faulting in fresh pages
 from . import autograd, backends, cuda, ir, tracer  # noqa: F401
 from . import nn, optim, utils  # noqa: F401  (after the tensor API they are built on)
 from . import distributions  # noqa: F401  (torch.distributions)
