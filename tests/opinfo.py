@@ -1205,7 +1205,7 @@ add("addmm_family", {"torch.addmm": lambda i, a, b: torch.addmm(i, a, b, beta=0.
 _I = lambda: torch.tensor([[1, 0, 2, 2], [0, 2, 1, 0]])  # noqa: E731
 add("scatters", {"torch.scatter": lambda x, s: torch.scatter(x, 0, _I(), s),
                  "Tensor.scatter": lambda x, s: x.scatter(0, _I(), 2.5),
-                 "Tensor.scatter_": lambda x, s: x.clone().scatter_(0, _I(), s, reduce="add"),
+                 "Tensor.scatter_": lambda x, s: x.clone().scatter_(0, _I(), s),
                  "torch.scatter_reduce": lambda x, s: torch.scatter_reduce(x, 0, _I(), s, "sum"),
                  "Tensor.scatter_reduce": lambda x, s: x.scatter_reduce(0, _I(), s, "mean",
                                                                         include_self=False),
@@ -1233,8 +1233,7 @@ add("scatter_reduce(prod/amax/amin)", {
     "Tensor.scatter_reduce(amin)": lambda x, s: x.scatter_reduce(0, _I(), s, "amin",
                                                                  include_self=False),
     "Tensor.scatter_reduce_(prod)": lambda x, s: x.clone().scatter_reduce_(
-        0, _I(), s, "prod", include_self=False),
-    "Tensor.scatter(multiply)": lambda x, s: x.scatter(0, _I(), s, reduce="multiply")},
+        0, _I(), s, "prod", include_self=False)},
     fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (2, 4))]),
           ("f64", lambda r: [make(r, (3, 4), F64, layout="t"), make(r, (2, 4), F64)])))
 add("linalg_square", {"torch.linalg.inv": torch.linalg.inv, "torch.inverse": torch.inverse,

@@ -44,11 +44,16 @@ def p_norm(x: Tensor, ord, dim, keepdim: bool = False) -> Tensor:
         return F.amax(a, dims, keepdim)
     if ord == -math.inf:
         return F.amin(a, dims, keepdim)
-    if ord == 0:
-        return F.sum(D.cast(D.binary("ne", x, 0), x._dtype), dims, keepdim)
     if ord == 1:
         return F.sum(a, dims, keepdim)
     guarded = D.RECORDER is not None or (D.GRAD_ENABLED and D.needs_grad(x))
+    if ord == 0:
+        nonzero = D.binary("ne", x, 0)
+        if not guarded:
+            return F.sum(D.cast(nonzero, x._dtype), dims, keepdim)
+        # a count is differentiable with a zero gradient (PyTorch's backward runs, and
+        # leaves nothing); x * 0 is 0 exactly where it is taken, so values do not change
+        return F.sum(D.elementwise("where", nonzero, 1, D.binary("mul", x, 0)), dims, keepdim)
     if ord == 2:
         s = F.sum(D.binary("mul", x, x), dims, keepdim)
         return _zero_safe(lambda v: D.unary("sqrt", v), s, 0.0) if guarded else D.unary("sqrt", s)

@@ -1,6 +1,12 @@
 """`nn.Parameter`: a leaf tensor that a Module registers as one of its parameters."""
 from __future__ import annotations
 
+import os
+import sys
+
+import numpy as np
+
+from ..tracer.dispatch import uninitialized_message
 from ..tracer.tensor import Tensor
 
 
@@ -68,11 +74,7 @@ class Buffer(Tensor):
 
 # ---------------------------------------------------------------- lazy modules' placeholders
 
-_USE_MESSAGE = ("Attempted to use an uninitialized parameter in {}. This error happens when you "
-                "are using a `LazyModule` or explicitly manipulating "
-                "`torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call "
-                "`forward` with a dummy batch to initialize the parameters before calling torch "
-                "functions")
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _SHAPE_MESSAGE = ("Can't access the shape of an uninitialized parameter or buffer. This error "
                   "usually happens in `load_state_dict` when trying to load an uninitialized "
                   "parameter into an initialized one. Call `forward` to initialize the "
@@ -99,8 +101,12 @@ class UninitializedTensorMixin:
         if name[0] == "_" or name in _ALLOWED:
             return object.__getattribute__(self, name)
         if name in ("shape", "size", "ndim", "dim"):
+            caller = sys._getframe(1).f_code.co_filename
+            if caller.startswith(_PACKAGE) and not caller.endswith("module.py"):
+                # a fusetorch function reads the shape first: PyTorch refuses the function
+                raise ValueError(uninitialized_message())
             raise RuntimeError(_SHAPE_MESSAGE)
-        raise ValueError(_USE_MESSAGE.format(f"<method '{name}' of 'torch._C.TensorBase' "
+        raise ValueError(uninitialized_message(f"<method '{name}' of 'torch._C.TensorBase' "
                                              "objects>"))
 
     def materialize(self, shape, device=None, dtype=None) -> None:
@@ -127,9 +133,20 @@ class UninitializedTensorMixin:
         return memo[id(self)]
 
 
+def _placeholder(device, dtype) -> Tensor:
+    """An empty tensor whose array refuses computation (`dispatch.Unmaterialized`): free
+    functions given a placeholder raise PyTorch's ValueError instead of computing on it."""
+    from ..tracer.creation import empty
+    from ..tracer.dispatch import Unmaterialized
+    t = empty(0, device=device, dtype=dtype)
+    if t._data.__class__ is np.ndarray:  # cupy arrays keep their class
+        t._data = t._data.view(Unmaterialized)
+    return t
+
+
 def _refuse_operator(name: str):
     def op(self, *args, **kwargs):
-        raise ValueError(_USE_MESSAGE.format(f"<slot wrapper '{name}' of 'torch._C.TensorBase' "
+        raise ValueError(uninitialized_message(f"<slot wrapper '{name}' of 'torch._C.TensorBase' "
                                              "objects>"))
     op.__name__ = name
     return op
@@ -156,8 +173,7 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
     cls_to_become = Parameter
 
     def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
-        from ..tracer.creation import empty
-        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+        return Parameter.__new__(cls, _placeholder(device, dtype), requires_grad)
 
     def __init__(self, requires_grad: bool = True, device=None, dtype=None):
         pass
@@ -171,8 +187,7 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __new__(cls, requires_grad: bool = False, device=None, dtype=None,
                 persistent: bool = True):
-        from ..tracer.creation import empty
-        t = empty(0, device=device, dtype=dtype)
+        t = _placeholder(device, dtype)
         b = Tensor.__new__(cls)
         b._data, b._dtype, b._be = t._data, t._dtype, t._be
         b._grad = b._node = b._vc = b._base = None

@@ -587,6 +587,29 @@ def _hooked(t: Tensor, g: Tensor) -> Tensor:
     return _call_hooks(t.__dict__.get(GRAD_HOOKS, {}), g)
 
 
+def _other_layout(a, b) -> bool:
+    """Whether arrays a and b of one shape differ in strides over their dims of size > 1."""
+    if a.strides == b.strides or a.shape != b.shape:
+        return False
+    return any(n > 1 and sa != sb for n, sa, sb in zip(a.shape, a.strides, b.strides))
+
+
+def _in_layout_of(t: Tensor, g: Tensor) -> Tensor:
+    """PyTorch's gradient layout contract (AccumulateGrad): a leaf's first .grad has the
+    leaf's strides where the leaf is dense, else is contiguous, whatever layout the
+    backward produced (a matmul's gradient comes back as a transposed view). Optimizer
+    state made with *_like or clone from it then follows its parameter."""
+    from . import memory_formats as mf
+    a = t._data
+    dims = mf.stride_order(a.shape, tuple(s // a.itemsize for s in a.strides)) \
+        if D._dense(a) else tuple(range(a.ndim))
+    if dims == tuple(range(a.ndim)):
+        data = g._be.xp.ascontiguousarray(g._data)
+    else:
+        data = mf.empty_in_order(g._data, dims)
+    return Tensor._make(data, g._dtype, g._be)
+
+
 def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
     st = D._LOCAL.state  # this thread's profiler, recorder and grad mode
     if st.PROFILE is not None and st.PROFILE.enter():
@@ -599,6 +622,9 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
         if g._base is not None and not create_graph:
             g = g.clone()  # a .grad owns its memory (eager makes the same copy on arrays)
     if t._grad is None:
+        if not create_graph and st.RECORDER is None and g._data.ndim > 1 and \
+                _other_layout(g._data, t._data):
+            g = _in_layout_of(t, g)
         t._grad = g
     elif st.RECORDER is not None and not create_graph:
         t._grad.add_(g)  # recorded, so a replay of the trace accumulates too

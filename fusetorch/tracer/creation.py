@@ -110,9 +110,17 @@ _NO_SIZE = object()  # `size=` not given (None is a value PyTorch refuses)
 
 def _size_arg(args: tuple, size, fn: str) -> tuple:
     """The size of `zeros(2, 3)`, `zeros((2, 3))` or `zeros(size=(2, 3))`, with PyTorch's
-    TypeErrors for both forms at once or a keyword that is not a sequence. No size at all is
-    0-d (PyTorch raises; `zeros(*t.shape)` of a 0-d t is kept working, as it always was)."""
+    TypeErrors for both forms at once, a keyword that is not a sequence, or no size at all
+    (a 0-d result is `zeros(())`)."""
     if size is _NO_SIZE:
+        if not args:
+            if fn in ("rand", "randn"):
+                raise TypeError(f"{fn}() received an invalid combination of arguments - got (),"
+                                f" but expected (tuple of ints size, *, torch.Generator "
+                                f"generator, Tensor out, torch.dtype dtype, torch.layout "
+                                f"layout, torch.device device, bool pin_memory, bool "
+                                f"requires_grad)")
+            raise TypeError(f'{fn}() missing 1 required positional arguments: "size"')
         return _size(args, fn)
     if args:
         raise TypeError(f"{fn}() got multiple values for argument 'size'")

@@ -292,11 +292,60 @@ def elementwise(name: str, *args) -> Tensor:
 def _as_array(out, npdt, be):
     """The eager result as an array of `be` of numpy dtype `npdt` (a scalar or another
     dtype converted)."""
-    if out.__class__ is not _ndarray:
+    if out.__class__ is not _ndarray and out.__class__ is not Unmaterialized:
         out = be.xp.asarray(out)
     if out.dtype is not npdt and out.dtype != npdt:
         out = out.astype(npdt)
     return out
+
+
+# ---------------------------------------------------------------- lazy placeholders
+
+_UNINITIALIZED = ("Attempted to use an uninitialized parameter in {}. This error happens when "
+                  "you are using a `LazyModule` or explicitly manipulating "
+                  "`torch.nn.parameter.UninitializedParameter` objects. When using LazyModules "
+                  "Call `forward` with a dummy batch to initialize the parameters before "
+                  "calling torch functions")
+
+
+# decorators' and dispatchers' frames, which name no function a user called
+_WRAPPERS = frozenset({"fn", "call", "wrapper", "inner", "method", "__call__", "_call_impl",
+                       "_wrapped_call_impl", "forward"})
+
+
+def uninitialized_message(what: str | None = None) -> str:
+    """PyTorch's ValueError text for computing with a lazy placeholder; `what` defaults to
+    the fusetorch function the user called (the outermost fusetorch frame)."""
+    if what is None:
+        import os
+        import sys
+        root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        f, name, inside = sys._getframe(1), "a torch function", False
+        while f is not None:
+            if f.f_code.co_filename.startswith(root):
+                inside, code = True, f.f_code.co_name
+                if code == "fn" and isinstance(f.f_locals.get("name"), str):
+                    code = f.f_locals["name"]  # a generated function (`_unary`'s closures)
+                if code not in _WRAPPERS:
+                    name = code
+            elif inside:
+                break
+            f = f.f_back
+        what = f"<built-in method {name}>"
+    return _UNINITIALIZED.format(what)
+
+
+class Unmaterialized(np.ndarray):
+    """The (empty) array of a lazy module's placeholder (`nn.UninitializedParameter`).
+    Every computation reaches numpy through its ufunc or function protocol, so refusing
+    there refuses every op at once, at no cost to other arrays; conversions (`astype`) and
+    views keep the class, so `module.to(float64)` before the first forward still works."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise ValueError(uninitialized_message())
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise ValueError(uninitialized_message())
 
 
 def check_tensor(x, fn: str, arg: str, pos: int | None = None) -> None:

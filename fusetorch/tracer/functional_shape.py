@@ -685,16 +685,39 @@ def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, red
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
     d = F.check_scatter(input, dim, index, src)
+    if reduce is not None and D.GRAD_ENABLED and (
+            D.needs_grad(input) or isinstance(src, Tensor) and D.needs_grad(src)):
+        from .autograd import label
+        from .function import Function  # it imports autograd, which imports this module
+
+        class Refused(Function):  # PyTorch's backward refuses this form
+            @staticmethod
+            def forward(ctx, input, src):
+                return _scatter(input, d, index, src, reduce)
+
+            @staticmethod
+            def backward(ctx, grad):
+                raise RuntimeError("derivative for aten::scatter is not implemented")
+
+        r = label(Refused.apply(input, src), "NotImplemented", input, src)
+        return write_out(r, out, name="scatter", inputs=(index, src))
+    return _scatter(input, d, index, src, reduce, out)
+
+
+def _scatter(input: Tensor, d: int, index: Tensor, src, reduce: str | None,
+             out=None) -> Tensor:
+    """scatter's computation, differentiable for every `reduce` (scatter_reduce's sum and
+    mean are made of it), on checked arguments."""
     if reduce == "multiply":
         if not isinstance(src, Tensor):
             src = F.expand(D.source("full", {"shape": (), "dtype": input._dtype,
                                              "value": D._scalar_as(src, input._dtype)},
                                     input._be), *index.shape)
-        return scatter_reduce(input, dim, index, src, "prod", out=out)
+        return scatter_reduce(input, d, index, src, "prod", out=out)
     if input.ndim == 0 or index.ndim == 0:  # a 0-d tensor is a row of one element
         if input.ndim <= 1 and index.ndim <= 1:
             s1 = F._one_d(src) if isinstance(src, Tensor) else src
-            r = scatter(F._one_d(input), 0, F._one_d(index), s1, reduce=reduce)
+            r = _scatter(F._one_d(input), 0, F._one_d(index), s1, reduce)
             return write_out(F.reshape(r, input.shape), out)
     d, idx = _scatter_indices(input, d, index)
     idx[d] = D.check_values(idx[d], f"index {{value}} is out of bounds for dimension {d} with "
@@ -741,7 +764,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
                                  {"dim": d, "reduce": reduce,
                                   "include_self": _b.bool(include_self)}), out)
     base = input if include_self else scatter(input, dim, index, 0)
-    total = scatter(base, dim, index, src, reduce="add")
+    total = _scatter(base, d, index, src, "add")
     if reduce == "sum":
         return write_out(total, out)
     ones = D.source("full", {"shape": tuple(index.shape), "dtype": input._dtype, "value": 1},
@@ -749,7 +772,7 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
     start = 1 if include_self else 0
     count = D.source("full", {"shape": tuple(input.shape), "dtype": input._dtype,
                               "value": start}, input._be)
-    count = scatter(count, dim, index, ones, reduce="add")
+    count = _scatter(count, d, index, ones, "add")
     count = D.elementwise("where", D.binary("eq", count, 0), 1, count)
     r = D.binary("div", total, count)
     if not input._dtype.is_floating_point:

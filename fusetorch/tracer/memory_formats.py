@@ -68,17 +68,41 @@ def is_laid_out(t: Tensor, fmt: memory_format) -> bool:
 
 
 def target_order(t: Tensor, fmt: memory_format) -> tuple:
-    """The dim order a copy of `t` in `fmt` has. preserve_format keeps a channels_last(_3d)
-    layout (PyTorch's suggest_memory_format) and is contiguous otherwise: PyTorch would also
-    keep any other dense layout (a transposed one), but here gradients are often transposed
-    views where PyTorch's are contiguous, and buffers cloned from them (momentum) would then
-    be laid out unlike their parameters."""
+    """The dim order a copy of `t` in `fmt` has. preserve_format is PyTorch's empty_like
+    rule: a dense non-overlapping `t` keeps its layout (transposed, channels_last, any
+    permutation), any other keeps the order of its strides (`infer_dense_strides`)."""
     if fmt is preserve_format:
-        for f in (channels_last, channels_last_3d):
-            if t.ndim == _RANKS[f._name] and is_laid_out(t, f) and not t.is_contiguous():
-                return order(f, t.ndim)
-        return tuple(range(t.ndim))
+        return stride_order(tuple(t.shape), t.stride())
     return order(fmt, t.ndim)
+
+
+def stride_order(shape: tuple, strides: tuple) -> tuple:
+    """The dims from the outermost in memory that PyTorch's infer_dense_strides (and
+    TensorIterator) gives: a stable insertion sort by stride from the innermost dim, where a
+    0 stride compares as undecided (it keeps its place) and of equal strides the smaller
+    dim goes inside."""
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))  # innermost first
+
+    def should_swap(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, ndim):
+        d1 = i
+        for j in range(1, i + 1):
+            d0 = i - j
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return tuple(reversed(perm))
 
 
 def copy_in_order(t: Tensor, dims: tuple) -> Tensor:
