@@ -340,21 +340,22 @@ class CompiledFunction:
         v = self._last
         if v is None:
             return []
-        return [("forward", v.program)] + ([("backward", v.backward[0])] if v.backward else [])
+        programs = [("forward", v.program)] + ([("backward", v.backward[0])] if v.backward else [])
+        return [(role, p.laid_out()) for role, p in programs]  # (a build under way: waited for)
 
     def graph(self, format: str = "text") -> str:
         """The optimised IR of that variant's forward program: its text, or with
         `format="dot"` Graphviz source with each kernel's nodes as a cluster (see
         `fusetorch.utils.viz.render`)."""
         v = self._last
-        return _show(v.program if v is not None else None, format,
+        return _show(v.program.laid_out() if v is not None else None, format,
                      v.input_names if v is not None else None)
 
     def backward_graph(self, format: str = "text") -> str:
         """The optimised IR of that variant's backward program ('' when it needs no
         gradients), as text or Graphviz source (`format="dot"`)."""
         v = self._last
-        return _show(v.backward[0] if v is not None and v.backward else None, format)
+        return _show(v.backward[0].laid_out() if v is not None and v.backward else None, format)
 
     def kernels(self) -> list:
         """One line per kernel of every program of that variant, forward program first: name,
@@ -362,13 +363,11 @@ class CompiledFunction:
         them), what it fuses, iteration space, bytes read and written. A backward program's
         kernels are built when its first backward runs, and listed from then on (a build
         still running in the background is waited for)."""
-        self.wait_for_build()
         return inspection.kernel_lines(self.programs())
 
     def source(self) -> str:
         """The C of every program of that variant, each module under a banner naming its
         program, each kernel's header comment labelled as in `kernels()`."""
-        self.wait_for_build()
         return inspection.labelled_source(self.programs())
 
 

@@ -67,12 +67,15 @@ class Program:
 
     def __init__(self, graph: Graph, backend, role: str = "forward",
                  user_outputs: int | None = None, updates: dict | None = None,
-                 tiered: bool = False):
-        self.graph = graph
+                 tiered: bool = False, optimize: bool = False):
+        self.graph = graph  # (with `optimize`: the optimised graph from its build on)
         self.role = role
         self.backend = backend
         self.cpu = backend.device.type == "cpu"
-        self.plan = fuse.partition(graph, cpu=self.cpu)  # the partition: groups and externs
+        # the partition: groups and externs; with `optimize` made at the build, after
+        # `passes.optimize` (in the background thread, for a tiered program: see `laid_out`)
+        self._optimize = optimize
+        self.plan: fuse.Plan | None = None if optimize else fuse.partition(graph, cpu=self.cpu)
         self.user_outputs = user_outputs
         self.updates: dict = dict(updates or {})
         self.kernel_plan: kernel_plan.KernelPlan | None = None
@@ -85,6 +88,7 @@ class Program:
         self.tiered = tiered
         self._pending: threading.Thread | None = None  # the background build, while it runs
         self._failure: BaseException | None = None  # what it raised, reported by `_settle`
+        self._observe = False  # layouts must be observed by running the graph (`prepare`)
 
     # ------------------------------------------------------------ preparing
 
@@ -93,13 +97,16 @@ class Program:
         with `background`, plan here and build in a background thread (see `wait`).
         Nothing runs, except where a movement step's layout cannot be derived from its
         input's (`layouts.LayoutUnknown`): then the graph runs eagerly once to observe them."""
-        layouts = _layouts.layouts_of(self.graph.inputs, arrays)
-        try:
-            self.prepare_for(layouts, background)
-        except _layouts.LayoutUnknown:
-            be = self.backend
-            self.prepare_for(_layouts.observe(self.graph, self.plan, arrays, be.impl, be.xp),
-                             background)
+        layouts = _layouts.layouts_of(self.graph.inputs, arrays)  # (passes keep the inputs)
+        if not self._observe:
+            try:
+                return self.prepare_for(layouts, background)
+            except _layouts.LayoutUnknown:
+                pass
+        be = self.backend
+        self._lay_out()
+        self.prepare_for(_layouts.observe(self.graph, self.plan, arrays, be.impl, be.xp),
+                         background)
 
     def prepare_for(self, layouts: dict, background: bool = False) -> None:
         """Plan and build every kernel for `layouts` (id(node) -> Layout of every graph input):
@@ -108,28 +115,47 @@ class Program:
         if prof is not None and prof.enter():  # (a profile shows the build: synchronous)
             return prof.call(self.prepare_for, (layouts,), "fusetorch::build_kernels",
                                 reentrant=True)
+        if background and self.cpu:  # (CUDA modules build on the caller's current device)
+            thread = threading.Thread(target=self._build_in_background, args=(layouts,),
+                                      name="fusetorch-build", daemon=True)
+            self._pending = thread
+            _PENDING.add(self)
+            thread.start()
+        else:
+            self._build_for(layouts)
+
+    def _build_for(self, layouts: dict) -> None:
+        """The optimised graph, its partition, the kernels for `layouts`, built and handed
+        over (the runner last: a run that finds it finds the rest set)."""
+        self._lay_out()
         be = self.backend
         plan = kernel_plan.make(self.graph, layouts, cpu=self.cpu,
                                 updates=self.updates,
                                 partition=self.plan, impl=be.impl, xp=be.xp)
-        if not (background and plan.kernels and self.cpu):
-            # (nothing to compile; CUDA modules are built on the caller's current device)
-            self._install(plan, _build.build(plan.kernels, be.device.type))
-            return
-        thread = threading.Thread(target=self._build_in_background, args=(plan,),
-                                  name="fusetorch-build", daemon=True)
-        self._pending = thread
-        _PENDING.add(self)
-        thread.start()
-
-    def _install(self, plan: kernel_plan.KernelPlan, built: _build.Built) -> None:
-        runner = Runner(self.graph, plan, built, self.backend)
+        built = _build.build(plan.kernels, be.device.type)
+        runner = Runner(self.graph, plan, built, be)
         self.kernel_plan, self.kernels, self.source = plan, plan.kernels, built.source
-        self._runner = runner  # (last: a run that finds a runner finds the rest set)
+        self._runner = runner
 
-    def _build_in_background(self, plan: kernel_plan.KernelPlan) -> None:
+    def _lay_out(self) -> None:
+        if self.plan is None:
+            graph = passes.optimize(self.graph)
+            plan = fuse.partition(graph, cpu=self.cpu)
+            self.graph, self.plan = graph, plan  # (runs read `graph` once: either is right)
+
+    def laid_out(self) -> "Program":
+        """This program with its optimised graph and partition made (`graph`, `plan`, what
+        inspection shows), waiting for a background build that makes them."""
+        while True:
+            self.wait()
+            with self._building:
+                if self._pending is None:
+                    self._lay_out()
+                    return self
+
+    def _build_in_background(self, layouts: dict) -> None:
         try:
-            self._install(plan, _build.build(plan.kernels, self.backend.device.type))
+            self._build_for(layouts)
         except BaseException as e:  # (reported in the caller's thread: `_settle`)
             self._failure = e
         finally:
@@ -155,6 +181,11 @@ class Program:
             return
         self._pending, failure, self._failure = None, self._failure, None
         if self._runner is not None:
+            return
+        if isinstance(failure, _layouts.LayoutUnknown):
+            # a movement step's layout is known only by running it: the next run observes it
+            # in the caller's thread (`prepare`) and builds again
+            self._observe = True
             return
         if isinstance(failure, CompilerUnavailable):  # (no compiler, a cache that failed)
             _build.cannot_build(failure)
@@ -213,13 +244,13 @@ class Program:
         training step is one program; its nodes carry the phase they were recorded in
         (`meta['phase']`, see `tracer.trace.recording_phase`); other nodes take the
         program's `role`."""
-        return [phase_label(g.nodes, self.role) for g in self.plan.groups()]
+        return [phase_label(g.nodes, self.role) for g in self.laid_out().plan.groups()]
 
     def describe(self) -> list:
         """One line per kernel: name, its label (see `labels`), what it fuses, iteration
         space, bytes read and written."""
         out = []
-        for g, k, label in zip(self.plan.groups(), self.kernels, self.labels()):
+        for g, k, label in zip(self.laid_out().plan.groups(), self.kernels, self.labels()):
             read = sum(_nbytes(n) for n in g.inputs)
             written = sum(_nbytes(n) for n in g.outputs)
             ops = ", ".join(n.op for n in g.nodes)
@@ -240,9 +271,13 @@ def obtain(graph: Graph, backend, arrays: list | None = None, *, role: str = "fo
     built here (no C compiler, no GPU) it says so once (`build.cannot_build`) and returns
     None: the caller runs eagerly (a tiered program that learns it in the background says so
     once and interprets)."""
-    if optimize:
+    # a tiered program's passes run with its build (in the background) unless the caller must
+    # see its partition now; its runs before interpret the graph as it came
+    later = tiered and BACKGROUND and accept is None
+    if optimize and not later:
         graph = passes.optimize(graph)
-    program = Program(graph, backend, role, user_outputs, updates, tiered)
+    program = Program(graph, backend, role, user_outputs, updates, tiered,
+                      optimize=optimize and later)
     if accept is not None and not accept(program.plan):
         return None
     if arrays is not None:
