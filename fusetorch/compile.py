@@ -1,7 +1,9 @@
 """`fusetorch.compile(fn_or_module)`: trace, optimise, fuse, generate C, build, guard, run.
 
     cmodel = fusetorch.compile(model)
-    out = cmodel(x)            # first call with these guards: traced, kernels built
+    out = cmodel(x)            # first call with these guards: traced, kernels built in the
+                               # background; calls until then interpret the traced graph
+    cmodel.wait_for_build()    # (optional) the handover: later calls run the kernels
     print(cmodel.graph())      # the IR that runs
     print(cmodel.kernels())    # what each kernel fuses, its iteration space, bytes moved
     print(cmodel.source())     # the generated C

@@ -39,7 +39,7 @@ from ..codegen import fuse
 from ..ir import passes
 from ..ir.graph import PHASES, Graph
 from . import build as _build
-from . import kernel_plan
+from . import eager_kernels, kernel_plan
 from . import layouts as _layouts
 from .cbuild import CompilerUnavailable
 from .interpret import run_graph
@@ -215,7 +215,11 @@ class Program:
             runner = self._take_over(arrays)
         if runner is None:  # the graph's meaning, as eager execution computes it
             be = self.backend
-            outs = run_graph(self.graph, arrays, be.impl, be.xp)
+            if self._pending is None:
+                outs = run_graph(self.graph, arrays, be.impl, be.xp)
+            else:  # (while the build runs: the eager table's kernels build nothing either)
+                with eager_kernels.no_builds():
+                    outs = run_graph(self.graph, arrays, be.impl, be.xp)
         else:
             outs = runner.run(arrays, self, prof)
         return _unaliased(outs, arrays, self.user_outputs, self.updates)

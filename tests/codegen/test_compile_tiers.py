@@ -183,3 +183,32 @@ def test_a_failed_background_build_warns_once_and_interprets(monkeypatch, fail, 
         for _ in range(2):
             assert cf(*args).numpy().tobytes() == want.tobytes()
     assert not _prepared(cf)
+
+
+def test_threads_calling_during_the_build_and_after_the_handover(gate):
+    args = _inputs()
+    want = _exact(*args).numpy().tobytes()
+    cf = torch.compile(_exact)
+    cf(*args)
+    got, errors = [], []
+
+    def calls():
+        try:
+            got.extend(cf(*args).numpy().tobytes() for _ in range(3))
+        except BaseException as e:  # (re-raised below, in the test's thread)
+            errors.append(e)
+
+    threads = [threading.Thread(target=calls) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not _prepared(cf)  # every call above interpreted
+    gate.open()
+    threads = [threading.Thread(target=calls) for _ in range(2)]
+    for t in threads:
+        t.start()
+    assert cf.wait_for_build(60)  # (the handover may come in the middle of their calls)
+    for t in threads:
+        t.join()
+    assert not errors and got == [want] * 12
