@@ -155,7 +155,10 @@ class Program:
 
     def _build_in_background(self, layouts: dict) -> None:
         try:
-            self._build_for(layouts)
+            # (layouts.derive runs movement steps on stand-ins through the eager table, whose
+            # kernels must not build, under their lock, what the caller's thread may wait for)
+            with eager_kernels.no_builds():
+                self._build_for(layouts)
         except BaseException as e:  # (reported in the caller's thread: `_settle`)
             self._failure = e
         finally:
