@@ -16,15 +16,18 @@ anything runs (layouts.py): so the first run builds all groups as one module and
 kernels at once; nothing is computed twice. Later runs guard the layouts of values from
 outside the kernels and call the kernels.
 
-Tiers: a `tiered` program (compile's, the compiled eager backward's and composites') plans in
-the caller's thread and renders and builds in a background thread (`BACKGROUND`, from
-`FUSETORCH_COMPILE_BACKGROUND`, "0" builds synchronously as the tests do). Until the build is
-done its runs interpret the graph (`run_graph`, the eager table: what eager mode computes);
-the finished `Runner` is handed over by one attribute store, read once per run. A failed
-background build is reported once, in the caller's thread, and the program stays interpreted.
-`wait` (or `wait_for_builds`, every pending program) is the explicit handover point. The build
-thread is a daemon: a process that exits meanwhile does not wait for it; the cache's entries are
-moved into place whole (sidecar last), so an interrupted build leaves no entry anyone loads.
+Tiers: a `tiered` program (compile's, the compiled eager backward's and composites') is
+optimised, partitioned, planned, rendered and built in a background thread on the CPU
+(`BACKGROUND`, from `FUSETORCH_COMPILE_BACKGROUND`; "0" builds synchronously, as the tests
+do; a caller that must judge the partition, `accept`, gets it made in its own thread). Until
+the build is done its runs interpret the graph as it came (`run_graph` over the eager table:
+what eager mode computes), with the eager table's kernels building nothing; the finished
+`Runner` is handed over by one attribute store, read once per run. A failed background build
+is reported once, in the caller's thread, and the program stays interpreted. `wait` (or
+`wait_for_builds`, every pending program) is the explicit handover point. The build thread is
+a daemon: a process that exits meanwhile does not wait for it; the cache's entries are moved
+into place whole (sidecar last), so an interrupted build leaves no entry anyone loads (its
+build directory is swept later, as a killed builder's is).
 """
 from __future__ import annotations
 
@@ -138,6 +141,7 @@ class Program:
         self._runner = runner
 
     def _lay_out(self) -> None:
+        """The optimised graph and its partition, where `optimize` left them to the build."""
         if self.plan is None:
             graph = passes.optimize(self.graph)
             plan = fuse.partition(graph, cpu=self.cpu)
