@@ -187,6 +187,7 @@ class Program:
         if self._pending is None or self._pending.is_alive():
             return
         self._pending, failure, self._failure = None, self._failure, None
+        _PENDING.discard(self)  # (a thread lost in a fork never got to its own discard)
         if self._runner is not None:
             return
         if isinstance(failure, _layouts.LayoutUnknown):
