@@ -10,9 +10,11 @@ Rows: the two-layer training step (nn.Sequential, MSELoss(sum), SGD) at 64x1000x
 `((a - b) ** 2).sum()` over 2^24, `x + y` on 10x10 with requires_grad=True (per op), a
 character-level LSTM training step (eager, whole step compiled; no numpy column), `a.sum()`
 over 2^24 (the machine's read bandwidth, what the squared sum's 128 MiB are bound by), and the
-first calls of the compiled chain and of the two-layer whole step, each in a new process with
-an empty kernel cache (cold), and the nanoGPT-shaped training step of issue 24 (6 layers, 384
-wide, 6 heads, block 256, batch 8, vocab 4096, AdamW; eager and compiled), each variant in a
+first calls of the chain and of the two-layer whole step, eager and compiled, each in a new
+process with an empty kernel cache (cold), with the median of the later calls in those
+processes (the compiled ones after their background build is handed over), and the
+nanoGPT-shaped training step of issue 24 (6 layers, 384 wide, 6 heads, block 256, batch 8,
+vocab 4096, AdamW; eager and compiled), each variant in a
 process of its own so that its cell can also give the process's peak resident set size (the
 first steps included: they are part of what a training run needs).
 
@@ -197,15 +199,17 @@ ROWS = [  # (label, workload: T -> {variant: callable}, unit of its cells)
 ]
 # First calls, each in a new process whose kernel cache is empty (cold): the chain, and the
 # two-layer whole step, whose first call runs eagerly (the optimizer's first step makes its
-# state) and whose second traces and builds: both calls count.
+# state) and whose second traces (and, with FUSETORCH_COMPILE_BACKGROUND=0, builds): both
+# calls count. `COMPILE` is torch.compile, or nothing for the eager column; each row's
+# "later calls" row is the median call after them (the compiled one's build handed over).
 COLD = {
-    "first call of the compiled chain, 2^24": """
+    "first call of the chain, 2^24": """
 x = torch.randn(1 << 24)
-f = torch.compile(lambda t: torch.tanh(torch.exp(t * 0.5 + 1).clamp(max=10) * t - 0.25))
+f = COMPILE(lambda t: torch.tanh(torch.exp(t * 0.5 + 1).clamp(max=10) * t - 0.25))
 def call():
     f(x)
 """,
-    "first calls of the compiled two-layer step": """
+    "first calls of the two-layer step": """
 net = torch.nn.Sequential(torch.nn.Linear(1000, 100), torch.nn.ReLU(), torch.nn.Linear(100, 10))
 mse = torch.nn.MSELoss(reduction="sum")
 opt = torch.optim.SGD(net.parameters(), lr=1e-4)
@@ -216,12 +220,13 @@ def step(x, y):
     loss.backward()
     opt.step()
     return loss
-f = torch.compile(step)
+f = COMPILE(step)
 def call():
     f(X, Y)
     f(X, Y)
 """,
 }
+LATER = ": later calls"  # (the label suffix of a COLD row's later-call row)
 
 # The GPT step: each (framework, variant) in a new process, so that the peak RSS is its own.
 # Two steps warm up (the first backward is interpreted, the second builds its program; the
@@ -276,30 +281,59 @@ def gpt_cells(python: str, module: str, prefix: str, args) -> dict:
 
 
 _FIRST_CALL = """
-import os, sys, time
+import os, statistics, sys, time
 import {module} as torch
 torch.manual_seed(0)
+COMPILE = torch.compile if {compiled} else (lambda f: f)
 {workload}
 def cpu():  # this process and the compilers it ran
     t = os.times()
     return t.user + t.system + t.children_user + t.children_system
 t0, c0 = time.perf_counter(), cpu()
-call()   # trace, build (an empty cache), run
-print(f"{{time.perf_counter() - t0:.3f}} {{cpu() - c0:.3f}}")
+call()   # trace, build (an empty cache) or start the build, run
+first, first_cpu = time.perf_counter() - t0, cpu() - c0
+getattr(f, "wait_for_build", lambda: None)()  # (fusetorch's handover: no sleeps)
+later = []
+for _ in range({later}):
+    t0 = time.perf_counter()
+    call()
+    later.append(time.perf_counter() - t0)
+print(f"{{first:.4f}} {{first_cpu:.4f}} {{statistics.median(later[1:]):.6f}}")
 """
 
 
-def cold_first_call(python: str, module: str, label: str) -> float:
-    """The first call of `COLD[label]` in a new process whose kernel cache is empty (wall
-    clock, or with --clock cpu the CPU time of the process and of the compilers it ran)."""
+def cold_first_call(python: str, module: str, label: str, compiled: bool = True,
+                    later: int = 0) -> float | tuple:
+    """The first call of `COLD[label]` (compiled, or eager) in a new process whose kernel
+    cache is empty (wall clock, or with --clock cpu the CPU time of the process and of the
+    compilers it ran); with `later`, also the median of that many calls after it, once a
+    background build is handed over (seconds, as a pair)."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(USER_ENV, FUSETORCH_CACHE_DIR=cache, TORCHINDUCTOR_CACHE_DIR=cache)
         env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-        code = _FIRST_CALL.format(module=module, workload=COLD[label])
+        code = _FIRST_CALL.format(module=module, workload=COLD[label], compiled=compiled,
+                                  later=max(later, 2))
         out = subprocess.run([python, "-c", code], env=env, check=True, capture_output=True,
                              text=True, timeout=600)
-        wall, cpu = out.stdout.split()[-2:]
-        return float(cpu if CLOCK is time.process_time else wall)
+        wall, cpu, after = out.stdout.split()[-3:]
+        first = float(cpu if CLOCK is time.process_time else wall)
+        return (first, float(after)) if later else first
+
+
+def cold_cells(python: str, module: str, prefix: str, later: int = 20) -> dict:
+    """COLD's rows for `module`: first calls eager and compiled, each in a new process, and
+    the later calls of those processes (eager and compiled alternate, each twice: medians)."""
+    out: dict = {}
+    for label in COLD:
+        runs: dict = {}
+        for _ in range(2):
+            for variant in ("eager", "compiled"):
+                runs.setdefault(variant, []).append(
+                    cold_first_call(python, module, label, variant == "compiled", later))
+        for variant, pairs in runs.items():
+            out[f"{label}|{prefix} {variant}"] = statistics.median(p[0] for p in pairs)
+            out[f"{label}{LATER}|{prefix} {variant}"] = statistics.median(p[1] for p in pairs)
+    return out
 
 
 def run_module(T, rounds: int, target: float, stat: str) -> dict:
@@ -380,7 +414,8 @@ def print_table(results: dict, with_torch: bool) -> None:
     cols = COLUMNS if with_torch else COLUMNS[:3]
     print("| workload | " + " | ".join(cols) + " |")
     print("|---" * (len(cols) + 1) + "|")
-    for label, unit in [(label, unit) for label, _, unit in ROWS] + [(c, "s") for c in COLD]:
+    cold = [(row, unit) for c in COLD for row, unit in ((c, "s"), (c + LATER, "ms"))]
+    for label, unit in [(label, unit) for label, _, unit in ROWS] + cold:
         if any(f"{label}|{c}" in results for c in cols):  # (--gpt-only: no other rows)
             cells = [_cell(results.get(f"{label}|{c}"), unit) for c in cols]
             print(f"| {label} | " + " | ".join(cells) + " |")
@@ -399,8 +434,7 @@ def torch_child(args) -> None:
         for k, v in run_module(T, args.rounds, args.target, args.stat).items():
             label, variant = k.split("|")
             out[f"{label}|torch {variant}"] = v
-        for label in COLD:
-            out[f"{label}|torch compiled"] = cold_first_call(sys.executable, "torch", label)
+        out.update(cold_cells(sys.executable, "torch", "torch"))
     if not args.no_gpt:
         out.update(gpt_cells(sys.executable, "torch", "torch", args))
     print(json.dumps(out))
@@ -446,9 +480,7 @@ def main() -> None:
     results = {}
     if not args.gpt_only:
         results = fusetorch_rows(args.rounds, args.target, args.stat)
-        for label in COLD:
-            results[f"{label}|fusetorch compiled"] = cold_first_call(sys.executable, "fusetorch",
-                                                                     label)
+        results.update(cold_cells(sys.executable, "fusetorch", "fusetorch"))
     if not args.no_gpt:
         results.update(gpt_cells(sys.executable, "fusetorch", "fusetorch", args))
     if args.torch:

@@ -1,7 +1,9 @@
 """`fusetorch.compile(fn_or_module)`: trace, optimise, fuse, generate C, build, guard, run.
 
     cmodel = fusetorch.compile(model)
-    out = cmodel(x)            # first call with these guards: traced, kernels built
+    out = cmodel(x)            # first call with these guards: traced, kernels built in the
+                               # background; calls until then interpret the traced graph
+    cmodel.wait_for_build()    # (optional) the handover: later calls run the kernels
     print(cmodel.graph())      # the IR that runs
     print(cmodel.kernels())    # what each kernel fuses, its iteration space, bytes moved
     print(cmodel.source())     # the generated C
@@ -256,14 +258,16 @@ class CompiledFunction:
             saved = [f for f, _part in values]
             graph = Graph(graph.inputs, graph.outputs + saved)
             # planned and built on its first run, for the layouts its cotangents arrive with
-            bprog = obtain(bgraph, tensors[0]._be, role="backward")
+            bprog = obtain(bgraph, tensors[0]._be, role="backward", tiered=True)
             backward = (bprog, tuple(wrt), tuple(diff))
-        # planned and built for these layouts now; runs nothing: the trace's eager run gave
+        # planned for these layouts now and built in the background (tiered: calls before
+        # the build is done interpret the graph); runs nothing: the trace's eager run gave
         # this call's results (and a training step's updates already happened). None: no
         # compiler here (said once), so this key runs eagerly
         program = obtain(graph, tensors[0]._be, [t._data for t in tensors],
                          user_outputs=len(results),
-                         updates={len(outs) + j: pos for j, pos in enumerate(effects.mutated)})
+                         updates={len(outs) + j: pos for j, pos in enumerate(effects.mutated)},
+                         tiered=True)
         if program is None:
             self._remember(key, _EAGER)
             return out
@@ -317,6 +321,17 @@ class CompiledFunction:
                           "with its reason, set FUSETORCH_LOGS=recompiles (or TORCH_LOGS) or "
                           "call fusetorch._logging.set_logs(recompiles=True)", stacklevel=4)
 
+    def wait_for_build(self, timeout: float | None = None) -> bool:
+        """Wait until the background builds of every variant traced so far are done (each
+        program up to `timeout` seconds), so the next call runs the built kernels; False
+        while one is still building or where one failed (that variant interprets its
+        graph). Without it, calls run at once anyway: they interpret the traced graph until
+        the build is done (`FUSETORCH_COMPILE_BACKGROUND=0`: the first call waits for the
+        build). A backward program is built when its first backward runs."""
+        programs = [p for vs in list(self._variants.values()) if vs is not _EAGER
+                    for v in vs for p in [v.program] + ([v.backward[0]] if v.backward else [])]
+        return all([p.wait(timeout) for p in programs])
+
     # ------------------------------------------------------------ inspection
     # All of these describe one variant: the one the most recent compiled call ran.
 
@@ -327,27 +342,29 @@ class CompiledFunction:
         v = self._last
         if v is None:
             return []
-        return [("forward", v.program)] + ([("backward", v.backward[0])] if v.backward else [])
+        programs = [("forward", v.program)] + ([("backward", v.backward[0])] if v.backward else [])
+        return [(role, p.laid_out()) for role, p in programs]  # (a build under way: waited for)
 
     def graph(self, format: str = "text") -> str:
         """The optimised IR of that variant's forward program: its text, or with
         `format="dot"` Graphviz source with each kernel's nodes as a cluster (see
         `fusetorch.utils.viz.render`)."""
         v = self._last
-        return _show(v.program if v is not None else None, format,
+        return _show(v.program.laid_out() if v is not None else None, format,
                      v.input_names if v is not None else None)
 
     def backward_graph(self, format: str = "text") -> str:
         """The optimised IR of that variant's backward program ('' when it needs no
         gradients), as text or Graphviz source (`format="dot"`)."""
         v = self._last
-        return _show(v.backward[0] if v is not None and v.backward else None, format)
+        return _show(v.backward[0].laid_out() if v is not None and v.backward else None, format)
 
     def kernels(self) -> list:
         """One line per kernel of every program of that variant, forward program first: name,
         label (forward, backward, update, or several joined by '+' when a kernel fuses across
         them), what it fuses, iteration space, bytes read and written. A backward program's
-        kernels are built when its first backward runs, and listed from then on."""
+        kernels are built when its first backward runs, and listed from then on (a build
+        still running in the background is waited for)."""
         return inspection.kernel_lines(self.programs())
 
     def source(self) -> str:

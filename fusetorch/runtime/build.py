@@ -94,10 +94,13 @@ def cannot_build(e: CompilerUnavailable) -> None:
     if type(e) in _warned:
         return
     _warned.add(type(e))
-    message = (f"fusetorch: cannot build kernels ({e}); compiled functions, compiled eager "
-               "operations and fused optimizer steps run eagerly instead")
-    # point at the user's line: the first frame outside the package
-    level, f = 2, sys._getframe(1)
+    warn_user(f"fusetorch: cannot build kernels ({e}); compiled functions, compiled eager "
+              "operations and fused optimizer steps run eagerly instead", UserWarning)
+
+
+def warn_user(message: str, category: type) -> None:
+    """A warning at the user's line: the first frame outside the package."""
+    level, f = 3, sys._getframe(2)
     while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
         level, f = level + 1, f.f_back
-    warnings.warn(message, UserWarning, stacklevel=level)
+    warnings.warn(message, category, stacklevel=level)

@@ -15,9 +15,23 @@ Kernels are generated for the layouts their inputs arrive with, and those are kn
 anything runs (layouts.py): so the first run builds all groups as one module and runs the
 kernels at once; nothing is computed twice. Later runs guard the layouts of values from
 outside the kernels and call the kernels.
+
+Tiers: a `tiered` program (compile's, the compiled eager backward's and composites') is
+optimised, partitioned, planned, rendered and built in a background thread on the CPU
+(`BACKGROUND`, from `FUSETORCH_COMPILE_BACKGROUND`; "0" builds synchronously, as the tests
+do; a caller that must judge the partition, `accept`, gets it made in its own thread). Until
+the build is done its runs interpret the graph as it came (`run_graph` over the eager table:
+what eager mode computes), with the eager table's kernels building nothing; the finished
+`Runner` is handed over by one attribute store, read once per run. A failed background build
+is reported once, in the caller's thread, and the program stays interpreted. `wait` (or
+`wait_for_builds`, every pending program) is the explicit handover point. The build thread is
+a daemon: a process that exits meanwhile does not wait for it; the cache's entries are moved
+into place whole (sidecar last), so an interrupted build leaves no entry anyone loads (its
+build directory is swept later, as a killed builder's is).
 """
 from __future__ import annotations
 
+import os
 import threading
 from typing import Callable
 
@@ -28,7 +42,7 @@ from ..codegen import fuse
 from ..ir import passes
 from ..ir.graph import PHASES, Graph
 from . import build as _build
-from . import kernel_plan
+from . import eager_kernels, kernel_plan
 from . import layouts as _layouts
 from .cbuild import CompilerUnavailable
 from .interpret import run_graph
@@ -38,6 +52,10 @@ from .runner import Runner
 # The active profiler's hook (fusetorch.profiler) of the calling thread, or None: read once per
 # run; when set, each kernel and extern step is timed (the kernels with the bytes they move).
 _LOCAL = per_thread(__name__, PROFILE=None)
+
+# Tiered programs build in a background thread (see the module docstring); "0": synchronously
+BACKGROUND = os.environ.get("FUSETORCH_COMPILE_BACKGROUND", "1") != "0"
+_PENDING: set = set()  # tiered programs whose background build has not finished
 
 
 class Program:
@@ -51,12 +69,16 @@ class Program:
     (`overlapping`): the graph's values are those of separate arrays."""
 
     def __init__(self, graph: Graph, backend, role: str = "forward",
-                 user_outputs: int | None = None, updates: dict | None = None):
-        self.graph = graph
+                 user_outputs: int | None = None, updates: dict | None = None,
+                 tiered: bool = False, optimize: bool = False):
+        self.graph = graph  # (with `optimize`: the optimised graph from its build on)
         self.role = role
         self.backend = backend
         self.cpu = backend.device.type == "cpu"
-        self.plan = fuse.partition(graph, cpu=self.cpu)  # the partition: groups and externs
+        # the partition: groups and externs; with `optimize` made at the build, after
+        # `passes.optimize` (in the background thread, for a tiered program: see `laid_out`)
+        self._optimize = optimize
+        self.plan: fuse.Plan | None = None if optimize else fuse.partition(graph, cpu=self.cpu)
         self.user_outputs = user_outputs
         self.updates: dict = dict(updates or {})
         self.kernel_plan: kernel_plan.KernelPlan | None = None
@@ -65,34 +87,121 @@ class Program:
         self._runner: Runner | None = None
         self._building = threading.Lock()  # one thread plans and builds; the others wait
         self._interpreted = False  # kernels could not be built at the first run: interpret
+        # `tiered`: built in the background where BACKGROUND says so, interpreted meanwhile
+        self.tiered = tiered
+        self._pending: threading.Thread | None = None  # the background build, while it runs
+        self._failure: BaseException | None = None  # what it raised, reported by `_settle`
+        self._observe = False  # layouts must be observed by running the graph (`prepare`)
 
     # ------------------------------------------------------------ preparing
 
-    def prepare(self, arrays: list) -> None:
-        """Plan and build every kernel for the layouts of `arrays` (one per graph input).
+    def prepare(self, arrays: list, background: bool = False) -> None:
+        """Plan and build every kernel for the layouts of `arrays` (one per graph input);
+        with `background`, plan here and build in a background thread (see `wait`).
         Nothing runs, except where a movement step's layout cannot be derived from its
         input's (`layouts.LayoutUnknown`): then the graph runs eagerly once to observe them."""
-        layouts = _layouts.layouts_of(self.graph.inputs, arrays)
-        try:
-            self.prepare_for(layouts)
-        except _layouts.LayoutUnknown:
-            be = self.backend
-            self.prepare_for(_layouts.observe(self.graph, self.plan, arrays, be.impl, be.xp))
+        layouts = _layouts.layouts_of(self.graph.inputs, arrays)  # (passes keep the inputs)
+        if not self._observe:
+            try:
+                return self.prepare_for(layouts, background)
+            except _layouts.LayoutUnknown:
+                pass
+        be = self.backend
+        self._lay_out()
+        self.prepare_for(_layouts.observe(self.graph, self.plan, arrays, be.impl, be.xp),
+                         background)
 
-    def prepare_for(self, layouts: dict) -> None:
+    def prepare_for(self, layouts: dict, background: bool = False) -> None:
         """Plan and build every kernel for `layouts` (id(node) -> Layout of every graph input):
-        pure data in, a runnable program out."""
+        pure data in, a runnable program out (with `background`, once `wait` returns)."""
         prof = _LOCAL.state.PROFILE
-        if prof is not None and prof.enter():
+        if prof is not None and prof.enter():  # (a profile shows the build: synchronous)
             return prof.call(self.prepare_for, (layouts,), "fusetorch::build_kernels",
                                 reentrant=True)
+        if background and self.cpu:  # (CUDA modules build on the caller's current device)
+            thread = threading.Thread(target=self._build_in_background, args=(layouts,),
+                                      name="fusetorch-build", daemon=True)
+            self._pending = thread
+            _PENDING.add(self)
+            thread.start()
+        else:
+            self._build_for(layouts)
+
+    def _build_for(self, layouts: dict) -> None:
+        """The optimised graph, its partition, the kernels for `layouts`, built and handed
+        over (the runner last: a run that finds it finds the rest set)."""
+        self._lay_out()
         be = self.backend
         plan = kernel_plan.make(self.graph, layouts, cpu=self.cpu,
                                 updates=self.updates,
                                 partition=self.plan, impl=be.impl, xp=be.xp)
         built = _build.build(plan.kernels, be.device.type)
+        runner = Runner(self.graph, plan, built, be)
         self.kernel_plan, self.kernels, self.source = plan, plan.kernels, built.source
-        self._runner = Runner(self.graph, plan, built, be)
+        self._runner = runner
+
+    def _lay_out(self) -> None:
+        """The optimised graph and its partition, where `optimize` left them to the build."""
+        if self.plan is None:
+            graph = passes.optimize(self.graph)
+            plan = fuse.partition(graph, cpu=self.cpu)
+            self.graph, self.plan = graph, plan  # (runs read `graph` once: either is right)
+
+    def laid_out(self) -> "Program":
+        """This program with its optimised graph and partition made (`graph`, `plan`, what
+        inspection shows), waiting for a background build that makes them."""
+        while True:
+            self.wait()
+            with self._building:
+                if self._pending is None:
+                    self._lay_out()
+                    return self
+
+    def _build_in_background(self, layouts: dict) -> None:
+        try:
+            # (layouts.derive runs movement steps on stand-ins through the eager table, whose
+            # kernels must not build, under their lock, what the caller's thread may wait for)
+            with eager_kernels.no_builds():
+                self._build_for(layouts)
+        except BaseException as e:  # (reported in the caller's thread: `_settle`)
+            self._failure = e
+        finally:
+            _PENDING.discard(self)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for a background build (up to `timeout` seconds) and hand it over: False while
+        it still runs or where it failed (said once, as a warning: the graph is interpreted
+        from then on), else True (the built kernels run, or are built by the next run)."""
+        thread = self._pending
+        if thread is not None:
+            thread.join(timeout)
+            if thread.is_alive():
+                return False
+            with self._building:
+                self._settle()
+        return not self._interpreted
+
+    def _settle(self) -> None:
+        """After the background build ended (under `_building`): report its failure once,
+        in this thread, and interpret from then on."""
+        if self._pending is None or self._pending.is_alive():
+            return
+        self._pending, failure, self._failure = None, self._failure, None
+        _PENDING.discard(self)  # (a thread lost in a fork never got to its own discard)
+        if self._runner is not None:
+            return
+        if isinstance(failure, _layouts.LayoutUnknown):
+            # a movement step's layout is known only by running it: the next run observes it
+            # in the caller's thread (`prepare`) and builds again
+            self._observe = True
+            return
+        if isinstance(failure, CompilerUnavailable):  # (no compiler, a cache that failed)
+            _build.cannot_build(failure)
+        elif failure is not None:
+            _build.warn_user(f"fusetorch: building kernels failed ({type(failure).__name__}: "
+                             f"{failure}); this program runs interpreted", RuntimeWarning)
+        # (no failure and no runner: the build thread was lost in a fork; build again)
+        self._interpreted = failure is not None
 
     @property
     def prepared(self) -> bool:
@@ -110,21 +219,34 @@ class Program:
             return prof.call(self.run, (arrays,), _EVENT.get(self.role, "CompiledFunction"),
                              reentrant=True)
         runner = self._runner
-        if runner is None:
-            with self._building:
-                if self._runner is None and not self._interpreted:
-                    try:
-                        self.prepare(arrays)
-                    except CompilerUnavailable as e:  # (no compiler, a cache that failed)
-                        _build.cannot_build(e)
-                        self._interpreted = True
-            runner = self._runner
+        if runner is None and not self._interpreted:
+            runner = self._take_over(arrays)
         if runner is None:  # the graph's meaning, as eager execution computes it
             be = self.backend
-            outs = run_graph(self.graph, arrays, be.impl, be.xp)
+            if self._pending is None:
+                outs = run_graph(self.graph, arrays, be.impl, be.xp)
+            else:  # (while the build runs: the eager table's kernels build nothing either)
+                with eager_kernels.no_builds():
+                    outs = run_graph(self.graph, arrays, be.impl, be.xp)
         else:
             outs = runner.run(arrays, self, prof)
         return _unaliased(outs, arrays, self.user_outputs, self.updates)
+
+    def _take_over(self, arrays: list) -> Runner | None:
+        """The runner for this run where kernels are built (building them first, or starting
+        their background build), else None: interpret."""
+        pending = self._pending
+        if pending is not None and pending.is_alive():
+            return None  # (still building: this run interprets)
+        with self._building:
+            self._settle()
+            if self._runner is None and not self._interpreted and self._pending is None:
+                try:
+                    self.prepare(arrays, self.tiered and BACKGROUND)
+                except CompilerUnavailable as e:  # (no compiler, a cache that failed)
+                    _build.cannot_build(e)
+                    self._interpreted = True
+        return self._runner
 
     # ------------------------------------------------------------ reading
 
@@ -134,13 +256,13 @@ class Program:
         training step is one program; its nodes carry the phase they were recorded in
         (`meta['phase']`, see `tracer.trace.recording_phase`); other nodes take the
         program's `role`."""
-        return [phase_label(g.nodes, self.role) for g in self.plan.groups()]
+        return [phase_label(g.nodes, self.role) for g in self.laid_out().plan.groups()]
 
     def describe(self) -> list:
         """One line per kernel: name, its label (see `labels`), what it fuses, iteration
         space, bytes read and written."""
         out = []
-        for g, k, label in zip(self.plan.groups(), self.kernels, self.labels()):
+        for g, k, label in zip(self.laid_out().plan.groups(), self.kernels, self.labels()):
             read = sum(_nbytes(n) for n in g.inputs)
             written = sum(_nbytes(n) for n in g.outputs)
             ops = ", ".join(n.op for n in g.nodes)
@@ -151,24 +273,40 @@ class Program:
 
 def obtain(graph: Graph, backend, arrays: list | None = None, *, role: str = "forward",
            optimize: bool = True, accept: Callable[[fuse.Plan], bool] | None = None,
-           user_outputs: int | None = None, updates: dict | None = None) -> Program | None:
+           user_outputs: int | None = None, updates: dict | None = None,
+           tiered: bool = False) -> Program | None:
     """The one way to get a program: `graph` (after `passes.optimize` unless `optimize` is
     False) partitioned; refused (None) when `accept` says its partition is not worth a build;
     with `arrays` (one per graph input), planned and built for their layouts now, else on its
-    first run. Where kernels cannot be built here (no C compiler, no GPU) it says so once
-    (`build.cannot_build`) and returns None: the caller runs eagerly."""
-    if optimize:
+    first run. `tiered`: its runs may interpret the graph until the build, started in the
+    background (`BACKGROUND`), is done (see the module docstring). Where kernels cannot be
+    built here (no C compiler, no GPU) it says so once (`build.cannot_build`) and returns
+    None: the caller runs eagerly (a tiered program that learns it in the background says so
+    once and interprets)."""
+    # a tiered program's passes run with its build (in the background) unless the caller must
+    # see its partition now; its runs before interpret the graph as it came
+    later = tiered and BACKGROUND and accept is None
+    if optimize and not later:
         graph = passes.optimize(graph)
-    program = Program(graph, backend, role, user_outputs, updates)
+    program = Program(graph, backend, role, user_outputs, updates, tiered,
+                      optimize=optimize and later)
     if accept is not None and not accept(program.plan):
         return None
     if arrays is not None:
         try:
-            program.prepare(arrays)
+            program.prepare(arrays, tiered and BACKGROUND)
         except CompilerUnavailable as e:
             _build.cannot_build(e)
             return None
     return program
+
+
+def wait_for_builds(timeout: float | None = None) -> bool:
+    """Wait for every background build of this process (each up to `timeout` seconds) and hand
+    it over; True when none is left running."""
+    for program in list(_PENDING):
+        program.wait(timeout)
+    return not _PENDING
 
 
 def phase_label(nodes, default: str) -> str:

@@ -75,7 +75,8 @@ class BackwardRunner:
             return self.programs[key]
         if len(self.programs) >= POLICY.backward_layouts or not _worth_compiling(arrays):
             return None
-        program = self.programs[key] = obtain(self.graph, be, arrays, role="backward")
+        program = self.programs[key] = obtain(self.graph, be, arrays, role="backward",
+                                              tiered=True)
         if program is None:  # no compiler here (said once): interpret from now on
             self.compilable = False
         return program

@@ -350,7 +350,7 @@ def _program(graph, be, arrays, out_slots):
     when no compiler works (`program.obtain` says so once)."""
     program = obtain(graph, be, arrays,
                      accept=lambda plan: any(len(g.nodes) > 1 for g in plan.groups()),
-                     user_outputs=sum(1 for s in out_slots if s is not None))
+                     user_outputs=sum(1 for s in out_slots if s is not None), tiered=True)
     return False if program is None else program
 
 
