@@ -1,4 +1,4 @@
-"""When eager mode compiles behind the user's back: the switch, the thresholds and the limits.
+"""When fusetorch compiles behind the user's back: the switches, the thresholds and the limits.
 
 Every holder that may build a program while eager code runs (per-op eager kernels with the
 convolution and LSTM kernels, `@composite` programs, compiled backward graphs, the fused
@@ -15,12 +15,16 @@ import os
 class EagerCompilePolicy:
     """The switches and limits of eager mode's compiled paths (`fusetorch._policy.POLICY`)."""
 
-    __slots__ = ("eager_kernels", "backward_programs", "fused_optimizers", "min_elements",
+    __slots__ = ("background_builds", "eager_kernels", "backward_programs", "fused_optimizers",
+                 "min_elements",
                  "eager_programs", "composite_keys", "backward_layouts", "max_pool_rows",
                  "max_pool_plane")
 
     def __init__(self, environ=os.environ):
         on = environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
+        # compiled programs build in a thread and interpret the traced graph until then
+        # (runtime/program.py); FUSETORCH_COMPILE_BACKGROUND=0 builds before the first run
+        self.background_builds = environ.get("FUSETORCH_COMPILE_BACKGROUND", "1") != "0"
         self.eager_kernels = on  # per-op kernels, convolution/LSTM kernels, @composite programs
         self.backward_programs = on  # compiled backward graphs (else the interpreter)
         self.fused_optimizers = on  # one kernel per optimizer step (else the Python loop)

@@ -18,7 +18,7 @@ outside the kernels and call the kernels.
 
 Tiers: a `tiered` program (compile's, the compiled eager backward's and composites') is
 optimised, partitioned, planned, rendered and built in a background thread on the CPU
-(`BACKGROUND`, from `FUSETORCH_COMPILE_BACKGROUND`; "0" builds synchronously, as the tests
+(`POLICY.background_builds`, from `FUSETORCH_COMPILE_BACKGROUND`; "0" builds synchronously, as the tests
 do; a caller that must judge the partition, `accept`, gets it made in its own thread). Until
 the build is done its runs interpret the graph as it came (`run_graph` over the eager table:
 what eager mode computes), with the eager table's kernels building nothing; the finished
@@ -31,13 +31,13 @@ build directory is swept later, as a killed builder's is).
 """
 from __future__ import annotations
 
-import os
 import threading
 from typing import Callable
 
 import numpy as np
 
 from .._per_thread import per_thread
+from .._policy import POLICY
 from ..codegen import fuse
 from ..ir import passes
 from ..ir.graph import PHASES, Graph
@@ -54,7 +54,6 @@ from .runner import Runner
 _LOCAL = per_thread(__name__, PROFILE=None)
 
 # Tiered programs build in a background thread (see the module docstring); "0": synchronously
-BACKGROUND = os.environ.get("FUSETORCH_COMPILE_BACKGROUND", "1") != "0"
 _PENDING: set = set()  # tiered programs whose background build has not finished
 
 
@@ -87,7 +86,7 @@ class Program:
         self._runner: Runner | None = None
         self._building = threading.Lock()  # one thread plans and builds; the others wait
         self._interpreted = False  # kernels could not be built at the first run: interpret
-        # `tiered`: built in the background where BACKGROUND says so, interpreted meanwhile
+        # `tiered`: built in the background where the policy says so, interpreted meanwhile
         self.tiered = tiered
         self._pending: threading.Thread | None = None  # the background build, while it runs
         self._failure: BaseException | None = None  # what it raised, reported by `_settle`
@@ -242,7 +241,7 @@ class Program:
             self._settle()
             if self._runner is None and not self._interpreted and self._pending is None:
                 try:
-                    self.prepare(arrays, self.tiered and BACKGROUND)
+                    self.prepare(arrays, self.tiered and POLICY.background_builds)
                 except CompilerUnavailable as e:  # (no compiler, a cache that failed)
                     _build.cannot_build(e)
                     self._interpreted = True
@@ -279,13 +278,13 @@ def obtain(graph: Graph, backend, arrays: list | None = None, *, role: str = "fo
     False) partitioned; refused (None) when `accept` says its partition is not worth a build;
     with `arrays` (one per graph input), planned and built for their layouts now, else on its
     first run. `tiered`: its runs may interpret the graph until the build, started in the
-    background (`BACKGROUND`), is done (see the module docstring). Where kernels cannot be
+    background (`POLICY.background_builds`), is done (see the module docstring). Where kernels cannot be
     built here (no C compiler, no GPU) it says so once (`build.cannot_build`) and returns
     None: the caller runs eagerly (a tiered program that learns it in the background says so
     once and interprets)."""
     # a tiered program's passes run with its build (in the background) unless the caller must
     # see its partition now; its runs before interpret the graph as it came
-    later = tiered and BACKGROUND and accept is None
+    later = tiered and POLICY.background_builds and accept is None
     if optimize and not later:
         graph = passes.optimize(graph)
     program = Program(graph, backend, role, user_outputs, updates, tiered,
@@ -294,7 +293,7 @@ def obtain(graph: Graph, backend, arrays: list | None = None, *, role: str = "fo
         return None
     if arrays is not None:
         try:
-            program.prepare(arrays, tiered and BACKGROUND)
+            program.prepare(arrays, tiered and POLICY.background_builds)
         except CompilerUnavailable as e:
             _build.cannot_build(e)
             return None

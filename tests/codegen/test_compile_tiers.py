@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+from fusetorch._policy import POLICY
 import fusetorch as torch
 import fusetorch.nn as nn
 import fusetorch.nn.functional as F
@@ -38,7 +39,7 @@ class _Gate:
             return real(kernels, device)
 
         monkeypatch.setattr(runtime_build, "build", held)
-        monkeypatch.setattr(program, "BACKGROUND", True)
+        monkeypatch.setattr(POLICY, "background_builds", True)
 
     def open(self) -> None:
         self.opened.set()
@@ -68,7 +69,7 @@ def _prepared(cf) -> bool:
 
 def test_synchronous_builds_before_the_first_call_returns():
     # the test suite's setting (tests/conftest.py): nothing depends on a background thread
-    assert not program.BACKGROUND
+    assert not POLICY.background_builds
     cf = torch.compile(_exact)
     cf(*_inputs())
     assert _prepared(cf) and cf._last.program._pending is None
