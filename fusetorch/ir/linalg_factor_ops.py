@@ -14,6 +14,7 @@ import functools
 import importlib
 import math
 
+from .. import _threads
 from . import dtypes as dt
 from .linalg_ops import LinAlgError, check_float, check_square, mT, _mm, _tri_mask, tril
 from .ops import _def, arg
@@ -117,14 +118,16 @@ def _lapack(name: str, dtype):
     return _scipy("lapack").get_lapack_funcs(name, dtype=dtype)
 
 
-def _each(np, a, fn, out_tail: tuple, dtype):
-    """fn over every matrix of a's batch, into an array of batch + out_tail."""
+def _each(np, a, fn, out_tail: tuple, dtype, flops: float):
+    """fn over every matrix of a's batch, into an array of batch + out_tail; each call of
+    about `flops` operations runs on one BLAS thread by matmul's rule (_threads)."""
     batch = a.shape[:-2]
     out = np.empty(batch + out_tail, dtype=dtype)
-    flat_in = a.reshape((-1,) + a.shape[-2:])
-    flat_out = out.reshape((-1,) + out_tail)
-    for e in range(flat_in.shape[0]):
-        flat_out[e] = fn(e, flat_in[e])
+    flat_in = a.reshape((math.prod(batch),) + a.shape[-2:])
+    flat_out = out.reshape((math.prod(batch),) + out_tail)
+    with _threads.lapack_threads(flops):
+        for e in range(flat_in.shape[0]):
+            flat_out[e] = fn(e, flat_in[e])
     return out
 
 
@@ -150,7 +153,8 @@ def _getrf(np, a, which: int, check_errors: bool):
                               f"zero. If you still want to perform the factorization, consider "
                               f"calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
         return lu if which == 0 else piv + 1
-    return _each(np, a, one, (m, n) if which == 0 else (k,), a.dtype if which == 0 else np.int32)
+    return _each(np, a, one, (m, n) if which == 0 else (k,), a.dtype if which == 0 else np.int32,
+                 2 * m * n * k)
 
 
 def _permutation(np, pivots, m: int, dtype):
@@ -171,6 +175,21 @@ def _permutation(np, pivots, m: int, dtype):
     return p.reshape(pivots.shape[:-1] + (m, m))
 
 
+def _getrs(np, lu, pivots, b_, adjoint: bool):
+    """A^-1 B (A^-T B when adjoint) from getrf's LU and 1-based pivots, per matrix."""
+    n = lu.shape[-1]
+    flat = pivots.reshape((math.prod(pivots.shape[:-1]), n)).astype(np.int32) - 1
+    if flat.size and (flat.min() < 0 or flat.max() >= n):
+        raise RuntimeError("linalg.lu_solve: pivots must be between 1 and LU.size(-2) "
+                           "inclusive, as lu_factor returns them")
+    if b_.size == 0 or lu.size == 0:
+        return np.zeros(b_.shape, b_.dtype)
+    getrs = _lapack("getrs", lu.dtype)
+    bf = b_.reshape((-1,) + b_.shape[-2:])
+    return _each(np, lu, lambda e, x: getrs(x, flat[e], bf[e], trans=int(adjoint))[0],
+                 b_.shape[-2:], lu.dtype, 2 * n * n * b_.shape[-1])
+
+
 def _trsm(np, a, b_, upper: bool, unitriangular: bool):
     """A^-1 B through BLAS trsm per matrix: reads one triangle, no singularity check (a zero
     on the diagonal gives inf/nan, as PyTorch's)."""
@@ -179,13 +198,15 @@ def _trsm(np, a, b_, upper: bool, unitriangular: bool):
     trsm = _scipy("blas").get_blas_funcs("trsm", dtype=a.dtype)
     bf = b_.reshape((-1,) + b_.shape[-2:])
     return _each(np, a, lambda e, x: trsm(1.0, x, bf[e], lower=not upper,
-                                      diag=int(unitriangular)), b_.shape[-2:], a.dtype)
+                                          diag=int(unitriangular)), b_.shape[-2:], a.dtype,
+                 b_.shape[-2] ** 2 * b_.shape[-1])
 
 
 def _expm(np, a):
     if a.size == 0:
         return np.zeros(a.shape, a.dtype)
-    return _scipy("").expm(a).astype(a.dtype, copy=False)
+    with _threads.lapack_threads(20 * a.shape[-1] ** 3):  # (~10 products and a solve)
+        return _scipy("").expm(a).astype(a.dtype, copy=False)
 
 
 def _sytrf(np, a, which: int, hermitian: bool, check_errors: bool):
@@ -205,7 +226,7 @@ def _sytrf(np, a, which: int, hermitian: bool, check_errors: bool):
                               f"could not be completed because D[{info},{info}] is zero.")
         return (np.tril(ld), piv, info)[which]
     tail = ((n, n), (n,), ())[which]
-    return _each(np, a, one, tail, a.dtype if which == 0 else np.int32)
+    return _each(np, a, one, tail, a.dtype if which == 0 else np.int32, n ** 3)
 
 
 def _sytrs(np, ld, pivots, b_, hermitian: bool):
@@ -219,7 +240,7 @@ def _sytrs(np, ld, pivots, b_, hermitian: bool):
     sytrs = _lapack("sytrs", ld.dtype)
     bf = b_.reshape((-1,) + b_.shape[-2:])
     return _each(np, ld, lambda e, x: sytrs(x, flat[e], bf[e], lower=1)[0], b_.shape[-2:],
-                 ld.dtype)
+                 ld.dtype, 2 * n * n * b_.shape[-1])
 
 
 def _geqrf(np, a, which: int):
@@ -228,7 +249,8 @@ def _geqrf(np, a, which: int):
     if a.size == 0:
         return np.zeros(a.shape if which == 0 else a.shape[:-2] + (k,), a.dtype)
     geqrf = _lapack("geqrf", a.dtype)
-    return _each(np, a, lambda e, x: geqrf(x)[which], (m, n) if which == 0 else (k,), a.dtype)
+    return _each(np, a, lambda e, x: geqrf(x)[which], (m, n) if which == 0 else (k,), a.dtype,
+                 4 * m * n * k)
 
 
 # ---------------------------------------------------------------- IR helpers for the VJPs
@@ -312,6 +334,31 @@ def _vjp_solve_triangular(b, n, g):
     return (triu(b, full, off) if upper else tril(b, full, -off), gb)
 
 
+def _vjp_lu_solve(b, n, g):
+    """X = A^-1 B (A^-T B when adjoint), A = P L U packed in LU: gB is the other solve of g;
+    gLU = gL + gU, from dA = P (dL U + L dU):
+    not adjoint: Z = U^-T g, gU = -triu(Z X^T), gL = -tril(L^-T Z (U X)^T, -1);
+    adjoint: W = P^T X, V = L^-1 P^T g, gL = -tril(W V^T, -1), gU = -triu(L^T W (U^-1 V)^T)."""
+    lu, piv, x = b.value(arg(n, 0)), b.value(arg(n, 1)), b.value(n)
+    adjoint = n.attrs["adjoint"]
+    size = lu.shape[-1]
+    gb = b.op("linalg_lu_solve", lu, piv, g, adjoint=not adjoint)
+    U = triu(b, lu)
+    if not adjoint:
+        z = solve_tri(b, mT(b, lu), g, False)
+        gu = triu(b, b.op("matmul", z, mT(b, x)))
+        gl = tril(b, solve_tri(b, mT(b, lu), b.op("matmul", z, mT(b, b.op("matmul", U, x))),
+                               True, True), -1)
+    else:
+        p = b.op("lu_pivots_to_permutation", piv, m=size, dtype=n.dtype)
+        w = b.op("matmul", mT(b, p), x)
+        v = solve_tri(b, lu, b.op("matmul", mT(b, p), g), False, True)
+        gl = tril(b, b.op("matmul", w, mT(b, v)), -1)
+        lt_w = b.op("matmul", mT(b, _unit_lower(b, lu, size)), w)
+        gu = triu(b, b.op("matmul", lt_w, mT(b, solve_tri(b, lu, v, True))))
+    return (b.op("neg", b.op("add", gl, gu)), None, gb)
+
+
 def _vjp_matrix_exp(b, n, g):
     # the Frechet derivative's adjoint: exp([[A^T, G], [0, A^T]]) holds it in the upper right
     a = b.value(arg(n))
@@ -343,6 +390,12 @@ _def("linalg_lu_pivots", "extern", 1, _pivots_shape, _int32,
 _def("lu_pivots_to_permutation", "extern", 1, _permutation_shape, lambda _d, a: a["dtype"],
      eager=lambda xp: _host(xp, _permutation), attrs=("m", "dtype"),
      doc="P [..., m, m] with A = P L U from 1-based pivots")
+_def("linalg_lu_solve", "extern", 3, _solve_shape("linalg.lu_solve"),
+     _float_pair("linalg.lu_solve", "LU", "B"), eager=lambda xp: _host(xp, _getrs),
+     vjp=_vjp_lu_solve, saves=(0, 1, "out"), attrs=("adjoint",),
+     grad_name="LinalgLuSolveBackward0",
+     doc="X = A^-1 B (A^-T B when adjoint) for A = P L U as lu_factor packs it (getrs); LU, "
+         "pivots and B share their batch dims")
 _def("linalg_solve_triangular", "extern", 2, _solve_shape("linalg.solve_triangular"),
      _float_pair("linalg.solve_triangular"),
      eager=lambda xp: _host(xp, _trsm), vjp=_vjp_solve_triangular, saves=(0, "out"),

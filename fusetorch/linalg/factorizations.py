@@ -176,13 +176,7 @@ def lu_solve(LU: Tensor, pivots: Tensor, B: Tensor, *, left: bool = True,
         x = lu_solve(LU, pivots, F.transpose(B, -1, -2), adjoint=not adjoint)
         return write_out(F.transpose(x, -1, -2), out)
     LU, pivots, B = _same_batch(LU, pivots, B, tails=(2, 1, 2))
-    P = D.apply("lu_pivots_to_permutation", [pivots], {"m": n, "dtype": LU._dtype})
-    if not adjoint:  # X = U^-1 L^-1 P^T B
-        y = _tri_solve(LU, F.matmul(F.transpose(P, -1, -2), B), False, True)
-        x = _tri_solve(LU, y, True)
-    else:  # A^T = U^T L^T P^T: X = P L^-T U^-T B
-        LUt = F.transpose(LU, -1, -2)
-        x = F.matmul(P, _tri_solve(LUt, _tri_solve(LUt, B, False), True, True))
+    x = D.apply("linalg_lu_solve", [LU, pivots, B], {"adjoint": bool(adjoint)})
     return write_out(x, out)
 
 
