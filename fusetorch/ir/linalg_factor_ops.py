@@ -16,7 +16,8 @@ import math
 
 from .. import _threads
 from . import dtypes as dt
-from .linalg_ops import LinAlgError, check_float, check_square, mT, _mm, _tri_mask, tril
+from .linalg_ops import (LinAlgError, check_float, check_square, mT, pinv_backward,
+                         _tri_mask, tril)
 from .ops import _def, arg
 
 
@@ -190,6 +191,25 @@ def _getrs(np, lu, pivots, b_, adjoint: bool):
                  b_.shape[-2:], lu.dtype, 2 * n * n * b_.shape[-1])
 
 
+def _gelsy(np, a, b_, driver: str, rcond: float, which: int):
+    """scipy's lstsq per matrix (gels's solution taken from gelsy: equal at full rank, which
+    gels assumes): the solution (which 0) or LAPACK's rank (which 1, b_ None)."""
+    m, n = a.shape[-2], a.shape[-1]
+    if which == 1:
+        b_ = np.zeros(a.shape[:-1] + (1,), a.dtype)
+    k = b_.shape[-1]
+    tail, dtype = ((n, k), a.dtype) if which == 0 else ((), np.int64)
+    if a.size == 0 or b_.size == 0:
+        return np.zeros(a.shape[:-2] + tail, dtype)
+    lstsq = _scipy("").lstsq
+    drv = "gelsy" if driver == "gels" else driver
+    bf = b_.reshape((-1,) + b_.shape[-2:])
+    part = 0 if which == 0 else 2
+    return _each(np, a, lambda e, x: lstsq(x, bf[e], cond=rcond, lapack_driver=drv,
+                                           check_finite=False)[part],
+                 tail, dtype, 4 * m * n * min(m, n))
+
+
 def _trsm(np, a, b_, upper: bool, unitriangular: bool):
     """A^-1 B through BLAS trsm per matrix: reads one triangle, no singularity check (a zero
     on the diagonal gives inf/nan, as PyTorch's)."""
@@ -359,6 +379,23 @@ def _vjp_lu_solve(b, n, g):
     return (b.op("neg", b.op("add", gl, gu)), None, gb)
 
 
+def _vjp_lstsq(b, n, g):
+    # PyTorch's linalg_lstsq_backward: through P = pinv(A) (its default tolerance), X = P B:
+    # gB = P^T g, gA = pinv's backward of g B^T
+    a, rhs = b.value(arg(n, 0)), b.value(arg(n, 1))
+    m, cols = a.shape[-2], a.shape[-1]
+    eps = 1.1920928955078125e-07 if n.dtype is dt.float32 else 2.220446049250313e-16
+    p = b.op("linalg_pinv", a, b.const(0.0, n.dtype), b.const(eps * max(m, cols), n.dtype),
+             hermitian=False)
+    return (pinv_backward(b, a, p, b.op("matmul", g, mT(b, rhs))),
+            b.op("matmul", mT(b, p), g))
+
+
+def _lstsq_shape(shapes, _a):
+    a, b_ = shapes
+    return tuple(a[:-2]) + (a[-1], b_[-1])
+
+
 def _vjp_matrix_exp(b, n, g):
     # the Frechet derivative's adjoint: exp([[A^T, G], [0, A^T]]) holds it in the upper right
     a = b.value(arg(n))
@@ -396,6 +433,17 @@ _def("linalg_lu_solve", "extern", 3, _solve_shape("linalg.lu_solve"),
      grad_name="LinalgLuSolveBackward0",
      doc="X = A^-1 B (A^-T B when adjoint) for A = P L U as lu_factor packs it (getrs); LU, "
          "pivots and B share their batch dims")
+_def("linalg_lstsq_solution", "extern", 2, _lstsq_shape,
+     _float_pair("torch.linalg.lstsq", "input", "other"),
+     eager=lambda xp: _host(xp, lambda np, a, b_, driver, rcond: _gelsy(np, a, b_, driver,
+                                                                         rcond, 0)),
+     vjp=_vjp_lstsq, saves=(0, 1), attrs=("driver", "rcond"), grad_name="LinalgLstsqBackward0",
+     doc="the least-squares solution of A X = B by LAPACK's driver (gels: gelsy's), singular "
+         "values or condition below rcond treated as zero; A and B share their batch dims")
+_def("linalg_lstsq_rank", "extern", 1, lambda s, a: tuple(s[0][:-2]), lambda d, a: dt.int64,
+     eager=lambda xp: _host(xp, lambda np, a, driver, rcond: _gelsy(np, a, None, driver, rcond,
+                                                                    1)),
+     attrs=("driver", "rcond"), doc="the effective rank LAPACK's lstsq driver finds (int64)")
 _def("linalg_solve_triangular", "extern", 2, _solve_shape("linalg.solve_triangular"),
      _float_pair("linalg.solve_triangular"),
      eager=lambda xp: _host(xp, _trsm), vjp=_vjp_solve_triangular, saves=(0, "out"),

@@ -1,8 +1,9 @@
 """The LU and LDL families, triangular and Cholesky solves, geqrf/ormqr, least squares and the
 matrix exponential, with PyTorch's signatures, checks and named-tuple results. The packed
 factorizations and the triangular solve are primitives (`ir/linalg_factor_ops.py`); L, U, P,
-the solves over them, `lstsq` (through `pinv`, whose backward is PyTorch's lstsq backward) and
-`ormqr` (through `householder_product`) compose, so their gradients come from the pieces."""
+triangular_solve, cholesky_solve/inverse and `ormqr` (through `householder_product`) compose,
+so their gradients come from the pieces; lu_solve and lstsq's solution are primitives with
+PyTorch's backward (lstsq's through pinv)."""
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +20,7 @@ from ..tracer.functional import write_out
 from ..tracer.functional_scan import _return_type
 from ..tracer.tensor import Tensor
 from .compositions import householder_product
-from .decompositions import pinv, svdvals
+from .decompositions import svdvals
 
 __all__ = ["lu_factor", "lu_factor_ex", "lu", "lu_solve", "ldl_factor", "ldl_factor_ex",
            "ldl_solve", "lstsq", "matrix_exp", "solve_triangular"]
@@ -405,8 +406,8 @@ _EPS = {dt.float32: float(np.finfo(np.float32).eps), dt.float64: float(np.finfo(
 
 def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | None = None,
           out=None) -> LstsqResult:
-    """The least-squares solution pinv(A) B (the minimum-norm one where A is rank-deficient,
-    singular values below rcond * the largest dropped), with PyTorch's CPU fields per driver:
+    """The least-squares solution by LAPACK's driver (the minimum-norm one where A is
+    rank-deficient; rcond scales what counts as zero), with PyTorch's CPU fields per driver:
     rank for all but gels, singular values for gelsd and gelss, residuals (squared column norms
     of A X - B) for all but gelsy where m > n and A has full rank."""
     D.check_tensor(A, "linalg.lstsq", "input", 1)
@@ -434,25 +435,22 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
     A, b = _same_batch(A, b, tails=(2, 2))
     if rcond is None:
         rcond = _EPS[A._dtype] * max(m, n)
-    x = F.matmul(pinv(A, rtol=float(rcond)), b)
-    batch = tuple(A.shape[:-2])
+    at = {"driver": driver, "rcond": float(rcond)}
+    x = D.apply("linalg_lstsq_solution", [A, b], at)
     empty = F._tensor([], A).to(A._dtype)
     with no_grad():
-        s = svdvals(A)
         if driver == "gels":
             rank = C.zeros((0,), dtype=dt.int64, device=A.device)
-        elif s.shape[-1] == 0:
-            rank = C.zeros(batch, dtype=dt.int64, device=A.device)
         else:
-            rank = F.sum(s > F.amax(s, -1, keepdim=True) * float(rcond), -1)
+            rank = D.apply("linalg_lstsq_rank", [A.detach()], at)
+        s = svdvals(A.detach()) if driver in ("gelsd", "gelss") else empty
     residuals = empty
     if driver != "gelsy" and m > n and n > 0:
         full = bool(F.all(rank == n)) if driver != "gels" else True
         if full:
             r = F.matmul(A, x) - b
             residuals = F.sum(r * r, -2)
-    values = s if driver in ("gelsd", "gelss") else empty
-    return _outs(LstsqResult(F.squeeze(x, -1) if vector else x, residuals, rank, values), out)
+    return _outs(LstsqResult(F.squeeze(x, -1) if vector else x, residuals, rank, s), out)
 
 
 # ---------------------------------------------------------------- matrix exponential

@@ -40,6 +40,8 @@ UNSUPPORTED = {
     "linalg_lu_pivots": "ONNX has no LU factorization",
     "lu_pivots_to_permutation": "ONNX has no loop-free form of a sequence of row interchanges",
     "linalg_lu_solve": "ONNX has no LU factorization",
+    "linalg_lstsq_solution": "ONNX has no least-squares solver",
+    "linalg_lstsq_rank": "ONNX has no least-squares solver",
     "linalg_solve_triangular": "ONNX has no triangular solver",
     "linalg_matrix_exp": "ONNX has no matrix exponential",
     "linalg_ldl_factor_ld": "ONNX has no LDL factorization",

@@ -43,8 +43,9 @@ KNOWN = {
         ("linalg_lu(integers)", "linalg_lu_pivots"),
         ("triangular_solve", "linalg_solve_triangular"),
         ("cholesky_solve", "linalg_solve_triangular"), ("matrix_exp", "linalg_matrix_exp"),
-        ("linalg.lstsq", "linalg_pinv"), ("linalg.lstsq(wide)", "linalg_pinv"),
-        ("linalg.lstsq(integers)", "linalg_svd_s"), ("linalg_ldl_geqrf", "linalg_ldl_factor_ld"),
+        ("linalg.lstsq", "linalg_lstsq_solution"),
+        ("linalg.lstsq(wide)", "linalg_lstsq_solution"),
+        ("linalg.lstsq(integers)", "linalg_lstsq_rank"), ("linalg_ldl_geqrf", "linalg_ldl_factor_ld"),
         ("lowrank", "linalg_qr_q"))},
     **{(e, s): _NO_F64 for e in ("erf", "erfinv", "tan", "asin", "acos", "atan", "sinh", "cosh",
                                  "asinh", "acosh", "atanh", "atan2", "F.gelu")
