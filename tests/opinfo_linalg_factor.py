@@ -159,3 +159,13 @@ add("lowrank", {
     fixed(("f32", lambda r: [make(r, (5, 3))]),
           ("f64_wide_batch", lambda r: [make(r, (2, 3, 6), F64)])),
     rtol=1e-4, atol=1e-5, grad_rtol=1e-3)
+
+add("lobpcg", {
+    "torch.lobpcg": lambda a: torch.lobpcg(a @ a.mT, k=2)[0],
+    "torch.lobpcg(B_smallest)": lambda a: torch.lobpcg(
+        a @ a.mT, k=2, B=a @ a.mT * 0.1 + torch.eye(7, dtype=a.dtype, device=a.device),
+        largest=False)[0],
+    "torch.lobpcg(vectors)": lambda a: torch.lobpcg(a @ a.mT, k=1)[1].abs()},
+    fixed(("f64", lambda r: [make(r, (7, 7), F64)]),
+          ("f32_batch", lambda r: [make(r, (2, 7, 7))])),
+    rtol=1e-4, atol=1e-4, grad_rtol=1e-3)

@@ -240,3 +240,17 @@ def test_low_rank_svd_and_pca_recover_an_exact_low_rank_matrix():
     np.testing.assert_allclose(S.numpy(), np.linalg.svd(c, compute_uv=False)[:2], rtol=1e-10)
     with pytest.raises(ValueError, match="must be non-negative integer and not greater"):
         torch.pca_lowrank(t(a), q=7)
+
+
+def test_lobpcg_gives_the_extreme_eigenpairs():
+    m = RNG.standard_normal((9, 9))
+    a, b = m @ m.T, np.eye(9) + 0.1 * (m.T @ m)
+    E, X = torch.lobpcg(t(a), k=2)
+    w, v = np.linalg.eigh(a)
+    np.testing.assert_allclose(E.numpy(), w[::-1][:2], rtol=1e-10)
+    np.testing.assert_allclose(np.abs(X.numpy()), np.abs(v[:, ::-1][:, :2]), atol=1e-10)
+    E, X = torch.lobpcg(t(a), k=3, B=t(b), largest=False)
+    np.testing.assert_allclose(E.numpy(), sl.eigh(a, b, eigvals_only=True)[:3], rtol=1e-10)
+    np.testing.assert_allclose(a @ X.numpy(), b @ X.numpy() * E.numpy(), atol=1e-10)
+    with pytest.raises(ValueError, match="smaller than 3 x the number of requested eigenpairs"):
+        torch.lobpcg(t(a[:5, :5]), k=2)

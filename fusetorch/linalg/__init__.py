@@ -10,7 +10,7 @@ from .compositions import (cholesky_ex, cond, diagonal, householder_product, inv
 from .factorizations import (ldl_factor, ldl_factor_ex, ldl_solve, lstsq, lu, lu_factor,  # noqa
                              lu_factor_ex, lu_solve, matrix_exp, solve_triangular)
 from . import decompositions as _d, factorizations as _f, norms as _n
-from .lowrank import pca_lowrank as _pca_lowrank, svd_lowrank as _svd_lowrank
+from .lowrank import lobpcg as _lobpcg, pca_lowrank as _pca_lowrank, svd_lowrank as _svd_lowrank
 
 # torch.<name> spellings outside torch.linalg (PyTorch 2.13 still has all of these)
 TORCH_PUBLIC = {"det": det, "inverse": inv, "slogdet": slogdet, "logdet": _d.logdet,
@@ -22,7 +22,7 @@ TORCH_PUBLIC = {"det": det, "inverse": inv, "slogdet": slogdet, "logdet": _d.log
                 "triangular_solve": _f.triangular_solve, "cholesky_solve": _f.cholesky_solve,
                 "cholesky_inverse": _f.cholesky_inverse, "geqrf": _f.geqrf, "orgqr": _f.orgqr,
                 "ormqr": _f.ormqr, "matrix_exp": matrix_exp, "svd_lowrank": _svd_lowrank,
-                "pca_lowrank": _pca_lowrank}
+                "pca_lowrank": _pca_lowrank, "lobpcg": _lobpcg}
 # Tensor.<name> methods among them
 METHODS = ("det", "inverse", "slogdet", "logdet", "cholesky", "qr", "svd", "pinverse",
            "matrix_power", "cross", "norm", "dist", "lu", "lu_solve", "triangular_solve",

@@ -46,7 +46,7 @@ KNOWN = {
         ("linalg.lstsq", "linalg_lstsq_solution"),
         ("linalg.lstsq(wide)", "linalg_lstsq_solution"),
         ("linalg.lstsq(integers)", "linalg_lstsq_rank"), ("linalg_ldl_geqrf", "linalg_ldl_factor_ld"),
-        ("lowrank", "linalg_qr_q"))},
+        ("lowrank", "linalg_qr_q"), ("lobpcg", "linalg_eigh_values"))},
     **{(e, s): _NO_F64 for e in ("erf", "erfinv", "tan", "asin", "acos", "atan", "sinh", "cosh",
                                  "asinh", "acosh", "atanh", "atan2", "F.gelu")
        for s in ("f64", "f64_perm", "f64_1d", "promote")},
