@@ -14,7 +14,6 @@ import functools
 import importlib
 import math
 
-from .. import _threads
 from . import dtypes as dt
 from .linalg_ops import (LinAlgError, check_float, check_square, mT, pinv_backward,
                          _tri_mask, tril)
@@ -119,6 +118,11 @@ def _lapack(name: str, dtype):
     return _scipy("lapack").get_lapack_funcs(name, dtype=dtype)
 
 
+def _threads():
+    from .. import _threads  # (a leaf, imported at the first call: ir loads without numpy)
+    return _threads
+
+
 def _each(np, a, fn, out_tail: tuple, dtype, flops: float):
     """fn over every matrix of a's batch, into an array of batch + out_tail; each call of
     about `flops` operations runs on one BLAS thread by matmul's rule (_threads)."""
@@ -126,7 +130,7 @@ def _each(np, a, fn, out_tail: tuple, dtype, flops: float):
     out = np.empty(batch + out_tail, dtype=dtype)
     flat_in = a.reshape((math.prod(batch),) + a.shape[-2:])
     flat_out = out.reshape((math.prod(batch),) + out_tail)
-    with _threads.lapack_threads(flops):
+    with _threads().lapack_threads(flops):
         for e in range(flat_in.shape[0]):
             flat_out[e] = fn(e, flat_in[e])
     return out
@@ -225,7 +229,7 @@ def _trsm(np, a, b_, upper: bool, unitriangular: bool):
 def _expm(np, a):
     if a.size == 0:
         return np.zeros(a.shape, a.dtype)
-    with _threads.lapack_threads(20 * a.shape[-1] ** 3):  # (~10 products and a solve)
+    with _threads().lapack_threads(20 * a.shape[-1] ** 3):  # (~10 products and a solve)
         return _scipy("").expm(a).astype(a.dtype, copy=False)
 
 
