@@ -20,6 +20,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import scipy.linalg as sl  # noqa: E402
 import scipy.special as sp  # noqa: E402
 
 import fusetorch as torch  # noqa: E402
@@ -37,6 +38,10 @@ def _candidates(n: int):
     m = u.reshape(1024, -1)
     km = k.reshape(1024, -1)
     S, MK = torch.special, torch.masked
+    # the slowest of the factorization family (issue 27) at a mid size: 64 least-squares
+    # problems of 128x128 by 4 columns (2^20 elements of A), scipy's gelsy per matrix
+    ls_a = (r.standard_normal((64, 128, 128)) + 12 * np.eye(128)).astype(np.float32)
+    ls_b = r.standard_normal((64, 128, 4)).astype(np.float32)
 
     def np_masked_softmax(a, keep):
         e = np.where(keep, np.exp(a - np.where(keep, a, -np.inf).max(1, keepdims=True)), 0)
@@ -78,6 +83,9 @@ def _candidates(n: int):
         "masked.var": (lambda a, b: MK.var(a, 1, mask=b), np_masked_var, [m, km]),
         "var_mean": (lambda a: torch.var_mean(a, 1), lambda a: (a.var(1, ddof=1), a.mean(1)),
                      [m]),
+        "linalg.lstsq": (lambda a, b: torch.linalg.lstsq(a, b).solution,
+                         lambda a, b: [sl.lstsq(x, y, lapack_driver="gelsy", check_finite=False)
+                                       for x, y in zip(a, b)], [ls_a, ls_b]),
     }
 
 

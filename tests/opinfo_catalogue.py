@@ -429,3 +429,4 @@ add("special_polynomials", {f"torch.special.{p}": getattr(_S, p) for p in _POLYS
     rtol=1e-4, atol=1e-5)  # (float32 recurrences cancel: kernels and numpy round apart)
 
 import opinfo_modcheck  # noqa: E402,F401  (index ops with their indices as sample arguments)
+import opinfo_linalg_factor  # noqa: E402,F401  (issue 27: the LU/LDL family, lstsq, matrix_exp)

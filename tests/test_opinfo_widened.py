@@ -45,7 +45,8 @@ KNOWN_BAD_REFUSALS: dict = {("Unflatten", "wide_0d_all"): _NO_DIMS}
 AS_PYTORCH = {("F.batch_norm", "wide_0d_all")}
 # AssertionErrors PyTorch itself raises (multi_head_attention_forward's shape checks)
 PYTORCH_ASSERTS = ("was expecting embedding dimension of", "query should be unbatched 2D or "
-                   "batched 3D tensor", "Expected key_padded_mask.shape[0]")
+                   "batched 3D tensor", "Expected key_padded_mask.shape[0]",
+                   "A must be square, got shape")  # (torch.lobpcg's check)
 
 
 def _first(entry):

@@ -462,13 +462,16 @@ def _vjp_pinv(b, n, g):
     # the SVD's own VJP divides by differences of repeated (zero) singular values:
     # gA = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A), P = pinv(A), for the
     # A given (its upper triangle included when hermitian, as in PyTorch)
-    a, p = b.value(arg(n, 0)), b.value(n)
+    return (pinv_backward(b, b.value(arg(n, 0)), b.value(n), g), None, None)
+
+
+def pinv_backward(b, a, p, g):
+    """The cotangent of A from g, the cotangent of P = pinv(A) (lstsq's backward too)."""
     pt, gt = mT(b, p), mT(b, g)
     first = b.op("neg", _mm(b, pt, g, pt))
     left = b.op("sub", b.op("matmul", gt, p), _mm(b, a, p, gt, p))  # (I - A P) g^T P
     right = b.op("sub", gt, _mm(b, gt, p, a))  # g^T (I - P A)
-    return (b.op("add", b.op("add", first, b.op("matmul", left, pt)),
-                 _mm(b, pt, p, right)), None, None)
+    return b.op("add", b.op("add", first, b.op("matmul", left, pt)), _mm(b, pt, p, right))
 
 
 # ---------------------------------------------------------------- the table

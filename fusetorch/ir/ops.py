@@ -701,6 +701,7 @@ from . import elementwise_more as _elementwise_more  # noqa: E402,F401  (erfc co
 from . import polynomial_ops as _polynomial_ops  # noqa: E402,F401  (torch.special's polynomials)
 # Linear algebra through the array module's LAPACK (ir/linalg_ops.py).
 from . import linalg_ops as _linalg_ops  # noqa: E402,F401  (registers them in OPS)
+from . import linalg_factor_ops as _linalg_factor_ops  # noqa: E402,F401  (LU, LDL, geqrf, expm)
 from . import scans as _scans  # noqa: E402,F401  (cumsum, argsort, searchsorted, ...: issue 11)
 # An LSTM layer's recurrence as one primitive and its VJP (ir/recurrent_ops.py).
 from . import recurrent_ops as _recurrent_ops  # noqa: E402,F401  (registers them in OPS)

@@ -1,6 +1,6 @@
 """torch.linalg functions composed of the factorization primitives and tensor ops: products
 (`multi_dot`, `vecdot`, `householder_product`), `vander`, `diagonal`, ranks and condition
-numbers, tensor inverses and solves, triangular solves, and the `_ex` forms that report LAPACK's
+numbers, tensor inverses and solves, and the `_ex` forms that report LAPACK's
 `info` instead of raising. Gradients come from the pieces."""
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from .decompositions import _check, cholesky, inv, solve, svdvals, eigvalsh
 from .norms import matrix_norm
 
 __all__ = ["multi_dot", "vecdot", "vander", "diagonal", "matrix_rank", "cond", "tensorinv",
-           "tensorsolve", "solve_triangular", "householder_product", "inv_ex", "cholesky_ex",
+           "tensorsolve", "householder_product", "inv_ex", "cholesky_ex",
            "solve_ex"]
 
 InvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -238,24 +238,6 @@ def tensorsolve(A: Tensor, B: Tensor, dims=None, *, out=None) -> Tensor:
                            f"but got {cols} != {rows}")
     x = solve(F.reshape(A, (rows, cols)), F.reshape(B, (rows,)))
     return write_out(F.reshape(x, rest), out)
-
-
-def solve_triangular(A: Tensor, B: Tensor, *, upper: bool, left: bool = True,
-                     unitriangular: bool = False, out=None) -> Tensor:
-    """X with A X = B (X A = B when not `left`) reading only A's upper or lower triangle (its
-    diagonal taken as ones when `unitriangular`); the gradient reaches only that triangle."""
-    _check("linalg.solve_triangular", A)
-    D.check_tensor(B, "linalg.solve_triangular", "B", 2)
-    if B.ndim < 2:
-        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 "
-                           "dimensions.")
-    n = A.shape[-1]
-    keep = np.triu(np.ones((n, n)), 1 if unitriangular else 0) if upper else \
-        np.tril(np.ones((n, n)), -1 if unitriangular else 0)
-    T = A * C.tensor(keep, dtype=A.dtype, device=A.device)
-    if unitriangular:
-        T = T + C.tensor(np.eye(n), dtype=A.dtype, device=A.device)
-    return write_out(solve(T, B, left=left), out)
 
 
 # ---------------------------------------------------------------- the _ex forms

@@ -213,6 +213,24 @@ EXAMPLES.update({
                            {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2),
                             "groups": 2, "kernel": (3, 2)}),
 })
+# issue 27's factorizations (ir/linalg_factor_ops.py)
+_PIV = np.array([[2, 2, 3], [3, 3, 3]], np.int32)
+EXAMPLES.update({
+    "linalg_lu_factor": ([_f(2, 4, 3)], {"check_errors": False}),
+    "linalg_lu_pivots": ([_f(2, 3, 4)], {}),
+    "lu_pivots_to_permutation": ([_PIV], {"m": 4, "dtype": dt.float64}),
+    "linalg_lu_solve": ([_SQ, _PIV, _f(2, 3, 2)], {"adjoint": True}),
+    "linalg_solve_triangular": ([_SQ, _f(2, 3, 4)], {"upper": True, "unitriangular": False}),
+    "linalg_matrix_exp": ([_SQ], {}),
+    "linalg_ldl_factor_ld": ([_SPD], {"hermitian": False, "check_errors": True}),
+    "linalg_ldl_pivots": ([_SPD], {"hermitian": False}),
+    "linalg_ldl_info": ([_SPD], {"hermitian": False}),
+    "linalg_ldl_solve": ([_SPD, _PIV * 0 + np.arange(1, 4, dtype=np.int32), _f(2, 3, 2)],
+                         {"hermitian": False}),
+    "geqrf_a": ([_f(2, 5, 3)], {}), "geqrf_tau": ([_f(3, 4)], {}),
+    "linalg_lstsq_solution": ([_f(2, 5, 3), _f(2, 5, 2)], {"driver": "gelsd", "rcond": 1e-7}),
+    "linalg_lstsq_rank": ([_f(2, 5, 3)], {"driver": "gelsy", "rcond": 1e-7}),
+})
 BOOL_IN = {"logical_not"}
 INT_IN = {"bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
           "bitwise_right_shift", "gcd", "lcm"}

@@ -37,6 +37,16 @@ _NO_F64 = "onnxruntime has no float64 kernel for this operator (the export passe
 KNOWN = {
     ("linalg_square", "*"): "unsupported:linalg_inv",
     ("linalg_spd", "*"): "unsupported:linalg_cholesky",
+    # issue 27's factorizations (tests/opinfo_linalg_factor.py)
+    **{(e, "*"): f"unsupported:{p}" for e, p in (
+        ("linalg_lu", "linalg_lu_factor"), ("linalg_lu(rectangular)", "linalg_lu_factor"),
+        ("linalg_lu(integers)", "linalg_lu_pivots"),
+        ("triangular_solve", "linalg_solve_triangular"),
+        ("cholesky_solve", "linalg_solve_triangular"), ("matrix_exp", "linalg_matrix_exp"),
+        ("linalg.lstsq", "linalg_lstsq_solution"),
+        ("linalg.lstsq(wide)", "linalg_lstsq_solution"),
+        ("linalg.lstsq(integers)", "linalg_lstsq_rank"), ("linalg_ldl_geqrf", "linalg_ldl_factor_ld"),
+        ("lowrank", "linalg_qr_q"), ("lobpcg", "linalg_eigh_values"))},
     **{(e, s): _NO_F64 for e in ("erf", "erfinv", "tan", "asin", "acos", "atan", "sinh", "cosh",
                                  "asinh", "acosh", "atanh", "atan2", "F.gelu")
        for s in ("f64", "f64_perm", "f64_1d", "promote")},
