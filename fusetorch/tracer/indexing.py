@@ -157,15 +157,9 @@ def _plain_spec(t: Tensor, key):
 
 
 def _basic(t: Tensor, spec: tuple) -> Tensor:
-    """t[spec] for a spec of ints, slices and new dims: one `index`, named as PyTorch names it
-    (x[0] is a select, x[1:] a slice)."""
-    r = D.apply("index", [t], {"spec": spec})
-    if r._node is not None:
-        tags = {it[0] for it in spec}
-        name = "SelectBackward0" if "int" in tags else (
-            "UnsqueezeBackward0" if tags == {"none"} else "SliceBackward0")
-        A.label(r, name, t)
-    return r
+    """t[spec] for a spec of ints, slices and new dims: one `index` (its grad_fn named as
+    PyTorch names it by the op table: x[0] a select, x[1:] a slice)."""
+    return D.apply("index", [t], {"spec": spec})
 
 
 def getitem(t: Tensor, key) -> Tensor:
