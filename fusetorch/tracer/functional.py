@@ -882,13 +882,18 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # PyTorch's legacy: 1-d empty tensors are skipped
-    kept = [x for x in tensors if x._data.shape != (0,)] or tensors[:1]
+    kept, target, same = [], tensors[0]._dtype, True
+    for x in tensors:  # (one pass: an RNN loop's cat of one dtype skips the promotion rules)
+        if x._data.shape != (0,):
+            kept.append(x)
+            same = same and x._dtype is target
+    if not kept:
+        kept = tensors[:1]
     ref = kept[0]
     if ref._data.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = norm_dim(dim, ref._data.ndim)
-    target = ref._dtype  # (an RNN loop's cat of one dtype skips the promotion rules)
-    if not _b.all(x._dtype is target for x in kept):
+    if not same or ref._dtype is not target:
         target = dt.result_type([x._dtype for x in kept], [], [])
         kept = [cast(x, target) for x in kept]
     return write_out(apply("cat", kept, {"dim": d}), out, name="cat", inputs=tensors)
