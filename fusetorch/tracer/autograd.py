@@ -151,9 +151,16 @@ def _node_of(x, dtype) -> Node:
     return Node("constant", (), {"shape": (), "dtype": dtype, "value": x}, (), dtype)
 
 
-# (op, number of inputs) -> what its VJP reads (OPS[op].saves) as (the output?, input
+# op -> per number of inputs, what its VJP reads (OPS[op].saves) as (the output?, input
 # positions), slices resolved: parsed once per op and arity instead of per record
 _SAVES: dict = {}
+
+
+def _saves(op: str, n: int) -> tuple:
+    by_arity = _SAVES.setdefault(op, [])
+    while len(by_arity) <= n:
+        by_arity.append(_save_spec(OPS[op].saves, len(by_arity)))
+    return by_arity[n]
 
 
 def _save_spec(saves: tuple, n: int) -> tuple:
@@ -189,10 +196,9 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
         nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
                        and x._base is None else _node_of(x, scalar_dtype) for x in ins])
     node = Node(op, nodes, attrs, result._data.shape, dtype)
-    spec = _SAVES.get((op, n))
-    if spec is None:
-        spec = _SAVES[op, n] = _save_spec(OPS[op].saves, n)
-    save_out, positions = spec
+    by_arity = _SAVES.get(op)
+    save_out, positions = by_arity[n] if by_arity is not None and n < len(by_arity) else \
+        _saves(op, n)
     if save_out or positions:
         saved = {}
         if save_out:
