@@ -6,6 +6,9 @@
   (target: at most 4 us; numpy ~0.5 us, PyTorch eager ~1.6 us on the reference machine).
 - a chain of 20 elementwise ops on 1000x1000 float32: per-op cost where the arrays dominate.
 - one step of the classic two-layer net with raw tensors (64x1000x100x10, hand-written backward).
+- the small ops of RNN loops with requires_grad=True (`grad_ops`: issue 29's list, `x[2]`,
+  `view(1, -1)`, `expand`, `cat` of 5, `max(v, 1)`), which `bench_table.py` runs next to
+  PyTorch (`--ops`).
 Reports medians over interleaved repeats and the ratio fusetorch / numpy.
 """
 from __future__ import annotations
@@ -17,8 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-import fusetorch as torch  # noqa: E402
 
 
 def bench(fn, number: int, repeat: int = 7) -> float:
@@ -75,7 +76,35 @@ def two_layer_step(m, x, y, w1, w2, lr=1e-6):
     return loss
 
 
+GRAD_OPS = ("x[2]", "view(1, -1)", "expand(4, -1)", "cat of 5", "max(v, 1)", "x + y", "tanh(x)")
+
+
+def grad_ops(T) -> dict:
+    """{label: callable}: one small op of an RNN or attention loop per callable, its inputs
+    requiring grad (each call records an autograd node), written against a module `T` with
+    PyTorch's API (fusetorch or torch). Shapes as in tests/programs' loops: a sequence of
+    one-hot rows, a hidden state of 128, a row of 57 scores."""
+    T.manual_seed(0)
+    seq = T.randn(10, 1, 57, requires_grad=True)
+    hidden = T.randn(128, requires_grad=True)
+    row = T.randn(1, 128, requires_grad=True)
+    parts = [T.randn(1, 32, requires_grad=True) for _ in range(5)]
+    scores = T.randn(4, 57, requires_grad=True)
+    a, b = T.randn(1, 128, requires_grad=True), T.randn(1, 128, requires_grad=True)
+    return dict(zip(GRAD_OPS, [
+        lambda: seq[2],
+        lambda: hidden.view(1, -1),
+        lambda: row.expand(4, -1),
+        lambda: T.cat(parts, 1),
+        lambda: T.max(scores, 1),
+        lambda: a + b,
+        lambda: T.tanh(a),
+    ]))
+
+
 def main() -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    import fusetorch as torch
     print(f"numpy {np.__version__}, python {sys.version.split()[0]}")
     x, y = torch.randn(10, 10), torch.randn(10, 10)
     xa, ya = x.numpy().copy(), y.numpy().copy()
@@ -95,6 +124,11 @@ def main() -> None:
     Xa, Ya, W1a, W2a = (t.numpy().copy() for t in (X, Y, W1, W2))
     compare("two-layer net step (raw tensors)", lambda: two_layer_step(torch, X, Y, W1, W2),
             lambda: two_layer_step(np, Xa, Ya, W1a, W2a), 200)
+
+    for label, fn in grad_ops(torch).items():  # (no numpy counterpart; PyTorch: bench_table)
+        bench(fn, 5000)
+        print(f"{label + ' with requires_grad':42s} fusetorch "
+              f"{min(bench(fn, 20_000, 3) for _ in range(3)) * 1e6:9.2f} us")
 
 
 if __name__ == "__main__":

@@ -42,7 +42,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from models import lenet_model  # (beside this script: on sys.path when it runs)
+from bench_dispatch import GRAD_OPS, grad_ops  # (beside this script: on sys.path when it runs)
+from models import lenet_model
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -197,6 +198,12 @@ ROWS = [  # (label, workload: T -> {variant: callable}, unit of its cells)
     ("x + y 10x10, requires_grad=True", add_small, "us"),
     ("char-LSTM step, 16x50, 32->128", char_lstm, "ms"),
 ]
+# Issue 29's small ops of RNN loops, requires_grad=True (bench_dispatch.grad_ops): one row
+# each; `--ops` runs only these
+OP_ROWS = [(f"{label}, requires_grad", lambda T, label=label: {"eager": grad_ops(T)[label]},
+            "us") for label in GRAD_OPS]
+BASE_ROWS = list(ROWS)  # (numpy_cells names these by position)
+ROWS += OP_ROWS
 # First calls, each in a new process whose kernel cache is empty (cold): the chain, and the
 # two-layer whole step, whose first call runs eagerly (the optimizer's first step makes its
 # state) and whose second traces (and, with FUSETORCH_COMPILE_BACKGROUND=0, builds): both
@@ -370,13 +377,13 @@ def numpy_cells() -> dict:
     sa, sb = rng.standard_normal((10, 10), dtype=np.float32), rng.standard_normal(
         (10, 10), dtype=np.float32)
     return {
-        ROWS[0][0]: two(64, 1000, 100, 10),
-        ROWS[1][0]: two(512, 4096, 1024, 10),
-        ROWS[2][0]: lambda: numpy_lenet_step(params, img, lab),
-        ROWS[3][0]: lambda: np.tanh(np.minimum(np.exp(xa * 0.5 + 1), 10) * xa - 0.25),
-        ROWS[4][0]: lambda: ((aa - ba) ** 2).sum(),
-        ROWS[5][0]: lambda: aa.sum(),
-        ROWS[6][0]: lambda: sa + sb,
+        BASE_ROWS[0][0]: two(64, 1000, 100, 10),
+        BASE_ROWS[1][0]: two(512, 4096, 1024, 10),
+        BASE_ROWS[2][0]: lambda: numpy_lenet_step(params, img, lab),
+        BASE_ROWS[3][0]: lambda: np.tanh(np.minimum(np.exp(xa * 0.5 + 1), 10) * xa - 0.25),
+        BASE_ROWS[4][0]: lambda: ((aa - ba) ** 2).sum(),
+        BASE_ROWS[5][0]: lambda: aa.sum(),
+        BASE_ROWS[6][0]: lambda: sa + sb,
     }
 
 
@@ -455,6 +462,8 @@ def main() -> None:
                     help="cpu: the process's CPU time (all its threads), for a loaded machine "
                          "with --threads 1")
     ap.add_argument("--no-gpt", action="store_true", help="leave out the GPT step's row")
+    ap.add_argument("--ops", action="store_true",
+                    help="only the rows of small ops with requires_grad (issue 29; ~1 min)")
     ap.add_argument("--gpt-only", action="store_true", help="only the GPT step's row")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -464,6 +473,10 @@ def main() -> None:
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.threads:  # (also for the subprocesses: the cold first calls, PyTorch's run)
         os.environ["OMP_NUM_THREADS"] = USER_ENV["OMP_NUM_THREADS"] = str(args.threads)
+    if args.ops:
+        ROWS[:] = OP_ROWS
+        COLD.clear()
+        args.no_gpt = True
     if args.child:
         return torch_child(args)
 
@@ -487,7 +500,8 @@ def main() -> None:
         cmd = [args.torch, __file__, "--child", "--stat", args.stat, "--clock", args.clock] + \
             (["--quick"] if args.quick else []) + \
             (["--threads", str(args.threads)] if args.threads else []) + \
-            (["--no-gpt"] if args.no_gpt else []) + (["--gpt-only"] if args.gpt_only else [])
+            (["--no-gpt"] if args.no_gpt else []) + (["--gpt-only"] if args.gpt_only else []) + \
+            (["--ops"] if args.ops else [])
         try:
             child = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
                                    env=USER_ENV)

@@ -632,7 +632,7 @@ for _n, (_rule, _saves) in _VJP.items():
     OPS[_n] = replace(OPS[_n], vjp=_rule, saves=_saves)
 # PyTorch's grad_fn names where they are not `<Op>Backward0` (elementwise ops declare theirs)
 for _n, _g in {"reshape": "ViewBackward0", "to_device": "ToCopyBackward0",
-               "index": "IndexBackward0", "index_put": "IndexPutBackward0",
+               "index_put": "IndexPutBackward0",
                "scatter_add": "ScatterAddBackward0", "max": "MaxBackward1",
                "min": "MinBackward1"}.items():
     OPS[_n] = replace(OPS[_n], grad_name=_g)
@@ -690,7 +690,18 @@ def _matmul_grad_name(n) -> str:
         else "BmmBackward0"
 
 
+def _index_grad_name(n) -> str:
+    """PyTorch's name for `x[key]`: tensor indices IndexBackward0, else the basic key's last
+    kind of step (x[0] a select, x[None] an unsqueeze, x[1:] a slice)."""
+    tags = {it[0] for it in n.attrs["spec"]}
+    if "tensor" in tags:
+        return "IndexBackward0"
+    return "SelectBackward0" if "int" in tags else (
+        "UnsqueezeBackward0" if tags == {"none"} else "SliceBackward0")
+
+
 OPS["sum"] = replace(OPS["sum"], grad_name=_sum_grad_name)
+OPS["index"] = replace(OPS["index"], grad_name=_index_grad_name)
 OPS["matmul"] = replace(OPS["matmul"], grad_name=_matmul_grad_name)
 
 # The elementwise primitives, each one definition with all its rules (ir/elementwise.py).

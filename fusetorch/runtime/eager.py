@@ -114,6 +114,30 @@ def _index(x, *idx, spec):
     return x[key]
 
 
+_EXPAND_STRIDES: dict = {}  # (shape, strides, itemsize, target shape) -> the view's strides
+
+
+def _expand(x: np.ndarray, shape: tuple) -> np.ndarray:
+    """numpy's broadcast_to(x, shape) (read-only: a write into it would repeat), made as an
+    array over x's memory with the strides broadcast_to gives, which are cached per layout:
+    broadcast_to checks its arguments in Python for ~2.5 us a call, an RNN loop's expand of a
+    hidden row costs ~0.5 us so. Arrays that export no buffer (non-contiguous ones) take
+    broadcast_to itself."""
+    if x.shape == shape:
+        return x
+    key = (x.shape, x.strides, x.itemsize, shape)
+    strides = _EXPAND_STRIDES.get(key)
+    if strides is None or not x.flags.c_contiguous:
+        out = np.broadcast_to(x, shape)
+        if len(_EXPAND_STRIDES) >= 4096:
+            _EXPAND_STRIDES.clear()
+        _EXPAND_STRIDES[key] = out.strides
+        return out
+    out = np.ndarray(shape, x.dtype, x, 0, strides)
+    out.flags.writeable = False
+    return out
+
+
 def _add_at(xp, out, key, v) -> None:
     """out[key] += v where advanced indices may repeat (each occurrence adds)."""
     if xp is np:
@@ -143,6 +167,9 @@ def _index_put(xp, x, v, *idx, spec, accumulate=False, inplace=False):
 
 def _grid_index(xp, index, dim):
     """Open-grid index that pairs `index` along `dim` with the positions in the other dims."""
+    if xp is np:  # (a loop's max(v, 1) repeats its shape: the positions are made once)
+        grid = _grid(index.shape, dim)
+        return grid[:dim] + (index,) + grid[dim + 1:]
     key = []
     for i, n in enumerate(index.shape):
         if i == dim:
@@ -151,6 +178,20 @@ def _grid_index(xp, index, dim):
             shape = [1] * index.ndim
             shape[i] = n
             key.append(xp.arange(n).reshape(shape))
+    return tuple(key)
+
+
+@functools.lru_cache(maxsize=64)
+def _grid(shape: tuple, dim: int) -> tuple:
+    """numpy's open grid over `shape` (read-only positions; None at `dim`)."""
+    key = []
+    for i, n in enumerate(shape):
+        if i == dim:
+            key.append(None)
+        else:
+            a = np.arange(n).reshape([n if j == i else 1 for j in range(len(shape))])
+            a.flags.writeable = False
+            key.append(a)
     return tuple(key)
 
 
@@ -366,8 +407,12 @@ def _check(xp, x, *, lo, hi, closed, allow, error, message):
     the values are compared one by one."""
     if x.size == 0:
         return x
-    if ((lo is None or bool(x.min() >= lo)) and
-            (hi is None or bool(x.max() <= hi if closed else x.max() < hi))):
+    # (numpy's ufunc reductions: its min()/max() methods' Python wrappers cost ~1 us each, on
+    # every call of a loss in a loop)
+    low, high = (np.minimum.reduce, np.maximum.reduce) if xp is np else (xp.min, xp.max)
+    if ((lo is None or bool(low(x, axis=None) >= lo)) and
+            (hi is None or bool(high(x, axis=None) <= hi if closed
+                                else high(x, axis=None) < hi))):
         return x
     good = xp.ones(x.shape, dtype=bool)
     if lo is not None:
@@ -405,13 +450,17 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         "prod": _reduce(xp.multiply.reduce if xp is np else xp.prod),
         "max": _extreme(xp.maximum.reduce if xp is np else xp.max, "max"),
         "min": _extreme(xp.minimum.reduce if xp is np else xp.min, "min"),
-        "argmax": _arg_reduce(xp.argmax, "argmax" if xp is np else None),
-        "argmin": _arg_reduce(xp.argmin, "argmin" if xp is np else None),
+        # (numpy's methods: its functions' Python wrappers cost ~0.7 us a call)
+        "argmax": _arg_reduce(np.ndarray.argmax if xp is np else xp.argmax,
+                              "argmax" if xp is np else None),
+        "argmin": _arg_reduce(np.ndarray.argmin if xp is np else xp.argmin,
+                              "argmin" if xp is np else None),
         # movement
         "reshape": _reshape if xp is np else lambda x, shape: xp.reshape(x, shape),
         "permute": lambda x, perm: x.transpose(perm),
-        # (the same shape: the array itself, a view; numpy's broadcast_to takes ~2.5 us)
-        "expand": lambda x, shape: x if x.shape == shape else xp.broadcast_to(x, shape),
+        # (the same shape: the array itself, a view)
+        "expand": _expand if xp is np else
+        lambda x, shape: x if x.shape == shape else xp.broadcast_to(x, shape),
         "index": _index, "index_put": functools.partial(_index_put, xp),
         "cat": lambda *xs, dim: xp.concatenate(xs, axis=dim),
         "gather": functools.partial(_gather, xp),

@@ -151,16 +151,26 @@ def _node_of(x, dtype) -> Node:
     return Node("constant", (), {"shape": (), "dtype": dtype, "value": x}, (), dtype)
 
 
-# op -> what its VJP reads (OPS[op].saves) as (the output?, input positions, input slices), or
-# () for nothing: parsed once per op instead of per record
+# op -> per number of inputs, what its VJP reads (OPS[op].saves) as (the output?, input
+# positions), slices resolved: parsed once per op and arity instead of per record
 _SAVES: dict = {}
 
 
-def _save_spec(saves: tuple) -> tuple:
-    if not saves:
-        return ()
-    return ("out" in saves, tuple(s for s in saves if s.__class__ is int),
-            tuple(s for s in saves if s.__class__ is slice))
+def _saves(op: str, n: int) -> tuple:
+    by_arity = _SAVES.setdefault(op, [])
+    while len(by_arity) <= n:
+        by_arity.append(_save_spec(OPS[op].saves, len(by_arity)))
+    return by_arity[n]
+
+
+def _save_spec(saves: tuple, n: int) -> tuple:
+    positions = []
+    for s in saves:
+        if s.__class__ is int:
+            positions.append(s)
+        elif s.__class__ is slice:
+            positions.extend(range(n)[s])
+    return "out" in saves, tuple(positions)
 
 
 def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=None) -> None:
@@ -186,23 +196,17 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
         nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
                        and x._base is None else _node_of(x, scalar_dtype) for x in ins])
     node = Node(op, nodes, attrs, result._data.shape, dtype)
-    spec = _SAVES.get(op)
-    if spec is None:
-        spec = _SAVES[op] = _save_spec(OPS[op].saves)
-    if spec:
+    by_arity = _SAVES.get(op)
+    save_out, positions = by_arity[n] if by_arity is not None and n < len(by_arity) else \
+        _saves(op, n)
+    if save_out or positions:
         saved = {}
-        save_out, positions, slices = spec
         if save_out:
             saved[id(node)] = _saved_entry(result)
         for i in positions:
             x = ins[i]
             if isinstance(x, Tensor):
                 saved[id(nodes[i])] = _saved_entry(x)
-        for s in slices:
-            for i in range(len(ins))[s]:
-                x = ins[i]
-                if isinstance(x, Tensor):
-                    saved[id(nodes[i])] = _saved_entry(x)
         node.saved = saved
     result._node = node
     result._requires_grad = True
@@ -213,7 +217,7 @@ def label(result: Tensor, name: str, *inputs) -> Tensor:
     with the composite's inputs as its `next_functions`."""
     n = result._node
     if n is not None and n.op != "input":
-        ins = tuple(x._node if isinstance(x, Tensor) else None for x in inputs)
+        ins = tuple([x._node if isinstance(x, Tensor) else None for x in inputs])
         n.meta = {"grad_fn": name, "inputs": ins}
     return result
 

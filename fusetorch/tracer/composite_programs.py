@@ -78,7 +78,10 @@ def composite(fn):
         if key is None:
             return fn(*args, **kwargs)
         with _lock:
-            state = _CACHE.get(key)
+            try:
+                state = _CACHE.get(key)
+            except TypeError:  # an unhashable argument (hashed here once, not twice)
+                return fn(*args, **kwargs)
             if state is None:
                 _CACHE[key] = _SEEN
                 if len(_CACHE) > POLICY.composite_keys:
@@ -109,7 +112,8 @@ def clear() -> None:
 
 def _key(name: str, args: tuple, kwargs: dict):
     """The call's key, or None when it must run plainly: a tensor off the CPU, a tensor passed
-    twice, keyword tensors, an unhashable argument, autograd's recording wrapped."""
+    twice, keyword tensors, autograd's recording wrapped. (An unhashable key runs plainly
+    too: the cache lookup raises TypeError.)"""
     if D.GRAD_RECORD is not A.record:
         return None
     parts, be, ids = [name, D._LOCAL.state.GRAD_ENABLED], None, set()
@@ -136,12 +140,7 @@ def _key(name: str, args: tuple, kwargs: dict):
         if v is _TENSOR:
             return None
         parts.append((k, v))
-    key = tuple(parts)
-    try:
-        hash(key)
-    except TypeError:
-        return None
-    return key
+    return tuple(parts)  # (unhashable: the cache lookup says so)
 
 
 _TENSOR = object()

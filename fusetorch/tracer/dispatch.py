@@ -6,9 +6,9 @@ Three entry points, by the kind of primitive:
   apply(name, tensors, attrs)   reductions, movement and extern ops (no promotion)
   source(name, attrs, backend)  creation ops
 
-The common case, two tensors of one dtype and device with nothing recording, is checked first and
-costs one ufunc call plus the result object: `x + y` on small tensors must stay within a few
-microseconds of numpy.
+Promotion's common case, operands of one dtype and device (or a float tensor and a Python number),
+is recognised first and costs one ufunc call plus the result object: `x + y` on small tensors must
+stay within a few microseconds of numpy. It is the same path: only the promotion step is trivial.
 """
 from __future__ import annotations
 
@@ -51,13 +51,27 @@ def _profile():
 
 _new = Tensor._make
 _ndarray = np.ndarray
-_FLOAT_OUT = {n for n, d in OPS.items() if d.promote == "float"}
 _BOOL_OUT = {n for n, d in OPS.items() if d.promote == "compare"} | {"logical_not"}
-# Ops whose inputs and output share the dtype of two same-dtype float or integer tensors; bool
-# inputs take the general path, which knows PyTorch's special cases for them.
-_FAST = {n for n, d in OPS.items() if d.kind == "elementwise" and d.nin == 2
-         and d.promote in ("same", "compare")}
+
+
+def _identity_promotion(promotes: tuple, nin: int, dtypes: tuple) -> set:
+    """The elementwise ops of `nin` inputs whose promotion is the identity for operands of one
+    of `dtypes` (or one with a Python number): their compute dtype is the operands', no cast,
+    and their `refuse` rule (PyTorch's refusals, all of bool operands) accepts it."""
+    return {n for n, d in OPS.items() if d.kind == "elementwise" and d.nin == nin
+            and not d.mask and d.promote in promotes
+            and (d.refuse is None or all(d.refuse(f, [f] * nin) is None for f in dtypes))}
+
+
+_FLOATS = (dt.float16, dt.bfloat16, dt.float32, dt.float64)
+_SAME_FLOAT1 = _identity_promotion(("same", "compare", "float"), 1, _FLOATS)
+_SAME_FLOAT2 = _identity_promotion(("same", "compare", "float"), 2, _FLOATS)
+# two integer tensors of one dtype: only ops whose result has their dtype (or bool); integer
+# scalars take the general path, which wraps them to the tensor's range as PyTorch does
+_SAME_INT2 = _identity_promotion(("same", "compare"), 2, (dt.uint8, dt.int8, dt.int16,
+                                                           dt.int32, dt.int64))
 _SCALARS = (int, float)
+_UNARY = object()  # (elementwise's `b` when absent)
 # ml_dtypes' bfloat16 ufuncs widen a Python float operand to float32: its scalar ops take the
 # general path, which rounds the result back
 _BF16 = dt.bfloat16
@@ -97,85 +111,6 @@ def transfer(t: Tensor, be) -> Tensor:
         from .trace import user_source
         rec.graph_break(f"a copy from {t._be.device} to {be.device} at {user_source()}")
     return apply("to_device", [t], {"device": str(be.device), "src": str(t._be.device)})
-
-
-def binary(name: str, a, b) -> Tensor:
-    """A binary elementwise op; `a` or `b` may be a Python scalar."""
-    st = _LOCAL.state  # this thread's recorder, grad mode and profiler
-    prof = st.PROFILE
-    if prof is not None and prof.enter():
-        return prof.op(binary, (name, a, b), name, (a, b))
-    if st.RECORDER is None:
-        if isinstance(b, Tensor) and isinstance(a, Tensor):  # Parameters too
-            dtype = a._dtype
-            grad = st.GRAD_ENABLED and (a._requires_grad or b._requires_grad or (
-                a._base is not None and _view_grad(a)) or (
-                b._base is not None and _view_grad(b)))
-            if grad:
-                # a training step's common case only: two float tensors of one dtype, nothing
-                # to cast, no view to refresh, recorded straight away (the general path costs
-                # ~2 us more per op)
-                fast = dtype.category == 2 and name not in _BOOL_OUT and a._base is None \
-                    and b._base is None
-            else:
-                fast = dtype.category  # bool inputs: the general path knows PyTorch's rules
-            if fast and dtype is b._dtype and a._be is b._be and name in _FAST:
-                ad, bd = a._data, b._data
-                if ad.shape != bd.shape:
-                    broadcast_shapes(ad.shape, bd.shape)  # raises PyTorch's error
-                try:
-                    out = a._be.impl[name](ad, bd)
-                except MemoryError as e:
-                    raise allocator_error(e) from None
-                if out.__class__ is not _ndarray:  # a numpy scalar from 0-d inputs, or cupy
-                    out = a._be.xp.asarray(out)
-                result = _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
-                if grad:
-                    GRAD_RECORD(name, (a, b), {}, result, dtype)
-                return result
-        elif b.__class__ in _SCALARS and isinstance(a, Tensor):
-            dtype = a._dtype
-            if dtype.category == 2 and dtype is not _BF16 and (
-                    name in _FAST or name in _FLOAT_OUT):
-                grad = st.GRAD_ENABLED and (a._requires_grad or a._base is not None
-                                         and _view_grad(a))
-                if grad:
-                    if a._base is not None or name in _BOOL_OUT:
-                        return elementwise(name, a, b)
-                    b = float(b)  # the general path's scalar, so the graph is the same
-                try:
-                    out = a._be.impl[name](a._data, b)
-                except MemoryError as e:
-                    raise allocator_error(e) from None
-                if out.__class__ is not _ndarray:
-                    out = a._be.xp.asarray(out)
-                if grad:
-                    result = _new(out, dtype, a._be)
-                    GRAD_RECORD(name, (a, b), {}, result, dtype)
-                    return result
-                return _new(out, dt.bool_ if name in _BOOL_OUT else dtype, a._be)
-    return elementwise(name, a, b)
-
-
-def unary(name: str, a: Tensor) -> Tensor:
-    """A unary elementwise op (no attributes)."""
-    st = _LOCAL.state  # this thread's recorder, grad mode and profiler
-    prof = st.PROFILE
-    if prof is not None and prof.enter():
-        return prof.op(unary, (name, a), name, (a,))
-    if st.RECORDER is None and isinstance(a, Tensor) and a._dtype.category == 2 and not (
-            st.GRAD_ENABLED and a._base is not None and _view_grad(a)):
-        try:
-            out = a._be.impl[name](a._data)
-        except MemoryError as e:
-            raise allocator_error(e) from None
-        if out.__class__ is not _ndarray:
-            out = a._be.xp.asarray(out)
-        result = _new(out, dt.bool_ if name in _BOOL_OUT else a._dtype, a._be)
-        if a._requires_grad and st.GRAD_ENABLED:
-            GRAD_RECORD(name, (a,), {}, result, a._dtype)
-        return result
-    return elementwise(name, a)
 
 
 def promote_args(name: str, args) -> tuple:
@@ -233,12 +168,72 @@ def _numpy_args(args) -> tuple:
                  a.item() if isinstance(a, np.generic) else a for a in args)
 
 
-def elementwise(name: str, *args) -> Tensor:
-    """The general elementwise path: promotion (with explicit casts), broadcasting, recording."""
+def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
+    """An elementwise op of tensors and Python scalars (`b` absent for a unary op, `more` for
+    `where` and the like): promotion (with explicit casts), broadcasting, device check, run,
+    recording."""
     st = _LOCAL.state  # this thread's recorder, grad mode and profiler
     prof = st.PROFILE
     if prof is not None and prof.enter():
+        args = _args(a, b, more)
         return prof.op(elementwise, (name,) + args, name, args)
+    # promotion: its common case first, operands of one float dtype and device or a float
+    # tensor and a Python number (a loop's `x + y`, `h * 0.5`, `tanh(h)`), then the rules
+    data = None
+    if isinstance(a, Tensor) and not more:  # (Parameters too)
+        d = a._dtype
+        if b is _UNARY:
+            if d.category == 2 and name in _SAME_FLOAT1:
+                ins = tensors = (a,)
+                data = (a._data,)
+        elif isinstance(b, Tensor):
+            if b._dtype is d and b._be is a._be and (
+                    name in _SAME_FLOAT2 if d.category == 2 else
+                    d.category == 1 and name in _SAME_INT2):
+                ins = tensors = (a, b)
+                data = ad, bd = a._data, b._data
+                if ad.shape != bd.shape:
+                    broadcast_shapes(ad.shape, bd.shape)  # PyTorch's error
+        elif b.__class__ in _SCALARS and d.category == 2 and d is not _BF16 and \
+                name in _SAME_FLOAT2:
+            b = float(b)  # (the general path's scalar: the same graph)
+            ins, tensors, data = (a, b), (a,), (a._data, b)
+    if data is not None:
+        be, compute, shape = a._be, d, None
+        out_dtype = dt.bool_ if name in _BOOL_OUT else d
+    else:
+        ins, tensors, data, be, compute, out_dtype, shape = _promote(name, _args(a, b, more))
+    try:
+        out = be.impl[name](*data)
+    except MemoryError as e:
+        raise allocator_error(e) from None
+    if out.__class__ is not _ndarray:  # a numpy scalar from 0-d inputs, or cupy
+        out = be.xp.asarray(out)
+    if shape is not None:
+        out = _as_array(out, NP_DTYPES[out_dtype], be)
+        if out.shape != shape:  # an op whose eager result does not broadcast as its rule says
+            raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
+    result = _new(out, out_dtype, be)
+    rec = st.RECORDER
+    if rec is not None:
+        rec.record(name, ins, {}, result, compute)
+    if st.GRAD_ENABLED and any_needs_grad(tensors):
+        GRAD_RECORD(name, ins, {}, result, compute)
+    return result
+
+
+# binary and unary ops are elementwise ops: their call sites name the arity
+binary = unary = elementwise
+
+
+def _args(a, b, more) -> tuple:
+    return (a,) if b is _UNARY else (a, b) + more
+
+
+def _promote(name: str, args: tuple) -> tuple:
+    """Promotion's general case: numpy arguments as tensors, PyTorch's errors for non-numbers
+    and devices, casts to the compute dtype, Python numbers as it, the broadcast shape.
+    Returns (inputs, tensors, their data, backend, compute dtype, output dtype, shape)."""
     if any(isinstance(a, (_ndarray, np.generic)) for a in args):
         args = _numpy_args(args)
     tensors = [a for a in args if isinstance(a, Tensor)]
@@ -269,24 +264,8 @@ def elementwise(name: str, *args) -> Tensor:
         else:
             a = _scalar_as(a, want)
         ins.append(a)
-    attrs = {}
-    try:
-        out = be.impl[name](*[a._data if isinstance(a, Tensor) else a for a in ins])
-    except MemoryError as e:
-        raise allocator_error(e) from None
-    out = _as_array(out, NP_DTYPES[out_dtype], be)
-    if out.shape != shape:  # an op whose eager result does not broadcast like the rule says
-        raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
-    result = _new(out, out_dtype, be)
-    rec = st.RECORDER
-    if rec is not None:
-        rec.record(name, ins, attrs, result, compute)
-    if st.GRAD_ENABLED:
-        for t in tensors:
-            if t._requires_grad or (t._base is not None and _view_grad(t)):
-                GRAD_RECORD(name, ins, attrs, result, compute)
-                break
-    return result
+    data = [a._data if isinstance(a, Tensor) else a for a in ins]
+    return ins, tensors, data, be, compute, out_dtype, shape
 
 
 def _as_array(out, npdt, be):
@@ -423,7 +402,9 @@ def cast(t: Tensor, d: dt.DType) -> Tensor:
     return apply("cast", [t], {"dtype": d})
 
 
-_RULES: dict = {}  # (op, input shapes, dtypes, attrs) -> (output shape, dtype, its numpy dtype)
+# (op, input shapes, dtypes, attrs) -> (output shape, dtype, its numpy dtype, whether the result
+# may be a view of its input, whether the op crosses devices)
+_RULES: dict = {}
 _MAX_RULES = 4096
 
 
@@ -433,56 +414,66 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     prof = st.PROFILE
     if prof is not None and prof.enter():
         return prof.op(apply, (name, tensors, attrs), name, tensors)
-    opdef = OPS[name]
+    t0 = tensors[0]
+    be = t0._be
     if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
-        t0 = tensors[0]
-        be, arrays = t0._be, [t0._data]
+        arrays = (t0._data,)
         key = (name, t0._data.shape, t0._dtype, *attrs.items())
     else:
-        be = _check_devices(tensors)
-        arrays = [t._data for t in tensors]
-        key = (name, *[a.shape for a in arrays], *[t._dtype for t in tensors], *attrs.items())
+        arrays, key = [], [name]
+        for t in tensors:
+            if t._be is not be:
+                _check_devices(tensors)
+            a = t._data
+            arrays.append(a)
+            key += (a.shape, t._dtype)
+        key = (*key, *attrs.items())
     # the shape and dtype rules are pure: a loop's calls repeat their arguments
     try:
         rules = _RULES.get(key)
     except TypeError:  # an unhashable attribute value (a list): the rules run every call
         key = rules = None
     if rules is None:
-        shapes = [a.shape for a in arrays]
-        shape = opdef.shape(shapes, attrs) if opdef.shape is not None else None
-        dtype = opdef.dtype([t._dtype for t in tensors], attrs)
-        rules = (None if shape is None else tuple(shape), dtype, NP_DTYPES[dtype])
+        rules = _rules(name, tensors, arrays, attrs)
         if key is not None:
             if len(_RULES) >= _MAX_RULES:
                 _RULES.clear()
             _RULES[key] = rules
-    shape, dtype, npdt = rules
+    shape, dtype, npdt, may_view, crosses = rules
     try:
         out = be.impl[name](*arrays, **attrs)
     except MemoryError as e:
         raise allocator_error(e) from None
-    if opdef.crosses_device:
+    if crosses:
         be = _device.backend(attrs["device"])
-    out = _as_array(out, npdt, be)
+    if out.__class__ is not _ndarray:  # a numpy scalar, or cupy
+        out = be.xp.asarray(out)
+    if out.dtype is not npdt and out.dtype != npdt:
+        out = out.astype(npdt)
     if shape is not None and out.shape != shape:
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
-    t0 = tensors[0]
-    view = out is t0._data or (opdef.kind == "movement" and out.base is not None and
-                               len(tensors) == 1 and _shares(out, t0._data, be))
+    view = out is arrays[0] or (may_view and out.base is not None and _shares(out, arrays[0], be))
     if view:
-        result._base = t0._root()  # a view: it shares its base's version counter
+        result._base = t0._base if t0._base is not None else t0  # one version counter
     rec, grad_on = st.RECORDER, st.GRAD_ENABLED
     if rec is not None:
         rec.record(name, tensors, attrs, result)
-    if grad_on:
-        for t in tensors:
-            if t._requires_grad or (t._base is not None and _view_grad(t)):
-                GRAD_RECORD(name, tensors, attrs, result)
-                break
+    if grad_on and any_needs_grad(tensors):
+        GRAD_RECORD(name, tensors, attrs, result)
     if view:
         _views.derive(result, t0, (name, attrs) if len(tensors) == 1 else None, grad_on)
     return result
+
+
+def _rules(name: str, tensors, arrays, attrs: dict) -> tuple:
+    """The op's shape and dtype rules for these inputs, and what apply asks of its OpDef."""
+    opdef = OPS[name]
+    shape = opdef.shape([a.shape for a in arrays], attrs) if opdef.shape is not None else None
+    dtype = opdef.dtype([t._dtype for t in tensors], attrs)
+    may_view = opdef.kind == "movement" and len(tensors) == 1  # (else: only an input itself)
+    return (None if shape is None else tuple(shape), dtype, NP_DTYPES[dtype], may_view,
+            opdef.crosses_device)
 
 
 def _shares(out, a, be) -> bool:
@@ -498,7 +489,16 @@ def _shares(out, a, be) -> bool:
 def needs_grad(t: Tensor) -> bool:
     """Whether `t` takes part in autograd (in grad mode): it requires grad, or it is a view
     whose base has gained a gradient since (see views.refresh)."""
-    return t._requires_grad or (t._base is not None and _view_grad(t))
+    return any_needs_grad((t,))
+
+
+def any_needs_grad(tensors) -> bool:
+    """Whether any of `tensors` takes part in autograd (needs_grad): an op of them records.
+    The one spelling of the rule (each op asks it once, for all its inputs)."""
+    for t in tensors:
+        if t._requires_grad or (t._base is not None and _view_grad(t)):
+            return True
+    return False
 
 
 def _view_grad(t: Tensor) -> bool:

@@ -389,15 +389,16 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
                                "argument.")
         return write_out(apply(name, [input], {"dims": norm_dims(None, input.ndim),
                                                "keepdim": False}), out)
-    d = norm_dim(dim, input.ndim)
-    x = input if input.ndim else reshape(input, (1,))
-    if x.shape[d] == 0:
+    in_shape = input._data.shape
+    d = norm_dim(dim, len(in_shape))
+    x = input if in_shape else reshape(input, (1,))
+    if x._data.shape[d] == 0:
         raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     # the values are gathered at the returned indices, so that the gradient goes to that index
     # (PyTorch's max(dim)); a plain max reduction would share it among ties
-    shape = None if keepdim and input.ndim else \
-        tuple(input.shape[:d]) + tuple(input.shape[d + 1:])
-    traced = D.RECORDER is not None or D.PROFILE is not None  # every step seen
+    shape = None if keepdim and in_shape else in_shape[:d] + in_shape[d + 1:]
+    st = D._LOCAL.state
+    traced = st.RECORDER is not None or st.PROFILE is not None  # every step seen
     if traced:
         idx = apply(arg, [x], {"dims": (d,), "keepdim": True})
     else:
@@ -407,7 +408,7 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
         # for a 1x59 row; with a gradient, two of four dispatches)
         be = x._be
         i = be.impl[arg](x._data, dims=(d,), keepdim=True)
-        if not (D.GRAD_ENABLED and D.needs_grad(x)):
+        if not (st.GRAD_ENABLED and D.needs_grad(x)):
             v = be.impl["gather"](x._data, i, dim=d)
             if shape is not None:
                 v, i = v.reshape(shape), i.reshape(shape)
@@ -703,12 +704,17 @@ def _ints(seq, fn: str, arg: str) -> tuple:
     return tuple(out)
 
 
+# the shape rules of view, reshape and expand are pure and a loop repeats its sizes: kept per
+# (input shape, sizes); errors are raised afresh each call
+_reshaped = functools.lru_cache(maxsize=1024)(infer_reshape)
+
+
 def reshape(input: Tensor, shape) -> Tensor:
     D.check_tensor(input, "reshape", "input", 1)
     shape = _ints(shape if isinstance(shape, (tuple, list)) else (shape,), "reshape", "shape")
     if shape == input._data.shape:
         return apply("reshape", [input], {"shape": shape})
-    return apply("reshape", [input], {"shape": infer_reshape(shape, input._data.size)})
+    return apply("reshape", [input], {"shape": _reshaped(shape, input._data.size)})
 
 
 def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
@@ -730,7 +736,7 @@ def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
             raise TypeError("view() got multiple values for argument 'size'")
         shape = (size,)
     data = input._data
-    shape = infer_reshape(_shape_arg(shape, "view", "size"), data.size)
+    shape = _reshaped(_shape_arg(shape, "view", "size"), data.size)
     if not data.flags.c_contiguous and not _can_view(data, shape):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
@@ -820,17 +826,23 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 
 def expand(input: Tensor, *sizes) -> Tensor:
     sizes = _shape_arg(sizes, "expand", "size")
-    shape = input._data.shape
+    data = input._data
+    return apply("expand", [input], {"shape": _expanded(data.shape, sizes, data.itemsize)})
+
+
+@functools.lru_cache(maxsize=1024)
+def _expanded(shape: tuple, sizes: tuple, itemsize: int) -> tuple:
+    """The shape `expand(*sizes)` gives a tensor of `shape` (PyTorch's errors)."""
     if sizes == shape:
-        return apply("expand", [input], {"shape": sizes})
+        return sizes
     target = expand_shape(shape, sizes)
     numel = 1
     for t in target:
         numel *= t
-    if numel * input._data.itemsize > 2**63 - 1:
+    if numel * itemsize > 2**63 - 1:
         raise RuntimeError(f"expand to {list(target)}: fusetorch's arrays (numpy's), views "
                            "included, span at most 2**63 - 1 bytes of elements")
-    return apply("expand", [input], {"shape": target})
+    return target
 
 
 def contiguous(input: Tensor, memory_format=None) -> Tensor:
@@ -870,13 +882,18 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     # PyTorch's legacy: 1-d empty tensors are skipped
-    kept = [x for x in tensors if x._data.shape != (0,)] or tensors[:1]
+    kept, target, same = [], tensors[0]._dtype, True
+    for x in tensors:  # (one pass: an RNN loop's cat of one dtype skips the promotion rules)
+        if x._data.shape != (0,):
+            kept.append(x)
+            same = same and x._dtype is target
+    if not kept:
+        kept = tensors[:1]
     ref = kept[0]
     if ref._data.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = norm_dim(dim, ref._data.ndim)
-    target = ref._dtype  # (an RNN loop's cat of one dtype skips the promotion rules)
-    if not _b.all(x._dtype is target for x in kept):
+    if not same or ref._dtype is not target:
         target = dt.result_type([x._dtype for x in kept], [], [])
         kept = [cast(x, target) for x in kept]
     return write_out(apply("cat", kept, {"dim": d}), out, name="cat", inputs=tensors)

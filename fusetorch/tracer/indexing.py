@@ -131,12 +131,21 @@ def _is_trivial(spec, shape) -> bool:
     return all(it[0] == "slice" and it[1:] == (0, n, 1) for it, n in zip(spec, shape))
 
 
+_INT_SPECS: dict = {}  # (int key, shape) -> its spec
+
+
 def _plain_spec(t: Tensor, key):
     """The spec of a key of Python ints and forward slices within the tensor's dims (a loop's
     `x[i]`, `x[:, 1]`, `x[0, 3]`) without `_normalise`'s general pass; None for any other key
     (which `_normalise` checks, and whose errors it phrases)."""
-    if key.__class__ is int:
-        key = (key,)
+    if key.__class__ is int:  # (a loop's x[i]: its spec is made once per shape)
+        shape = t._data.shape
+        spec = _INT_SPECS.get((key, shape))
+        if spec is None and shape and -shape[0] <= key < shape[0]:
+            if len(_INT_SPECS) >= 4096:
+                _INT_SPECS.clear()
+            spec = _INT_SPECS[key, shape] = (("int", key + shape[0] if key < 0 else key),)
+        return spec
     elif key.__class__ is not tuple:
         return None
     shape = t._data.shape
@@ -157,19 +166,14 @@ def _plain_spec(t: Tensor, key):
 
 
 def _basic(t: Tensor, spec: tuple) -> Tensor:
-    """t[spec] for a spec of ints, slices and new dims: one `index`, named as PyTorch names it
-    (x[0] is a select, x[1:] a slice)."""
-    r = D.apply("index", [t], {"spec": spec})
-    if r._node is not None:
-        tags = {it[0] for it in spec}
-        name = "SelectBackward0" if "int" in tags else (
-            "UnsqueezeBackward0" if tags == {"none"} else "SliceBackward0")
-        A.label(r, name, t)
-    return r
+    """t[spec] for a spec of ints, slices and new dims: one `index` (its grad_fn named as
+    PyTorch names it by the op table: x[0] a select, x[1:] a slice)."""
+    return D.apply("index", [t], {"spec": spec})
 
 
 def getitem(t: Tensor, key) -> Tensor:
-    if D.RECORDER is None and not (D.GRAD_ENABLED and D.needs_grad(t)):
+    st = D._LOCAL.state  # (this thread's recorder and grad mode, read once)
+    if st.RECORDER is None and not (st.GRAD_ENABLED and D.needs_grad(t)):
         r = _basic_view(t, key)
         if r is not None:
             return r
