@@ -1,0 +1,46 @@
+"""Registry entries (tests/opinfo.py's form) for the last pieces of PyTorch's catalogue of issue
+27 built on the newops branch: the aten `native_*` functions, histogram/histogramdd,
+as_strided_scatter, empty_permuted, nonzero_static, the grid_sampler family. Imported at the
+end of tests/opinfo_catalogue.py."""
+from __future__ import annotations
+
+import fusetorch as torch
+from opinfo import F32, F64, SKIPPED, MAKES_CPU_TENSORS, RANDOM_IN_TRAINING, add, fixed, make
+
+# ----------------------------------------------------------------------------- native norms
+
+_BN = fixed(("4d_perm", lambda r: [make(r, (2, 3, 4, 5), layout="t"), make(r, (3,)),
+                                   make(r, (3,))]),
+            ("f64_3d", lambda r: [make(r, (2, 3, 5), F64), make(r, (3,), F64),
+                                  make(r, (3,), F64)]))
+add("native_batch_norm", {
+    "torch.native_batch_norm": lambda x, w, b: torch.native_batch_norm(x, w, b, None, None, True,
+                                                                       0.1, 1e-5),
+    "torch.native_batch_norm(eval)": lambda x, w, b: torch.native_batch_norm(
+        x, None, None, w * 0.5, b * b + 0.5, False, 0.1, 1e-3)[0]}, _BN)
+add("native_layer_norm", {
+    "torch.native_layer_norm": lambda x, w, b: torch.native_layer_norm(x, w.shape, w, b, 1e-5),
+    "torch.native_layer_norm(noaffine)": lambda x, w, b: torch.native_layer_norm(
+        x, w.shape, None, None, 1e-3)},
+    fixed(("two_dims_perm", lambda r: [make(r, (3, 4, 5), layout="t"), make(r, (4, 5)),
+                                       make(r, (4, 5))]),
+          ("f64", lambda r: [make(r, (2, 5), F64), make(r, (5,), F64), make(r, (5,), F64)])))
+add("native_group_norm", {
+    "torch.native_group_norm": lambda x, w, b: torch.native_group_norm(
+        x, w, b, x.shape[0], x.shape[1], x[0, 0].numel(), 2, 1e-5),
+    "torch.native_group_norm(noaffine)": lambda x, w, b: torch.native_group_norm(
+        x, None, None, x.shape[0], x.shape[1], x[0, 0].numel(), 4, 1e-5)},
+    fixed(("4d", lambda r: [make(r, (2, 4, 3, 5)), make(r, (4,)), make(r, (4,))]),
+          ("3d_f64", lambda r: [make(r, (2, 4, 5), F64, layout="s"), make(r, (4,), F64),
+                                make(r, (4,), F64)])))
+add("native_dropout(eval)", {
+    "torch.native_dropout": lambda x: torch.native_dropout(x, 0.3, False)},
+    fixed(("f32", lambda r: [make(r, (3, 4))]), ("f64", lambda r: [make(r, (5,), F64)])))
+add("norm_except_dim", {
+    "torch.norm_except_dim": lambda x: torch.norm_except_dim(x, 2, 0),
+    "torch.norm_except_dim(p3,dim1)": lambda x: torch.norm_except_dim(x, 3, 1),
+    "torch.norm_except_dim(all)": lambda x: torch.norm_except_dim(x, 2, -1),
+    "torch.native_norm": lambda x: torch.native_norm(x),
+    "torch.native_norm(dim)": lambda x: torch.native_norm(x, 3, [1], True, None)},
+    fixed(("f32", lambda r: [make(r, (3, 4, 2))]), ("f64_perm", lambda r: [make(r, (3, 4), F64,
+                                                                               layout="t")])))
