@@ -146,6 +146,7 @@ def result_type(tensor1, tensor2) -> dtype:
 __version__ = "0.1.0"
 
 from .tracer import functional_scan as _scan  # noqa: E402
+from .tracer.functional_histogram import histogram, histogramdd  # noqa: E402
 for _name in _scan.PUBLIC:  # torch.cumsum, torch.sort, torch.quantile, torch.unique, ...
     globals()[_name] = getattr(_scan, _name)
 

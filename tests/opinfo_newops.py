@@ -5,7 +5,7 @@ end of tests/opinfo_catalogue.py."""
 from __future__ import annotations
 
 import fusetorch as torch
-from opinfo import F32, F64, SKIPPED, MAKES_CPU_TENSORS, RANDOM_IN_TRAINING, add, fixed, make
+from opinfo import F32, F64, SKIPPED, add, fixed, make
 
 # ----------------------------------------------------------------------------- native norms
 
@@ -44,3 +44,27 @@ add("norm_except_dim", {
     "torch.native_norm(dim)": lambda x: torch.native_norm(x, 3, [1], True, None)},
     fixed(("f32", lambda r: [make(r, (3, 4, 2))]), ("f64_perm", lambda r: [make(r, (3, 4), F64,
                                                                                layout="t")])))
+
+# ----------------------------------------------------------------------------- histograms
+# (the data's own range is read on the host, as PyTorch's .item(): tests/tracer/test_histogram.py)
+
+_EDGES = lambda x: torch.tensor([-1.5, -0.25, 0.0, 0.5, 1.75], dtype=x.dtype,
+                                 device=x.device)  # noqa: E731
+add("histogram", {
+    "torch.histogram": lambda x, w: torch.histogram(x, 5, range=(-1.0, 1.5)),
+    "torch.histogram(weight,density)": lambda x, w: torch.histogram(
+        x, 4, range=(-2.0, 2.0), weight=w, density=True),
+    "torch.histogram(edges)": lambda x, w: torch.histogram(x, _EDGES(x), weight=w),
+    "Tensor.histogram": lambda x, w: x.histogram(_EDGES(x), density=True)},
+    fixed(("f32", lambda r: [make(r, (4, 5)), make(r, (4, 5), F32, 0.0, 1.0)]),
+          ("f64_perm", lambda r: [make(r, (3, 4), F64, -3.0, 3.0, layout="t"),
+                                  make(r, (3, 4), F64, 0.0, 2.0)])), grad=False)
+add("histogramdd", {
+    "torch.histogramdd": lambda x, w: torch.histogramdd(x, [3, 2], range=[-1.0, 1.0, -2.0, 0.5]),
+    "torch.histogramdd(weight,density)": lambda x, w: torch.histogramdd(
+        x, 2, range=[-1.0, 1.0, -2.0, 0.5], weight=w, density=True),
+    "torch.histogramdd(edges)": lambda x, w: torch.histogramdd(
+        x, [_EDGES(x), _EDGES(x)[1:]], weight=w)},
+    fixed(("f32", lambda r: [make(r, (7, 2)), make(r, (7,), F32, 0.0, 1.0)]),
+          ("f64_3d", lambda r: [make(r, (2, 5, 2), F64), make(r, (2, 5), F64, 0.0, 1.0)])),
+    grad=False)
