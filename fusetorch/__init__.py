@@ -84,7 +84,7 @@ for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch
     globals()[_name] = linalg.TORCH_PUBLIC[_name]
 from .tracer.printing import set_printoptions
 from .tracer.type_info import finfo, iinfo
-from .tracer.strided import as_strided, frombuffer
+from .tracer.strided import as_strided, as_strided_scatter, frombuffer
 from .tracer.dlpack import from_dlpack
 from .serialization import load, save
 from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop_threads,

@@ -5,7 +5,7 @@ end of tests/opinfo_catalogue.py."""
 from __future__ import annotations
 
 import fusetorch as torch
-from opinfo import F32, F64, SKIPPED, add, fixed, make
+from opinfo import F32, F64, I64, SKIPPED, add, fixed, make
 
 # ----------------------------------------------------------------------------- native norms
 
@@ -68,3 +68,21 @@ add("histogramdd", {
     fixed(("f32", lambda r: [make(r, (7, 2)), make(r, (7,), F32, 0.0, 1.0)]),
           ("f64_3d", lambda r: [make(r, (2, 5, 2), F64), make(r, (2, 5), F64, 0.0, 1.0)])),
     grad=False)
+
+# ----------------------------------------------------------------------------- strided writes
+
+add("as_strided_scatter", {
+    "torch.as_strided_scatter": lambda x, s: torch.as_strided_scatter(x, s, (2, 2), (1, 2)),
+    "torch.as_strided_scatter(offset)": lambda x, s: torch.as_strided_scatter(
+        x, s[:, :1], (2, 1), (4, 1), 3),
+    "Tensor.as_strided_scatter": lambda x, s: x.as_strided_scatter(s.t(), (2, 2), (2, 1), 1)},
+    fixed(("f32", lambda r: [make(r, (3, 4)), make(r, (2, 2))]),
+          ("f64", lambda r: [make(r, (4, 3), F64), make(r, (2, 2), F64)])))
+add("nonzero_static", {
+    "torch.nonzero_static": lambda x: torch.nonzero_static(x, size=5),
+    "Tensor.nonzero_static": lambda x: x.nonzero_static(size=2, fill_value=7)},
+    fixed(("f32", lambda r: [make(r, (3, 4)) * (make(r, (3, 4)) > 0)]),
+          ("bool_3d", lambda r: [make(r, (2, 3, 2)) > 0.5]),
+          ("i64_perm", lambda r: [make(r, (3, 4), I64, -1, 2, layout="t")])), grad=False)
+SKIPPED["torch.empty_permuted"] = ("uninitialised memory: no value to compare (strides tested "
+                                   "in tests/tracer/test_newops_strided.py)")

@@ -501,6 +501,30 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     return F.sum(binary("ne", input, 0), dims, dtype=dt.int64)
 
 
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """The first `size` rows of `nonzero(input)`, padded with `fill_value` rows: a shape that
+    does not depend on the data, so it stays in the graph (each nonzero element's rank among
+    them, a cumsum, is its row; ranks past `size` go to a spare row that is dropped)."""
+    from .creation import tensor, zeros
+    D.check_tensor(input, "nonzero_static", "input", 1)
+    if not isinstance(size, int) or isinstance(size, _b.bool) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    nd = input.ndim
+    dev = input.device
+    mask = F.reshape(binary("ne", input, 0), (-1,))
+    rank = binary("sub", cumsum(mask, 0), 1)
+    keep = binary("bitwise_and", mask, binary("lt", rank, size))
+    row = D.elementwise("where", keep, rank, size)
+    coords = np.indices(tuple(input.shape), dtype=np.int64).reshape(nd, input.numel()).T
+    coords = tensor(np.ascontiguousarray(coords), dtype=dt.int64, device=dev)
+    rows = F.expand(F.unsqueeze(row, 1), mask.shape[0], nd)
+    placed = apply("scatter_add", [zeros((size + 1, nd), dtype=dt.int64, device=dev), rows,
+                                   coords], {"dim": 0})[:size]
+    count = F.sum(cast(mask, dt.int64))
+    filled = binary("lt", tensor(np.arange(size)[:, None], dtype=dt.int64, device=dev), count)
+    return D.elementwise("where", filled, placed, int(fill_value))
+
+
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts (or summed weights) of each non-negative integer; the length depends on the
     largest value, read on the host (a graph break when compiling)."""
@@ -673,7 +697,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
 PUBLIC = ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "argsort", "topk",
           "kthvalue", "median", "nanmedian", "mode", "quantile", "nanquantile", "searchsorted",
           "bucketize", "histc", "count_nonzero", "bincount", "take", "take_along_dim",
-          "masked_select", "unique", "unique_consecutive")
+          "masked_select", "unique", "unique_consecutive", "nonzero_static")
 # Tensor methods: all but the two PyTorch has only as functions; in place: x.cumsum_(0)
 METHODS = tuple(n for n in PUBLIC if n not in ("searchsorted", "bucketize"))
 INPLACE = (cumsum_value, cumprod_value)

@@ -172,17 +172,17 @@ def _elements(n: int, offset: int, shape: tuple, strides: tuple) -> np.ndarray:
     return view.reshape(-1).copy()
 
 
-def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
-    """A view of `input`'s storage with the given sizes and element strides; `storage_offset`
-    defaults to input's own offset in its storage (PyTorch's)."""
+def _layout(input: Tensor, size, stride, storage_offset, name: str) -> tuple:
+    """as_strided's arguments checked against input's storage, with PyTorch's errors:
+    (size, stride, offset, the storage as a 1-d array, input's own offset in it)."""
     from .creation import _int
     from .functional import _ints
-    D.check_tensor(input, "as_strided", "input", 1)
+    D.check_tensor(input, name, "input", 1)
     for arg, pos, v in (("size", 2, size), ("stride", 3, stride)):
         if not isinstance(v, (tuple, list)):
-            raise TypeError(f"as_strided(): argument '{arg}' (position {pos}) must be tuple of "
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be tuple of "
                             f"ints, not {type(v).__name__}")
-    size, stride = _ints(size, "as_strided", "size"), _ints(stride, "as_strided", "stride")
+    size, stride = _ints(size, name, "size"), _ints(stride, name, "stride")
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in size):
@@ -192,7 +192,7 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
     flat, own = _storage(input)
-    offset = own if storage_offset is None else _int(storage_offset, "as_strided",
+    offset = own if storage_offset is None else _int(storage_offset, name,
                                                      "storage_offset", 4)
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
@@ -203,6 +203,14 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {offset}, and itemsize {item} requiring a storage size of "
                            f"{need * item} are out of bounds for storage of size {n * item}")
+    return size, stride, offset, flat, own
+
+
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """A view of `input`'s storage with the given sizes and element strides; `storage_offset`
+    defaults to input's own offset in its storage (PyTorch's)."""
+    size, stride, offset, flat, own = _layout(input, size, stride, storage_offset, "as_strided")
+    n, item = flat.shape[0], input._dtype.itemsize
     xp = input._be.xp
     base = flat[min(offset, n):]
     byte_strides = tuple(s * item for s in stride)
@@ -257,6 +265,49 @@ def _record(input: Tensor, result: Tensor, n: int, own: int, offset: int, size: 
         A.label(result, "AsStridedBackward0", input)
 
 
+def as_strided_scatter(input: Tensor, src: Tensor, size, stride,
+                       storage_offset: int | None = None) -> Tensor:
+    """A copy of `input` with `src` written where `input.as_strided(size, stride,
+    storage_offset)` would see its storage (PyTorch clones the whole storage, strides and
+    offset kept, then copies into that view). Only the written positions inside input's own
+    elements show, so the result is one `index_put` into input's values: its gradient is the
+    cotangent's unwritten part for input and the written elements' cotangent for src."""
+    from .functional import reshape
+    from .functional_writes import _put
+    size, stride, offset, flat, own = _layout(input, size, stride, storage_offset,
+                                              "as_strided_scatter")
+    D.check_tensor(src, "as_strided_scatter", "src", 2)
+    if tuple(src.shape) != tuple(size):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(size)}")
+    n = flat.shape[0]
+    numel = input.numel()
+    where = _elements(n, own, tuple(input.shape), input.stride())
+    if len(np.unique(where)) < numel:  # overlapping input: PyTorch clones it compact first
+        n, own, offset = numel, 0, 0 if storage_offset is None else offset
+        where = np.arange(numel, dtype=np.int64)
+    written = _elements(max(n, offset + 1), offset, tuple(size), tuple(stride)) \
+        if src.numel() else np.zeros(0, np.int64)
+    if len(np.unique(written)) < len(written):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    inverse = np.full(max(n, int(written.max(initial=0)) + 1), -1, dtype=np.int64)
+    inverse[where] = np.arange(numel, dtype=np.int64)
+    at = inverse[written]
+    keep = np.flatnonzero(at >= 0)
+    values = reshape(src, (-1,))
+    if len(keep) < len(written):
+        values = values[_index(keep, input)]
+    out = _put(reshape(input, (-1,)), values, [("tensor", 0)], [_index(at[keep], input)])
+    return reshape(out, tuple(input.shape))
+
+
+def _index(a: np.ndarray, like: Tensor) -> Tensor:
+    from .creation import tensor
+    return tensor(a, dtype=dt.int64, device=like.device)
+
+
 def _as_strided_method(self: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     return as_strided(self, size, stride, storage_offset)
 
@@ -267,4 +318,5 @@ def storage_offset(self: Tensor) -> int:
 
 
 Tensor.as_strided = _as_strided_method
+Tensor.as_strided_scatter = as_strided_scatter
 Tensor.storage_offset = storage_offset
