@@ -92,8 +92,10 @@ from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop
 
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
 from .nn._functional import native as _native  # noqa: E402  (torch.native_batch_norm, ...)
-for _name in _native.PUBLIC:
-    globals()[_name] = getattr(_native, _name)
+from .nn._functional import grid_sample as _grid_sample  # noqa: E402  (torch.grid_sampler_3d)
+for _mod, _names in ((_native, _native.PUBLIC), (_grid_sample, _grid_sample.TORCH_PUBLIC)):
+    for _name in _names:
+        globals()[_name] = getattr(_mod, _name)
 from . import special  # noqa: E402,F401  (torch.special: aliases, gammaln, psi, polygamma, ...)
 from . import masked  # noqa: E402,F401  (torch.masked: reductions with a boolean mask=)
 from . import signal  # noqa: E402  (torch.signal.windows; torch.hann_window and friends)

@@ -5,6 +5,7 @@ end of tests/opinfo_catalogue.py."""
 from __future__ import annotations
 
 import fusetorch as torch
+import fusetorch.nn.functional as F
 from opinfo import F32, F64, I64, SKIPPED, add, fixed, make
 
 # ----------------------------------------------------------------------------- native norms
@@ -86,3 +87,35 @@ add("nonzero_static", {
           ("i64_perm", lambda r: [make(r, (3, 4), I64, -1, 2, layout="t")])), grad=False)
 SKIPPED["torch.empty_permuted"] = ("uninitialised memory: no value to compare (strides tested "
                                    "in tests/tracer/test_newops_strided.py)")
+
+# ----------------------------------------------------------------------------- grid sampling
+
+_GRID3 = fixed(("f32", lambda r: [make(r, (2, 2, 3, 4, 5)), make(r, (2, 2, 3, 2, 3), F32, -1.4,
+                                                                1.4)]),
+               ("f64_perm", lambda r: [make(r, (1, 2, 2, 3, 4), F64, layout="t"),
+                                       make(r, (1, 3, 2, 2, 3), F64, -1.6, 1.6)]))
+for _pad, _p in (("zeros", 0), ("border", 1), ("reflection", 2)):
+    add(f"grid_sampler_3d({_pad})", {
+        "F.grid_sample(5d)": lambda x, g, p=_pad: F.grid_sample(x, g, padding_mode=p,
+                                                                align_corners=False),
+        "torch.grid_sampler_3d": lambda x, g, p=_p: torch.grid_sampler_3d(x, g, 0, p, True),
+        "torch.grid_sampler(5d)": lambda x, g, p=_p: torch.grid_sampler(x, g, 0, p, False)},
+        _GRID3)
+    add(f"grid_sampler_3d(nearest,{_pad})", {
+        "torch.grid_sampler_3d": lambda x, g, p=_p: torch.grid_sampler_3d(x, g, 1, p, False)},
+        _GRID3)
+add("grid_sampler_2d", {
+    "torch.grid_sampler_2d": lambda x, g: torch.grid_sampler_2d(x, g, 0, 2, False),
+    "torch.grid_sampler_2d(bicubic)": lambda x, g: torch.grid_sampler_2d(x, g, 2, 1, True),
+    "torch.grid_sampler": lambda x, g: torch.grid_sampler(x, g, 1, 0, True)},
+    fixed(("f32", lambda r: [make(r, (2, 3, 4, 5)), make(r, (2, 3, 6, 2), F32, -1.6, 1.6)]),
+          ("f64", lambda r: [make(r, (1, 2, 4, 5), F64), make(r, (1, 5, 2, 2), F64, -2.5, 2.5)])))
+add("affine_grid_generator", {
+    "torch.affine_grid_generator": lambda t: torch.affine_grid_generator(t, (2, 3, 4, 5), False),
+    "torch.affine_grid_generator(align)": lambda t: torch.affine_grid_generator(
+        t, (2, 3, 4, 5), True)},
+    fixed(("f32", lambda r: [make(r, (2, 2, 3))]), ("f64", lambda r: [make(r, (2, 2, 3), F64)])))
+add("affine_grid_generator_3d", {
+    "torch.affine_grid_generator": lambda t: torch.affine_grid_generator(t, (1, 2, 2, 3, 4), True),
+    "F.affine_grid(5d)": lambda t: F.affine_grid(t, (1, 2, 3, 2, 2), align_corners=False)},
+    fixed(("f64", lambda r: [make(r, (1, 3, 4), F64)])))
