@@ -119,3 +119,11 @@ add("affine_grid_generator_3d", {
     "torch.affine_grid_generator": lambda t: torch.affine_grid_generator(t, (1, 2, 2, 3, 4), True),
     "F.affine_grid(5d)": lambda t: F.affine_grid(t, (1, 2, 3, 2, 2), align_corners=False)},
     fixed(("f64", lambda r: [make(r, (1, 3, 4), F64)])))
+
+# ----------------------------------------------------------------------------- nn modules
+SKIPPED["nn.AdaptiveLogSoftmaxWithLoss"] = (
+    "selects each cluster's rows on the host (nonzero), as PyTorch's module does: a graph break "
+    "by design (tests/nn/test_adaptive_cross_map.py: values and gradients against numpy)")
+SKIPPED["nn.CrossMapLRN2d"] = (
+    "an autograd.Function with PyTorch's own backward (not the forward's derivative), as "
+    "PyTorch's legacy module: a graph break by design (tests/nn/test_adaptive_cross_map.py)")
