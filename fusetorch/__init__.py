@@ -149,6 +149,7 @@ __version__ = "0.1.0"
 
 from .tracer import functional_scan as _scan  # noqa: E402
 from .tracer.functional_histogram import histogram, histogramdd  # noqa: E402
+from .tracer.functional_segment import segment_reduce  # noqa: E402
 for _name in _scan.PUBLIC:  # torch.cumsum, torch.sort, torch.quantile, torch.unique, ...
     globals()[_name] = getattr(_scan, _name)
 

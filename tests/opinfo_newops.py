@@ -127,3 +127,22 @@ SKIPPED["nn.AdaptiveLogSoftmaxWithLoss"] = (
 SKIPPED["nn.CrossMapLRN2d"] = (
     "an autograd.Function with PyTorch's own backward (not the forward's derivative), as "
     "PyTorch's legacy module: a graph break by design (tests/nn/test_adaptive_cross_map.py)")
+
+# ----------------------------------------------------------------------------- segment_reduce
+_LEN = lambda x, *v: torch.tensor(list(v), device=x.device)  # noqa: E731
+add("segment_reduce", {
+    "torch.segment_reduce": lambda x: torch.segment_reduce(x, "sum", lengths=_LEN(x, 2, 0, 3, 1)),
+    "torch.segment_reduce(mean,initial)": lambda x: torch.segment_reduce(
+        x, "mean", lengths=_LEN(x, 1, 4, 1), initial=0.5),
+    "torch.segment_reduce(max)": lambda x: torch.segment_reduce(x, "max",
+                                                                lengths=_LEN(x, 3, 3)),
+    "torch.segment_reduce(min,offsets)": lambda x: torch.segment_reduce(
+        x, "min", offsets=_LEN(x, 0, 2, 6), initial=1.5),
+    "torch.segment_reduce(prod)": lambda x: torch.segment_reduce(x, "prod",
+                                                                 lengths=_LEN(x, 4, 2))},
+    fixed(("f32", lambda r: [make(r, (6,))]), ("f64_2d", lambda r: [make(r, (6, 3), F64)])))
+add("segment_reduce(axis)", {
+    "torch.segment_reduce(axis1)": lambda x: torch.segment_reduce(
+        x, "sum", lengths=torch.tensor([[2, 2], [1, 3]], device=x.device), axis=1)},
+    fixed(("f64", lambda r: [make(r, (2, 4, 3), F64)]), ("perm", lambda r: [make(
+        r, (2, 4), layout="t")])))

@@ -1,0 +1,96 @@
+"""torch.segment_reduce (issue 27): reductions over consecutive segments of one axis, the
+segments given by their `lengths` (or `offsets`), as ATen's CPU kernel defines them.
+
+Each element's segment is the number of segment ends at or before its position (a
+`searchsorted` of the lengths' running sum), and the reduction is one `scatter_reduce` into a
+base that holds `initial` (or the reduction's identity: 0, 1, -inf, inf), so `initial` takes
+part in every segment as ATen's does (for max and min it joins after, by a `where`); `mean` divides that sum by the segment's length, and an
+empty segment is `initial` (NaN without one). The output's shape depends only on the lengths'
+shape, so everything stays in the graph; the length checks are `check` nodes.
+"""
+from __future__ import annotations
+
+import math
+
+from ..ir import dtypes as dt
+from ..ir.shapes import norm_dim
+from . import dispatch as D
+from . import functional as F
+from .dispatch import binary, cast
+from .functional_scan import cumsum, searchsorted
+from .functional_shape import scatter_reduce
+from .tensor import Tensor
+
+_REDUCE = {"sum": "sum", "prod": "prod", "mean": "sum", "max": "amax", "amax": "amax",
+           "min": "amin", "amin": "amin"}
+_IDENTITY = {"sum": 0.0, "prod": 1.0, "mean": 0.0, "max": -math.inf, "amax": -math.inf,
+             "min": math.inf, "amin": math.inf}
+
+
+def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
+                   indices: Tensor | None = None, offsets: Tensor | None = None, axis: int = 0,
+                   unsafe: bool = False, initial=None) -> Tensor:
+    """Reduce `data` along `axis` over segments of `lengths[..., i]` consecutive elements
+    (lengths' leading dims are data's leading dims): 'sum', 'prod', 'mean', 'max', 'min'."""
+    from .creation import arange, full
+    D.check_tensor(data, "segment_reduce", "data", 1)
+    if reduce not in _REDUCE:
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    if data._dtype not in (dt.float16, dt.bfloat16, dt.float32, dt.float64):
+        raise NotImplementedError(f'"_segment_reduce_cpu" not implemented for '
+                                  f"'{D._torch_name(data._dtype)}'")
+    if lengths is None:
+        D.check_tensor(offsets, "segment_reduce", "offsets", 4)
+        lengths = binary("sub", offsets[..., 1:], offsets[..., :-1])
+    D.check_tensor(lengths, "segment_reduce", "lengths", 3)
+    if lengths._dtype not in (dt.int32, dt.int64):
+        raise NotImplementedError(f'"_segment_reduce_lengths_cpu_kernel1" not implemented for '
+                                  f"'{D._torch_name(lengths._dtype)}'")
+    axis = norm_dim(axis, data.ndim)
+    if lengths.ndim != axis + 1 or tuple(lengths.shape[:-1]) != tuple(data.shape[:axis]):
+        raise RuntimeError(f"segment_reduce(): Expected lengths of shape {list(data.shape[:axis])}"
+                           f" + [segments] for axis {axis}, but got {list(lengths.shape)}")
+    size = data.shape[axis]
+    lengths = cast(lengths, dt.int64)
+    if not unsafe:
+        lengths = D.check_values(lengths, "lengths contains negative value!", lo=0)
+        total = D.check_values(F.sum(lengths, -1), "segment_reduce(): Expected all rows of "
+                               "lengths along axis to sum to data.size(lengths.dim()-1) when "
+                               "!unsafe.", lo=size, hi=size, closed=True)
+        # the sum check has no reader of its own: lengths depend on it, so it stays in graphs
+        lengths = binary("add", lengths, binary("mul", F.unsqueeze(total, -1), 0))
+    lead = tuple(data.shape[:axis])
+    nseg = lengths.shape[-1]
+    ends = cumsum(lengths, -1)
+    pos = F.expand(arange(size, device=data.device), *(lead + (size,)))
+    seg = F.clamp(searchsorted(F.contiguous(ends), F.contiguous(pos), right=True), max=max(
+        nseg - 1, 0))
+    trailing = tuple(data.shape[axis + 1:])
+    index = F.expand(F.reshape(seg, lead + (size,) + (1,) * len(trailing)), *data.shape)
+    extreme = _REDUCE[reduce] in ("amax", "amin")
+    # an extreme's initial joins after the reduction: values tied with it keep their whole
+    # gradient share, as ATen's backward counts ties among the data only
+    start = _IDENTITY[reduce] if initial is None or extreme else float(initial)
+    base = full(lead + (nseg,) + trailing, start, dtype=data.dtype, device=data.device)
+    if data.numel() == 0:
+        out = base
+    else:
+        out = scatter_reduce(base, axis, index, data, _REDUCE[reduce], include_self=True)
+    if extreme and initial is not None:
+        beats = binary("gt" if _REDUCE[reduce] == "amax" else "lt", float(initial), out)
+        out = D.elementwise("where", beats, float(initial), out)
+    if reduce != "mean":
+        return out
+    count = cast(F.reshape(lengths, lead + (nseg,) + (1,) * len(trailing)), data._dtype)
+    empty = binary("eq", count, 0)
+    safe = D.elementwise("where", empty, 1.0, count)
+    empty_value = math.nan if initial is None else float(initial)
+    return D.elementwise("where", empty, empty_value, binary("div", out, safe))
+
+
+PUBLIC = ("segment_reduce",)
