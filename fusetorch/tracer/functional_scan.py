@@ -503,26 +503,26 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
 
 def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
     """The first `size` rows of `nonzero(input)`, padded with `fill_value` rows: a shape that
-    does not depend on the data, so it stays in the graph (each nonzero element's rank among
-    them, a cumsum, is its row; ranks past `size` go to a spare row that is dropped)."""
-    from .creation import tensor, zeros
+    does not depend on the data, so it stays in the graph. Row r is the flat position where
+    the running count of nonzeros first reaches r + 1 (a searchsorted of `size` queries into
+    the cumsum), unravelled by the input's dims."""
+    from .creation import arange, tensor
     D.check_tensor(input, "nonzero_static", "input", 1)
     if not isinstance(size, int) or isinstance(size, _b.bool) or size < 0:
         raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
-    nd = input.ndim
-    dev = input.device
-    mask = F.reshape(binary("ne", input, 0), (-1,))
-    rank = binary("sub", cumsum(mask, 0), 1)
-    keep = binary("bitwise_and", mask, binary("lt", rank, size))
-    row = D.elementwise("where", keep, rank, size)
-    coords = np.indices(tuple(input.shape), dtype=np.int64).reshape(nd, input.numel()).T
-    coords = tensor(np.ascontiguousarray(coords), dtype=dt.int64, device=dev)
-    rows = F.expand(F.unsqueeze(row, 1), mask.shape[0], nd)
-    placed = apply("scatter_add", [zeros((size + 1, nd), dtype=dt.int64, device=dev), rows,
-                                   coords], {"dim": 0})[:size]
-    count = F.sum(cast(mask, dt.int64))
-    filled = binary("lt", tensor(np.arange(size)[:, None], dtype=dt.int64, device=dev), count)
-    return D.elementwise("where", filled, placed, int(fill_value))
+    nd, dev, n = input.ndim, input.device, input.numel()
+    if n == 0 or nd == 0 or size == 0:  # nothing to find (a 0-d input has no coordinates)
+        from .creation import full
+        return full((size, nd), int(fill_value), dtype=dt.int64, device=dev)
+    count = cumsum(cast(F.reshape(binary("ne", input, 0), (-1,)), dt.int64), 0)
+    rank = arange(1, size + 1, device=dev)
+    flat = F.clamp(searchsorted(count, rank), max=n - 1)  # first position reaching rank
+    found = binary("le", rank, count[-1])
+    strides = np.cumprod((1,) + tuple(input.shape[:0:-1]))[::-1].copy()
+    coords = binary("remainder", binary("floor_divide", F.unsqueeze(flat, 1),
+                                        tensor(strides, dtype=dt.int64, device=dev)),
+                    tensor(np.array(input.shape), dtype=dt.int64, device=dev))
+    return D.elementwise("where", F.unsqueeze(found, 1), coords, int(fill_value))
 
 
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:

@@ -206,6 +206,16 @@ def _layout(input: Tensor, size, stride, storage_offset, name: str) -> tuple:
     return size, stride, offset, flat, own
 
 
+def _repeats(positions: np.ndarray) -> bool:
+    """Whether a storage position occurs twice (a mark per position: np.unique sorts or
+    hashes, seconds at 2**20 positions)."""
+    if len(positions) < 2:
+        return False
+    seen = np.zeros(int(positions.max()) + 1, dtype=bool)
+    seen[positions] = True
+    return int(np.count_nonzero(seen)) < len(positions)
+
+
 def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """A view of `input`'s storage with the given sizes and element strides; `storage_offset`
     defaults to input's own offset in its storage (PyTorch's)."""
@@ -241,7 +251,7 @@ def _record(input: Tensor, result: Tensor, n: int, own: int, offset: int, size: 
     from .functional import cat, gather, reshape
     numel = input.numel()
     where = _elements(n, own, tuple(input.shape), input.stride())
-    if grad and len(np.unique(where)) < numel:
+    if grad and _repeats(where):
         raise NotImplementedError("as_strided of a tensor that requires grad and whose elements "
                                   "overlap in memory (an expand) is not supported: call "
                                   ".contiguous() on it first")
@@ -282,13 +292,18 @@ def as_strided_scatter(input: Tensor, src: Tensor, size, stride,
                            f"{list(src.shape)}, slice size = {list(size)}")
     n = flat.shape[0]
     numel = input.numel()
+    if D.RECORDER is None and not (D.GRAD_ENABLED and (D.needs_grad(input) or D.needs_grad(
+            src))) and input._be.xp is np and not any(s == 0 for s in input.stride()):
+        # nothing records: PyTorch's own steps on the array (a copy of the storage, a write
+        # through the strided view) instead of position tables
+        return _scatter_on_storage(input, src, flat, own, size, stride, offset)
     where = _elements(n, own, tuple(input.shape), input.stride())
-    if len(np.unique(where)) < numel:  # overlapping input: PyTorch clones it compact first
+    if _repeats(where):  # overlapping input: PyTorch clones it compact first
         n, own, offset = numel, 0, 0 if storage_offset is None else offset
         where = np.arange(numel, dtype=np.int64)
     written = _elements(max(n, offset + 1), offset, tuple(size), tuple(stride)) \
         if src.numel() else np.zeros(0, np.int64)
-    if len(np.unique(written)) < len(written):
+    if _overlaps(size, stride):
         raise RuntimeError("unsupported operation: more than one element of the written-to "
                            "tensor refers to a single memory location. Please clone() the "
                            "tensor before performing the operation.")
@@ -301,6 +316,35 @@ def as_strided_scatter(input: Tensor, src: Tensor, size, stride,
         values = values[_index(keep, input)]
     out = _put(reshape(input, (-1,)), values, [("tensor", 0)], [_index(at[keep], input)])
     return reshape(out, tuple(input.shape))
+
+
+def _overlaps(size: tuple, stride: tuple) -> bool:
+    """Whether two elements of (size, stride) share a position: no when each stride, smallest
+    first, passes the extent of the dims below it (the common case, decided from the layout);
+    else counted."""
+    dims = sorted((s, k) for k, s in zip(size, stride) if k > 1)
+    extent = 0
+    for s, k in dims:
+        if s <= extent:
+            return _repeats(_elements(0, 0, tuple(size), tuple(stride)))
+        extent += (k - 1) * s
+    return False
+
+
+def _scatter_on_storage(input: Tensor, src: Tensor, flat, own: int, size: tuple,
+                        stride: tuple, offset: int) -> Tensor:
+    item = input._dtype.itemsize
+    store = flat.copy()
+    view = np.lib.stride_tricks.as_strided(store[min(offset, len(store)):], size,
+                                           tuple(s * item for s in stride))
+    if _overlaps(size, stride):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    view[...] = D.cast(src, input._dtype)._data
+    out = np.lib.stride_tricks.as_strided(store[min(own, len(store)):], tuple(input.shape),
+                                          tuple(s * item for s in input.stride()))
+    return Tensor._make(np.ascontiguousarray(out), input._dtype, input._be)
 
 
 def _index(a: np.ndarray, like: Tensor) -> Tensor:
