@@ -5,7 +5,8 @@ bin edges are the given 1-d tensors, or `linspace(min, max, bins + 1)` in the in
 `range` (else the data's range per dimension, read on the host as PyTorch's `.item()` does; a
 zero-width range widens by 0.5 each side; empty input spans [0, 1]). A point counts when
 `edges[0] <= x <= edges[-1]` in every dimension (NaN never does); its bin is
-`searchsorted(edges, x, right=True) - 1`, the last bin closed on the right. Counts (or summed
+`searchsorted(edges, x, right=True) - 1` for given edges, and for equal-width bins ATen's
+linear guess checked against its neighbouring edges; the last bin is closed on the right. Counts (or summed
 weights) are a `scatter_add` over the bins' row-major index; `density` divides by the total and
 by each dimension's bin widths. Everything after the host read is graph primitives, so compiled
 code recomputes it from the data. The results carry no gradient (PyTorch defines none).
@@ -104,14 +105,37 @@ def _edges(points: Tensor, bins: list, range) -> list:
             for b, (lo, hi) in zip(bins, outer)]
 
 
-def _counts(points: Tensor, edges: list, weight: Tensor | None, density: bool) -> Tensor:
+def _linear_bin(x: Tensor, ok: Tensor, e: Tensor) -> Tensor:
+    """ATen's LINEAR_INTERPOLATION_WITH_LOCAL_SEARCH for equal-width edges: the bin
+    `(x - left) * bins / (right - left)` truncated, then upper_bound among the edges
+    [pos - 1, pos + 2) only (three comparisons with gathered edges), as ATen finds it."""
+    n_edges = e.shape[0]
+    lo, hi = e[0], e[-1]
+    safe = D.elementwise("where", ok, x, lo)  # (outside values never cast to an integer)
+    pos = cast(binary("div", binary("mul", binary("sub", safe, lo), n_edges - 1),
+                      binary("sub", hi, lo)), dt.int64)
+    first = F.clamp(binary("sub", pos, 1), min=0)
+    stop = F.clamp(binary("add", pos, 2), max=n_edges)
+    found = binary("sub", first, 1)
+    for j in range(3):
+        at = binary("add", first, j)
+        edge = e[F.clamp(at, max=n_edges - 1)]
+        below = binary("bitwise_and", binary("lt", at, stop), binary("le", edge, safe))
+        found = binary("add", found, cast(below, dt.int64))
+    return found
+
+
+def _counts(points: Tensor, edges: list, weight: Tensor | None, density: bool,
+            equal_width: list) -> Tensor:
     from .creation import zeros
     sizes = tuple(e.shape[0] - 1 for e in edges)
     inside, flat = None, None
     for d, e in enumerate(edges):
         x = points[:, d]
         ok = binary("bitwise_and", binary("ge", x, e[0]), binary("le", x, e[-1]))
-        pos = F.clamp(binary("sub", searchsorted(e, x, right=True), 1), 0, sizes[d] - 1)
+        pos = _linear_bin(x, ok, e) if equal_width[d] else \
+            binary("sub", searchsorted(e, x, right=True), 1)
+        pos = F.clamp(pos, 0, sizes[d] - 1)  # (the last bin is closed: ATen's pos -= 1)
         inside = ok if inside is None else binary("bitwise_and", inside, ok)
         flat = pos if flat is None else binary("add", binary("mul", flat, sizes[d]), pos)
     w = cast(inside, points._dtype) if weight is None else \
@@ -160,7 +184,8 @@ def histogramdd(input: Tensor, bins, *, range=None, weight: Tensor | None = None
     with A.no_grad():
         edges = _edges(points, bins, range)
         w = None if weight is None else F.reshape(weight, (-1,))
-        hist = _counts(points, edges, w, bool(density))
+        hist = _counts(points, edges, w, bool(density),
+                       [not isinstance(b, Tensor) for b in bins])
     if out is not None:
         hist = write_out(hist, out[0])
         edges = [write_out(e, o) for e, o in zip(edges, out[1])]

@@ -77,3 +77,15 @@ def test_histogramdd_matches_numpy():
         torch.histogramdd(torch.tensor(a), [2, 2])
     with pytest.raises(RuntimeError, match="range should have 6 elements, but got 2"):
         torch.histogramdd(torch.tensor(a), 2, range=[0.0, 1.0])
+
+
+def test_equal_width_bins_agree_with_the_same_edges_given():
+    # the linear guess with its local search and the binary search find the same bins, on
+    # values at, just below and just above every edge
+    e = torch.linspace(-1.7, 2.3, 12)
+    x = torch.cat([e, e.nextafter(e - 1), e.nextafter(e + 1), torch.rand(50) * 4 - 1.7])
+    a, _ = torch.histogram(x, 11, range=(-1.7, 2.3))
+    b, _ = torch.histogram(x, e)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    c = torch.compile(lambda v: torch.histogram(v, 11, range=(-1.7, 2.3)).hist)
+    np.testing.assert_array_equal(c(x).numpy(), a.numpy())

@@ -72,3 +72,11 @@ def test_empty_permuted_strides_and_errors():
         torch.empty_permuted((2, 3, 4), (0, 1))
     with pytest.raises(RuntimeError, match="but got 3 at index 2"):
         torch.empty_permuted((2, 3, 4), (0, 1, 3))
+
+
+def test_nonzero_static_in_a_graph_equals_eager():
+    x = torch.tensor([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
+    f = torch.compile(lambda v, n=0: torch.nonzero_static(v * 2, size=5, fill_value=-3))
+    for v in (x, torch.zeros(2, 3), x.t().contiguous().t()):
+        np.testing.assert_array_equal(f(v).numpy(), torch.nonzero_static(v, size=5,
+                                                                          fill_value=-3).numpy())
