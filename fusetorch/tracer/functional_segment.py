@@ -68,19 +68,20 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
     nseg = lengths.shape[-1]
     ends = cumsum(lengths, -1)
     pos = F.expand(arange(size, device=data.device), *(lead + (size,)))
-    seg = F.clamp(searchsorted(F.contiguous(ends), F.contiguous(pos), right=True), max=max(
-        nseg - 1, 0))
+    # positions past the last segment (unsafe lengths that sum short) go to a spare segment
+    seg = searchsorted(F.contiguous(ends), F.contiguous(pos), right=True)
     trailing = tuple(data.shape[axis + 1:])
     index = F.expand(F.reshape(seg, lead + (size,) + (1,) * len(trailing)), *data.shape)
     extreme = _REDUCE[reduce] in ("amax", "amin")
     # an extreme's initial joins after the reduction: values tied with it keep their whole
     # gradient share, as ATen's backward counts ties among the data only
     start = _IDENTITY[reduce] if initial is None or extreme else float(initial)
-    base = full(lead + (nseg,) + trailing, start, dtype=data.dtype, device=data.device)
+    base = full(lead + (nseg + 1,) + trailing, start, dtype=data.dtype, device=data.device)
     if data.numel() == 0:
         out = base
     else:
         out = scatter_reduce(base, axis, index, data, _REDUCE[reduce], include_self=True)
+    out = F.narrow(out, axis, 0, nseg)
     if extreme and initial is not None:
         beats = binary("gt" if _REDUCE[reduce] == "amax" else "lt", float(initial), out)
         out = D.elementwise("where", beats, float(initial), out)
