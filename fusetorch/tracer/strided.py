@@ -322,11 +322,14 @@ def _overlaps(size: tuple, stride: tuple) -> bool:
     """Whether two elements of (size, stride) share a position: no when each stride, smallest
     first, passes the extent of the dims below it (the common case, decided from the layout);
     else counted."""
+    if 0 in size:
+        return False
     dims = sorted((s, k) for k, s in zip(size, stride) if k > 1)
     extent = 0
     for s, k in dims:
         if s <= extent:
-            return _repeats(_elements(0, 0, tuple(size), tuple(stride)))
+            span = 1 + sum((k_ - 1) * s_ for k_, s_ in zip(size, stride))
+            return _repeats(_elements(span, 0, tuple(size), tuple(stride)))
         extent += (k - 1) * s
     return False
 
