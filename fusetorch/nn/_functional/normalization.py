@@ -131,6 +131,7 @@ def _batch_norm_eval(input: Tensor, running_mean: Tensor, running_var: Tensor,
     return _affine(out, input, weight, bias)
 
 
+@composite
 def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last `len(normalized_shape)` dims (biased variance), then
@@ -138,7 +139,6 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     return layer_norm_parts(input, normalized_shape, weight, bias, eps)[0]
 
 
-@composite
 def layer_norm_parts(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None,
                      bias: Tensor | None, eps: float) -> tuple:
     """layer_norm's (output, mean, 1 / sqrt(biased variance + eps)), the statistics with the
@@ -181,6 +181,7 @@ def layer_norm_parts(input: Tensor, normalized_shape: Sequence[int], weight: Ten
     return _named(out, "NativeLayerNormBackward0", input, weight, bias), mean, rstd
 
 
+@composite
 @_ac.op("group_norm")
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
@@ -189,7 +190,6 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     return group_norm_parts(input, num_groups, weight, bias, eps)[0]
 
 
-@composite
 def group_norm_parts(input: Tensor, num_groups: int, weight: Tensor | None, bias: Tensor | None,
                      eps: float) -> tuple:
     """group_norm's (output, mean [N, G], 1 / sqrt(biased variance + eps) [N, G])
