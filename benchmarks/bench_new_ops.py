@@ -136,6 +136,11 @@ def _newops_candidates(n: int):
         scale = cs[:, hi] - cs[:, lo] + sq[:, :1]
         return (k + alpha / size * scale) ** -beta * x
 
+    seg_lengths = np.full(1024, n // 1024)
+
+    def np_segment_max(a):
+        return np.maximum.reduceat(a, np.concatenate([[0], np.cumsum(seg_lengths)[:-1]]))
+
     lrn = torch.nn.CrossMapLRN2d(5)
     return {
         "histogram": (lambda a: torch.histogram(a, 100, range=(-3.0, 3.0)),
@@ -157,6 +162,8 @@ def _newops_candidates(n: int):
         "grid_sampler_3d": (lambda v, g: torch.grid_sampler_3d(v, g, 0, 0, True),
                             scipy_grid_sample_3d, [vol, grid]),
         "CrossMapLRN2d": (lrn, np_lrn, [img]),
+        "segment_reduce": (lambda a: torch.segment_reduce(a, "max", lengths=torch.from_numpy(
+            seg_lengths)), np_segment_max, [u]),
     }
 
 

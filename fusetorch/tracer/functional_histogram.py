@@ -154,16 +154,18 @@ def _counts(points: Tensor, edges: list, weight: Tensor | None, density: bool,
 
 
 def _bins_list(bins, n: int) -> list:
-    if isinstance(bins, Tensor) or isinstance(bins, int):
-        if isinstance(bins, Tensor):
-            raise TypeError(f"histogramdd() received an invalid combination of arguments - got "
-                            f"(Tensor, bins=Tensor), but expected one of:\n * (Tensor input, "
-                            f"int bins, tuple of floats range = None, Tensor weight = None, "
-                            f"bool density = False)\n * (Tensor input, tuple of ints bins, "
-                            f"tuple of floats range = None, Tensor weight = None, bool density "
-                            f"= False)\n * (Tensor input, tuple of Tensors bins, tuple of "
-                            f"floats range = None, Tensor weight = None, bool density = False)")
+    """One int or D ints or D edge tensors, as a list of D (a lone tensor is PyTorch's
+    argument error)."""
+    if isinstance(bins, int):
         return [bins] * n
+    if isinstance(bins, Tensor):
+        raise TypeError(
+            "histogramdd() received an invalid combination of arguments - got (Tensor, "
+            "bins=Tensor), but expected one of:\n * (Tensor input, int bins, tuple of floats "
+            "range = None, Tensor weight = None, bool density = False)\n * (Tensor input, tuple "
+            "of ints bins, tuple of floats range = None, Tensor weight = None, bool density = "
+            "False)\n * (Tensor input, tuple of Tensors bins, tuple of floats range = None, "
+            "Tensor weight = None, bool density = False)")
     bins = list(bins)
     if len(bins) != n:
         raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
@@ -200,8 +202,9 @@ def histogram(input: Tensor, bins=100, *, range=None, weight: Tensor | None = No
     if weight is not None:
         D.check_tensor(weight, "histogram", "weight", 4)
     points = F.reshape(input, (-1, 1))
-    w = None if weight is None else F.reshape(weight, (-1,)) if weight.numel() == \
-        input.numel() else weight
+    w = weight  # flattened with the input when it has as many elements (ATen's reshape)
+    if weight is not None and weight.numel() == input.numel():
+        w = F.reshape(weight, (-1,))
     hist, edges = histogramdd(points, [bins], range=range, weight=w, density=density)
     if out is not None:
         return ReturnHistogram(write_out(hist, out[0]), write_out(edges[0], out[1]))
