@@ -1,8 +1,8 @@
 """torch.segment_reduce (issue 27): reductions over consecutive segments of one axis, the
 segments given by their `lengths` (or `offsets`), as ATen's CPU kernel defines them.
 
-Each element's segment is the number of segment ends at or before its position (a
-`searchsorted` of the lengths' running sum), and the reduction is one `scatter_reduce` into a
+Each element's segment is the number of segment ends at or before its position (marks at
+the lengths' running sums, summed up), and the reduction is one `scatter_reduce` into a
 base that holds `initial` (or the reduction's identity: 0, 1, -inf, inf), so `initial` takes
 part in every segment as ATen's does (for max and min it joins after, by a `where`); `mean` divides that sum by the segment's length, and an
 empty segment is `initial` (NaN without one). The output's shape depends only on the lengths'
@@ -17,7 +17,8 @@ from ..ir.shapes import norm_dim
 from . import dispatch as D
 from . import functional as F
 from .dispatch import binary, cast
-from .functional_scan import cumsum, searchsorted
+from .dispatch import apply
+from .functional_scan import cumsum
 from .functional_shape import scatter_reduce
 from .tensor import Tensor
 
@@ -32,7 +33,7 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
                    unsafe: bool = False, initial=None) -> Tensor:
     """Reduce `data` along `axis` over segments of `lengths[..., i]` consecutive elements
     (lengths' leading dims are data's leading dims): 'sum', 'prod', 'mean', 'max', 'min'."""
-    from .creation import arange, full
+    from .creation import full, zeros
     D.check_tensor(data, "segment_reduce", "data", 1)
     if reduce not in _REDUCE:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
@@ -66,10 +67,13 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
         lengths = binary("add", lengths, binary("mul", F.unsqueeze(total, -1), 0))
     lead = tuple(data.shape[:axis])
     nseg = lengths.shape[-1]
-    ends = cumsum(lengths, -1)
-    pos = F.expand(arange(size, device=data.device), *(lead + (size,)))
-    # positions past the last segment (unsafe lengths that sum short) go to a spare segment
-    seg = searchsorted(F.contiguous(ends), F.contiguous(pos), right=True)
+    # each element's segment counts the segment ends at or before it: a mark at every end
+    # (ends past the data land on a spare last slot), summed up; positions past the last
+    # segment (unsafe lengths that sum short) get segment nseg, a spare one dropped below
+    ends = F.clamp(cumsum(lengths, -1), max=size)
+    marks = zeros(lead + (size + 1,), dtype=dt.int64, device=data.device)
+    marks = apply("scatter_add", [marks, ends, F.mul(ends, 0) + 1], {"dim": len(lead)})
+    seg = F.narrow(cumsum(marks, -1), -1, 0, size)
     trailing = tuple(data.shape[axis + 1:])
     index = F.expand(F.reshape(seg, lead + (size,) + (1,) * len(trailing)), *data.shape)
     extreme = _REDUCE[reduce] in ("amax", "amin")
