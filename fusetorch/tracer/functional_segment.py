@@ -6,11 +6,15 @@ the lengths' running sums, summed up), and the reduction is one `scatter_reduce`
 base that holds `initial` (or the reduction's identity: 0, 1, -inf, inf), so `initial` takes
 part in every segment as ATen's does (for max and min it joins after, by a `where`); `mean` divides that sum by the segment's length, and an
 empty segment is `initial` (NaN without one). The output's shape depends only on the lengths'
-shape, so everything stays in the graph; the length checks are `check` nodes.
+shape, so everything stays in the graph; the length checks are `check` nodes. Eager calls
+along axis 0 that nothing records take numpy's `reduceat` (the same values, 2**20 elements in
+a fraction of the scatter's time).
 """
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 from ..ir import dtypes as dt
 from ..ir.shapes import norm_dim
@@ -67,6 +71,11 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
         lengths = binary("add", lengths, binary("mul", F.unsqueeze(total, -1), 0))
     lead = tuple(data.shape[:axis])
     nseg = lengths.shape[-1]
+    if axis == 0 and D.RECORDER is None and data._be.xp is np and data.numel() and not (
+            D.GRAD_ENABLED and D.needs_grad(data)):
+        host = lengths._host()
+        if int(host.sum()) == size:  # eager, nothing records: numpy's reduceat
+            return _reduceat(data, host, reduce, initial)
     # each element's segment counts the segment ends at or before it: a mark at every end
     # (ends past the data land on a spare last slot), summed up; positions past the last
     # segment (unsafe lengths that sum short) get segment nseg, a spare one dropped below
@@ -96,6 +105,30 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
     safe = D.elementwise("where", empty, 1.0, count)
     empty_value = math.nan if initial is None else float(initial)
     return D.elementwise("where", empty, empty_value, binary("div", out, safe))
+
+
+_UFUNC = {"sum": np.add, "mean": np.add, "prod": np.multiply, "max": np.maximum,
+          "amax": np.maximum, "min": np.minimum, "amin": np.minimum}
+
+
+def _reduceat(data: Tensor, lengths: np.ndarray, reduce: str, initial) -> Tensor:
+    """segment_reduce along axis 0 of lengths that cover the data exactly, by the ufunc's
+    reduceat over the non-empty segments (whose starts increase, each running to the next);
+    empty ones are `initial` or the empty value."""
+    a = data._data
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    full = lengths > 0
+    ufunc = _UFUNC[reduce]
+    vals = ufunc.reduceat(a, starts[full], axis=0)
+    shape = (-1,) + (1,) * (a.ndim - 1)
+    if initial is not None:
+        vals = ufunc(vals, a.dtype.type(initial))
+    if reduce == "mean":
+        vals = vals / lengths[full].reshape(shape).astype(a.dtype)
+    fill = (np.nan if reduce == "mean" else _IDENTITY[reduce]) if initial is None else initial
+    out = np.full((len(lengths),) + a.shape[1:], fill, dtype=a.dtype)
+    out[full] = vals
+    return Tensor._make(out, data._dtype, data._be)
 
 
 PUBLIC = ("segment_reduce",)

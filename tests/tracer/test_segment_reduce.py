@@ -31,7 +31,7 @@ def _ref(a, lengths, reduce, initial):
 @pytest.mark.parametrize("initial", [None, 0.25])
 def test_segment_reduce_matches_numpy(reduce, initial):
     a = np.random.default_rng(0).standard_normal((7, 2))
-    lengths = [2, 0, 4, 1]
+    lengths = [2, 0, 4, 1, 0]  # (a trailing empty segment too)
     got = torch.segment_reduce(torch.tensor(a), reduce, lengths=torch.tensor(lengths),
                                initial=initial)
     np.testing.assert_allclose(got.numpy(), _ref(a, lengths, reduce, initial), rtol=1e-12)
