@@ -1,7 +1,7 @@
 """Issue 27's new ops at 2^20 elements: eager fusetorch and compiled fusetorch against numpy or
 scipy doing the same thing, in the same run.
 
-    python benchmarks/bench_new_ops.py [--numel 1048576] [--repeat 7] [--all]
+    python benchmarks/bench_new_ops.py [--numel 1048576] [--repeat 7] [--all] [--only a,b]
 
 Every candidate's eager time is measured first; the ten slowest (or all, with --all) are then
 timed eager / compiled / reference in interleaved rounds (so machine load drifts onto all
@@ -89,6 +89,92 @@ def _candidates(n: int):
     }
 
 
+def _newops_candidates(n: int):
+    """The newops branch's ops (histograms, strided writes, aten's native norms, 3-d grid
+    sampling, the legacy LRN) at n elements, against numpy / scipy doing the same."""
+    import scipy.ndimage as nd
+    r = np.random.default_rng(1)
+    u = r.uniform(-3, 3, n).astype(np.float32)
+    img = u.reshape(16, 64, -1, 32)
+    sq = u.reshape(1024, -1)
+    vol = u[:n // 8].reshape(1, 4, 32, 32, -1)
+    grid = r.uniform(-1, 1, (1, 64, 64, n // (4 * 64 * 64), 3)).astype(np.float32)
+    half = n // 2
+
+    def np_nonzero_static(a):
+        out = np.full((half, 1), -1)
+        w = np.argwhere(a > 0)[:half]
+        out[:len(w)] = w
+        return out
+
+    def np_as_strided_scatter(a, b):
+        out = a.copy()
+        out[::2] = b
+        return out
+
+    def np_batch_norm(x):
+        m, v = x.mean((0, 2, 3)), x.var((0, 2, 3))
+        inv = 1 / np.sqrt(v + 1e-5)
+        return (x - m[:, None, None]) * inv[:, None, None], m, inv
+
+    def np_layer_norm(x):
+        m = x.mean(1, keepdims=True)
+        inv = 1 / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+        return (x - m) * inv, m, inv
+
+    def np_group_norm(x):
+        g = x.reshape(16, 8, -1)
+        m = g.mean(2, keepdims=True)
+        inv = 1 / np.sqrt(g.var(2, keepdims=True) + 1e-5)
+        return ((g - m) * inv).reshape(x.shape), m, inv
+
+    def scipy_grid_sample_3d(v, g):  # trilinear, zeros outside, align_corners=True
+        size = np.array(v.shape[2:][::-1], np.float32)
+        pts = ((g[0] + 1) / 2 * (size - 1))[..., ::-1].reshape(-1, 3).T
+        return np.stack([nd.map_coordinates(v[0, c], pts, order=1, mode="constant")
+                         for c in range(v.shape[1])])
+
+    def np_lrn(x, size=5, alpha=1e-4, beta=0.75, k=1.0):  # the legacy windows, by cumsums
+        sq = x * x
+        c = x.shape[1]
+        p = int((size - 1) / 2 + 1)
+        cs = np.concatenate([np.zeros_like(sq[:, :1]), np.cumsum(sq, 1)], 1)
+        hi = np.minimum(np.arange(c) + p, c)
+        lo = np.maximum(np.arange(c) - p + 1, 1)
+        scale = cs[:, hi] - cs[:, lo] + sq[:, :1]
+        return (k + alpha / size * scale) ** -beta * x
+
+    seg_lengths = np.full(1024, n // 1024)
+
+    def np_segment_max(a):
+        return np.maximum.reduceat(a, np.concatenate([[0], np.cumsum(seg_lengths)[:-1]]))
+
+    lrn = torch.nn.CrossMapLRN2d(5)
+    return {
+        "histogram": (lambda a: torch.histogram(a, 100, range=(-3.0, 3.0)),
+                      lambda a: np.histogram(a, 100, range=(-3.0, 3.0)), [u]),
+        "histogramdd": (lambda a: torch.histogramdd(a, [32, 32], range=[-3.0, 3.0] * 2),
+                        lambda a: np.histogramdd(a, [32, 32], range=[(-3.0, 3.0)] * 2),
+                        [u.reshape(-1, 2)]),
+        "nonzero_static": (lambda a: torch.nonzero_static(a > 0, size=half), np_nonzero_static,
+                           [u]),
+        "as_strided_scatter": (lambda a, b: torch.as_strided_scatter(a, b, (512, 1024),
+                                                                     (2048, 1)),
+                               np_as_strided_scatter, [sq, sq[::2].copy()]),
+        "native_batch_norm": (lambda x: torch.native_batch_norm(x, None, None, None, None, True,
+                                                                0.1, 1e-5), np_batch_norm, [img]),
+        "native_layer_norm": (lambda x: torch.native_layer_norm(x, [1024], None, None, 1e-5),
+                              np_layer_norm, [sq]),
+        "native_group_norm": (lambda x: torch.native_group_norm(x, None, None, 16, 64, 1024, 8,
+                                                                1e-5), np_group_norm, [img]),
+        "grid_sampler_3d": (lambda v, g: torch.grid_sampler_3d(v, g, 0, 0, True),
+                            scipy_grid_sample_3d, [vol, grid]),
+        "CrossMapLRN2d": (lrn, np_lrn, [img]),
+        "segment_reduce": (lambda a: torch.segment_reduce(a, "max", lengths=torch.from_numpy(
+            seg_lengths)), np_segment_max, [u]),
+    }
+
+
 def _best(fn, args, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -98,9 +184,11 @@ def _best(fn, args, repeat: int) -> float:
     return best
 
 
-def main(numel: int, repeat: int, everything: bool) -> None:
+def main(numel: int, repeat: int, everything: bool, only: str | None = None) -> None:
     warnings.simplefilter("ignore")
-    cands = _candidates(numel)
+    cands = {**_candidates(numel), **_newops_candidates(numel)}
+    if only:
+        cands = {k: cands[k] for k in only.split(",")}
     tensors = {name: [torch.from_numpy(a) for a in arrays] for name, (_, _, arrays) in
                cands.items()}
     eager = {}
@@ -133,5 +221,6 @@ if __name__ == "__main__":
     ap.add_argument("--numel", type=int, default=1 << 20)
     ap.add_argument("--repeat", type=int, default=7)
     ap.add_argument("--all", action="store_true")
+    ap.add_argument("--only", help="comma-separated op names: time just these")
     a = ap.parse_args()
-    main(a.numel, a.repeat, a.all)
+    main(a.numel, a.repeat, a.all, a.only)

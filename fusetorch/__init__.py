@@ -92,13 +92,18 @@ for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch
     globals()[_name] = linalg.TORCH_PUBLIC[_name]
 from .tracer.printing import set_printoptions
 from .tracer.type_info import finfo, iinfo
-from .tracer.strided import as_strided, frombuffer
+from .tracer.strided import as_strided, as_strided_scatter, frombuffer
 from .tracer.dlpack import from_dlpack
 from .serialization import load, save
 from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop_threads,
                        set_num_threads)
 
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
+from .nn._functional import native as _native  # noqa: E402  (torch.native_batch_norm, ...)
+from .nn._functional import grid_sample as _grid_sample  # noqa: E402  (torch.grid_sampler_3d)
+for _mod, _names in ((_native, _native.PUBLIC), (_grid_sample, _grid_sample.TORCH_PUBLIC)):
+    for _name in _names:
+        globals()[_name] = getattr(_mod, _name)
 from . import special  # noqa: E402,F401  (torch.special: aliases, gammaln, psi, polygamma, ...)
 from . import masked  # noqa: E402,F401  (torch.masked: reductions with a boolean mask=)
 from . import signal  # noqa: E402  (torch.signal.windows; torch.hann_window and friends)
@@ -151,6 +156,8 @@ def result_type(tensor1, tensor2) -> dtype:
 __version__ = "0.1.0"
 
 from .tracer import functional_scan as _scan  # noqa: E402
+from .tracer.functional_histogram import histogram, histogramdd  # noqa: E402
+from .tracer.functional_segment import segment_reduce  # noqa: E402
 for _name in _scan.PUBLIC:  # torch.cumsum, torch.sort, torch.quantile, torch.unique, ...
     globals()[_name] = getattr(_scan, _name)
 

@@ -501,6 +501,35 @@ def count_nonzero(input: Tensor, dim=None) -> Tensor:
     return F.sum(binary("ne", input, 0), dims, dtype=dt.int64)
 
 
+def nonzero_static(input: Tensor, *, size: int, fill_value: int = -1) -> Tensor:
+    """The first `size` rows of `nonzero(input)`, padded with `fill_value` rows: a shape that
+    does not depend on the data, so it stays in the graph. Row r is the flat position where
+    the running count of nonzeros first reaches r + 1 (a searchsorted of `size` queries into
+    the cumsum), unravelled by the input's dims."""
+    from .creation import arange, tensor
+    D.check_tensor(input, "nonzero_static", "input", 1)
+    if not isinstance(size, int) or isinstance(size, _b.bool) or size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    nd, dev, n = input.ndim, input.device, input.numel()
+    if n == 0 or nd == 0 or size == 0:  # nothing to find (a 0-d input has no coordinates)
+        from .creation import full
+        return full((size, nd), int(fill_value), dtype=dt.int64, device=dev)
+    if D.RECORDER is None:  # eager: the host's nonzero is far cheaper than `size` searches
+        from .creation import full
+        rows = apply("nonzero", [input], {})[:size]
+        pad = full((size - rows.shape[0], nd), int(fill_value), dtype=dt.int64, device=dev)
+        return F.cat([rows, pad], 0)
+    count = cumsum(cast(F.reshape(binary("ne", input, 0), (-1,)), dt.int64), 0)
+    rank = arange(1, size + 1, device=dev)
+    flat = F.clamp(searchsorted(count, rank), max=n - 1)  # first position reaching rank
+    found = binary("le", rank, count[-1])
+    strides = np.cumprod((1,) + tuple(input.shape[:0:-1]))[::-1].copy()
+    coords = binary("remainder", binary("floor_divide", F.unsqueeze(flat, 1),
+                                        tensor(strides, dtype=dt.int64, device=dev)),
+                    tensor(np.array(input.shape), dtype=dt.int64, device=dev))
+    return D.elementwise("where", F.unsqueeze(found, 1), coords, int(fill_value))
+
+
 def bincount(input: Tensor, weights: Tensor | None = None, minlength: int = 0) -> Tensor:
     """Counts (or summed weights) of each non-negative integer; the length depends on the
     largest value, read on the host (a graph break when compiling)."""
@@ -673,7 +702,7 @@ def unique_consecutive(input: Tensor, return_inverse: bool = False,
 PUBLIC = ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "argsort", "topk",
           "kthvalue", "median", "nanmedian", "mode", "quantile", "nanquantile", "searchsorted",
           "bucketize", "histc", "count_nonzero", "bincount", "take", "take_along_dim",
-          "masked_select", "unique", "unique_consecutive")
+          "masked_select", "unique", "unique_consecutive", "nonzero_static")
 # Tensor methods: all but the two PyTorch has only as functions; in place: x.cumsum_(0)
 METHODS = tuple(n for n in PUBLIC if n not in ("searchsorted", "bucketize"))
 INPLACE = (cumsum_value, cumprod_value)

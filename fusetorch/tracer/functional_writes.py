@@ -285,6 +285,32 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     return r.requires_grad_() if requires_grad else r
 
 
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False) -> Tensor:
+    """A dense tensor of `size` whose dims lie in memory in the order `physical_layout`
+    (outermost first): `empty_permuted((2, 3, 4), (2, 0, 1)).stride() == (3, 1, 6)`."""
+    size = F._ints(size, "empty_permuted", "size")
+    order = F._ints(physical_layout, "empty_permuted", "physical_layout")
+    if len(size) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {len(size)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    seen = set()
+    for i, d in enumerate(order):
+        if not 0 <= d < len(size):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and "
+                               f"{len(size) - 1}, but got {d} at index {i}).  NB: negative dims "
+                               f"not currently supported; file an issue if you want it.")
+        if d in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(d)
+    stride, step = [0] * len(size), 1
+    for d in reversed(order):
+        stride[d] = step
+        step *= max(size[d], 1)
+    return empty_strided(size, stride, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
 def new_empty_strided(self: Tensor, size, stride, *, dtype=None, device=None,
                       requires_grad=False) -> Tensor:
     return empty_strided(size, stride, dtype=dtype or self._dtype,
@@ -335,7 +361,8 @@ def resize_as_(self: Tensor, the_template: Tensor) -> Tensor:
 
 
 PUBLIC = ("index_put", "put", "index_reduce", "fill", "fill_", "zero_", "select_scatter",
-          "slice_scatter", "diagonal_scatter", "empty_strided", "scalar_tensor") + tuple(COPIES)
+          "slice_scatter", "diagonal_scatter", "empty_strided", "empty_permuted",
+          "scalar_tensor") + tuple(COPIES)
 METHODS = ("index_put", "put", "index_reduce", "select_scatter", "slice_scatter",
            "diagonal_scatter", "narrow_copy")
 INPLACE = ("index_put", "put", "index_reduce")

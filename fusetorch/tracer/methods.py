@@ -526,6 +526,9 @@ for _name in _S.METHODS:
     setattr(Tensor, _name, _method(getattr(_S, _name)))
 for _fn in _S.INPLACE:
     setattr(Tensor, _fn.__name__ + "_", _inplace_of(_fn))
+from . import functional_histogram as _Hist  # noqa: E402
+for _name in _Hist.METHODS:
+    setattr(Tensor, _name, _method(getattr(_Hist, _name)))
 
 # everyday math and statistics of PyTorch's catalogue (issue 27): x.fmax(y), x.logit_(), x.cov()
 from . import functional_more as _More  # noqa: E402

@@ -172,17 +172,17 @@ def _elements(n: int, offset: int, shape: tuple, strides: tuple) -> np.ndarray:
     return view.reshape(-1).copy()
 
 
-def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
-    """A view of `input`'s storage with the given sizes and element strides; `storage_offset`
-    defaults to input's own offset in its storage (PyTorch's)."""
+def _layout(input: Tensor, size, stride, storage_offset, name: str) -> tuple:
+    """as_strided's arguments checked against input's storage, with PyTorch's errors:
+    (size, stride, offset, the storage as a 1-d array, input's own offset in it)."""
     from .creation import _int
     from .functional import _ints
-    D.check_tensor(input, "as_strided", "input", 1)
+    D.check_tensor(input, name, "input", 1)
     for arg, pos, v in (("size", 2, size), ("stride", 3, stride)):
         if not isinstance(v, (tuple, list)):
-            raise TypeError(f"as_strided(): argument '{arg}' (position {pos}) must be tuple of "
+            raise TypeError(f"{name}(): argument '{arg}' (position {pos}) must be tuple of "
                             f"ints, not {type(v).__name__}")
-    size, stride = _ints(size, "as_strided", "size"), _ints(stride, "as_strided", "stride")
+    size, stride = _ints(size, name, "size"), _ints(stride, name, "stride")
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in size):
@@ -192,7 +192,7 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
     flat, own = _storage(input)
-    offset = own if storage_offset is None else _int(storage_offset, "as_strided",
+    offset = own if storage_offset is None else _int(storage_offset, name,
                                                      "storage_offset", 4)
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
@@ -203,6 +203,24 @@ def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage "
                            f"offset {offset}, and itemsize {item} requiring a storage size of "
                            f"{need * item} are out of bounds for storage of size {n * item}")
+    return size, stride, offset, flat, own
+
+
+def _repeats(positions: np.ndarray) -> bool:
+    """Whether a storage position occurs twice (a mark per position: np.unique sorts or
+    hashes, seconds at 2**20 positions)."""
+    if len(positions) < 2:
+        return False
+    seen = np.zeros(int(positions.max()) + 1, dtype=bool)
+    seen[positions] = True
+    return int(np.count_nonzero(seen)) < len(positions)
+
+
+def as_strided(input: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """A view of `input`'s storage with the given sizes and element strides; `storage_offset`
+    defaults to input's own offset in its storage (PyTorch's)."""
+    size, stride, offset, flat, own = _layout(input, size, stride, storage_offset, "as_strided")
+    n, item = flat.shape[0], input._dtype.itemsize
     xp = input._be.xp
     base = flat[min(offset, n):]
     byte_strides = tuple(s * item for s in stride)
@@ -233,7 +251,7 @@ def _record(input: Tensor, result: Tensor, n: int, own: int, offset: int, size: 
     from .functional import cat, gather, reshape
     numel = input.numel()
     where = _elements(n, own, tuple(input.shape), input.stride())
-    if grad and len(np.unique(where)) < numel:
+    if grad and _repeats(where):
         raise NotImplementedError("as_strided of a tensor that requires grad and whose elements "
                                   "overlap in memory (an expand) is not supported: call "
                                   ".contiguous() on it first")
@@ -257,6 +275,86 @@ def _record(input: Tensor, result: Tensor, n: int, own: int, offset: int, size: 
         A.label(result, "AsStridedBackward0", input)
 
 
+def as_strided_scatter(input: Tensor, src: Tensor, size, stride,
+                       storage_offset: int | None = None) -> Tensor:
+    """A copy of `input` with `src` written where `input.as_strided(size, stride,
+    storage_offset)` would see its storage (PyTorch clones the whole storage, strides and
+    offset kept, then copies into that view). Only the written positions inside input's own
+    elements show, so the result is one `index_put` into input's values: its gradient is the
+    cotangent's unwritten part for input and the written elements' cotangent for src."""
+    from .functional import reshape
+    from .functional_writes import _put
+    size, stride, offset, flat, own = _layout(input, size, stride, storage_offset,
+                                              "as_strided_scatter")
+    D.check_tensor(src, "as_strided_scatter", "src", 2)
+    if tuple(src.shape) != tuple(size):
+        raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(size)}")
+    n = flat.shape[0]
+    numel = input.numel()
+    if D.RECORDER is None and not (D.GRAD_ENABLED and (D.needs_grad(input) or D.needs_grad(
+            src))) and input._be.xp is np and not any(s == 0 for s in input.stride()):
+        # nothing records: PyTorch's own steps on the array (a copy of the storage, a write
+        # through the strided view) instead of position tables
+        return _scatter_on_storage(input, src, flat, own, size, stride, offset)
+    where = _elements(n, own, tuple(input.shape), input.stride())
+    if _repeats(where):  # overlapping input: PyTorch clones it compact first
+        n, own, offset = numel, 0, 0 if storage_offset is None else offset
+        where = np.arange(numel, dtype=np.int64)
+    written = _elements(max(n, offset + 1), offset, tuple(size), tuple(stride)) \
+        if src.numel() else np.zeros(0, np.int64)
+    if _overlaps(size, stride):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    inverse = np.full(max(n, int(written.max(initial=0)) + 1), -1, dtype=np.int64)
+    inverse[where] = np.arange(numel, dtype=np.int64)
+    at = inverse[written]
+    keep = np.flatnonzero(at >= 0)
+    values = reshape(src, (-1,))
+    if len(keep) < len(written):
+        values = values[_index(keep, input)]
+    out = _put(reshape(input, (-1,)), values, [("tensor", 0)], [_index(at[keep], input)])
+    return reshape(out, tuple(input.shape))
+
+
+def _overlaps(size: tuple, stride: tuple) -> bool:
+    """Whether two elements of (size, stride) share a position: no when each stride, smallest
+    first, passes the extent of the dims below it (the common case, decided from the layout);
+    else counted."""
+    if 0 in size:
+        return False
+    dims = sorted((s, k) for k, s in zip(size, stride) if k > 1)
+    extent = 0
+    for s, k in dims:
+        if s <= extent:
+            span = 1 + sum((k_ - 1) * s_ for k_, s_ in zip(size, stride))
+            return _repeats(_elements(span, 0, tuple(size), tuple(stride)))
+        extent += (k - 1) * s
+    return False
+
+
+def _scatter_on_storage(input: Tensor, src: Tensor, flat, own: int, size: tuple,
+                        stride: tuple, offset: int) -> Tensor:
+    item = input._dtype.itemsize
+    store = flat.copy()
+    view = np.lib.stride_tricks.as_strided(store[min(offset, len(store)):], size,
+                                           tuple(s * item for s in stride))
+    if _overlaps(size, stride):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    view[...] = D.cast(src, input._dtype)._data
+    out = np.lib.stride_tricks.as_strided(store[min(own, len(store)):], tuple(input.shape),
+                                          tuple(s * item for s in input.stride()))
+    return Tensor._make(np.ascontiguousarray(out), input._dtype, input._be)
+
+
+def _index(a: np.ndarray, like: Tensor) -> Tensor:
+    from .creation import tensor
+    return tensor(a, dtype=dt.int64, device=like.device)
+
+
 def _as_strided_method(self: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     return as_strided(self, size, stride, storage_offset)
 
@@ -267,4 +365,5 @@ def storage_offset(self: Tensor) -> int:
 
 
 Tensor.as_strided = _as_strided_method
+Tensor.as_strided_scatter = as_strided_scatter
 Tensor.storage_offset = storage_offset

@@ -13,6 +13,8 @@ come out of the graph the same way, so compiled replays compute them from the da
 """
 from __future__ import annotations
 
+import itertools
+import math
 import warnings
 
 import numpy as np
@@ -24,6 +26,7 @@ from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
 
 __all__ = ["affine_grid", "grid_sample"]
+TORCH_PUBLIC = ("grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator")
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False "
                   "since 1.3.0. Please specify align_corners=True if the old behavior is desired. "
@@ -63,10 +66,27 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
         warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids "
                       "when align_corners=True. This is not an intended use case of affine_grid. "
                       "See the documentation of affine_grid for details.", stacklevel=2)
+    return affine_grid_generator(theta, size, align_corners)
+
+
+def affine_grid_generator(theta: Tensor, size, align_corners: bool) -> Tensor:
+    """aten::affine_grid_generator: the grid of F.affine_grid without its Python-level
+    checks (a theta of the wrong shape meets the batched product's error)."""
+    D.check_tensor(theta, "affine_grid_generator", "theta", 1)
+    size = tuple(int(s) for s in size)
+    if len(size) not in (4, 5):
+        raise RuntimeError("AffineGridGenerator needs 4d (spatial) or 5d (volumetric) inputs.")
+    nd = len(size) - 2
     n = size[0]
-    if theta.shape[0] != n:
+    if theta.ndim < 3:
+        k = max(theta.ndim, 1)
+        raise IndexError(f"Dimension out of range (expected to be in range of [-{k}, {k - 1}], "
+                         f"but got 2)")
+    if theta.ndim > 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if theta.shape[0] != n or theta.shape[2] != nd + 1:
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{n}, {nd + 1}] but got: [{theta.shape[0]}, {nd + 1}].")
+                           f"[{n}, {nd + 1}] but got: [{theta.shape[0]}, {theta.shape[2]}].")
     spatial = size[2:]
     # base[..., :] = (x, y[, z], 1): x runs along the last dim
     axes = [_linspace(s, align_corners) for s in spatial]
@@ -116,31 +136,53 @@ def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) ->
     return x
 
 
-def _corner(flat: Tensor, xc: Tensor, yc: Tensor, w: int, h: int, weight: Tensor) -> Tensor:
-    """The image values at integer coordinates (xc, yc) [N, L] (floats), weight-scaled, 0
-    outside the image."""
-    inside = F.logical_and(F.logical_and(xc >= 0, xc <= w - 1),
-                           F.logical_and(yc >= 0, yc <= h - 1))
-    idx = (F.clamp(yc, 0, h - 1) * w + F.clamp(xc, 0, w - 1)).long()
+def _point(flat: Tensor, coords: list, sizes: list, weight: Tensor) -> Tensor:
+    """The image values at integer coordinates `coords` ([x, y(, z)], each [N, L] floats,
+    `sizes` [W, H(, D)] alike), weight-scaled, 0 outside the image."""
+    inside, idx = None, None
+    for c, size in zip(reversed(coords), reversed(sizes)):  # z, y, x: row-major position
+        ok = F.logical_and(c >= 0, c <= size - 1)
+        inside = ok if inside is None else F.logical_and(inside, ok)
+        k = F.clamp(c, 0, size - 1)
+        idx = k if idx is None else idx * size + k
+    idx = idx.long()
     n, c, _ = flat.shape
     vals = F.gather(flat, 2, F.expand(F.unsqueeze(idx, 1), n, c, idx.shape[1]))
     wt = F.where(inside, weight, F.mul(weight, 0.0))
     return vals * F.unsqueeze(wt, 1)
 
 
+def _corner(flat: Tensor, xc: Tensor, yc: Tensor, w: int, h: int, weight: Tensor) -> Tensor:
+    return _point(flat, [xc, yc], [w, h], weight)
+
+
+MODES = ("bilinear", "nearest", "bicubic")  # aten's interpolation_mode integers, in order
+PADDINGS = ("zeros", "border", "reflection")  # aten's padding_mode integers, in order
+
+
 @_ac.op("grid_sample")
 def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
                 padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
-    """Sample input [N, C, H, W] at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]): [N, C, Ho, Wo]."""
-    if mode not in ("bilinear", "nearest", "bicubic"):
+    """Sample input [N, C, H, W] at grid [N, Ho, Wo, 2] ((x, y) in [-1, 1]): [N, C, Ho, Wo];
+    or input [N, C, D, H, W] at grid [N, Do, Ho, Wo, 3] ((x, y, z)): [N, C, Do, Ho, Wo]."""
+    if mode not in MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', "
                          f"'nearest' or 'bicubic', but got: '{mode}'")
-    if padding_mode not in ("zeros", "border", "reflection"):
+    if padding_mode not in PADDINGS:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, stacklevel=2)
         align_corners = False
+    return grid_sampler(input, grid, MODES.index(mode), PADDINGS.index(padding_mode),
+                        align_corners)
+
+
+def _check_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                   ndim: int | None) -> None:
+    """aten's grid_sampler checks, in its order (`ndim`: the 2d/3d entry points' one)."""
+    D.check_tensor(input, "grid_sampler", "input", 1)
+    D.check_tensor(grid, "grid_sampler", "grid", 2)
     if input.ndim != grid.ndim:
         raise RuntimeError(f"grid_sampler(): expected {input.ndim}D input and grid with same "
                            f"number of dimensions, but got input with sizes {list(input.shape)} "
@@ -154,38 +196,95 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     if grid.shape[-1] != input.ndim - 2:
         raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last "
                            f"dimension, but got grid with sizes {list(grid.shape)}")
-    if input.ndim != 4:
-        raise NotImplementedError("grid_sample: only 4-D input (2-d sampling) is supported by "
-                                  "fusetorch")
+    if ndim is not None and input.ndim != ndim:
+        raise RuntimeError(f"grid_sampler(): expected {ndim}D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
+    if input.ndim not in (4, 5):
+        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
+    # PyTorch reads other integers as undefined behaviour; they are refused here
+    if interpolation_mode not in (0, 1, 2) or isinstance(interpolation_mode, bool):
+        raise RuntimeError(f"grid_sampler(): interpolation_mode must be 0 (bilinear), 1 "
+                           f"(nearest) or 2 (bicubic), but got {interpolation_mode}")
+    if padding_mode not in (0, 1, 2) or isinstance(padding_mode, bool):
+        raise RuntimeError(f"grid_sampler(): padding_mode must be 0 (zeros), 1 (border) or 2 "
+                           f"(reflection), but got {padding_mode}")
+    if input.ndim == 5 and interpolation_mode == 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    for i, s in enumerate(input.shape[2:]):
+        if s <= 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {i + 2} being empty")
     if not input._dtype.is_floating_point:
-        raise NotImplementedError(f'"grid_sampler_2d_cpu_kernel_impl" not implemented for '
-                                  f"'{D._torch_name(input._dtype)}'")
+        raise NotImplementedError(f'"grid_sampler_{input.ndim - 2}d_cpu_kernel_impl" not '
+                                  f"implemented for '{D._torch_name(input._dtype)}'")
     if grid._dtype is not input._dtype:
         raise RuntimeError(f"expected scalar type {D._torch_name(input._dtype)} but found "
                            f"{D._torch_name(grid._dtype)}")
-    n, c, h, w = input.shape
-    ho, wo = grid.shape[1], grid.shape[2]
-    g = F.reshape(grid, (n, ho * wo, 2))
-    flat = F.reshape(input, (n, c, h * w))
+
+
+def grid_sampler(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                 align_corners: bool) -> Tensor:
+    """aten::grid_sampler: grid_sample with its modes as integers (0 bilinear, 1 nearest,
+    2 bicubic; padding 0 zeros, 1 border, 2 reflection), 4-D or 5-D input."""
+    _check_sampler(input, grid, interpolation_mode, padding_mode, None)
+    return _sample(input, grid, MODES[interpolation_mode], PADDINGS[padding_mode],
+                   bool(align_corners))
+
+
+def grid_sampler_2d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    _check_sampler(input, grid, interpolation_mode, padding_mode, 4)
+    return _sample(input, grid, MODES[interpolation_mode], PADDINGS[padding_mode],
+                   bool(align_corners))
+
+
+def grid_sampler_3d(input: Tensor, grid: Tensor, interpolation_mode: int, padding_mode: int,
+                    align_corners: bool) -> Tensor:
+    _check_sampler(input, grid, interpolation_mode, padding_mode, 5)
+    return _sample(input, grid, MODES[interpolation_mode], PADDINGS[padding_mode],
+                   bool(align_corners))
+
+
+def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str,
+            align_corners: bool) -> Tensor:
+    """PyTorch's grid_sampler_2d / grid_sampler_3d: each output point's source coordinates
+    (x along W, y along H, z along D) mapped by padding_mode, then the nearest pixel, or the
+    2 (4) or 8 corners around it weighted by their bilinear (trilinear) weights."""
+    n, c = input.shape[:2]
+    spatial = tuple(input.shape[2:])
+    sizes = list(reversed(spatial))  # [W, H(, D)], the grid's coordinate order
+    k = len(sizes)
+    out_spatial = tuple(grid.shape[1:-1])
+    g = F.reshape(grid, (n, math.prod(out_spatial), k))
+    flat = F.reshape(input, (n, c, math.prod(spatial)))
     if mode == "bicubic":
-        out = _bicubic(flat, g[:, :, 0], g[:, :, 1], w, h, padding_mode, align_corners)
-        return F.reshape(out, (n, c, ho, wo))
-    ix = _source(g[:, :, 0], w, padding_mode, align_corners)
-    iy = _source(g[:, :, 1], h, padding_mode, align_corners)
+        out = _bicubic(flat, g[:, :, 0], g[:, :, 1], sizes[0], sizes[1], padding_mode,
+                       align_corners)
+        return F.reshape(out, (n, c) + out_spatial)
+    src = [_source(g[:, :, i], sizes[i], padding_mode, align_corners) for i in range(k)]
+    # corners of a clamped copy: past the edges every corner is outside anyway
+    near = [F.clamp(v, -2.0, size + 1.0) for v, size in zip(src, sizes)]
     if mode == "nearest":
-        cx, cy = F.clamp(ix, -2.0, w + 1.0), F.clamp(iy, -2.0, h + 1.0)
         # weight 1 that still depends on the grid: its gradient is zeros, as PyTorch's
-        one = (cx + cy) * 0.0 + 1.0
-        out = _corner(flat, _round_half_even(cx), _round_half_even(cy), w, h, one)
+        one = sum(near[1:], near[0]) * 0.0 + 1.0
+        out = _point(flat, [_round_half_even(v) for v in near], sizes, one)
     else:
-        # corners of a clamped copy: past the edges every corner is outside anyway
-        x0, y0 = _floor(F.clamp(ix, -2.0, w + 1.0)), _floor(F.clamp(iy, -2.0, h + 1.0))
-        x1, y1 = x0 + 1, y0 + 1
-        out = (_corner(flat, x0, y0, w, h, (x1 - ix) * (y1 - iy))
-               + _corner(flat, x1, y0, w, h, (ix - x0) * (y1 - iy))
-               + _corner(flat, x0, y1, w, h, (x1 - ix) * (iy - y0))
-               + _corner(flat, x1, y1, w, h, (ix - x0) * (iy - y0)))
-    return F.reshape(out, (n, c, ho, wo))
+        low = [_floor(v) for v in near]
+        out = None
+        # corners in PyTorch's order: x fastest, then y, then z (nw, ne, sw, se; top first)
+        for corner in itertools.product((0, 1), repeat=k):
+            at, weight = [], None
+            for i, up in enumerate(reversed(corner)):
+                at.append(low[i] + 1 if up else low[i])
+                f = (src[i] - low[i]) if up else (low[i] + 1 - src[i])
+                weight = f if weight is None else weight * f
+            v = _point(flat, at, sizes, weight)
+            out = v if out is None else out + v
+    return F.reshape(out, (n, c) + out_spatial)
 
 
 _A = -0.75  # PyTorch's bicubic convolution constant

@@ -48,6 +48,15 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     """Normalise each channel (dim 1) over the batch and spatial dims. Training uses the batch
     statistics (and updates `running_mean` / `running_var` in place when given); evaluation
     uses the running statistics."""
+    return batch_norm_parts(input, running_mean, running_var, weight, bias, training, momentum,
+                            eps)[0]
+
+
+def batch_norm_parts(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+                     weight: Tensor | None, bias: Tensor | None, training: bool,
+                     momentum: float, eps: float) -> tuple:
+    """batch_norm's (output, batch mean [C], 1 / sqrt(biased batch variance + eps) [C]); the
+    statistics are None in evaluation (torch.native_batch_norm's tuple)."""
     D.check_tensor(input, "batch_norm", "input", 1)
     if running_mean is not None:
         D.check_tensor(running_mean, "batch_norm", "running_mean", 2)
@@ -60,7 +69,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     if input.ndim == 1 and input.numel() == 0:  # PyTorch returns it as it is, stats unread
-        return input.clone()
+        return input.clone(), None, None
     if input.ndim == 1 and running_mean is not None:  # PyTorch counts 0 channels here
         raise RuntimeError(f"running_mean should contain 0 elements not "
                            f"{running_mean.numel()}")
@@ -77,7 +86,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
         if running_var is None:
             raise RuntimeError("running_var must be defined in evaluation mode")
     if not training:
-        return _batch_norm_eval(input, running_mean, running_var, weight, bias, eps)
+        return _batch_norm_eval(input, running_mean, running_var, weight, bias, eps), None, None
     out, mean, var = _batch_norm_train(input, weight, bias, eps)
     # an empty batch has no statistics: PyTorch leaves the running ones as they are
     if (running_mean is not None or running_var is not None) and input.numel():
@@ -89,7 +98,7 @@ def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor |
             if running_var is not None:
                 unbiased = var.reshape((c,)) * (n / (n - 1))
                 running_var.copy_(unbiased * momentum + running_var * (1 - momentum))
-    return out
+    return out, mean.reshape((c,)), F.rsqrt(var + eps).reshape((c,))
 
 
 def _affine(out: Tensor, input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
@@ -127,13 +136,21 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last `len(normalized_shape)` dims (biased variance), then
     `* weight + bias` elementwise over those dims."""
+    return layer_norm_parts(input, normalized_shape, weight, bias, eps)[0]
+
+
+def layer_norm_parts(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None,
+                     bias: Tensor | None, eps: float) -> tuple:
+    """layer_norm's (output, mean, 1 / sqrt(biased variance + eps)), the statistics with the
+    normalised dims kept as 1 (torch.native_layer_norm's tuple)."""
     D.check_tensor(input, "layer_norm", "input", 1)
     if weight is not None:
         D.check_tensor(weight, "layer_norm", "weight", 3)
     if bias is not None:
         D.check_tensor(bias, "layer_norm", "bias", 4)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
-        return _ac.call("layer_norm", layer_norm, (input, normalized_shape, weight, bias, eps), {})
+        return _ac.call("layer_norm", layer_norm_parts, (input, normalized_shape, weight, bias,
+                                                         eps), {})
     if isinstance(normalized_shape, int):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of "
                         "ints, not int")
@@ -155,12 +172,13 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
     mean = input.mean(dims, keepdim=True)
     centered = input - mean
     var = (centered * centered).mean(dims, keepdim=True)
-    out = centered * F.rsqrt(var + eps)
+    rstd = F.rsqrt(var + eps)
+    out = centered * rstd
     if weight is not None:
         out = out * weight
     if bias is not None:
         out = out + bias
-    return _named(out, "NativeLayerNormBackward0", input, weight, bias)
+    return _named(out, "NativeLayerNormBackward0", input, weight, bias), mean, rstd
 
 
 @composite
@@ -169,6 +187,13 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise each group of `C / num_groups` channels (with the spatial dims) per sample,
     then a per-channel affine map."""
+    return group_norm_parts(input, num_groups, weight, bias, eps)[0]
+
+
+def group_norm_parts(input: Tensor, num_groups: int, weight: Tensor | None, bias: Tensor | None,
+                     eps: float) -> tuple:
+    """group_norm's (output, mean [N, G], 1 / sqrt(biased variance + eps) [N, G])
+    (torch.native_group_norm's tuple)."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
@@ -187,13 +212,15 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     mean = x.mean(2, keepdim=True)
     centered = x - mean
     var = (centered * centered).mean(2, keepdim=True)
-    out = (centered * F.rsqrt(var + eps)).reshape(tuple(input.shape))
+    rstd = F.rsqrt(var + eps)
+    out = (centered * rstd).reshape(tuple(input.shape))
     shape = (1, c) + (1,) * (input.ndim - 2)
     if weight is not None:
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
-    return _named(out, "NativeGroupNormBackward0", input, weight, bias)
+    return (_named(out, "NativeGroupNormBackward0", input, weight, bias),
+            mean.reshape((n, num_groups)), rstd.reshape((n, num_groups)))
 
 
 

@@ -5,6 +5,7 @@ Every submodule PyTorch has here that fusetorch fills is imported, so that
 from .module import *  # noqa: F401,F403
 from .container import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
 from .batchnorm import *  # noqa: F401,F403
 from .channelshuffle import *  # noqa: F401,F403
 from .conv import *  # noqa: F401,F403

@@ -8,8 +8,8 @@ from ...tracer import functional as F
 from ...tracer.autograd import no_grad
 from ...tracer.creation import randn
 from ...tracer.tensor import Tensor
-from ...linalg.norms import p_norm
 from .._functional.distance import normalize
+from .._functional.native import norm_except_dim
 from ..module import Module
 from . import parametrize
 
@@ -17,12 +17,7 @@ __all__ = ["weight_norm", "spectral_norm"]
 
 
 def _norm_except_dim(v: Tensor, dim: int) -> Tensor:
-    """The 2-norm over every dim but `dim` (kept, size-1 elsewhere); over everything (a 0-d
-    result) for dim -1, as torch.norm_except_dim."""
-    if dim == -1:
-        return p_norm(v, 2, tuple(range(v.ndim)))
-    dims = tuple(d for d in range(v.ndim) if d != dim)
-    return p_norm(v, 2, dims, keepdim=True) if dims else F.abs(v)
+    return norm_except_dim(v, 2, dim)
 
 
 def _weight_norm(v: Tensor, g: Tensor, dim: int) -> Tensor:
