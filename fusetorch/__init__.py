@@ -156,3 +156,9 @@ def __getattr__(name: str):
         return importlib.import_module(f"{__name__}.{name}")
     from ._out_of_scope import TORCH, missing
     raise missing("module 'fusetorch'", "torch", name, TORCH, obj=sys.modules[__name__])
+
+from . import _inplace_functions  # noqa: E402  (torch.abs_, torch.dropout_, torch.greater, ...)
+for _name, _fn in _inplace_functions.PUBLIC.items():
+    globals()[_name] = _fn
+for _name, _target in _inplace_functions.TORCH_ALIASES.items():
+    globals()[_name] = globals()[_target]

@@ -427,3 +427,4 @@ add("special_polynomials", {f"torch.special.{p}": getattr(_S, p) for p in _POLYS
           ("edges", lambda r: [torch.tensor([-1.0, 1.0, 0.0, 0.5, 1.0, -1.0]),
                                torch.tensor([3.0, 4.0, 9.0, 0.0, 10.0, 11.0])])), grad=False,
     rtol=1e-4, atol=1e-5)  # (float32 recurrences cancel: kernels and numpy round apart)
+import opinfo_names  # noqa: E402,F401  (issue 27, the names work: tests/opinfo_names.py)
