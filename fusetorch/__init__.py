@@ -162,3 +162,6 @@ for _name, _fn in _inplace_functions.PUBLIC.items():
     globals()[_name] = _fn
 for _name, _target in _inplace_functions.TORCH_ALIASES.items():
     globals()[_name] = globals()[_target]
+from . import _aten_nn  # noqa: E402  (torch.conv2d, torch.batch_norm, torch.lstm: ATen's forms)
+for _name, _fn in _aten_nn.PUBLIC.items():
+    globals()[_name] = _fn

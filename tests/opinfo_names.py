@@ -3,7 +3,7 @@ torch-level in-place functions, the aliases, the torch-level (ATen-signature) fo
 nn.functional ops, predicates and global state. Imported at the end of opinfo_catalogue.py.
 
 A torch-level in-place function or an alias is its target's operation: its entry reuses the
-target entry's first in-place samples (one entry per name, so each is checked eagerly, through
+target entry's first in-place sample (one entry per name, so each is checked eagerly, through
 float64 gradients and compiled, at the cost of a couple of cases)."""
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ _BY_VARIANT = {v: e for e in OPS for v in e.variants}
 _FIRST = len(OPS)
 
 
-def _first_samples(entry, k: int = 2):
+def _first_samples(entry, k: int = 1):
     def samples(rng):
         return [s for s in entry.samples(rng) if s.inplace][:k]
     return samples
@@ -87,5 +87,142 @@ _add("torch.feature_alpha_dropout_", lambda x: torch.feature_alpha_dropout_(x.cl
 _add("torch.feature_dropout_", lambda x: torch.feature_dropout_(x.clone(), 0.3, False))
 from opinfo import _DATA  # noqa: E402
 SKIPPED["torch.embedding_renorm_"] = _DATA + " (which rows: tests/test_torch_names.py)"
+# ----------------------------------------------------------------------------- torch.conv2d ...
+# the torch-level (ATen-signature) forms of nn.functional ops: fusetorch/_aten_nn.py
+_X3 = lambda r, d=F64, lay="c": make(r, (2, 3, 6), d, layout=lay)  # noqa: E731
+_X4 = lambda r, d=F64, lay="c": make(r, (2, 3, 5, 5), d, layout=lay)  # noqa: E731
 
-MINE = {e.name for e in OPS[_FIRST:]}
+
+def _two(mk):
+    """The sample maker `mk(rng, dtype, layout)` in float32 and in float64 permuted."""
+    return fixed(("f32", lambda r: mk(r, F32, "c")), ("f64_perm", lambda r: mk(r, F64, "t")))
+
+
+def _w(r, shape, d):
+    return make(r, shape, d, -0.5, 0.5)
+
+
+_add("torch.conv1d", lambda x, w, b: torch.conv1d(x, w, b, 1, 1),
+     _two(lambda r, d, l: [_X3(r, d, l), _w(r, (4, 3, 3), d), _w(r, (4,), d)]))
+_add("torch.conv2d", lambda x, w: torch.conv2d(x, w, None, 2, 1, 1, 1),
+     _two(lambda r, d, l: [_X4(r, d, l), _w(r, (4, 3, 3, 3), d)]))
+_add("torch.conv3d", lambda x, w: torch.conv3d(x, w, None, 1, 0),
+     _two(lambda r, d, l: [make(r, (1, 2, 3, 4, 4), d, layout=l), _w(r, (2, 2, 2, 2, 2), d)]))
+_add("torch.conv_transpose1d", lambda x, w: torch.conv_transpose1d(x, w, None, 2, 1, 1),
+     _two(lambda r, d, l: [_X3(r, d, l), _w(r, (3, 2, 3), d)]))
+_add("torch.conv_transpose2d", lambda x, w, b: torch.conv_transpose2d(x, w, b, 1, 1),
+     _two(lambda r, d, l: [_X4(r, d, l), _w(r, (3, 2, 3, 3), d), _w(r, (2,), d)]))
+_add("torch.conv_transpose3d", lambda x, w: torch.conv_transpose3d(x, w),
+     _two(lambda r, d, l: [make(r, (1, 2, 3, 3, 3), d, layout=l), _w(r, (2, 1, 2, 2, 2), d)]))
+_add("torch.convolution", lambda x, w, b, wt: torch.convolution(
+        x, w, b, [1, 1], [1, 1], [1, 1], False, [0, 0], 1) .sum() + torch.convolution(
+        x, wt, None, [2, 2], [1, 1], [1, 1], True, [1, 1], 1).sum(),
+     _two(lambda r, d, l: [_X4(r, d, l), _w(r, (4, 3, 3, 3), d), _w(r, (4,), d),
+                           _w(r, (3, 2, 3, 3), d)]))
+_add("torch.conv_tbc", lambda x, w, b: torch.conv_tbc(x, w, b, 1),
+     _two(lambda r, d, l: [make(r, (6, 2, 3), d, layout=l), _w(r, (3, 3, 4), d),
+                           _w(r, (4,), d)]))
+_add("torch.batch_norm", lambda x, g, b, m, v: torch.batch_norm(
+        x, g, b, m, v, False, 0.1, 1e-5, False) + torch.batch_norm(
+        x, g, b, None, None, True, 0.1, 1e-5, True),
+     _two(lambda r, d, l: [_X4(r, d, l), _w(r, (3,), d), _w(r, (3,), d), _w(r, (3,), d),
+                           make(r, (3,), d, 0.5, 1.5)]))
+_add("torch.instance_norm", lambda x, g, b: torch.instance_norm(
+        x, g, b, None, None, True, 0.1, 1e-5, False),
+     _two(lambda r, d, l: [_X4(r, d, l), _w(r, (3,), d), _w(r, (3,), d)]))
+_add("torch.layer_norm", lambda x, g, b: torch.layer_norm(x, [5, 5], g, b, 1e-5, True),
+     _two(lambda r, d, l: [_X4(r, d, l), _w(r, (5, 5), d), _w(r, (5, 5), d)]))
+_add("torch.group_norm", lambda x, g, b: torch.group_norm(x, 3, g, b),
+     _two(lambda r, d, l: [_X4(r, d, l), _w(r, (3,), d), _w(r, (3,), d)]))
+_add("torch.rms_norm", lambda x, g: torch.rms_norm(x, [5], g, 1e-6),
+     _two(lambda r, d, l: [_X4(r, d, l), _w(r, (5,), d)]))
+_add("torch.embedding", lambda w: torch.embedding(w, torch.tensor([[1, 4], [4, 0]]), 1),
+     _two(lambda r, d, l: [make(r, (5, 3), d, layout=l)]))
+_add("torch.bilinear", lambda a, b, w, c: torch.bilinear(a, b, w, c),
+     _two(lambda r, d, l: [make(r, (4, 3), d, layout=l), make(r, (4, 2), d), _w(r, (5, 3, 2), d),
+                           _w(r, (5,), d)]))
+for _n in ("dropout", "alpha_dropout", "feature_alpha_dropout", "feature_dropout"):
+    _add(f"torch.{_n}", (lambda f: lambda x: f(x, 0.4, False))(getattr(torch, _n)))
+_add("torch.cosine_similarity", lambda a, b: torch.cosine_similarity(a, b, 0),
+     _two(lambda r, d, l: [make(r, (4, 3), d, layout=l), make(r, (4, 3), d)]))
+_add("torch.pairwise_distance", lambda a, b: torch.pairwise_distance(a, b, 3.0, 1e-6, True),
+     _two(lambda r, d, l: [make(r, (4, 3), d, layout=l), make(r, (4, 3), d)]))
+_add("torch.pdist", lambda a: torch.pdist(a, 2.0), _two(lambda r, d, l: [make(r, (4, 3), d)]))
+_add("torch.pixel_shuffle", lambda x: torch.pixel_shuffle(x, 2),
+     _two(lambda r, d, l: [make(r, (1, 8, 2, 3), d, layout=l)]))
+_add("torch.pixel_unshuffle", lambda x: torch.pixel_unshuffle(x, 2),
+     _two(lambda r, d, l: [make(r, (1, 2, 4, 6), d, layout=l)]))
+_add("torch.channel_shuffle", lambda x: torch.channel_shuffle(x, 2),
+     _two(lambda r, d, l: [make(r, (2, 6, 3, 2), d, layout=l)]))
+_add("torch.native_channel_shuffle", lambda x: torch.native_channel_shuffle(x, 3),
+     _two(lambda r, d, l: [make(r, (2, 6, 3, 2), d, layout=l)]))
+_add("torch.prelu", lambda x, w: torch.prelu(x, w),
+     _two(lambda r, d, l: [make(r, (2, 3, 4), d, layout=l, away=(0.0,)), _w(r, (3,), d)]))
+_add("torch.selu", torch.selu)
+_add("torch.celu", lambda x: torch.celu(x, 0.5))
+_add("torch.threshold", lambda x: torch.threshold(x, 0.3, -1.0))
+_add("torch.hardshrink", lambda x: torch.hardshrink(x, 0.3) + torch.hardshrink(x))
+_add("torch.rrelu", lambda x: torch.rrelu(x, 0.1, 0.3))
+_PAIR = _two(lambda r, d, l: [make(r, (3, 4), d, layout=l), make(r, (3, 4), d, 0.1, 1.0),
+                              torch.tensor([1.0, -1.0, 1.0], dtype=d)])
+_add("torch.kl_div", lambda a, t, s: torch.kl_div(a, t) + torch.kl_div(a, t, 1) +
+     torch.kl_div(a, t.log(), 2, log_target=True), _PAIR)
+_add("torch.margin_ranking_loss", lambda a, t, s: torch.margin_ranking_loss(
+    a, t, s[:, None], 0.1, 1) + torch.margin_ranking_loss(a, t, s[:, None]), _PAIR)
+_add("torch.hinge_embedding_loss", lambda a, t, s: torch.hinge_embedding_loss(
+    a, s[:, None].expand(3, 4), 1.0, 2), _PAIR)
+_add("torch.cosine_embedding_loss", lambda a, t, s: torch.cosine_embedding_loss(a, t, s, 0.1)
+     + torch.cosine_embedding_loss(a, t, s, 0.0, 1), _PAIR)
+_add("torch.triplet_margin_loss", lambda a, t, s: torch.triplet_margin_loss(
+    a, t, a.flip(0), 1.0, 2.0, 1e-6, True, 1), _PAIR)
+_add("torch.poisson_nll_loss", lambda a, t, s: torch.poisson_nll_loss(a, t, True, True, 1e-8, 0)
+     + torch.poisson_nll_loss(t, a.abs(), False, False, 1e-8, 1), _PAIR)
+_add("torch.binary_cross_entropy_with_logits", lambda a, t, s: (
+    torch.binary_cross_entropy_with_logits(a, t, None, s.abs()[0] + 1.0, 1) +
+    torch.binary_cross_entropy_with_logits(a, t)), _PAIR)
+_add("torch.ctc_loss", lambda lp: torch.ctc_loss(
+    lp.log_softmax(2), torch.tensor([[1, 2], [2, 2]]), [5, 4], [2, 1], 0, 1),
+     _two(lambda r, d, l: [make(r, (5, 2, 3), d)]))
+_P3 = _two(lambda r, d, l: [make(r, (2, 3, 8), d, layout=l)])
+_add("torch.adaptive_avg_pool1d", lambda x: torch.adaptive_avg_pool1d(x, 3), _P3)
+_add("torch.adaptive_max_pool1d", lambda x: torch.adaptive_max_pool1d(x, 3)[0], _P3)
+_add("torch.avg_pool1d", lambda x: torch.avg_pool1d(x, 3, [], 1, False, False), _P3)
+_add("torch.max_pool1d", lambda x: torch.max_pool1d(x, 3, 2, 1), _P3)
+_add("torch.max_pool1d_with_indices", lambda x: torch.max_pool1d_with_indices(x, 2)[0], _P3)
+_add("torch.max_pool2d", lambda x: torch.max_pool2d(x, 2, [], 0, 1, True),
+     _two(lambda r, d, l: [_X4(r, d, l)]))
+_add("torch.max_pool3d", lambda x: torch.max_pool3d(x, 2),
+     _two(lambda r, d, l: [make(r, (1, 2, 4, 4, 4), d, layout=l)]))
+_H = 3
+
+
+def _rnn_sample(k: int):
+    def mk(r, d, l):
+        return [make(r, (4, 2, 2), d, layout=l), make(r, (2, 2, _H), d)] + [
+            _w(r, s, d) for s in ((k * _H, 2), (k * _H, _H), (k * _H,), (k * _H,))] * 2
+    return _two(mk)
+
+
+_add("torch.lstm", lambda x, h, *w: torch.lstm(x, [h[:1], h[1:]], list(w[:4]), True, 1, 0.0,
+                                               False, False, False)[0],
+     _rnn_sample(4))
+_add("torch.gru", lambda x, h, *w: torch.gru(x, h, list(w), True, 1, 0.0, False, True,
+                                             False)[1], _rnn_sample(3))
+_add("torch.rnn_tanh", lambda x, h, *w: torch.rnn_tanh(x.transpose(0, 1), h[:1], list(w[:4]),
+                                                       True, 1, 0.0, False, False, True)[0],
+     _rnn_sample(1))
+_add("torch.rnn_relu", lambda x, h, *w: torch.rnn_relu(x, h, list(w[:2]) + list(w[4:6]), False,
+                                                       1, 0.0, False, True, False)[0],
+     _rnn_sample(1))
+_add("torch.lstm_cell", lambda x, h, *w: torch.lstm_cell(x[0], (h[0], h[1]), *w[:4])[1],
+     _rnn_sample(4))
+_add("torch.gru_cell", lambda x, h, *w: torch.gru_cell(x[0], h[0], *w[:4]), _rnn_sample(3))
+_add("torch.rnn_tanh_cell", lambda x, h, *w: torch.rnn_tanh_cell(x[0], h[0], *w[:4]),
+     _rnn_sample(1))
+_add("torch.rnn_relu_cell", lambda x, h, *w: torch.rnn_relu_cell(x[0], h[0], w[0], w[1]),
+     _rnn_sample(1))
+_add("Tensor.prelu", lambda x, w: x.prelu(w),
+     _two(lambda r, d, l: [make(r, (2, 3, 4), d, layout=l, away=(0.0,)), _w(r, (3,), d)]))
+_add("Tensor.hardshrink", lambda x: x.hardshrink(0.3))
+
+MINE = {e.name for e in OPS[_FIRST:]}  # (this file's entries, for running them alone)
