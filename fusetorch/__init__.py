@@ -57,7 +57,7 @@ from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, a
                                 unbind, unflatten, unsqueeze, var, where)
 from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
 from .tracer.creation import get_default_device, set_default_device
-from .tracer.sampling import bernoulli, multinomial, normal, poisson
+from .tracer.sampling import bernoulli, binomial, multinomial, normal, poisson
 from .tracer import functional as _functional
 for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the op table
     globals()[_name] = getattr(_functional, _name)
@@ -165,3 +165,10 @@ for _name, _target in _inplace_functions.TORCH_ALIASES.items():
 from . import _aten_nn  # noqa: E402  (torch.conv2d, torch.batch_norm, torch.lstm: ATen's forms)
 for _name, _fn in _aten_nn.PUBLIC.items():
     globals()[_name] = _fn
+from . import _global_state, _tensor_extras, storage  # noqa: E402,F401  (torch.get_rng_state, ...)
+for _name, _fn in _global_state.PUBLIC.items():
+    globals()[_name] = _fn
+from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
+for _name, _cls in storage.LEGACY.items():  # torch.FloatStorage, ...
+    globals()[_name] = _cls
+Storage = storage.LEGACY["FloatStorage"]  # (PyTorch's default legacy storage class)

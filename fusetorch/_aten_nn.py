@@ -285,8 +285,7 @@ def _layers(mode: str, input: Tensor, hx: Tensor, cx: Tensor | None, params, has
     per = 4 if has_biases else 2
     if len(params) not in (per * num_layers * dirs, (per + 1) * num_layers * dirs) or \
             mode != "LSTM" and len(params) != per * num_layers * dirs:
-        raise RuntimeError(f"{mode.lower()}: expected {per * num_layers * dirs} parameters for "
-                           f"{num_layers} layer(s), got {len(params)}")
+        raise RuntimeError("got an incorrect number of RNN parameters")
     per = len(params) // (num_layers * dirs)
     weights = [params[k * per:(k + 1) * per] for k in range(num_layers * dirs)]
     return _rnn.run_layers(mode, input, hx, cx, weights, has_biases, per == 5 or per == 3,

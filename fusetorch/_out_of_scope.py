@@ -36,7 +36,7 @@ def _table(**groups: str) -> dict[str, str]:
 TORCH = {
     **_table(**{
         COMPLEX: "complex complex32 complex64 complex128 cfloat cdouble chalf view_as_complex "
-                 "view_as_real polar real imag",
+                 "view_as_real polar",
         SPARSE: "sparse_csr_tensor sparse_csc_tensor sparse_bsr_tensor sparse_bsc_tensor "
                 "sparse_compressed_tensor sparse_csr sparse_csc sparse_bsr sparse_bsc smm hspmm",
         QUANTIZATION: "quantize_per_tensor quantize_per_tensor_dynamic quantize_per_channel "
@@ -63,7 +63,6 @@ FUNCTIONAL: dict[str, str] = {}
 
 # `Tensor.<name>`
 TENSOR = _table(**{
-    COMPLEX: "real imag",  # (conj, resolve_conj, angle, is_conj ...: real results)
     SPARSE: "to_sparse_csr to_sparse_csc to_sparse_bsr to_sparse_bsc crow_indices col_indices "
             "ccol_indices row_indices sparse_mask",
     QUANTIZATION: "q_scale q_zero_point q_per_channel_scales q_per_channel_zero_points "

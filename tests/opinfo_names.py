@@ -225,4 +225,51 @@ _add("Tensor.prelu", lambda x, w: x.prelu(w),
      _two(lambda r, d, l: [make(r, (2, 3, 4), d, layout=l, away=(0.0,)), _w(r, (3,), d)]))
 _add("Tensor.hardshrink", lambda x: x.hardshrink(0.3))
 
+# ----------------------------------------------------------------------------- predicates, state
+# fusetorch/_global_state.py, _tensor_extras.py, storage.py
+from opinfo import _NOT_OPS, _RANDOM  # noqa: E402
+_BEHAVIOUR = "tests/test_torch_names.py"
+SKIPPED.update({f"torch.{n}": _NOT_OPS + f" ({_BEHAVIOUR})" for n in (
+    "are_deterministic_algorithms_enabled default_generator get_autocast_cpu_dtype "
+    "get_autocast_gpu_dtype get_autocast_ipu_dtype get_autocast_xla_dtype "
+    "get_deterministic_debug_mode get_device get_float32_matmul_precision get_rng_state "
+    "has_lapack has_mkl has_openmp has_spectral is_anomaly_check_nan_enabled is_anomaly_enabled "
+    "is_autocast_cpu_enabled is_autocast_ipu_enabled is_autocast_xla_enabled is_conj "
+    "is_deterministic_algorithms_warn_only_enabled is_distributed is_inference "
+    "is_inference_mode_enabled is_neg is_nonzero is_same_size is_signed is_storage "
+    "is_warn_always_enabled set_anomaly_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled "
+    "set_autocast_gpu_dtype set_autocast_ipu_dtype set_autocast_ipu_enabled "
+    "set_autocast_xla_dtype set_autocast_xla_enabled set_default_tensor_type "
+    "set_deterministic_debug_mode set_float32_matmul_precision set_flush_denormal set_rng_state "
+    "set_warn_always typename use_deterministic_algorithms storage Storage TypedStorage "
+    "UntypedStorage BFloat16Storage BoolStorage ByteStorage CharStorage DoubleStorage "
+    "FloatStorage HalfStorage IntStorage LongStorage ShortStorage imag solve symeig eig "
+    "lstsq").split()})
+SKIPPED.update({f"Tensor.{n}": _NOT_OPS + f" ({_BEHAVIOUR})" for n in (
+    "const_data_ptr dim_order get_device imag is_inference is_set_to output_nr pin_memory "
+    "storage storage_type untyped_storage solve symeig eig lstsq").split()})
+SKIPPED["torch.binomial"] = _RANDOM + f" ({_BEHAVIOUR})"
+SKIPPED["Tensor.new"] = "uninitialised memory or a copy of data: no op to compare " \
+    f"({_BEHAVIOUR})"
+SKIPPED["Tensor.as_strided_"] = SKIPPED["Tensor.as_strided"]
+for _n in ("apply_", "map_", "map2_"):
+    SKIPPED[f"Tensor.{_n}"] = "Python callables over host values, refused under autograd " \
+        f"({_BEHAVIOUR})"
+SKIPPED["torch.asarray"] = "a constructor: shares or copies its argument " + f"({_BEHAVIOUR})"
+SKIPPED["torch.range"] = "a constructor from Python numbers " + f"({_BEHAVIOUR})"
+_add("torch.real", lambda x: torch.real(x) * 2 + x.real)
+_add("Tensor.real", lambda x: x.real * 3)
+_add("torch.detach", lambda x: torch.detach(x) * 2, grad=False)  # (no gradient by design)
+_add("Tensor.as_subclass", lambda x: x.as_subclass(torch.Tensor) * 2)
+_add("Tensor.resize", lambda x: x.resize(x.numel()) * 2)
+_add("Tensor.resize_as", lambda x: x.resize_as(x.reshape(-1)) + 1)
+_M = _two(lambda r, d, l: [make(r, (3, 4), d, layout=l)])
+_add("torch.frobenius_norm", lambda x: torch.frobenius_norm(x, [0, 1], True) +
+     torch.frobenius_norm(x, [1]).sum(), _M)
+_add("torch.nuclear_norm", lambda x: torch.nuclear_norm(x) + torch.nuclear_norm(
+    x[None], [1, 2], True).sum(), _M, grad_rtol=1e-3)
+_add("torch.chain_matmul", lambda a, b, c: torch.chain_matmul(a, b, c),
+     _two(lambda r, d, l: [make(r, (3, 4), d, layout=l), make(r, (4, 2), d),
+                           make(r, (2, 5), d)]))
+
 MINE = {e.name for e in OPS[_FIRST:]}  # (this file's entries, for running them alone)

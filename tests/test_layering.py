@@ -29,7 +29,8 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
                                     "masked")),
     # front ends: the whole library, compilation, export and checkpoint files
     ("front ends", True, ("__init__", "compile", "_reads", "onnx", "serialization",
-                          "_inplace_functions", "_aten_nn",
+                          "_inplace_functions", "_aten_nn", "_global_state", "_tensor_extras",
+                          "storage",
                           "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx")),
 ]
 

@@ -1,0 +1,473 @@
+"""torch-level predicates, process-wide settings and small functions scripts call as PyTorch
+spells them: `torch.is_nonzero`, `torch.get_rng_state`, `torch.use_deterministic_algorithms`,
+`torch.set_float32_matmul_precision`, `torch.range`, `torch.typename`, the deprecated autocast
+accessors, and the functions PyTorch removed (`torch.solve`, ...), which raise its error.
+
+Settings fusetorch has no use for (matmul precision, deterministic algorithms, warn-always,
+anomaly detection's flags) are kept and reported as PyTorch reports them: fusetorch's CPU
+kernels are deterministic already and compute float32 products in float32.
+"""
+from __future__ import annotations
+
+import builtins
+import warnings
+
+import numpy as np
+
+from .amp import autocast_mode as _amp
+from .ir import dtypes as dt
+from .tracer import creation as C
+from .tracer import dispatch as D
+from .tracer import functional as F
+from .tracer.tensor import Tensor
+
+# ------------------------------------------------------------------ predicates
+
+
+def is_nonzero(input: Tensor) -> builtins.bool:
+    """The truth of a one-element tensor (PyTorch's errors for none or several)."""
+    D.check_tensor(input, "is_nonzero", "input", 1)
+    return input.is_nonzero()
+
+
+def is_same_size(input: Tensor, other: Tensor) -> builtins.bool:
+    D.check_tensor(input, "is_same_size", "input", 1)
+    return input.is_same_size(other)
+
+
+def is_signed(input: Tensor) -> builtins.bool:
+    D.check_tensor(input, "is_signed", "input", 1)
+    return input.is_signed()
+
+
+def is_conj(input: Tensor) -> builtins.bool:
+    D.check_tensor(input, "is_conj", "input", 1)
+    return input.is_conj()
+
+
+def is_neg(input: Tensor) -> builtins.bool:
+    D.check_tensor(input, "is_neg", "input", 1)
+    return input.is_neg()
+
+
+def is_distributed(input: Tensor) -> builtins.bool:
+    D.check_tensor(input, "is_distributed", "input", 1)
+    return False
+
+
+def is_inference(input: Tensor) -> builtins.bool:
+    D.check_tensor(input, "is_inference", "input", 1)
+    return input.is_inference()
+
+
+def is_inference_mode_enabled() -> builtins.bool:
+    from .tracer import autograd as A
+    return A.is_inference_mode_enabled()
+
+
+def get_device(input: Tensor) -> builtins.int:
+    D.check_tensor(input, "get_device", "input", 1)
+    return input.get_device()
+
+
+def typename(obj) -> str:
+    """`torch.FloatTensor` for a tensor, else the object's qualified class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    cls = obj if isinstance(obj, type) else type(obj)
+    module = cls.__module__ or module
+    name = cls.__qualname__
+    if module in ("builtins", "__builtin__") or not module:
+        return name
+    return f"{module.replace('fusetorch', 'torch', 1)}.{name}"
+
+
+def is_storage(obj) -> builtins.bool:
+    from .storage import TypedStorage, UntypedStorage
+    return isinstance(obj, (TypedStorage, UntypedStorage))
+
+
+# ------------------------------------------------------------------ random state
+
+
+def get_rng_state() -> Tensor:
+    """The default CPU generator's state as a uint8 tensor (for `set_rng_state`)."""
+    return default_generator.get_state()
+
+
+def set_rng_state(new_state: Tensor) -> None:
+    default_generator.set_state(new_state)
+
+
+default_generator = C.default_generator()
+
+# ------------------------------------------------------------------ settings
+
+_STATE = {"matmul_precision": "highest", "deterministic": False, "warn_only": False,
+          "warn_always": False, "anomaly": False, "anomaly_check_nan": True}
+_PRECISIONS = ("highest", "high", "medium")
+
+
+def get_float32_matmul_precision() -> str:
+    return _STATE["matmul_precision"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Recorded only: fusetorch's float32 products are float32 at every setting."""
+    if precision not in _PRECISIONS:
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current"
+                      "setFloat32MatmulPrecision call has no effect.", stacklevel=2)
+        return
+    _STATE["matmul_precision"] = precision
+
+
+def use_deterministic_algorithms(mode: builtins.bool, *, warn_only: builtins.bool = False) -> None:
+    """Recorded only: every fusetorch kernel is deterministic (fixed reduction orders)."""
+    if not isinstance(mode, builtins.bool):
+        raise TypeError(f"use_deterministic_algorithms(): argument 'mode' (position 1) must be "
+                        f"bool, not {type(mode).__name__}")
+    _STATE["deterministic"], _STATE["warn_only"] = mode, builtins.bool(warn_only)
+
+
+def are_deterministic_algorithms_enabled() -> builtins.bool:
+    return _STATE["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> builtins.bool:
+    return _STATE["warn_only"]
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, "
+                               f"`error`, but got {debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    elif not isinstance(debug_mode, builtins.int) or isinstance(debug_mode, builtins.bool):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> builtins.int:
+    if not _STATE["deterministic"]:
+        return 0
+    return 1 if _STATE["warn_only"] else 2
+
+
+def set_warn_always(b: builtins.bool) -> None:
+    _STATE["warn_always"] = builtins.bool(b)
+
+
+def is_warn_always_enabled() -> builtins.bool:
+    return _STATE["warn_always"]
+
+
+def set_anomaly_enabled(enabled: builtins.bool, check_nan: builtins.bool = True) -> None:
+    """Recorded only (fusetorch's backward names the forward op already in its errors)."""
+    _STATE["anomaly"], _STATE["anomaly_check_nan"] = builtins.bool(enabled), \
+        builtins.bool(check_nan)
+
+
+def is_anomaly_enabled() -> builtins.bool:
+    return _STATE["anomaly"]
+
+
+def is_anomaly_check_nan_enabled() -> builtins.bool:
+    return _STATE["anomaly_check_nan"]
+
+
+def set_flush_denormal(mode: builtins.bool) -> builtins.bool:
+    """False: fusetorch does not change the FPU's denormal mode (PyTorch answers whether it
+    could)."""
+    return False
+
+
+has_lapack = True   # numpy's LAPACK
+has_mkl = False
+has_openmp = True   # the C kernels' `omp parallel for`
+has_spectral = False  # FFTs are out of scope
+
+
+def set_default_tensor_type(t) -> None:
+    """Deprecated in PyTorch 2.1: `torch.DoubleTensor` (or its name) sets the default float
+    dtype."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        name = t.rsplit(".", 1)[-1]
+        found = [c for c in C.LEGACY.values() if c.__name__ == name]
+        if not found or not t.startswith("torch."):
+            raise TypeError(f"invalid type: '{t}'")
+        t = found[0]
+    d = getattr(t, "dtype", None)
+    if not isinstance(d, dt.DType):
+        raise TypeError(f"invalid type: '{t}'")
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    dt.set_default_dtype(d)
+
+
+# the deprecated per-device autocast accessors, over torch.get_autocast_dtype(device) & co
+def _deprecated(old: str, new: str) -> None:
+    warnings.warn(f"torch.{old} is deprecated. Please use torch.{new} instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def _autocast_accessors(tag: str, device: str) -> dict:
+    def get_dtype() -> dt.DType:
+        _deprecated(f"get_autocast_{tag}_dtype()", f"get_autocast_dtype('{device}')")
+        return _amp.get_autocast_dtype(device)
+
+    def set_dtype(dtype: dt.DType) -> None:
+        _deprecated(f"set_autocast_{tag}_dtype(dtype)", f"set_autocast_dtype('{device}', dtype)")
+        _amp.set_autocast_dtype(device, dtype)
+
+    def is_enabled() -> builtins.bool:
+        _deprecated(f"is_autocast_{tag}_enabled()", f"is_autocast_enabled('{device}')")
+        return _amp.is_autocast_enabled(device)
+
+    def set_enabled(enabled: builtins.bool) -> None:
+        _deprecated(f"set_autocast_{tag}_enabled(enabled)",
+                    f"set_autocast_enabled('{device}', enabled)")
+        _amp.set_autocast_enabled(device, enabled)
+    out = {f"get_autocast_{tag}_dtype": get_dtype, f"set_autocast_{tag}_dtype": set_dtype,
+           f"is_autocast_{tag}_enabled": is_enabled, f"set_autocast_{tag}_enabled": set_enabled}
+    for name, fn in out.items():
+        fn.__name__ = fn.__qualname__ = name
+    return out
+
+
+AUTOCAST = {k: v for k, v in {**_autocast_accessors("cpu", "cpu"),
+                               **_autocast_accessors("gpu", "cuda")}.items()
+            if k not in ("is_autocast_gpu_enabled", "set_autocast_gpu_enabled")}  # (PyTorch's)
+# devices fusetorch never runs on: their autocast settings are kept and reported, and nothing
+# runs under them
+_OTHER_AUTOCAST = {"ipu": [dt.float16, False], "xla": [dt.bfloat16, False]}
+
+
+def _other_accessors(tag: str) -> dict:
+    state = _OTHER_AUTOCAST[tag]
+
+    def get_dtype() -> dt.DType:
+        _deprecated(f"get_autocast_{tag}_dtype()", f"get_autocast_dtype('{tag}')")
+        return state[0]
+
+    def set_dtype(dtype: dt.DType) -> None:
+        _deprecated(f"set_autocast_{tag}_dtype(dtype)", f"set_autocast_dtype('{tag}', dtype)")
+        if not isinstance(dtype, dt.DType):
+            raise TypeError(f"set_autocast_{tag}_dtype(): argument 'dtype' must be torch.dtype, "
+                            f"not {type(dtype).__name__}")
+        state[0] = dtype
+
+    def is_enabled() -> builtins.bool:
+        _deprecated(f"is_autocast_{tag}_enabled()", f"is_autocast_enabled('{tag}')")
+        return state[1]
+
+    def set_enabled(enabled: builtins.bool) -> None:
+        _deprecated(f"set_autocast_{tag}_enabled(enabled)",
+                    f"set_autocast_enabled('{tag}', enabled)")
+        state[1] = builtins.bool(enabled)
+    out = {f"get_autocast_{tag}_dtype": get_dtype, f"set_autocast_{tag}_dtype": set_dtype,
+           f"is_autocast_{tag}_enabled": is_enabled, f"set_autocast_{tag}_enabled": set_enabled}
+    for name, fn in out.items():
+        fn.__name__ = fn.__qualname__ = name
+    return out
+
+
+AUTOCAST.update(_other_accessors("ipu"))
+AUTOCAST.update(_other_accessors("xla"))
+
+# ------------------------------------------------------------------ small functions
+
+
+def asarray(obj, *, dtype=None, device=None, copy: builtins.bool | None = None,
+            requires_grad: builtins.bool = False) -> Tensor:
+    """A tensor sharing `obj`'s memory where it can (a tensor, a numpy array) unless copy=True
+    or a dtype/device change needs a copy; copy=False refuses one that does."""
+    dtype = dt.to_dtype(dtype, "asarray")
+    if isinstance(obj, (Tensor, np.ndarray)):
+        src = obj if isinstance(obj, Tensor) else C.as_tensor(obj)
+        out = src if device is None else src.to(device)
+        if dtype is not None and out._dtype is not dtype:
+            if copy is False:
+                raise ValueError(f"can't alias tensor with dtype '{D._torch_name(out._dtype)}' "
+                                 f"into dtype '{D._torch_name(dtype)}'.")
+            out = out.to(dtype)
+        if copy and out is src:
+            out = F.clone(src.detach())
+    else:
+        if copy is False:
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        out = C.tensor(obj, dtype=dtype, device=device)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def range(start=0, end=None, step=1, *, dtype=None, device=None,  # noqa: A001
+          requires_grad: builtins.bool = False) -> Tensor:
+    """Deprecated: the values start, start + step, ... up to and including `end`, in the
+    default float dtype unless `dtype` says otherwise."""
+    warnings.warn("torch.range is deprecated and will be removed in a future release because "
+                  "its behavior is inconsistent with Python's range builtin. Instead, use "
+                  "torch.arange, which produces values in [start, end).", UserWarning,
+                  stacklevel=2)
+    if end is None:
+        start, end = 0, start
+    dtype = dt.to_dtype(dtype, "range") or dt.default_float()
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0 and end != start:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+    n = builtins.int(np.floor((end - start) / step)) + 1
+    if dtype.is_floating_point:
+        values = np.float64(start) + np.arange(n, dtype=np.float64) * np.float64(step)
+    else:
+        values = builtins.int(start) + np.arange(n, dtype=np.int64) * builtins.int(step)
+    return C.tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def detach(input: Tensor) -> Tensor:
+    D.check_tensor(input, "detach", "input", 1)
+    return input.detach()
+
+
+def frobenius_norm(input: Tensor, dim, keepdim: builtins.bool = False) -> Tensor:
+    """Deprecated ATen op: the 2-norm over `dim`."""
+    from . import linalg
+    warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. "
+                  "It will be removed in a future PyTorch release. Please use "
+                  "`linalg.vector_norm(A, 2., dim, keepdim)` instead", UserWarning, stacklevel=2)
+    return linalg.vector_norm(input, 2.0, dim, keepdim)
+
+
+def nuclear_norm(input: Tensor, dim=None, keepdim: builtins.bool = False) -> Tensor:
+    """Deprecated ATen op: the sum of singular values over two dims (the last two by default,
+    which must be all of a matrix's)."""
+    from . import linalg
+    if isinstance(dim, builtins.bool):
+        dim, keepdim = None, dim
+    if dim is None:
+        if input.ndim != 2:
+            raise RuntimeError(f"Expected a tensor with 2 dimensions, but got a tensor with "
+                               f"{input.ndim} dimensions instead.")
+        warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT "
+                      "compatibility. It will be removed in a future PyTorch release. Please "
+                      "use `linalg.matrix_norm(A, 'nuc', dim, keepdim)` instead", UserWarning,
+                      stacklevel=2)
+        dim = (0, 1)
+    return linalg.matrix_norm(input, "nuc", tuple(dim), keepdim)
+
+
+def chain_matmul(*matrices: Tensor) -> Tensor:
+    """Deprecated: the product of the matrices (linalg.multi_dot's order of products)."""
+    from . import linalg
+    warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                  "release. Use torch.linalg.multi_dot instead, which accepts a list of two or "
+                  "more tensors rather than multiple parameters.", UserWarning, stacklevel=2)
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    for k, m in enumerate(matrices):
+        D.check_tensor(m, "chain_matmul", "matrices", 1)
+        if m.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m.ndim}, expected 2 instead.")
+    if len(matrices) == 1:
+        return F.clone(matrices[0])
+    return linalg.multi_dot(list(matrices))
+
+
+def real(input: Tensor) -> Tensor:
+    """A real tensor's real part is itself."""
+    D.check_tensor(input, "real", "input", 1)
+    return input
+
+
+def imag(input: Tensor) -> Tensor:
+    D.check_tensor(input, "imag", "input", 1)
+    raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+
+# ------------------------------------------------------------------ removed in PyTorch 1.9+
+
+_REMOVED = {
+    "solve": "`torch.solve` is deprecated in favor of `torch.linalg.solve`. `torch.linalg.solve` "
+             "has its arguments reversed and does not return the LU factorization.\n\nTo get "
+             "the LU factorization see `torch.lu`, which can be used with `torch.lu_solve` or "
+             "`torch.lu_unpack`.\nX = torch.solve(B, A).solution should be replaced with:\nX = "
+             "torch.linalg.solve(A, B)",
+    "symeig": "The default behavior has changed from using the upper triangular portion of the "
+              "matrix by default to using the lower triangular portion.\n\nL, _ = "
+              "torch.symeig(A, upper=upper) should be replaced with:\nL = "
+              "torch.linalg.eigvalsh(A, UPLO='U' if upper else 'L')\n\nand\n\nL, V = "
+              "torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = "
+              "torch.linalg.eigh(A, UPLO='U' if upper else 'L')",
+    "eig": "`torch.linalg.eig` returns complex tensors of dtype `cfloat` or `cdouble` rather "
+           "than real tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) should be "
+           "replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, "
+           "eigenvectors=True) should be replaced with:\nL_complex, V_complex = "
+           "torch.linalg.eig(A)",
+    "lstsq": "`torch.lstsq` is deprecated in favor of `torch.linalg.lstsq`.\n`torch.linalg."
+             "lstsq` has reversed arguments and does not return the QR decomposition in the "
+             "returned tuple (although it returns other information about the problem).\n\nTo "
+             "get the QR decomposition consider using `torch.linalg.qr`.\n\nThe returned "
+             "solution in `torch.lstsq` stored the residuals of the solution in the last m - n "
+             "columns of the returned value whenever m > n. In torch.linalg.lstsq, the "
+             "residuals are in the field 'residuals' of the returned named tuple.\n\nThe "
+             "unpacking of the solution, as in\nX, _ = torch.lstsq(B, A).solution[:A.size(1)]"
+             "\nshould be replaced with:\nX = torch.linalg.lstsq(A, B).solution",
+}
+
+
+def _raise_removed(name: str):
+    raise RuntimeError("This function was deprecated since version 1.9 and is now removed. " +
+                       _REMOVED[name])
+
+
+def solve(input: Tensor, A: Tensor, *, out=None):
+    """Removed from PyTorch in 1.9: raises its RuntimeError, which names the replacement."""
+    _raise_removed("solve")
+
+
+def lstsq(input: Tensor, A: Tensor, *, out=None):
+    """Removed from PyTorch in 1.9: raises its RuntimeError, which names the replacement."""
+    _raise_removed("lstsq")
+
+
+def symeig(input: Tensor, eigenvectors: builtins.bool = False, upper: builtins.bool = True, *,
+           out=None):
+    """Removed from PyTorch in 1.9: raises its RuntimeError, which names the replacement."""
+    _raise_removed("symeig")
+
+
+def eig(input: Tensor, eigenvectors: builtins.bool = False, *, e=None, v=None):
+    """Removed from PyTorch in 1.9: raises its RuntimeError, which names the replacement."""
+    _raise_removed("eig")
+
+
+REMOVED = {fn.__name__: fn for fn in (solve, lstsq, symeig, eig)}
+for _name, _fn in REMOVED.items():  # x.solve(b), x.eig(), ...: the same error
+    setattr(Tensor, _name, _fn)
+
+PUBLIC = {fn.__name__: fn for fn in (
+    is_nonzero, is_same_size, is_signed, is_conj, is_neg, is_distributed, is_inference,
+    is_inference_mode_enabled, get_device, typename, is_storage, get_rng_state, set_rng_state,
+    get_float32_matmul_precision, set_float32_matmul_precision, use_deterministic_algorithms,
+    are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+    set_deterministic_debug_mode, get_deterministic_debug_mode, set_warn_always,
+    is_warn_always_enabled, set_anomaly_enabled, is_anomaly_enabled,
+    is_anomaly_check_nan_enabled, set_flush_denormal, set_default_tensor_type, asarray, range,
+    detach, frobenius_norm, nuclear_norm, chain_matmul, real, imag)}
+PUBLIC.update(AUTOCAST)
+PUBLIC.update(REMOVED)
+PUBLIC.update(default_generator=default_generator, has_lapack=has_lapack, has_mkl=has_mkl,
+              has_openmp=has_openmp, has_spectral=has_spectral)
