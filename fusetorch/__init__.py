@@ -172,3 +172,5 @@ from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
 for _name, _cls in storage.LEGACY.items():  # torch.FloatStorage, ...
     globals()[_name] = _cls
 Storage = storage.LEGACY["FloatStorage"]  # (PyTorch's default legacy storage class)
+for _name, _d in {**ir.dtypes.OUT_OF_SCOPE, **ir.dtypes.OUT_OF_SCOPE_ALIASES}.items():
+    globals()[_name] = _d  # torch.complex64, torch.float8_e4m3fn, ...: named, refused when used

@@ -272,4 +272,10 @@ _add("torch.chain_matmul", lambda a, b, c: torch.chain_matmul(a, b, c),
      _two(lambda r, d, l: [make(r, (3, 4), d, layout=l), make(r, (4, 2), d),
                            make(r, (2, 5), d)]))
 
+# dtypes fusetorch names but refuses to compute in (tests/test_out_of_scope.py)
+from fusetorch.ir import dtypes as _dt  # noqa: E402
+SKIPPED.update({f"torch.{n}": "an out-of-scope dtype: every use raises OutOfScopeError "
+                "(tests/test_out_of_scope.py)"
+                for n in list(_dt.OUT_OF_SCOPE) + list(_dt.OUT_OF_SCOPE_ALIASES)})
+
 MINE = {e.name for e in OPS[_FIRST:]}  # (this file's entries, for running them alone)
