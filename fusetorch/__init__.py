@@ -140,7 +140,7 @@ def result_type(tensor1, tensor2) -> dtype:
     return promote_args("add", [tensor1, tensor2])[0]
 
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # (a TorchVersion from version.py at the end)
 
 from .tracer import functional_scan as _scan  # noqa: E402
 for _name in _scan.PUBLIC:  # torch.cumsum, torch.sort, torch.quantile, torch.unique, ...
@@ -174,3 +174,13 @@ for _name, _cls in storage.LEGACY.items():  # torch.FloatStorage, ...
 Storage = storage.LEGACY["FloatStorage"]  # (PyTorch's default legacy storage class)
 for _name, _d in {**ir.dtypes.OUT_OF_SCOPE, **ir.dtypes.OUT_OF_SCOPE_ALIASES}.items():
     globals()[_name] = _d  # torch.complex64, torch.float8_e4m3fn, ...: named, refused when used
+from . import (compiler, func, functional, futures, hub, library, mps, mtia,  # noqa: E402,F401
+               overrides, quasirandom, random, return_types, torch_version, types, version, xpu)
+vmap = func.vmap
+fork, wait, Future = futures.fork, futures.wait, futures.Future
+GradScaler = amp.GradScaler
+to_dlpack = utils.dlpack.to_dlpack
+unsafe_split_with_sizes = split_with_sizes  # noqa: F821  (functional_pieces: PyTorch's alias)
+Tensor.unsafe_split_with_sizes = Tensor.split_with_sizes
+torch = _sys.modules[__name__]  # (PyTorch's `torch.torch`)
+__version__ = version.__version__

@@ -471,3 +471,179 @@ PUBLIC.update(AUTOCAST)
 PUBLIC.update(REMOVED)
 PUBLIC.update(default_generator=default_generator, has_lapack=has_lapack, has_mkl=has_mkl,
               has_openmp=has_openmp, has_spectral=has_spectral)
+
+
+# ------------------------------------------------------------------ constants and small helpers
+e = float(np.e)
+pi = float(np.pi)
+inf = float("inf")
+nan = float("nan")
+newaxis = None
+
+
+class AcceleratorError(RuntimeError):
+    """An error an accelerator reports."""
+
+
+class OutOfMemoryError(RuntimeError):
+    """An allocation an accelerator could not make (`torch.cuda.OutOfMemoryError`)."""
+
+
+# symbolic-shape helpers: fusetorch's sizes are plain Python numbers, so these are the numbers'
+def sym_int(a) -> builtins.int:
+    return builtins.int(a)
+
+
+def sym_float(a) -> builtins.float:
+    return builtins.float(a)
+
+
+def sym_max(a, b):
+    return builtins.max(a, b) if not isinstance(a, builtins.float) and not isinstance(
+        b, builtins.float) else builtins.float(builtins.max(a, b))
+
+
+def sym_min(a, b):
+    return builtins.min(a, b) if not isinstance(a, builtins.float) and not isinstance(
+        b, builtins.float) else builtins.float(builtins.min(a, b))
+
+
+def sym_not(a) -> builtins.bool:
+    return not a
+
+
+def sym_sqrt(a) -> builtins.float:
+    import math
+    return math.sqrt(a)
+
+
+def sym_ite(b, t, f):
+    return t if b else f
+
+
+def sym_sum(args):
+    return builtins.sum(args)
+
+
+def sym_constrain_range(size, *, min=None, max=None) -> None:  # noqa: A002
+    """A concrete size's check that it lies in [min, max]."""
+    if min is not None and size < min or max is not None and size > max:
+        raise RuntimeError(f"Invalid value {size} for range [{min}:{max}]")
+
+
+def sym_constrain_range_for_size(size, *, min=None, max=None) -> None:  # noqa: A002
+    if size < 0:
+        raise RuntimeError(f"Invalid value {size} for range [0:{max}]")
+    sym_constrain_range(size, min=min, max=max)
+
+
+def native_dropout(input: Tensor, p: float, train: builtins.bool | None) -> tuple:
+    """(dropout of input, the boolean keep mask): all kept when not training."""
+    from .nn._functional import dropout as _drop
+    D.check_tensor(input, "native_dropout", "input", 1)
+    _drop._check_p(p)
+    if not train or p == 0.0:
+        return F.clone(input), C.ones(tuple(input.shape), dtype=dt.bool_, device=input.device)
+    noise = _drop._noise(tuple(input.shape), input, p)
+    return F.mul(input, noise), noise != 0
+
+
+def norm_except_dim(v: Tensor, pow: builtins.float = 2, dim: builtins.int = 0) -> Tensor:  # noqa: A002
+    """The `pow`-norm over every dim but `dim`, kept as size-1 dims (weight norm's `g`); the
+    whole tensor's norm for dim -1."""
+    from . import linalg
+    D.check_tensor(v, "norm_except_dim", "v", 1)
+    if dim == -1:
+        return linalg.vector_norm(v, pow)
+    d = dim % builtins.max(v.ndim, 1)
+    others = tuple(k for k in builtins.range(v.ndim) if k != d)
+    return linalg.vector_norm(v, pow, others, keepdim=True) if others else F.abs(v)
+
+
+def vander(x: Tensor, N: builtins.int | None = None, increasing: builtins.bool = False) -> Tensor:
+    """Powers of the 1-d x as columns: x^(N-1) ... x^0 (x^0 ... with increasing)."""
+    from . import linalg
+    D.check_tensor(x, "vander", "x", 1)
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    if N is not None and N < 0:
+        raise RuntimeError("N must be non-negative.")
+    out = linalg.vander(x, N=N)
+    return out if increasing else F.flip(out, [-1])
+
+
+def is_vulkan_available() -> builtins.bool:
+    return False
+
+
+def init_num_threads() -> None:
+    """Nothing to initialise: fusetorch's thread pools are set up at import (_threads.py)."""
+
+
+def compiled_with_cxx11_abi() -> builtins.bool:
+    return True  # (fusetorch's kernels are C, built by the system's gcc)
+
+
+def get_device_module(device=None):
+    """The module of a device type: `torch.cuda` for "cuda", `torch.cpu` for "cpu"."""
+    import importlib
+    from .runtime.device import device as _device
+    kind = "cpu" if device is None else device.type if isinstance(device, _device) else \
+        _device(device).type if not isinstance(device, str) or ":" in device or device in (
+            "cpu", "cuda") else device
+    if kind not in ("cpu", "cuda", "mps", "xpu", "mtia"):
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered "
+                           f"as 'torch.{kind}'.")
+    return importlib.import_module(f"fusetorch.{kind}")
+
+
+def from_file(filename, shared: builtins.bool | None = None, size: builtins.int = 0, *,
+              dtype=None, device=None, requires_grad: builtins.bool = False,
+              pin_memory: builtins.bool = False) -> Tensor:
+    """`size` elements of `dtype` read from the start of `filename`; with shared=True the
+    tensor is the file's memory (writes reach the file)."""
+    import os
+    from .tracer.dispatch import NP_DTYPES
+    d = dt.to_dtype(dtype, "from_file") or dt.default_float()
+    npd = np.dtype(NP_DTYPES[d])
+    need = builtins.int(size) * npd.itemsize
+    have = os.path.getsize(filename)
+    if have < need:
+        raise RuntimeError(f"file <{filename}> size <{have}> is smaller than the required "
+                           f"mapping size <{need}>")
+    if shared:
+        arr = np.memmap(filename, dtype=npd, mode="r+", shape=(builtins.int(size),)) \
+            if size else np.zeros(0, npd)
+        out = C.from_numpy(np.asarray(arr)) if d is not dt.bfloat16 else C.tensor(arr, dtype=d)
+    else:
+        out = C.tensor(np.fromfile(filename, dtype=npd, count=builtins.int(size)), dtype=d)
+    if device is not None:
+        out = out.to(device)
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def cond(pred, true_fn, false_fn, operands=()):
+    """true_fn(*operands) if pred else false_fn(*operands): pred a bool or a one-element
+    tensor (a tensor's value is read: compiling, that is a graph break)."""
+    if isinstance(pred, Tensor) and pred.numel() != 1:
+        raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got "
+                           f"{pred}.")
+    return (true_fn if builtins.bool(pred) else false_fn)(*operands)
+
+
+def while_loop(cond_fn, body_fn, carried_inputs):
+    """Run body_fn over the carried values while cond_fn says so; the final values."""
+    carried = tuple(carried_inputs)
+    while builtins.bool(cond_fn(*carried)):
+        out = body_fn(*carried)
+        carried = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+    return carried
+
+
+PUBLIC.update({fn.__name__: fn for fn in (
+    sym_int, sym_float, sym_max, sym_min, sym_not, sym_sqrt, sym_ite, sym_sum,
+    sym_constrain_range, sym_constrain_range_for_size, native_dropout, norm_except_dim, vander,
+    is_vulkan_available, init_num_threads, compiled_with_cxx11_abi, get_device_module,
+    from_file, cond, while_loop)})
+PUBLIC.update(e=e, pi=pi, inf=inf, nan=nan, newaxis=newaxis, AcceleratorError=AcceleratorError,
+              OutOfMemoryError=OutOfMemoryError)

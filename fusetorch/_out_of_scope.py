@@ -45,9 +45,7 @@ TORCH = {
                       "fake_quantize_per_channel_affine",
         FFT: "fft stft istft",
         NESTED: "nested",
-        DEVICES: "mps xpu mtia",
         COMPILER: "fx export",
-        HUB: "hub",
         PACKAGE: "package",
     }),
 }

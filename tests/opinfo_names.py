@@ -278,4 +278,30 @@ SKIPPED.update({f"torch.{n}": "an out-of-scope dtype: every use raises OutOfScop
                 "(tests/test_out_of_scope.py)"
                 for n in list(_dt.OUT_OF_SCOPE) + list(_dt.OUT_OF_SCOPE_ALIASES)})
 
+# submodules, constants and small functions (fusetorch/_global_state.py, func.py, ...)
+SKIPPED.update({f"torch.{n}": _NOT_OPS + f" ({_BEHAVIOUR})" for n in (
+    "AcceleratorError Future GradScaler OutOfMemoryError compiled_with_cxx11_abi compiler e "
+    "func functional futures get_device_module hub inf init_num_threads is_vulkan_available "
+    "library mps mtia nan newaxis overrides pi quasirandom random return_types "
+    "sym_constrain_range sym_constrain_range_for_size sym_float sym_int sym_ite sym_max "
+    "sym_min sym_not sym_sqrt sym_sum torch torch_version types version xpu").split()})
+SKIPPED["torch.to_dlpack"] = SKIPPED["torch.from_dlpack"]
+SKIPPED["torch.from_file"] = "a constructor reading a file " + f"({_BEHAVIOUR})"
+_add("torch.vander", lambda x: torch.vander(x) + torch.vander(x, 4, True) * 2,
+     _two(lambda r, d, l: [make(r, (4,), d)]))
+_add("torch.norm_except_dim", lambda v: torch.norm_except_dim(v, 2, 0).sum() +
+     torch.norm_except_dim(v, 3, 1).sum() + torch.norm_except_dim(v, 2, -1), _M)
+_add("torch.unsafe_split_with_sizes", lambda x: torch.unsafe_split_with_sizes(x, [1, 3], 1)[1]
+     * 2, _M)
+_add("Tensor.unsafe_split_with_sizes", lambda x: x.unsafe_split_with_sizes([2, 1])[0] + 1, _M)
+_add("torch.cond", lambda x: torch.cond(True, lambda a: a * 2, lambda a: a - 1, (x,)) +
+     torch.cond(False, lambda a: a * 2, lambda a: a - 1, (x,)))
+_add("torch.while_loop", lambda x: torch.while_loop(
+    lambda k, a: k < 3, lambda k, a: (k + 1, a * 1.5), (0, x))[1])
+_add("torch.vmap", lambda x: torch.vmap(lambda r: r * r.sum())(x) +
+     torch.vmap(lambda r, c: r * c, in_dims=(1, None), out_dims=1)(x, 2.0), _M)
+_add("torch.native_dropout", lambda x: torch.native_dropout(x, 0.3, False)[0] * 2)
+_add("torch.fork", lambda x: torch.wait(torch.fork(torch.sin, x)) + 1)
+_add("torch.wait", lambda x: torch.wait(torch.fork(lambda a: a * 3, x)))
+
 MINE = {e.name for e in OPS[_FIRST:]}  # (this file's entries, for running them alone)

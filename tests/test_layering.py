@@ -30,7 +30,9 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
     # front ends: the whole library, compilation, export and checkpoint files
     ("front ends", True, ("__init__", "compile", "_reads", "onnx", "serialization",
                           "_inplace_functions", "_aten_nn", "_global_state", "_tensor_extras",
-                          "storage",
+                          "storage", "random", "version", "torch_version", "types",
+                          "return_types", "overrides", "functional", "library", "futures",
+                          "compiler", "func", "quasirandom", "hub", "mps", "xpu", "mtia",
                           "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx")),
 ]
 

@@ -19,7 +19,7 @@ from fusetorch.nn import functional as F
     ("ao", "quantized tensors and quantization"),
     ("fft", "FFTs and spectral functions"), ("stft", "FFTs and spectral functions"),
     ("nested", "nested tensors"),
-    ("mps", "devices other than CPU and CUDA"), ("hub", "model hubs and downloads"),
+    ("package", "torch.package archives"),
     ("fx", "PyTorch's other compilers and graph capture")])
 def test_out_of_scope_torch_names_say_so(name, category):
     with pytest.raises(OutOfScopeError) as info:

@@ -300,3 +300,148 @@ def test_storages_share_the_tensors_memory():
     assert x[1:].untyped_storage().nbytes() == 8  # a view's storage is its base's
     assert torch.typename(s) == "torch.storage.TypedStorage"
     assert torch.FloatStorage.dtype is torch.float32 and torch.Storage is torch.FloatStorage
+
+
+def test_constants_and_symbolic_helpers():
+    assert torch.pi == np.pi and torch.e == np.e and torch.inf == float("inf")
+    assert np.isnan(torch.nan) and torch.newaxis is None
+    assert torch.ones(3)[torch.newaxis].shape == (1, 3)
+    assert (torch.sym_max(2, 3), torch.sym_min(2, 3.0), torch.sym_ite(True, 1, 2)) == (3, 2.0, 1)
+    assert torch.sym_sum([1, 2]) == 3 and torch.sym_not(True) is False
+    assert torch.sym_sqrt(4) == 2.0 and torch.sym_int(2.7) == 2 and torch.sym_float(2) == 2.0
+    assert torch.torch is torch and torch.get_device_module("cpu") is torch.cpu
+
+
+def test_random_module_and_fork_rng():
+    torch.random.manual_seed(5)
+    a = torch.rand(3)
+    torch.random.manual_seed(5)
+    with torch.random.fork_rng():
+        torch.rand(10)  # (draws inside leave the state outside as it was)
+    assert torch.equal(torch.rand(3), a)
+    assert torch.random.initial_seed() == 5 and torch.random.default_generator is not None
+
+
+def test_version():
+    assert torch.__version__ >= "0.1" and torch.__version__ < "10.0"
+    assert torch.__version__ > (0, 0, 9) and torch.version.cuda is None
+    assert torch.torch_version.TorchVersion("0.10.0") > "0.9"
+
+
+def test_func_transforms_against_derivatives():
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64)
+    g = torch.func.grad(lambda v: (v ** 3).sum())(x)
+    np.testing.assert_allclose(g.numpy(), 3 * x.numpy() ** 2)
+    assert not g.requires_grad
+    gg = torch.func.grad(lambda v: torch.func.grad(lambda w: (w ** 3).sum())(v).sum())(x)
+    np.testing.assert_allclose(gg.numpy(), 6 * x.numpy())  # nested: the second derivative
+    g2, value = torch.func.grad_and_value(lambda v, w: (v * w).sum(), argnums=(0, 1))(x, x * 2)
+    np.testing.assert_allclose(g2[0].numpy(), 2 * x.numpy())
+    np.testing.assert_allclose(value.item(), (2 * x.numpy() ** 2).sum())
+    out, fn = torch.func.vjp(torch.sin, x)
+    (ct,) = fn(torch.ones(3, dtype=torch.float64))
+    np.testing.assert_allclose(ct.numpy(), np.cos(x.numpy()))
+    jac = torch.func.jacrev(torch.sin)(x)
+    np.testing.assert_allclose(jac.numpy(), np.diag(np.cos(x.numpy())))
+    with pytest.raises(RuntimeError, match="Expected f\\(\\*args\\) to return a scalar"):
+        torch.func.grad(torch.sin)(x)
+    b = torch.func.vmap(lambda r: r * r.sum())(torch.arange(6.0).reshape(2, 3))
+    assert b.tolist() == [[0.0, 3.0, 6.0], [36.0, 48.0, 60.0]]
+    lin = torch.nn.Linear(3, 1, bias=False)
+    w = torch.ones(1, 3, requires_grad=True)
+    y = torch.func.functional_call(lin, {"weight": w}, (torch.tensor([[1.0, 2.0, 3.0]]),))
+    assert y.item() == 6.0 and lin.weight is not w
+    y.sum().backward()
+    assert w.grad.tolist() == [[1.0, 2.0, 3.0]]
+    with pytest.raises(NotImplementedError, match="torch.func.functionalize"):
+        torch.func.functionalize
+
+
+def test_sobol_engine_is_pytorchs_unscrambled_sequence():
+    e = torch.quasirandom.SobolEngine(3)
+    a = e.draw(5)
+    assert a.dtype is torch.float32 and a.tolist() == [
+        [0.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.75, 0.25, 0.25], [0.25, 0.75, 0.75],
+        [0.375, 0.375, 0.625]]
+    e.fast_forward(2)
+    assert e.draw(2).tolist() == [[0.125, 0.625, 0.375], [0.1875, 0.3125, 0.9375]]
+    assert e.num_generated == 9 and repr(e) == "SobolEngine(dimension=3)"
+    assert torch.quasirandom.SobolEngine(2).draw_base2(2).shape == (4, 2)
+    s = torch.quasirandom.SobolEngine(2, scramble=True, seed=0).draw(64, dtype=torch.float64)
+    assert s.dtype is torch.float64 and 0 <= s.min().item() and s.max().item() < 1
+
+
+def test_compiler_switches():
+    assert not torch.compiler.is_compiling()
+    seen = []
+
+    @torch.compiler.disable
+    def host(x):
+        seen.append(torch.compiler.is_compiling())
+        return x + 1
+
+    def f(x):
+        seen.append(torch.compiler.is_compiling())
+        return host(x * 2)
+    cf = torch.compile(f)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the graph break's warning)
+        assert cf(torch.ones(2)).tolist() == [3.0, 3.0]
+    assert seen[0] is True  # traced, then the disabled function broke the graph
+    torch.compiler.reset()
+    assert cf._variants == {} or len(cf._variants) == 0
+
+
+def test_device_modules_hub_and_futures():
+    assert not torch.mps.is_available() and torch.xpu.device_count() == 0
+    assert not torch.mtia.is_available()
+    with pytest.raises(NotImplementedError, match="torch.mps.empty_cache: devices other than"):
+        torch.mps.empty_cache()
+    torch.hub.set_dir("/tmp/fusetorch_hub_dir")
+    assert torch.hub.get_dir() == "/tmp/fusetorch_hub_dir"
+    with pytest.raises(NotImplementedError, match="torch.hub.load: model hubs and downloads"):
+        torch.hub.load("pytorch/vision", "resnet18")
+    fut = torch.fork(lambda a, b: a + b, torch.ones(1), 2)
+    assert fut.done() and torch.wait(fut).tolist() == [3.0]
+    assert fut.then(lambda f: f.wait() * 2).wait().tolist() == [6.0]
+    bad = torch.fork(lambda: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        bad.wait()
+
+
+def test_library_overrides_return_types_and_types():
+    @torch.library.custom_op("mylib::twice", mutates_args=())
+    def twice(x: torch.Tensor) -> torch.Tensor:
+        return x * 2
+
+    def backward(ctx, g):
+        return g * 5  # (a deliberately different rule: the registered one is what runs)
+    twice.register_autograd(backward)
+    x = torch.ones(2, requires_grad=True)
+    twice(x).sum().backward()
+    assert x.grad.tolist() == [5.0, 5.0]
+    assert not torch.overrides.has_torch_function((torch.ones(1), 3))
+    assert torch.overrides.is_tensor_like(torch.ones(1))
+    r = torch.max(torch.tensor([[1.0, 3.0]]), 1)
+    assert isinstance(r, torch.return_types.max)
+    assert isinstance(torch.sort(torch.ones(2)), torch.return_types.sort)
+    assert torch.functional.einsum is torch.einsum
+    assert torch.types.Number is not None and torch.types.Device is not None
+
+
+def test_from_file_cond_and_while_loop(tmp_path):
+    path = tmp_path / "values.bin"
+    np.arange(4, dtype=np.float32).tofile(path)
+    assert torch.from_file(str(path), size=4).tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert torch.from_file(str(path), False, 2, dtype=torch.float32).tolist() == [0.0, 1.0]
+    with pytest.raises(RuntimeError, match="is smaller than the required mapping size <40>"):
+        torch.from_file(str(path), size=10)
+    shared = torch.from_file(str(path), True, 4)
+    shared[0] = 9.0
+    assert np.fromfile(path, dtype=np.float32)[0] == 9.0
+    x = torch.ones(1)
+    assert torch.cond(torch.tensor(True), lambda a: a + 1, lambda a: a - 1, (x,)).item() == 2.0
+    k, y = torch.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * 2), (torch.tensor(0), x))
+    assert k.item() == 3 and y.item() == 8.0
+    with pytest.raises(RuntimeError, match="single-element tensor"):
+        torch.cond(torch.ones(2), lambda: 1, lambda: 2)
