@@ -17,7 +17,7 @@ from .tracer import functional as TF
 from .tracer.tensor import Tensor
 
 # torch.<name> is F.<name>: the signatures agree
-SAME = ("conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d bilinear "
+SAME = ("conv1d conv2d conv3d conv_transpose1d conv_transpose2d conv_transpose3d conv_tbc bilinear "
         "cosine_similarity pairwise_distance pdist pixel_shuffle pixel_unshuffle channel_shuffle "
         "prelu rms_norm adaptive_avg_pool1d").split()
 
@@ -51,26 +51,6 @@ def convolution(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padd
         return getattr(F, f"conv_transpose{nd}d")(input, weight, bias, stride, padding,
                                                   output_padding, groups, dilation)
     return getattr(F, f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
-
-
-def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
-    """Time-batch-channel convolution: input [T, B, C_in], weight [K, C_in, C_out], bias
-    [C_out] -> [T + 2 pad - K + 1, B, C_out]; a conv1d over [B, C_in, T]."""
-    for k, (t, name) in enumerate(((input, "self"), (weight, "weight"), (bias, "bias"))):
-        D.check_tensor(t, "conv_tbc", name, k + 1)
-    if input.ndim != 3:
-        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
-    if weight.ndim != 3:
-        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
-                           "out_channels.")
-    if bias.ndim != 1:
-        raise RuntimeError("Bias must be 1-D")
-    if input.shape[2] != weight.shape[1]:
-        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
-    if weight.shape[2] != bias.shape[0]:
-        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
-    out = F.conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, 1, pad)
-    return out.permute(2, 0, 1)
 
 
 def batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
@@ -325,7 +305,7 @@ def rnn_relu(input: Tensor, hx: Tensor, params, has_biases: bool, num_layers: in
 
 PUBLIC = {name: getattr(F, name) for name in SAME}
 PUBLIC.update({fn.__name__: fn for fn in (
-    convolution, conv_tbc, batch_norm, instance_norm, layer_norm, group_norm, embedding, dropout,
+    convolution, batch_norm, instance_norm, layer_norm, group_norm, embedding, dropout,
     alpha_dropout, feature_alpha_dropout, feature_dropout, native_channel_shuffle, selu, celu,
     threshold, hardshrink, rrelu, kl_div, margin_ranking_loss, hinge_embedding_loss,
     cosine_embedding_loss, triplet_margin_loss, poisson_nll_loss, ctc_loss,

@@ -304,4 +304,18 @@ _add("torch.native_dropout", lambda x: torch.native_dropout(x, 0.3, False)[0] * 
 _add("torch.fork", lambda x: torch.wait(torch.fork(torch.sin, x)) + 1)
 _add("torch.wait", lambda x: torch.wait(torch.fork(lambda a: a * 3, x)))
 
+# nn.functional's helpers and spellings (fusetorch/nn/_functional/helpers.py)
+import fusetorch.nn.functional as F  # noqa: E402
+SKIPPED.update({f"F.{n}": _NOT_OPS + f" ({_BEHAVIOUR})" for n in (
+    "Callable DType Optional Tensor assert_int_or_pair boolean_dispatch handle_torch_function "
+    "has_torch_function has_torch_function_unary has_torch_function_variadic").split()})
+_add("F.conv_tbc", lambda x, w, b: F.conv_tbc(x, w, b, 2),
+     _two(lambda r, d, l: [make(r, (6, 2, 3), d, layout=l), _w(r, (3, 3, 4), d),
+                           _w(r, (4,), d)]))
+_add("F.adaptive_max_pool1d_with_indices",
+     lambda x: F.adaptive_max_pool1d_with_indices(x, 3)[0] * 2, _P3)
+_add("F.adaptive_max_pool2d_with_indices",
+     lambda x: F.adaptive_max_pool2d_with_indices(x, (2, 3))[0] * 2,
+     _two(lambda r, d, l: [_X4(r, d, l)]))
+
 MINE = {e.name for e in OPS[_FIRST:]}  # (this file's entries, for running them alone)

@@ -22,7 +22,8 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
     ("tracer", False, ("tracer",)),
     # built on tensors, below the layers (nn, optim) that use them
     ("tensor extensions", True, ("linalg", "sparse", "autograd", "profiler", "amp", "cuda", "cpu",
-                                 "accelerator", "distributed", "testing", "_tensor_names")),
+                                 "accelerator", "distributed", "testing", "_tensor_names",
+                                 "overrides")),
     ("nn/optim", False, ("nn", "optim")),
     # built on modules and tensors
     ("utils", True, ("utils", "multiprocessing", "special", "distributions", "jit", "signal",
@@ -31,7 +32,7 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
     ("front ends", True, ("__init__", "compile", "_reads", "onnx", "serialization",
                           "_inplace_functions", "_aten_nn", "_global_state", "_tensor_extras",
                           "storage", "random", "version", "torch_version", "types",
-                          "return_types", "overrides", "functional", "library", "futures",
+                          "return_types", "functional", "library", "futures",
                           "compiler", "func", "quasirandom", "hub", "mps", "xpu", "mtia",
                           "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx")),
 ]

@@ -445,3 +445,47 @@ def test_from_file_cond_and_while_loop(tmp_path):
     assert k.item() == 3 and y.item() == 8.0
     with pytest.raises(RuntimeError, match="single-element tensor"):
         torch.cond(torch.ones(2), lambda: 1, lambda: 2)
+
+
+def test_nn_grad_matches_the_convolutions_sums():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 7))
+    w = rng.standard_normal((4, 3, 3))
+    go = rng.standard_normal((2, 4, 4))  # stride 2, padding 1: (7 + 2 - 3) // 2 + 1 = 4
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1)))
+    want_w = np.zeros_like(w)
+    want_x = np.zeros_like(xp)
+    for t in range(4):
+        window = xp[:, :, 2 * t:2 * t + 3]                       # [B, C, K]
+        want_w += np.einsum("bo,bck->ock", go[:, :, t], window)
+        want_x[:, :, 2 * t:2 * t + 3] += np.einsum("bo,ock->bck", go[:, :, t], w)
+    T = lambda a: torch.tensor(a)  # noqa: E731
+    gw = torch.nn.grad.conv1d_weight(T(x), w.shape, T(go), stride=2, padding=1)
+    gx = torch.nn.grad.conv1d_input(x.shape, T(w), T(go), stride=2, padding=1)
+    np.testing.assert_allclose(gw.numpy(), want_w, rtol=1e-10)
+    np.testing.assert_allclose(gx.numpy(), want_x[:, :, 1:-1], rtol=1e-10)
+    assert F.grad is torch.nn.grad
+    with pytest.raises(RuntimeError, match="grad_output has shape"):
+        torch.nn.grad.conv2d_input((1, 1, 4, 4), torch.ones(1, 1, 3, 3), torch.ones(1, 1, 3, 3))
+
+
+def test_nn_functional_helpers():
+    assert torch.nn.factory_kwargs({"device": "cpu", "dtype": torch.float64}) == {
+        "device": "cpu", "dtype": torch.float64}
+    assert torch.nn.factory_kwargs({"factory_kwargs": {"dtype": torch.int64}}) == {
+        "dtype": torch.int64}
+    with pytest.raises(TypeError, match="unexpected kwargs"):
+        torch.nn.factory_kwargs({"bias": True})
+    with pytest.raises(TypeError, match="dtype specified twice"):
+        torch.nn.factory_kwargs({"dtype": torch.float32, "factory_kwargs": {"dtype": 1}})
+    f = F.boolean_dispatch("flag", 1, False, lambda x, flag=False: ("yes", x),
+                           lambda x, flag=False: ("no", x), None, "pick")
+    assert f(1) == ("no", 1) and f(1, True) == ("yes", 1) and f(1, flag=True)[0] == "yes"
+    assert f.__name__ == "pick"
+    with pytest.raises(AssertionError, match="kernel_size must be"):
+        F.assert_int_or_pair((1, 2, 3), "kernel_size", "{} must be an int or a pair")
+    assert F.GRID_SAMPLE_INTERPOLATION_MODES["bicubic"] == 2
+    assert not F.has_torch_function((torch.ones(1),))
+    v, i = F.adaptive_max_pool1d_with_indices(torch.arange(6.0).reshape(1, 1, 6), 2)
+    assert v.tolist() == [[[2.0, 5.0]]] and i.tolist() == [[[2, 5]]]
+    assert F.conv_tbc is torch.conv_tbc and isinstance(torch.ones(1), F.Tensor)
