@@ -647,3 +647,9 @@ PUBLIC.update({fn.__name__: fn for fn in (
     from_file, cond, while_loop)})
 PUBLIC.update(e=e, pi=pi, inf=inf, nan=nan, newaxis=newaxis, AcceleratorError=AcceleratorError,
               OutOfMemoryError=OutOfMemoryError)
+
+
+def cudnn_is_acceptable(tensor: Tensor) -> builtins.bool:
+    """False: fusetorch never calls cuDNN."""
+    D.check_tensor(tensor, "cudnn_is_acceptable", "self", 1)
+    return False

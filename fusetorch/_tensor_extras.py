@@ -147,3 +147,51 @@ Tensor.real = property(_real)
 Tensor.imag = property(_imag)
 Tensor.output_nr = property(lambda self: 0)  # (multi-output ops' outputs all report 0)
 Tensor.as_strided_ = _inplace_view(_strided.as_strided, "AsStridedBackward0")
+
+
+def _volatile(self: Tensor) -> bool:
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                  stacklevel=2)
+    return False
+
+
+def reinforce(self: Tensor, reward) -> None:
+    raise RuntimeError(
+        "reinforce() was removed.\nUse torch.distributions instead.\nSee "
+        "https://pytorch.org/docs/main/distributions.html\n\nInstead of:\n\nprobs = "
+        "policy_network(state)\naction = probs.multinomial()\nnext_state, reward = "
+        "env.step(action)\naction.reinforce(reward)\naction.backward()\n\nUse:\n\nprobs = "
+        "policy_network(state)\n# NOTE: categorical is equivalent to what used to be called "
+        "multinomial\nm = torch.distributions.Categorical(probs)\naction = m.sample()\n"
+        "next_state, reward = env.step(action)\nloss = -m.log_prob(action) * reward\n"
+        "loss.backward()\n")
+
+
+def module_load(self: Tensor, other: Tensor, assign: bool = False) -> Tensor:
+    """What `load_state_dict` puts in place of `self` for the state-dict entry `other`: other
+    itself (a subclass overrides this to convert it)."""
+    D.check_tensor(other, "module_load", "other", 1)
+    return other.detach() if assign and other.requires_grad and not self.requires_grad \
+        else other
+
+
+def record_stream(self: Tensor, stream) -> None:
+    """Nothing to record: fusetorch frees memory when the last tensor over it goes."""
+    if self._be.device.type != "cuda":
+        raise RuntimeError("unknown parameter type")
+
+
+def _no_device(name: str):
+    def method(self: Tensor, device=None, non_blocking: bool = False, memory_format=None):
+        from ._out_of_scope import OutOfScopeError
+        raise OutOfScopeError(f"fusetorch does not implement torch.Tensor.{name}: devices "
+                              "other than CPU and CUDA are out of scope (see README)")
+    method.__name__ = name
+    return method
+
+
+for _fn in (reinforce, module_load, record_stream):
+    setattr(Tensor, _fn.__name__, _fn)
+Tensor.volatile = property(_volatile)
+for _name in ("xpu", "ipu", "mtia"):
+    setattr(Tensor, _name, _no_device(_name))

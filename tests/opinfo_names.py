@@ -318,4 +318,13 @@ _add("F.adaptive_max_pool2d_with_indices",
      lambda x: F.adaptive_max_pool2d_with_indices(x, (2, 3))[0] * 2,
      _two(lambda r, d, l: [_X4(r, d, l)]))
 
+# PyTorch's namespace holds these from its imports and build (modules, flags)
+SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
+    "builtins ctypes functools glob importlib inspect math os platform sys textwrap threading "
+    "warnings TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
+    "cudnn_is_acceptable").split()})
+SKIPPED.update({f"Tensor.{n}": _NOT_OPS + f" ({_BEHAVIOUR})" for n in (
+    "volatile reinforce module_load record_stream xpu ipu mtia").split()})
+SKIPPED["torch.as_strided_"] = SKIPPED["Tensor.as_strided"]
+
 MINE = {e.name for e in OPS[_FIRST:]}  # (this file's entries, for running them alone)

@@ -489,3 +489,20 @@ def test_nn_functional_helpers():
     v, i = F.adaptive_max_pool1d_with_indices(torch.arange(6.0).reshape(1, 1, 6), 2)
     assert v.tolist() == [[[2.0, 5.0]]] and i.tolist() == [[[2, 5]]]
     assert F.conv_tbc is torch.conv_tbc and isinstance(torch.ones(1), F.Tensor)
+
+
+def test_removed_and_device_methods():
+    x = torch.ones(2)
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert x.volatile is False
+    with pytest.raises(RuntimeError, match="reinforce\\(\\) was removed"):
+        x.reinforce(1.0)
+    y = torch.zeros(2)
+    assert x.module_load(y) is y
+    with pytest.raises(NotImplementedError, match="torch.Tensor.xpu: devices other than"):
+        x.xpu()
+    assert not torch.cudnn_is_acceptable(x)
+    s = torch.arange(6.0)
+    assert torch.as_strided_(s, (3,), (2,)) is s and s.tolist() == [0.0, 2.0, 4.0]
+    assert torch.os is __import__("os") and torch.TYPE_CHECKING is False
+    assert torch.special.Tensor is torch.Tensor and "input" in torch.special.common_args
