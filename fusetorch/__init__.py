@@ -168,14 +168,15 @@ for _name, _fn in _aten_nn.PUBLIC.items():
 from . import _global_state, _tensor_extras, storage  # noqa: E402,F401  (torch.get_rng_state, ...)
 for _name, _fn in _global_state.PUBLIC.items():
     globals()[_name] = _fn
-from .storage import TypedStorage, UntypedStorage  # noqa: E402,F401
+from .storage import StorageBase, TypedStorage, UntypedStorage  # noqa: E402,F401
 for _name, _cls in storage.LEGACY.items():  # torch.FloatStorage, ...
     globals()[_name] = _cls
 Storage = storage.LEGACY["FloatStorage"]  # (PyTorch's default legacy storage class)
 for _name, _d in {**ir.dtypes.OUT_OF_SCOPE, **ir.dtypes.OUT_OF_SCOPE_ALIASES}.items():
     globals()[_name] = _d  # torch.complex64, torch.float8_e4m3fn, ...: named, refused when used
 from . import (compiler, func, functional, futures, hub, library, mps, mtia,  # noqa: E402,F401
-               overrides, quasirandom, random, return_types, torch_version, types, version, xpu)
+               ops, overrides, quasirandom, random, return_types, torch_version, types,
+               version, xpu)
 vmap = func.vmap
 fork, wait, Future = futures.fork, futures.wait, futures.Future
 GradScaler = amp.GradScaler
@@ -191,3 +192,6 @@ import builtins, ctypes, functools, glob, importlib, inspect, math, os, platform
 import sys, textwrap, threading, warnings  # noqa: E402,E401,F401
 from typing import TYPE_CHECKING  # noqa: E402,F401
 USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH = True, False
+windows = signal.windows  # (torch.windows: PyTorch's namespace holds torch.signal.windows)
+bit = ir.dtypes.OUT_OF_SCOPE["uint1"]
+legacy_contiguous_format = contiguous_format  # (PyTorch's prints as torch.contiguous_format)

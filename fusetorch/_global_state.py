@@ -653,3 +653,102 @@ def cudnn_is_acceptable(tensor: Tensor) -> builtins.bool:
     """False: fusetorch never calls cuDNN."""
     D.check_tensor(tensor, "cudnn_is_acceptable", "self", 1)
     return False
+
+
+# ------------------------------------------------------------------ device-generic streams
+class Stream:
+    """`torch.Stream(device)`: fusetorch's work on a device runs in issue order, so a stream is
+    always idle (`query()` True) and synchronising returns at once."""
+
+    def __init__(self, device=None, *, priority: builtins.int = 0) -> None:
+        from .runtime.device import device as _device
+        self.device = _device(device or "cpu")
+        self.device_type = self.device.type
+        self.device_index = -1 if self.device.type == "cpu" else (self.device.index or 0)
+        self.stream_id = 0
+
+    def query(self) -> builtins.bool:
+        return True
+
+    def synchronize(self) -> None:
+        return None
+
+    def wait_event(self, event: "Event") -> None:
+        return None
+
+    def wait_stream(self, stream: "Stream") -> None:
+        return None
+
+    def record_event(self, event: "Event | None" = None) -> "Event":
+        event = event if event is not None else Event(self.device)
+        event.record(self)
+        return event
+
+    def __repr__(self) -> str:
+        return (f"torch.Stream device_type={self.device_type}, device_index={self.device_index}"
+                f", stream_id={self.stream_id}")
+
+
+class Event:
+    """`torch.Event`: a point in a stream's work; with enable_timing, the time it was recorded
+    (fusetorch's work has finished when the call returns)."""
+
+    def __init__(self, device=None, *, enable_timing: builtins.bool = False,
+                 blocking: builtins.bool = False, interprocess: builtins.bool = False) -> None:
+        from .runtime.device import device as _device
+        self.device = _device(device or "cpu")
+        self._timing, self._time = builtins.bool(enable_timing), None
+        self.event_id = 0
+
+    def record(self, stream: Stream | None = None) -> None:
+        import time
+        self._time = time.perf_counter()
+
+    def query(self) -> builtins.bool:
+        return True
+
+    def synchronize(self) -> None:
+        return None
+
+    def wait(self, stream: Stream | None = None) -> None:
+        return None
+
+    def elapsed_time(self, end_event: "Event") -> builtins.float:
+        """Milliseconds from this event to `end_event`."""
+        if not (self._timing and end_event._timing):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        if self._time is None or end_event._time is None:
+            raise ValueError("Both events must be recorded before calculating elapsed time.")
+        return (end_event._time - self._time) * 1000.0
+
+
+class SymInt:
+    """A symbolic integer size (PyTorch's shape tracing). fusetorch's sizes are plain ints, so
+    it never makes one: `isinstance(n, torch.SymInt)` is False for every size."""
+
+
+class SymFloat:
+    """A symbolic float; never made by fusetorch (see SymInt)."""
+
+
+class SymBool:
+    """A symbolic bool; never made by fusetorch (see SymInt)."""
+
+
+class _ClassProperty:
+    def __init__(self, fget) -> None:
+        self.fget = fget
+
+    def __get__(self, instance, owner=None):
+        return self.fget.__get__(instance, owner if owner is not None else type(instance))()
+
+
+def classproperty(func):
+    """A read-only property of the class (`@classproperty def name(cls)`)."""
+    if not isinstance(func, (classmethod, staticmethod)):
+        func = classmethod(func)
+    return _ClassProperty(func)
+
+
+PUBLIC.update(Stream=Stream, Event=Event, SymInt=SymInt, SymFloat=SymFloat, SymBool=SymBool,
+              classproperty=classproperty, cudnn_is_acceptable=cudnn_is_acceptable)

@@ -61,7 +61,10 @@ def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args=(), devi
                          f"{name!r}")
 
     def wrap(f: Callable) -> CustomOpDef:
-        return CustomOpDef(name, f, mutates_args)
+        from .ops import _CUSTOM
+        op = CustomOpDef(name, f, mutates_args)
+        _CUSTOM[name] = op  # (torch.ops.<namespace>.<name>)
+        return op
     return wrap(fn) if fn is not None else wrap
 
 

@@ -34,7 +34,11 @@ def _bytes(t: Tensor) -> np.ndarray:
     return a.reshape(-1, order="A").view(np.uint8) if a.size else np.zeros(0, np.uint8)
 
 
-class UntypedStorage:
+class StorageBase:
+    """The base of fusetorch's storage classes (`torch.StorageBase`)."""
+
+
+class UntypedStorage(StorageBase):
     """Bytes of memory (`x.untyped_storage()`, or `UntypedStorage(n)`: n zero bytes)."""
 
     dtype = dt.uint8
@@ -95,7 +99,7 @@ class TypedStorage:
     dtype: dt.DType = None
 
     def __init__(self, *args, dtype=None, device=None) -> None:
-        d = dtype or type(self).dtype or dt.default_float()
+        d = dt.to_dtype(dtype or type(self).dtype, "TypedStorage") or dt.default_float()
         if len(args) == 1 and isinstance(args[0], (list, tuple)):
             data = np.asarray(args[0], dtype=_np_dtype(d))
         else:
@@ -168,6 +172,15 @@ _LEGACY_NAMES = {"FloatStorage": dt.float32, "DoubleStorage": dt.float64,
 LEGACY = {name: type(name, (TypedStorage,), {"dtype": d, "__module__": "torch"})
           for name, d in _LEGACY_NAMES.items()}
 BY_DTYPE = {cls.dtype: cls for cls in LEGACY.values()}
+# the legacy classes of out-of-scope dtypes: they exist, and creating one raises OutOfScopeError
+_OOS = dt.OUT_OF_SCOPE
+LEGACY.update({name: type(name, (TypedStorage,), {"dtype": d, "__module__": "torch"})
+               for name, d in (("ComplexFloatStorage", _OOS["complex64"]),
+                               ("ComplexDoubleStorage", _OOS["complex128"]),
+                               ("QInt8Storage", _OOS["qint8"]), ("QUInt8Storage", _OOS["quint8"]),
+                               ("QInt32Storage", _OOS["qint32"]),
+                               ("QUInt4x2Storage", _OOS["quint4x2"]),
+                               ("QUInt2x4Storage", _OOS["quint2x4"]))})
 globals().update(LEGACY)
 
 

@@ -322,7 +322,9 @@ _add("F.adaptive_max_pool2d_with_indices",
 SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
     "builtins ctypes functools glob importlib inspect math os platform sys textwrap threading "
     "warnings TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
-    "cudnn_is_acceptable").split()})
+    "cudnn_is_acceptable StorageBase ComplexFloatStorage ComplexDoubleStorage QInt8Storage "
+    "QUInt8Storage QInt32Storage QUInt4x2Storage QUInt2x4Storage Stream Event SymInt SymFloat "
+    "SymBool classproperty windows bit legacy_contiguous_format ops").split()})
 SKIPPED.update({f"Tensor.{n}": _NOT_OPS + f" ({_BEHAVIOUR})" for n in (
     "volatile reinforce module_load record_stream xpu ipu mtia").split()})
 SKIPPED["torch.as_strided_"] = SKIPPED["Tensor.as_strided"]

@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
                           "_inplace_functions", "_aten_nn", "_global_state", "_tensor_extras",
                           "storage", "random", "version", "torch_version", "types",
                           "return_types", "functional", "library", "futures",
-                          "compiler", "func", "quasirandom", "hub", "mps", "xpu", "mtia",
+                          "compiler", "func", "quasirandom", "hub", "mps", "xpu", "mtia", "ops",
                           "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx")),
 ]
 

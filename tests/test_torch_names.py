@@ -300,6 +300,10 @@ def test_storages_share_the_tensors_memory():
     assert x[1:].untyped_storage().nbytes() == 8  # a view's storage is its base's
     assert torch.typename(s) == "torch.storage.TypedStorage"
     assert torch.FloatStorage.dtype is torch.float32 and torch.Storage is torch.FloatStorage
+    assert torch.DoubleStorage([1.0, 2.5]).tolist() == [1.0, 2.5]
+    assert isinstance(u, torch.StorageBase)
+    with pytest.raises(NotImplementedError, match="complex numbers are out of scope"):
+        torch.ComplexFloatStorage(2)
 
 
 def test_constants_and_symbolic_helpers():
@@ -420,6 +424,11 @@ def test_library_overrides_return_types_and_types():
     x = torch.ones(2, requires_grad=True)
     twice(x).sum().backward()
     assert x.grad.tolist() == [5.0, 5.0]
+    assert torch.ops.mylib.twice(torch.ones(1)).tolist() == [2.0]
+    assert torch.ops.aten.add.Tensor(torch.ones(1), 2).tolist() == [3.0]
+    assert torch.ops.aten.relu.default(torch.tensor([-1.0])).tolist() == [0.0]
+    with pytest.raises(AttributeError):
+        torch.ops.aten.no_such_op
     assert not torch.overrides.has_torch_function((torch.ones(1), 3))
     assert torch.overrides.is_tensor_like(torch.ones(1))
     r = torch.max(torch.tensor([[1.0, 3.0]]), 1)
@@ -506,3 +515,24 @@ def test_removed_and_device_methods():
     assert torch.as_strided_(s, (3,), (2,)) is s and s.tolist() == [0.0, 2.0, 4.0]
     assert torch.os is __import__("os") and torch.TYPE_CHECKING is False
     assert torch.special.Tensor is torch.Tensor and "input" in torch.special.common_args
+
+
+def test_streams_events_and_small_classes():
+    s = torch.Stream()
+    assert s.query() and s.device_type == "cpu" and s.device_index == -1
+    assert repr(s) == "torch.Stream device_type=cpu, device_index=-1, stream_id=0"
+    a, b = torch.Event(enable_timing=True), torch.Event(enable_timing=True)
+    a.record()
+    b.record()
+    assert a.elapsed_time(b) >= 0.0 and a.query()
+    with pytest.raises(ValueError, match="enable_timing=True"):
+        torch.Event().elapsed_time(torch.Event())
+    assert not isinstance(3, torch.SymInt)
+
+    class K:
+        @torch.classproperty
+        def name(cls):
+            return cls.__name__
+    assert K.name == "K" and K().name == "K"
+    assert torch.windows is torch.signal.windows and torch.bit is torch.uint1
+    assert torch.legacy_contiguous_format is torch.contiguous_format
