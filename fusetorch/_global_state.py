@@ -752,3 +752,19 @@ def classproperty(func):
 
 PUBLIC.update(Stream=Stream, Event=Event, SymInt=SymInt, SymFloat=SymFloat, SymBool=SymBool,
               classproperty=classproperty, cudnn_is_acceptable=cudnn_is_acceptable)
+
+
+def get_file_path(*path_components: str) -> str:
+    """A path under the directory holding the fusetorch package (PyTorch's `torch_parent`)."""
+    import os
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        *path_components)
+
+
+def thread_safe_generator():
+    """None: fusetorch's DataLoader workers are processes, which draw from the default global
+    generator (PyTorch returns a thread-local Generator only in thread workers)."""
+    return None
+
+
+PUBLIC.update(get_file_path=get_file_path, thread_safe_generator=thread_safe_generator)

@@ -195,3 +195,5 @@ for _fn in (reinforce, module_load, record_stream):
 Tensor.volatile = property(_volatile)
 for _name in ("xpu", "ipu", "mtia"):
     setattr(Tensor, _name, _no_device(_name))
+# the dtype backward gives this tensor's gradient: its own (fusetorch accumulates in it)
+Tensor.grad_dtype = property(lambda self: self._dtype)

@@ -4,11 +4,12 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from ._global_state import default_generator, get_rng_state, set_rng_state
+from ._global_state import (default_generator, get_rng_state, set_rng_state,
+                            thread_safe_generator)
 from .tracer.creation import Generator, initial_seed, manual_seed, seed
 
 __all__ = ["Generator", "default_generator", "fork_rng", "get_rng_state", "initial_seed",
-           "manual_seed", "seed", "set_rng_state"]
+           "manual_seed", "seed", "set_rng_state", "thread_safe_generator"]
 
 
 @contextlib.contextmanager

@@ -324,7 +324,9 @@ SKIPPED.update({f"torch.{n}": _NOT_OPS for n in (
     "warnings TYPE_CHECKING USE_GLOBAL_DEPS USE_RTLD_GLOBAL_WITH_LIBTORCH "
     "cudnn_is_acceptable StorageBase ComplexFloatStorage ComplexDoubleStorage QInt8Storage "
     "QUInt8Storage QInt32Storage QUInt4x2Storage QUInt2x4Storage Stream Event SymInt SymFloat "
-    "SymBool classproperty windows bit legacy_contiguous_format ops").split()})
+    "SymBool classproperty windows bit legacy_contiguous_format ops get_file_path "
+    "thread_safe_generator").split()})
+SKIPPED["Tensor.grad_dtype"] = _NOT_OPS
 SKIPPED.update({f"Tensor.{n}": _NOT_OPS + f" ({_BEHAVIOUR})" for n in (
     "volatile reinforce module_load record_stream xpu ipu mtia").split()})
 SKIPPED["torch.as_strided_"] = SKIPPED["Tensor.as_strided"]

@@ -536,3 +536,10 @@ def test_streams_events_and_small_classes():
     assert K.name == "K" and K().name == "K"
     assert torch.windows is torch.signal.windows and torch.bit is torch.uint1
     assert torch.legacy_contiguous_format is torch.contiguous_format
+
+
+def test_file_path_generator_and_grad_dtype():
+    import os
+    assert os.path.isdir(torch.get_file_path("fusetorch"))
+    assert torch.thread_safe_generator() is None
+    assert torch.ones(2, dtype=torch.float64).grad_dtype is torch.float64
