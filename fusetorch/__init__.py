@@ -65,7 +65,7 @@ from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, a
                                 unbind, unflatten, unsqueeze, var, where)
 from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
 from .tracer.creation import get_default_device, set_default_device
-from .tracer.sampling import bernoulli, multinomial, normal, poisson
+from .tracer.sampling import bernoulli, binomial, multinomial, normal, poisson
 from .tracer import functional as _functional
 for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the op table
     globals()[_name] = getattr(_functional, _name)
@@ -153,7 +153,7 @@ def result_type(tensor1, tensor2) -> dtype:
     return promote_args("add", [tensor1, tensor2])[0]
 
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # (a TorchVersion from version.py at the end)
 
 from .tracer import functional_scan as _scan  # noqa: E402
 from .tracer.functional_histogram import histogram, histogramdd  # noqa: E402
@@ -171,3 +171,42 @@ def __getattr__(name: str):
         return importlib.import_module(f"{__name__}.{name}")
     from ._out_of_scope import TORCH, missing
     raise missing("module 'fusetorch'", "torch", name, TORCH, obj=sys.modules[__name__])
+
+from . import _inplace_functions  # noqa: E402  (torch.abs_, torch.dropout_, torch.greater, ...)
+for _name, _fn in _inplace_functions.PUBLIC.items():
+    globals()[_name] = _fn
+for _name, _target in _inplace_functions.TORCH_ALIASES.items():
+    globals()[_name] = globals()[_target]
+from . import _aten_nn  # noqa: E402  (torch.conv2d, torch.batch_norm, torch.lstm: ATen's forms)
+for _name, _fn in _aten_nn.PUBLIC.items():
+    globals()[_name] = _fn
+from . import _global_state, _tensor_extras, storage  # noqa: E402,F401  (torch.get_rng_state, ...)
+for _name, _fn in _global_state.PUBLIC.items():
+    globals()[_name] = _fn
+from .storage import StorageBase, TypedStorage, UntypedStorage  # noqa: E402,F401
+for _name, _cls in storage.LEGACY.items():  # torch.FloatStorage, ...
+    globals()[_name] = _cls
+Storage = storage.LEGACY["FloatStorage"]  # (PyTorch's default legacy storage class)
+for _name, _d in {**ir.dtypes.OUT_OF_SCOPE, **ir.dtypes.OUT_OF_SCOPE_ALIASES}.items():
+    globals()[_name] = _d  # torch.complex64, torch.float8_e4m3fn, ...: named, refused when used
+from . import (compiler, func, functional, futures, hub, library, mps, mtia,  # noqa: E402,F401
+               ops, overrides, quasirandom, random, return_types, torch_version, types,
+               version, xpu)
+vmap = func.vmap
+fork, wait, Future = futures.fork, futures.wait, futures.Future
+GradScaler = amp.GradScaler
+to_dlpack = utils.dlpack.to_dlpack
+unsafe_split_with_sizes = split_with_sizes  # noqa: F821  (functional_pieces: PyTorch's alias)
+Tensor.unsafe_split_with_sizes = Tensor.split_with_sizes
+torch = _sys.modules[__name__]  # (PyTorch's `torch.torch`)
+__version__ = version.__version__
+as_strided_ = _inplace_functions._torch_inplace("as_strided_")  # (Tensor.as_strided_: _tensor_extras)
+cudnn_is_acceptable = _global_state.cudnn_is_acceptable
+# names PyTorch's namespace holds from its own imports and build flags
+import builtins, ctypes, functools, glob, importlib, inspect, math, os, platform  # noqa: E402,E401,F401
+import sys, textwrap, threading, warnings  # noqa: E402,E401,F401
+from typing import TYPE_CHECKING  # noqa: E402,F401
+USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH = True, False
+windows = signal.windows  # (torch.windows: PyTorch's namespace holds torch.signal.windows)
+bit = ir.dtypes.OUT_OF_SCOPE["uint1"]
+legacy_contiguous_format = contiguous_format  # (PyTorch's prints as torch.contiguous_format)

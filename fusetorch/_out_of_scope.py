@@ -35,22 +35,17 @@ def _table(**groups: str) -> dict[str, str]:
 # `fusetorch.<name>`
 TORCH = {
     **_table(**{
-        COMPLEX: "complex complex32 complex64 complex128 cfloat cdouble chalf view_as_complex "
-                 "view_as_real polar real imag",
+        COMPLEX: "complex view_as_complex view_as_real polar",
         SPARSE: "sparse_csr_tensor sparse_csc_tensor sparse_bsr_tensor sparse_bsc_tensor "
                 "sparse_compressed_tensor sparse_csr sparse_csc sparse_bsr sparse_bsc smm hspmm",
         QUANTIZATION: "quantize_per_tensor quantize_per_tensor_dynamic quantize_per_channel "
-                      "dequantize quint8 qint8 qint32 quint4x2 quint2x4 per_tensor_affine "
+                      "dequantize per_tensor_affine "
                       "per_channel_affine per_tensor_symmetric per_channel_symmetric ao "
                       "quantization fake_quantize_per_tensor_affine "
                       "fake_quantize_per_channel_affine",
         FFT: "fft stft istft",
-        DTYPES: "float8_e4m3fn float8_e5m2 float8_e4m3fnuz float8_e5m2fnuz float8_e8m0fnu "
-                "uint16 uint32 uint64",
         NESTED: "nested",
-        DEVICES: "mps xpu mtia",
         COMPILER: "fx export",
-        HUB: "hub",
         PACKAGE: "package",
     }),
 }
@@ -63,7 +58,6 @@ FUNCTIONAL: dict[str, str] = {}
 
 # `Tensor.<name>`
 TENSOR = _table(**{
-    COMPLEX: "real imag",  # (conj, resolve_conj, angle, is_conj ...: real results)
     SPARSE: "to_sparse_csr to_sparse_csc to_sparse_bsr to_sparse_bsc crow_indices col_indices "
             "ccol_indices row_indices sparse_mask",
     QUANTIZATION: "q_scale q_zero_point q_per_channel_scales q_per_channel_zero_points "

@@ -34,6 +34,7 @@ from __future__ import annotations
 import struct
 import types
 import warnings
+import weakref
 from collections import OrderedDict
 from typing import Any, Callable
 
@@ -63,10 +64,14 @@ _SETTLE_TRIES = 3  # traces of one key that may change optimizer state before it
 _EAGER = object()  # a cached decision: this key runs eagerly
 
 
+LIVE: "weakref.WeakSet[CompiledFunction]" = weakref.WeakSet()  # (torch.compiler.reset)
+
+
 class CompiledFunction:
     """What `compile` returns: called like the original, with compiled variants per guard key."""
 
     def __init__(self, fn: Callable, fullgraph: bool = False):
+        LIVE.add(self)
         self._fn = fn
         self._fullgraph = fullgraph
         self._variants: OrderedDict = OrderedDict()

@@ -158,3 +158,30 @@ __all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "cheby
            "modified_bessel_k1", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "round",
            "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "sinc", "softmax",
            "spherical_bessel_j0", "xlog1py", "xlogy", "zeta"]
+
+# names PyTorch's torch/special module holds: the Tensor class and its docstring fragments
+from .tracer.tensor import Tensor  # noqa: E402,F401
+common_args = {
+    "input": "input (Tensor): the input tensor.",
+    "generator": "generator (:class:`torch.Generator`, optional): a pseudorandom number "
+                 "generator for sampling",
+    "out": "out (Tensor, optional): the output tensor.",
+    "memory_format": "memory_format (:class:`torch.memory_format`, optional): the desired "
+                     "memory format of returned Tensor. Default: ``torch.preserve_format``.",
+}
+multi_dim_common = {
+    **common_args,
+    "dtype": "dtype (:class:`torch.dtype`, optional): the desired data type of returned "
+             "tensor. If specified, the input tensor is casted to :attr:`dtype` before the "
+             "operation is performed. Default: None.",
+    "keepdim": "keepdim (bool): whether the output tensor has :attr:`dim` retained or not.",
+    "opt_keepdim": "keepdim (bool, optional): whether the output tensor has :attr:`dim` "
+                   "retained or not. Default: ``False``.",
+    "dim": "dim (int or tuple of ints): the dimension or dimensions to reduce.",
+    "keepdim_details": "If :attr:`keepdim` is ``True``, the output tensor is of the same size "
+                       "as :attr:`input` except in the dimension(s) :attr:`dim` where it is of "
+                       "size 1.",
+    "opt_dim": "dim (int or tuple of ints, optional): the dimension or dimensions to reduce.",
+    "opt_dim_all_reduce": "dim (int or tuple of ints, optional): the dimension or dimensions "
+                          "to reduce. If ``None``, all dimensions are reduced.",
+}

@@ -22,13 +22,18 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
     ("tracer", False, ("tracer",)),
     # built on tensors, below the layers (nn, optim) that use them
     ("tensor extensions", True, ("linalg", "sparse", "autograd", "profiler", "amp", "cuda", "cpu",
-                                 "accelerator", "distributed", "testing", "_tensor_names")),
+                                 "accelerator", "distributed", "testing", "_tensor_names",
+                                 "overrides")),
     ("nn/optim", False, ("nn", "optim")),
     # built on modules and tensors
     ("utils", True, ("utils", "multiprocessing", "special", "distributions", "jit", "signal",
                                     "masked")),
     # front ends: the whole library, compilation, export and checkpoint files
     ("front ends", True, ("__init__", "compile", "_reads", "onnx", "serialization",
+                          "_inplace_functions", "_aten_nn", "_global_state", "_tensor_extras",
+                          "storage", "random", "version", "torch_version", "types",
+                          "return_types", "functional", "library", "futures",
+                          "compiler", "func", "quasirandom", "hub", "mps", "xpu", "mtia", "ops",
                           "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx")),
 ]
 

@@ -12,14 +12,14 @@ from fusetorch.nn import functional as F
 
 
 @pytest.mark.parametrize("name, category", [
-    ("complex64", "complex numbers"), ("cfloat", "complex numbers"),
+    ("complex", "complex numbers"),
     ("view_as_real", "complex numbers"), ("polar", "complex numbers"),
     ("sparse_csr_tensor", "sparse tensors"), ("sparse_bsr", "sparse tensors"),
     ("quantize_per_tensor", "quantized tensors and quantization"),
-    ("quint8", "quantized tensors and quantization"), ("ao", "quantized tensors and quantization"),
+    ("ao", "quantized tensors and quantization"),
     ("fft", "FFTs and spectral functions"), ("stft", "FFTs and spectral functions"),
-    ("float8_e4m3fn", "dtypes other than fusetorch's ten"), ("nested", "nested tensors"),
-    ("mps", "devices other than CPU and CUDA"), ("hub", "model hubs and downloads"),
+    ("nested", "nested tensors"),
+    ("package", "torch.package archives"),
     ("fx", "PyTorch's other compilers and graph capture")])
 def test_out_of_scope_torch_names_say_so(name, category):
     with pytest.raises(OutOfScopeError) as info:
@@ -83,3 +83,28 @@ def test_importing_fx_says_it_is_out_of_scope():
     with pytest.raises(OutOfScopeError):
         importlib.import_module("fusetorch.fx")
     assert not hasattr(torch, "fx")
+
+
+@pytest.mark.parametrize("name, category", [
+    ("complex64", "complex numbers"), ("cfloat", "complex numbers"),
+    ("float8_e4m3fn", "dtypes other than fusetorch's ten"), ("uint16", "dtypes other than"),
+    ("int4", "sub-byte and bits dtypes"), ("bits8", "sub-byte and bits dtypes"),
+    ("quint8", "quantized tensors and quantization")])
+def test_out_of_scope_dtypes_exist_and_refuse_every_use(name, category):
+    d = getattr(torch, name)
+    assert isinstance(d, torch.dtype) and repr(d).startswith("torch.")
+    x = torch.ones(2)
+    for use in (lambda: torch.zeros(2, dtype=d), lambda: x.to(d), lambda: x.type(d),
+                lambda: torch.tensor([1.0], dtype=d), lambda: x.sum(dtype=d),
+                lambda: torch.promote_types(torch.float32, d), lambda: x.view(d),
+                lambda: torch.nn.Linear(2, 2, dtype=d)):
+        with pytest.raises(OutOfScopeError, match=re.escape(
+                f"fusetorch does not implement {d!r} (asked for by ") + ".*" + re.escape(
+                category)):
+            use()
+    assert torch.cfloat is torch.complex64 and torch.cdouble is torch.complex128
+    assert torch.complex64.is_complex and not torch.complex64.is_floating_point
+    assert torch.float8_e4m3fn.is_floating_point and torch.float8_e4m3fn.itemsize == 1
+    assert not torch.uint16.is_signed and torch.int4.is_signed
+    with pytest.raises(RuntimeError, match="Bits types are undefined"):
+        torch.bits8.is_signed

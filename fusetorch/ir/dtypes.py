@@ -74,6 +74,72 @@ def by_name(name: str) -> DType:
     return _BY_NAME[name] if name in _BY_NAME else ALIASES[name]
 
 
+class OutOfScopeDType(DType):
+    """A PyTorch dtype fusetorch names but does not compute in (complex, float8, the wide
+    unsigned integers, sub-byte and bits types, quantized types): it prints, compares and
+    answers PyTorch's properties, and any use (`zeros(2, dtype=torch.complex64)`,
+    `x.to(torch.float8_e4m3fn)`) raises OutOfScopeError naming its category."""
+
+    __slots__ = ("category_text", "_flags")
+
+    def __init__(self, name: str, itemsize: int, category_text: str, floating: bool,
+                 complex_: bool, signed) -> None:
+        super().__init__(name, name, itemsize, -1, 0, "")
+        self.category_text = category_text
+        self._flags = (floating, complex_, signed)
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self._flags[0]
+
+    @property
+    def is_complex(self) -> bool:
+        return self._flags[1]
+
+    @property
+    def is_signed(self) -> bool:
+        if self._flags[2] is None:
+            raise RuntimeError("isSignedType not supported for quantized types"
+                               if self.name.startswith(("q", "qu")) else
+                               "Bits types are undefined")
+        return self._flags[2]
+
+    def __reduce__(self):
+        return (by_name, (self.name,))
+
+    def refusal(self, fn: str) -> Exception:
+        from .._out_of_scope import OutOfScopeError
+        return OutOfScopeError(f"fusetorch does not implement torch.{self.name} (asked for by "
+                               f"{fn}): {self.category_text} are out of scope (see README)")
+
+
+_COMPLEX, _DTYPES = "complex numbers", "dtypes other than fusetorch's ten (float8, wide unsigned "     "integers)"
+_BITS, _QUANT = "sub-byte and bits dtypes", "quantized tensors and quantization"
+# name: (itemsize, category, is_floating_point, is_complex, is_signed (None: PyTorch raises))
+_OUT_OF_SCOPE = {
+    "complex32": (4, _COMPLEX, False, True, True), "complex64": (8, _COMPLEX, False, True, True),
+    "complex128": (16, _COMPLEX, False, True, True),
+    **{n: (1, _DTYPES, True, False, True) for n in (
+        "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz",
+        "float4_e2m1fn_x2")},
+    "float8_e8m0fnu": (1, _DTYPES, True, False, False),
+    "uint16": (2, _DTYPES, False, False, False), "uint32": (4, _DTYPES, False, False, False),
+    "uint64": (8, _DTYPES, False, False, False),
+    "bits16": (2, _BITS, False, False, None),
+    **{n: (1, _BITS, False, False, None) for n in ("bits8", "bits1x8", "bits2x4", "bits4x2")},
+    **{f"int{k}": (1, _BITS, False, False, True) for k in range(1, 8)},
+    **{f"uint{k}": (1, _BITS, False, False, False) for k in range(1, 8)},
+    **{n: (1, _QUANT, False, False, None) for n in ("qint8", "quint8", "quint4x2", "quint2x4")},
+    "qint32": (4, _QUANT, False, False, None),
+}
+OUT_OF_SCOPE = {name: OutOfScopeDType(name, *spec) for name, spec in _OUT_OF_SCOPE.items()}
+_BY_NAME.update(OUT_OF_SCOPE)
+# PyTorch's second names for them
+OUT_OF_SCOPE_ALIASES = {"cfloat": OUT_OF_SCOPE["complex64"],
+                        "cdouble": OUT_OF_SCOPE["complex128"],
+                        "chalf": OUT_OF_SCOPE["complex32"]}
+
+
 # Python's own types name dtypes too, as in PyTorch: `x.to(float)` is float64, `zeros(2, dtype=int)`
 # int64, `dtype=bool` bool
 _PYTHON_TYPES = {float: float64, int: int64, bool: bool_}
@@ -83,8 +149,10 @@ def to_dtype(obj, fn: str, arg: str = "dtype") -> DType | None:
     """`obj` as a DType for argument `arg` of `fn` (None stays None): the one conversion every
     function taking a dtype uses, so Python types are accepted everywhere and anything else is
     PyTorch's TypeError rather than an AttributeError from deep inside."""
-    if obj is None or isinstance(obj, DType):
+    if obj is None or obj.__class__ is DType:
         return obj
+    if isinstance(obj, OutOfScopeDType):
+        raise obj.refusal(fn)
     if isinstance(obj, type) and obj in _PYTHON_TYPES:
         return _PYTHON_TYPES[obj]
     if obj is complex:
@@ -98,7 +166,7 @@ def default_float() -> DType:
 
 def set_default_dtype(d: DType) -> None:
     global _default_float
-    if not isinstance(d, DType) or not d.is_floating_point:
+    if d.__class__ is not DType or not d.is_floating_point:
         raise TypeError("only floating-point types are supported as the default type")
     _default_float = d
 
@@ -107,6 +175,8 @@ def promote_types(a: DType, b: DType) -> DType:
     """torch.promote_types for the supported dtypes."""
     if a is b:
         return a
+    if a.category < 0 or b.category < 0:  # (an OutOfScopeDType)
+        raise (a if a.category < 0 else b).refusal("promote_types")
     if a.category != b.category:
         return a if a.category > b.category else b
     if a.category == 2:
@@ -163,4 +233,6 @@ def result_type(dims: list[DType], zero_dims: list[DType], scalars: list[DType])
 
 def can_cast(src: DType, dst: DType) -> bool:
     """torch.can_cast as used by in-place ops and `out=`: no float -> int, no int -> bool."""
+    if src.category < 0 or dst.category < 0:  # (an OutOfScopeDType)
+        raise (src if src.category < 0 else dst).refusal("can_cast")
     return src.category <= dst.category

@@ -24,6 +24,19 @@ from ._functional.pooling3d import *  # noqa: F401,F403
 from ._functional.ranking import *  # noqa: F401,F403
 from ._functional.sparse import *  # noqa: F401,F403
 from ._functional.attention import *  # noqa: F401,F403
+from ._functional.helpers import *  # noqa: F401,F403
+from . import grad  # noqa: F401,E402  (torch.nn.functional.grad is torch.nn.grad)
+# names PyTorch's nn/functional.py has from its own imports (scripts annotate with F.Tensor)
+import dataclasses  # noqa: F401,E402
+import importlib  # noqa: F401,E402
+import math  # noqa: F401,E402
+import warnings  # noqa: F401,E402
+from typing import TYPE_CHECKING, Callable, Optional  # noqa: F401,E402
+
+import numpy as np  # noqa: F401,E402
+
+DType = int  # (PyTorch's nn.functional names a dtype code so)
+from ..tracer.tensor import Tensor  # noqa: F401,E402
 from ._functional.attention import _canonical_mask, _none_or_dtype  # noqa: F401
 
 

@@ -17,6 +17,7 @@ the version of its tensor at that moment. `backward` then:
 from __future__ import annotations
 
 import warnings
+import threading
 import weakref
 from collections import OrderedDict
 from typing import Sequence
@@ -106,8 +107,28 @@ class set_grad_enabled(_GradMode):
 
 
 class inference_mode(no_grad):
+    """no_grad that `torch.is_inference_mode_enabled()` reports (fusetorch has no inference
+    tensors: `Tensor.is_inference()` is False)."""
+
     def __init__(self, mode: bool = True):
         self._value = not mode
+        self._mode = bool(mode)
+
+    def __enter__(self):
+        self._prev_inference = _INFERENCE.__dict__.get("on", False)
+        _INFERENCE.on = self._mode
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        _INFERENCE.on = self._prev_inference
+        return super().__exit__(*exc)
+
+
+_INFERENCE = threading.local()  # (the calling thread's inference mode, as its grad mode)
+
+
+def is_inference_mode_enabled() -> bool:
+    return _INFERENCE.__dict__.get("on", False)
 
 
 def is_grad_enabled() -> bool:

@@ -509,6 +509,42 @@ class Generator:
         self._g.seed(s)
         return s
 
+    def get_state(self) -> Tensor:
+        """The stream's state as a uint8 tensor: PCG64's 128-bit state and increment, its
+        buffered 32-bit half, and the initial seed (little-endian)."""
+        st = self._g.np.bit_generator.state
+        raw = (st["state"]["state"].to_bytes(16, "little") +
+               st["state"]["inc"].to_bytes(16, "little") + bytes([st["has_uint32"]]) +
+               int(st["uinteger"]).to_bytes(4, "little") +
+               (self._g.initial & (2**64 - 1)).to_bytes(8, "little"))
+        return tensor(np.frombuffer(raw, np.uint8).copy(), dtype=dt.uint8)
+
+    def set_state(self, new_state: Tensor) -> "Generator":
+        if not isinstance(new_state, Tensor) or new_state._dtype is not dt.uint8:
+            raise TypeError("RNG state must be a torch.ByteTensor")
+        raw = bytes(np.ascontiguousarray(new_state._host()).reshape(-1))
+        if len(raw) != _STATE_BYTES:
+            raise RuntimeError(f"Expected a PCG64 state of size {_STATE_BYTES} but found the "
+                               f"input RNG state size to be {len(raw)}")
+        bg = np.random.PCG64()
+        bg.state = {"bit_generator": "PCG64",
+                    "state": {"state": int.from_bytes(raw[:16], "little"),
+                              "inc": int.from_bytes(raw[16:32], "little")},
+                    "has_uint32": raw[32], "uinteger": int.from_bytes(raw[33:37], "little")}
+        self._g.np = np.random.Generator(bg)
+        self._g.initial = int.from_bytes(raw[37:45], "little")
+        return self
+
+
+_STATE_BYTES = 45
+
+
+def default_generator() -> Generator:
+    """The global CPU stream as a Generator (`torch.default_generator`)."""
+    g = Generator.__new__(Generator)
+    g._g, g.device = GENERATOR, _dev.device("cpu")
+    return g
+
 
 def manual_seed(seed: int) -> Generator:
     """Seed the global generators (CPU and CUDA, as PyTorch seeds every device); rand/randn/
@@ -517,9 +553,7 @@ def manual_seed(seed: int) -> Generator:
     seed = _seed(seed)
     GENERATOR.seed(seed)
     CUDA_GENERATOR.seed(seed)
-    g = Generator.__new__(Generator)
-    g._g, g.device = GENERATOR, _dev.device("cpu")
-    return g
+    return default_generator()
 
 
 def _seed(seed) -> int:

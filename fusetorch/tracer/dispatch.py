@@ -397,7 +397,7 @@ def allocator_error(e: MemoryError) -> RuntimeError:
 def cast(t: Tensor, d: dt.DType) -> Tensor:
     if t._dtype is d:
         return t
-    if not isinstance(d, dt.DType):  # `x.sum(dtype=float)`: a Python type as a dtype
+    if d.__class__ is not dt.DType:  # `x.sum(dtype=float)`: a Python type as a dtype
         d = dt.to_dtype(d, "to")
     return apply("cast", [t], {"dtype": d})
 

@@ -723,7 +723,8 @@ def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
     if shape and isinstance(shape[0], dt.DType):  # (one check on the hot path of view)
         dtype, shape = shape[0], shape[1:]
     if dtype is not None:
-        if shape or size is not None or not isinstance(dtype, dt.DType):
+        if shape or size is not None or not isinstance(dtype, dt.DType) or \
+                dt.to_dtype(dtype, "view") is None:
             got = ", ".join(type(a).__name__ if not isinstance(a, dt.DType) else "torch.dtype"
                             for a in (dtype, *shape))
             raise TypeError(f"view() received an invalid combination of arguments - got ({got}), "

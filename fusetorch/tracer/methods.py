@@ -347,6 +347,7 @@ def _type(self, dtype=None, non_blocking=False, **_):
         dtype = dtype.dtype
     if not isinstance(dtype, dt.DType):  # PyTorch: `x.type(float)` is not a type name either
         raise ValueError(f"invalid type: '{getattr(dtype, '__name__', dtype)}'")
+    dtype = dt.to_dtype(dtype, "type")
     return D.cast(self, dtype)
 
 

@@ -177,6 +177,26 @@ def poisson(input: Tensor, generator=None) -> Tensor:
     return _zero_grad_through(r, "PoissonBackward0", input)
 
 
+def binomial(count: Tensor, prob: Tensor, generator=None) -> Tensor:
+    """Binomial draws of `count` trials with success probability `prob` (float tensors of one
+    dtype, broadcast); counts below 0 draw 0, probabilities are clipped to [0, 1], NaN stays
+    NaN (PyTorch's CPU kernel). No gradient. A graph break when compiling: drawn by numpy."""
+    D.check_tensor(count, "binomial", "count", 1)
+    D.check_tensor(prob, "binomial", "prob", 2)
+    _check_float(count, "binomial_cpu")
+    if prob._dtype is not count._dtype:
+        raise RuntimeError(f"Found dtype {D._torch_name(prob._dtype)} but expected "
+                           f"{D._torch_name(count._dtype)}")
+    _host_break("binomial")
+    n, p = np.broadcast_arrays(count.detach()._host().astype(np.float64),
+                               prob.detach()._host().astype(np.float64))
+    bad = np.isnan(n) | np.isnan(p)
+    trials = np.where(bad, 0.0, np.floor(np.clip(n, 0.0, 2.0**62))).astype(np.int64)
+    draws = _np_gen(generator).binomial(trials, np.where(bad, 0.0, np.clip(p, 0.0, 1.0)))
+    draws = np.where(bad, np.nan, draws.astype(np.float64))
+    return C._const(draws.astype(NP_DTYPES[count._dtype]), count._dtype, count._be)
+
+
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *, generator=None,
                 out: Tensor | None = None) -> Tensor:
     """Indices drawn from the categories of each row of `input` (weights, not necessarily

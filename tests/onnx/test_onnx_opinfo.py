@@ -65,6 +65,8 @@ KNOWN = {
         ("special_no_grad", "airy_ai"), ("special_binary", "zeta"), ("igamma_grad", "igamma"),
         ("frexp", "frexp_mantissa"), ("special_polynomials", "chebyshev_polynomial_t"))},
 }
+KNOWN.update({k: _NO_F64 if v == "no_f64" else v  # the names work's entries (issue 27)
+              for k, v in __import__("opinfo_names").ONNX_KNOWN.items()})
 CHUNK = 40
 
 

@@ -25,7 +25,7 @@ from .activation import _label, _owned
 from .int_args import int_arg, int_list, type_name
 from .padding import pad as _pad
 
-__all__ = ["conv1d", "conv2d", "conv3d"]
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc"]
 
 
 def _ntuple(value, n: int, name: str, fn: str, pos: int | None) -> tuple:
@@ -260,3 +260,23 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
         return _ac.call("conv3d", conv3d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """Time-batch-channel convolution: input [T, B, C_in], weight [K, C_in, C_out], bias
+    [C_out] -> [T + 2 pad - K + 1, B, C_out]; a conv1d over [B, C_in, T]."""
+    for k, (t, name) in enumerate(((input, "self"), (weight, "weight"), (bias, "bias"))):
+        D.check_tensor(t, "conv_tbc", name, k + 1)
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, 1, pad)
+    return out.permute(2, 0, 1)

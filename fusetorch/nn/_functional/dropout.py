@@ -54,10 +54,10 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
     """One draw per channel map: the noise has the input's leading (batch,) channel dims and
     ones elsewhere, so whole feature maps are dropped."""
     _check_p(p)
+    if not training or p == 0.0 or input.numel() == 0:
+        return input  # (before the rank check, as ATen's feature_dropout)
     if input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
-    if not training or p == 0.0 or input.numel() == 0:
-        return input
     lead = 2 if batched else 1
     shape = tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
     out = input * _noise(shape, input, p)

@@ -351,26 +351,38 @@ class RNNBase(Module):
              batch_sizes: list | None = None) -> tuple:
         """Seq-first or batch-first batched input, or packed data with `batch_sizes`; states
         [L * D, B, H]: (output, h_n, c_n)."""
-        packed = batch_sizes is not None
-        x = input.transpose(0, 1) if self.batch_first and not packed else input
         num_directions = 2 if self.bidirectional else 1
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(num_directions):
-                k = layer * num_directions + d
-                weights = [getattr(self, n) for n in self._all_weights[k]]
-                out, h, c = _run_layer(self.mode, x, hx[k], None if cx is None else cx[k],
-                                       weights, self.bias, self.proj_size > 0, d == 1,
-                                       batch_sizes)
-                outs.append(out)
-                hs.append(h)
-                cs.append(c)
-            x = outs[0] if num_directions == 1 else F.cat(outs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = dropout(x, self.dropout, True)
-        output = x.transpose(0, 1) if self.batch_first and not packed else x
-        return output, F.stack(hs, 0), (F.stack(cs, 0) if cx is not None else None)
+        weights = [[getattr(self, n) for n in names] for names in self._all_weights]
+        return run_layers(self.mode, input, hx, cx, weights, self.bias, self.proj_size > 0,
+                          self.num_layers, num_directions, self.dropout, self.training,
+                          self.batch_first, batch_sizes)
+
+
+def run_layers(mode: str, input: Tensor, hx: Tensor, cx: Tensor | None, weights: list,
+               has_bias: bool, proj: bool, num_layers: int, num_directions: int,
+               dropout_p: float, train: bool, batch_first: bool,
+               batch_sizes: list | None = None) -> tuple:
+    """A stack of recurrent layers (the modules' forward and ATen's `torch.lstm`/`gru`/
+    `rnn_tanh`/`rnn_relu`): `weights[layer * num_directions + d]` is that layer's and
+    direction's [w_ih, w_hh, (b_ih, b_hh), (w_hr)]; states [L * D, B, H] -> (output, h_n,
+    c_n), c_n None without cx. Dropout between layers while `train`."""
+    packed = batch_sizes is not None
+    x = input.transpose(0, 1) if batch_first and not packed else input
+    hs, cs = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(num_directions):
+            k = layer * num_directions + d
+            out, h, c = _run_layer(mode, x, hx[k], None if cx is None else cx[k], weights[k],
+                                   has_bias, proj, d == 1, batch_sizes)
+            outs.append(out)
+            hs.append(h)
+            cs.append(c)
+        x = outs[0] if num_directions == 1 else F.cat(outs, -1)
+        if dropout_p and train and layer < num_layers - 1:
+            x = dropout(x, dropout_p, True)
+    output = x.transpose(0, 1) if batch_first and not packed else x
+    return output, F.stack(hs, 0), (F.stack(cs, 0) if cx is not None else None)
 
 
 def _mini_batch(self: RNNBase, input: Tensor, batch_sizes) -> int:

@@ -1,0 +1,20 @@
+"""`torch.return_types`: the named tuples ops return (`torch.return_types.max`, `.sort`, ...),
+collected from the modules that define them, so `isinstance(r, torch.return_types.max)`
+works."""
+from __future__ import annotations
+
+
+def _collect() -> dict:
+    from . import linalg
+    from .tracer import functional, functional_scan, functional_stats
+    found = {}
+    for mod in (functional, functional_scan, functional_stats, linalg):
+        for value in vars(mod).values():
+            if isinstance(value, type) and issubclass(value, tuple) and \
+                    hasattr(value, "_fields") and value.__name__.isidentifier():
+                found.setdefault(value.__name__, value)
+    return found
+
+
+globals().update(_collect())
+__all__ = sorted(_collect())
