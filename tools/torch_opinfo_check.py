@@ -347,6 +347,9 @@ class OpResult:
     def klass(self):
         if self.status:
             return self.status
+        if not self.counts["value_ok"] and self.fails["RAISES"] and all(
+                "has no attribute" in f for f in self.fails["RAISES"]):
+            return "MISSING"  # a testing lambda calling a function fusetorch lacks
         for c, k in (("WRONG VALUE", "value_bad"), ("WRONG GRAD", "grad_bad"), ("RAISES", "raises"),
                      ("WRONG ERROR", "error_bad")):
             if self.counts[k]:
@@ -491,6 +494,8 @@ def check_sample(op, fn, sample, dtype_name, res, torch, ft, values, grads, rng)
     for k, (tg, fg) in enumerate(zip(t_grads, f_grads)):
         if tg is None and fg is None:
             continue
+        if tg is None and t_leaves[k]._base is not None:
+            continue  # PyTorch gives no gradient to a leaf that is a view: no reference
         if tg is None:
             tg = torch.zeros_like(t_leaves[k])
         if fg is None:

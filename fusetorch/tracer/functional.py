@@ -152,12 +152,7 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
 
 def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        r = input
-        if min is not None:
-            r = binary("maximum", r, _tensor(min, input))
-        if max is not None:
-            r = binary("minimum", r, _tensor(max, input))
-        return write_out(r, out, operands=(input, min, max))
+        return write_out(_clamp_tensors(input, min, max), out, operands=(input, min, max))
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     bounds = [b for b in (min, max) if b is not None]
@@ -168,6 +163,35 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
 
 
 clip = clamp
+
+
+def _clamp_tensors(input: Tensor, min, max) -> Tensor:
+    """Tensor bounds: values are min(max(x, lo), hi) (NaN from any operand); the gradient goes
+    as PyTorch's clamp backward sends it, whole, to x inside [lo, hi] (ties included), to lo
+    below and to hi above (maximum/minimum alone would split ties in half). Where lo > hi the
+    value is hi and so is the gradient's target (PyTorch gives lo a share too)."""
+    lo = None if min is None else _tensor(min, input)
+    hi = None if max is None else _tensor(max, input)
+    value, inside = input, None
+    if lo is not None:
+        value = binary("maximum", value, lo)
+        inside = binary("ge", input, lo)
+    if hi is not None:
+        value = binary("minimum", value, hi)
+        le = binary("le", input, hi)
+        inside = le if inside is None else binary("bitwise_and", inside, le)
+    routed = value
+    if hi is not None:
+        above = binary("gt", input, hi)
+        if lo is not None:
+            above = binary("bitwise_or", above, binary("gt", lo, hi))
+        routed = elementwise("where", above, hi, routed)
+    if lo is not None:
+        below = binary("lt", input, lo)
+        if hi is not None:
+            below = binary("bitwise_and", below, binary("le", lo, hi))
+        routed = elementwise("where", below, lo, routed)
+    return elementwise("where", inside, input, routed)
 
 
 def _unary(name):
