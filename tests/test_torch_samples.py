@@ -56,3 +56,75 @@ def test_clamp_with_both_tensor_bounds_routes_the_gradient_as_pytorch():
     _same(gx, [1.0, 0.0, 1.0, 0.0, 0.0])   # inside [lo, hi], ties included
     _same(glo, [0.0, 0.0, 0.0, 0.0, 0.0])
     _same(ghi, [0.0, 1.0, 0.0, 0.0, 0.0])  # above hi
+
+
+# PyTorch 2.13's activations at NaN (checked by hand): the comparison that picks a branch is
+# false at NaN, so threshold, hardshrink and softshrink return NaN, and relu, elu, celu, selu
+# and threshold pass NaN's gradient (elu's x-branch), while the shrinks' backward gives 0.
+_X = [NAN, INF, -INF, -1.0, 0.0, 0.3, 0.7, -0.7, 2.0]
+
+
+def _value_and_grad(fn):
+    x = torch.tensor(_X, dtype=torch.float64, requires_grad=True)
+    y = fn(x)
+    (g,) = torch.autograd.grad(y, [x], torch.ones_like(y))
+    return y.detach().numpy(), g.numpy()
+
+
+@pytest.mark.parametrize("name, kw, value, grad", [
+    ("threshold", dict(threshold=0.5, value=-9.0),
+     [NAN, INF, -9, -9, -9, -9, 0.7, -9, 2], [1, 1, 0, 0, 0, 0, 1, 0, 1]),
+    ("hardshrink", {}, [NAN, INF, -INF, -1, 0, 0, 0.7, -0.7, 2], [0, 1, 1, 1, 0, 0, 1, 1, 1]),
+    ("softshrink", {}, [NAN, INF, -INF, -0.5, 0, 0, 0.2, -0.2, 1.5], [0, 1, 1, 1, 0, 0, 1, 1, 1]),
+    ("relu", {}, [NAN, INF, 0, 0, 0, 0.3, 0.7, 0, 2], [1, 1, 0, 0, 0, 1, 1, 0, 1]),
+    ("elu", dict(alpha=0.5), None, [1, 1, 0, 0.5 * math.exp(-1), 0.5, 1, 1, 0.5 * math.exp(-0.7), 1]),
+])
+def test_activations_at_nan_as_pytorch(name, kw, value, grad):
+    import fusetorch.nn.functional as F
+    v, g = _value_and_grad(lambda x: getattr(F, name)(x, **kw))
+    if value is not None:
+        np.testing.assert_allclose(v, value, rtol=1e-12)
+    np.testing.assert_allclose(g, grad, rtol=1e-12)
+
+
+def test_addr_of_bools_is_bool_logic():
+    # PyTorch: for bool operands addr is (beta and input) or (alpha and vec1[:, None] and vec2)
+    inp = np.array([[True, False, False], [False, False, True]])
+    v1, v2 = np.array([True, False]), np.array([False, True, True])
+    for beta, alpha in ((3, 2), (0, 1), (1, 0), (True, False)):
+        r = torch.addr(torch.tensor(inp), torch.tensor(v1), torch.tensor(v2), beta=beta, alpha=alpha)
+        assert r.dtype is torch.bool
+        _same(r, (inp & bool(beta)) | (np.outer(v1, v2) & bool(alpha)))
+
+
+@pytest.mark.parametrize("fn", ["addcmul", "addcdiv"])
+def test_addc_ops_compute_in_the_result_type(fn):
+    # a bfloat16 tensor1 beside float32 operands: PyTorch computes in float32, no bfloat16 rounding
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (3, 4), (1, 4)))
+    b16 = torch.tensor(b).bfloat16()
+    b_rounded = b16.float().numpy().astype(np.float64)
+    op = np.multiply if fn == "addcmul" else np.divide
+    expected = a + 3.14 * op(b_rounded, c.astype(np.float64))
+    r = getattr(torch, fn)(torch.tensor(a), b16, torch.tensor(c), value=3.14)
+    assert r.dtype is torch.float32
+    np.testing.assert_allclose(r.numpy(), expected, rtol=2e-6, atol=1e-6)
+
+
+def test_small_api_corners_as_pytorch():
+    # sum_to_size(()) is a full sum, so a 0-d bool becomes int64; an equal size is self
+    r = torch.tensor(True).sum_to_size([])
+    assert r.dtype is torch.int64 and r.item() == 1
+    assert torch.ones(3, dtype=torch.bool).sum_to_size(3).dtype is torch.bool
+    # diff with n=0 is a copy of input; prepend/append are checked but unused
+    x = torch.arange(6.0).reshape(2, 3)
+    _same(torch.diff(x, 0, 0, torch.ones(1, 3), torch.ones(2, 3)), np.arange(6.0).reshape(2, 3))
+    # gradient's documented defaults may be passed explicitly
+    (g,) = torch.gradient(torch.arange(5.0) ** 2, spacing=None, dim=None)
+    _same(g, [1.0, 2.0, 4.0, 6.0, 7.0])
+    # the rank of empty matrices is 0
+    _same(torch.linalg.matrix_rank(torch.zeros(2, 0, 0)), [0, 0])
+    _same(torch.linalg.matrix_rank(torch.zeros(0, 3)), 0)
+    # the dtype methods take memory_format
+    y = torch.zeros(2, 3, 2, 3).double(memory_format=torch.channels_last)
+    assert y.dtype is torch.float64 and y.stride() == (18, 1, 9, 3)

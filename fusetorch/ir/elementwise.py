@@ -368,8 +368,9 @@ elementwise("sign", 1, "same", "FT_SIGN({0})", _sign, vjp=vjp_zero, fold=fo.arit
 
 
 def _vjp_relu(b, n, g):
-    # relu passes 0 at 0 (PyTorch's convention; maximum(x, 0) would pass half)
-    return (b.where0(b.op("gt", b.value(n), b.zero(n.dtype)), g),)
+    # PyTorch's threshold_backward: 0 where out <= 0 (at 0 too; maximum(x, 0) would pass half),
+    # else g, so a NaN passes its gradient
+    return (b.op("where", b.op("le", b.value(n), b.zero(n.dtype)), b.zero(g.dtype), g),)
 
 
 elementwise("relu", 1, "same", "FT_RELU({0})",

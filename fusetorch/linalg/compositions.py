@@ -178,7 +178,8 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
         if atol is None and rtol is None:
             rtol = float(np.finfo(np.float32 if A._dtype.itemsize <= 4
                                   else np.float64).eps) * max(A.shape[-2], A.shape[-1])
-        smax = F.amax(s, -1, keepdim=True) if s.shape[-1] else F.zeros_like(s[..., :1])
+        smax = F.amax(s, -1, keepdim=True) if s.shape[-1] else C.zeros(tuple(s.shape[:-1]) + (1,), dtype=s.dtype,
+                                                                 device=s.device)
         tol_t = F.maximum(_as(atol, s), _as(rtol, s) * smax)
         r = F.sum(s > tol_t, -1)
     return write_out(r, out)

@@ -240,9 +240,18 @@ def scale_for(value, *tensors):
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
     """`input + value * tensor1 * tensor2`, multiplied in PyTorch's kernel order."""
     value = scale_for(value, input, tensor1, tensor2)
-    t = tensor1 if value == 1 else binary("mul", tensor1, value)
-    return write_out(binary("add", input, binary("mul", t, tensor2)), out,
+    t1, t2 = _common_dtype("addcmul", input, tensor1, tensor2)
+    t = t1 if value == 1 else binary("mul", t1, value)
+    return write_out(binary("add", input, binary("mul", t, t2)), out,
                      operands=(input, tensor1, tensor2))
+
+
+def _common_dtype(fn: str, input, tensor1: Tensor, tensor2: Tensor) -> tuple:
+    """tensor1 and tensor2 in the three operands' result type: PyTorch's kernel computes in it
+    (a bfloat16 tensor1 beside float32 operands is not rounded to bfloat16 after `value *`)."""
+    compute = D.promote_args("add", [input, tensor1, tensor2])[0]
+    return tuple(cast(t, compute) if isinstance(t, Tensor) and t._dtype is not compute else t
+                 for t in (tensor1, tensor2))
 
 
 @_grad_name("AddcdivBackward0")
@@ -256,8 +265,9 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=Non
             ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
-    t = tensor1 if value == 1 else binary("mul", tensor1, value)
-    return write_out(binary("add", input, binary("div", t, tensor2)), out,
+    t1, t2 = _common_dtype("addcdiv", input, tensor1, tensor2)
+    t = t1 if value == 1 else binary("mul", t1, value)
+    return write_out(binary("add", input, binary("div", t, t2)), out,
                      operands=(input, tensor1, tensor2))
 
 

@@ -94,6 +94,8 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     D.check_tensor(input, "gradient", "input", 1)
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if spacing is None:  # PyTorch's default, spelled out
+        spacing = 1
     dims = tuple(range(input.ndim)) if dim is None else (
         (dim,) if isinstance(dim, int) else tuple(dim))
     dims = tuple(norm_dim(d, input.ndim) for d in dims)

@@ -35,6 +35,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
         if t.ndim != input.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as "
                                "input")
+    if n == 0:  # PyTorch: a copy of input, prepend and append unused
+        return input.clone()
     x = F.cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):
         size = x.shape[d]
