@@ -128,3 +128,19 @@ def test_small_api_corners_as_pytorch():
     # the dtype methods take memory_format
     y = torch.zeros(2, 3, 2, 3).double(memory_format=torch.channels_last)
     assert y.dtype is torch.float64 and y.stride() == (18, 1, 9, 3)
+
+
+def test_error_types_as_pytorch():
+    # PyTorch 2.13's exception types for these error inputs of its OpInfo entries
+    x = torch.zeros(10, 5, 20)
+    with pytest.raises(RuntimeError):
+        torch.narrow_copy(x, 3, 0, 0)  # an assertion in ATen, not the dim-wrapping IndexError
+    with pytest.raises(TypeError):
+        torch.hsplit(x, "abc")
+    with pytest.raises(TypeError):
+        torch.vsplit(x, "abc")
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        torch.aminmax(torch.zeros(5, 0, 5), dim=1)
+    with pytest.raises(TypeError):
+        torch.copysign(2, torch.tensor([1, 2, 3]))
+    assert len(torch.hsplit(x, [1, 2])) == 3 and len(torch.vsplit(x, np.int64(2))) == 2

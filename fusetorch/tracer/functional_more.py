@@ -95,6 +95,7 @@ fmin = _nan_ignoring("fmin", "le")
 
 def copysign(input, other, *, out=None) -> Tensor:
     """|input| with the sign (bit) of other, in a floating dtype."""
+    D.check_tensor(input, "copysign", "input", 1)
     return write_out(binary("copysign", input, other), out)
 
 

@@ -51,6 +51,12 @@ def _directional(name: str, dim: int, min_dims: int):
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} "
                                f"dimension, but got a tensor with {input.ndim} dimensions!")
         d = dim if input.ndim > 1 or name != "hsplit" else 0
+        if not isinstance(indices_or_sections, (list, tuple, Tensor)) and not hasattr(
+                indices_or_sections, "__index__") or isinstance(indices_or_sections, bool):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"(Tensor, {type(indices_or_sections).__name__}), but expected one "
+                            f"of: (Tensor input, int sections), (Tensor input, tuple of ints "
+                            f"indices)")
         if isinstance(indices_or_sections, int) and not isinstance(indices_or_sections, bool):
             s = indices_or_sections
             if s == 0 or input.shape[d] % s:
