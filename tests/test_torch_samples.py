@@ -144,3 +144,14 @@ def test_error_types_as_pytorch():
     with pytest.raises(TypeError):
         torch.copysign(2, torch.tensor([1, 2, 3]))
     assert len(torch.hsplit(x, [1, 2])) == 3 and len(torch.vsplit(x, np.int64(2))) == 2
+
+
+def test_out_with_internal_overlap_is_refused():
+    # PyTorch's assert_no_internal_overlap: an expanded out= (stride 0 over 2 elements)
+    x = torch.arange(18.0).reshape(3, 6)
+    for call in (lambda o: torch.index_select(x, 0, torch.tensor([0, 1]), out=o),
+                 lambda o: torch.add(x[:2], 1.0, out=o)):
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            call(torch.zeros(1, 6).expand(2, 6))
+    with pytest.raises(TypeError):
+        torch.clamp_min(2, torch.tensor([1, 2, 3]))

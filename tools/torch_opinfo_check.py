@@ -67,6 +67,7 @@ class Converter:
     def __init__(self, torch, ft):
         self.torch, self.ft = torch, ft
         self.leaves = []  # (torch tensor, fusetorch tensor) pairs of requires_grad leaves
+        self.storages = {}  # torch storage address -> fusetorch flat tensor (aliasing kept)
 
     def tensor(self, t):
         torch, ft = self.torch, self.ft
@@ -86,11 +87,21 @@ class Converter:
                 arr = d.contiguous().numpy().copy()
                 out = ft.from_numpy(arr)
             else:
-                # the whole storage (as_strided samples read outside the view), then the view
+                # the whole storage (as_strided samples read outside the view), shared by every
+                # tensor of the sample that shares it (out= aliasing an input), then the view
                 total = d.untyped_storage().nbytes() // d.element_size()
-                flat = ft.from_numpy(torch.as_strided(d, (total,), (1,), 0).numpy().copy())
-                out = flat.as_strided(tuple(d.shape), tuple(d.stride()), d.storage_offset())
-                arr = out.numpy()
+                whole = torch.as_strided(d, (total,), (1,), 0).numpy().copy()
+                if t.requires_grad:  # a leaf of its own
+                    arr = np.lib.stride_tricks.as_strided(
+                        whole[d.storage_offset():], d.shape, tuple(s * whole.itemsize for s in d.stride()))
+                    out = ft.from_numpy(arr)
+                else:
+                    key = (d.untyped_storage().data_ptr(), str(d.dtype))
+                    flat = self.storages.get(key)
+                    if flat is None:
+                        flat = self.storages[key] = ft.from_numpy(whole)
+                    out = flat.as_strided(tuple(d.shape), tuple(d.stride()), d.storage_offset())
+                    arr = out.numpy()
             if d.dim() == 0:
                 out = ft.tensor(arr.copy(), dtype=dt)
         if t.requires_grad:
@@ -244,6 +255,8 @@ def flatten(x, torch_mode, torch=None, ft=None):
 def as_array(x, torch, ft):
     if isinstance(x, torch.Tensor):
         d = x.detach()
+        if d._is_zerotensor():
+            d = torch.zeros(d.shape, dtype=d.dtype)
         if d.dtype == torch.bfloat16:
             d = d.float()
         return d.resolve_conj().resolve_neg().numpy(), str(x.dtype)
@@ -540,6 +553,15 @@ def check_errors(op, fn, res, torch, ft):
     for ei in inputs:
         sample = ei.sample_input
         desc = f"[error] {describe(sample, torch)} expects {ei.error_type.__name__}"
+        try:  # an error input PyTorch itself accepts is no reference
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                op.op(sample.input, *sample.args, **sample.kwargs)
+            continue
+        except OpTimeout:
+            raise
+        except Exception:
+            pass
         conv = Converter(torch, ft)
         try:
             ft_inp = (conv(sample.input), conv(tuple(sample.args)), conv(dict(sample.kwargs)))

@@ -40,11 +40,13 @@ def _both_tensors(fn: str, input, other) -> None:
 
 @_grad_name("ClampMinBackward0")
 def clamp_min(input: Tensor, min, *, out=None) -> Tensor:
+    D.check_tensor(input, "clamp_min", "input", 1)
     return clamp(input, min=min, out=out)
 
 
 @_grad_name("ClampMaxBackward0")
 def clamp_max(input: Tensor, max, *, out=None) -> Tensor:
+    D.check_tensor(input, "clamp_max", "input", 1)
     return clamp(input, max=max, out=out)
 
 
