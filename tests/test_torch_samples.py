@@ -155,3 +155,14 @@ def test_out_with_internal_overlap_is_refused():
             call(torch.zeros(1, 6).expand(2, 6))
     with pytest.raises(TypeError):
         torch.clamp_min(2, torch.tensor([1, 2, 3]))
+
+
+def test_vander_of_a_0d_tensor_is_one_row():
+    # PyTorch 2.13 reads a 0-d x as [x]: vander(2., N=3) = [[1, 2, 4]]
+    x = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    y = torch.linalg.vander(x, N=3)
+    _same(y, [[1.0, 2.0, 4.0]])
+    (g,) = torch.autograd.grad(y.sum(), [x])
+    assert g.item() == 1.0 + 2 * 2.0  # d/dx (1 + x + x^2)
+    with pytest.raises(RuntimeError, match="N must be greater than 1"):
+        torch.linalg.vander(x)

@@ -148,9 +148,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     """[..., n] -> [..., n, N]: columns x^0, x^1, ..., x^(N-1) (increasing powers), as
     PyTorch builds them (a cumulative product)."""
     D.check_tensor(x, "linalg.vander", "x", 1)
-    if x.ndim == 0:
-        raise RuntimeError("linalg.vander: x must have at least 1 dimension, but got a 0-d "
-                           "tensor")
+    if x.ndim == 0:  # PyTorch reads a 0-d x as one value: [1, N]
+        x = F.unsqueeze(x, 0)
     n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
