@@ -166,3 +166,8 @@ def test_vander_of_a_0d_tensor_is_one_row():
     assert g.item() == 1.0 + 2 * 2.0  # d/dx (1 + x + x^2)
     with pytest.raises(RuntimeError, match="N must be greater than 1"):
         torch.linalg.vander(x)
+
+
+def test_gradient_refuses_a_repeated_dim():
+    with pytest.raises(RuntimeError, match="dim 1 appears multiple times"):
+        torch.gradient(torch.zeros(3, 3), spacing=0.1, dim=[1, -1])

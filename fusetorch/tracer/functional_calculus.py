@@ -99,6 +99,9 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     dims = tuple(range(input.ndim)) if dim is None else (
         (dim,) if isinstance(dim, int) else tuple(dim))
     dims = tuple(norm_dim(d, input.ndim) for d in dims)
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if isinstance(spacing, (list, tuple)):
         if len(spacing) != len(dims):
             raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar "
