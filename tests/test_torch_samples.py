@@ -171,3 +171,10 @@ def test_vander_of_a_0d_tensor_is_one_row():
 def test_gradient_refuses_a_repeated_dim():
     with pytest.raises(RuntimeError, match="dim 1 appears multiple times"):
         torch.gradient(torch.zeros(3, 3), spacing=0.1, dim=[1, -1])
+
+
+def test_spherical_bessel_j0_at_infinity_is_zero():
+    # lim sin(x)/x = 0 as |x| -> inf (PyTorch's kernel returns 0 there)
+    x = torch.tensor([INF, -INF, NAN, 0.0, math.pi], dtype=torch.float64)
+    np.testing.assert_allclose(torch.special.spherical_bessel_j0(x).numpy(), [0.0, 0.0, NAN, 1.0, 0.0],
+                               atol=1e-16)
