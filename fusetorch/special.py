@@ -58,14 +58,16 @@ scaled_modified_bessel_k1 = _no_grad("scaled_modified_bessel_k1", "exp(x) K1(x).
 
 
 def spherical_bessel_j0(input, *, out=None):
-    """sin(x) / x, 1 at 0 (without a gradient, as PyTorch)."""
+    """sin(x) / x, 1 at 0 and 0 at +-inf (without a gradient, as PyTorch)."""
     _D.check_tensor(input, "spherical_bessel_j0", "input", 1)
     with _no_grad_mode():
         x = input if input.dtype.is_floating_point else input.float()
         zero = _D.binary("eq", x, 0.0)
         safe = _D.elementwise("where", zero, 1.0, x)
         r = _D.elementwise("where", zero, 1.0, _D.binary("div", _D.unary("sin", safe), safe))
-        return _write_out(r, out)
+        # PyTorch's: 0 at +-inf (sin(inf) / inf would be NaN)
+        inf = _D.binary("eq", _D.unary("abs", x), float("inf"))
+        return _write_out(_D.elementwise("where", inf, 0.0, r), out)
 
 
 def ndtr(input, *, out=None):

@@ -354,7 +354,13 @@ elementwise("abs", 1, "same", "fabs{f}({0})", lambda xp: xp.abs, vjp=_vjp_abs, s
 
 
 def _sign(xp):
-    return lambda x: xp.sign(x) if x.dtype.kind != "b" else x.copy()
+    # PyTorch's sign(NaN) is 0 (numpy's is NaN)
+    def sign(x):
+        if x.dtype.kind == "b":
+            return x.copy()
+        s = xp.sign(x)
+        return s if x.dtype.kind in "iu" else xp.where(s != s, s.dtype.type(0), s)
+    return sign
 
 
 elementwise("sign", 1, "same", "FT_SIGN({0})", _sign, vjp=vjp_zero, fold=fo.arith(fo.sign),
@@ -362,8 +368,9 @@ elementwise("sign", 1, "same", "FT_SIGN({0})", _sign, vjp=vjp_zero, fold=fo.arit
 
 
 def _vjp_relu(b, n, g):
-    # relu passes 0 at 0 (PyTorch's convention; maximum(x, 0) would pass half)
-    return (b.where0(b.op("gt", b.value(n), b.zero(n.dtype)), g),)
+    # PyTorch's threshold_backward: 0 where out <= 0 (at 0 too; maximum(x, 0) would pass half),
+    # else g, so a NaN passes its gradient
+    return (b.op("where", b.op("le", b.value(n), b.zero(n.dtype)), b.zero(g.dtype), g),)
 
 
 elementwise("relu", 1, "same", "FT_RELU({0})",

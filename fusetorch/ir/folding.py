@@ -77,7 +77,7 @@ def sqrt(a: float) -> float:
 def sign(a):
     if isinstance(a, float):
         if math.isnan(a):
-            return a
+            return 0.0  # PyTorch's sign(NaN)
         if a == 0:
             return NO  # which zero numpy gives is not worth promising
         return 1.0 if a > 0 else -1.0

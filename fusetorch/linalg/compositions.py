@@ -148,9 +148,8 @@ def vander(x: Tensor, *, N: int | None = None) -> Tensor:
     """[..., n] -> [..., n, N]: columns x^0, x^1, ..., x^(N-1) (increasing powers), as
     PyTorch builds them (a cumulative product)."""
     D.check_tensor(x, "linalg.vander", "x", 1)
-    if x.ndim == 0:
-        raise RuntimeError("linalg.vander: x must have at least 1 dimension, but got a 0-d "
-                           "tensor")
+    if x.ndim == 0:  # PyTorch reads a 0-d x as one value: [1, N]
+        x = F.unsqueeze(x, 0)
     n = x.shape[-1] if N is None else N
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
@@ -178,7 +177,8 @@ def matrix_rank(A: Tensor, tol=None, hermitian: bool = False, *, atol=None, rtol
         if atol is None and rtol is None:
             rtol = float(np.finfo(np.float32 if A._dtype.itemsize <= 4
                                   else np.float64).eps) * max(A.shape[-2], A.shape[-1])
-        smax = F.amax(s, -1, keepdim=True) if s.shape[-1] else F.zeros_like(s[..., :1])
+        smax = F.amax(s, -1, keepdim=True) if s.shape[-1] else C.zeros(tuple(s.shape[:-1]) + (1,), dtype=s.dtype,
+                                                                 device=s.device)
         tol_t = F.maximum(_as(atol, s), _as(rtol, s) * smax)
         r = F.sum(s > tol_t, -1)
     return write_out(r, out)

@@ -152,12 +152,7 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
 
 def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
-        r = input
-        if min is not None:
-            r = binary("maximum", r, _tensor(min, input))
-        if max is not None:
-            r = binary("minimum", r, _tensor(max, input))
-        return write_out(r, out, operands=(input, min, max))
+        return write_out(_clamp_tensors(input, min, max), out, operands=(input, min, max))
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     bounds = [b for b in (min, max) if b is not None]
@@ -168,6 +163,35 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
 
 
 clip = clamp
+
+
+def _clamp_tensors(input: Tensor, min, max) -> Tensor:
+    """Tensor bounds: values are min(max(x, lo), hi) (NaN from any operand); the gradient goes
+    as PyTorch's clamp backward sends it, whole, to x inside [lo, hi] (ties included), to lo
+    below and to hi above (maximum/minimum alone would split ties in half). Where lo > hi the
+    value is hi and so is the gradient's target (PyTorch gives lo a share too)."""
+    lo = None if min is None else _tensor(min, input)
+    hi = None if max is None else _tensor(max, input)
+    value, inside = input, None
+    if lo is not None:
+        value = binary("maximum", value, lo)
+        inside = binary("ge", input, lo)
+    if hi is not None:
+        value = binary("minimum", value, hi)
+        le = binary("le", input, hi)
+        inside = le if inside is None else binary("bitwise_and", inside, le)
+    routed = value
+    if hi is not None:
+        above = binary("gt", input, hi)
+        if lo is not None:
+            above = binary("bitwise_or", above, binary("gt", lo, hi))
+        routed = elementwise("where", above, hi, routed)
+    if lo is not None:
+        below = binary("lt", input, lo)
+        if hi is not None:
+            below = binary("bitwise_and", below, binary("le", lo, hi))
+        routed = elementwise("where", below, lo, routed)
+    return elementwise("where", inside, input, routed)
 
 
 def _unary(name):
@@ -216,9 +240,18 @@ def scale_for(value, *tensors):
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
     """`input + value * tensor1 * tensor2`, multiplied in PyTorch's kernel order."""
     value = scale_for(value, input, tensor1, tensor2)
-    t = tensor1 if value == 1 else binary("mul", tensor1, value)
-    return write_out(binary("add", input, binary("mul", t, tensor2)), out,
+    t1, t2 = _common_dtype("addcmul", input, tensor1, tensor2)
+    t = t1 if value == 1 else binary("mul", t1, value)
+    return write_out(binary("add", input, binary("mul", t, t2)), out,
                      operands=(input, tensor1, tensor2))
+
+
+def _common_dtype(fn: str, input, tensor1: Tensor, tensor2: Tensor) -> tuple:
+    """tensor1 and tensor2 in the three operands' result type: PyTorch's kernel computes in it
+    (a bfloat16 tensor1 beside float32 operands is not rounded to bfloat16 after `value *`)."""
+    compute = D.promote_args("add", [input, tensor1, tensor2])[0]
+    return tuple(cast(t, compute) if isinstance(t, Tensor) and t._dtype is not compute else t
+                 for t in (tensor1, tensor2))
 
 
 @_grad_name("AddcdivBackward0")
@@ -232,8 +265,9 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=Non
             ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
-    t = tensor1 if value == 1 else binary("mul", tensor1, value)
-    return write_out(binary("add", input, binary("div", t, tensor2)), out,
+    t1, t2 = _common_dtype("addcdiv", input, tensor1, tensor2)
+    t = t1 if value == 1 else binary("mul", t1, value)
+    return write_out(binary("add", input, binary("div", t, t2)), out,
                      operands=(input, tensor1, tensor2))
 
 

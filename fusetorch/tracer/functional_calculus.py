@@ -94,9 +94,14 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     D.check_tensor(input, "gradient", "input", 1)
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if spacing is None:  # PyTorch's default, spelled out
+        spacing = 1
     dims = tuple(range(input.ndim)) if dim is None else (
         (dim,) if isinstance(dim, int) else tuple(dim))
     dims = tuple(norm_dim(d, input.ndim) for d in dims)
+    for i, d in enumerate(dims):
+        if d in dims[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if isinstance(spacing, (list, tuple)):
         if len(spacing) != len(dims):
             raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar "

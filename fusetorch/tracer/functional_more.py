@@ -40,11 +40,13 @@ def _both_tensors(fn: str, input, other) -> None:
 
 @_grad_name("ClampMinBackward0")
 def clamp_min(input: Tensor, min, *, out=None) -> Tensor:
+    D.check_tensor(input, "clamp_min", "input", 1)
     return clamp(input, min=min, out=out)
 
 
 @_grad_name("ClampMaxBackward0")
 def clamp_max(input: Tensor, max, *, out=None) -> Tensor:
+    D.check_tensor(input, "clamp_max", "input", 1)
     return clamp(input, max=max, out=out)
 
 
@@ -95,6 +97,7 @@ fmin = _nan_ignoring("fmin", "le")
 
 def copysign(input, other, *, out=None) -> Tensor:
     """|input| with the sign (bit) of other, in a floating dtype."""
+    D.check_tensor(input, "copysign", "input", 1)
     return write_out(binary("copysign", input, other), out)
 
 
@@ -291,6 +294,10 @@ def addr(input: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1, out=None
         if isinstance(v, float) and not result.is_floating_point:
             raise RuntimeError(f"For integral input tensors, argument {name} must not be a "
                                f"floating point number.")
+    if result is dt.bool_:  # PyTorch's: (beta and input) or (alpha and vec1 and vec2)
+        r = binary("bitwise_or", input if beta else binary("mul", input, False),
+                   outer if alpha else binary("mul", outer, False))
+        return write_out(r, out)
     scaled = outer if alpha == 1 else binary("mul", outer, alpha)
     if beta == 0:
         from .functional import expand
@@ -350,6 +357,8 @@ def sum_to_size(self: Tensor, *size) -> Tensor:
     if not ok:
         raise RuntimeError(f"size {{{list(want)}}} is not expandable to size "
                            f"{{{list(self.shape)}}}.")
+    if not want:  # ATen's sum_to: an empty size is a full sum (a 0-d bool becomes int64)
+        return _sum(self)
     lead = self.ndim - len(want)
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(want)
                                       if s == 1 and self.shape[lead + i] != 1)

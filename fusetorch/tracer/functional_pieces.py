@@ -31,6 +31,8 @@ def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
                                "integer dtype and be a 0-D or 1-D tensor, but got a tensor "
                                f"with dtype {D._torch_name(spec._dtype)} and {spec.ndim} dims")
         spec = spec.item() if spec.ndim == 0 else spec.tolist()
+    elif hasattr(spec, "__index__") and not isinstance(spec, bool):
+        spec = spec.__index__()  # a numpy integer is an int, as PyTorch's argument parser reads it
     if isinstance(spec, int) and not isinstance(spec, bool):
         if spec <= 0:
             raise RuntimeError(f"number of sections must be larger than 0, got {spec}")
@@ -51,8 +53,15 @@ def _directional(name: str, dim: int, min_dims: int):
             raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} "
                                f"dimension, but got a tensor with {input.ndim} dimensions!")
         d = dim if input.ndim > 1 or name != "hsplit" else 0
-        if isinstance(indices_or_sections, int) and not isinstance(indices_or_sections, bool):
-            s = indices_or_sections
+        if not isinstance(indices_or_sections, (list, tuple, Tensor)) and not hasattr(
+                indices_or_sections, "__index__") or isinstance(indices_or_sections, bool):
+            raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                            f"(Tensor, {type(indices_or_sections).__name__}), but expected one "
+                            f"of: (Tensor input, int sections), (Tensor input, tuple of ints "
+                            f"indices)")
+        if hasattr(indices_or_sections, "__index__") and not isinstance(
+                indices_or_sections, (bool, Tensor)):
+            s = indices_or_sections.__index__()
             if s == 0 or input.shape[d] % s:
                 raise RuntimeError(f"torch.{name} attempted to split along dimension {d}, but "
                                    f"the size of the dimension {input.shape[d]} is not "

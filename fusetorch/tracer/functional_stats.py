@@ -35,6 +35,8 @@ def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None
         if t.ndim != input.ndim:
             raise RuntimeError("diff expects prepend or append to be the same dimension as "
                                "input")
+    if n == 0:  # PyTorch: a copy of input, prepend and append unused
+        return input.clone()
     x = F.cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):
         size = x.shape[d]
@@ -203,9 +205,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
         dims = tuple(range(input.ndim))
     else:
         d = norm_dim(dim, max(input.ndim, 1))
-        if input.ndim and input.shape[d] == 0:
-            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
-                               "the operation has no identity.")
+        if input.ndim and input.shape[d] == 0:  # PyTorch's type and text for a given dim
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
         dims = (d,) if input.ndim else ()
     lo, hi = F.amin(input, dims, keepdim), F.amax(input, dims, keepdim)
     if out is not None:

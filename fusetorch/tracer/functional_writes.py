@@ -237,6 +237,14 @@ def _copy_of(name: str, view):
     return fn
 
 
+def _narrow_copy(x: Tensor, dim: int, start, length) -> Tensor:
+    if isinstance(dim, int) and not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
+        # PyTorch's narrow_copy checks its dim with an assertion: RuntimeError, not IndexError
+        raise RuntimeError(f"Expected dim < static_cast<int64_t>(self_sizes.size()) to be "
+                           f"true, but got false.")
+    return F.narrow(x, dim, start, length)
+
+
 def _view_ops() -> dict:
     from . import functional_shape as S
     from .strided import as_strided
@@ -245,7 +253,7 @@ def _view_ops() -> dict:
         "permute_copy": lambda x, dims: F.permute(x, *dims),
         "transpose_copy": F.transpose,
         "expand_copy": lambda x, size, *, implicit=False: F.expand(x, *size),
-        "narrow_copy": F.narrow,
+        "narrow_copy": _narrow_copy,
         "squeeze_copy": F.squeeze,
         "unsqueeze_copy": F.unsqueeze,
         "t_copy": F.t,

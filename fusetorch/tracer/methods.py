@@ -360,7 +360,9 @@ Tensor.cuda = lambda self, device=None, non_blocking=False: _to(
 for _name, _d in (("float", dt.float32), ("double", dt.float64), ("half", dt.float16),
                   ("long", dt.int64), ("int", dt.int32), ("short", dt.int16),
                   ("char", dt.int8), ("byte", dt.uint8), ("bool", dt.bool_)):
-    setattr(Tensor, _name, (lambda d: lambda self: D.cast(self, d))(_d))
+    setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: D.cast(self, d)
+                            if memory_format is None or memory_format is _mf.preserve_format
+                            else _to(self, d, memory_format=memory_format))(_d))
 
 
 def _new_factory(fn):

@@ -20,6 +20,11 @@ _ALIASED = ("unsupported operation: some elements of the input tensor and the wr
             "the operation.")
 
 
+_OVERLAPPING = ("unsupported operation: more than one element of the written-to tensor refers "
+                "to a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+
+
 def _caller_name(depth: int) -> str:
     return sys._getframe(depth + 1).f_code.co_name.lstrip("_")
 
@@ -61,6 +66,9 @@ def write_out(result: Tensor, out: Tensor | None, *, name: str | None = None,
     if out._data.shape != result._data.shape:
         out._data = out._be.xp.empty(result._data.shape, dtype=out._data.dtype)
     else:
+        # PyTorch's assert_no_internal_overlap: a zero stride over more than one element
+        if any(st == 0 and n > 1 for n, st in zip(out._data.shape, out._data.strides)):
+            raise RuntimeError(_OVERLAPPING)
         D.check_no_partial_overlap(out, operands)
     return D.copy_into(out, result)
 

@@ -105,7 +105,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _float_only(input, "elu_cpu")
     # clamp: exp of a large positive x overflows in the unused branch
     neg = F.expm1(F.clamp(input, max=0.0)) * alpha
-    r = F.where(input > 0, input, neg)
+    r = F.where(input <= 0, neg, input)  # PyTorch's test: NaN takes x's branch and gradient
     return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
 
 
@@ -117,14 +117,14 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     _float_only(input, "elu_cpu")
     neg = F.expm1(F.clamp(input, max=0.0)) * alpha
-    r = F.where(input > 0, input, neg) * scale
+    r = F.where(input <= 0, neg, input) * scale
     return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _float_only(input, "elu_cpu")
     neg = F.expm1(F.clamp(input, max=0.0) / alpha) * alpha
-    r = F.where(input > 0, input, neg)
+    r = F.where(input <= 0, neg, input)
     return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
 
 
@@ -189,8 +189,8 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """x where x > threshold, else value."""
-    r = F.where(input > threshold, input, value)
+    """value where x <= threshold, else x (NaN passes, with its gradient, as PyTorch's)."""
+    r = F.where(input <= threshold, value, input)
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
     return _maybe_inplace(input, _label(r, "ThresholdBackward0", input), inplace)
@@ -271,8 +271,10 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
 
 
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
-    """x where |x| > lambd, else 0."""
-    r = F.where(F.logical_or(input > lambd, input < -lambd), input, 0.0)
+    """x where |x| > lambd, else 0; NaN stays NaN with gradient 0 (PyTorch's forward and
+    backward test the band differently)."""
+    r = F.where(F.logical_or(input > lambd, input < -lambd), input,
+                F.where(F.logical_and(input >= -lambd, input <= lambd), 0.0, input.detach()))
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
     return _label(r, "HardshrinkBackward0", input)
@@ -283,7 +285,9 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
                            f"{D._torch_name(input._dtype).capitalize()}, but found {lambd:g}")
-    r = F.where(input > lambd, input - lambd, F.where(input < -lambd, input + lambd, 0.0))
+    # NaN stays NaN with gradient 0, as PyTorch's forward and backward give
+    r = F.where(input > lambd, input - lambd, F.where(input < -lambd, input + lambd,
+                F.where(F.logical_and(input >= -lambd, input <= lambd), 0.0, input.detach())))
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
     return _label(r, "SoftshrinkBackward0", input)

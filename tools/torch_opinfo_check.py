@@ -1,0 +1,741 @@
+"""Run PyTorch's own OpInfo samples against fusetorch (a developer tool, NOT a test).
+
+This script IMPORTS TORCH: it is never collected by pytest and the package never imports
+it. It needs a scratch environment with PyTorch (and expecttest/hypothesis, which op_db's
+module imports), run with the worktree on the path:
+
+    PYTHONPATH=/path/to/fusetorch /tmp/tv/bin/python tools/torch_opinfo_check.py \
+        --dtypes float32,float64,int64,bool --out /tmp/opcheck.json [--ops add,linalg.norm]
+        [--start 0 --stop 100] [--timeout 120] [--max-samples 40]
+
+For every entry of `torch.testing._internal.common_methods_invocations.op_db` it finds the
+fusetorch callable (the entry's name and aliases walked through fusetorch's namespaces, a
+Tensor method as fallback; entries whose op is a Python lambda run that lambda's code with
+`torch` rebound to fusetorch), converts each SampleInput through numpy (strides kept, so the
+non-contiguous variants stay non-contiguous), runs both and compares values (per-dtype
+tolerances like torch.testing's), float64 gradients (one random cotangent per sample) and the
+exception type of error_inputs. Each op gets one class, worst first:
+
+    WRONG VALUE > WRONG GRAD > RAISES (on valid input) > WRONG ERROR > OK
+    MISSING (no callable) and SKIP (out of scope: complex, fft, sparse, quantized, aten
+    internals, CUDA-only jiterator entries)
+
+`--out` gets per-op JSON (class, counts, the first failures' descriptions); the summary
+table goes to stdout. `--merge a.json b.json ...` prints the table of several batch files.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import signal
+import sys
+import time
+import traceback
+import types
+import warnings
+
+import numpy as np
+
+CLASSES = ("WRONG VALUE", "WRONG GRAD", "RAISES", "WRONG ERROR", "TIMEOUT", "OK", "MISSING", "SKIP")
+OUT_OF_SCOPE_PREFIXES = ("fft.", "_refs", "sparse", "to_sparse", "jiterator", "torch.ops.", "view_as_complex",
+                         "view_as_real", "complex", "polar", "cfloat", "cdouble", "chalf", "quantized",
+                         "nn.functional.scaled_dot_product_attention_", "resolve_conj", "resolve_neg",
+                         "conj_physical", "signal.windows.")
+OUT_OF_SCOPE_NAMES = {"real", "imag", "angle", "conj", "isreal", "fft", "stft", "istft",
+                      "native_dropout_backward", "slice"}
+# Random or uninitialised results: compare shapes and dtypes, never values.
+NONDETERMINISTIC = ("dropout", "rand", "bernoulli", "multinomial", "normal", "uniform", "exponential",
+                    "cauchy", "geometric", "log_normal", "poisson", "rrelu", "empty", "fractional_max_pool",
+                    "new_empty", "randint", "randn", "alpha_dropout", "feature_alpha_dropout")
+TOL = {"float32": (1.3e-6 * 10, 1e-5), "float64": (1e-7, 1e-7), "float16": (1e-3, 1e-5),
+       "bfloat16": (1.6e-2, 1e-5)}
+GRAD_TOL = (1e-6, 1e-7)
+
+
+class OpTimeout(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise OpTimeout()
+
+
+class Converter:
+    """torch objects to fusetorch ones, through numpy, keeping strides."""
+
+    def __init__(self, torch, ft):
+        self.torch, self.ft = torch, ft
+        self.leaves = []  # (torch tensor, fusetorch tensor) pairs of requires_grad leaves
+        self.storages = {}  # torch storage address -> fusetorch flat tensor (aliasing kept)
+
+    def tensor(self, t):
+        torch, ft = self.torch, self.ft
+        if t.is_complex() or t.is_sparse or t.is_quantized or t.layout != torch.strided:
+            raise Unrepresentable(str(t.dtype))
+        name = str(t.dtype).split(".")[1]
+        dt = getattr(ft, name, None)
+        if dt is None or name.startswith(("uint16", "uint32", "uint64", "float8", "qint", "quint", "complex")):
+            raise Unrepresentable(name)
+        d = t.detach()
+        if d.dtype == torch.bfloat16:
+            arr = d.float().numpy()
+            out = ft.tensor(arr.copy(), dtype=dt)
+        else:
+            # the whole reachable storage, copied, viewed with the sample's strides
+            if d.numel() == 0 or not all(s >= 0 for s in d.stride()):
+                arr = d.contiguous().numpy().copy()
+                out = ft.from_numpy(arr)
+            else:
+                # the whole storage (as_strided samples read outside the view), shared by every
+                # tensor of the sample that shares it (out= aliasing an input), then the view
+                total = d.untyped_storage().nbytes() // d.element_size()
+                whole = torch.as_strided(d, (total,), (1,), 0).numpy().copy()
+                if t.requires_grad:  # a leaf of its own
+                    arr = np.lib.stride_tricks.as_strided(
+                        whole[d.storage_offset():], d.shape, tuple(s * whole.itemsize for s in d.stride()))
+                    out = ft.from_numpy(arr)
+                else:
+                    key = (d.untyped_storage().data_ptr(), str(d.dtype))
+                    flat = self.storages.get(key)
+                    if flat is None:
+                        flat = self.storages[key] = ft.from_numpy(whole)
+                    out = flat.as_strided(tuple(d.shape), tuple(d.stride()), d.storage_offset())
+                    arr = out.numpy()
+            if d.dim() == 0:
+                out = ft.tensor(arr.copy(), dtype=dt)
+        if t.requires_grad:
+            out.requires_grad_(True)
+            self.leaves.append((t, out))
+        return out
+
+    def __call__(self, x):
+        torch, ft = self.torch, self.ft
+        if isinstance(x, torch.Tensor):
+            return self.tensor(x)
+        if isinstance(x, torch.dtype):
+            name = str(x).split(".")[1]
+            dt = getattr(ft, name, None)
+            if dt is None or "complex" in name:
+                raise Unrepresentable(name)
+            return dt
+        if isinstance(x, torch.device):
+            return ft.device(str(x))
+        if isinstance(x, torch.memory_format):
+            return getattr(ft, str(x).split(".")[1])
+        if isinstance(x, torch.Size):
+            return tuple(x)
+        if isinstance(x, torch.Generator):
+            raise Unrepresentable("generator")
+        if isinstance(x, torch.layout):
+            if x != torch.strided:
+                raise Unrepresentable(str(x))
+            return ft.strided
+        if isinstance(x, complex):
+            raise Unrepresentable("complex scalar")
+        if isinstance(x, tuple) and hasattr(x, "_fields"):
+            return type(x)(*[self(v) for v in x])
+        if isinstance(x, (list, tuple)):
+            return type(x)(self(v) for v in x)
+        if isinstance(x, dict):
+            return {k: self(v) for k, v in x.items()}
+        if isinstance(x, types.FunctionType) or callable(x) and getattr(x, "__module__", "") == "torch":
+            return Resolver.callable_for(self.torch, self.ft, x)
+        return x
+
+
+class Unrepresentable(Exception):
+    pass
+
+
+class Resolver:
+    NAMESPACES = {"torch": "", "torch.nn.functional": "nn.functional", "torch._C._nn": "nn.functional",
+                  "torch._C._linalg": "linalg", "torch._C._special": "special", "torch.linalg": "linalg",
+                  "torch.special": "special", "torch._C._VariableFunctions": "", "torch.functional": "",
+                  "torch._tensor": ""}
+
+    @staticmethod
+    def walk(root, dotted):
+        obj = root
+        for part in dotted.split("."):
+            if not part:
+                continue
+            try:
+                obj = getattr(obj, part)
+            except Exception:
+                return None
+        return obj
+
+    @classmethod
+    def callable_for(cls, torch, ft, fn):
+        """The fusetorch counterpart of one torch callable (also used for callables in args)."""
+        if isinstance(fn, types.FunctionType) and fn.__module__.startswith("torch.testing"):
+            return cls.rebind(torch, ft, fn)
+        name = getattr(fn, "__name__", None)
+        mod = getattr(fn, "__module__", None) or ""
+        qual = getattr(fn, "__qualname__", "") or ""
+        if name is None:
+            return None
+        if qual.startswith(("TensorBase.", "Tensor.")) or type(fn).__name__ in ("method_descriptor",
+                                                                                 "wrapper_descriptor"):
+            return getattr(ft.Tensor, name, None)
+        ns = cls.NAMESPACES.get(mod)
+        if mod.startswith("torch.nn.functional") or mod.startswith("torch.nn.modules"):
+            ns = "nn.functional"
+        if ns is None:
+            ns = mod[len("torch."):] if mod.startswith("torch.") else ""
+        short = name
+        for prefix in ("linalg_", "special_"):
+            if ns in ("linalg", "special") and short.startswith(prefix):
+                short = short[len(prefix):]
+        found = cls.walk(ft, (ns + "." if ns else "") + short)
+        return found
+
+    @staticmethod
+    def rebind(torch, ft, fn):
+        """Run a testing lambda's code with `torch` (and its submodules) rebound to fusetorch."""
+        g = dict(fn.__globals__)
+        g["torch"] = ft
+        for k, v in list(g.items()):
+            if isinstance(v, types.ModuleType) and v.__name__.startswith("torch.") and not \
+                    v.__name__.startswith("torch.testing"):
+                sub = Resolver.walk(ft, v.__name__[len("torch."):])
+                if sub is not None:
+                    g[k] = sub
+        closure = None
+        if fn.__closure__:
+            conv = Converter(torch, ft)
+            cells = []
+            for c in fn.__closure__:
+                try:
+                    v = c.cell_contents
+                except ValueError:
+                    cells.append(c)
+                    continue
+                if callable(v) and not isinstance(v, type) and (getattr(v, "__module__", "") or "").startswith(
+                        "torch") and not isinstance(v, torch.Tensor):
+                    v = Resolver.callable_for(torch, ft, v) or v
+                elif isinstance(v, (torch.Tensor, torch.dtype)):
+                    v = conv(v)
+                cells.append(types.CellType(v))
+            closure = tuple(cells)
+        new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, closure)
+        new.__kwdefaults__ = fn.__kwdefaults__
+        return new
+
+    @classmethod
+    def for_op(cls, torch, ft, op):
+        if isinstance(op.op, types.FunctionType) and op.op.__module__.startswith("torch.testing"):
+            return cls.rebind(torch, ft, op.op), "lambda"
+        names = [op.name] + [a.name for a in op.aliases]
+        for n in names:
+            for root in (ft,):
+                f = cls.walk(root, n)
+                if f is not None and callable(f):
+                    return f, n
+            f = getattr(ft.Tensor, n, None) if "." not in n else None
+            if f is not None:
+                return f, "Tensor." + n
+        f = cls.callable_for(torch, ft, op.op)
+        if f is not None:
+            return f, "by __name__"
+        return None, None
+
+
+def flatten(x, torch_mode, torch=None, ft=None):
+    """Leaves of an output structure, in order."""
+    if isinstance(x, (list, tuple)):
+        out = []
+        for v in x:
+            out.extend(flatten(v, torch_mode, torch, ft))
+        return out
+    return [x]
+
+
+def as_array(x, torch, ft):
+    if isinstance(x, torch.Tensor):
+        d = x.detach()
+        if d._is_zerotensor():
+            d = torch.zeros(d.shape, dtype=d.dtype)
+        if d.dtype == torch.bfloat16:
+            d = d.float()
+        return d.resolve_conj().resolve_neg().numpy(), str(x.dtype)
+    if isinstance(x, ft.Tensor):
+        d = x.detach()
+        name = str(d.dtype)
+        if name == "torch.bfloat16":
+            d = d.float()
+        return np.asarray(d.numpy()), name
+    return None, None
+
+
+def compare(t_out, f_out, torch, ft, values=True, tol=None):
+    """None if equal, else a short reason."""
+    tl, fl = flatten(t_out, True), flatten(f_out, False)
+    if len(tl) != len(fl):
+        return f"{len(tl)} outputs, fusetorch {len(fl)}"
+    for i, (a, b) in enumerate(zip(tl, fl)):
+        at, adt = as_array(a, torch, ft)
+        if at is None:
+            if isinstance(a, torch.dtype) or isinstance(a, torch.Size):
+                if str(a) != str(b) and tuple(a) if isinstance(a, torch.Size) else str(a) != str(b):
+                    if not (isinstance(a, torch.Size) and tuple(a) == tuple(b)):
+                        return f"out {i}: {a} vs {b}"
+                continue
+            if isinstance(b, ft.Tensor):
+                return f"out {i}: torch {type(a).__name__} {a!r:.40}, fusetorch a tensor"
+            if isinstance(a, (int, float, bool)) and isinstance(b, (int, float, bool, np.generic)):
+                if values and not (a == b or (isinstance(a, float) and math.isclose(a, float(b), rel_tol=1e-6,
+                                                                                     abs_tol=1e-7))
+                                   or (a != a and b != b)):
+                    return f"out {i}: {a!r} vs {b!r}"
+                if type(a) is not type(b) and not isinstance(b, np.generic):
+                    return f"out {i}: torch {type(a).__name__}, fusetorch {type(b).__name__}"
+                continue
+            if a is None and b is None:
+                continue
+            if a != b:
+                return f"out {i}: {a!r:.60} vs {b!r:.60}"
+            continue
+        bt, bdt = as_array(b, torch, ft)
+        if bt is None:
+            return f"out {i}: torch tensor, fusetorch {type(b).__name__}"
+        if adt != bdt:
+            return f"out {i}: dtype {adt} vs {bdt}"
+        if at.shape != bt.shape:
+            return f"out {i}: shape {at.shape} vs {bt.shape}"
+        if not values or at.size == 0:
+            continue
+        if at.dtype.kind in "fc":
+            rtol, atol = tol or TOL.get(adt.split(".")[1], (1e-5, 1e-6))
+            a64, b64 = at.astype(np.float64), bt.astype(np.float64)
+            same_nan = np.isnan(a64) == np.isnan(b64)
+            fin = ~np.isnan(a64) & ~np.isnan(b64)
+            inf_ok = np.where(np.isinf(a64) | np.isinf(b64), a64 == b64, True)
+            close = np.abs(a64 - b64) <= atol + rtol * np.abs(a64)
+            bad = ~same_nan | (fin & ~inf_ok) | (fin & ~np.isinf(a64) & ~np.isinf(b64) & ~close)
+            if bad.any():
+                k = int(np.argmax(bad.reshape(-1)))
+                return (f"out {i}: {int(bad.sum())}/{bad.size} differ, e.g. {a64.reshape(-1)[k]!r} vs "
+                        f"{b64.reshape(-1)[k]!r} (dtype {adt}, shape {at.shape})")
+        else:
+            if not np.array_equal(at, bt):
+                k = int(np.argmax((at != bt).reshape(-1)))
+                return f"out {i}: {int((at != bt).sum())}/{at.size} differ, e.g. {at.reshape(-1)[k]} vs " \
+                       f"{bt.reshape(-1)[k]} ({adt})"
+    return None
+
+
+def describe(sample, torch):
+    def d(x):
+        if isinstance(x, torch.Tensor):
+            nc = "" if x.is_contiguous() else ",nc"
+            return f"T{list(x.shape)}{str(x.dtype)[6:]}{nc}"
+        if isinstance(x, (list, tuple)):
+            return "[" + ",".join(d(v) for v in x) + "]"
+        if isinstance(x, dict):
+            return "{" + ",".join(f"{k}={d(v)}" for k, v in x.items()) + "}"
+        return repr(x)[:30]
+    return f"{d(sample.input)} args={d(sample.args)} kw={d(sample.kwargs)}"
+
+
+def err(e):
+    msg = str(e).split("\n")[0][:150]
+    return f"{type(e).__name__}: {msg}"
+
+
+class OpResult:
+    def __init__(self, name):
+        self.name = name
+        self.counts = {"value_ok": 0, "value_bad": 0, "grad_ok": 0, "grad_bad": 0, "raises": 0,
+                       "error_ok": 0, "error_bad": 0, "skipped": 0, "torch_raises": 0,
+                       "value_precision": 0, "grad_detached": 0}
+        self.fails = {"WRONG VALUE": [], "WRONG GRAD": [], "RAISES": [], "WRONG ERROR": []}
+        self.status = None
+        self.how = None
+        self.missing_variants = []
+
+    def fail(self, cls, text):
+        if len(self.fails[cls]) < 6:
+            self.fails[cls].append(text)
+
+    def klass(self):
+        if self.status:
+            return self.status
+        if not self.counts["value_ok"] and self.fails["RAISES"] and all(
+                "has no attribute" in f for f in self.fails["RAISES"]):
+            return "MISSING"  # a testing lambda calling a function fusetorch lacks
+        for c, k in (("WRONG VALUE", "value_bad"), ("WRONG GRAD", "grad_bad"), ("RAISES", "raises"),
+                     ("WRONG ERROR", "error_bad")):
+            if self.counts[k]:
+                return c
+        return "OK"
+
+
+def is_nondeterministic(op):
+    n = op.name.lower()
+    return any(k in n for k in NONDETERMINISTIC)
+
+
+# Index outputs of selections are PyTorch's choice among equal values (not a contract): only
+# their shape and dtype are compared. Eigenvectors are compared up to sign.
+TIE_INDICES = {"sort", "argsort", "topk", "kthvalue", "mode", "median", "nanmedian", "msort", "max", "min"}
+SIGN_FREE = {"linalg.eigh", "linalg.svd", "svd", "linalg.qr"}
+
+
+def normalise(op, out, torch, ft):
+    """Outputs with their unspecified parts removed (see TIE_INDICES, SIGN_FREE)."""
+    flat = flatten(out, False)
+    name = op.name if hasattr(op, "name") else ""
+    if name in TIE_INDICES:
+        flat = [None if k and as_array(v, torch, ft)[1] == "torch.int64" else v for k, v in enumerate(flat)] \
+            if len(flat) > 1 else ([None] if name == "argsort" else flat)
+    if name in SIGN_FREE:
+        flat = [v.abs() if isinstance(v, (torch.Tensor, ft.Tensor)) and v.dtype.is_floating_point else v
+                for v in flat]
+    return flat
+
+
+def call(fn, sample, conv):
+    inp = conv(sample.input)
+    args = conv(tuple(sample.args))
+    kwargs = conv(dict(sample.kwargs))
+    return fn(inp, *args, **kwargs)
+
+
+def closer_than_torch(op, sample, t_out, f_out, torch, ft):
+    """A float32 difference is no bug where fusetorch is about as close to float64 as torch is."""
+    def up(x):
+        if isinstance(x, torch.Tensor):
+            return x.detach().double() if x.dtype == torch.float32 else x.detach()
+        if isinstance(x, (list, tuple)):
+            return type(x)(up(v) for v in x)
+        if isinstance(x, dict):
+            return {k: up(v) for k, v in x.items()}
+        return x
+    try:
+        ref = op.op(up(sample.input), *up(tuple(sample.args)), **up(dict(sample.kwargs)))
+    except Exception:
+        return False
+    tl, fl, rl = flatten(t_out, True), flatten(f_out, False), flatten(ref, True)
+    if not (len(tl) == len(fl) == len(rl)):
+        return False
+    for a, b, r in zip(tl, fl, rl):
+        at, _ = as_array(a, torch, ft)
+        bt, _ = as_array(b, torch, ft)
+        rt, _ = as_array(r, torch, ft)
+        if at is None or bt is None or rt is None or at.shape != bt.shape or rt.shape != at.shape:
+            return False
+        if at.dtype.kind != "f":
+            if not np.array_equal(at, bt):
+                return False
+            continue
+        a64, b64, r64 = (v.astype(np.float64) for v in (at, bt, rt))
+        with np.errstate(invalid="ignore"):
+            et = np.nan_to_num(np.abs(a64 - r64), nan=0.0, posinf=0.0)
+            ef = np.abs(b64 - r64)
+        scale = 1e-5 + 1e-5 * np.abs(r64)
+        ok = (ef <= 2 * et + scale) | (np.isnan(r64) & np.isnan(b64)) | (r64 == b64)
+        if not ok.all():
+            return False
+    return True
+
+
+def grad_targets(torch, out):
+    flat = [o for o in flatten(out, True)]
+    return [(i, o) for i, o in enumerate(flat) if isinstance(o, torch.Tensor) and o.requires_grad
+            and o.dtype.is_floating_point]
+
+
+def check_sample(op, fn, sample, dtype_name, res, torch, ft, values, grads, rng):
+    desc = f"[{dtype_name}] {describe(sample, torch)}"
+    conv = Converter(torch, ft)
+    try:
+        ft_inp = (conv(sample.input), conv(tuple(sample.args)), conv(dict(sample.kwargs)))
+    except Unrepresentable:
+        res.counts["skipped"] += 1
+        return
+    except OpTimeout:
+        raise
+    except Exception as e:
+        res.counts["skipped"] += 1
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.manual_seed(0)
+            t_out = op.op(sample.input, *sample.args, **sample.kwargs)
+    except OpTimeout:
+        raise
+    except Exception:
+        res.counts["torch_raises"] += 1
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            f_out = fn(ft_inp[0], *ft_inp[1], **ft_inp[2])
+    except OpTimeout:
+        raise
+    except Exception as e:
+        res.counts["raises"] += 1
+        res.fail("RAISES", f"{desc}: {err(e)}")
+        return
+    if float(sample.kwargs.get("dropout_p", 0) or 0) > 0 or (
+            sample.kwargs.get("training") and any(isinstance(a, float) and 0 < a < 1 for a in sample.args)):
+        values = False  # dropout inside: random
+    try:
+        why = compare(normalise(op, t_out, torch, ft), normalise(op, f_out, torch, ft), torch, ft, values=values)
+    except Exception as e:
+        why = f"comparison failed: {err(e)}"
+    if why and dtype_name.startswith("float32") and values and closer_than_torch(op, sample, t_out, f_out, torch, ft):
+        res.counts["value_precision"] += 1
+        why = None
+    if why:
+        res.counts["value_bad"] += 1
+        res.fail("WRONG VALUE", f"{desc}: {why}")
+        return
+    res.counts["value_ok"] += 1
+    if not grads or not conv.leaves or not values or getattr(op, "name", "") in SIGN_FREE:
+        return
+    if any(0 in t.stride() and t.numel() > 1 for t, _ in conv.leaves):
+        return  # a leaf overlapping itself: PyTorch's gradient for it is no reference
+    targets = grad_targets(torch, t_out)
+    if not targets:
+        return
+    f_flat = flatten(f_out, False)
+    cots = [torch.from_numpy(rng.standard_normal(o.shape)).to(o.dtype) for _, o in targets]
+    t_leaves = [t for t, _ in conv.leaves]
+    try:
+        t_grads = torch.autograd.grad([o for _, o in targets], t_leaves, cots, allow_unused=True)
+    except Exception:
+        return
+    f_targets = [f_flat[i] for i, _ in targets]
+    if not all(isinstance(o, ft.Tensor) and o.requires_grad for o in f_targets):
+        if all(g is None or not g.any() for g in t_grads):
+            res.counts["grad_detached"] += 1
+            res.counts["raises"] += 1
+            res.fail("RAISES", f"{desc}: output does not require grad (PyTorch: zero gradient)")
+        else:
+            res.counts["grad_bad"] += 1
+            res.fail("WRONG GRAD", f"{desc}: output does not require grad")
+        return
+    try:
+        f_cots = [ft.from_numpy(c.numpy().copy()) for c in cots]
+        f_grads = ft.autograd.grad(f_targets, [f for _, f in conv.leaves], f_cots, allow_unused=True)
+    except OpTimeout:
+        raise
+    except Exception as e:
+        res.counts["grad_bad"] += 1
+        res.fail("WRONG GRAD", f"{desc}: backward raises {err(e)}")
+        return
+    for k, (tg, fg) in enumerate(zip(t_grads, f_grads)):
+        if tg is None and fg is None:
+            continue
+        if tg is None and t_leaves[k]._base is not None:
+            continue  # PyTorch gives no gradient to a leaf that is a view: no reference
+        if tg is None:
+            tg = torch.zeros_like(t_leaves[k])
+        if fg is None:
+            fg = ft.zeros(tuple(tg.shape), dtype=getattr(ft, str(tg.dtype).split(".")[1]))
+        why = compare(tg, fg, torch, ft, tol=GRAD_TOL)
+        if why:
+            res.counts["grad_bad"] += 1
+            res.fail("WRONG GRAD", f"{desc}: grad of input {k}: {why}")
+            return
+    res.counts["grad_ok"] += 1
+
+
+def check_errors(op, fn, res, torch, ft):
+    try:
+        inputs = list(op.error_inputs("cpu"))
+    except Exception:
+        return
+    for ei in inputs:
+        sample = ei.sample_input
+        desc = f"[error] {describe(sample, torch)} expects {ei.error_type.__name__}"
+        try:  # an error input PyTorch itself accepts is no reference
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                op.op(sample.input, *sample.args, **sample.kwargs)
+            continue
+        except OpTimeout:
+            raise
+        except Exception:
+            pass
+        conv = Converter(torch, ft)
+        try:
+            ft_inp = (conv(sample.input), conv(tuple(sample.args)), conv(dict(sample.kwargs)))
+        except OpTimeout:
+            raise
+        except Exception:
+            res.counts["skipped"] += 1
+            continue
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                fn(ft_inp[0], *ft_inp[1], **ft_inp[2])
+        except OpTimeout:
+            raise
+        except Exception as e:
+            if isinstance(e, ei.error_type):
+                res.counts["error_ok"] += 1
+            else:
+                res.counts["error_bad"] += 1
+                res.fail("WRONG ERROR", f"{desc}: got {err(e)}")
+            continue
+        res.counts["error_bad"] += 1
+        res.fail("WRONG ERROR", f"{desc}: accepted")
+
+
+def out_of_scope(op):
+    n = op.name
+    if n in OUT_OF_SCOPE_NAMES or n.startswith(OUT_OF_SCOPE_PREFIXES):
+        return True
+    if n.startswith("_") and not n.startswith("__"):  # ATen internals
+        return True
+    return type(op.op).__name__ in ("OpOverloadPacket", "OpOverload", "_JittedFunction")
+
+
+def run_op(op, dtypes, torch, ft, max_samples, timeout, variants):
+    res = OpResult(op.name + ("." + op.variant_test_name if op.variant_test_name else ""))
+    if out_of_scope(op):
+        res.status = "SKIP"
+        return res
+    fn, how = Resolver.for_op(torch, ft, op)
+    res.how = how
+    if fn is None:
+        res.status = "MISSING"
+        return res
+    rng = np.random.default_rng(0)
+    values = not is_nondeterministic(op)
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(timeout)
+    try:
+        supported = {str(d).split(".")[1] for d in op.supported_dtypes("cpu")}
+        for dn in dtypes:
+            if dn not in supported:
+                continue
+            dt = getattr(torch, dn)
+            grads = dn == "float64" and op.supports_autograd
+            try:
+                gen = op.reference_inputs("cpu", dt, requires_grad=grads)
+                samples = []
+                for s in gen:
+                    samples.append(s)
+                    if len(samples) >= max_samples:
+                        break
+            except OpTimeout:
+                raise
+            except Exception:
+                continue
+            for s in samples:
+                check_sample(op, fn, s, dn, res, torch, ft, values, grads, rng)
+            if dn in ("float32", "int64"):
+                for s in samples[: max_samples // 2]:
+                    try:
+                        nc = s.noncontiguous()
+                    except Exception:
+                        continue
+                    check_sample(op, fn, nc, dn + ",nc", res, torch, ft, values, False, rng)
+            if variants and dn == "float32":
+                check_variants(op, samples, res, torch, ft, values, rng)
+        check_errors(op, fn, res, torch, ft)
+    except OpTimeout:
+        res.status = "TIMEOUT"
+    finally:
+        signal.alarm(0)
+    return res
+
+
+def check_variants(op, samples, res, torch, ft, values, rng):
+    """Method and in-place variants by name on float32 samples (values only)."""
+    name = op.name
+    for kind, tv, fname in (("method", op.method_variant, name), ("inplace", op.inplace_variant, name + "_")):
+        if tv is None or "." in name or (kind == "inplace" and name.endswith("_")):
+            continue
+        ff = getattr(ft.Tensor, fname, None)
+        if ff is None:
+            res.missing_variants.append("Tensor." + fname)
+            continue
+
+        class V:
+            pass
+        v = V()
+        v.op = tv
+        for s in samples[:4]:
+            check_sample(v, ff, s.clone() if hasattr(s, "clone") else s, f"float32,{kind}", res, torch, ft,
+                         values, False, rng)
+
+
+def table(results):
+    by = {c: [] for c in CLASSES}
+    for r in results:
+        by[r["class"]].append(r["name"])
+    lines = [f"{'class':<13} {'ops':>5}"]
+    for c in CLASSES:
+        lines.append(f"{c:<13} {len(by[c]):>5}")
+    tot = {k: sum(r["counts"][k] for r in results) for k in results[0]["counts"]} if results else {}
+    lines.append("samples: " + ", ".join(f"{k}={v}" for k, v in tot.items()))
+    for c in CLASSES[:5]:
+        if by[c]:
+            lines.append(f"\n{c}: " + " ".join(sorted(by[c])))
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--dtypes", default="float32,float64,int64,bool")
+    p.add_argument("--ops", default="", help="comma-separated entry names (default: all)")
+    p.add_argument("--start", type=int, default=0)
+    p.add_argument("--stop", type=int, default=None)
+    p.add_argument("--out", default="/tmp/torch_opinfo_check.json")
+    p.add_argument("--timeout", type=int, default=120, help="seconds per op")
+    p.add_argument("--max-samples", type=int, default=40)
+    p.add_argument("--no-variants", action="store_true")
+    p.add_argument("--merge", nargs="*", help="JSON files to merge into one table")
+    p.add_argument("-v", "--verbose", action="store_true", help="print each failing op's first failures")
+    a = p.parse_args(argv)
+    if a.merge:
+        results = []
+        for f in a.merge:
+            results.extend(json.load(open(f)))
+        print(table(results))
+        if a.verbose:
+            for r in results:
+                for c, fs in r["fails"].items():
+                    for f in fs:
+                        print(f"{r['name']}: {c}: {f}")
+        return
+    warnings.simplefilter("ignore")
+    import torch
+    from torch.testing._internal.common_methods_invocations import op_db
+    import fusetorch as ft
+    want = set(a.ops.split(",")) if a.ops else None
+    ops = op_db[a.start:a.stop]
+    results = []
+    for op in ops:
+        full = op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+        if want and op.name not in want and full not in want:
+            continue
+        t0 = time.time()
+        try:
+            r = run_op(op, a.dtypes.split(","), torch, ft, a.max_samples, a.timeout, not a.no_variants)
+        except Exception as e:
+            r = OpResult(full)
+            r.status = "RAISES"
+            r.fail("RAISES", "tool: " + err(e) + " " + traceback.format_exc(limit=3)[-300:])
+        results.append({"name": r.name, "class": r.klass(), "how": r.how, "counts": r.counts,
+                        "missing_variants": r.missing_variants,
+                        "fails": {k: v for k, v in r.fails.items() if v}, "seconds": round(time.time() - t0, 2)})
+        print(f"{r.klass():<12} {r.name:<45} {time.time() - t0:6.1f}s", flush=True)
+        if a.verbose:
+            for c, fs in r.fails.items():
+                for f in fs[:3]:
+                    print(f"    {c}: {f}")
+        with open(a.out, "w") as f:
+            json.dump(results, f, indent=1)
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
