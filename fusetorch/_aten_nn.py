@@ -81,10 +81,14 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
 
 def embedding(weight: Tensor, indices: Tensor, padding_idx: int = -1,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
-    """Rows of `weight` (first, as ATen orders them); a negative padding_idx is none."""
+    """Rows of `weight` (first, as ATen orders them). ATen never checks padding_idx (it only
+    keeps that row's gradient at zero): one outside the rows is none."""
     D.check_tensor(weight, "embedding", "weight", 1)
     D.check_tensor(indices, "embedding", "indices", 2)
-    return F.embedding(indices, weight, padding_idx if padding_idx >= 0 else None,
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    pad = padding_idx if 0 <= padding_idx < weight.shape[0] else None
+    return F.embedding(indices, weight, pad,
                        scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
 
 

@@ -537,29 +537,6 @@ def sym_constrain_range_for_size(size, *, min=None, max=None) -> None:  # noqa: 
     sym_constrain_range(size, min=min, max=max)
 
 
-def native_dropout(input: Tensor, p: float, train: builtins.bool | None) -> tuple:
-    """(dropout of input, the boolean keep mask): all kept when not training."""
-    from .nn._functional import dropout as _drop
-    D.check_tensor(input, "native_dropout", "input", 1)
-    _drop._check_p(p)
-    if not train or p == 0.0:
-        return F.clone(input), C.ones(tuple(input.shape), dtype=dt.bool_, device=input.device)
-    noise = _drop._noise(tuple(input.shape), input, p)
-    return F.mul(input, noise), noise != 0
-
-
-def norm_except_dim(v: Tensor, pow: builtins.float = 2, dim: builtins.int = 0) -> Tensor:  # noqa: A002
-    """The `pow`-norm over every dim but `dim`, kept as size-1 dims (weight norm's `g`); the
-    whole tensor's norm for dim -1."""
-    from . import linalg
-    D.check_tensor(v, "norm_except_dim", "v", 1)
-    if dim == -1:
-        return linalg.vector_norm(v, pow)
-    d = dim % builtins.max(v.ndim, 1)
-    others = tuple(k for k in builtins.range(v.ndim) if k != d)
-    return linalg.vector_norm(v, pow, others, keepdim=True) if others else F.abs(v)
-
-
 def vander(x: Tensor, N: builtins.int | None = None, increasing: builtins.bool = False) -> Tensor:
     """Powers of the 1-d x as columns: x^(N-1) ... x^0 (x^0 ... with increasing)."""
     from . import linalg
@@ -642,7 +619,7 @@ def while_loop(cond_fn, body_fn, carried_inputs):
 
 PUBLIC.update({fn.__name__: fn for fn in (
     sym_int, sym_float, sym_max, sym_min, sym_not, sym_sqrt, sym_ite, sym_sum,
-    sym_constrain_range, sym_constrain_range_for_size, native_dropout, norm_except_dim, vander,
+    sym_constrain_range, sym_constrain_range_for_size, vander,
     is_vulkan_available, init_num_threads, compiled_with_cxx11_abi, get_device_module,
     from_file, cond, while_loop)})
 PUBLIC.update(e=e, pi=pi, inf=inf, nan=nan, newaxis=newaxis, AcceleratorError=AcceleratorError,

@@ -136,6 +136,19 @@ def _moved(x, dim, size: int):
     return [x.select(dim, i) for i in range(size)] if dim is not None else [x] * size
 
 
+def _sample_of(x, dim: int):
+    """Zeros of one sample's shape: `x` without its (empty) mapped dim."""
+    shape = tuple(x.shape)
+    return x.new_zeros(shape[:dim % x.ndim] + shape[dim % x.ndim + 1:])
+
+
+def _empty_batch(probe, out_dims):
+    if isinstance(probe, tuple):
+        ods = out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * len(probe)
+        return tuple(_empty_batch(p, od) for p, od in zip(probe, ods))
+    return F.stack([probe], out_dims).narrow(out_dims, 0, 0)
+
+
 def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
          chunk_size=None) -> Callable:
     """func mapped over dim `in_dims` of its tensor arguments (None: not mapped), results
@@ -146,6 +159,12 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
             raise ValueError(f"vmap(func, in_dims={in_dims})(<inputs>): in_dims is not "
                              f"compatible with the structure of `inputs`. in_dims has "
                              f"{len(dims)} elements, but inputs has {len(args)} elements.")
+        for a, d in zip(args, dims):
+            if d is not None and isinstance(a, Tensor) and not -a.ndim <= d < a.ndim:
+                raise ValueError(f"vmap({getattr(func, '__name__', 'func')}, in_dims={in_dims}, "
+                                 f"...)(<inputs>): Got in_dim={d} for some input, but that input "
+                                 f"is a Tensor of dimensionality {a.ndim} so expected in_dim to "
+                                 f"satisfy -{a.ndim} <= in_dim < {a.ndim}.")
         sizes = {a.shape[d] for a, d in zip(args, dims) if d is not None and
                  isinstance(a, Tensor)}
         if not sizes:
@@ -155,6 +174,11 @@ def vmap(func: Callable, in_dims=0, out_dims=0, randomness: str = "error", *,
             raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
                              f"dimension, got sizes {sorted(sizes)} for the mapped dimension")
         (n,) = sizes
+        if n == 0:  # no samples: one call on a zero sample finds the results' shapes
+            probe = func(*[_sample_of(a, d)
+                           if isinstance(a, Tensor) and d is not None else a
+                           for a, d in zip(args, dims)])
+            return _empty_batch(probe, out_dims)
         per = [_moved(a, d, n) if isinstance(a, Tensor) else [a] * n
                for a, d in zip(args, dims)]
         results = [func(*[p[i] for p in per]) for i in range(n)]

@@ -26,9 +26,9 @@ from ..ir.grad import backward_graph
 from ..ir.graph import Graph, Node, toposort
 from ..ir.identity import Unkeyable, graph_key
 from ..ir.ops import OPS
-from ..runtime.interpret import run_graph
 from .backward_programs import BackwardRunner
 from . import dispatch as D
+from . import memory_formats as mf
 from .tensor import Tensor
 from .trace import recording_phase
 from .views import refresh as refresh_view
@@ -645,7 +645,11 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
     if st.RECORDER is not None:
         st.RECORDER.grad_access(t, "read")
         if g._base is not None and not create_graph:
-            g = g.clone()  # a .grad owns its memory (eager makes the same copy on arrays)
+            # a .grad owns its memory (eager makes the same copy on arrays); a row-major leaf
+            # gets a row-major one (the layout contract `_in_layout_of` keeps in eager), so
+            # optimizer state cloned from it matches its parameter
+            g = g.clone(memory_format=mf.contiguous_format) if t._data.flags.c_contiguous \
+                else g.clone()
     if t._grad is None:
         if not create_graph and st.RECORDER is None and g._data.ndim > 1 and \
                 _other_layout(g._data, t._data):

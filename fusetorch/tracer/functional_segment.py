@@ -53,6 +53,9 @@ def segment_reduce(data: Tensor, reduce: str, *, lengths: Tensor | None = None,
         D.check_tensor(offsets, "segment_reduce", "offsets", 4)
         lengths = binary("sub", offsets[..., 1:], offsets[..., :-1])
     D.check_tensor(lengths, "segment_reduce", "lengths", 3)
+    if data.ndim < lengths.ndim:
+        raise RuntimeError("Expected data.dim() >= lengths_value.dim() to be true, but got "
+                           "false.")
     if lengths._dtype not in (dt.int32, dt.int64):
         raise NotImplementedError(f'"_segment_reduce_lengths_cpu_kernel1" not implemented for '
                                   f"'{D._torch_name(lengths._dtype)}'")

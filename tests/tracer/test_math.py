@@ -893,7 +893,7 @@ MATMUL_ERRORS = [
 @pytest.mark.parametrize("sa,sb,fn,msg", MATMUL_ERRORS,
                          ids=[f"{e[2]}-{e[0]}-{e[1]}" for e in MATMUL_ERRORS])
 def test_matmul_errors(sa, sb, fn, msg):
-    x, y = torch.ones(*sa), torch.ones(*sb)
+    x, y = torch.ones(sa), torch.ones(sb)  # (a size tuple: ones(*()) is a TypeError)
     with pytest.raises(RuntimeError, match=msg):
         getattr(torch, fn)(x, y)
     if fn == "matmul":

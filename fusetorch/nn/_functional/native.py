@@ -19,7 +19,7 @@ from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
-from .dropout import _check_p, _noise
+from .dropout import _noise
 from .normalization import batch_norm_parts, group_norm_parts, layer_norm_parts
 
 __all__: list = []  # torch-level names only: fusetorch exports PUBLIC
@@ -39,6 +39,9 @@ def native_batch_norm(input: Tensor, weight: Tensor | None, bias: Tensor | None,
     if input.numel() == 0:
         raise RuntimeError(f"input tensor must have at least one element, but got input_sizes "
                            f"= {list(input.shape)}")
+    if input.ndim == 0:  # (no channel dim; PyTorch fails inside ATen with a RuntimeError too)
+        raise RuntimeError("native_batch_norm: expected an input with a channel dim, got a "
+                           "0-d tensor")
     out, mean, invstd = batch_norm_parts(input, running_mean, running_var, weight, bias,
                                          bool(training), momentum, eps)
     if mean is None:
