@@ -53,6 +53,13 @@ RUNS = [
     "gcn",                       # pytorch/examples gcn (to_sparse, torch.sparse.mm, spmm)
     "wgan_gp",                   # WGAN-GP (autograd.grad(only_inputs=True), is_xpu)
     "gpt_step",                  # benchmarks/models.py's nanoGPT-shaped step (bench_table's row)
+    "transformer_lm",            # tutorial: language modeling with nn.Transformer
+    "text_classification",       # tutorial: text classification (EmbeddingBag + offsets)
+    "neural_style",              # tutorial: neural transfer (gram matrix, LBFGS closure)
+    "transfer_learning",         # tutorial: transfer learning (inline resnet18) + imagenet's accuracy
+    "gat",                       # pytorch/examples gat
+    "mnist_rnn",                 # pytorch/examples mnist_rnn (LSTM over rows, Adadelta)
+    "micrograd",                 # karpathy/micrograd's test_engine comparisons and its MLP demo
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
