@@ -29,7 +29,8 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
                                     "masked")),
     # front ends: the whole library, compilation, export and checkpoint files
     ("front ends", True, ("__init__", "compile", "_reads", "onnx", "serialization",
-                          "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx")),
+                          "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx", "ao",
+                          "quantization")),
 ]
 
 # Leaf modules that import nothing from fusetorch, so that any layer may import them.

@@ -83,3 +83,15 @@ def test_importing_fx_says_it_is_out_of_scope():
     with pytest.raises(OutOfScopeError):
         importlib.import_module("fusetorch.fx")
     assert not hasattr(torch, "fx")
+
+
+def test_importing_quantization_says_it_is_out_of_scope():
+    # the quantization tutorials start with `import torch.ao.quantization` or
+    # `from torch.quantization import QuantStub`
+    import sys
+    for stmt in ("import fusetorch.ao.quantization", "from fusetorch.ao.quantization import "
+                 "QuantStub", "import fusetorch.quantization", "from fusetorch import ao"):
+        with pytest.raises(OutOfScopeError, match="quantized tensors and quantization are out "
+                                                  "of scope"):
+            exec(stmt, {})
+        assert "fusetorch.ao" not in sys.modules and "fusetorch.quantization" not in sys.modules

@@ -66,6 +66,9 @@ NEEDS = {"makemore": "tensorboard"}
 
 # program -> (text its first error must contain, what it needs, in the order it needs them)
 STOPS = {
+    # tutorial: dynamic quantization of an LSTM word language model
+    "dynamic_quantization": ("torch.quantization: quantized tensors and quantization are out of "
+                             "scope", "quantization (out of scope)"),
 }
 
 
