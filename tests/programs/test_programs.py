@@ -60,6 +60,7 @@ RUNS = [
     "gat",                       # pytorch/examples gat
     "mnist_rnn",                 # pytorch/examples mnist_rnn (LSTM over rows, Adadelta)
     "micrograd",                 # karpathy/micrograd's test_engine comparisons and its MLP demo
+    "sngan",                     # pytorch-spectral-normalization-gan (nn.utils.spectral_norm)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
