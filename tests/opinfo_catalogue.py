@@ -430,3 +430,4 @@ add("special_polynomials", {f"torch.special.{p}": getattr(_S, p) for p in _POLYS
 
 import opinfo_modcheck  # noqa: E402,F401  (index ops with their indices as sample arguments)
 import opinfo_linalg_factor  # noqa: E402,F401  (issue 27: the LU/LDL family, lstsq, matrix_exp)
+import opinfo_programs  # noqa: E402,F401  (names that public programs needed)
