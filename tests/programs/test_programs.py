@@ -61,6 +61,7 @@ RUNS = [
     "mnist_rnn",                 # pytorch/examples mnist_rnn (LSTM over rows, Adadelta)
     "micrograd",                 # karpathy/micrograd's test_engine comparisons and its MLP demo
     "sngan",                     # pytorch-spectral-normalization-gan (nn.utils.spectral_norm)
+    "ppo",                       # nikhilbarhate99/PPO-PyTorch (MultivariateNormal, Categorical)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
