@@ -11,6 +11,6 @@ from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal", "Normal",
-           "Uniform",
+__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
+           "Normal", "Uniform",
            "constraints", "kl_divergence", "register_kl"]

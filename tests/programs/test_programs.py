@@ -56,7 +56,7 @@ RUNS = [
     "transformer_lm",            # tutorial: language modeling with nn.Transformer
     "text_classification",       # tutorial: text classification (EmbeddingBag + offsets)
     "neural_style",              # tutorial: neural transfer (gram matrix, LBFGS closure)
-    "transfer_learning",         # tutorial: transfer learning (inline resnet18) + imagenet's accuracy
+    "transfer_learning",         # tutorial: transfer learning (inline resnet18), imagenet's accuracy
     "gat",                       # pytorch/examples gat
     "mnist_rnn",                 # pytorch/examples mnist_rnn (LSTM over rows, Adadelta)
     "micrograd",                 # karpathy/micrograd's test_engine comparisons and its MLP demo
