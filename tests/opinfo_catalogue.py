@@ -432,3 +432,4 @@ import opinfo_modcheck  # noqa: E402,F401  (index ops with their indices as samp
 import opinfo_linalg_factor  # noqa: E402,F401  (issue 27: the LU/LDL family, lstsq, matrix_exp)
 import opinfo_newops  # noqa: E402,F401  (the newops branch's entries)
 import opinfo_names  # noqa: E402,F401  (issue 27, the names work: tests/opinfo_names.py)
+import opinfo_programs  # noqa: E402,F401  (names that public programs needed)

@@ -342,3 +342,45 @@ def test_unvalidated_distributions_compile_without_graph_breaks():
     loc = torch.zeros(5, requires_grad=True)
     cf(loc, torch.ones(5), torch.zeros(5, 3)).backward()
     assert loc.grad is not None and np.isfinite(npa(loc.grad)).all()
+
+
+def test_multivariate_normal_against_numpy():
+    # PPO's `MultivariateNormal(action_mean, torch.diag(action_var).unsqueeze(0))`, and the three
+    # parametrisations of one covariance; reference: the density's formula in float64 numpy
+    from fusetorch.distributions import MultivariateNormal
+    cov = np.array([[2.0, 0.3], [0.3, 0.5]])
+    loc = np.array([0.5, -1.0])
+    v = np.array([[0.1, 0.2], [1.0, -2.0]])
+    d = v - loc
+    ref = -0.5 * (2 * np.log(2 * np.pi) + np.log(np.linalg.det(cov))
+                  + np.einsum("bi,ij,bj->b", d, np.linalg.inv(cov), d))
+    ref_entropy = 0.5 * np.log(np.linalg.det(2 * np.pi * np.e * cov))
+    tcov = torch.tensor(cov)
+    for kw in ({"covariance_matrix": tcov}, {"precision_matrix": torch.linalg.inv(tcov)},
+               {"scale_tril": torch.linalg.cholesky(tcov)}):
+        m = MultivariateNormal(torch.tensor(loc), **kw)
+        assert m.batch_shape == () and m.event_shape == (2,)
+        np.testing.assert_allclose(m.log_prob(torch.tensor(v)).numpy(), ref, rtol=1e-12)
+        np.testing.assert_allclose(m.entropy().item(), ref_entropy, rtol=1e-12)
+        np.testing.assert_allclose(m.covariance_matrix.numpy(), cov, rtol=1e-12)
+        np.testing.assert_allclose(m.variance.numpy(), np.diag(cov), rtol=1e-12)
+    # batched, broadcast covariance; draws have the batch and event shape
+    m = MultivariateNormal(torch.zeros(3, 2), torch.diag(torch.full((2,), 0.36)).unsqueeze(0))
+    assert m.batch_shape == (3,) and m.sample().shape == (3, 2)
+    assert m.sample((4,)).shape == (4, 3, 2) and m.entropy().shape == (3,)
+    assert repr(m) == ("MultivariateNormal(loc: torch.Size([3, 2]), covariance_matrix: "
+                       "torch.Size([3, 2, 2]))")
+    # rsample is loc + L eps: its gradient w.r.t. loc is one per draw
+    mu = torch.zeros(2, dtype=torch.float64, requires_grad=True)
+    MultivariateNormal(mu, tcov).rsample((5,)).sum().backward()
+    assert mu.grad.tolist() == [5.0, 5.0]
+    # log_prob's gradient w.r.t. loc, against central differences
+    mu = torch.tensor(loc, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda m_: MultivariateNormal(m_, tcov).log_prob(
+        torch.tensor(v)), (mu,))
+    with pytest.raises(ValueError, match="constraint PositiveDefinite"):
+        MultivariateNormal(torch.zeros(2), torch.tensor([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(ValueError, match="Exactly one of covariance_matrix"):
+        MultivariateNormal(torch.zeros(2))
+    with pytest.raises(ValueError, match="loc must be at least one-dimensional"):
+        MultivariateNormal(torch.tensor(0.0), torch.eye(1))

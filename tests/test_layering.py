@@ -34,7 +34,8 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
                           "storage", "random", "version", "torch_version", "types",
                           "return_types", "functional", "library", "futures",
                           "compiler", "func", "quasirandom", "hub", "mps", "xpu", "mtia", "ops",
-                          "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx")),
+                          "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx", "ao",
+                          "quantization")),
 ]
 
 # Leaf modules that import nothing from fusetorch, so that any layer may import them.

@@ -108,3 +108,15 @@ def test_out_of_scope_dtypes_exist_and_refuse_every_use(name, category):
     assert not torch.uint16.is_signed and torch.int4.is_signed
     with pytest.raises(RuntimeError, match="Bits types are undefined"):
         torch.bits8.is_signed
+
+
+def test_importing_quantization_says_it_is_out_of_scope():
+    # the quantization tutorials start with `import torch.ao.quantization` or
+    # `from torch.quantization import QuantStub`
+    import sys
+    for stmt in ("import fusetorch.ao.quantization", "from fusetorch.ao.quantization import "
+                 "QuantStub", "import fusetorch.quantization", "from fusetorch import ao"):
+        with pytest.raises(OutOfScopeError, match="quantized tensors and quantization are out "
+                                                  "of scope"):
+            exec(stmt, {})
+        assert "fusetorch.ao" not in sys.modules and "fusetorch.quantization" not in sys.modules

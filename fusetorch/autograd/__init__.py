@@ -8,7 +8,8 @@ from ..tracer.autograd import (backward, backward_graph_text, enable_grad, forwa
 from ..tracer.function import Function, FunctionCtx
 from ..tracer.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..tracer.tensor import Tensor, _alias
-from . import functional  # noqa: F401  (torch.autograd.functional after `import torch`)
+from . import function, functional  # noqa: F401  (torch.autograd.function/functional after
+#                                                   `import torch`)
 
 
 def Variable(tensor: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:

@@ -101,3 +101,16 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 
 from . import amp  # noqa: E402,F401  (torch.cuda.amp: autocast, GradScaler)
+
+from ..tracer.creation import CUDA_LEGACY as _CUDA_LEGACY  # noqa: E402
+
+FloatTensor = _CUDA_LEGACY["FloatTensor"]
+DoubleTensor = _CUDA_LEGACY["DoubleTensor"]
+HalfTensor = _CUDA_LEGACY["HalfTensor"]
+BFloat16Tensor = _CUDA_LEGACY["BFloat16Tensor"]
+LongTensor = _CUDA_LEGACY["LongTensor"]
+IntTensor = _CUDA_LEGACY["IntTensor"]
+ShortTensor = _CUDA_LEGACY["ShortTensor"]
+CharTensor = _CUDA_LEGACY["CharTensor"]
+ByteTensor = _CUDA_LEGACY["ByteTensor"]
+BoolTensor = _CUDA_LEGACY["BoolTensor"]

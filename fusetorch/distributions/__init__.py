@@ -7,8 +7,10 @@ from .categorical import Categorical
 from .distribution import Distribution
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "Normal", "Uniform",
+__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
+           "Normal", "Uniform",
            "constraints", "kl_divergence", "register_kl"]

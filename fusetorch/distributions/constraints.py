@@ -2,13 +2,15 @@
 `check(value)` returns a bool tensor, True where the value satisfies the constraint."""
 from __future__ import annotations
 
+from ..linalg import cholesky_ex
 from ..tracer import functional as F
 from ..tracer.tensor import Tensor
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
            "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
-           "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
+           "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+           "lower_cholesky", "positive_definite"]
 
 
 class Constraint:
@@ -206,6 +208,27 @@ class _Simplex(Constraint):
         return F.logical_and(F.ge(value, 0).all(-1), F.lt(F.abs(value.sum(-1) - 1), 1e-6))
 
 
+class _LowerCholesky(Constraint):
+    """Lower-triangular square matrices with a positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value):
+        lower = F.eq(value.tril(), value).flatten(-2).min(-1).values
+        return F.logical_and(lower, F.gt(value.diagonal(dim1=-2, dim2=-1), 0).min(-1).values)
+
+
+class _PositiveDefinite(Constraint):
+    """Symmetric square matrices whose Cholesky factorisation succeeds."""
+
+    event_dim = 2
+
+    def check(self, value):
+        close = F.le(F.abs(value - value.mT), 1e-6 + 1e-5 * F.abs(value.mT))  # torch.isclose's
+        symmetric = close.flatten(-2).all(-1)
+        return F.logical_and(symmetric, F.eq(cholesky_ex(value).info, 0))
+
+
 dependent = _Dependent()
 independent = _IndependentConstraint
 boolean = _Boolean()
@@ -223,3 +246,5 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+lower_cholesky = _LowerCholesky()
+positive_definite = _PositiveDefinite()

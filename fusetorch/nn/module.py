@@ -12,6 +12,7 @@ from typing import Callable, Iterator
 from .._hooks import RemovableHandle  # noqa: F401  (nn.RemovableHandle, as before)
 from ..tracer.autograd import no_grad
 from ..tracer.tensor import Tensor
+from . import _backward_hooks
 from .parameter import Buffer, Parameter, is_lazy
 
 _IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -44,6 +45,8 @@ class Module:
         object.__setattr__(self, "_modules", OrderedDict())
         object.__setattr__(self, "_forward_hooks", OrderedDict())
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_hooks", OrderedDict())
+        object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
 
     forward: Callable
 
@@ -56,11 +59,16 @@ class Module:
             r = hook(self, args)
             if r is not None:
                 args = r if isinstance(r, tuple) else (r,)
+        backward_hooks = _backward_hooks.start(self, args)
+        if backward_hooks is not None:
+            args = backward_hooks.inputs(args)
         out = self.forward(*args, **kwargs)
         for hook in list(self._forward_hooks.values()):
             r = hook(self, args, out)
             if r is not None:
                 out = r
+        if backward_hooks is not None:
+            out = backward_hooks.output(out)
         return out
 
     # ------------------------------------------------------------ attributes
@@ -407,6 +415,35 @@ class Module:
         """`hook(module, args)` before each forward; a non-None result replaces the args."""
         h = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[h.id] = hook
+        return h
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False
+                                    ) -> RemovableHandle:
+        """`hook(module, grad_input, grad_output)` once the gradients of the module's positional
+        inputs are computed (None for arguments that are not tensors requiring grad); a
+        non-None result replaces grad_input. Modules whose forward returns one Tensor."""
+        return self._add_hook(self.__dict__.setdefault("_backward_hooks", OrderedDict()), hook,
+                              prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable, prepend: bool = False
+                                        ) -> RemovableHandle:
+        """`hook(module, grad_output)` when the gradient of the module's output arrives; a
+        non-None result replaces grad_output."""
+        return self._add_hook(self.__dict__.setdefault("_backward_pre_hooks", OrderedDict()),
+                              hook, prepend)
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        raise NotImplementedError(
+            "fusetorch does not implement the deprecated Module.register_backward_hook (its "
+            "grad_input is that of the module's last operation): use "
+            "register_full_backward_hook")
+
+    @staticmethod
+    def _add_hook(hooks: OrderedDict, hook: Callable, prepend: bool) -> RemovableHandle:
+        h = RemovableHandle(hooks)
+        hooks[h.id] = hook
+        if prepend:
+            hooks.move_to_end(h.id, last=False)
         return h
 
     # ------------------------------------------------------------ printing

@@ -709,17 +709,21 @@ def legacy_new(d: dt.DType, args: tuple, device) -> Tensor:
 
 
 class _LegacyType(type):
-    """`FloatTensor(2, 3)` builds a tensor; `isinstance(t, FloatTensor)` checks its dtype."""
+    """`FloatTensor(2, 3)` builds a tensor; `isinstance(t, FloatTensor)` checks its dtype (and,
+    for `torch.cuda.FloatTensor` and its kind, that it is on a CUDA device)."""
 
     def __call__(cls, *args, device=None):
-        return legacy_new(cls.dtype, args, device)
+        return legacy_new(cls.dtype, args, device if device is not None else cls.device)
 
     def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, Tensor) and obj._dtype is cls.dtype
+        return isinstance(obj, Tensor) and obj._dtype is cls.dtype \
+            and (cls.device is None or obj._be.device.type == cls.device)
 
 
-def _legacy(name: str, d: dt.DType):
-    return _LegacyType(name, (), {"dtype": d, "__module__": "fusetorch"})
+def _legacy(name: str, d: dt.DType, device: str | None = None):
+    return _LegacyType(name, (), {"dtype": d, "device": device,
+                                  "__module__": "fusetorch" if device is None
+                                  else f"fusetorch.{device}"})
 
 
 FloatTensor = _legacy("FloatTensor", dt.float32)
@@ -734,3 +738,6 @@ ByteTensor = _legacy("ByteTensor", dt.uint8)
 BoolTensor = _legacy("BoolTensor", dt.bool_)
 LEGACY = {c.dtype: c for c in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, LongTensor,
                                IntTensor, ShortTensor, CharTensor, ByteTensor, BoolTensor)}
+# `torch.cuda.FloatTensor` and the rest (old scripts pick `Tensor = torch.cuda.FloatTensor if
+# cuda else torch.FloatTensor`): tensors made on the current CUDA device
+CUDA_LEGACY = {c.__name__: _legacy(c.__name__, c.dtype, "cuda") for c in LEGACY.values()}

@@ -140,7 +140,23 @@ class Tensor:
         return False
 
     def is_pinned(self, device=None) -> bool:
-        return False
+        return self.__dict__.get("_pinned", False)
+
+    def pin_memory(self, device=None) -> Tensor:
+        """A copy in page-locked host memory, as PyTorch's (which needs an accelerator). The
+        host memory here is numpy's, so the copy is only marked pinned: what `is_pinned` and a
+        later `.to(device, non_blocking=True)` ask."""
+        if not _device.cuda_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        if self._be.device.type != "cpu":
+            raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be "
+                               "pinned")
+        if self.is_pinned():
+            return self
+        from .functional import clone
+        out = clone(self)
+        out.__dict__["_pinned"] = True
+        return out
 
     def is_distributed(self) -> bool:
         return False

@@ -177,6 +177,71 @@ def test_forward_hooks():
     assert m(torch.ones(1, 3)).tolist() == [[3.0, 3.0]] and len(seen) == 1
 
 
+def test_full_backward_hooks_see_and_replace_gradients():
+    # PyTorch 2.13: the pre-hook sees grad_output first and may replace it; the full hook then
+    # sees grad_input (w.r.t. the positional input) with the replaced grad_output
+    m = nn.Linear(3, 2)
+    w = m.weight.detach().numpy().astype(np.float64)
+    log = []
+
+    def pre(mod, grad_output):
+        log.append(("pre", [tuple(g.shape) for g in grad_output]))
+        return (grad_output[0] * 3,)
+
+    def full(mod, grad_input, grad_output):
+        assert mod is m and grad_output[0].tolist() == [[3.0, 3.0]] * 4
+        log.append(("full", [None if g is None else tuple(g.shape) for g in grad_input]))
+        return None if grad_input[0] is None else (grad_input[0] * 2,)
+
+    h1, h2 = m.register_full_backward_hook(full), m.register_full_backward_pre_hook(pre)
+    x = torch.ones(4, 3, requires_grad=True)
+    m(x).sum().backward()
+    assert log == [("pre", [(4, 2)]), ("full", [(4, 3)])]
+    np.testing.assert_allclose(x.grad.numpy(), np.tile(6 * w.sum(0), (4, 1)), rtol=1e-6)
+    assert m.weight.grad.tolist() == [[12.0] * 3] * 2  # 3 * (ones(4, 2).T @ ones(4, 3))
+    log.clear()
+    with pytest.warns(UserWarning, match="since no inputs require gradients"):
+        m(torch.ones(4, 3)).sum().backward()
+    assert log == [("pre", [(4, 2)]), ("full", [None])]
+    h1.remove()
+    h2.remove()
+    log.clear()
+    m(x).sum().backward()
+    assert log == []
+
+
+def test_full_backward_hook_with_several_inputs():
+    class Scale(nn.Module):
+        def forward(self, a, k, b):
+            return a * b * k
+
+    seen = []
+    s = Scale()
+    s.register_full_backward_hook(lambda mod, gi, go: seen.append(
+        [None if g is None else g.tolist() for g in gi]))
+    a, b = torch.ones(2, requires_grad=True), torch.full((2,), 2.0, requires_grad=True)
+    s(a, 3, b).sum().backward()
+    assert seen == [[[6.0, 6.0], None, [3.0, 3.0]]]
+
+    class FirstOnly(nn.Module):
+        def forward(self, a, b):
+            return a * 2
+
+    seen.clear()
+    f = FirstOnly()  # b gets no gradient: PyTorch materializes zeros for it
+    f.register_full_backward_hook(lambda mod, gi, go: seen.append([g.tolist() for g in gi]))
+    f(a, b).sum().backward()
+    assert seen == [[[2.0, 2.0], [0.0, 0.0]]]
+    # replacing an input's gradient after it has flowed on is refused, not silently dropped
+    s2 = Scale()
+    s2.register_full_backward_hook(lambda mod, gi, go: tuple(
+        None if g is None else g * 0 for g in gi))
+    with pytest.raises(NotImplementedError, match="replaced the gradient"):
+        s2(a, 3, b).sum().backward()
+    with pytest.raises(NotImplementedError, match="register_full_backward_hook"):
+        s.register_backward_hook(lambda *a: None)
+
+
 def test_deepcopy_is_independent():
     m = Leaf()
     c = copy.deepcopy(m)

@@ -3,6 +3,8 @@ import numpy as np
 import pytest
 
 import fusetorch as torch
+import fusetorch.nn as nn
+import fusetorch.nn.functional as F
 from fusetorch.nn.utils import (clip_grad_norm_, clip_grad_value_, parameters_to_vector,
                                 vector_to_parameters)
 
@@ -55,3 +57,52 @@ def test_vector_round_trip():
     np.testing.assert_array_equal(v.numpy(), np.concatenate([p.numpy().ravel() for p in ps]))
     vector_to_parameters(v * 2, ps)
     np.testing.assert_allclose(parameters_to_vector(ps).numpy(), v.numpy() * 2)
+
+
+def test_legacy_spectral_norm_steps_v_then_u_and_divides_by_sigma():
+    # numpy reference of PyTorch's legacy form: in training mode one step v = W^T u / |.|,
+    # u = W v / |.|, then sigma = u . W v; in eval mode the buffers are used as they are
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((2, 3))
+    u0, v0 = rng.standard_normal(2), rng.standard_normal(3)
+    x = rng.standard_normal((4, 3))
+    m = nn.utils.spectral_norm(nn.Linear(3, 2).double())
+    assert sorted(m.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    assert [n for n, _ in m.named_parameters()] == ["bias", "weight_orig"]
+    with torch.no_grad():
+        m.weight_orig.copy_(torch.tensor(w))
+        m.weight_u.copy_(torch.tensor(u0))
+        m.weight_v.copy_(torch.tensor(v0))
+        m.bias.zero_()
+    out = m(torch.tensor(x))
+    v = w.T @ u0 / np.linalg.norm(w.T @ u0)
+    u = w @ v / np.linalg.norm(w @ v)
+    np.testing.assert_allclose(out.detach().numpy(), x @ (w / (u @ w @ v)).T, rtol=1e-12)
+    np.testing.assert_allclose(m.weight_u.numpy(), u, rtol=1e-12)
+    np.testing.assert_allclose(m.weight_v.numpy(), v, rtol=1e-12)
+    m.eval()
+    m(torch.tensor(x))
+    np.testing.assert_allclose(m.weight_v.numpy(), v, rtol=1e-12)  # no step in eval mode
+    # the gradient treats u and v as constants: in eval mode that is the function itself
+    xt = torch.tensor(x, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda a, b: F.linear(a, b / (m.weight_u @ b @ m.weight_v)),
+                                    (xt, m.weight_orig))
+    m(xt).sum().backward()
+    eps = 1e-6
+    for i, j in ((0, 0), (1, 2)):
+        wp, wm = w.copy(), w.copy()
+        wp[i, j] += eps
+        wm[i, j] -= eps
+        fd = (x @ (wp / (u @ wp @ v)).T - x @ (wm / (u @ wm @ v)).T).sum() / (2 * eps)
+        assert abs(m.weight_orig.grad[i, j].item() - fd) < 1e-6
+    with pytest.raises(RuntimeError, match="Cannot register two spectral_norm hooks"):
+        nn.utils.spectral_norm(m)
+    nn.utils.remove_spectral_norm(m)
+    assert [n for n, _ in m.named_parameters()] == ["bias", "weight"]  # as PyTorch orders them
+    np.testing.assert_allclose(m.weight.detach().numpy(), w / (u @ w @ v), rtol=1e-12)
+    with pytest.raises(ValueError, match="spectral_norm of 'weight' not found"):
+        nn.utils.remove_spectral_norm(m)
+    # transposed convolutions normalise along dim 1 (their output channels)
+    c = nn.utils.spectral_norm(nn.ConvTranspose2d(2, 3, 2))
+    assert c.weight_u.shape == (3,) and c.weight_v.shape == (8,)
+    assert c(torch.ones(1, 2, 3, 3)).shape == (1, 3, 4, 4)

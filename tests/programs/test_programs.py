@@ -53,12 +53,24 @@ RUNS = [
     "gcn",                       # pytorch/examples gcn (to_sparse, torch.sparse.mm, spmm)
     "wgan_gp",                   # WGAN-GP (autograd.grad(only_inputs=True), is_xpu)
     "gpt_step",                  # benchmarks/models.py's nanoGPT-shaped step (bench_table's row)
+    "transformer_lm",            # tutorial: language modeling with nn.Transformer
+    "text_classification",       # tutorial: text classification (EmbeddingBag + offsets)
+    "neural_style",              # tutorial: neural transfer (gram matrix, LBFGS closure)
+    "transfer_learning",         # tutorial: transfer learning (inline resnet18), imagenet's accuracy
+    "gat",                       # pytorch/examples gat
+    "mnist_rnn",                 # pytorch/examples mnist_rnn (LSTM over rows, Adadelta)
+    "micrograd",                 # karpathy/micrograd's test_engine comparisons and its MLP demo
+    "sngan",                     # pytorch-spectral-normalization-gan (nn.utils.spectral_norm)
+    "ppo",                       # nikhilbarhate99/PPO-PyTorch (MultivariateNormal, Categorical)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
 
 # program -> (text its first error must contain, what it needs, in the order it needs them)
 STOPS = {
+    # tutorial: dynamic quantization of an LSTM word language model
+    "dynamic_quantization": ("torch.quantization: quantized tensors and quantization are out of "
+                             "scope", "quantization (out of scope)"),
 }
 
 
@@ -155,3 +167,31 @@ def test_accelerator_device_selection_idiom_gives_a_usable_device(cuda_setting):
         else "cpu"
     x = torch.ones(2, device=device)
     assert x.device.type == device and x.sum().item() == 2.0
+
+
+def test_pin_memory_and_cuda_legacy_types(cuda_setting):
+    # nanoGPT's get_batch: `x.pin_memory().to(device, non_blocking=True)` on CUDA; PyTorch's CPU
+    # build refuses pin_memory; old GAN scripts: `Tensor = torch.cuda.FloatTensor if cuda else
+    # torch.FloatTensor`
+    x = torch.arange(3.0, requires_grad=True)
+    assert not x.is_pinned()
+    assert not isinstance(x, torch.cuda.FloatTensor) and isinstance(x, torch.FloatTensor)
+    if not torch.cuda.is_available():
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is "
+                                               "available."):
+            x.pin_memory()
+        return
+    p = x.pin_memory()
+    assert p.is_pinned() and p.pin_memory() is p and p.tolist() == [0.0, 1.0, 2.0]
+    with torch.no_grad():
+        p[0] = 5.0
+    assert x[0].item() == 0.0  # a copy, not a view
+    (x.pin_memory() * 2).sum().backward()
+    assert x.grad.tolist() == [2.0] * 3
+    y = p.to("cuda", non_blocking=True)
+    with pytest.raises(RuntimeError, match="only dense CPU tensors can be pinned"):
+        y.pin_memory()
+    c = torch.cuda.FloatTensor(2, 3)
+    assert c.device.type == "cuda" and c.dtype == torch.float32 and c.shape == (2, 3)
+    assert isinstance(c, torch.cuda.FloatTensor) and not isinstance(c, torch.cuda.LongTensor)
+    assert torch.cuda.LongTensor([1, 2]).tolist() == [1, 2]

@@ -1124,3 +1124,33 @@ def test_backward_accepts_grad_variables_with_pytorchs_warning():
     y = torch.tensor([2.0], requires_grad=True)
     torch.autograd.backward((x * y).sum(), None, None, False, None, [y])
     assert y.grad.tolist() == [3.0]
+
+
+def test_once_differentiable_backward():
+    # `from torch.autograd.function import once_differentiable` (custom-op code): the backward
+    # runs unrecorded; PyTorch 2.13 gives x.grad 6 here and, differentiating the gradient
+    # again, "element 0 of tensors does not require grad" (its grad_output does not require it)
+    from fusetorch.autograd.function import Function, once_differentiable
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @once_differentiable
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+
+    x = torch.tensor([3.0], requires_grad=True)
+    Square.apply(x).sum().backward()
+    assert x.grad.tolist() == [6.0]
+    g, = torch.autograd.grad(Square.apply(x).sum(), x, create_graph=True)
+    assert not g.requires_grad and g.tolist() == [6.0]
+    # a grad_output that requires grad would need the backward recorded: refused, not dropped
+    y = Square.apply(x)
+    with pytest.raises(RuntimeError, match="differentiate twice a function that was marked "
+                                           "with @once_differentiable"):
+        torch.autograd.grad(y, x, torch.ones(1, requires_grad=True), create_graph=True)

@@ -51,6 +51,13 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
     return module
 
 
+def _weight_matrix(weight: Tensor, dim: int) -> Tensor:
+    """`weight` as a matrix whose rows run along `dim` (spectral norm's view of a weight)."""
+    if dim != 0:
+        weight = F.permute(weight, dim, *[d for d in range(weight.ndim) if d != dim])
+    return F.reshape(weight, (weight.shape[0], -1))
+
+
 class _SpectralNorm(Module):
     """W / sigma(W), sigma estimated by power iteration on the buffers _u, _v (updated in
     training mode only)."""
@@ -78,10 +85,7 @@ class _SpectralNorm(Module):
             self._power_method(mat, 15)
 
     def _reshape_weight_to_matrix(self, weight: Tensor) -> Tensor:
-        if self.dim != 0:
-            weight = F.permute(weight, self.dim, *[d for d in range(weight.ndim)
-                                                   if d != self.dim])
-        return F.reshape(weight, (weight.shape[0], -1))
+        return _weight_matrix(weight, self.dim)
 
     def _power_method(self, mat: Tensor, n: int) -> None:
         with no_grad():
