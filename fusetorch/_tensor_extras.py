@@ -1,13 +1,12 @@
 """Tensor methods PyTorch scripts meet beside the math: `x.new(...)`, `x.get_device()`,
 `x.apply_(fn)`, `x.map_(y, fn)`, `x.as_strided_(...)`, `x.dim_order()`, `x.is_set_to(y)`,
 `x.real`, the deprecated non-in-place `resize`, and the answers a CPU tensor gives
-(`is_inference`, `pin_memory` without an accelerator, `output_nr`).
+(`is_inference`, `output_nr`).
 """
 from __future__ import annotations
 
 import warnings
 
-from . import cuda
 from .tracer import creation as C
 from .tracer import dispatch as D
 from .tracer import functional as F
@@ -37,12 +36,6 @@ def new(self: Tensor, *args, dtype=None, device=None) -> Tensor:
         return C.tensor(args[0], dtype=d, device=dev)
     sizes = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
     return C.empty(tuple(sizes) if sizes else (0,), dtype=d, device=dev)
-
-
-def pin_memory(self: Tensor, device=None) -> Tensor:
-    if not cuda.is_available():
-        raise RuntimeError("Cannot access accelerator device when none is available.")
-    return F.clone(self)  # (host memory is not page-locked; the copy is what a user receives)
 
 
 def _real(self: Tensor) -> Tensor:
@@ -140,7 +133,7 @@ def is_set_to(self: Tensor, tensor: Tensor) -> bool:
         tuple(self.shape) == tuple(tensor.shape) and self.stride() == tensor.stride()
 
 
-for _fn in (get_device, is_inference, new, pin_memory, resize, resize_as, apply_, map_, map2_,
+for _fn in (get_device, is_inference, new, resize, resize_as, apply_, map_, map2_,
             as_subclass, const_data_ptr, dim_order, is_set_to):
     setattr(Tensor, _fn.__name__, _fn)
 Tensor.real = property(_real)
