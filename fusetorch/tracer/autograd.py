@@ -173,6 +173,19 @@ def _save_spec(saves: tuple, n: int) -> tuple:
     return "out" in saves, tuple(positions)
 
 
+# the ops whose inputs' cotangents read different saved values (OpDef.saves_for)
+_SAVES_FOR = {name for name, d in OPS.items() if d.saves_for is not None}
+
+
+def _saves_needed(op: str, ins: Sequence) -> tuple:
+    """(the output?, input positions) that the cotangents of the inputs needing grad read."""
+    spec = ()
+    for i, x in enumerate(ins):
+        if isinstance(x, Tensor) and x._requires_grad:
+            spec += OPS[op].saves_for[i]
+    return _save_spec(spec, len(ins))
+
+
 def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=None) -> None:
     """Add the node computing `result`; called by dispatch when an input requires grad."""
     dtype = result._dtype
@@ -199,6 +212,9 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
     by_arity = _SAVES.get(op)
     save_out, positions = by_arity[n] if by_arity is not None and n < len(by_arity) else \
         _saves(op, n)
+    if positions and op in _SAVES_FOR and not all(
+            [isinstance(x, Tensor) and x._requires_grad for x in ins]):
+        save_out, positions = _saves_needed(op, ins)
     if save_out or positions:
         saved = {}
         if save_out:
