@@ -35,6 +35,10 @@ class OpDef:
     c_expr: Optional[str] = None  # '{0}', '{1}': operands; '{f}': 'f' for float32, '' for double
     vjp: Optional[Callable] = None  # (builder, node, cotangent) -> one cotangent per input
     saves: tuple = ()  # forward values the VJP reads: input positions (ints or slices), 'out'
+    # per input position, the part of `saves` that input's cotangent reads, so that eager
+    # autograd saves only what the inputs needing grad will read (x @ w with w frozen keeps no
+    # x), as PyTorch's generated autograd does; None: every input's cotangent reads `saves`
+    saves_for: Optional[tuple] = None
     doc: str = ""
     attrs: tuple = field(default_factory=tuple)  # names of the attributes the op carries
     # declared by the elementwise primitives (ir/elementwise.py explains each)
@@ -622,14 +626,14 @@ _VJP = {
     "index_put": (_vjp_index_put, (slice(2, None),)), "cat": (_vjp_cat, ()),
     "gather": (_vjp_gather, (1,)), "scatter_add": (_vjp_scatter_add, (1,)),
     "scatter_reduce": (_vjp_scatter_reduce, (0, 1, 2, "out")),
-    "matmul": (_vjp_matmul, (0, 1)), "custom": (_vjp_custom, ()), "check": (vjp_identity, ()),
+    "matmul": (_vjp_matmul, (0, 1), ((1,), (0,))), "custom": (_vjp_custom, ()), "check": (vjp_identity, ()),
     "detach": (vjp_zero, ()),
     "unfold2d": (_vjp_unfold2d, ()), "fold2d": (_vjp_fold2d, ()),
 }
 for _n in ("argmax", "argmin", "nonzero"):
     _VJP[_n] = (vjp_zero, ())
-for _n, (_rule, _saves) in _VJP.items():
-    OPS[_n] = replace(OPS[_n], vjp=_rule, saves=_saves)
+for _n, (_rule, _saves, *_for) in _VJP.items():
+    OPS[_n] = replace(OPS[_n], vjp=_rule, saves=_saves, saves_for=_for[0] if _for else None)
 # PyTorch's grad_fn names where they are not `<Op>Backward0` (elementwise ops declare theirs)
 for _n, _g in {"reshape": "ViewBackward0", "to_device": "ToCopyBackward0",
                "index_put": "IndexPutBackward0",

@@ -11,10 +11,12 @@ from ..ir.graph import Graph
 from .device import NP_DTYPES
 
 
-def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None) -> list:
+def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None,
+              consume: bool = False) -> list:
     """Evaluate `graph` on arrays `inputs` (one per graph input) with the eager table `impl`.
     `hook` (a profiler's, or None) is told when each node starts (`begin(node)`) and ends
-    (`end(node, value)`)."""
+    (`end(node, value)`). `consume`: the caller hands the arrays over (the list is emptied),
+    so each input is let go after its last reader too (see `input_last_reads`)."""
     env: dict[int, object] = {}
     for node, value in zip(graph.inputs, inputs):
         env[id(node)] = value
@@ -24,6 +26,10 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None) -> list:
     drop: dict[int, list] = {}
     for key, pos in last_use.items():
         if pos < len(graph.nodes):  # (outputs and inputs are read "at the end")
+            drop.setdefault(pos, []).append(key)
+    if consume:
+        inputs.clear()
+        for key, pos in input_last_reads(graph, [n.inputs for n in graph.nodes]).items():
             drop.setdefault(pos, []).append(key)
     owners: dict[int, int] = {}  # array id -> how many env entries hold that very array
     mixed = any(node.opdef.crosses_device for node in graph.nodes)
@@ -116,6 +122,20 @@ def _last_uses(graph: Graph) -> tuple[dict, dict]:
             if seen > views.get(src, -1):
                 views[src] = seen
     return last, views
+
+
+def input_last_reads(graph: Graph, reads: list) -> dict:
+    """id of each graph input that is not an output -> the position of its last reader in
+    `reads` (per step, the nodes it reads). A backward graph's inputs are the saved forward
+    values: dropped there, each lives until the step that last needs it, not to the end of the
+    run (PyTorch frees each node's saved tensors as its backward runs)."""
+    ins = {id(n) for n in graph.inputs} - {id(o) for o in graph.outputs}
+    last = {}
+    for pos, nodes in enumerate(reads):
+        for i in nodes:
+            if id(i) in ins:
+                last[id(i)] = pos
+    return last
 
 
 def _dead_after(node, array, pos: int, last_use: dict, owners: dict) -> bool:

@@ -212,7 +212,10 @@ class Program:
 
     # ------------------------------------------------------------ running
 
-    def run(self, arrays: list) -> list:
+    def run(self, arrays: list, consume: bool = False) -> list:
+        """The outputs for input `arrays`. `consume`: the caller hands the arrays over (the
+        list is emptied) and each is let go after its last reader (a backward's saved
+        values)."""
         prof = _LOCAL.state.PROFILE
         if prof is not None and prof.enter():
             return prof.call(self.run, (arrays,), _EVENT.get(self.role, "CompiledFunction"),
@@ -220,16 +223,21 @@ class Program:
         runner = self._runner
         if runner is None and not self._interpreted:
             runner = self._take_over(arrays)
+        # the inputs an output may be (x * 1 -> x): kept for `_unaliased`, which compares them
+        kept = arrays
+        if consume:
+            returned = {id(o) for o in self.graph.outputs}
+            kept = [a for a, n in zip(arrays, self.graph.inputs) if id(n) in returned]
         if runner is None:  # the graph's meaning, as eager execution computes it
             be = self.backend
             if self._pending is None:
-                outs = run_graph(self.graph, arrays, be.impl, be.xp)
+                outs = run_graph(self.graph, arrays, be.impl, be.xp, consume=consume)
             else:  # (while the build runs: the eager table's kernels build nothing either)
                 with eager_kernels.no_builds():
-                    outs = run_graph(self.graph, arrays, be.impl, be.xp)
+                    outs = run_graph(self.graph, arrays, be.impl, be.xp, consume=consume)
         else:
-            outs = runner.run(arrays, self, prof)
-        return _unaliased(outs, arrays, self.user_outputs, self.updates)
+            outs = runner.run(arrays, self, prof, consume)
+        return _unaliased(outs, kept, self.user_outputs, self.updates)
 
     def _take_over(self, arrays: list) -> Runner | None:
         """The runner for this run where kernels are built (building them first, or starting

@@ -107,6 +107,13 @@ class Runner:
                 st = st + (drop,)
             self.schedule.append(st)
         schedule = self.schedule
+        # a run that was handed its input arrays (`consume`) lets each go after its last
+        # reader as well: step id -> the input slots it read last
+        outs_kept = set(self._output_slots)
+        self._input_drops: dict = {}
+        for i, pos in last.items():
+            if i < len(graph.inputs) and i not in outs_kept:
+                self._input_drops.setdefault(id(schedule[pos]), []).append(i)
         # constants are made once: a call starts from a copy of this list (its slots past the
         # inputs hold them), and runs only the steps that compute something
         self._env = [None] * len(slot)
@@ -114,21 +121,26 @@ class Runner:
             self._env[i] = v
         self._steps = [s for pos, s in enumerate(schedule) if pos not in made_once]
 
-    def run(self, arrays: list, program=None, prof=None) -> list:
+    def run(self, arrays: list, program=None, prof=None, consume: bool = False) -> list:
         """The graph's outputs for input `arrays`. `prof`: the active profiler, told of each
-        step (as a step of `program`)."""
+        step (as a step of `program`). `consume`: the caller hands the arrays over (the list
+        is emptied) and each is let go after the step that last reads it."""
         try:
             token = self._reuse.pop()
         except IndexError:
-            return self._run(arrays, program, prof, False)
+            return self._run(arrays, program, prof, False, consume)
         try:
-            return self._run(arrays, program, prof, True)
+            return self._run(arrays, program, prof, True, consume)
         finally:
             self._reuse.append(token)
 
-    def _run(self, arrays: list, program, prof, reuse_buffers: bool) -> list:
+    def _run(self, arrays: list, program, prof, reuse_buffers: bool, consume: bool) -> list:
         env = self._env.copy()  # (a list of the call's own: runs may nest, in backward hooks)
         env[:len(arrays)] = arrays
+        in_drops = None
+        if consume:
+            arrays.clear()
+            in_drops = self._input_drops
         ffi = self.ffi
         ptr = ffi.from_buffer if ffi is not None else None
         held = 2 if ptr is None else 3
@@ -156,6 +168,9 @@ class Runner:
                     prof.program_step(program, step, t0, _now(), env)
                 for i in drop:
                     env[i] = None
+                if in_drops:
+                    for i in in_drops.get(id(step), ()):
+                        env[i] = None
                 continue
             _, k, func, ins, checked, outs, aliased, fresh, drop = step
             for i, shape, strides in checked:  # values from outside the kernels: guard them
@@ -194,6 +209,9 @@ class Runner:
                 prev[j] = made[j] = None
             for i in drop:
                 env[i] = None
+            if in_drops:
+                for i in in_drops.get(id(step), ()):
+                    env[i] = None
         return [env[i] for i in self._output_slots]
 
     def _refuse(self, k: int, arrays: list) -> None:

@@ -194,6 +194,19 @@ def _save_spec(saves: tuple, n: int) -> tuple:
     return "out" in saves, tuple(positions)
 
 
+# the ops whose inputs' cotangents read different saved values (OpDef.saves_for)
+_SAVES_FOR = {name for name, d in OPS.items() if d.saves_for is not None}
+
+
+def _saves_needed(op: str, ins: Sequence) -> tuple:
+    """(the output?, input positions) that the cotangents of the inputs needing grad read."""
+    spec = ()
+    for i, x in enumerate(ins):
+        if isinstance(x, Tensor) and x._requires_grad:
+            spec += OPS[op].saves_for[i]
+    return _save_spec(spec, len(ins))
+
+
 def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=None) -> None:
     """Add the node computing `result`; called by dispatch when an input requires grad."""
     dtype = result._dtype
@@ -220,6 +233,9 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
     by_arity = _SAVES.get(op)
     save_out, positions = by_arity[n] if by_arity is not None and n < len(by_arity) else \
         _saves(op, n)
+    if positions and op in _SAVES_FOR and not all(
+            [isinstance(x, Tensor) and x._requires_grad for x in ins]):
+        save_out, positions = _saves_needed(op, ins)
     if save_out or positions:
         saved = {}
         if save_out:
@@ -443,26 +459,61 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
         outs = _run_recorded(bw, grads, fwd_values, values, be, create_graph, order)
     else:
         arrays = [g._data for g in grads] + [v[0] for v in values]
-        if D.PROFILE is not None:  # interpreted: each node timed, grouped by grad_fn
-            out_arrays = D.PROFILE.backward_graph(runner, order, arrays, be)
-        else:
-            out_arrays = runner.run(arrays, be)  # interpreted, or compiled once seen twice
         # a gradient may be (a view of) a cotangent or a saved value, or the same buffer as
         # another gradient: those are copied, so .grad never aliases anything else
-        taken = {id(_root_array(a)) for a in arrays}
+        taken = _roots(arrays)
+        if D.PROFILE is not None:  # interpreted: each node timed, grouped by grad_fn
+            out_arrays = D.PROFILE.backward_graph(runner, order, arrays, be)
+        elif not retain_graph:
+            # the saved values are handed to the run, which lets each go after its last
+            # reader (PyTorch frees a node's saved tensors as its backward runs): a
+            # transformer's activations then do not all outlive the backward's peak
+            del values
+            _free(order)
+            out_arrays = runner.run(arrays, be, consume=True)
+        else:
+            out_arrays = runner.run(arrays, be)  # interpreted, or compiled once seen twice
         outs = []
         for a, n in zip(out_arrays, bw.graph.outputs):
             root = _root_array(a)
-            if id(root) in taken or not D.writeable(a):
+            if taken.get(id(root), _DEAD)() is root or not D.writeable(a):
                 a = be.xp.array(a, copy=True)
                 root = a
-            taken.add(id(root))
+            taken[id(root)] = _strong(root)
             outs.append(Tensor._make(a, n.dtype, be))
         if runner.crosses_device:
             _place(outs, list(wrt_nodes) + list(also), be)
     if not retain_graph:
         _free(order)
     return outs
+
+
+def _DEAD():
+    return None
+
+
+class _strong:
+    """A reference with weakref.ref's call, for arrays that take no weak references."""
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self):
+        return self.a
+
+
+def _roots(arrays: list) -> dict:
+    """id -> (weak) reference of each array's root: identity that survives the arrays being let
+    go (a freed array's id may be a new array's)."""
+    out = {}
+    for a in arrays:
+        r = _root_array(a)
+        try:
+            out[id(r)] = weakref.ref(r)
+        except TypeError:
+            out[id(r)] = _strong(r)
+    return out
 
 
 def _place(outs: list, targets: list, be) -> None:

@@ -50,19 +50,21 @@ class BackwardRunner:
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
         self.compilable = POLICY.backward_programs and all(n.opdef.compilable for n in graph.nodes)
 
-    def run(self, arrays: list, be, hook=None) -> list:
-        """`hook`: a profiler's, told as each interpreted node starts and ends."""
+    def run(self, arrays: list, be, hook=None, consume: bool = False) -> list:
+        """`hook`: a profiler's, told as each interpreted node starts and ends. `consume`: the
+        caller hands the arrays over (the saved values of a backward that retains no graph),
+        so each may be let go after its last reader."""
         self.uses += 1
         if self.compilable and self.uses > 1 and be.device.type == "cpu":
             program = self._program(arrays, be)
             if program is not None:
-                return program.run(arrays)
+                return program.run(arrays, consume)
         if self.plain and hook is None and self.uses > 1 and not _worth_compiling(arrays):
-            schedule = self.schedule
+            schedule = self.schedule  # (small values only: kept to the end)
             if schedule is None or schedule.xp is not be.xp:
                 schedule = self.schedule = Schedule(self.graph, be.impl, be.xp)
             return schedule.run(arrays)
-        return run_graph(self.graph, arrays, be.impl, be.xp, hook=hook)
+        return run_graph(self.graph, arrays, be.impl, be.xp, hook=hook, consume=consume)
 
     def _program(self, arrays: list, be):
         # an array kernels may not read (frombuffer at an odd offset, which PyTorch accepts) is

@@ -190,3 +190,26 @@ def test_large_intermediate_kernel_buffers_are_not_kept(monkeypatch):
     np.testing.assert_allclose(runner.run([x])[0], np.exp(x) @ x, rtol=1e-12)
     assert all(b is None for bufs in runner._buffers.values() for b in bufs)
     np.testing.assert_allclose(runner.run([x])[0], np.exp(x) @ x, rtol=1e-12)
+
+
+class _Steps:
+    """A profiler stand-in: what each step's environment holds of the inputs."""
+
+    def __init__(self):
+        self.inputs_held = []
+
+    def program_step(self, program, step, t0, t1, env):
+        self.inputs_held.append((step[0], env[0] is not None, env[1] is not None))
+
+
+@pytest.mark.parametrize("consume", [False, True])
+def test_handed_over_inputs_go_after_their_last_reader(consume):
+    graph = _mlp()
+    x, w = np.random.rand(8, 6), np.random.rand(6, 4)
+    runner, _ = _runner(graph, [x, w])
+    arrays, steps = [x, w], _Steps()
+    t, s = runner.run(arrays, prof=steps, consume=consume)
+    np.testing.assert_allclose(t, np.tanh(x @ w))
+    assert (arrays == []) is consume
+    assert steps.inputs_held[0] == ("extern", True, True)  # the matmul reads both
+    assert steps.inputs_held[-1][1:] == (not consume, not consume)
