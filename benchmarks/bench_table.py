@@ -76,11 +76,23 @@ def _calibrate(fn, target: float) -> int:
     return max(1, int(target / one))
 
 
+def _settle() -> None:
+    """Let fusetorch's background builds land: a cell measures the steady state, the built
+    programs, not the interpreted calls that run while gcc works (the cold rows time those)."""
+    program = sys.modules.get("fusetorch.runtime.program")
+    if program is not None and hasattr(program, "wait_for_builds"):
+        program.wait_for_builds()
+
+
 def measure(cells: dict, rounds: int, target: float, stat: str) -> dict:
     """Seconds per call of each callable in `cells`, its blocks taking turns with the others'."""
     for fn in cells.values():  # warm up: builds, caches, the compiled eager backward
         for _ in range(3):
             fn()
+        _settle()
+        for _ in range(2):  # (builds a later call starts, e.g. a backward at its second use)
+            fn()
+        _settle()
     number = {k: _calibrate(fn, target) for k, fn in cells.items()}
     per_call = {k: [] for k in cells}
     for _ in range(rounds):
