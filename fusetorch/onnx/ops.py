@@ -73,9 +73,6 @@ UNSUPPORTED = {
     "i1": "ONNX has no Bessel functions",
     "i0e": "ONNX has no Bessel functions",
     "i1e": "ONNX has no Bessel functions",
-    "entr": "not emitted yet (a Where of -x Log(x); fusetorch's entr is one primitive)",
-    "xlogy": "not emitted yet (a Where of Mul and Log)",
-    "xlog1py": "not emitted yet (a Where of Mul and Log of 1 + y)",
     "erfcx": "ONNX has no erfcx operator (exp(x^2) * erfc(x) overflows)",
     "log_ndtr": "ONNX has no log_ndtr operator (Log(Erf) underflows in the tail)",
     "ndtri": "ONNX has no inverse normal CDF",
@@ -483,6 +480,37 @@ def _logaddexp(ctx, node, xs):
     r = b.op("Add", [m, _log1p(ctx, t, d)])
     same = b.op("Equal", [a, c])
     return b.op("Where", [same, b.op("Add", [a, _k(ctx, math.log(2.0), d)]), r])
+
+
+def _xlog(ctx, node, xs, log):
+    # x * log(y), 0 where x == 0 unless y is NaN
+    b, d = ctx.b, node.dtype
+    x, y = xs
+    zero = _k(ctx, 0, d)
+    keep0 = b.op("And", [b.op("Equal", [x, zero]), b.op("Equal", [y, y])])
+    return b.op("Where", [keep0, zero, b.op("Mul", [x, log(y)])])
+
+
+@emits("xlogy")
+def _xlogy(ctx, node, xs):
+    return _xlog(ctx, node, xs, lambda y: ctx.b.op("Log", [y]))
+
+
+@emits("xlog1py")
+def _xlog1py(ctx, node, xs):
+    return _xlog(ctx, node, xs, lambda y: _log1p(ctx, y, node.dtype))
+
+
+@emits("entr")
+def _entr(ctx, node, xs):
+    # -x log x above 0, 0 at 0, -inf below, NaN kept
+    b, d = ctx.b, node.dtype
+    x = xs[0]
+    zero = _k(ctx, 0, d)
+    below = b.op("Where", [b.op("Equal", [x, x]), _k(ctx, -math.inf, d), x])
+    r = b.op("Where", [b.op("Equal", [x, zero]), zero, below])
+    return b.op("Where", [b.op("Greater", [x, zero]),
+                          b.op("Neg", [b.op("Mul", [x, b.op("Log", [x])])]), r])
 
 
 def _fmod(ctx, a, c, d):
