@@ -127,3 +127,51 @@ def test_i1_gradient_is_half_where_x_is_tiny_or_nan(name):
     else:
         d = sp.i0e(s) - sp.i1e(s) * (np.sign(s) + 1 / s)
     _check(getattr(torch.special, name), [x], [np.where(tiny, 0.5, d)])
+
+
+# ------------------------------------------------------------ zero gradients, not "no gradient"
+# PyTorch's backward runs through a result that does not depend on an input requiring grad
+# and writes zeros (checked by hand: matrix_power(A, 0) -> CopyBackwards, fill -> FillBackward0/1,
+# householder_product with an empty tau -> LinalgHouseholderProductBackward0).
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_matrix_power_zero_backward_gives_zeros(compiled):
+    a = torch.tensor(np.arange(18.0).reshape(2, 3, 3), requires_grad=True)
+    f = (lambda t: torch.linalg.matrix_power(t, 0))
+    y = (torch.compile(f) if compiled else f)(a)
+    np.testing.assert_array_equal(y.detach().numpy(), np.broadcast_to(np.eye(3), (2, 3, 3)))
+    y.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.zeros((2, 3, 3)))
+
+
+def test_fill_backward_gives_zeros_to_input_and_the_sum_to_the_value():
+    x = torch.tensor([INF, NAN, 1.0], dtype=torch.float64, requires_grad=True)
+    v = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    y = torch.fill(x, v)
+    assert type(y.grad_fn).__name__ == "FillBackward1"
+    (y * torch.tensor([1.0, 2.0, 4.0], dtype=torch.float64)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
+    assert v.grad.item() == 7.0
+    x.grad = None
+    torch.fill(x, 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, 0.0])
+    # in place on a non-leaf: its history gets zeros, a tensor value its gradient
+    w = torch.tensor(5.0, requires_grad=True)
+    b = torch.ones(4, requires_grad=True)
+    c = b * 2
+    c.fill_(w)
+    c.sum().backward()
+    np.testing.assert_array_equal(b.grad.numpy(), np.zeros(4, dtype=np.float32))
+    assert w.grad.item() == 4.0
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        b.fill_(1.0)
+
+
+def test_householder_product_with_no_reflectors_backward_gives_zeros():
+    a = torch.tensor(np.arange(6.0).reshape(3, 2), requires_grad=True)
+    tau = torch.zeros(0, dtype=torch.float64, requires_grad=True)
+    q = torch.linalg.householder_product(a, tau)
+    np.testing.assert_array_equal(q.detach().numpy(), np.eye(3, 2))
+    q.sum().backward()
+    np.testing.assert_array_equal(a.grad.numpy(), np.zeros((3, 2)))
+    assert tau.grad.shape == (0,)

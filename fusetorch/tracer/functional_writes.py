@@ -68,11 +68,13 @@ def fill(input: Tensor, value) -> Tensor:
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
-        return F.clone(F.expand(cast(value, input._dtype), *input.shape))
+        return F.with_zero_grad(F.clone(F.expand(cast(value, input._dtype), *input.shape)), input,
+                                grad_fn="FillBackward1")
     if not isinstance(value, (bool, int, float)):
         raise TypeError(f"fill(): argument 'value' must be Number, not {type(value).__name__}")
-    return D.source("full", {"shape": tuple(input.shape), "dtype": input._dtype,
-                             "value": D._scalar_as(value, input._dtype)}, input._be)
+    return F.with_zero_grad(D.source("full", {"shape": tuple(input.shape), "dtype": input._dtype,
+                                              "value": D._scalar_as(value, input._dtype)},
+                                     input._be), input, grad_fn="FillBackward0")
 
 
 def zero_(input: Tensor) -> Tensor:
