@@ -175,3 +175,59 @@ def test_householder_product_with_no_reflectors_backward_gives_zeros():
     q.sum().backward()
     np.testing.assert_array_equal(a.grad.numpy(), np.zeros((3, 2)))
     assert tau.grad.shape == (0,)
+
+
+# ------------------------------------------------------------ error types (PyTorch's, by hand)
+
+def test_aminmax_out_must_have_the_input_dtype():
+    x = torch.ones(3, 4)
+    with pytest.raises(RuntimeError, match="dtype float, but got double"):
+        torch.aminmax(x, dim=0, out=(torch.empty(4), torch.empty(4, dtype=torch.float64)))
+    with pytest.raises(RuntimeError, match="dtype double, but got float"):
+        torch.aminmax(x.double(), dim=0, out=(torch.empty(4, dtype=torch.float64), torch.empty(4)))
+    lo, hi = torch.empty(4), torch.empty(4)
+    torch.aminmax(torch.tensor([[1.0, 5, -2, 0], [3, 4, 7, -1]]), dim=0, out=(lo, hi))
+    _same = np.testing.assert_array_equal
+    _same(lo.numpy(), [1.0, 4, -2, -1])
+    _same(hi.numpy(), [3.0, 5, 7, 0])
+
+
+def test_arange_computes_in_outs_dtype():
+    # PyTorch: without dtype=, out's dtype is the dtype (bool: not implemented, an integer
+    # step truncated to 0: ValueError)
+    with pytest.raises(NotImplementedError, match="'Bool'"):
+        torch.arange(3, out=torch.empty(0, dtype=torch.bool))
+    with pytest.raises(ValueError, match="step must be nonzero"):
+        torch.arange(0, 1, 0.25, out=torch.empty(0, dtype=torch.int64))
+    o = torch.empty(0, dtype=torch.int64)
+    torch.arange(0.5, 3, out=o)
+    np.testing.assert_array_equal(o.numpy(), [0, 1, 2])
+    f = torch.empty(0, dtype=torch.float64)
+    torch.arange(0, 1, 0.25, out=f)
+    np.testing.assert_array_equal(f.numpy(), [0.0, 0.25, 0.5, 0.75])
+
+
+def test_narrow_copy_dim_errors():
+    x = torch.ones(2, 3)
+    with pytest.raises(IndexError, match=r"range of \[-2, 1\], but got -4"):
+        torch.narrow_copy(x, -4, 0, 1)
+    with pytest.raises(RuntimeError, match="Expected dim <"):
+        torch.narrow_copy(x, 2, 0, 1)
+
+
+def test_adaptive_max_pool3d_errors_and_empty_output():
+    F3 = F.adaptive_max_pool3d
+    with pytest.raises(ValueError, match="at least 4"):
+        F3(torch.ones(2, 2, 2), [2, 2, 2])
+    with pytest.raises(RuntimeError, match="Expected 4D or 5D"):
+        F3(torch.ones(2, 2, 2), 2)
+    with pytest.raises(RuntimeError, match=r"negative dimension -1: \[1, 1, -1, 0, 2\]"):
+        F3(torch.ones(1, 1, 1, 1, 1), [-1, 0, 2])
+    with pytest.raises(RuntimeError, match="dimension 2 being empty"):
+        F3(torch.ones(1, 2, 0, 3, 3), 2)
+    x = torch.ones(1, 2, 3, 3, 3, requires_grad=True)
+    v, i = F3(x, (0, 2, 2), return_indices=True)
+    assert tuple(v.shape) == (1, 2, 0, 2, 2) and tuple(i.shape) == (1, 2, 0, 2, 2)
+    assert i.dtype == torch.int64
+    v.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.zeros((1, 2, 3, 3, 3), dtype=np.float32))

@@ -240,8 +240,9 @@ def _copy_of(name: str, view):
 
 
 def _narrow_copy(x: Tensor, dim: int, start, length) -> Tensor:
-    if isinstance(dim, int) and not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
-        # PyTorch's narrow_copy checks its dim with an assertion: RuntimeError, not IndexError
+    if isinstance(dim, int) and dim >= max(x.ndim, 1):
+        # PyTorch's narrow_copy asserts dim < ndim (a RuntimeError); a too negative dim gets
+        # the usual IndexError from wrapping it
         raise RuntimeError(f"Expected dim < static_cast<int64_t>(self_sizes.size()) to be "
                            f"true, but got false.")
     return F.narrow(x, dim, start, length)
