@@ -59,6 +59,9 @@ def test_hardsigmoid_hardtanh_relu6_pass_nothing_at_nan():
     y = torch.tensor(X)
     np.testing.assert_array_equal(np.isnan(F.hardsigmoid(y).numpy()), np.isnan(X))
     np.testing.assert_array_equal(np.isnan(F.hardtanh(y).numpy()), np.isnan(X))
+    with pytest.raises(NotImplementedError, match="'Long'"):
+        F.hardsigmoid(torch.tensor([-4, 0, 2]))
+    np.testing.assert_array_equal(F.hardtanh(torch.tensor([-4, 0, 2])).numpy(), [-1, 0, 1])
 
 
 def test_logit_gradient_at_and_outside_the_unit_interval():

@@ -173,6 +173,8 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6; the gradient passes strictly inside (-3, 3)."""
+    D.check_tensor(input, "hardsigmoid", "input", 1)
+    _float_only(input, "hardsigmoid_cpu")
     r = F.where(input <= -3.0, 0.0,
                 F.where(input >= 3.0, 1.0, _inside(input, input < 3.0, (input + 3.0) / 6.0)))
     if r._dtype is not input._dtype:
