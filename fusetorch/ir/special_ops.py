@@ -1,5 +1,6 @@
 """Special functions as elementwise primitives (issue 27), in the form of `elementwise.py`:
-the modified Bessel functions `i0 i1 i0e i1e` and `erfcx log_ndtr` (fused, with C helpers);
+the modified Bessel functions `i0 i1 i0e i1e`, `erfcx log_ndtr` and `entr xlogy xlog1py` (fused,
+with C helpers; the last three are primitives for PyTorch's gradients at their edges);
 `bessel_j0 bessel_j1 bessel_y0 bessel_y1` (fused, libm's); `ndtri zeta igamma igammac airy_ai
 modified_bessel_k0/k1 scaled_modified_bessel_k0/k1` (scipy's only: never fused).
 
