@@ -25,6 +25,7 @@ i0e = _primitive("i0e", "exp(-|x|) I0(x), the exponentially scaled Bessel functi
 i1 = _primitive("i1", "The modified Bessel function of the first kind of order 1.")
 i1e = _primitive("i1e", "exp(-|x|) I1(x), the exponentially scaled Bessel function I1.")
 erfcx = _primitive("erfcx", "exp(x^2) erfc(x), without overflow or underflow.")
+entr = _primitive("entr", "-x log x for x > 0, 0 at 0, -inf below 0, NaN for NaN.")
 log_ndtr = _primitive("log_ndtr", "log of the standard normal CDF, accurate in both tails.")
 ndtri = _primitive("ndtri", "The inverse of the standard normal CDF.")
 
@@ -77,26 +78,13 @@ def ndtr(input, *, out=None):
         "mul", input, -0.7071067811865476)), 0.5), out)
 
 
-def entr(input, *, out=None):
-    """-x log(x) for x > 0, 0 at 0, -inf below, NaN for NaN."""
-    _D.check_tensor(input, "entr", "input", 1)
-    x = input if input.dtype.is_floating_point else input.float()
-    pos = _D.binary("gt", x, 0.0)
-    safe = _D.elementwise("where", pos, x, 1.0)
-    r = _D.elementwise("where", pos, _D.unary("neg", _D.binary("mul", safe, _D.unary("log", safe))),
-                       _D.elementwise("where", _D.binary("eq", x, 0.0), 0.0, float("-inf")))
-    return _write_out(_D.elementwise("where", _D.binary("ne", x, x), x, r), out)
-
-
 def xlog1py(input, other, *, out=None):
     """input * log1p(other), 0 where input is 0 (unless other is NaN)."""
     from .tracer.tensor import Tensor
     from .tracer import creation
     x = input if isinstance(input, Tensor) else creation.full_like(other, input)
     y = other if isinstance(other, Tensor) else creation.full_like(x, other)
-    zero = _D.binary("bitwise_and", _D.binary("eq", x, 0), _D.binary("eq", y, y))
-    r = _D.elementwise("where", zero, 0.0, _D.binary("mul", x, _D.unary("log1p", y)))
-    return _write_out(r, out)
+    return _write_out(_D.binary("xlog1py", x, y), out)  # (a primitive: ir/special_ops.py)
 
 
 def _binary_primitive(name: str, op: str, doc: str):

@@ -740,11 +740,15 @@ for _name, _ufunc, _c in [("floor", "floor", "floor"), ("ceil", "ceil", "ceil"),
 
 
 def _vjp_atan2(b, n, g):  # d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+    # PyTorch masks the reciprocal where x^2 + y^2 is 0: the gradient at (0, 0) is 0, not 0/0
     y, x = arg(n, 0), arg(n, 1)
     yv, xv = b.value(y), b.value(x)
     r2 = b.op("add", b.op("mul", xv, xv), b.op("mul", yv, yv))
-    return (b.sum_to(b.op("mul", g, b.op("div", xv, r2)), y.shape),
-            b.sum_to(b.op("neg", b.op("mul", g, b.op("div", yv, r2))), x.shape))
+    at0 = b.op("eq", r2, b.zero(n.dtype))
+    recip = b.op("where", at0, b.zero(n.dtype),
+                 b.op("div", b.const(1.0, n.dtype), b.op("where", at0, b.const(1.0, n.dtype), r2)))
+    return (b.sum_to(b.op("mul", g, b.op("mul", xv, recip)), y.shape),
+            b.sum_to(b.op("neg", b.op("mul", g, b.op("mul", yv, recip))), x.shape))
 
 
 elementwise("atan2", 2, "float", "atan2{f}({0}, {1})", lambda xp: xp.arctan2, vjp=_vjp_atan2,
@@ -762,11 +766,16 @@ elementwise("hypot", 2, "float", "hypot{f}({0}, {1})", lambda xp: xp.hypot, vjp=
             saves=(0, 1, "out"))
 
 
-def _vjp_logaddexp(b, n, g):  # d/da = exp(a - out)
+def _vjp_logaddexp(b, n, g):
+    # PyTorch's 1 / (1 + exp(b - a)), not exp(a - out): finite where a or b is infinite
+    # (logaddexp(inf, -inf) gives d/da = 1), NaN only where both are the same infinity
     a, c = arg(n, 0), arg(n, 1)
-    out = b.value(n)
-    return (b.sum_to(b.op("mul", g, b.op("exp", b.op("sub", b.value(a), out))), a.shape),
-            b.sum_to(b.op("mul", g, b.op("exp", b.op("sub", b.value(c), out))), c.shape))
+    av, cv = b.value(a), b.value(c)
+    one = b.const(1.0, n.dtype)
+
+    def share(u, v):
+        return b.op("div", g, b.op("add", one, b.op("exp", b.op("sub", v, u))))
+    return b.sum_to(share(av, cv), a.shape), b.sum_to(share(cv, av), c.shape)
 
 
 _LOGADDEXP_C = """/* log(exp(a) + exp(b)) without overflow: the larger plus log1p(exp(-|a - b|)) */
@@ -783,7 +792,7 @@ FT_FN float ft_logaddexpf(float a, float b)
 }
 """
 elementwise("logaddexp", 2, "float", "ft_logaddexp{f}({0}, {1})", lambda xp: xp.logaddexp,
-            vjp=_vjp_logaddexp, saves=(0, 1, "out"), c_helper=_LOGADDEXP_C)
+            vjp=_vjp_logaddexp, saves=(0, 1), c_helper=_LOGADDEXP_C)
 
 
 # Integer division family. PyTorch raises "ZeroDivisionError" (a RuntimeError) for an integer

@@ -1,5 +1,6 @@
 """Special functions as elementwise primitives (issue 27), in the form of `elementwise.py`:
-the modified Bessel functions `i0 i1 i0e i1e` and `erfcx log_ndtr` (fused, with C helpers);
+the modified Bessel functions `i0 i1 i0e i1e`, `erfcx log_ndtr` and `entr xlogy xlog1py` (fused,
+with C helpers; the last three are primitives for PyTorch's gradients at their edges);
 `bessel_j0 bessel_j1 bessel_y0 bessel_y1` (fused, libm's); `ndtri zeta igamma igammac airy_ai
 modified_bessel_k0/k1 scaled_modified_bessel_k0/k1` (scipy's only: never fused).
 
@@ -90,13 +91,17 @@ def _vjp_i0(b, n, g):  # I0' = I1
     return (b.op("mul", g, b.op("i1", b.value(arg(n)))),)
 
 
+_EPS = {"float64": 2.220446049250313e-16, "float16": 0.0009765625, "bfloat16": 0.0078125}
+
+
 def _i1_over_x(b, n, i1):
-    """I1(x) / x (or its scaled twin), 1/2 at x = 0, where both vanish."""
+    """I1(x) / x (or its scaled twin), and where PyTorch takes 1/2 instead: not |x| > eps (the
+    dtype's machine epsilon), so at 0, where both vanish, and at NaN as PyTorch's backward."""
     x = b.value(arg(n))
-    zero = b.zero(n.dtype)
-    is0 = b.op("eq", x, zero)
-    safe = b.op("where", is0, b.const(1.0, n.dtype), x)
-    return is0, b.op("div", i1, safe)
+    tiny = b.op("logical_not", b.op("gt", b.op("abs", x),
+                                    b.const(_EPS.get(n.dtype.name, 1.1920928955078125e-07), n.dtype)))
+    safe = b.op("where", tiny, b.const(1.0, n.dtype), x)
+    return tiny, b.op("div", i1, safe)
 
 
 def _vjp_i1(b, n, g):  # I1' = I0 - I1 / x, 1/2 at 0
@@ -236,3 +241,56 @@ for _name, _scipy in (("modified_bessel_k0", "k0"), ("modified_bessel_k1", "k1")
                       ("scaled_modified_bessel_k0", "k0e"), ("scaled_modified_bessel_k1", "k1e")):
     elementwise(_name, 1, "float", f"ft_{_name}{{f}}({{0}})", scipy_ufunc(_scipy),
                 vjp=_vjp_refused(_name), fusible=False)
+
+
+# entr: a primitive, not a composition, for PyTorch's gradient -(1 + log x) everywhere (inf at
+# 0, NaN below 0), which no `where` of -x log x can carry: a masked branch passes no gradient.
+_ENTR_C = """/* -x log x for x > 0, 0 at 0, -inf below 0, NaN for NaN (scipy's and PyTorch's entr) */
+FT_FN double ft_entr(double x)
+{
+    return x > 0 ? -x * log(x) : (x == 0 ? 0.0 : (x != x ? x : -INFINITY));
+}
+FT_FN float ft_entrf(float x)
+{
+    return x > 0 ? -x * logf(x) : (x == 0 ? 0.0f : (x != x ? x : -INFINITY));
+}
+"""
+
+
+def _vjp_entr(b, n, g):
+    x = b.value(arg(n))
+    return (b.op("neg", b.op("mul", g, b.op("add", b.const(1.0, n.dtype), b.op("log", x)))),)
+
+
+elementwise("entr", 1, "float", "ft_entr{f}({0})", scipy_ufunc("entr"), vjp=_vjp_entr, saves=(0,),
+            c_helper=_ENTR_C, grad_name="SpecialEntrBackward0")
+
+
+# xlogy, xlog1py: primitives for PyTorch's gradients: d/dx = xlogy(g, y), 0 where x == 0 and y
+# is outside log's domain, d/dy = g x / y (or / (y + 1)); a `where` of x log y passes none at
+# x == 0, and the masked product's 0 * log(0) makes NaN.
+_XLOGY_C = """/* x log(y) (x log1p(y)), 0 where x == 0 unless y is NaN (scipy's and PyTorch's) */
+FT_FN double ft_xlogy(double x, double y) { return x == 0 && y == y ? 0.0 : x * log(y); }
+FT_FN float ft_xlogyf(float x, float y) { return x == 0 && y == y ? 0.0f : x * logf(y); }
+FT_FN double ft_xlog1py(double x, double y) { return x == 0 && y == y ? 0.0 : x * log1p(y); }
+FT_FN float ft_xlog1pyf(float x, float y) { return x == 0 && y == y ? 0.0f : x * log1pf(y); }
+"""
+
+
+def _vjp_xlog(edge: float):
+    def vjp(b, n, g):
+        x, y = arg(n, 0), arg(n, 1)
+        xv, yv = b.value(x), b.value(y)
+        masked = b.op("bitwise_and", b.op("eq", xv, b.zero(n.dtype)),
+                      b.op("le", yv, b.const(edge, n.dtype)))
+        dx = b.op("where", masked, b.zero(n.dtype), b.op(n.op, g, yv))
+        dy = b.op("div", b.op("mul", g, xv),
+                  yv if edge == 0.0 else b.op("add", yv, b.const(1.0, n.dtype)))
+        return b.sum_to(dx, x.shape), b.sum_to(dy, y.shape)
+    return vjp
+
+
+for _name, _edge, _grad in (("xlogy", 0.0, "XlogyBackward0"),
+                           ("xlog1py", -1.0, "SpecialXlog1PyBackward0")):
+    elementwise(_name, 2, "float", f"ft_{_name}{{f}}({{0}}, {{1}})", scipy_ufunc(_name),
+                vjp=_vjp_xlog(_edge), saves=(0, 1), c_helper=_XLOGY_C, grad_name=_grad)

@@ -139,7 +139,8 @@ def householder_product(A: Tensor, tau: Tensor, *, out=None) -> Tensor:
         v = V[..., :, i:i + 1]
         t = F.unsqueeze(F.unsqueeze(tau[..., i], -1), -1)
         Q = Q - t * F.matmul(v, F.matmul(F.transpose(v, -1, -2), Q))
-    return write_out(Q, out)
+    return write_out(F.with_zero_grad(Q, A, tau, grad_fn="LinalgHouseholderProductBackward0")
+                     if k == 0 else Q, out)
 
 
 # ---------------------------------------------------------------- shapes

@@ -165,7 +165,8 @@ def matrix_power(A: Tensor, n: int, *, out=None) -> Tensor:
     if n == 0:
         from ..tracer.creation import eye as _eye
         eye = _eye(A.shape[-1], dtype=A._dtype, device=A.device)
-        return write_out(F.expand(eye, tuple(A.shape)).clone(), out)
+        return write_out(F.with_zero_grad(F.expand(eye, tuple(A.shape)).clone(), A,
+                                                  grad_fn="CopyBackwards"), out)
     base = inv(A) if n < 0 else A
     k, result = abs(n), None
     while k:  # binary powering: log2(n) products

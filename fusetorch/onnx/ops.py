@@ -482,6 +482,37 @@ def _logaddexp(ctx, node, xs):
     return b.op("Where", [same, b.op("Add", [a, _k(ctx, math.log(2.0), d)]), r])
 
 
+def _xlog(ctx, node, xs, log):
+    # x * log(y), 0 where x == 0 unless y is NaN
+    b, d = ctx.b, node.dtype
+    x, y = xs
+    zero = _k(ctx, 0, d)
+    keep0 = b.op("And", [b.op("Equal", [x, zero]), b.op("Equal", [y, y])])
+    return b.op("Where", [keep0, zero, b.op("Mul", [x, log(y)])])
+
+
+@emits("xlogy")
+def _xlogy(ctx, node, xs):
+    return _xlog(ctx, node, xs, lambda y: ctx.b.op("Log", [y]))
+
+
+@emits("xlog1py")
+def _xlog1py(ctx, node, xs):
+    return _xlog(ctx, node, xs, lambda y: _log1p(ctx, y, node.dtype))
+
+
+@emits("entr")
+def _entr(ctx, node, xs):
+    # -x log x above 0, 0 at 0, -inf below, NaN kept
+    b, d = ctx.b, node.dtype
+    x = xs[0]
+    zero = _k(ctx, 0, d)
+    below = b.op("Where", [b.op("Equal", [x, x]), _k(ctx, -math.inf, d), x])
+    r = b.op("Where", [b.op("Equal", [x, zero]), zero, below])
+    return b.op("Where", [b.op("Greater", [x, zero]),
+                          b.op("Neg", [b.op("Mul", [x, b.op("Log", [x])])]), r])
+
+
 def _fmod(ctx, a, c, d):
     return _widened(ctx, "Mod", [a, c], d) if d in _SMALL_INTS else ctx.b.op(
         "Mod", [a, c], fmod=1)

@@ -441,6 +441,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if not all(math.isfinite(v) for v in vals):
         raise RuntimeError(f"unsupported range: {start} -> {end}")
     dtype = _dtype(dtype, "arange")
+    if dtype is None and isinstance(out, Tensor):  # PyTorch computes in out's dtype
+        dtype = out._dtype
     if dtype is dt.bool_:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if step == 0:

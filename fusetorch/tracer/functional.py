@@ -150,6 +150,24 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
     return elementwise("where", condition, input, other)
 
 
+def with_zero_grad(result: Tensor, *inputs, grad_fn: str | None = None) -> Tensor:
+    """`result`, unchanged, connected with a zero gradient to each input that requires grad:
+    PyTorch's backward runs through ops whose result does not depend on a differentiable input
+    (matrix_power(A, 0), fill, householder_product with no reflectors) and gives zeros, where a
+    result without that link would refuse `.backward()`."""
+    linked = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
+    if not linked or not A.is_grad_enabled() or not result._dtype.is_floating_point:
+        return result
+    keep = D.source("full", {"shape": tuple(result.shape), "dtype": dt.bool_, "value": True},
+                    result._be)
+    for x in linked:
+        never = D.source("full", {"shape": tuple(x.shape), "dtype": dt.bool_, "value": False},
+                         x._be)
+        zero = sum(elementwise("where", never, x, 0))  # x is never picked: an exact 0, even at inf
+        result = elementwise("where", keep, result, cast(zero, result._dtype))
+    return A.label(result, grad_fn, *inputs) if grad_fn else result
+
+
 def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return write_out(_clamp_tensors(input, min, max), out, operands=(input, min, max))

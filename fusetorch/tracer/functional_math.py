@@ -200,9 +200,7 @@ def xlogy(input, other, *, out=None) -> Tensor:
         x = _c().full_like(other, input) if isinstance(other, Tensor) else input
     if not isinstance(y, Tensor):
         y = _c().full_like(x, y)
-    logy = D.unary("log", y)
-    zero = binary("bitwise_and", binary("eq", x, 0), binary("eq", y, y))
-    return write_out(D.elementwise("where", zero, 0.0, binary("mul", x, logy)), out)
+    return write_out(binary("xlogy", x, y), out)  # (a primitive: ir/special_ops.py says why)
 
 
 def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:

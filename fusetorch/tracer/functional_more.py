@@ -52,13 +52,18 @@ def clamp_max(input: Tensor, max, *, out=None) -> Tensor:
 
 @_grad_name("LogitBackward0")
 def logit(input: Tensor, eps: float | None = None, *, out=None) -> Tensor:
-    """log(x / (1 - x)); with `eps`, x is clamped to [eps, 1 - eps] first (gradient 0
-    outside, as PyTorch's)."""
+    """log(x) - log1p(-x), with PyTorch's gradient 1 / (x (1 - x)): inf at 0 and 1, NaN
+    outside [0, 1] (x is made NaN there); with `eps`, x is clamped to [eps, 1 - eps] first
+    (gradient 0 outside, NaN kept, as PyTorch's)."""
     D.check_tensor(input, "logit", "input", 1)
     x = _float(input)
     if eps is not None:
-        x = clamp(x, min=eps, max=1.0 - eps)
-    return write_out(unary("log", binary("div", x, binary("sub", 1.0, x))), out)
+        x = elementwise("where", binary("lt", x, eps), eps,
+                        elementwise("where", binary("gt", x, 1.0 - eps), 1.0 - eps, x))
+    else:
+        outside = binary("bitwise_or", binary("lt", x, 0.0), binary("gt", x, 1.0))
+        x = binary("add", x, cast(elementwise("where", outside, math.nan, 0.0), x._dtype))
+    return write_out(binary("sub", unary("log", x), unary("log1p", unary("neg", x))), out)
 
 
 # ---------------------------------------------------------------- bitwise and logical

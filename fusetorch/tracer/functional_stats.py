@@ -11,6 +11,7 @@ from . import dispatch as D
 from . import functional as F
 from .dispatch import binary, cast, elementwise
 from .functional import _grad_name, write_out
+from .out_args import exact_dtype
 from .functional_scan import _return_type
 from .tensor import Tensor
 
@@ -210,6 +211,8 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
         dims = (d,) if input.ndim else ()
     lo, hi = F.amin(input, dims, keepdim), F.amax(input, dims, keepdim)
     if out is not None:
+        for o in out:  # PyTorch's aminmax out= does not cast: both exactly the input's dtype
+            exact_dtype(o, input._dtype)
         write_out(lo, out[0])
         write_out(hi, out[1])
         return ReturnAminmax(out[0], out[1])

@@ -68,11 +68,13 @@ def fill(input: Tensor, value) -> Tensor:
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
-        return F.clone(F.expand(cast(value, input._dtype), *input.shape))
+        return F.with_zero_grad(F.clone(F.expand(cast(value, input._dtype), *input.shape)), input,
+                                grad_fn="FillBackward1")
     if not isinstance(value, (bool, int, float)):
         raise TypeError(f"fill(): argument 'value' must be Number, not {type(value).__name__}")
-    return D.source("full", {"shape": tuple(input.shape), "dtype": input._dtype,
-                             "value": D._scalar_as(value, input._dtype)}, input._be)
+    return F.with_zero_grad(D.source("full", {"shape": tuple(input.shape), "dtype": input._dtype,
+                                              "value": D._scalar_as(value, input._dtype)},
+                                     input._be), input, grad_fn="FillBackward0")
 
 
 def zero_(input: Tensor) -> Tensor:
@@ -238,8 +240,9 @@ def _copy_of(name: str, view):
 
 
 def _narrow_copy(x: Tensor, dim: int, start, length) -> Tensor:
-    if isinstance(dim, int) and not -max(x.ndim, 1) <= dim < max(x.ndim, 1):
-        # PyTorch's narrow_copy checks its dim with an assertion: RuntimeError, not IndexError
+    if isinstance(dim, int) and dim >= max(x.ndim, 1):
+        # PyTorch's narrow_copy asserts dim < ndim (a RuntimeError); a too negative dim gets
+        # the usual IndexError from wrapping it
         raise RuntimeError(f"Expected dim < static_cast<int64_t>(self_sizes.size()) to be "
                            f"true, but got false.")
     return F.narrow(x, dim, start, length)

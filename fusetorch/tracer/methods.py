@@ -237,9 +237,15 @@ def _fill_(self, value):
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
-        value = value.item()
-    if not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+        if not value.requires_grad:
+            value = value.item()
+    elif not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
+    if isinstance(value, Tensor) or self.requires_grad:
+        # through `fill`: the value tensor's gradient, and a zero one for self's history
+        from .functional_writes import fill
+        return D.copy_into(self, fill(self, value if isinstance(value, Tensor) else
+                                      D._scalar_as(value, self._dtype)))
     v = D.source("full", {"shape": tuple(self.shape), "dtype": self._dtype,
                           "value": D._scalar_as(value, self._dtype)}, self._be)
     return D.copy_into(self, v)

@@ -80,7 +80,7 @@ def _unary_all(x):
         lambda v: torch.special.bessel_j1(v) * v, lambda v: torch.special.bessel_y0(v) * v,
         lambda v: torch.special.bessel_y1(v) * v,
         lambda v: torch.frexp(v).mantissa + torch.frexp(v * 3).exponent,
-        torch.nn.functional.gelu))
+        torch.nn.functional.gelu, torch.special.entr))
 
 
 def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing
@@ -90,6 +90,7 @@ def _binary_all(x, y):  # y broadcasts along x's first dim: strided indexing
             torch.where(p, x, y), x.clamp(-0.5, 0.5), x.clamp(min=0.1), torch.logical_not(p),
             p & q, p | q, p ^ q, p.to(x.dtype) * y, (x * 2).double() + 1,
             torch.atan2(x, y), torch.hypot(x, y), torch.logaddexp(x, y), x % y,
+            torch.xlogy(x, y), torch.special.xlog1py(x, y),
             torch.fmod(x, y), x // y, torch.copysign(x, y), torch.nextafter(x, y),
             *(getattr(torch.special, f"{p}_polynomial_{k}")(x, y * 4 + 5) for p, k in (
                 ("chebyshev", "t"), ("chebyshev", "u"), ("chebyshev", "v"), ("chebyshev", "w"),

@@ -51,10 +51,18 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     hardtanh, unlike clamp, passes nothing at the bounds)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    r = F.where(input <= min_val, min_val, F.where(input >= max_val, max_val, input))
+    r = F.where(input <= min_val, min_val,
+                F.where(input >= max_val, max_val, _inside(input, input < max_val, input)))
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
     return _maybe_inplace(input, _label(r, "HardtanhBackward0", input), inplace)
+
+
+def _inside(input: Tensor, inside: Tensor, value: Tensor) -> Tensor:
+    """`value` where `inside`, else NaN (input is NaN there) with a zero gradient: PyTorch's
+    vectorised backward of hardtanh and hardsigmoid tests `min < x < max`, false at NaN (its
+    scalar tail passes the gradient instead; the vector answer is the one kept here)."""
+    return F.where(inside, value, input * 0.0)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
@@ -141,7 +149,8 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     D.check_tensor(input, "softplus", "input", 1)
     _float_only(input, "softplus_cpu")
     bx = input * beta
-    soft = F.log1p(F.exp(F.clamp(bx, max=float(threshold)))) / beta
+    # where, not clamp: NaN keeps its NaN gradient, as PyTorch's z / (z + 1)
+    soft = F.log1p(F.exp(F.where(bx > threshold, float(threshold), bx))) / beta
     r = F.where(bx > threshold, input, soft)
     return _label(r, "SoftplusBackward0", input)
 
@@ -164,7 +173,12 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6; the gradient passes strictly inside (-3, 3)."""
-    r = hardtanh(input + 3.0, 0.0, 6.0) / 6.0
+    D.check_tensor(input, "hardsigmoid", "input", 1)
+    _float_only(input, "hardsigmoid_cpu")
+    r = F.where(input <= -3.0, 0.0,
+                F.where(input >= 3.0, 1.0, _inside(input, input < 3.0, (input + 3.0) / 6.0)))
+    if r._dtype is not input._dtype:
+        r = D.cast(r, input._dtype)
     return _maybe_inplace(input, _label(r, "HardsigmoidBackward0", input), inplace)
 
 

@@ -23,7 +23,8 @@ from ...tracer.tensor import Tensor
 from .activation import _label, _owned
 from .int_args import int_arg, int_list
 from .padding import pad as _pad
-from .pooling import _divisors, _lowest, _no_stride, _out_size, _window_argmax, avg_pool1d
+from .pooling import (_divisors, _lowest, _no_stride, _out_size, _python_checks,
+                      _window_argmax, avg_pool1d)
 
 __all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool3d",
            "max_unpool1d", "max_unpool2d", "max_unpool3d"]
@@ -214,6 +215,7 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices:
     """(values, indices) of max pooling over PyTorch's adaptive windows; each window's index
     by max_pool3d's rule, indices into each flattened input volume."""
     D.check_tensor(input, "adaptive_max_pool3d", "input", 1)
+    _python_checks(input, output_size)
     if input.ndim not in (4, 5):
         raise RuntimeError(f"adaptive_max_pool3d(): Expected 4D or 5D tensor, but got: "
                            f"{list(input.shape)}")
@@ -223,7 +225,21 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices:
     size = tuple(input.shape[-3:])
     out = _adaptive_size3(output_size, size, "adaptive_max_pool3d",
                           "(): internal error: output_size.size()")
-    if all(o and n % o == 0 for n, o in zip(size, out)):  # the windows tile: max_pool3d
+    for i in range(1, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"adaptive_max_pool3d(): Expected input to have non-zero size for "
+                               f"non-batch dimensions, but input has sizes {list(input.shape)} "
+                               f"with dimension {i} being empty")
+    shape = tuple(input.shape[:-3]) + out
+    if min(out) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(out)}: "
+                           f"{list(shape)}")
+    if 0 in out:  # an empty result, still a function of the input for autograd
+        v = F.reshape(F.flatten(input, -3)[..., :0], shape)
+        i = C.tensor(np.zeros(shape, dtype=np.int64), device=input.device) if return_indices \
+            else None
+        return _label(v, "AdaptiveMaxPool3DBackward0", input), i
+    if all(n % o == 0 for n, o in zip(size, out)):  # the windows tile: max_pool3d
         kernel = tuple(n // o for n, o in zip(size, out))
         values, idx = max_pool3d_with_indices(input, kernel, return_indices=return_indices)
         return _label(values, "AdaptiveMaxPool3DBackward0", input), idx
