@@ -254,3 +254,28 @@ def test_lobpcg_gives_the_extreme_eigenpairs():
     np.testing.assert_allclose(a @ X.numpy(), b @ X.numpy() * E.numpy(), atol=1e-10)
     with pytest.raises(ValueError, match="smaller than 3 x the number of requested eigenpairs"):
         torch.lobpcg(t(a[:5, :5]), k=2)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_solve_and_inverse_gradients_reach_the_whole_factor_as_pytorchs(upper):
+    """PyTorch differentiates (L L^T)^-1 B over all of L (cholesky_solve_backward:
+    -(G_B X^T + X G_B^T) L), although LAPACK reads only L's triangle: derived here in numpy."""
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((4, 4))
+    low = np.linalg.cholesky(m @ m.T + 4 * np.eye(4))
+    f = low.T.copy() if upper else low
+    a = f.T @ f if upper else f @ f.T
+    b, g = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    L = torch.tensor(f, requires_grad=True)
+    B = torch.tensor(b, requires_grad=True)
+    torch.cholesky_solve(B, L, upper).backward(torch.tensor(g))
+    x, gb = np.linalg.solve(a, b), np.linalg.solve(a, g)
+    common = gb @ x.T + x @ gb.T
+    np.testing.assert_allclose(L.grad.numpy(), -f @ common if upper else -common @ f, atol=1e-12)
+    np.testing.assert_allclose(B.grad.numpy(), gb, atol=1e-12)
+    L2 = torch.tensor(f, requires_grad=True)
+    g2 = rng.standard_normal((4, 4))
+    torch.cholesky_inverse(L2, upper).backward(torch.tensor(g2))
+    c = np.linalg.inv(a)
+    common = c @ (g2 + g2.T) @ c
+    np.testing.assert_allclose(L2.grad.numpy(), -f @ common if upper else -common @ f, atol=1e-12)

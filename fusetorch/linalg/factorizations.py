@@ -273,10 +273,29 @@ def cholesky_solve(B: Tensor, L: Tensor, upper: bool = False, *, out=None) -> Te
     _square_sizes("cholesky_solve", L, B)
     _lapack_float("cholesky_solve_cpu", L._dtype)
     B, L = _same_batch(B, L, tails=(2, 2))
-    Lt = F.transpose(L, -1, -2)
+    full = D.GRAD_ENABLED and L._requires_grad
+    T = L.detach() if full else L
+    Tt = F.transpose(T, -1, -2)
     if upper:  # A = U^T U: X = U^-1 U^-T B
-        return write_out(_tri_solve(L, _tri_solve(Lt, B, False), True), out)
-    return write_out(_tri_solve(Lt, _tri_solve(L, B, False), True), out)
+        X = _tri_solve(T, _tri_solve(Tt, B, False), True)
+    else:
+        X = _tri_solve(Tt, _tri_solve(T, B, False), True)
+    if full:
+        X = F.add(X, _full_factor_gradient(X, B, L, upper))
+    return write_out(X, out)
+
+
+def _full_factor_gradient(X: Tensor, B: Tensor, L: Tensor, upper: bool) -> Tensor:
+    """Zeros whose gradient with respect to L is PyTorch's cholesky_solve backward,
+    -(G_B X^T + X G_B^T) L (U (...) when upper): the derivative of (L L^T)^-1 B over the whole
+    of L, where the triangular solves above read (and differentiate) only its triangle. It is
+    the same solve through `linalg.solve` of L L^T, minus itself held constant."""
+    from .decompositions import solve
+    Lt = F.transpose(L, -1, -2)
+    A = F.matmul(Lt, L) if upper else F.matmul(L, Lt)
+    Y = solve(A, B.detach())
+    zero = F.sub(Y, Y.detach())
+    return F.where(zero != zero, 0.0, zero)  # (inf - inf is NaN where X overflowed)
 
 
 def cholesky_inverse(L: Tensor, upper: bool = False, *, out=None) -> Tensor:
