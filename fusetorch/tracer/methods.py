@@ -241,8 +241,9 @@ def _fill_(self, value):
             value = value.item()
     elif not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
         raise TypeError(f"fill_(): argument 'value' must be Number, not {type(value).__name__}")
-    if isinstance(value, Tensor) or self.requires_grad:
-        # through `fill`: the value tensor's gradient, and a zero one for self's history
+    if isinstance(value, Tensor) or (self.requires_grad and self._base is None):
+        # through `fill`: the value tensor's gradient, and a zero one for self's history (a
+        # view written in place keeps its base's history through CopySlices already)
         from .functional_writes import fill
         return D.copy_into(self, fill(self, value if isinstance(value, Tensor) else
                                       D._scalar_as(value, self._dtype)))

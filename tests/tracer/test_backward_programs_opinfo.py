@@ -120,10 +120,10 @@ class _Counter:
         self.runs = 0
         run = program_mod.Program.run
 
-        def counted(prog, arrays):
+        def counted(prog, arrays, consume=False):
             if prog.role == "backward":
                 self.runs += 1
-            return run(prog, arrays)
+            return run(prog, arrays, consume)
         monkeypatch.setattr(program_mod.Program, "run", counted)
 
 
@@ -132,10 +132,10 @@ def _tol(entry, dtype):
         (entry.grad_rtol, entry.grad_atol)
 
 
-def _interpreting(runner, arrays, be, hook=None):
+def _interpreting(runner, arrays, be, hook=None, consume=False):
     """BackwardRunner.run, always interpreting (counting the use, so the next one compiles)."""
     runner.uses += 1
-    return run_graph(runner.graph, arrays, be.impl, be.xp, hook=hook)
+    return run_graph(runner.graph, arrays, be.impl, be.xp, hook=hook, consume=consume)
 
 
 def _check(cases, counter, monkeypatch) -> bool:
