@@ -7,22 +7,17 @@ Names are defined in the subpackages and re-exported here.
 import os as _os
 import sys as _sys
 
-_NUMPY_FIRST = "numpy" in _sys.modules
-if not _NUMPY_FIRST:
+if "numpy" not in _sys.modules:
     # OpenBLAS's idle workers spin 2^28 cycles (~0.1 s) after each threaded product, on the
     # cores where fusetorch's OpenMP kernels (convolutions, LSTM layers) would run; 2^20
     # (~0.4 ms) still keeps them awake between one training step's products (2^18 let them
-    # fall asleep inside an eager two-layer step: 0.47 -> 0.65 ms). The BLAS reads it when
-    # numpy loads it, and never over the user's own setting (README, Threads;
-    # _threads.BLAS_SPIN follows it); after numpy, _threads.shorten_blas_spin below
+    # fall asleep inside an eager two-layer step: 0.47 -> 0.65 ms). The BLAS reads it once,
+    # when numpy loads it: only where fusetorch is imported first, and never over the user's
+    # own setting (README, Threads; _threads.BLAS_SPIN follows it)
     _os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "20")
 from . import _malloc
 
 _malloc.keep_heap()  # a step's large arrays reuse the heap instead of faulting in fresh pages
-if _NUMPY_FIRST:
-    from . import _threads
-
-    _threads.shorten_blas_spin()
 from . import autograd, backends, cuda, ir, tracer  # noqa: F401
 from . import nn, optim, utils  # noqa: F401  (after the tensor API they are built on)
 from . import distributions  # noqa: F401  (torch.distributions)

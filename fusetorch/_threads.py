@@ -266,37 +266,6 @@ def _blas_spin() -> float:
 
 BLAS_SPIN = _blas_spin()
 
-
-def shorten_blas_spin() -> bool:
-    """Where numpy (and with it OpenBLAS) loaded before fusetorch, OpenBLAS already read its
-    thread timeout (2^28 cycles unless set): restart its pthreads workers under
-    OPENBLAS_THREAD_TIMEOUT=20, as if fusetorch had come first. Its own routines do it
-    (`openblas_read_env` re-reads the variable, `blas_thread_shutdown_` ends the workers, the
-    next threaded call starts them again: what its fork handler does), only while this is
-    the process's one Python thread, so that no other thread's product is in flight. True
-    where every OpenBLAS found was restarted; then BLAS_SPIN is 0."""
-    global BLAS_SPIN
-    import threading
-    if "OPENBLAS_THREAD_TIMEOUT" in os.environ or threading.active_count() != 1:
-        return False
-    libs = []
-    for c in ThreadpoolController().select(internal_api="openblas").lib_controllers:
-        if getattr(c, "threading_layer", None) != "pthreads":
-            return False  # (its OpenMP build has no spin of its own to shorten)
-        try:
-            lib = ctypes.CDLL(c.filepath)
-            libs.append((lib.openblas_read_env, lib.blas_thread_shutdown_))
-        except (OSError, AttributeError):
-            return False
-    if not libs:
-        return False
-    os.environ["OPENBLAS_THREAD_TIMEOUT"] = "20"
-    for read_env, shutdown in libs:
-        read_env()
-        shutdown()
-    BLAS_SPIN = _blas_spin()
-    return True
-
 # From this many multiply-adds a C kernel that can share its work runs on OpenMP's threads (a
 # parallel region whose workers slept costs ~10-25 us here; LeNet's layers are 7.5-15 million)
 PARALLEL_FMAS = 2_000_000
