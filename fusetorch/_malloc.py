@@ -6,12 +6,9 @@ trim threshold that it adjusts by itself (to twice the largest mmapped chunk fre
 to 64 MiB), and which a process reaches only by the accident of what it freed before: in one
 process the eager LeNet step ran without a page fault until the same step had run compiled
 three times, and from then on grew and shrank the heap by 4.7 MB every step (1144 minor page
-faults, 2.4 ms of system time on a 5.4 ms step). Fixing the thresholds makes the state the
-starting one: allocations below 4 MiB come from the heap and at most 8 MiB of free top stay
-mapped, so such steps reuse their pages; larger arrays are mapped and unmapped whole, which
-returns them to the system when freed. glibc's own adjustment ends at 32/64 MiB, which kept
-freed arrays of up to 32 MiB in the heap: the nanoGPT step's peak RSS was 1.14 GB with those
-values and 0.98 GB with these, at the same CPU time in one run.
+faults, 2.4 ms of system time on a 5.4 ms step). Fixing both thresholds at the values glibc's
+own adjustment ends at (mmap from 32 MiB, trim from 64 MiB) makes that state the starting one:
+allocations below 32 MiB reuse the heap, and at most 64 MiB of free top stay mapped.
 """
 from __future__ import annotations
 
@@ -22,8 +19,8 @@ import sys
 
 M_TRIM_THRESHOLD = -1  # mallopt's parameter numbers (malloc.h)
 M_MMAP_THRESHOLD = -3
-MMAP_THRESHOLD = 4 << 20  # (glibc's dynamic rule would go up to 32 MiB on 64-bit)
-TRIM_THRESHOLD = 2 * MMAP_THRESHOLD  # as its dynamic rule sets beside it
+MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
+TRIM_THRESHOLD = 2 * MMAP_THRESHOLD  # what its dynamic rule sets beside it
 
 # the user's own malloc settings, which are left as they are
 _USER_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
