@@ -4,7 +4,7 @@ from __future__ import annotations
 import warnings
 
 from ...tracer.tensor import Tensor
-from .._functional import activation as A
+from .._functional import activation as _act
 from ..module import Module
 from .attention import MultiheadAttention  # noqa: F401  (PyTorch defines it in this module)
 
@@ -26,7 +26,7 @@ class ReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.relu(input, inplace=self.inplace)
+        return _act.relu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_str(self.inplace)
@@ -54,7 +54,7 @@ class Hardtanh(Module):
                                  f"({self.min_val})")
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.hardtanh(input, self.min_val, self.max_val, self.inplace)
+        return _act.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self) -> str:
         return f"min_val={self.min_val}, max_val={self.max_val}{_inplace_str(self.inplace, ', ')}"
@@ -79,7 +79,7 @@ class LeakyReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.leaky_relu(input, self.negative_slope, self.inplace)
+        return _act.leaky_relu(input, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
         return f"negative_slope={self.negative_slope}{_inplace_str(self.inplace, ', ')}"
@@ -87,12 +87,12 @@ class LeakyReLU(Module):
 
 class Sigmoid(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return A.sigmoid(input)
+        return _act.sigmoid(input)
 
 
 class Tanh(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return A.tanh(input)
+        return _act.tanh(input)
 
 
 class GELU(Module):
@@ -103,7 +103,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.gelu(input, approximate=self.approximate)
+        return _act.gelu(input, approximate=self.approximate)
 
     def extra_repr(self) -> str:
         return f"approximate={self.approximate!r}"
@@ -118,7 +118,7 @@ class ELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.elu(input, self.alpha, self.inplace)
+        return _act.elu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}{_inplace_str(self.inplace, ', ')}"
@@ -131,7 +131,7 @@ class CELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.celu(input, self.alpha, self.inplace)
+        return _act.celu(input, self.alpha, self.inplace)
 
     def extra_repr(self) -> str:
         return f"alpha={self.alpha}{_inplace_str(self.inplace, ', ')}"
@@ -143,7 +143,7 @@ class SELU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.selu(input, self.inplace)
+        return _act.selu(input, self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_str(self.inplace)
@@ -158,7 +158,7 @@ class Softplus(Module):
         self.threshold = threshold
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.softplus(input, self.beta, self.threshold)
+        return _act.softplus(input, self.beta, self.threshold)
 
     def extra_repr(self) -> str:
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -172,7 +172,7 @@ class SiLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.silu(input, inplace=self.inplace)
+        return _act.silu(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_str(self.inplace)
@@ -184,7 +184,7 @@ class Mish(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.mish(input, inplace=self.inplace)
+        return _act.mish(input, inplace=self.inplace)
 
     def extra_repr(self) -> str:
         return _inplace_str(self.inplace)
@@ -196,7 +196,7 @@ class Hardsigmoid(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.hardsigmoid(input, self.inplace)
+        return _act.hardsigmoid(input, self.inplace)
 
 
 class Hardswish(Module):
@@ -205,22 +205,22 @@ class Hardswish(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.hardswish(input, self.inplace)
+        return _act.hardswish(input, self.inplace)
 
 
 class LogSigmoid(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return A.logsigmoid(input)
+        return _act.logsigmoid(input)
 
 
 class Softsign(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return A.softsign(input)
+        return _act.softsign(input)
 
 
 class Tanhshrink(Module):
     def forward(self, input: Tensor) -> Tensor:
-        return A.tanhshrink(input)
+        return _act.tanhshrink(input)
 
 
 class Threshold(Module):
@@ -233,7 +233,7 @@ class Threshold(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.threshold(input, self.threshold, self.value, self.inplace)
+        return _act.threshold(input, self.threshold, self.value, self.inplace)
 
     def extra_repr(self) -> str:
         return (f"threshold={self.threshold}, value={self.value}"
@@ -248,7 +248,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.softmax(input, self.dim, _stacklevel=5)
+        return _act.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -256,7 +256,7 @@ class Softmax(Module):
 
 class Softmin(Softmax):
     def forward(self, input: Tensor) -> Tensor:
-        return A.softmin(input, self.dim, _stacklevel=5)
+        return _act.softmin(input, self.dim, _stacklevel=5)
 
 
 class LogSoftmax(Module):
@@ -267,7 +267,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.log_softmax(input, self.dim, _stacklevel=5)
+        return _act.log_softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -292,7 +292,7 @@ class PReLU(Module):
             self.weight.fill_(self.init)
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.prelu(input, self.weight)
+        return _act.prelu(input, self.weight)
 
     def extra_repr(self) -> str:
         return f"num_parameters={self.num_parameters}"
@@ -306,7 +306,7 @@ class GLU(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.glu(input, self.dim)
+        return _act.glu(input, self.dim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -324,7 +324,7 @@ class RReLU(Module):
         self.inplace = inplace
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+        return _act.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self) -> str:
         return f"lower={self.lower}, upper={self.upper}{_inplace_str(self.inplace, ', ')}"
@@ -336,7 +336,7 @@ class Hardshrink(Module):
         self.lambd = lambd
 
     def forward(self, input: Tensor) -> Tensor:
-        return A.hardshrink(input, self.lambd)
+        return _act.hardshrink(input, self.lambd)
 
     def extra_repr(self) -> str:
         return f"{self.lambd}"
@@ -344,7 +344,7 @@ class Hardshrink(Module):
 
 class Softshrink(Hardshrink):
     def forward(self, input: Tensor) -> Tensor:
-        return A.softshrink(input, self.lambd)
+        return _act.softshrink(input, self.lambd)
 
 
 class Softmax2d(Module):
@@ -354,4 +354,4 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              "instead")
-        return A.softmax(input, -3, _stacklevel=5)
+        return _act.softmax(input, -3, _stacklevel=5)

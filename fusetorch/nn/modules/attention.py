@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...tracer import creation as C
 from ...tracer.tensor import Tensor
 from .. import init
-from .._functional import attention as A
+from .._functional import attention as _attn
 from ..module import Module
 from ..parameter import Parameter
 from .linear import NonDynamicallyQuantizableLinear
@@ -88,11 +88,11 @@ class MultiheadAttention(Module):
         """Returns (output, weights or None). Bool masks: True = not attended; float masks are
         added to the scores. With `batch_first`, inputs and output are [N, L, E]."""
         is_batched = query.dim() == 3
-        key_padding_mask = A._canonical_mask(key_padding_mask, "key_padding_mask",
-                                             A._none_or_dtype(attn_mask), "attn_mask",
-                                             query.dtype)
-        attn_mask = A._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
-                                      check_other=False)
+        key_padding_mask = _attn._canonical_mask(key_padding_mask, "key_padding_mask",
+                                                 _attn._none_or_dtype(attn_mask), "attn_mask",
+                                                 query.dtype)
+        attn_mask = _attn._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                          check_other=False)
         if self.batch_first and is_batched:
             # keep the identities F uses to spot self-attention
             if key is value:
@@ -104,7 +104,7 @@ class MultiheadAttention(Module):
             else:
                 query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         separate = not self._qkv_same_embed_dim
-        out, weights = A.multi_head_attention_forward(
+        out, weights = _attn.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
             self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
             self.out_proj.weight, self.out_proj.bias, training=self.training,

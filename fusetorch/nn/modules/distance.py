@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...tracer.tensor import Tensor
-from .._functional import distance as D
+from .._functional import distance as _dist
 from ..module import Module
 
 __all__ = ["PairwiseDistance", "CosineSimilarity"]
@@ -18,7 +18,7 @@ class PairwiseDistance(Module):
         self.keepdim = keepdim
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-        return D.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+        return _dist.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
 
 
 class CosineSimilarity(Module):
@@ -30,4 +30,4 @@ class CosineSimilarity(Module):
         self.eps = eps
 
     def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
-        return D.cosine_similarity(x1, x2, self.dim, self.eps)
+        return _dist.cosine_similarity(x1, x2, self.dim, self.eps)

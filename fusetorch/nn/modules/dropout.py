@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ...tracer.tensor import Tensor
-from .._functional import dropout as D
+from .._functional import dropout as _drop
 from ..module import Module
 
 __all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
@@ -26,29 +26,29 @@ class Dropout(_DropoutNd):
     the identity in eval mode."""
 
     def forward(self, input: Tensor) -> Tensor:
-        return D.dropout(input, self.p, self.training, self.inplace)
+        return _drop.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout1d(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
-        return D.dropout1d(input, self.p, self.training, self.inplace)
+        return _drop.dropout1d(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
-        return D.dropout2d(input, self.p, self.training, self.inplace)
+        return _drop.dropout2d(input, self.p, self.training, self.inplace)
 
 
 class Dropout3d(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
-        return D.dropout3d(input, self.p, self.training, self.inplace)
+        return _drop.dropout3d(input, self.p, self.training, self.inplace)
 
 
 class AlphaDropout(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
-        return D.alpha_dropout(input, self.p, self.training)
+        return _drop.alpha_dropout(input, self.p, self.training)
 
 
 class FeatureAlphaDropout(_DropoutNd):
     def forward(self, input: Tensor) -> Tensor:
-        return D.feature_alpha_dropout(input, self.p, self.training)
+        return _drop.feature_alpha_dropout(input, self.p, self.training)

@@ -9,7 +9,7 @@ import math
 import warnings
 
 from ...tracer.tensor import Tensor
-from .._functional import ctc as C
+from .._functional import ctc as _ctc
 from .._functional.linear_cross_entropy import linear_cross_entropy
 from .linear import Linear
 from .._functional import loss as L
@@ -167,7 +167,7 @@ class CTCLoss(_Loss):
 
     def forward(self, log_probs: Tensor, targets: Tensor, input_lengths,
                 target_lengths) -> Tensor:
-        return C.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+        return _ctc.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
 
 
