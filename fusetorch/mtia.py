@@ -3,30 +3,8 @@
 OutOfScopeError."""
 from __future__ import annotations
 
-from . import _out_of_scope
+from ._absent_device import namespace
 
 __all__ = ["device_count", "is_available", "synchronize"]
 
-
-def is_available() -> bool:
-    return False
-
-
-def device_count() -> int:
-    return 0
-
-
-def synchronize(device=None) -> None:
-    _refuse("synchronize")
-
-
-def _refuse(name: str):
-    raise _out_of_scope.OutOfScopeError(
-        f"fusetorch does not implement torch.mtia.{name}: devices other than CPU and CUDA are "
-        "out of scope (see README)")
-
-
-def __getattr__(name: str):
-    if name.startswith("__"):
-        raise AttributeError(name)
-    _refuse(name)
+is_available, device_count, synchronize, __getattr__ = namespace("mtia")
