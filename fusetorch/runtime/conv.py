@@ -178,6 +178,15 @@ def _kernels(dtype, *arrays):
     return eager_kernels.cached_kernel(("conv2d", dtype), lambda: _build(dtype))
 
 
+def _window_block(og: int, k: int, registers: int) -> int:
+    """The window positions a tile of the rows weight gradient covers (templates' KB): at
+    most `registers` accumulators of og channels; the cheapest by the multiply-adds of the
+    blocks of b positions (those past k included) and a pass over the cotangent per block
+    (~2 og loads a vector of it: each block streams it again)."""
+    fits = [b for b in range(1, 7) if og * b <= registers] or [1]
+    return min(fits, key=lambda b: (-(-k // b) * (b * og + 2 * og), -b))
+
+
 def _build(dtype: np.dtype, geometry: tuple | None = None):
     """The three kernels of `dtype`, for any geometry or (`geometry`, N to OW) only."""
     t = eager_kernels.c_type(dtype)
@@ -189,6 +198,10 @@ def _build(dtype: np.dtype, geometry: tuple | None = None):
     ctx = dict(t=t, name=name, specialized=geometry is not None,
                geometry=[f"{v}L" for v in geometry] if geometry is not None else
                [f"geo[{i}]" for i in range(16)])
+    if geometry is not None:
+        og, k = geometry[4] // geometry[13], geometry[1] // geometry[13] * geometry[5] * geometry[6]
+        # (32 vector registers with AVX-512VL, 16 without: the accumulators, the operands)
+        ctx["kb"] = [_window_block(og, k, 30), _window_block(og, k, 12)]
     built = eager_kernels.template_functions("conv2d.c.j2", ctx, cdef,
                                              tuple(f"{name}_{f}" for f in _NAMES))
     return False if built is None else built

@@ -137,8 +137,10 @@ def test_kernels_read_strided_operands():
 
 
 # LeNet's layers (the kernels along padded rows, and the tiles; the input gradient's rows of
-# 10 of 14 columns) and strides, padding, dilation and groups at once
-SPECIALIZED = [GEOMETRIES[0], GEOMETRIES[1], GEOMETRIES[4]]  # (one build each: ~0.6 s of gcc)
+# 10 of 14 columns), the rows weight gradient in tiles of 4 of 7 window positions, and
+# strides, padding, dilation and groups at once (one build each: ~0.6 s of gcc)
+SPECIALIZED = [GEOMETRIES[0], GEOMETRIES[1],
+               ((2, 7, 8, 8), (5, 7, 1, 1), (1, 1), (0, 0), (1, 1), 1), GEOMETRIES[4]]
 
 
 @pytest.mark.parametrize("geometry", SPECIALIZED, ids=lambda g: f"{g[0]}x{g[1]}")
