@@ -1,5 +1,6 @@
 """Runs a planned and built program: its steps in order, fused groups as the built kernels,
-extern steps with the eager implementations.
+extern steps with the eager implementations (specialized to their shapes where one offers
+`specialize`).
 
 The schedule (made once) names every value by a slot of one list, so a call does no dict
 lookups, builds no layout tuples and evaluates no constants. Values from outside the kernels
@@ -60,6 +61,12 @@ class Runner:
                     fn, attrs, dense = (lambda v=value: v), {}, False
                 else:
                     fn, attrs = impl[node.op], dict(node.attrs)
+                    # an implementation that can do better knowing the shapes (a convolution:
+                    # kernels built for its geometry, runtime/conv.py) says so
+                    special = getattr(fn, "specialize", None)
+                    if special is not None:
+                        fn = special(tuple(i.shape for i in node.inputs), attrs,
+                                     NP_DTYPES[node.dtype]) or fn
                 schedule.append((_EXTERN, fn, tuple(args), attrs, slot[id(node)],
                                  NP_DTYPES[node.dtype], dense, id(node) in reusable))
                 continue

@@ -136,6 +136,92 @@ def test_kernels_read_strided_operands():
                                        1), rtol=1e-12)
 
 
+# (geometry, dtype), one build each (~0.6 s of gcc): LeNet's layers (the kernels along padded
+# rows, and the tiles; the input gradient's rows of 10 of 14 columns), the rows weight
+# gradient in tiles of 4 of 7 window positions, in float64 with padding, dilation and groups,
+# and strides
+SPECIALIZED = [(GEOMETRIES[0], np.float32), (GEOMETRIES[1], np.float32),
+               (((2, 7, 8, 8), (5, 7, 1, 1), (1, 1), (0, 0), (1, 1), 1), np.float32),
+               (GEOMETRIES[9], np.float64), (GEOMETRIES[4], np.float64)]
+
+
+@pytest.mark.parametrize("geometry, dtype", SPECIALIZED,
+                         ids=lambda g: f"{g[0]}x{g[1]}" if isinstance(g, tuple) else None)
+def test_kernels_built_for_a_geometry_give_the_generic_kernels_bits(monkeypatch, geometry,
+                                                                    dtype):
+    """What a compiled program's convolution runs (`specialize`: the geometry as constants)
+    sums as the kernels for any geometry do, so it gives their bits; other shapes than those
+    it was built for run the generic kernels."""
+    if conv._kernels(np.dtype(np.float32), np.zeros(1)) is None:
+        pytest.skip("no C compiler: the reference runs")
+    monkeypatch.setattr(conv, "SPECIALIZE_FMAS", 0)
+    xs, ws, stride, padding, dilation, groups = geometry
+    a = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    generic = (conv.forward(_conv(np)), conv.grad_weight(_conv_grad_weight(np)),
+               conv.grad_input(_conv_grad_input(np)))
+    for dtype in (dtype,):
+        x, w = RNG.standard_normal(xs).astype(dtype), RNG.standard_normal(ws).astype(dtype)
+        b = RNG.standard_normal(ws[0]).astype(dtype)
+        y = generic[0](x, w, b, **a)
+        g = RNG.standard_normal(y.shape).astype(dtype)
+        ga = dict(a, kernel=ws[2:])
+        special = (generic[0].specialize((xs, ws, (ws[0],)), a, dtype),
+                   generic[1].specialize((xs, y.shape), ga, dtype),
+                   generic[2].specialize((y.shape, ws), dict(a, size=xs[2:]), dtype))
+        assert all(f is not None for f in special)
+        want = [y, generic[1](x, g, **ga), generic[2](g, w, size=xs[2:], **a)]
+        got = [special[0](x, w, b, **a), special[1](x, g, **ga),
+               special[2](g, w, size=xs[2:], **a)]
+        for u, v in zip(got, want):
+            assert u.dtype == dtype and u.shape == v.shape
+            np.testing.assert_array_equal(u, v)
+        # another batch than the one built for: the generic kernels, the same values
+        x2, g2 = x[:1], g[:1]
+        np.testing.assert_array_equal(special[0](x2, w, b, **a), generic[0](x2, w, b, **a))
+        np.testing.assert_array_equal(special[1](x2, g2, **ga), generic[1](x2, g2, **ga))
+        np.testing.assert_array_equal(special[2](g2, w, size=xs[2:], **a),
+                                      generic[2](g2, w, size=xs[2:], **a))
+    # below the threshold, without eager kernels and for float16: nothing to specialize
+    monkeypatch.setattr(conv, "SPECIALIZE_FMAS", 1 << 62)
+    assert generic[0].specialize((xs, ws), a, np.float32) is None
+    monkeypatch.setattr(conv, "SPECIALIZE_FMAS", 0)
+    assert generic[0].specialize((xs, ws), a, np.float16) is None
+    monkeypatch.setattr(POLICY, "eager_kernels", False)
+    assert generic[0].specialize((xs, ws), a, np.float32) is None
+
+
+def test_a_compiled_step_runs_the_specialized_kernels(monkeypatch):
+    """A compiled training step's convolution and its gradients run kernels built for their
+    geometry, with eager's bits: the weight's gradient, which reads the forward's output
+    (through the ReLU's mask and the square's gradient), is the same array."""
+    if conv._kernels(np.dtype(np.float32), np.zeros(1)) is None:
+        pytest.skip("no C compiler: the reference runs")
+    monkeypatch.setattr(conv, "SPECIALIZE_FMAS", 0)
+    calls = []
+    monkeypatch.setattr(conv, "_specialize", lambda *a, _f=conv._specialize, **k:
+                        calls.append(a[1:4]) or _f(*a, **k))
+    xs, ws = SPECIALIZED[1][0][:2]
+    x = torch.randn(*xs)
+    w = torch.randn(*ws, requires_grad=True)
+    b = torch.randn(ws[0], requires_grad=True)
+
+    def step(a):
+        w.grad = b.grad = None
+        loss = F.relu(F.conv2d(a, w, b)).square().sum()
+        loss.backward()
+        return loss, w.grad, b.grad
+    want = [t.detach().numpy().copy() for t in step(x)]
+    compiled = torch.compile(step)
+    for _ in range(3):
+        got = [t.detach().numpy().copy() for t in compiled(x)]
+    assert {c[:2] for c in calls} >= {(xs, ws), (xs, (xs[0], ws[0], 10, 10))}, calls
+    # (the weight's gradient is the kernels' alone; the sums of the loss and of the bias's
+    # gradient are the compiled reductions', in another order than numpy's)
+    np.testing.assert_array_equal(got[1], want[1])
+    for u, v in zip(got[::2], want[::2]):
+        np.testing.assert_allclose(u, v, rtol=1e-6)
+
+
 @pytest.mark.parametrize("stride, padding, dilation, groups",
                          [(1, 0, 1, 1), (2, 1, 1, 1), (1, 1, 2, 2)])
 def test_double_backward_by_finite_differences(stride, padding, dilation, groups):
