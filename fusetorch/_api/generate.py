@@ -4,12 +4,14 @@ name to one of the SOURCES' tables (or a module to SOURCES), regenerate both:
 
     python -m fusetorch._api.generate
 
-tests/test_api_source.py fails while either checked-in module is stale.
+tests/test_api_source.py and tests/tracer/test_unary_api_source.py fail while one is stale.
 
 Each name is imported from the source module where that module holds it under the same name
 (`from ..tracer.functional_math import remainder`), else from the module that defines it
 (`from ..linalg.decompositions import torch_qr as qr`), else read from the table itself
-(`abs_ = _inplace_functions.PUBLIC["abs_"]`: a function built at import).
+(`abs_ = _inplace_functions.PUBLIC["abs_"]`: a function built at import). A stale module that
+imports a name its module no longer has stops `import fusetorch`, and with it this command:
+delete that line by hand, then regenerate.
 """
 from __future__ import annotations
 

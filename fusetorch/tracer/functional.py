@@ -213,7 +213,7 @@ def _clamp_tensors(input: Tensor, min, max) -> Tensor:
 
 
 # torch.exp, torch.log2, ...: every primitive the op table marks `unary_api`, as source
-# generated from the table (`python -m fusetorch.tracer.generate_unary`)
+# generated from the table (`python -m fusetorch._api.generate`)
 from .unary_api import *  # noqa: E402,F401,F403
 from .unary_api import __all__ as UNARY_API  # noqa: E402
 negative, absolute = neg, abs  # noqa: F405

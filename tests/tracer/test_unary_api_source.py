@@ -1,6 +1,6 @@
 """tracer/unary_api.py: torch.<name>, Tensor.<name> and Tensor.<name>_ of the op table's
 `unary_api` primitives, checked-in source generated from the table. The module must match what
-the generator writes now (else: `python -m fusetorch.tracer.generate_unary`), and each name must
+the generator writes now (else: `python -m fusetorch._api.generate`), and each name must
 land on its own `def` there, with PyTorch's signature and a docstring."""
 import inspect
 import math
@@ -12,7 +12,7 @@ import fusetorch as torch
 from fusetorch.ir.ops import OPS
 from fusetorch.tracer import generate_unary, unary_api
 
-REGENERATE = "stale: run `python -m fusetorch.tracer.generate_unary`"
+REGENERATE = "stale: run `python -m fusetorch._api.generate`"
 NAMES = [n for n, d in OPS.items() if d.unary_api]
 
 
