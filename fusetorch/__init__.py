@@ -47,44 +47,25 @@ from .tracer.creation import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor
                               full, full_like, initial_seed, linspace, logspace, manual_seed, ones,
                               ones_like, rand, rand_like, randint, randint_like, randn, randn_like,
                               randperm, seed, tensor, zeros, zeros_like)
-from .tracer.functional import (abs, absolute, add, all, allclose, amax, amin, any, argmax,
+from .tracer.functional import (absolute, add, all, allclose, amax, amin, any, argmax,
                                 argmin, bmm, cat, chunk, clamp, clip, clone, concat, concatenate,
-                                cos, div, dot, eq, equal, erf, exp, expm1, flatten, flip, gather,
-                                ge, gt, index_select, le, log, log1p, logical_and, logical_not,
-                                logical_or, lt,
-                                masked_fill, matmul, max, maximum, mean, min, minimum, mm, mul,
-                                mv, narrow, ne, neg, negative, nonzero, permute, pow, prod,
-                                reciprocal, relu, repeat as _repeat, reshape, rsqrt, rsub,
-                                scatter_add, sigmoid, sign, sin, split, sqrt, square, squeeze,
-                                stack, std, sub, sum, swapaxes, swapdims, t, tanh, transpose,
-                                unbind, unflatten, unsqueeze, var, where)
+                                div, dot, eq, equal, flatten, flip, gather, ge, gt, index_select,
+                                le, logical_and, logical_or, lt, masked_fill, matmul, max,
+                                maximum, mean, min, minimum, mm, mul, mv, narrow, ne, negative,
+                                nonzero, permute, pow, prod, reciprocal, repeat as _repeat,
+                                reshape, rsqrt, rsub, scatter_add, split, square, squeeze, stack,
+                                std, sub, sum, swapaxes, swapdims, t, transpose, unbind,
+                                unflatten, unsqueeze, var, where)
 from .tracer.functional import addcdiv, addcmul, lerp  # noqa: F401  (optimizer updates)
 from .tracer.creation import get_default_device, set_default_device
 from .tracer.sampling import bernoulli, binomial, multinomial, normal, poisson
-from .tracer import functional as _functional
-for _name in _functional.UNARY_API:  # torch.log2, torch.erfinv, ...: from the op table
-    globals()[_name] = getattr(_functional, _name)
 from .tracer.memory_formats import (channels_last, channels_last_3d, contiguous_format,
                                     memory_format, preserve_format)
-from .tracer import functional_math as _math
-for _name in _math.PUBLIC + _math.TORCH_ONLY:  # torch.remainder, torch.isnan, torch.polygamma
-    globals()[_name] = getattr(_math, _name)
-from .tracer import functional_shape as _shape
-for _name in _shape.PUBLIC + _shape.TORCH_ONLY:  # torch.tril, torch.einsum, torch.scatter, ...
-    globals()[_name] = getattr(_shape, _name)
-from .tracer import functional_more as _more, functional_pieces as _pieces  # noqa: E402
-from .tracer import functional_stats as _stats, functional_calculus as _calculus  # noqa: E402
-from .tracer import functional_writes as _writes  # noqa: E402
 from .nn._functional.padding import constant_pad_nd  # noqa: E402,F401
-for _mod in (_more, _stats, _pieces, _calculus, _writes):  # torch.fmax, torch.cov, torch.tensor_split (issue 27)
-    for _name in _mod.PUBLIC:
-        globals()[_name] = getattr(_mod, _name)
 from . import linalg  # noqa: E402  (torch.linalg)
 from . import sparse  # noqa: E402  (torch.sparse: the COO subset)
 from .sparse import layout, sparse_coo, sparse_coo_tensor, strided  # noqa: E402
 from .sparse import mm as spmm  # noqa: E402
-for _name in linalg.TORCH_PUBLIC:  # torch.det, torch.inverse, torch.norm, torch.cdist, ...
-    globals()[_name] = linalg.TORCH_PUBLIC[_name]
 from .tracer.printing import set_printoptions
 from .tracer.type_info import finfo, iinfo
 from .tracer.strided import as_strided, as_strided_scatter, frombuffer
@@ -94,16 +75,9 @@ from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop
                        set_num_threads)
 
 from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
-from .nn._functional import native as _native  # noqa: E402  (torch.native_batch_norm, ...)
-from .nn._functional import grid_sample as _grid_sample  # noqa: E402  (torch.grid_sampler_3d)
-for _mod, _names in ((_native, _native.PUBLIC), (_grid_sample, _grid_sample.TORCH_PUBLIC)):
-    for _name in _names:
-        globals()[_name] = getattr(_mod, _name)
 from . import special  # noqa: E402,F401  (torch.special: aliases, gammaln, psi, polygamma, ...)
 from . import masked  # noqa: E402,F401  (torch.masked: reductions with a boolean mask=)
-from . import signal  # noqa: E402  (torch.signal.windows; torch.hann_window and friends)
-for _name in signal.windows.TORCH_PUBLIC:
-    globals()[_name] = getattr(signal.windows, _name)
+from . import signal  # noqa: E402  (torch.signal.windows)
 
 float = float32  # noqa: A001
 double = float64
@@ -150,11 +124,8 @@ def result_type(tensor1, tensor2) -> dtype:
 
 __version__ = "0.1.0"  # (a TorchVersion from version.py at the end)
 
-from .tracer import functional_scan as _scan  # noqa: E402
 from .tracer.functional_histogram import histogram, histogramdd  # noqa: E402
 from .tracer.functional_segment import segment_reduce  # noqa: E402
-for _name in _scan.PUBLIC:  # torch.cumsum, torch.sort, torch.quantile, torch.unique, ...
-    globals()[_name] = getattr(_scan, _name)
 
 
 def __getattr__(name: str):
@@ -168,22 +139,14 @@ def __getattr__(name: str):
     raise missing("module 'fusetorch'", "torch", name, TORCH, obj=sys.modules[__name__])
 
 from . import _inplace_functions  # noqa: E402  (torch.abs_, torch.dropout_, torch.greater, ...)
-for _name, _fn in _inplace_functions.PUBLIC.items():
-    globals()[_name] = _fn
-for _name, _target in _inplace_functions.TORCH_ALIASES.items():
-    globals()[_name] = globals()[_target]
 from . import _aten_nn  # noqa: E402  (torch.conv2d, torch.batch_norm, torch.lstm: ATen's forms)
-for _name, _fn in _aten_nn.PUBLIC.items():
-    globals()[_name] = _fn
 from . import _global_state, _tensor_extras, storage  # noqa: E402,F401  (torch.get_rng_state, ...)
-for _name, _fn in _global_state.PUBLIC.items():
-    globals()[_name] = _fn
 from .storage import StorageBase, TypedStorage, UntypedStorage  # noqa: E402,F401
-for _name, _cls in storage.LEGACY.items():  # torch.FloatStorage, ...
-    globals()[_name] = _cls
 Storage = storage.LEGACY["FloatStorage"]  # (PyTorch's default legacy storage class)
-for _name, _d in {**ir.dtypes.OUT_OF_SCOPE, **ir.dtypes.OUT_OF_SCOPE_ALIASES}.items():
-    globals()[_name] = _d  # torch.complex64, torch.float8_e4m3fn, ...: named, refused when used
+# the op table's unary functions and the modules' PUBLIC tables (torch.exp, torch.remainder,
+# torch.tril, torch.det, torch.abs_, torch.conv2d, torch.complex64, ...), as explicit imports
+# generated by `python -m fusetorch._api.generate`
+from ._api.torch_names import *  # noqa: E402,F401,F403
 from . import (compiler, func, functional, futures, hub, library, mps, mtia,  # noqa: E402,F401
                ops, overrides, quasirandom, random, return_types, torch_version, types,
                version, xpu)

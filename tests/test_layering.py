@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
                           "storage", "random", "version", "torch_version", "types",
                           "return_types", "functional", "library", "futures",
                           "compiler", "func", "quasirandom", "hub", "mps", "xpu", "mtia", "ops",
-                          "_absent_device",
+                          "_absent_device", "_api",
                           "checkpoint_formats", "_weights_only", "_inductor", "_dynamo", "fx", "ao",
                           "quantization")),
 ]

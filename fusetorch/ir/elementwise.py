@@ -19,7 +19,8 @@ Each `elementwise(...)` call declares, together:
   refuse      (compute dtype, input dtypes) -> the error PyTorch raises for the op, or None
   mask        input 0 is a bool mask, outside promotion (where)
   unary_api   exposed as `torch.<name>(input, *, out=None)`, `Tensor.<name>()` and
-              `Tensor.<name>_()` (functional.py and methods.py read this)
+              `Tensor.<name>_()` (defs written into tracer/unary_api.py by
+              `python -m fusetorch._api.generate`, with a line in its SUMMARIES)
   fusible     False for `copy`, whose meaning is "a fresh buffer"
   distinct    each node is a value of its own, never merged by CSE (`copy` again)
   clone       a fresh buffer holding the input's values (`copy`: drop_copies asks this)

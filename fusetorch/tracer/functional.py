@@ -212,20 +212,11 @@ def _clamp_tensors(input: Tensor, min, max) -> Tensor:
     return elementwise("where", inside, input, routed)
 
 
-def _unary(name):
-    def fn(input: Tensor, *, out=None) -> Tensor:
-        return write_out(unary(name, input), out, operands=(input,))
-    fn.__name__ = name
-    fn.__doc__ = f"Elementwise {name}; integer inputs compute in the default float dtype." \
-        if D.OPS[name].promote == "float" else f"Elementwise {name}."
-    return fn
-
-
-# torch.exp, torch.log2, ...: every primitive the op table marks `unary_api`
-UNARY_API = tuple(n for n, d in D.OPS.items() if d.unary_api)
-for _name in UNARY_API:
-    globals()[_name] = _unary(_name)
-negative, absolute = neg, abs  # noqa: F821 (defined by the loop above)
+# torch.exp, torch.log2, ...: every primitive the op table marks `unary_api`, as source
+# generated from the table (`python -m fusetorch._api.generate`)
+from .unary_api import *  # noqa: E402,F401,F403
+from .unary_api import __all__ as UNARY_API  # noqa: E402
+negative, absolute = neg, abs  # noqa: F405
 
 
 @_grad_name("PowBackward0")

@@ -22,16 +22,9 @@ from . import memory_formats as _mf
 from . import views as _views
 from . import autograd as A
 from . import indexing
+from .out_args import inplace as _inplace
 from .softmax import log_softmax, softmax  # composed there, public as nn.functional's
 from .tensor import Tensor, _alias
-
-
-def _inplace(self: Tensor, value: Tensor) -> Tensor:
-    if value._data.shape != self._data.shape:
-        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
-                           f"broadcast shape {list(value._data.shape)}")
-    D.check_cast(value, self)
-    return D.copy_into(self, value, from_self=True)
 
 
 def _inplace_binary(name: str):
@@ -100,11 +93,10 @@ def _method(fn):
 
 
 # plain methods: x.name(...) == F.name(x, ...)
-for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "clamp", "clip", "exp",
-              "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs", "neg", "negative", "sign",
-              "relu", "erf", "log1p", "expm1", "logical_not", "logical_and", "logical_or",
-              "square", "rsqrt",
-              "reciprocal", "eq", "ne", "lt", "le", "gt", "ge", "sum", "mean", "prod", "max",
+# (Tensor.exp, Tensor.exp_ and the op table's other `unary_api` ops: unary_api.py)
+for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "clamp", "clip",
+              "negative", "logical_and", "logical_or", "square", "rsqrt", "reciprocal", "eq",
+              "ne", "lt", "le", "gt", "ge", "sum", "mean", "prod", "max",
               "min", "amax", "amin", "argmax", "argmin", "var", "std", "all", "any", "matmul",
               "mm", "bmm", "mv", "dot", "permute", "transpose", "swapaxes", "swapdims", "t",
               "squeeze",
@@ -116,14 +108,8 @@ for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "clamp", 
 
 for _name in ("add", "sub", "mul", "div", "pow"):
     setattr(Tensor, _name + "_", _inplace_binary(_name))
-for _name in ("clamp", "clip", "exp", "log", "sqrt", "sin", "cos", "tanh", "sigmoid", "abs",
-              "erf", "log1p", "expm1", "neg", "sign", "relu", "square", "masked_fill",
-              "scatter_add", "maximum",
-              "minimum", "reciprocal", "addcmul", "addcdiv", "lerp"):
-    setattr(Tensor, _name + "_", _inplace_of(getattr(F, _name)))
-# every primitive the op table marks `unary_api`: x.log2(), x.log2_() (those above included)
-for _name in F.UNARY_API:
-    setattr(Tensor, _name, _method(getattr(F, _name)))
+for _name in ("clamp", "clip", "square", "masked_fill", "scatter_add", "maximum", "minimum",
+              "reciprocal", "addcmul", "addcdiv", "lerp"):
     setattr(Tensor, _name + "_", _inplace_of(getattr(F, _name)))
 # the math of functional_math.py: x.remainder(y), x.isnan(), x.logsumexp(1), x.fmod_(y), ...
 for _name in M.PUBLIC:

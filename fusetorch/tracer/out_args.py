@@ -73,6 +73,17 @@ def write_out(result: Tensor, out: Tensor | None, *, name: str | None = None,
     return D.copy_into(out, result)
 
 
+def inplace(self: Tensor, value: Tensor) -> Tensor:
+    """`value` written into `self`, as every in-place method writes (`x.exp_()` is
+    `inplace(x, exp(x))`): PyTorch's shape and cast checks, then a copy that bumps the version
+    counter and lets recordings see the new value."""
+    if value._data.shape != self._data.shape:
+        raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
+                           f"broadcast shape {list(value._data.shape)}")
+    D.check_cast(value, self)
+    return D.copy_into(self, value, from_self=True)
+
+
 def write_outs(results: tuple, out, name: str, inputs=()) -> tuple:
     """`out=(values, indices)` of the ops that return a pair: each written, the same named
     tuple type returned holding the `out` tensors."""
