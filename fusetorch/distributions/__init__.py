@@ -10,7 +10,9 @@ from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
+from . import _families  # noqa: F401  (Gamma, Beta, Dirichlet, ... and their KLs)
+from ._families import *  # noqa: F401,F403
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
-           "Normal", "Uniform",
+           "Normal", "Uniform", *_families.__all__,
            "constraints", "kl_divergence", "register_kl"]
