@@ -1,4 +1,5 @@
-"""The two autograd modes that act on every recorded op: saved-tensor hooks and anomaly mode.
+"""The autograd modes that act on every recorded op: saved-tensor hooks, anomaly mode, and
+forward-mode AD's tangents (tracer/forward_ad.py, called from `_on_record`).
 
 Saved-tensor hooks (`torch.autograd.graph.saved_tensors_hooks(pack, unpack)`): while a pair is
 on this thread's stack, each value a recorded node saves for its VJP is handed to `pack` (under
@@ -25,6 +26,7 @@ import weakref
 from typing import Any, Callable
 
 from . import autograd as A
+from . import forward_ad as _fwd
 from .tensor import Tensor
 
 # ---------------------------------------------------------------- saved-tensor hooks
@@ -153,6 +155,8 @@ def set_anomaly(enabled: bool, check_nan: bool = True) -> None:
 
 
 def _on_record(node) -> None:
+    if _fwd.LEVEL is not None:
+        _fwd.propagate(node)
     if ENABLED:
         _STACKS[node] = _user_stack()
     if _HOOKS_IN_USE and node.saved is not None:
@@ -172,7 +176,7 @@ def _user_stack() -> list:
 
 
 def _refresh() -> None:
-    A.ON_RECORD = _on_record if (ENABLED or _HOOKS_IN_USE) else None
+    A.ON_RECORD = _on_record if (ENABLED or _HOOKS_IN_USE or _fwd.LEVEL is not None) else None
     A.ANOMALY = ENABLED
 
 

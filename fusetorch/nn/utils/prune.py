@@ -235,7 +235,8 @@ class RandomUnstructured(BasePruningMethod):
         return mask
 
     @classmethod
-    def apply(cls, module: Module, name: str, amount) -> "RandomUnstructured":  # type: ignore[override]
+    def apply(cls, module: Module, name: str,  # type: ignore[override]
+              amount) -> "RandomUnstructured":
         return super().apply(module, name, amount=amount)
 
 
@@ -348,7 +349,8 @@ class CustomFromMask(BasePruningMethod):
         return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod
-    def apply(cls, module: Module, name: str, mask: Tensor) -> "CustomFromMask":  # type: ignore[override]
+    def apply(cls, module: Module, name: str,  # type: ignore[override]
+              mask: Tensor) -> "CustomFromMask":
         return super().apply(module, name, mask=mask)
 
 
