@@ -175,6 +175,7 @@ for _name, _target in _inplace_functions.TORCH_ALIASES.items():
 from . import _aten_nn  # noqa: E402  (torch.conv2d, torch.batch_norm, torch.lstm: ATen's forms)
 for _name, _fn in _aten_nn.PUBLIC.items():
     globals()[_name] = _fn
+from ._aten_bags import embedding_bag  # noqa: E402  (torch.embedding_bag: ATen's four results)
 from . import _global_state, _tensor_extras, storage  # noqa: E402,F401  (torch.get_rng_state, ...)
 for _name, _fn in _global_state.PUBLIC.items():
     globals()[_name] = _fn
