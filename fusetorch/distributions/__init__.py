@@ -10,8 +10,16 @@ from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
-from . import _families  # noqa: F401  (Gamma, Beta, Dirichlet, ... and their KLs)
-from ._families import *  # noqa: F401,F403
+from . import _families, transforms  # noqa: F401  (Gamma, Beta, ..., transforms, their KLs)
+from ._families import (  # noqa: F401
+    Beta, Binomial, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Geometric, Gumbel, HalfCauchy,
+    HalfNormal, Laplace, LogNormal, MixtureSameFamily, Multinomial, NegativeBinomial,
+    OneHotCategorical, OneHotCategoricalStraightThrough, Pareto, Poisson, RelaxedBernoulli,
+    RelaxedOneHotCategorical, StudentT, TransformedDistribution, Weibull)
+from .transforms import (  # noqa: F401
+    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+    PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
+    StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
            "Normal", "Uniform", *_families.__all__,

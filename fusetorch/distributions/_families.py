@@ -1,4 +1,4 @@
-"""The distribution families added beside the first ones (one import line in __init__)."""
+"""The distribution families added beside the first ones, and the transforms' names."""
 from .beta import Beta
 from .binomial import Binomial
 from .cauchy import Cauchy
@@ -13,7 +13,21 @@ from .laplace import Laplace
 from .log_normal import LogNormal
 from .poisson import Poisson
 from .studentT import StudentT
-from . import kl_more  # noqa: F401  (registers their closed-form KL divergences)
+from .half_cauchy import HalfCauchy
+from .mixture_same_family import MixtureSameFamily
+from .multinomial import Multinomial
+from .negative_binomial import NegativeBinomial
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .transformed_distribution import TransformedDistribution
+from .weibull import Weibull
+from . import kl_more, transforms  # noqa: F401  (kl_more registers the closed-form KLs)
 
 __all__ = ["Beta", "Binomial", "Cauchy", "Chi2", "Dirichlet", "Exponential", "Gamma",
-           "Geometric", "Gumbel", "HalfNormal", "Laplace", "LogNormal", "Poisson", "StudentT"]
+           "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Laplace", "LogNormal",
+           "MixtureSameFamily", "Multinomial", "NegativeBinomial", "OneHotCategorical",
+           "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Weibull",
+           "transforms", *transforms.__all__]

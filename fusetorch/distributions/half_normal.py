@@ -5,29 +5,27 @@ import math
 
 from ..tracer import functional as F
 from ..tracer import creation as C
-from ..tracer.tensor import Size, Tensor
+from ..tracer.tensor import Tensor
 from . import constraints
-from .distribution import Distribution
 from .normal import Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import AbsTransform
 
 __all__ = ["HalfNormal"]
 
 
-class HalfNormal(Distribution):
+class HalfNormal(TransformedDistribution):
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
 
     def __init__(self, scale, validate_args=None) -> None:
-        self.base_dist = Normal(0, scale, validate_args=False)
-        super().__init__(self.base_dist.batch_shape, validate_args=validate_args)
+        super().__init__(Normal(0, scale, validate_args=False), AbsTransform(),
+                         validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(HalfNormal, _instance)
-        new.base_dist = self.base_dist.expand(batch_shape)
-        Distribution.__init__(new, Size(batch_shape), validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return super().expand(batch_shape, _instance=new)
 
     @property
     def scale(self) -> Tensor:
@@ -44,9 +42,6 @@ class HalfNormal(Distribution):
     @property
     def variance(self) -> Tensor:
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-    def rsample(self, sample_shape=Size()) -> Tensor:
-        return self.base_dist.rsample(sample_shape).abs()
 
     def log_prob(self, value: Tensor) -> Tensor:
         if self._validate_args:

@@ -15,7 +15,8 @@ from .gumbel import _EULER, Gumbel
 from .half_normal import HalfNormal
 from .kl import kl_divergence, register_kl
 from .laplace import Laplace
-from .log_normal import LogNormal
+from .one_hot_categorical import OneHotCategorical
+from .transformed_distribution import TransformedDistribution
 from .poisson import Poisson
 
 
@@ -96,8 +97,14 @@ def _kl_cauchy_cauchy(p, q):
 
 
 @register_kl(HalfNormal, HalfNormal)
-@register_kl(LogNormal, LogNormal)
-def _kl_of_base_dists(p, q):  # (one bijection of both: the KL of what it maps)
+def _kl_halfnormal_halfnormal(p, q):
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):  # (one bijection of both: the KL of what it maps)
+    if p.transforms != q.transforms or p.event_shape != q.event_shape:
+        raise NotImplementedError
     return kl_divergence(p.base_dist, q.base_dist)
 
 
@@ -109,3 +116,8 @@ def _kl_binomial_binomial(p, q):
     kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p()
                           - (-q.probs).log1p())
     return F.where(p.total_count > q.total_count, math.inf, kl)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return kl_divergence(p._categorical, q._categorical)

@@ -1,7 +1,6 @@
 """Laplace(loc, scale)."""
 from __future__ import annotations
 
-import math
 
 from ..tracer import creation as C
 from ..tracer import functional as F
