@@ -67,6 +67,16 @@ def test_forward_and_reverse_mode_together():
     assert x.grad.tolist() == [2.0, 4.0, 6.0]
 
 
+def test_a_compiled_function_runs_eagerly_inside_a_level():
+    f = torch.compile(lambda x: (x * x).sin())
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    f(x), f(x)  # compiled outside
+    with fwAD.dual_level():
+        for _ in range(2):
+            tangent = fwAD.unpack_dual(f(fwAD.make_dual(x, torch.ones_like(x)))).tangent
+            np.testing.assert_allclose(tangent.numpy(), 2 * x.numpy() * np.cos(x.numpy() ** 2))
+
+
 def test_api_errors_are_pytorchs():
     x = torch.tensor([1.0, 2.0, 3.0])
     with pytest.raises(RuntimeError, match="no level exists, make sure to enter_dual_level"):
