@@ -12,8 +12,9 @@ from .normal import Normal
 from .uniform import Uniform
 from . import _families, transforms  # noqa: F401  (Gamma, Beta, ..., transforms, their KLs)
 from ._families import (  # noqa: F401
-    Beta, Binomial, Cauchy, Chi2, Dirichlet, Exponential, Gamma, Geometric, Gumbel, HalfCauchy,
-    HalfNormal, Laplace, LogNormal, MixtureSameFamily, Multinomial, NegativeBinomial,
+    Beta, Binomial, Cauchy, Chi2, Dirichlet, Exponential, FisherSnedecor, Gamma, Geometric,
+    Gumbel, HalfCauchy, HalfNormal, InverseGamma, Kumaraswamy, Laplace, LogisticNormal,
+    LogNormal, MixtureSameFamily, Multinomial, NegativeBinomial,
     OneHotCategorical, OneHotCategoricalStraightThrough, Pareto, Poisson, RelaxedBernoulli,
     RelaxedOneHotCategorical, StudentT, TransformedDistribution, Weibull)
 from .transforms import (  # noqa: F401

@@ -13,7 +13,11 @@ from .laplace import Laplace
 from .log_normal import LogNormal
 from .poisson import Poisson
 from .studentT import StudentT
+from .fishersnedecor import FisherSnedecor
 from .half_cauchy import HalfCauchy
+from .inverse_gamma import InverseGamma
+from .kumaraswamy import Kumaraswamy
+from .logistic_normal import LogisticNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .negative_binomial import NegativeBinomial
@@ -25,8 +29,9 @@ from .transformed_distribution import TransformedDistribution
 from .weibull import Weibull
 from . import kl_more, transforms  # noqa: F401  (kl_more registers the closed-form KLs)
 
-__all__ = ["Beta", "Binomial", "Cauchy", "Chi2", "Dirichlet", "Exponential", "Gamma",
-           "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Laplace", "LogNormal",
+__all__ = ["Beta", "Binomial", "Cauchy", "Chi2", "Dirichlet", "Exponential", "FisherSnedecor",
+           "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma",
+           "Kumaraswamy", "Laplace", "LogisticNormal", "LogNormal",
            "MixtureSameFamily", "Multinomial", "NegativeBinomial", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Weibull",
