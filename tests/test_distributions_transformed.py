@@ -167,3 +167,26 @@ def test_fisher_snedecor_and_kumaraswamy_agree_with_their_densities():
     s = ln.rsample((3,))
     assert tuple(s.shape) == (3, 3) and bool(((s.sum(-1) - 1).abs() < 1e-12).all())
     assert ln.event_shape == torch.Size([3]) and bool(ln.log_prob(s).isfinite().all())
+
+
+def test_constraint_registry_and_exponential_family_are_pytorchs():
+    from fusetorch.distributions import biject_to, constraints, transform_to
+    assert isinstance(biject_to(constraints.simplex), T.StickBreakingTransform)
+    assert isinstance(transform_to(constraints.simplex), T.SoftmaxTransform)
+    assert isinstance(biject_to(constraints.unit_interval), T.SigmoidTransform)
+    tr = biject_to(constraints.interval(-1.0, 3.0))
+    x = t([0.3, -2.0])
+    y = tr(x)
+    _close(y, -1 + 4 / (1 + np.exp(-x.numpy())))
+    _close(tr.inv(y), x.numpy(), rtol=1e-12)
+    assert bool((biject_to(constraints.positive)(t([-30.0, 2.0])) > 0).all())
+    with pytest.raises(NotImplementedError, match="Cannot transform _LowerCholesky constraints"):
+        biject_to(constraints.lower_cholesky)
+    for d in (D.Gamma(t([0.5, 2.0]), t([1.0, 3.0])), D.Exponential(t([0.5, 2.0]))):
+        assert isinstance(d, D.ExponentialFamily)
+        # the Bregman form from the log-normalizer equals the closed form
+        _close(D.ExponentialFamily.entropy(d), d.entropy(), rtol=1e-12)
+    beta = D.Beta(t([0.5, 2.0]), t([1.5, 0.7]))
+    assert isinstance(beta, D.ExponentialFamily)
+    with pytest.raises(NotImplementedError):  # (no carrier measure: PyTorch's too)
+        D.ExponentialFamily.entropy(beta)

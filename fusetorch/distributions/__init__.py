@@ -10,9 +10,11 @@ from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
-from . import _families, transforms  # noqa: F401  (Gamma, Beta, ..., transforms, their KLs)
+from . import _families, constraint_registry, transforms  # noqa: F401  (Gamma, Beta, ...)
+from .constraint_registry import biject_to, transform_to
 from ._families import (  # noqa: F401
-    Beta, Binomial, Cauchy, Chi2, Dirichlet, Exponential, FisherSnedecor, Gamma, Geometric,
+    Beta, Binomial, Cauchy, Chi2, Dirichlet, Exponential, ExponentialFamily, FisherSnedecor,
+    Gamma, Geometric,
     Gumbel, HalfCauchy, HalfNormal, InverseGamma, Kumaraswamy, Laplace, LogisticNormal,
     LogNormal, MixtureSameFamily, Multinomial, NegativeBinomial,
     OneHotCategorical, OneHotCategoricalStraightThrough, Pareto, Poisson, RelaxedBernoulli,
@@ -24,4 +26,4 @@ from .transforms import (  # noqa: F401
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
            "Normal", "Uniform", *_families.__all__,
-           "constraints", "kl_divergence", "register_kl"]
+           "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]

@@ -4,6 +4,7 @@ from .binomial import Binomial
 from .cauchy import Cauchy
 from .chi2 import Chi2
 from .dirichlet import Dirichlet
+from .exp_family import ExponentialFamily
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
@@ -29,9 +30,9 @@ from .transformed_distribution import TransformedDistribution
 from .weibull import Weibull
 from . import kl_more, transforms  # noqa: F401  (kl_more registers the closed-form KLs)
 
-__all__ = ["Beta", "Binomial", "Cauchy", "Chi2", "Dirichlet", "Exponential", "FisherSnedecor",
-           "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "InverseGamma",
-           "Kumaraswamy", "Laplace", "LogisticNormal", "LogNormal",
+__all__ = ["Beta", "Binomial", "Cauchy", "Chi2", "Dirichlet", "Exponential",
+           "ExponentialFamily", "FisherSnedecor", "Gamma", "Geometric", "Gumbel", "HalfCauchy",
+           "HalfNormal", "InverseGamma", "Kumaraswamy", "Laplace", "LogisticNormal", "LogNormal",
            "MixtureSameFamily", "Multinomial", "NegativeBinomial", "OneHotCategorical",
            "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Weibull",

@@ -9,12 +9,13 @@ from ..tracer.tensor import Size, Tensor
 from . import constraints
 from .dirichlet import Dirichlet
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(Distribution):
+class Beta(ExponentialFamily):
     """p(x) = x^(a-1) (1-x)^(b-1) / B(a, b), a = concentration1, b = concentration0."""
 
     arg_constraints = {"concentration1": constraints.positive,
@@ -71,3 +72,10 @@ class Beta(Distribution):
     @property
     def concentration0(self) -> Tensor:
         return self._dirichlet.concentration[..., 1]
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration1, self.concentration0)
+
+    def _log_normalizer(self, x, y):
+        return F.lgamma(x) + F.lgamma(y) - F.lgamma(x + y)

@@ -8,12 +8,12 @@ from ..tracer.sampling_gamma import sample_dirichlet
 from ..tracer.tensor import Size, Tensor
 from . import constraints
 from ._params import expand_params
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 
 __all__ = ["Dirichlet"]
 
 
-class Dirichlet(Distribution):
+class Dirichlet(ExponentialFamily):
     """p(x) = Gamma(sum a) / prod Gamma(a_i) * prod x_i^(a_i - 1); rsample normalizes Gamma
     draws (each implicitly reparameterized)."""
 
@@ -66,3 +66,10 @@ class Dirichlet(Distribution):
         a0 = a.sum(-1)
         return (F.lgamma(a).sum(-1) - F.lgamma(a0) - (k - a0) * F.digamma(a0)
                 - ((a - 1.0) * F.digamma(a)).sum(-1))
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration,)
+
+    def _log_normalizer(self, x):
+        return x.lgamma().sum(-1) - F.lgamma(x.sum(-1))

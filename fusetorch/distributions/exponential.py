@@ -6,13 +6,13 @@ from ..tracer import functional as F
 from ..tracer.tensor import Size, Tensor
 from . import constraints
 from ._params import batch_shape_of, expand_params
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Distribution):
+class Exponential(ExponentialFamily):
     """p(x) = rate * exp(-rate * x) for x >= 0; rsample is -log(u) / rate."""
 
     arg_constraints = {"rate": constraints.positive}
@@ -62,3 +62,12 @@ class Exponential(Distribution):
 
     def entropy(self) -> Tensor:
         return 1.0 - F.log(self.rate)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (-self.rate,)
+
+    def _log_normalizer(self, x):
+        return -F.log(-x)
+
+    _mean_carrier_measure = 0

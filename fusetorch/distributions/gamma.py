@@ -9,7 +9,7 @@ from ..tracer.tensor import Size, Tensor
 from ..runtime.device import NP_DTYPES
 from . import constraints
 from ._params import batch_shape_of, expand_params
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Gamma"]
@@ -20,7 +20,7 @@ def _tiny(d) -> float:
     return float(ml_dtypes.finfo(NP_DTYPES[d]).tiny)
 
 
-class Gamma(Distribution):
+class Gamma(ExponentialFamily):
     """p(x) = rate^a x^(a-1) exp(-rate x) / Gamma(a), a = concentration; rsample is a
     Gamma(a, 1) draw (implicitly reparameterized, tracer/sampling_gamma.py) over rate."""
 
@@ -67,3 +67,12 @@ class Gamma(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         return igamma(self.concentration, self.rate * value)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (self.concentration - 1, -self.rate)
+
+    def _log_normalizer(self, x, y):
+        return F.lgamma(x + 1) + (x + 1) * F.log(-y.reciprocal())
+
+    _mean_carrier_measure = 0

@@ -8,13 +8,13 @@ from ..tracer.sampling import poisson
 from ..tracer.tensor import Size, Tensor
 from . import constraints
 from ._params import batch_shape_of, expand_params
-from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(Distribution):
+class Poisson(ExponentialFamily):
     """P(k) = rate^k exp(-rate) / k!."""
 
     arg_constraints = {"rate": constraints.nonnegative}
@@ -49,3 +49,10 @@ class Poisson(Distribution):
             self._validate_sample(value)
         rate, value = broadcast_all(self.rate, value)
         return xlogy(value, rate) - rate - F.lgamma(value + 1)
+
+    @property
+    def _natural_params(self) -> tuple:
+        return (F.log(self.rate),)
+
+    def _log_normalizer(self, x):
+        return F.exp(x)
