@@ -153,6 +153,25 @@ def _aa_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, np_t)
     return [(np.minimum(xmin + t, n_in - 1), w[t]) for t in range(k)]
 
 
+# A resampling of n_in positions to n_out as a dense (n_out, n_in) matrix product where that
+# matrix is at most this big: the BLAS beats one index_select and multiply-add per tap once
+# the windows are wide (antialiased downsampling: 2 * scale taps for bilinear, 4 * scale for
+# bicubic)
+_DENSE_LIMIT = 1 << 20
+
+
+def _resample_by_matrix(x: Tensor, dim: int, taps: list, n_in: int) -> Tensor:
+    n_out = taps[0][0].shape[0]
+    w = np.zeros((n_out, n_in), dtype=taps[0][1].dtype)
+    rows = np.arange(n_out)
+    for idx, wt in taps:
+        np.add.at(w, (rows, idx), wt)
+    m = C.tensor(w, dtype=x.dtype, device=x.device)
+    if dim == x.ndim - 1:
+        return x @ m.mT
+    return m @ x if dim == x.ndim - 2 else (m @ x.movedim(dim, -2)).movedim(-2, dim)
+
+
 def _resample(x: Tensor, dim: int, taps: list) -> Tensor:
     idx0, w0 = taps[0]
     if w0 is None and np.array_equal(idx0, np.arange(x.shape[dim])):
@@ -212,8 +231,10 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     x = input
     if antialias:  # (ATen's separable pass: the last dim first)
         for d in reversed(range(len(spatial))):
-            x = _resample(x, 2 + d, _aa_taps(mode, spatial[d], out[d], scales[d],
-                                             align_corners, np_t))
+            taps = _aa_taps(mode, spatial[d], out[d], scales[d], align_corners, np_t)
+            x = _resample_by_matrix(x, 2 + d, taps, spatial[d]) \
+                if len(taps) > 4 and spatial[d] * out[d] <= _DENSE_LIMIT else \
+                _resample(x, 2 + d, taps)
         return x.clone() if x is input else x
     for d, (n_in, n_out, s) in enumerate(zip(spatial, out, scales)):
         if mode in ("nearest", "nearest-exact"):
