@@ -22,7 +22,7 @@ from ..ir.grad import backward_graph
 from ..ir.graph import Graph, Node
 from ..ir.identity import Unkeyable, graph_key
 from ..runtime.device import NP_DTYPES
-from ..runtime.interpret import run_graph
+from ..runtime.interpret import Schedule, run_graph
 from . import autograd as A
 from .tensor import Tensor, _alias
 
@@ -105,21 +105,36 @@ def propagate(node) -> None:
             seen.add(id(i))
             wrt.append(k)
     order, originals = _local(node)
-    first, second, value_pos = _plan(order, [order.index(order[-1].inputs[k]) for k in wrt],
-                                     node)
+    first, second, value_pos, reads, runners = _plan(order, [order.index(order[-1].inputs[k])
+                                                             for k in wrt], node)
     be = tangents[wrt[0]]._be
     # (the plan may come from another node of this structure: its values by position)
     saved = A._bind_values([node], [(originals[p], part) for p, part in value_pos])
     # (any cotangent: the VJP is linear in it; ones keep rules written with log|g| finite)
     u = be.xp.ones(node.shape, dtype=NP_DTYPES[node.dtype])
-    needed = [f for f, _ in second.values]
-    values = run_graph(Graph(first.graph.inputs, needed), [u] + [s[0] for s in saved],
-                       be.impl, be.xp) if needed else []
+    run_reads, run_second = _runners(runners, reads, second.graph, be)
+    values = run_reads([u] + [s[0] for s in saved]) if reads is not None else []
     # (a tangent has its primal's dtype: the cotangent of the VJP's output for that input)
     ts = [tangents[k]._data.astype(NP_DTYPES[out.dtype], copy=False)
           for k, out in zip(wrt, first.graph.outputs)]
-    (tangent,) = run_graph(second.graph, ts + list(values), be.impl, be.xp)
+    (tangent,) = run_second(ts + list(values))
     _TANGENTS[node] = Tensor._make(tangent, node.dtype, be)
+
+
+def _runners(cache: dict, reads, second, be) -> tuple:
+    """The plan's two graphs as callables on arrays: `Schedule`s (made once per array module)
+    where every shape is static, else the interpreter."""
+    hit = cache.get(id(be.xp))
+    if hit is None:
+        graphs = [g for g in (reads, second) if g is not None]
+        if all(n.opdef.shape is not None for g in graphs for n in g.nodes):
+            hit = tuple(Schedule(g, be.impl, be.xp).run if g is not None else None
+                        for g in (reads, second))
+        else:
+            hit = tuple((lambda arrays, g=g: run_graph(g, arrays, be.impl, be.xp))
+                        if g is not None else None for g in (reads, second))
+        cache[id(be.xp)] = hit
+    return hit
 
 
 def _local(node) -> tuple:
@@ -139,7 +154,8 @@ def _local(node) -> tuple:
 
 def _plan(order: list, wrt: list, node):
     """(backward graph of the local node for inputs `wrt` (positions in `order`), its
-    derivative in the cotangent, the positions of the values it reads), cached."""
+    derivative in the cotangent, the positions of the forward values the first reads, the graph
+    computing what the derivative reads of the first), cached."""
     try:
         key = (graph_key(order)[0], tuple(wrt))
     except Unkeyable:
@@ -162,7 +178,9 @@ def _plan(order: list, wrt: list, node):
             f"been implemented yet (fusetorch derives an op's JVP from its VJP rule: {e})"
         ) from None
     pos = {id(n): i for i, n in enumerate(order)}
-    hit = (first, second, [(pos[id(f)], part) for f, part in first.values])
+    needed = [f for f, _ in second.values]  # what the derivative reads of the first graph
+    reads = Graph(first.graph.inputs, needed) if needed else None
+    hit = (first, second, [(pos[id(f)], part) for f, part in first.values], reads, {})
     if key is not None:
         _PLANS[key] = hit
         if len(_PLANS) > _PLANS_SIZE:
