@@ -114,3 +114,19 @@ def test_an_op_without_a_jvp_raises_naming_it():
         with pytest.raises(NotImplementedError, match="Trying to use forward AD with "
                                                       "MkldnnRnnLayer that does not support it"):
             lstm(d.reshape(2, 1, 3))
+
+
+def test_tangents_through_replayed_composites():
+    # from their third call with one key composites replay what they captured (a Schedule at
+    # this size): the records replayed carry tangents as the plain call's did
+    rng = np.random.default_rng(3)
+    x, t, w = (torch.tensor(rng.standard_normal(s)) for s in ((8, 16), (8, 16), (16, 16)))
+
+    def f(v):
+        return F.layer_norm(F.linear(v, w), (16,)).softmax(-1)
+    h = 1e-6
+    fd = ((f(x + h * t) - f(x - h * t)) / (2 * h)).numpy()
+    for _ in range(4):
+        with fwAD.dual_level():
+            tangent = fwAD.unpack_dual(f(fwAD.make_dual(x, t))).tangent
+        np.testing.assert_allclose(tangent.numpy(), fd, rtol=1e-5, atol=1e-8)
