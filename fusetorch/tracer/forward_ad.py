@@ -121,6 +121,14 @@ def propagate(node) -> None:
     _TANGENTS[node] = Tensor._make(tangent, node.dtype, be)
 
 
+def _no_jvp(node, e: Exception) -> NotImplementedError:
+    from .grad_fn import grad_fn_name
+    name = grad_fn_name(node).removesuffix("Backward0").removesuffix("Backward1")
+    return NotImplementedError(
+        f"Trying to use forward AD with {name} that does not support it because it has not "
+        f"been implemented yet (fusetorch derives an op's JVP from its VJP rule: {e})")
+
+
 def _runners(cache: dict, reads, second, be) -> tuple:
     """The plan's two graphs as callables on arrays: `Schedule`s (made once per array module)
     where every shape is static, else the interpreter."""
@@ -163,20 +171,17 @@ def _plan(order: list, wrt: list, node):
     hit = _PLANS.get(key) if key is not None else None
     if hit is not None:
         return hit
-    if node.opdef.user_backward or node.op == "custom":
+    try:  # (NotImplementedError is a RuntimeError: a primitive without a VJP rule)
+        first = backward_graph([order[-1]], [order[k] for k in wrt])
+    except RuntimeError as e:
+        raise _no_jvp(node, e) from None
+    if any(n.opdef.user_backward for n in first.graph.nodes):  # a custom Function's
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
-    local = order[-1]
     try:
-        first = backward_graph([local], [order[k] for k in wrt])
         second = backward_graph(first.graph.outputs, [first.graph.inputs[0]])
-    except RuntimeError as e:  # (NotImplementedError too: no VJP rule for a primitive)
-        from .grad_fn import grad_fn_name
-        name = grad_fn_name(node).removesuffix("Backward0").removesuffix("Backward1")
-        raise NotImplementedError(
-            f"Trying to use forward AD with {name} that does not support it because it has not "
-            f"been implemented yet (fusetorch derives an op's JVP from its VJP rule: {e})"
-        ) from None
+    except RuntimeError as e:
+        raise _no_jvp(node, e) from None
     pos = {id(n): i for i, n in enumerate(order)}
     needed = [f for f, _ in second.values]  # what the derivative reads of the first graph
     reads = Graph(first.graph.inputs, needed) if needed else None
