@@ -193,3 +193,11 @@ def test_constraint_registry_and_exponential_family_are_pytorchs():
     assert isinstance(beta, D.ExponentialFamily)
     with pytest.raises(NotImplementedError):  # (no carrier measure: PyTorch's too)
         D.ExponentialFamily.entropy(beta)
+
+
+def test_families_not_built_say_so():
+    with pytest.raises(NotImplementedError, match="torch.distributions.VonMises"):
+        D.VonMises
+    with pytest.raises(NotImplementedError, match="transforms.CatTransform"):
+        T.CatTransform
+    assert not hasattr(D, "NoSuchDistribution")

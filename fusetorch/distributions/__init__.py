@@ -27,3 +27,14 @@ from .transforms import (  # noqa: F401
 __all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
            "Normal", "Uniform", *_families.__all__,
            "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]
+
+_NOT_BUILT = ("ContinuousBernoulli", "VonMises", "LowRankMultivariateNormal", "Wishart",
+              "LKJCholesky", "GeneralizedPareto", "CatTransform", "StackTransform",
+              "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+              "CumulativeDistributionTransform")
+
+
+def __getattr__(name: str):
+    if name in _NOT_BUILT:
+        raise NotImplementedError(f"fusetorch does not implement torch.distributions.{name} yet")
+    raise AttributeError(f"module 'fusetorch.distributions' has no attribute '{name}'")

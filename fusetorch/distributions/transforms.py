@@ -686,3 +686,13 @@ class StickBreakingTransform(Transform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
+
+
+def __getattr__(name: str):
+    if name in ("CatTransform", "StackTransform", "CorrCholeskyTransform",
+                "LowerCholeskyTransform", "PositiveDefiniteTransform",
+                "CumulativeDistributionTransform"):
+        raise NotImplementedError(f"fusetorch does not implement "
+                                  f"torch.distributions.transforms.{name} yet")
+    raise AttributeError(f"module 'fusetorch.distributions.transforms' has no attribute "
+                         f"'{name}'")
