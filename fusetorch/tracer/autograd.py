@@ -38,6 +38,7 @@ FREED = object()  # a node's `saved` after backward without retain_graph
 # recorded node (None otherwise, so recording pays one test); ANOMALY: backward checks NaNs
 ON_RECORD = None
 ANOMALY = False
+DUAL_LEVEL = False  # a forward-AD level is open (tracer/forward_ad.py)
 
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -57,6 +58,8 @@ class _GradMode:
     def __enter__(self):
         st = D._LOCAL.state  # (the calling thread's grad mode)
         self._prev, st.GRAD_ENABLED = st.GRAD_ENABLED, self._value
+        if DUAL_LEVEL and not self._value:
+            _untracked_tangents()
         return self
 
     def __exit__(self, *exc):
@@ -101,6 +104,8 @@ class set_grad_enabled(_GradMode):
         self._value = bool(mode)
         self._prev = D.GRAD_ENABLED
         D.GRAD_ENABLED = self._value  # as a plain call it takes effect at once
+        if DUAL_LEVEL and not self._value:
+            _untracked_tangents()
 
     def __enter__(self):
         return self
@@ -133,6 +138,18 @@ _INFERENCE = threading.local()  # (the calling thread's inference mode, as its g
 
 def is_inference_mode_enabled() -> bool:
     return _INFERENCE.__dict__.get("on", False)
+
+
+_PACKAGE = __file__.rsplit("/tracer/", 1)[0]
+
+
+def _untracked_tangents() -> None:
+    import sys
+    if sys._getframe(2).f_code.co_filename.startswith(_PACKAGE):
+        return  # fusetorch's own no_grad blocks (a backward, a Function's forward) are silent
+    warnings.warn("fusetorch: ops run with gradients disabled are not recorded, so inside a "
+                  "forward-AD dual level their results carry no tangent (PyTorch propagates "
+                  "tangents under no_grad)", UserWarning, stacklevel=3)
 
 
 def is_grad_enabled() -> bool:

@@ -10,8 +10,9 @@ double-backward trick `torch.func.jvp` uses, applied to one node at a time and c
 node's structure. An op whose VJP is itself not differentiable has no JVP: the op raises
 NotImplementedError naming it, as PyTorch's do.
 
-Departure from PyTorch: a dual tensor (and what is computed from it) reports
-`requires_grad=True` inside the level; `unpack_dual(...).primal` is detached.
+Departures from PyTorch: a dual tensor (and what is computed from it) reports
+`requires_grad=True` inside the level; `unpack_dual(...).primal` is detached; ops under no_grad
+are not recorded, so their results carry no tangent (entering no_grad in a level warns).
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ def enter() -> int:
     if LEVEL is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
     LEVEL, _REVERSE = 0, False
+    A.DUAL_LEVEL = True
     from .autograd_modes import _refresh
     _refresh()
     return 0
@@ -49,6 +51,7 @@ def exit_level(level: int | None = None) -> None:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
                            "was created. This is not supported.")
     LEVEL = None
+    A.DUAL_LEVEL = False
     _TANGENTS.clear()
     from .autograd_modes import _refresh
     _refresh()

@@ -1,5 +1,7 @@
 """torch.autograd.forward_ad: tangents against central differences in float64, the API's
 errors and printed forms as PyTorch 2.13 shows them (checked by hand)."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -75,6 +77,19 @@ def test_a_compiled_function_runs_eagerly_inside_a_level():
         for _ in range(2):
             tangent = fwAD.unpack_dual(f(fwAD.make_dual(x, torch.ones_like(x)))).tangent
             np.testing.assert_allclose(tangent.numpy(), 2 * x.numpy() * np.cos(x.numpy() ** 2))
+
+
+def test_no_grad_inside_a_level_warns_that_tangents_stop():
+    with fwAD.dual_level():
+        d = fwAD.make_dual(torch.tensor([1.0, 2.0]), torch.ones(2))
+        with pytest.warns(UserWarning, match="carry no tangent"):
+            with torch.no_grad():
+                y = d * 2
+        assert fwAD.unpack_dual(y).tangent is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with torch.no_grad():  # outside a level: nothing to say
+            pass
 
 
 def test_api_errors_are_pytorchs():
