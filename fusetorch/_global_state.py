@@ -16,6 +16,7 @@ import numpy as np
 
 from .amp import autocast_mode as _amp
 from .ir import dtypes as dt
+from .tracer import autograd_modes as _anomaly
 from .tracer import creation as C
 from .tracer import dispatch as D
 from .tracer import functional as F
@@ -105,7 +106,7 @@ default_generator = C.default_generator()
 # ------------------------------------------------------------------ settings
 
 _STATE = {"matmul_precision": "highest", "deterministic": False, "warn_only": False,
-          "warn_always": False, "anomaly": False, "anomaly_check_nan": True}
+          "warn_always": False}
 _PRECISIONS = ("highest", "high", "medium")
 
 
@@ -170,17 +171,16 @@ def is_warn_always_enabled() -> builtins.bool:
 
 
 def set_anomaly_enabled(enabled: builtins.bool, check_nan: builtins.bool = True) -> None:
-    """Recorded only (fusetorch's backward names the forward op already in its errors)."""
-    _STATE["anomaly"], _STATE["anomaly_check_nan"] = builtins.bool(enabled), \
-        builtins.bool(check_nan)
+    """Anomaly mode (torch.autograd.detect_anomaly's switch)."""
+    _anomaly.set_anomaly(enabled, check_nan)
 
 
 def is_anomaly_enabled() -> builtins.bool:
-    return _STATE["anomaly"]
+    return _anomaly.ENABLED
 
 
 def is_anomaly_check_nan_enabled() -> builtins.bool:
-    return _STATE["anomaly_check_nan"]
+    return _anomaly.CHECK_NAN
 
 
 def set_flush_denormal(mode: builtins.bool) -> builtins.bool:

@@ -54,6 +54,7 @@ from .runtime.program import Program, kernel_safe, obtain, overlapping
 from .tracer import autocast as _ac
 from .tracer import autograd as A
 from .tracer import dispatch as D
+from .tracer import forward_ad as _forward_ad
 from .tracer.function import FunctionCtx
 from .tracer.tensor import Tensor
 from .tracer.trace import trace
@@ -102,6 +103,8 @@ class CompiledFunction:
         return getattr(self.__dict__["_fn"], name)
 
     def __call__(self, *args, **kwargs):
+        if _forward_ad.LEVEL is not None:  # tangents are carried op by op: run it eagerly
+            return self._fn(*args, **kwargs)
         key = self._key(args, kwargs)
         if key is None:
             return self._fn(*args, **kwargs)

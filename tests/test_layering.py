@@ -30,7 +30,8 @@ LAYERS: list[tuple[str, bool, tuple[str, ...]]] = [
                                     "masked")),
     # front ends: the whole library, compilation, export and checkpoint files
     ("front ends", True, ("__init__", "compile", "_reads", "onnx", "serialization",
-                          "_inplace_functions", "_aten_nn", "_global_state", "_tensor_extras",
+                          "_inplace_functions", "_aten_nn", "_aten_bags", "_global_state",
+                          "_tensor_extras",
                           "storage", "random", "version", "torch_version", "types",
                           "return_types", "functional", "library", "futures",
                           "compiler", "func", "quasirandom", "hub", "mps", "xpu", "mtia", "ops",

@@ -8,6 +8,8 @@ from ..tracer.autograd import (backward, backward_graph_text, enable_grad, forwa
 from ..tracer.function import Function, FunctionCtx
 from ..tracer.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..tracer.tensor import Tensor, _alias
+from . import anomaly_mode, forward_ad, graph  # noqa: F401
+from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from . import function, functional  # noqa: F401  (torch.autograd.function/functional after
 #                                                   `import torch`)
 
@@ -25,5 +27,5 @@ def Variable(tensor: Tensor, requires_grad: bool = False, volatile: bool = False
 
 
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "Variable", "backward",
-           "backward_graph_text", "enable_grad", "forward_graph", "grad", "gradcheck",
-           "gradgradcheck", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+           "backward_graph_text", "detect_anomaly", "set_detect_anomaly", "enable_grad",
+           "forward_graph", "grad", "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]

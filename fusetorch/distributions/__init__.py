@@ -10,7 +10,31 @@ from .kl import kl_divergence, register_kl
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
+from . import _families, constraint_registry, transforms  # noqa: F401  (Gamma, Beta, ...)
+from .constraint_registry import biject_to, transform_to
+from ._families import (  # noqa: F401
+    Beta, Binomial, Cauchy, Chi2, Dirichlet, Exponential, ExponentialFamily, FisherSnedecor,
+    Gamma, Geometric,
+    Gumbel, HalfCauchy, HalfNormal, InverseGamma, Kumaraswamy, Laplace, LogisticNormal,
+    LogNormal, MixtureSameFamily, Multinomial, NegativeBinomial,
+    OneHotCategorical, OneHotCategoricalStraightThrough, Pareto, Poisson, RelaxedBernoulli,
+    RelaxedOneHotCategorical, StudentT, TransformedDistribution, Weibull)
+from .transforms import (  # noqa: F401
+    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+    PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
+    StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
 __all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
-           "Normal", "Uniform",
-           "constraints", "kl_divergence", "register_kl"]
+           "Normal", "Uniform", *_families.__all__,
+           "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]
+
+_NOT_BUILT = ("ContinuousBernoulli", "VonMises", "LowRankMultivariateNormal", "Wishart",
+              "LKJCholesky", "GeneralizedPareto", "CatTransform", "StackTransform",
+              "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
+              "CumulativeDistributionTransform")
+
+
+def __getattr__(name: str):
+    if name in _NOT_BUILT:
+        raise NotImplementedError(f"fusetorch does not implement torch.distributions.{name} yet")
+    raise AttributeError(f"module 'fusetorch.distributions' has no attribute '{name}'")

@@ -8,6 +8,7 @@ from ..tracer.tensor import Tensor
 
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
+           "one_hot", "multinomial",
            "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
            "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
            "lower_cholesky", "positive_definite"]
@@ -208,6 +209,30 @@ class _Simplex(Constraint):
         return F.logical_and(F.ge(value, 0).all(-1), F.lt(F.abs(value.sum(-1) - 1), 1e-6))
 
 
+class _OneHot(Constraint):
+    """Vectors of zeros and a single one along the last dim."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def check(self, value):
+        ones_and_zeros = F.logical_or(F.eq(value, 0), F.eq(value, 1)).all(-1)
+        return F.logical_and(ones_and_zeros, F.eq(value.sum(-1), 1))
+
+
+class _Multinomial(Constraint):
+    """Non-negative counts along the last dim summing to at most `upper_bound`."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return F.logical_and(F.ge(x, 0).all(-1), F.le(x.sum(-1), self.upper_bound))
+
+
 class _LowerCholesky(Constraint):
     """Lower-triangular square matrices with a positive diagonal."""
 
@@ -246,5 +271,7 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+one_hot = _OneHot()
+multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()

@@ -12,7 +12,7 @@ value saved during the forward pass.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Sequence
 
 from . import dtypes as dt
@@ -116,6 +116,9 @@ class BackwardGraph:
     graph: Graph
     values: list  # (forward node, part) behind each value input (after the cotangent inputs)
     n_cotangents: int
+    # (backward node, forward position, input index): the cotangent each rule returned for an
+    # input, which anomaly mode checks for NaN (PyTorch's "returned nan values in its 0th output")
+    rule_outputs: list = field(default_factory=list)
 
 
 def needs_grad(order: Sequence[Node], wrt: Sequence[Node]) -> set:
@@ -140,6 +143,7 @@ def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
     order = toposort(outputs)
     need = needs_grad(order, wrt)
     b = Builder()
+    rule_outputs = []
     ct_inputs = [make_node("input", [], {"shape": o.shape, "dtype": o.dtype}) for o in outputs]
     ct: dict[int, Node] = {}
     for o, c in zip(outputs, ct_inputs):
@@ -155,8 +159,9 @@ def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
         if d.vjp is None:
             raise NotImplementedError(f"no VJP rule for primitive '{n.op}'")
         b.origin = (pos, (n.meta or {}).get("source"))
-        for x, c in zip(n.inputs, d.vjp(b, n, g)):
+        for i, (x, c) in enumerate(zip(n.inputs, d.vjp(b, n, g))):
             if c is not None and id(x) in need:
+                rule_outputs.append((c, pos, i))
                 if c.shape != x.shape or c.dtype is not x.dtype:
                     raise AssertionError(f"VJP of {n.op} gave {c.type_str()} for an input of "
                                          f"type {x.type_str()}")
@@ -170,7 +175,8 @@ def backward_graph(outputs: Sequence[Node], wrt: Sequence[Node],
     live = {id(n) for n in toposort(outs)}
     values = [(v, f, part) for v, f, part in b.values if id(v) in live]
     graph = Graph(ct_inputs + [v for v, _, _ in values], outs)
-    return BackwardGraph(graph, [(f, part) for _, f, part in values], len(ct_inputs))
+    return BackwardGraph(graph, [(f, part) for _, f, part in values], len(ct_inputs),
+                         rule_outputs)
 
 
 def _accumulate(b: Builder, old: Node | None, new: Node) -> Node:

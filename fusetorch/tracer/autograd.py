@@ -34,6 +34,11 @@ from .trace import recording_phase
 from .views import refresh as refresh_view
 
 FREED = object()  # a node's `saved` after backward without retain_graph
+# set by autograd_modes while saved-tensor hooks or anomaly mode are on: called with each
+# recorded node (None otherwise, so recording pays one test); ANOMALY: backward checks NaNs
+ON_RECORD = None
+ANOMALY = False
+DUAL_LEVEL = False  # a forward-AD level is open (tracer/forward_ad.py)
 
 _SECOND_BACKWARD = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -53,6 +58,8 @@ class _GradMode:
     def __enter__(self):
         st = D._LOCAL.state  # (the calling thread's grad mode)
         self._prev, st.GRAD_ENABLED = st.GRAD_ENABLED, self._value
+        if DUAL_LEVEL and not self._value:
+            _untracked_tangents()
         return self
 
     def __exit__(self, *exc):
@@ -97,6 +104,8 @@ class set_grad_enabled(_GradMode):
         self._value = bool(mode)
         self._prev = D.GRAD_ENABLED
         D.GRAD_ENABLED = self._value  # as a plain call it takes effect at once
+        if DUAL_LEVEL and not self._value:
+            _untracked_tangents()
 
     def __enter__(self):
         return self
@@ -129,6 +138,18 @@ _INFERENCE = threading.local()  # (the calling thread's inference mode, as its g
 
 def is_inference_mode_enabled() -> bool:
     return _INFERENCE.__dict__.get("on", False)
+
+
+_PACKAGE = __file__.rsplit("/tracer/", 1)[0]
+
+
+def _untracked_tangents() -> None:
+    import sys
+    if sys._getframe(2).f_code.co_filename.startswith(_PACKAGE):
+        return  # fusetorch's own no_grad blocks (a backward, a Function's forward) are silent
+    warnings.warn("fusetorch: ops run with gradients disabled are not recorded, so inside a "
+                  "forward-AD dual level their results carry no tangent (PyTorch propagates "
+                  "tangents under no_grad)", UserWarning, stacklevel=3)
 
 
 def is_grad_enabled() -> bool:
@@ -247,6 +268,8 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
         node.saved = saved
     result._node = node
     result._requires_grad = True
+    if ON_RECORD is not None:
+        ON_RECORD(node)
 
 
 def label(result: Tensor, name: str, *inputs) -> Tensor:
@@ -315,8 +338,8 @@ def _bind_values(order: list, fwd_nodes: list) -> list:
         if s is FREED:
             freed = True
         elif s is not None:
-            if type(s) is not dict:  # deferred by torch.utils.checkpoint: recompute it now
-                s = n.saved = s.materialize()
+            if type(s) is not dict:  # deferred by torch.utils.checkpoint (recomputed now) or
+                s = s.materialize(n)  # packed by saved-tensor hooks (unpacked now)
             table.update(s)
     out = []
     for f, part in fwd_nodes:
@@ -462,7 +485,10 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
         # a gradient may be (a view of) a cotangent or a saved value, or the same buffer as
         # another gradient: those are copied, so .grad never aliases anything else
         taken = _roots(arrays)
-        if D.PROFILE is not None:  # interpreted: each node timed, grouped by grad_fn
+        if ANOMALY:  # interpreted node by node, each rule's cotangents checked
+            from .autograd_modes import run_checked
+            out_arrays = run_checked(runner, arrays, be, bw, order)
+        elif D.PROFILE is not None:  # interpreted: each node timed, grouped by grad_fn
             out_arrays = D.PROFILE.backward_graph(runner, order, arrays, be)
         elif not retain_graph:
             # the saved values are handed to the run, which lets each go after its last
@@ -553,6 +579,9 @@ def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool, order=(
     """Interpret the backward graph through dispatch, so its ops are recorded: by autograd
     (create_graph) and/or by an active trace."""
     hook = D.PROFILE.grad_fn_spans(order) if D.PROFILE is not None else None
+    if ANOMALY:
+        from .autograd_modes import Checker
+        hook = Checker(bw, order)
     env: dict[int, Tensor] = {}
     ins = bw.graph.inputs
     for node, g in zip(ins, grads):
@@ -588,7 +617,15 @@ def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool, order=(
             if id(node) not in env:
                 if hook is not None:
                     hook.begin(node)  # the ops themselves are timed by dispatch
-                env[id(node)] = _dispatch_node(node, [env[id(i)] for i in node.inputs], be)
+                try:
+                    out = env[id(node)] = _dispatch_node(node, [env[id(i)] for i in node.inputs],
+                                                         be)
+                except Exception:
+                    if ANOMALY:
+                        hook.failed()
+                    raise
+                if ANOMALY:
+                    hook.end(node, out._data)
             for key in drop.get(pos, ()):
                 env.pop(key, None)
         if hook is not None:

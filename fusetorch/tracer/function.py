@@ -22,6 +22,16 @@ from __future__ import annotations
 from . import dispatch as D
 from .autograd import FREED, _SECOND_BACKWARD, _saved_entry, enable_grad, no_grad, record
 from .tensor import Tensor
+from . import autograd_modes as _modes
+
+
+class _Packed:
+    """save_for_backward's tensors as saved-tensor hooks packed them."""
+
+    __slots__ = ("unpack", "items")
+
+    def __init__(self, unpack, items: list):
+        self.unpack, self.items = unpack, items
 
 
 class FunctionCtx:
@@ -37,6 +47,13 @@ class FunctionCtx:
         self.non_differentiable = ()
 
     def save_for_backward(self, *tensors) -> None:
+        hooks = _modes.current_hooks()
+        if hooks is not None:  # saved-tensor hooks: only what `pack` returns is kept
+            pack, unpack = hooks
+            self._saved = _Packed(unpack, [(_modes.pack_one(pack, t), tuple(t.shape), t._dtype)
+                                           if isinstance(t, Tensor) else (t, None, None)
+                                           for t in tensors])
+            return
         self._saved = tuple(_saved_entry(t) if isinstance(t, Tensor) else (t, None, 0, t)
                             for t in tensors)
 
@@ -44,6 +61,11 @@ class FunctionCtx:
     def saved_tensors(self) -> tuple:
         if self._saved is FREED:
             raise RuntimeError(_SECOND_BACKWARD)
+        if type(self._saved) is _Packed:
+            unpack = self._saved.unpack
+            with no_grad():
+                return tuple(p if shape is None else _modes.unpack_one(unpack, p, shape, dtype)
+                             for p, shape, dtype in self._saved.items)
         out = []
         for _data, vc, version, t in self._saved:
             if vc is not None and vc[0] != version:

@@ -9,7 +9,7 @@ repeat: op, shape and dtype are checked, as PyTorch's default determinism check 
 gradients equal the un-checkpointed ones, also through `autograd.grad` and to parameters the
 function uses by closure, and only the region's inputs and outputs stay alive between forward
 and backward. The hook is `tracer.autograd._bind_values`: a node's `saved` that is not a
-dict is a deferred value with a `materialize()` method.
+dict is a deferred value with a `materialize(node)` method.
 
 `use_reentrant` chooses PyTorch's variant only where the two differ visibly: with
 `use_reentrant=True` (the default, with PyTorch 2.13's warning when it is not passed) keyword
@@ -95,8 +95,9 @@ class _Deferred:
     def __init__(self, frame: "_Frame", index: int):
         self.frame, self.index = frame, index
 
-    def materialize(self) -> dict:
-        return self.frame.recompute()[self.index]
+    def materialize(self, node) -> dict:
+        saved = node.saved = self.frame.recompute()[self.index]
+        return saved
 
 
 class _Frame:
@@ -157,7 +158,7 @@ class _Frame:
             orig, new = self.nodes[pos], fresh[pos]
             saved = new.saved
             if type(saved) is not dict:
-                saved = saved.materialize()
+                saved = saved.materialize(new)
             # the keys name nodes (the node's inputs, or itself for its output): translate
             # the recomputation's nodes to the original ones, position by position
             ids = {id(new): id(orig)}

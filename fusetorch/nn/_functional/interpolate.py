@@ -1,5 +1,6 @@
 """nn.functional: interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear,
-area) and the deprecated upsample / upsample_nearest / upsample_bilinear.
+area; bilinear and bicubic with `antialias`) and the deprecated upsample / upsample_nearest /
+upsample_bilinear.
 
 Every mode but 'area' is separable, as PyTorch's CPU kernels compute it: one spatial dim at a
 time, each output position reads a few input positions (taps) with fixed weights. Indices and
@@ -118,6 +119,59 @@ def _linear_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, n
     return [(i0, (1 - lam).astype(np_t)), (i1, lam)]
 
 
+def _aa_filter(mode: str, x):
+    """PyTorch's antialias filters (PIL's): the triangle, or Keys' cubic with a = -0.5."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1 - x, 0)
+    a = -0.5
+    near = ((a + 2) * x - (a + 3)) * x * x + 1
+    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0))
+
+
+def _aa_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, np_t) -> list:
+    """ATen's `_compute_weights_aa`: output i averages the inputs within `support` of its
+    center through the filter stretched by the scale (when downsampling), weights normalized to
+    sum 1; as many taps as the widest window, the missing ones of weight 0."""
+    if align_corners:
+        s = np_t(np_t(n_in - 1) / np_t(n_out - 1)) if n_out > 1 else np_t(0)
+    else:
+        s = _inv_scale(np_t, scale, n_in, n_out)
+    size = 2 if mode == "bilinear" else 4
+    support = np_t(size * 0.5) * s if s >= 1 else np_t(size * 0.5)
+    invscale = np_t(1) / s if s >= 1 else np_t(1)
+    center = s * (np.arange(n_out).astype(np_t) + np_t(0.5))
+    xmin = np.maximum(np.trunc(center - support + np_t(0.5)).astype(np.int64), 0)
+    xsize = np.minimum(np.trunc(center + support + np_t(0.5)).astype(np.int64), n_in) - xmin
+    k = max(int(xsize.max()), 1)
+    j = np.arange(k)[:, None]
+    w = _aa_filter(mode, ((j + xmin - center + np_t(0.5)) * invscale).astype(np_t)).astype(np_t)
+    w = np.where(j < xsize, w, np_t(0))
+    total = w.sum(0)
+    w = np.where(total != 0, w / np.where(total != 0, total, 1), w).astype(np_t)
+    return [(np.minimum(xmin + t, n_in - 1), w[t]) for t in range(k)]
+
+
+# A resampling of n_in positions to n_out as a dense (n_out, n_in) matrix product where that
+# matrix is at most this big: the BLAS beats one index_select and multiply-add per tap once
+# the windows are wide (antialiased downsampling: 2 * scale taps for bilinear, 4 * scale for
+# bicubic)
+_DENSE_LIMIT = 1 << 20
+
+
+def _resample_by_matrix(x: Tensor, dim: int, taps: list, n_in: int) -> Tensor:
+    n_out = taps[0][0].shape[0]
+    w = np.zeros((n_out, n_in), dtype=taps[0][1].dtype)
+    rows = np.arange(n_out)
+    for idx, wt in taps:
+        np.add.at(w, (rows, idx), wt)
+    m = C.tensor(w, dtype=x.dtype, device=x.device)
+    if dim == x.ndim - 1:
+        return x @ m.mT
+    return m @ x if dim == x.ndim - 2 else (m @ x.movedim(dim, -2)).movedim(-2, dim)
+
+
 def _resample(x: Tensor, dim: int, taps: list) -> Tensor:
     idx0, w0 = taps[0]
     if w0 is None and np.array_equal(idx0, np.arange(x.shape[dim])):
@@ -154,9 +208,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     want = _LINEAR_NDIM.get(mode)
     if want is not None and input.ndim != want:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want}D input")
-    if antialias or mode == "lanczos":
-        raise NotImplementedError(f"interpolate: antialias and mode='lanczos' are not supported "
-                                  f"by fusetorch (got mode={mode!r}, antialias={antialias})")
+    if mode == "lanczos":
+        raise NotImplementedError("interpolate: mode='lanczos' is not supported by fusetorch")
     spatial = tuple(input.shape[2:])
     if any(s <= 0 for s in spatial) or any(o <= 0 for o in out):
         names = "DHW"[3 - len(spatial):]
@@ -176,6 +229,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                                   f"'{D._torch_name(input._dtype)}'")
     np_t = np.float64 if input._dtype is DT.float64 else np.float32
     x = input
+    if antialias:  # (ATen's separable pass: the last dim first)
+        for d in reversed(range(len(spatial))):
+            taps = _aa_taps(mode, spatial[d], out[d], scales[d], align_corners, np_t)
+            x = _resample_by_matrix(x, 2 + d, taps, spatial[d]) \
+                if len(taps) > 4 and spatial[d] * out[d] <= _DENSE_LIMIT else \
+                _resample(x, 2 + d, taps)
+        return x.clone() if x is input else x
     for d, (n_in, n_out, s) in enumerate(zip(spatial, out, scales)):
         if mode in ("nearest", "nearest-exact"):
             taps = _nearest_taps(mode, n_in, n_out, s)
