@@ -107,3 +107,36 @@ def test_chebyshev_closed_form_lanes_beside_a_long_recurrence():
     want[3], want[4] = 1.0, -1.0  # T_n(1) = 1, T_n(-1) = (-1)^n
     np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9)
     assert math.isclose(want[2], 16 * 3 ** 5 - 20 * 3 ** 3 + 5 * 3)
+
+
+# ---------------------------------------------------------------- torch.masked dtypes, no mask
+
+def test_masked_logsumexp_casts_to_the_input_dtype():
+    x = torch.tensor([1, 2, 3])
+    lse = math.log(math.e + math.e ** 2 + math.e ** 3)  # 3.41: an int64 result truncates it
+    r = torch.masked.logsumexp(x, 0)
+    assert r.dtype == torch.int64 and int(r) == int(lse)
+    keep = torch.tensor([True, False, True])
+    assert int(torch.masked.logsumexp(x, 0, mask=keep)) == int(math.log(math.e + math.e ** 3))
+    # nothing kept: the integer identity (int64's minimum), as PyTorch
+    empty = torch.masked.logsumexp(x, 0, mask=torch.zeros(3, dtype=torch.bool))
+    assert int(empty) == -2 ** 63
+    r64 = torch.masked.logsumexp(x, 0, dtype=torch.float64)
+    assert r64.dtype == torch.float64 and math.isclose(float(r64), lse, rel_tol=1e-6)
+
+
+def test_masked_prod_of_bools_and_small_integers_is_int64():
+    assert torch.masked.prod(torch.tensor(True)).dtype == torch.int64
+    assert int(torch.masked.prod(torch.tensor(True))) == 1
+    r = torch.masked.prod(torch.tensor([2, 3], dtype=torch.int8), 0, mask=torch.tensor([True, False]))
+    assert r.dtype == torch.int64 and int(r) == 2
+
+
+def test_masked_var_and_std_without_a_mask():
+    x = np.arange(6.0).reshape(2, 3)
+    got = torch.masked.var(torch.tensor(x), 1, unbiased=False).numpy()
+    np.testing.assert_allclose(got, x.var(axis=1), rtol=1e-12)
+    s = torch.masked.std(torch.tensor(x), 1, unbiased=True, keepdim=True).numpy()
+    np.testing.assert_allclose(s, x.std(axis=1, ddof=1, keepdims=True), rtol=1e-12)
+    v = torch.masked.var(torch.arange(5))  # an integer input: float32, all dims
+    assert v.dtype == torch.float32 and math.isclose(float(v), np.arange(5).var(ddof=1))
