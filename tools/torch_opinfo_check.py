@@ -74,7 +74,8 @@ def _polygamma_edges(sample, t_out):
     if n is None:
         return None
     neg_pole = (a == -np.inf) | ((a < 0) & (a == np.round(a)))
-    return (a == np.inf) & (n >= 2) | neg_pole & (n == 1)
+    # the gradient is polygamma(n + 1, x): n = 1 departs at +inf there
+    return (a == np.inf) & (n >= 1) | neg_pole & (n == 1)
 
 
 def _digamma_grad_edges(sample, t_out):
@@ -101,7 +102,7 @@ DEPARTURES["nn.functional.ctc_loss"] = (
     "log_softmax (ARCHITECTURE, Known limits)", lambda sample, t_out: np.ones(tuple(sample.input.shape), bool),
     ("grad",))
 for _n in ("polygamma.polygamma_n_1", "polygamma.polygamma_n_2", "polygamma.polygamma_n_3",
-           "polygamma.polygamma_n_4", "special.polygamma.special_polygamma_n_0"):
+           "polygamma.polygamma_n_4"):
     DEPARTURES[_n] = ("PyTorch's zeta(n + 1, +inf) is NaN (the limit is 0) and its trigamma is finite "
                       "at negative integers and NaN at -inf; fusetorch/ir/gamma.py", _polygamma_edges,
                       ("value", "grad"))
