@@ -140,3 +140,21 @@ def test_masked_var_and_std_without_a_mask():
     np.testing.assert_allclose(s, x.std(axis=1, ddof=1, keepdims=True), rtol=1e-12)
     v = torch.masked.var(torch.arange(5))  # an integer input: float32, all dims
     assert v.dtype == torch.float32 and math.isclose(float(v), np.arange(5).var(ddof=1))
+
+
+def test_gather_with_an_empty_index_compiles():
+    f = torch.compile(lambda x, i: torch.gather(x, 0, i) * 2)
+    x = torch.ones(5, requires_grad=True)
+    for _ in range(2):  # the trace, then the compiled replay
+        out = f(x, torch.empty(2, 0, dtype=torch.int64))
+        assert tuple(out.shape) == (2, 0)
+    (g,) = torch.autograd.grad(out.sum(), [x])
+    np.testing.assert_array_equal(g.numpy(), np.zeros(5))
+
+
+def test_hash_tensor_is_out_of_scope_with_its_reason():
+    # its result is uint64, a dtype fusetorch does not have
+    from fusetorch._out_of_scope import OutOfScopeError
+    with pytest.raises(OutOfScopeError, match="hash_tensor.*wide unsigned"):
+        torch.hash_tensor(torch.ones(3))
+    assert not hasattr(torch, "hash_tensor")
