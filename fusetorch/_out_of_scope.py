@@ -44,6 +44,7 @@ TORCH = {
                       "quantization fake_quantize_per_tensor_affine "
                       "fake_quantize_per_channel_affine",
         FFT: "fft stft istft",
+        DTYPES: "hash_tensor",  # its result is uint64
         NESTED: "nested",
         COMPILER: "fx export",
         PACKAGE: "package",

@@ -41,7 +41,7 @@ CLASSES = ("WRONG VALUE", "WRONG GRAD", "RAISES", "WRONG ERROR", "TIMEOUT", "OK"
 OUT_OF_SCOPE_PREFIXES = ("fft.", "_refs", "sparse", "to_sparse", "jiterator", "torch.ops.", "view_as_complex",
                          "view_as_real", "complex", "polar", "cfloat", "cdouble", "chalf", "quantized",
                          "nn.functional.scaled_dot_product_attention_", "resolve_conj", "resolve_neg",
-                         "conj_physical", "signal.windows.")
+                         "conj_physical")
 OUT_OF_SCOPE_NAMES = {"real", "imag", "angle", "conj", "isreal", "fft", "stft", "istft",
                       "native_dropout_backward", "slice"}
 # Random or uninitialised results: compare shapes and dtypes, never values.
@@ -51,6 +51,64 @@ NONDETERMINISTIC = ("dropout", "rand", "bernoulli", "multinomial", "normal", "un
 TOL = {"float32": (1.3e-6 * 10, 1e-5), "float64": (1e-7, 1e-7), "float16": (1e-3, 1e-5),
        "bfloat16": (1.6e-2, 1e-5)}
 GRAD_TOL = (1e-6, 1e-7)
+
+
+def _out_of_int_range(sample, t_out):
+    """Float elements a cast to t_out's integer dtype cannot hold (NaN, inf, beyond its range)."""
+    x = sample.input
+    if not x.dtype.is_floating_point or t_out.dtype.is_floating_point or t_out.dtype == x.dtype:
+        return None
+    import torch
+    info = torch.iinfo(t_out.dtype) if t_out.dtype != torch.bool else None
+    a = x.detach().double().numpy()
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(a) if info is None else ~np.isfinite(a) | (np.trunc(a) < info.min) | (
+            np.trunc(a) > info.max)
+
+
+def _polygamma_edges(sample, t_out):
+    """polygamma's documented departures (fusetorch/ir/gamma.py): n >= 2 at +inf (0 here, NaN in
+    PyTorch), trigamma at -inf and negative integers (+inf here; PyTorch NaN / a huge number)."""
+    n = sample.kwargs.get("n", sample.args[0] if sample.args and isinstance(sample.args[0], int) else None)
+    a = sample.input.detach().double().numpy()
+    if n is None:
+        return None
+    neg_pole = (a == -np.inf) | ((a < 0) & (a == np.round(a)))
+    # the gradient is polygamma(n + 1, x): n = 1 departs at +inf there
+    return (a == np.inf) & (n >= 1) | neg_pole & (n == 1)
+
+
+def _digamma_grad_edges(sample, t_out):
+    """digamma's gradient is trigamma (see _polygamma_edges): only the gradient departs."""
+    a = sample.input.detach().double().numpy()
+    return (a == -np.inf) | ((a < 0) & (a == np.round(a)))
+
+
+# Known departures: PyTorch behaviour fusetorch deliberately does not copy. Per op entry name:
+# (reason, mask(sample, torch output) -> bool array over the first output or None, what: "value"
+# and/or "grad"). Masked elements are left out of the comparison of the first output (values)
+# and of the first input's gradient (elementwise ops only); counted as `departures`.
+_CAST_UB = ("a float cast to an integer dtype is undefined out of the target's range (PyTorch's "
+            "docs; x86 gives INT_MIN, other CPUs other values); fusetorch truncates through int64 "
+            "and wraps", _out_of_int_range, ("value",))
+DEPARTURES = {name: _CAST_UB for name in ("int", "short", "char", "byte", "long")}
+DEPARTURES["signal.windows.kaiser"] = (
+    "PyTorch's float32 i0 overflows from x = log(FLT_MAX) = 88.7 on (exp(x) first), though i0(x) is "
+    "finite up to 91.9: inf / inf = NaN there; fusetorch's i0 gives the value",
+    lambda sample, t_out: np.isnan(t_out.detach().numpy()) if str(t_out.dtype) == "torch.float32" and
+    sample.kwargs.get("beta", 12.0) > 88.7 else None, ("value",))
+DEPARTURES["nn.functional.ctc_loss"] = (
+    "the input gradient is the true derivative; PyTorch's assumes log_probs came from a "
+    "log_softmax (ARCHITECTURE, Known limits)", lambda sample, t_out: np.ones(tuple(sample.input.shape), bool),
+    ("grad",))
+for _n in ("polygamma.polygamma_n_1", "polygamma.polygamma_n_2", "polygamma.polygamma_n_3",
+           "polygamma.polygamma_n_4"):
+    DEPARTURES[_n] = ("PyTorch's zeta(n + 1, +inf) is NaN (the limit is 0) and its trigamma is finite "
+                      "at negative integers and NaN at -inf; fusetorch/ir/gamma.py", _polygamma_edges,
+                      ("value", "grad"))
+for _n in ("polygamma.polygamma_n_0", "digamma", "mvlgamma.mvlgamma_p_1", "mvlgamma.mvlgamma_p_3",
+           "mvlgamma.mvlgamma_p_5", "special.polygamma.special_polygamma_n_0"):
+    DEPARTURES.setdefault(_n, ("the gradient is trigamma: see polygamma", _digamma_grad_edges, ("grad",)))
 
 
 class OpTimeout(Exception):
@@ -269,8 +327,8 @@ def as_array(x, torch, ft):
     return None, None
 
 
-def compare(t_out, f_out, torch, ft, values=True, tol=None):
-    """None if equal, else a short reason."""
+def compare(t_out, f_out, torch, ft, values=True, tol=None, skip=None):
+    """None if equal, else a short reason. `skip`: elements of the first output not compared."""
     tl, fl = flatten(t_out, True), flatten(f_out, False)
     if len(tl) != len(fl):
         return f"{len(tl)} outputs, fusetorch {len(fl)}"
@@ -306,6 +364,7 @@ def compare(t_out, f_out, torch, ft, values=True, tol=None):
             return f"out {i}: shape {at.shape} vs {bt.shape}"
         if not values or at.size == 0:
             continue
+        keep = np.ones(at.shape, bool) if skip is None or i else ~np.broadcast_to(skip, at.shape)
         if at.dtype.kind in "fc":
             rtol, atol = tol or TOL.get(adt.split(".")[1], (1e-5, 1e-6))
             a64, b64 = at.astype(np.float64), bt.astype(np.float64)
@@ -313,15 +372,16 @@ def compare(t_out, f_out, torch, ft, values=True, tol=None):
             fin = ~np.isnan(a64) & ~np.isnan(b64)
             inf_ok = np.where(np.isinf(a64) | np.isinf(b64), a64 == b64, True)
             close = np.abs(a64 - b64) <= atol + rtol * np.abs(a64)
-            bad = ~same_nan | (fin & ~inf_ok) | (fin & ~np.isinf(a64) & ~np.isinf(b64) & ~close)
+            bad = (~same_nan | (fin & ~inf_ok) | (fin & ~np.isinf(a64) & ~np.isinf(b64) & ~close)) & keep
             if bad.any():
                 k = int(np.argmax(bad.reshape(-1)))
                 return (f"out {i}: {int(bad.sum())}/{bad.size} differ, e.g. {a64.reshape(-1)[k]!r} vs "
                         f"{b64.reshape(-1)[k]!r} (dtype {adt}, shape {at.shape})")
         else:
-            if not np.array_equal(at, bt):
-                k = int(np.argmax((at != bt).reshape(-1)))
-                return f"out {i}: {int((at != bt).sum())}/{at.size} differ, e.g. {at.reshape(-1)[k]} vs " \
+            diff = (at != bt) & keep
+            if diff.any():
+                k = int(np.argmax(diff.reshape(-1)))
+                return f"out {i}: {int(diff.sum())}/{at.size} differ, e.g. {at.reshape(-1)[k]} vs " \
                        f"{bt.reshape(-1)[k]} ({adt})"
     return None
 
@@ -349,7 +409,7 @@ class OpResult:
         self.name = name
         self.counts = {"value_ok": 0, "value_bad": 0, "grad_ok": 0, "grad_bad": 0, "raises": 0,
                        "error_ok": 0, "error_bad": 0, "skipped": 0, "torch_raises": 0,
-                       "value_precision": 0, "grad_detached": 0}
+                       "value_precision": 0, "grad_detached": 0, "departures": 0}
         self.fails = {"WRONG VALUE": [], "WRONG GRAD": [], "RAISES": [], "WRONG ERROR": []}
         self.status = None
         self.how = None
@@ -380,7 +440,34 @@ def is_nondeterministic(op):
 # Index outputs of selections are PyTorch's choice among equal values (not a contract): only
 # their shape and dtype are compared. Eigenvectors are compared up to sign.
 TIE_INDICES = {"sort", "argsort", "topk", "kthvalue", "mode", "median", "nanmedian", "msort", "max", "min"}
-SIGN_FREE = {"linalg.eigh", "linalg.svd", "svd", "linalg.qr"}
+SIGN_FREE = {"linalg.eigh", "linalg.svd", "svd", "linalg.qr", "svd_lowrank", "pca_lowrank"}
+# (U, S, V) results whose singular vectors are unique up to a sign per pair (PyTorch's svd docs):
+# each pair is turned to a canonical sign (U's largest-magnitude entry of the column positive)
+# on both sides, a stronger comparison than SIGN_FREE's absolute values. index of V, V transposed
+SVD_PAIRS = {"svd": (2, False), "svd_lowrank": (2, False), "pca_lowrank": (2, False), "linalg.svd": (2, True)}
+
+
+def canonical_svd(flat, v_index, v_rows, torch, ft):
+    arrs = [as_array(v, torch, ft)[0] for v in flat]
+    u, v = arrs[0], arrs[v_index]
+    if u is None or v is None or u.ndim < 2 or u.size == 0:
+        return flat
+    k = min(u.shape[-1], v.shape[-2] if v_rows else v.shape[-1])
+    u = u[..., :k].astype(np.float64)
+    big = np.take_along_axis(u, np.abs(u).argmax(axis=-2)[..., None, :], axis=-2)
+    sign = np.where(big < 0, -1.0, 1.0)  # shape (..., 1, k)
+    out = list(flat)
+    u_full = arrs[0].astype(np.float64).copy()
+    u_full[..., :k] *= sign
+    v_full = arrs[v_index].astype(np.float64).copy()
+    if v_rows:
+        v_full[..., :k, :] *= np.swapaxes(sign, -1, -2)
+    else:
+        v_full[..., :k] *= sign
+    dt = arrs[0].dtype
+    out[0] = torch.from_numpy(u_full.astype(dt))
+    out[v_index] = torch.from_numpy(v_full.astype(arrs[v_index].dtype))
+    return out
 
 
 def normalise(op, out, torch, ft):
@@ -390,10 +477,25 @@ def normalise(op, out, torch, ft):
     if name in TIE_INDICES:
         flat = [None if k and as_array(v, torch, ft)[1] == "torch.int64" else v for k, v in enumerate(flat)] \
             if len(flat) > 1 else ([None] if name == "argsort" else flat)
+    if name in SVD_PAIRS and len(flat) == 3:
+        return canonical_svd(flat, *SVD_PAIRS[name], torch, ft)
     if name in SIGN_FREE:
         flat = [v.abs() if isinstance(v, (torch.Tensor, ft.Tensor)) and v.dtype.is_floating_point else v
                 for v in flat]
     return flat
+
+
+def lowrank_exact(sample):
+    """Whether op_db's svd/pca_lowrank sample (a @ b.mT, minus M) has rank <= q: then the
+    randomized range finder finds the exact subspace and the result is determined."""
+    a, b = sample.input.detach().double().numpy(), sample.args[0].detach().double().numpy()
+    m = a @ np.swapaxes(b, -1, -2)
+    if sample.kwargs.get("M") is not None:
+        m = m - sample.kwargs["M"].detach().double().numpy()
+    if sample.kwargs.get("center"):
+        m = m - m.mean(axis=-2, keepdims=True)
+    q = sample.kwargs.get("q") or min(6, *m.shape[-2:])
+    return bool(np.all(np.linalg.matrix_rank(m) <= q))
 
 
 def call(fn, sample, conv):
@@ -403,8 +505,39 @@ def call(fn, sample, conv):
     return fn(inp, *args, **kwargs)
 
 
+# Functions whose float64 reference is scipy's (Cephes at full accuracy): PyTorch's own ports of
+# the Bessel and Airy functions are off by up to 1e-6 relative near their roots in float64 (and
+# 4e-4 for airy_ai in float32), fusetorch computes with scipy. A difference is no bug where
+# fusetorch is at least as close to scipy as torch is, element by element.
+# Likewise PyTorch's Hurwitz zeta is NaN at q = +inf and at (1e20, 1e20), where it is 0.
+SCIPY_REFERENCE = {"special.bessel_j0": "j0", "special.bessel_j1": "j1", "special.bessel_y0": "y0",
+                   "special.bessel_y1": "y1", "special.airy_ai": "airy", "special.zeta": "zeta"}
+
+
+def scipy_reference(op, sample):
+    import scipy.special as sp
+    name = SCIPY_REFERENCE[op.name]
+    f64 = (lambda v: v.detach().double().numpy() if hasattr(v, "detach") else np.float64(v))
+    args = [f64(sample.input)] + [f64(a) for a in sample.args]
+    with np.errstate(all="ignore"):
+        return sp.airy(*args)[0] if name == "airy" else getattr(sp, name)(*args)
+
+
 def closer_than_torch(op, sample, t_out, f_out, torch, ft):
-    """A float32 difference is no bug where fusetorch is about as close to float64 as torch is."""
+    """A float32 difference is no bug where fusetorch is about as close to float64 as torch is;
+    nor one where fusetorch is as close as torch to an independent reference (SCIPY_REFERENCE)."""
+    if getattr(op, "name", "") in SCIPY_REFERENCE:
+        a, b = as_array(t_out, torch, ft)[0], as_array(f_out, torch, ft)[0]
+        if a is None or b is None or a.shape != b.shape:
+            return False
+        r = scipy_reference(op, sample)
+        with np.errstate(invalid="ignore"):
+            et, ef = np.abs(a.astype(np.float64) - r), np.abs(b.astype(np.float64) - r)
+        et = np.where(np.isnan(et) & ~np.isnan(r), np.inf, et)  # torch NaN where scipy has a value
+        eps = np.finfo(a.dtype).eps * np.abs(r)
+        ok = (ef <= et + eps) | (np.isnan(r) & np.isnan(b)) | (a == b) | (r == b)
+        return bool(ok.all())
+
     def up(x):
         if isinstance(x, torch.Tensor):
             return x.detach().double() if x.dtype == torch.float32 else x.detach()
@@ -436,9 +569,24 @@ def closer_than_torch(op, sample, t_out, f_out, torch, ft):
             ef = np.abs(b64 - r64)
         scale = 1e-5 + 1e-5 * np.abs(r64)
         ok = (ef <= 2 * et + scale) | (np.isnan(r64) & np.isnan(b64)) | (r64 == b64)
-        if not ok.all():
+        if not ok.all() and not as_accurate(et, ef, r64, b64):
             return False
     return True
+
+
+def as_accurate(et, ef, r64, b64):
+    """Element by element, two float32 roundings of one formula (PyTorch's kernels contract a * b
+    + c into FMAs, grid_sample's vectorized kernel for one) are each the closer one about half the
+    time: fusetorch is as accurate as torch where its errors against float64, at the same NaNs,
+    are no larger in mean and maximum (by 2x, what one contracted FMA per step can gain: a real
+    bug is off by far more than rounding)."""
+    if not np.array_equal(np.isnan(r64), np.isnan(b64)):
+        return False
+    fin = ~np.isnan(r64) & np.isfinite(ef)
+    if not np.all(np.isfinite(ef) | np.isnan(r64)) or not fin.any():
+        return False
+    e_t, e_f = et[fin], ef[fin]
+    return bool(e_f.max() <= 2 * e_t.max() + 1e-6 and e_f.mean() <= 2 * e_t.mean() + 1e-7)
 
 
 def grad_targets(torch, out):
@@ -483,11 +631,23 @@ def check_sample(op, fn, sample, dtype_name, res, torch, ft, values, grads, rng)
     if float(sample.kwargs.get("dropout_p", 0) or 0) > 0 or (
             sample.kwargs.get("training") and any(isinstance(a, float) and 0 < a < 1 for a in sample.args)):
         values = False  # dropout inside: random
+    if getattr(op, "name", "") in ("svd_lowrank", "pca_lowrank") and not lowrank_exact(sample):
+        values = False  # a randomized approximation: its error depends on the draw
+    dep = DEPARTURES.get(res.name)
+    skip = grad_skip = None
+    if dep is not None and isinstance(flatten(t_out, True)[0], torch.Tensor):
+        m = dep[1](sample, flatten(t_out, True)[0])
+        if m is not None and m.any():
+            res.counts["departures"] += 1
+            skip = m if "value" in dep[2] else None
+            grad_skip = m if "grad" in dep[2] else None
     try:
-        why = compare(normalise(op, t_out, torch, ft), normalise(op, f_out, torch, ft), torch, ft, values=values)
+        why = compare(normalise(op, t_out, torch, ft), normalise(op, f_out, torch, ft), torch, ft, values=values,
+                      skip=skip)
     except Exception as e:
         why = f"comparison failed: {err(e)}"
-    if why and dtype_name.startswith("float32") and values and closer_than_torch(op, sample, t_out, f_out, torch, ft):
+    if why and values and (dtype_name.startswith("float32") or getattr(op, "name", "") in SCIPY_REFERENCE) and \
+            closer_than_torch(op, sample, t_out, f_out, torch, ft):
         res.counts["value_precision"] += 1
         why = None
     if why:
@@ -520,7 +680,7 @@ def check_sample(op, fn, sample, dtype_name, res, torch, ft, values, grads, rng)
             res.fail("WRONG GRAD", f"{desc}: output does not require grad")
         return
     try:
-        f_cots = [ft.from_numpy(c.numpy().copy()) for c in cots]
+        f_cots = [Converter(torch, ft)(c) for c in cots]
         f_grads = ft.autograd.grad(f_targets, [f for _, f in conv.leaves], f_cots, allow_unused=True)
     except OpTimeout:
         raise
@@ -537,7 +697,8 @@ def check_sample(op, fn, sample, dtype_name, res, torch, ft, values, grads, rng)
             tg = torch.zeros_like(t_leaves[k])
         if fg is None:
             fg = ft.zeros(tuple(tg.shape), dtype=getattr(ft, str(tg.dtype).split(".")[1]))
-        why = compare(tg, fg, torch, ft, tol=GRAD_TOL)
+        why = compare(tg, fg, torch, ft, tol=GRAD_TOL, skip=grad_skip if k == 0 and grad_skip is not None and
+                      grad_skip.shape == tuple(tg.shape) else None)
         if why:
             res.counts["grad_bad"] += 1
             res.fail("WRONG GRAD", f"{desc}: grad of input {k}: {why}")
@@ -587,6 +748,20 @@ def check_errors(op, fn, res, torch, ft):
         res.fail("WRONG ERROR", f"{desc}: accepted")
 
 
+def declared_out_of_scope(ft, op):
+    """Whether fusetorch answers the entry's name with its OutOfScopeError (linalg.eig: complex)."""
+    from fusetorch._out_of_scope import OutOfScopeError
+    obj = ft
+    for part in op.name.split("."):
+        try:
+            obj = getattr(obj, part)
+        except OutOfScopeError:
+            return True
+        except Exception:
+            return False
+    return False
+
+
 def out_of_scope(op):
     n = op.name
     if n in OUT_OF_SCOPE_NAMES or n.startswith(OUT_OF_SCOPE_PREFIXES):
@@ -604,7 +779,7 @@ def run_op(op, dtypes, torch, ft, max_samples, timeout, variants):
     fn, how = Resolver.for_op(torch, ft, op)
     res.how = how
     if fn is None:
-        res.status = "MISSING"
+        res.status = "SKIP" if declared_out_of_scope(ft, op) else "MISSING"
         return res
     rng = np.random.default_rng(0)
     values = not is_nondeterministic(op)
@@ -674,7 +849,8 @@ def table(results):
     lines = [f"{'class':<13} {'ops':>5}"]
     for c in CLASSES:
         lines.append(f"{c:<13} {len(by[c]):>5}")
-    tot = {k: sum(r["counts"][k] for r in results) for k in results[0]["counts"]} if results else {}
+    keys = dict.fromkeys(k for r in results for k in r["counts"])
+    tot = {k: sum(r["counts"].get(k, 0) for r in results) for k in keys}
     lines.append("samples: " + ", ".join(f"{k}={v}" for k, v in tot.items()))
     for c in CLASSES[:5]:
         if by[c]:

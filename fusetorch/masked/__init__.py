@@ -67,6 +67,9 @@ def sum(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None
 
 
 def prod(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None, mask=None) -> Tensor:
+    if dtype is None and (input._dtype is dt.bool_ or input._dtype.category == 1 and
+                          input._dtype is not dt.int64):
+        dtype = dt.int64  # PyTorch's: integers and bools multiply in int64, as torch.prod
     x = _fill(_input(input, "prod", dtype), _mask(input, mask, "prod"), 1)
     for d in sorted((d % max(x.ndim, 1) for d in _dims(dim, x.ndim)), reverse=True):
         x = F.prod(x, d, keepdim=True)
@@ -149,7 +152,8 @@ def var(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: boo
     count = _count(x, m, dims, True)
     centered = D.binary("sub", x, D.binary("div", F.sum(_fill(x, m, 0), dims, True), count))
     ss = F.sum(_fill(D.binary("mul", centered, centered), m, 0), dims, keepdim)
-    dof = D.binary("sub", _count(x, m, dims, keepdim), correction)
+    n = _count(x, m, dims, keepdim)
+    dof = D.binary("sub", n, correction) if isinstance(n, Tensor) else n - correction
     dof = F.clamp(dof, min=0) if isinstance(dof, Tensor) else max(dof, 0.0)
     return D.binary("div", ss, dof)
 
@@ -162,9 +166,14 @@ def std(input: Tensor, dim=None, unbiased=None, *, correction=None, keepdim: boo
 
 def logsumexp(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None,
               mask=None) -> Tensor:
-    x = _input(input, "logsumexp", dtype)
-    return M.logsumexp(_fill(x, _mask(x, mask, "logsumexp"), -math.inf), _dims(dim, x.ndim),
-                       keepdim)
+    # PyTorch's: the plain logsumexp of the input (integers masked with their minimum), then
+    # cast to `dtype`, by default the input's own (an integer input gives an integer result)
+    D.check_tensor(input, "logsumexp", "input", 1)
+    want = input._dtype if dtype is None else dt.to_dtype(dtype, "logsumexp")
+    fill = -math.inf if input._dtype.is_floating_point else _extreme(input, True)
+    r = M.logsumexp(_fill(input, _mask(input, mask, "logsumexp"), fill), _dims(dim, input.ndim),
+                    keepdim)
+    return r if r._dtype is want else D.cast(r, want)
 
 
 def cumsum(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:

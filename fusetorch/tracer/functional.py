@@ -1085,6 +1085,9 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
         return write_out(gather(input, dim, index), out, name="gather", inputs=(input, index))
     D.check_tensor(input, "gather", "input", 1)
     _check_index("gather", index)
+    if index.numel() == 0:  # PyTorch checks neither the index's dims nor its dtype then
+        norm_dim(dim, input.ndim)
+        return reshape(reshape(input, (-1,))[:0], index.shape)
     if (input.ndim == 0 or index.ndim == 0) and input.ndim <= 1 and index.ndim <= 1:
         norm_dim(dim, input.ndim)  # a 0-d tensor is a row of one element
         return reshape(gather(_one_d(input), 0, _one_d(index)), index.shape)
@@ -1118,7 +1121,7 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
             exact_dtype(out, input._dtype, "index_select(): self and result must have the "
                                            "same scalar type")
         return write_out(index_select(input, dim, index), out, name="index_select",
-                         inputs=(input, index))
+                         inputs=(input, index), overlap_first=True)
     D.check_tensor(input, "index_select", "input", 1)
     D.check_tensor(index, "index_select", "index", 2)
     d = norm_dim(dim, input.ndim)

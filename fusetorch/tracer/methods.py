@@ -351,7 +351,7 @@ Tensor.cuda = lambda self, device=None, non_blocking=False: _to(
     self, _dev.device("cuda", device if isinstance(device, int) else 0)
     if not isinstance(device, (str, _dev.device)) else device)
 for _name, _d in (("float", dt.float32), ("double", dt.float64), ("half", dt.float16),
-                  ("long", dt.int64), ("int", dt.int32), ("short", dt.int16),
+                  ("bfloat16", dt.bfloat16), ("long", dt.int64), ("int", dt.int32), ("short", dt.int16),
                   ("char", dt.int8), ("byte", dt.uint8), ("bool", dt.bool_)):
     setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: D.cast(self, d)
                             if memory_format is None or memory_format is _mf.preserve_format
@@ -513,8 +513,7 @@ Tensor.masked_scatter_ = _inplace_of(_S._masked_scatter_)
 Tensor.fill_diagonal_ = _inplace_of(_S._fill_diagonal)
 # linear algebra: x.det(), x.inverse(), x.norm(), x.svd(), ... are bound by fusetorch/linalg
 # when it is imported (the tracer imports nothing from the packages above it)
-# half-precision dtypes (issue 11): `.half()` is bound with the other casts above
-Tensor.bfloat16 = lambda self: D.cast(self, dt.bfloat16)
+# half-precision dtypes (issue 11): `.half()` and `.bfloat16()` are bound with the other casts above
 
 # scans, sorting and selection of functional_scan.py: x.cumsum(1), x.sort(), x.topk(3), ...
 from . import functional_scan as _S  # noqa: E402

@@ -54,20 +54,25 @@ def exact_dtype(out: Tensor, want: dt.DType, message: str | None = None) -> None
 
 
 def write_out(result: Tensor, out: Tensor | None, *, name: str | None = None,
-              inputs=(), operands=()) -> Tensor:
+              inputs=(), operands=(), overlap_first: bool = False) -> Tensor:
     """Copy `result` into `out=` the way PyTorch does: resize if needed, cast if allowed.
     `inputs` may not share memory with `out` at all (ops that read while they write);
     elementwise ops pass their `operands`, which may be `out` itself but not overlap it in
-    part."""
+    part. An `out` overlapping itself is refused before any resize by elementwise ops
+    (TensorIterator's order) and those passing `overlap_first` (index_select), after it by
+    the rest, whose resize gives it fresh memory."""
     if out is None:
         return result
     check_out(result, out, name, inputs)
     D.check_cast(result, out)
+    # PyTorch's assert_no_internal_overlap: a zero stride over more than one element
+    overlapping = any(st == 0 and n > 1 for n, st in zip(out._data.shape, out._data.strides))
+    if overlapping and (operands or overlap_first):
+        raise RuntimeError(_OVERLAPPING)
     if out._data.shape != result._data.shape:
         out._data = out._be.xp.empty(result._data.shape, dtype=out._data.dtype)
     else:
-        # PyTorch's assert_no_internal_overlap: a zero stride over more than one element
-        if any(st == 0 and n > 1 for n, st in zip(out._data.shape, out._data.strides)):
+        if overlapping:
             raise RuntimeError(_OVERLAPPING)
         D.check_no_partial_overlap(out, operands)
     return D.copy_into(out, result)
