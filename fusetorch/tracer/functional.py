@@ -1044,8 +1044,13 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = norm_dim(dim, input.ndim)
-    out = tuple(squeeze(p, d) for p in split(input, 1, d))
+    shape = input._data.shape
+    d = norm_dim(dim, len(shape))
+    # each piece is one `index` of an int at d (a view of input, as a select is in PyTorch): an
+    # RNN layer unbinds its input every call, and a slice then a squeeze were two dispatches
+    before = tuple([("slice", 0, s, 1) for s in shape[:d]])
+    out = tuple([apply("index", [input], {"spec": before + (("int", i),)})
+                 for i in range(shape[d])])
     _views.mark_multi(out)
     return out
 
