@@ -1147,8 +1147,10 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
         return reshape(index_select(reshape(input, (1,)), 0, index), ())
     index = D.check_values(index, "index out of range in self", lo=0, hi=input.shape[d],
                            error="IndexError")
-    spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("tensor", 0),)
-    return apply("index", [input, cast(reshape(index, (-1,)), dt.int64)], {"spec": spec})
+    spec = tuple([("slice", 0, s, 1) for s in input._data.shape[:d]]) + (("tensor", 0),)
+    if index._data.ndim != 1:  # (a 0-d index; a vector is its own flat form)
+        index = reshape(index, (-1,))
+    return apply("index", [input, cast(index, dt.int64)], {"spec": spec})
 
 
 _C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half",
