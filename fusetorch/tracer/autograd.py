@@ -280,9 +280,9 @@ def _structure_key(order: list, wrt: list, also: list, stop: list = ()):
     try:
         gkey, pos = graph_key(order)
     except Unkeyable:
-        return None, {id(n): i for i, n in enumerate(order)}
-    key = (gkey, tuple([pos.get(id(w), -1) for w in wrt]),  # -1: not reached
-           tuple([pos[id(a)] for a in also]), tuple([pos.get(id(s), -1) for s in stop]))
+        return None, {n: i for i, n in enumerate(order)}
+    key = (gkey, tuple([pos.get(w, -1) for w in wrt]),  # -1: not reached
+           tuple([pos[a] for a in also]), tuple([pos.get(s, -1) for s in stop]))
     return key, pos
 
 
@@ -299,7 +299,7 @@ def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | Non
                                 "autograd::derive_backward_graph")
         else:
             bw = backward_graph(roots, wrt, also, stop)
-        hit = (bw, [(pos[id(f)], part) for f, part in bw.values], BackwardRunner(bw.graph))
+        hit = (bw, [(pos[f], part) for f, part in bw.values], BackwardRunner(bw.graph))
         if key is not None:
             _CACHE[key] = hit
             if len(_CACHE) > _CACHE_SIZE:
