@@ -70,12 +70,7 @@ def value_key(v):
     if t in _BARE:
         return v
     if t is tuple:
-        for x in v:
-            if type(x) not in _BARE:
-                return tuple([value_key(x) for x in v])
-        # a tuple of ints, strings, None and dtypes (dims, shapes, perms, an index's
-        # ("slice", 0, 5, 1) parts) is its own key: each of them is
-        return v
+        return _tuple_key(v)
     if t is float:
         return (float, _pack_double(v))
     if t is bool:
@@ -99,6 +94,21 @@ def value_key(v):
     except TypeError:
         raise Unkeyable(f"a {t.__name__} value has no structural identity") from None
     return _Opaque(v)
+
+
+def _tuple_key(v: tuple) -> tuple:
+    # a tuple of ints, strings, None and dtypes (dims, shapes, perms), or of such tuples (an
+    # index spec: (("slice", 0, 5, 1), ("int", 2))), is its own key: each of them is
+    for x in v:
+        tx = type(x)
+        if tx not in _BARE:
+            if tx is tuple:
+                for y in x:
+                    if type(y) not in _BARE:
+                        return tuple([value_key(z) for z in v])
+            else:
+                return tuple([value_key(z) for z in v])
+    return v
 
 
 def attrs_key(n) -> tuple:
@@ -138,25 +148,35 @@ def node_key(n, inputs: tuple) -> tuple:
 
 def graph_key(nodes: list, outputs=()) -> tuple:
     """(key, pos) for `nodes` in topological order: `key` holds each node's `node_key` over
-    input positions, then the outputs' positions; `pos` maps id(node) -> its position.
-    Raises Unkeyable when a node has no identity."""
-    pos = {id(n): i for i, n in enumerate(nodes)}
-    # (node_key inlined, and its inputs' positions by arity without a comprehension: this runs
-    # over every recorded node of every eager backward, a thousand for a policy's episode)
+    input positions, then the outputs' positions; `pos` maps each node (they hash by identity)
+    to its position. Raises Unkeyable when a node has no identity."""
+    pos = {n: i for i, n in enumerate(nodes)}
+    # (node_key inlined, its inputs' positions by arity without a comprehension and a single
+    # attribute's key without a call: this runs over every recorded node of every eager
+    # backward, a thousand for a policy's episode or a CRF's sentence)
     parts = []
     append = parts.append
     for n in nodes:
         ins = n.inputs
         k = len(ins)
         if k == 2:
-            p = (pos[id(ins[0])], pos[id(ins[1])])
+            p = (pos[ins[0]], pos[ins[1]])
         elif k == 1:
-            p = (pos[id(ins[0])],)
+            p = (pos[ins[0]],)
         else:
-            p = tuple([pos[id(i)] for i in ins]) if k else ()
-        append((n.op, p, attrs_key(n) if n.attrs and n.op != "input" else (), n.shape,
-                n.dtype))
-    return (tuple(parts), tuple([pos[id(o)] for o in outputs])), pos
+            p = tuple([pos[i] for i in ins]) if k else ()
+        a, op = n.attrs, n.op
+        if not a or op == "input":
+            ak = ()
+        elif len(a) == 1 and op != "constant":
+            for name, v in a.items():
+                t = type(v)
+                ak = ((name, v if t in _BARE else _tuple_key(v) if t is tuple else
+                       value_key(v)),)
+        else:
+            ak = attrs_key(n)
+        append((op, p, ak, n.shape, n.dtype))
+    return (tuple(parts), tuple([pos[o] for o in outputs])), pos
 
 
 def structural_hash(nodes: list, outputs) -> str:

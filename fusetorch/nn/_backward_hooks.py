@@ -122,9 +122,8 @@ def _checked(r, n: int, what: str) -> tuple:
 
 
 def start(module, args: tuple) -> _Call | None:
-    """The hooks' state for one call of `module`, or None when it has no backward hooks or
-    gradients are off (nothing to wire)."""
-    d = module.__dict__
-    if not (d.get("_backward_hooks") or d.get("_backward_pre_hooks")) or not D.GRAD_ENABLED:
+    """The hooks' state for one call of `module`, which has backward hooks (Module.__call__
+    asks), or None when gradients are off (nothing to wire)."""
+    if not D.GRAD_ENABLED:
         return None
     return _Call(module, args)

@@ -55,18 +55,27 @@ class Module:
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
-        for hook in list(self._forward_pre_hooks.values()):
-            r = hook(self, args)
-            if r is not None:
-                args = r if isinstance(r, tuple) else (r,)
-        backward_hooks = _backward_hooks.start(self, args)
-        if backward_hooks is not None:
-            args = backward_hooks.inputs(args)
+        # (each kind of hook asked by one dict read: a model's step calls many modules, and
+        # most have no hooks)
+        d = self.__dict__
+        hooks = d.get("_forward_pre_hooks")
+        if hooks:
+            for hook in list(hooks.values()):
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
+        backward_hooks = None
+        if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
+            backward_hooks = _backward_hooks.start(self, args)
+            if backward_hooks is not None:
+                args = backward_hooks.inputs(args)
         out = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            r = hook(self, args, out)
-            if r is not None:
-                out = r
+        hooks = d.get("_forward_hooks")
+        if hooks:
+            for hook in list(hooks.values()):
+                r = hook(self, args, out)
+                if r is not None:
+                    out = r
         if backward_hooks is not None:
             out = backward_hooks.output(out)
         return out

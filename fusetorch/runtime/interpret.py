@@ -16,11 +16,11 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None,
     """Evaluate `graph` on arrays `inputs` (one per graph input) with the eager table `impl`.
     `hook` (a profiler's, or None) is told when each node starts (`begin(node)`) and ends
     (`end(node, value)`). `consume`: the caller hands the arrays over (the list is emptied),
-    so each input is let go after its last reader too (see `input_last_reads`)."""
+    so each input is let go after its last reader too (see `_last_uses`)."""
     env: dict[int, object] = {}
     for node, value in zip(graph.inputs, inputs):
         env[id(node)] = value
-    last_use, view_use = _last_uses(graph)
+    last_use, view_use, input_reads = _last_uses(graph)
     # values dropped after their last reader (a first, interpreted, backward of a transformer
     # held every intermediate to its end: 3.1 GB where its compiled program peaks at 1.2)
     drop: dict[int, list] = {}
@@ -29,7 +29,7 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None,
             drop.setdefault(pos, []).append(key)
     if consume:
         inputs.clear()
-        for key, pos in input_last_reads(graph, [n.inputs for n in graph.nodes]).items():
+        for key, pos in input_reads.items():
             drop.setdefault(pos, []).append(key)
     owners: dict[int, int] = {}  # array id -> how many env entries hold that very array
     mixed = any(node.opdef.crosses_device for node in graph.nodes)
@@ -105,15 +105,28 @@ def eval_node(node, args: list, impl: dict, xp, **extra):
 # (conservative: more is safe).
 
 
-def _last_uses(graph: Graph) -> tuple[dict, dict]:
+def _last_uses(graph: Graph) -> tuple[dict, dict, dict]:
     """(node id -> position of its last reader, node id -> last read of any value that may be
-    a view of its array)."""
-    last = {id(o): len(graph.nodes) for o in graph.outputs}  # outputs live to the end
+    a view of its array, graph input id -> position of its last reader). The last: for each
+    graph input that is not an output and that a node reads; a backward graph's inputs are the
+    saved forward values: dropped there (`consume`), each lives until the step that last needs
+    it, not to the end of the run (PyTorch frees each node's saved tensors as its backward
+    runs). One walk over the edges for all three: an eager backward of a structure not seen
+    before (a sentence of another length) runs this graph once."""
+    last: dict = {}
     for pos, node in enumerate(graph.nodes):
         for i in node.inputs:
-            last[id(i)] = max(last.get(id(i), 0), pos)
+            last[id(i)] = pos  # (positions grow: the last write is the last reader)
+    outs = {id(o) for o in graph.outputs}
+    end = len(graph.nodes)
+    input_reads = {}
     for n in graph.inputs:
-        last[id(n)] = len(graph.nodes)  # the caller's arrays are never written
+        k = id(n)
+        if k not in outs and k in last:
+            input_reads[k] = last[k]
+        last[k] = end  # the caller's arrays are never written
+    for k in outs:
+        last[k] = end  # outputs live to the end
     views: dict = {}
     for node in reversed(graph.nodes):  # a view's own views are folded in before it
         if node.opdef.may_view and node.inputs:
@@ -121,21 +134,7 @@ def _last_uses(graph: Graph) -> tuple[dict, dict]:
             seen = max(last.get(id(node), -1), views.get(id(node), -1))
             if seen > views.get(src, -1):
                 views[src] = seen
-    return last, views
-
-
-def input_last_reads(graph: Graph, reads: list) -> dict:
-    """id of each graph input that is not an output -> the position of its last reader in
-    `reads` (per step, the nodes it reads). A backward graph's inputs are the saved forward
-    values: dropped there, each lives until the step that last needs it, not to the end of the
-    run (PyTorch frees each node's saved tensors as its backward runs)."""
-    ins = {id(n) for n in graph.inputs} - {id(o) for o in graph.outputs}
-    last = {}
-    for pos, nodes in enumerate(reads):
-        for i in nodes:
-            if id(i) in ins:
-                last[id(i)] = pos
-    return last
+    return last, views, input_reads
 
 
 def _dead_after(node, array, pos: int, last_use: dict, owners: dict) -> bool:

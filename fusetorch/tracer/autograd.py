@@ -219,13 +219,22 @@ def _save_spec(saves: tuple, n: int) -> tuple:
 _SAVES_FOR = {name for name, d in OPS.items() if d.saves_for is not None}
 
 
+# (op, which inputs require grad) -> _saves_needed's answer: `x @ w` with data x asks per call
+_NEEDED: dict = {}
+
+
 def _saves_needed(op: str, ins: Sequence) -> tuple:
     """(the output?, input positions) that the cotangents of the inputs needing grad read."""
-    spec = ()
-    for i, x in enumerate(ins):
-        if isinstance(x, Tensor) and x._requires_grad:
-            spec += OPS[op].saves_for[i]
-    return _save_spec(spec, len(ins))
+    wants = tuple([isinstance(x, Tensor) and x._requires_grad for x in ins])
+    key = (op, wants)
+    hit = _NEEDED.get(key)
+    if hit is None:
+        spec = ()
+        for i, w in enumerate(wants):
+            if w:
+                spec += OPS[op].saves_for[i]
+        hit = _NEEDED[key] = _save_spec(spec, len(ins))
+    return hit
 
 
 def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=None) -> None:
@@ -294,9 +303,9 @@ def _structure_key(order: list, wrt: list, also: list, stop: list = ()):
     try:
         gkey, pos = graph_key(order)
     except Unkeyable:
-        return None, {id(n): i for i, n in enumerate(order)}
-    key = (gkey, tuple([pos.get(id(w), -1) for w in wrt]),  # -1: not reached
-           tuple([pos[id(a)] for a in also]), tuple([pos.get(id(s), -1) for s in stop]))
+        return None, {n: i for i, n in enumerate(order)}
+    key = (gkey, tuple([pos.get(w, -1) for w in wrt]),  # -1: not reached
+           tuple([pos[a] for a in also]), tuple([pos.get(s, -1) for s in stop]))
     return key, pos
 
 
@@ -313,7 +322,7 @@ def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | Non
                                 "autograd::derive_backward_graph")
         else:
             bw = backward_graph(roots, wrt, also, stop)
-        hit = (bw, [(pos[id(f)], part) for f, part in bw.values], BackwardRunner(bw.graph))
+        hit = (bw, [(pos[f], part) for f, part in bw.values], BackwardRunner(bw.graph))
         if key is not None:
             _CACHE[key] = hit
             if len(_CACHE) > _CACHE_SIZE:
@@ -475,6 +484,7 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
                   order: list | None = None) -> list:
     bw, fwd_values, order, runner = _plan(root_nodes, wrt_nodes, also, stop, order)
     values = _bind_values(order, fwd_values)
+    freed = False  # (a walk over every node: done once)
     if create_graph or D.RECORDER is not None:
         # a trace (compile of a whole training step) must see the backward's ops too
         if D.RECORDER is not None:
@@ -496,6 +506,7 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
             # transformer's activations then do not all outlive the backward's peak
             del values
             _free(order)
+            freed = True
             out_arrays = runner.run(arrays, be, consume=True)
         else:
             out_arrays = runner.run(arrays, be)  # interpreted, or compiled once seen twice
@@ -509,7 +520,7 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
             outs.append(Tensor._make(a, n.dtype, be))
         if runner.crosses_device:
             _place(outs, list(wrt_nodes) + list(also), be)
-    if not retain_graph:
+    if not retain_graph and not freed:
         _free(order)
     return outs
 

@@ -453,7 +453,17 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     if shape is not None and out.shape != shape:
         raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
-    view = out is arrays[0] or (may_view and out.base is not None and _shares(out, arrays[0], be))
+    view = out is arrays[0]
+    if not view and may_view:
+        base = out.base
+        if base is not None:
+            # arrays keep as `base` the object owning the memory, not the view they were
+            # taken of, so a non-empty result whose base is the input's owner overlaps it (a
+            # movement op only rearranges its elements); anything else asks the array
+            # library (~0.4 us a call)
+            a = arrays[0]
+            view = (base is (a if a.base is None else a.base) and out.size != 0) or \
+                be.xp.may_share_memory(out, a)
     if view:
         result._base = t0._base if t0._base is not None else t0  # one version counter
     rec, grad_on = st.RECORDER, st.GRAD_ENABLED
@@ -474,16 +484,6 @@ def _rules(name: str, tensors, arrays, attrs: dict) -> tuple:
     may_view = opdef.kind == "movement" and len(tensors) == 1  # (else: only an input itself)
     return (None if shape is None else tuple(shape), dtype, NP_DTYPES[dtype], may_view,
             opdef.crosses_device)
-
-
-def _shares(out, a, be) -> bool:
-    """Whether movement result `out` shares memory with its input `a`. Arrays keep as `base`
-    the object owning the memory, not the view they were taken of, so a non-empty result
-    whose base is `a`'s owner overlaps `a` (a movement op only rearranges `a`'s elements);
-    anything else asks the array library (~0.4 us a call, on every view)."""
-    if out.base is (a if a.base is None else a.base) and out.size:
-        return True
-    return be.xp.may_share_memory(out, a)
 
 
 def needs_grad(t: Tensor) -> bool:

@@ -1035,8 +1035,13 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = norm_dim(dim, input.ndim)
-    out = tuple(squeeze(p, d) for p in split(input, 1, d))
+    shape = input._data.shape
+    d = norm_dim(dim, len(shape))
+    # each piece is one `index` of an int at d (a view of input, as a select is in PyTorch): an
+    # RNN layer unbinds its input every call, and a slice then a squeeze were two dispatches
+    before = tuple([("slice", 0, s, 1) for s in shape[:d]])
+    out = tuple([apply("index", [input], {"spec": before + (("int", i),)})
+                 for i in range(shape[d])])
     _views.mark_multi(out)
     return out
 
@@ -1136,8 +1141,10 @@ def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
         return reshape(index_select(reshape(input, (1,)), 0, index), ())
     index = D.check_values(index, "index out of range in self", lo=0, hi=input.shape[d],
                            error="IndexError")
-    spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("tensor", 0),)
-    return apply("index", [input, cast(reshape(index, (-1,)), dt.int64)], {"spec": spec})
+    spec = tuple([("slice", 0, s, 1) for s in input._data.shape[:d]]) + (("tensor", 0),)
+    if index._data.ndim != 1:  # (a 0-d index; a vector is its own flat form)
+        index = reshape(index, (-1,))
+    return apply("index", [input, cast(index, dt.int64)], {"spec": spec})
 
 
 _C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half",

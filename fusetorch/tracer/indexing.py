@@ -173,18 +173,18 @@ def _basic(t: Tensor, spec: tuple) -> Tensor:
 
 def getitem(t: Tensor, key) -> Tensor:
     st = D._LOCAL.state  # (this thread's recorder and grad mode, read once)
-    if st.RECORDER is None and not (st.GRAD_ENABLED and D.needs_grad(t)):
+    if st.RECORDER is None and not (st.GRAD_ENABLED and D.any_needs_grad((t,))):
         r = _basic_view(t, key)
         if r is not None:
             return r
+    spec = _plain_spec(t, key)  # (None for bools: their class is not int)
+    if spec is not None:
+        return _basic(t, spec)
     if isinstance(key, (bool, np.bool_)) or (isinstance(key, Tensor) and key.ndim == 0
                                              and key._dtype is dt.bool_):
         # a lone 0-d mask: a new leading dim of size 1 (True) or 0 (False), as in PyTorch
         r = D.apply("index", [t], {"spec": (("none",),)})
         return r if bool(key) else D.apply("index", [r], {"spec": (("slice", 0, 0, 1),)})
-    spec = _plain_spec(t, key)
-    if spec is not None:
-        return _basic(t, spec)
     items = _normalise(t, key)
     advanced = [it for it in items if it[0] in ("tensor", "mask")]
     if not advanced:

@@ -76,7 +76,9 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     padding_idx = _norm_padding_idx(padding_idx, num)
     if max_norm is not None:
         _renorm_(weight, input, max_norm, norm_type)
-    flat = input.reshape(-1)
+    # (a vector of indices is its own flat form, and its rows are the output: an RNN loop's
+    # embedding of one step's tokens makes no reshapes)
+    flat = input if input._data.ndim == 1 else input.reshape(-1)
     out = F.index_select(weight, 0, flat)
     if D.GRAD_ENABLED and weight._requires_grad and (padding_idx is not None
                                                      or scale_grad_by_freq):
@@ -92,7 +94,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         with A.no_grad():  # a copy without gradient (still recorded by traces, unlike detach)
             const = F.clone(out)
         out = const + (out - const) * D.cast(scale, out._dtype)
-    out = out.reshape(tuple(input.shape) + (dim,))
+    if input._data.ndim != 1:
+        out = out.reshape(tuple(input.shape) + (dim,))
     if D.GRAD_ENABLED and weight._requires_grad:
         A.label(out, "EmbeddingBackward0", weight)
     return out
