@@ -123,6 +123,31 @@ def _traced() -> bool:
     return D.RECORDER is not None
 
 
+# lerp as the updates' rules spell it: written out, so that a fused step's trace, whose weight
+# is a 0-d tensor, records the ops the loop runs with a Python weight (optim/_fused.py)
+
+def lerp_from_end(beta) -> bool:
+    """Which of lerp's two forms `lerp(m, g, 1 - beta)` takes (tracer/functional.py `lerp`):
+    `m + (g - m) * w` for |w| < 0.5, else `g - (g - m) * (1 - w)`."""
+    return not abs(1 - beta) < 0.5
+
+
+def lerp_weight(beta, from_end: bool):
+    """The weight lerp multiplies by in that form, computed in Python as lerp computes it."""
+    weight = 1 - beta
+    return 1 - weight if from_end else weight
+
+
+def lerp_into(m: Tensor, g: Tensor, weight, from_end: bool) -> None:
+    """`m.lerp_(g, 1 - beta)` as lerp computes it, with `weight = lerp_weight(beta, from_end)`
+    (a tensor while a fused step is traced)."""
+    diff = g - m
+    if from_end:
+        m.copy_(g - diff * weight)
+    else:
+        m.add_(diff * weight)
+
+
 _SCALARS = (bool, int, float, str, type(None))
 
 
