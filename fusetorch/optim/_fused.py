@@ -47,7 +47,9 @@ class Rule(NamedTuple):
     them; `scalars(group, f, step, state)`: their values for one parameter (`step`: its step
     count after this step's increment, None where the family keeps none); `stateful`:
     `scalars` updates scalar state as the loop does (NAdam's `mu_product`), so it is called
-    per parameter and never shared between equal steps, once `ready(state)` says it may."""
+    per parameter and never shared between equal steps, once `ready(state)` says it may.
+    `switches`: the names whose values are truth values (0-d bool tensors in the trace, for
+    `optimizer.select`: RAdam's rectification, which a step turns on)."""
     name: str
     flags: Callable
     state: Callable
@@ -57,6 +59,7 @@ class Rule(NamedTuple):
     counts_steps: bool = True
     stateful: bool = False
     ready: Callable | None = None
+    switches: tuple = ()
 
 
 def scalars_of(rule: Rule, group: dict, f: dict, step, state) -> dict:
@@ -79,23 +82,34 @@ class _Batch:
     scalars' array (a row per parameter) and its tables."""
 
     __slots__ = ("params", "arrays", "states", "steps", "kernel", "tables", "numel", "values",
-                 "ctype", "grad_at")
+                 "truths", "switch_cols", "ctype", "grad_at")
 
-    def __init__(self, params, arrays, states, steps, kernel: _Kernel, n_scalars: int):
+    def __init__(self, params, arrays, states, steps, kernel: _Kernel, names: tuple,
+                 switches: tuple):
         self.params, self.arrays, self.states, self.steps = params, arrays, states, steps
         self.kernel = kernel
         ffi = kernel.ffi
         a0 = arrays[0][0]
         self.ctype = ctype = "float" if a0.dtype == np.float32 else "double"
-        self.values = np.zeros((len(params), max(n_scalars, 1)), a0.dtype)
-        base = ffi.cast(ctype + " *", ffi.from_buffer(ctype + "[]", self.values))
-        width = self.values.shape[1]
+        # the scalars, a row per parameter: numbers in the parameters' dtype (rounded as eager
+        # mode rounds a Python number operand), switches as bytes
+        self.values = np.zeros((len(params), len(names)), a0.dtype)
+        self.truths = np.zeros((len(params), len(names)), np.uint8)
+        self.switch_cols = [j for j, n in enumerate(names) if n in switches]
+        width = len(names)
+        bases = {}
+        for array, t in ((self.values, ctype), (self.truths, "uint8_t")):
+            if array.size:
+                bases[t] = ffi.cast(t + " *", ffi.from_buffer(t + "[]", array))
         fb = ffi.from_buffer
         tables, self.grad_at = [], None
         for k, (kind, j) in enumerate(kernel.roles):
             if kind == "scalar":
-                cells = [base + (t * width + j) for t in range(len(params))]
-            elif j == 1:
+                t = "uint8_t" if names[j] in switches else ctype
+                cells = [bases[t] + (row * width + j) for row in range(len(params))]
+                tables.append(ffi.new(t + " *[]", cells))
+                continue
+            if j == 1:
                 self.grad_at, cells = k, None  # (made per step: gradients are new arrays)
             else:
                 cells = [fb(ctype + "[]", a[0 if j == 0 else j - 1]) for a in arrays]
@@ -206,10 +220,12 @@ def _run(batch: _Batch, rule: Rule, group: dict, f: dict, garrays: list, state: 
             values = memo[s] = rule.scalars(group, f, s, None)
         rows.append(values)
     if rows[0]:
-        if len(memo) == 1:
-            batch.values[:] = rows[0]  # (every parameter at one step count: one row for all)
-        else:
-            batch.values[:] = rows
+        # (every parameter at one step count: one row for all)
+        rows = rows[0] if len(memo) == 1 else rows
+        batch.values[...] = rows
+        if batch.switch_cols:
+            cols = batch.switch_cols
+            batch.truths[:, cols] = batch.values[:, cols] != 0
     args = list(batch.tables)
     if batch.grad_at is not None:
         fb = ffi.from_buffer
@@ -282,7 +298,7 @@ def _prepare(opt, rule: Rule, flags: tuple, params: list, keys: tuple):
         kernel = _kernel(rule, flags, dtype)
         if kernel is None:
             return False
-        batches.append(_Batch(ps, arrays, states, steps, kernel, len(rule.names(f))))
+        batches.append(_Batch(ps, arrays, states, steps, kernel, rule.names(f), rule.switches))
     return batches
 
 
@@ -322,6 +338,7 @@ def kernel_for(rule: Rule, f: dict, dtype) -> tuple | None:
     nothing built; None where the recording is not one pointwise group that writes every
     update over its input (see `_Kernel` for the roles)."""
     from ..codegen import fuse, lower
+    from ..ir import dtypes as dt
     from ..runtime import in_place
     from ..runtime.device import FROM_NP
     from ..tracer import creation as C
@@ -333,7 +350,7 @@ def kernel_for(rule: Rule, f: dict, dtype) -> tuple | None:
     # stand-ins of length 2 (a dim of 1 would read as broadcast): the kernel takes its
     # lengths per call
     tensors = [C.zeros(2, dtype=d) for _ in range(2 + n_states)]
-    scalars = [C.zeros((), dtype=d) for _ in names]
+    scalars = [C.zeros((), dtype=dt.bool_ if n in rule.switches else d) for n in names]
     with no_grad(), trace(*tensors, *scalars) as rec:
         p, g, *states = tensors
         rule.update(p, g, states, dict(zip(names, scalars)), f)
@@ -356,6 +373,9 @@ def kernel_for(rule: Rule, f: dict, dtype) -> tuple | None:
     if len(chosen) != len(graph.outputs):
         return None
     text_names = {id(n): f"%{i}" for i, n in enumerate(graph.nodes)}
+    # (the kernel's comments name its inputs: the parameter, its gradient, state, scalars)
+    roles_named = ("param", "grad") + tuple(rule.state(f)) + tuple(names)
+    text_names.update((id(n), r) for n, r in zip(graph.inputs, roles_named))
     kernel = lower.lower(group, layouts, text_names, chosen, batched=True)
     position = {id(n): i for i, n in enumerate(graph.inputs)}
     roles = []

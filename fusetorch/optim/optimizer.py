@@ -148,6 +148,27 @@ def lerp_into(m: Tensor, g: Tensor, weight, from_end: bool) -> None:
         m.add_(diff * weight)
 
 
+def select(on, then: Callable, otherwise):
+    """`then()` if `on` else `otherwise`, for an update's per-step branch; with `on` a 0-d
+    bool tensor (a fused step's trace: a `Rule.switches` scalar, or a compiled step's),
+    elementwise, both computed."""
+    if isinstance(on, Tensor):
+        from ..tracer import functional as F
+        return F.where(on, then(), otherwise)
+    return then() if on else otherwise
+
+
+def clamp_into(x: Tensor, lo, hi) -> None:
+    """`x.clamp_(lo, hi)`; with 0-d tensor bounds (a fused step's trace) as min(max(x, lo),
+    hi), the same values (NaN passes), without clamp's checks of lo against hi, which are
+    ops on the bounds alone."""
+    if isinstance(lo, Tensor):
+        from ..tracer import functional as F
+        F.minimum(F.maximum(x, lo), hi, out=x)
+    else:
+        x.clamp_(lo, hi)
+
+
 _SCALARS = (bool, int, float, str, type(None))
 
 

@@ -67,7 +67,8 @@ def write_out(result: Tensor, out: Tensor | None, *, name: str | None = None,
         out._data = out._be.xp.empty(result._data.shape, dtype=out._data.dtype)
     else:
         # PyTorch's assert_no_internal_overlap: a zero stride over more than one element
-        if any(st == 0 and n > 1 for n, st in zip(out._data.shape, out._data.strides)):
+        if out._data.size and any(st == 0 and n > 1
+                                  for n, st in zip(out._data.shape, out._data.strides)):
             raise RuntimeError(_OVERLAPPING)
         D.check_no_partial_overlap(out, operands)
     return D.copy_into(out, result)
