@@ -82,7 +82,7 @@ class _Batch:
     scalars' array (a row per parameter) and its tables."""
 
     __slots__ = ("params", "arrays", "states", "steps", "kernel", "tables", "numel", "values",
-                 "truths", "switch_cols", "ctype", "grad_at")
+                 "truths", "switch_cols", "last", "ctype", "grad_at")
 
     def __init__(self, params, arrays, states, steps, kernel: _Kernel, names: tuple,
                  switches: tuple):
@@ -96,6 +96,7 @@ class _Batch:
         self.values = np.zeros((len(params), len(names)), a0.dtype)
         self.truths = np.zeros((len(params), len(names)), np.uint8)
         self.switch_cols = [j for j, n in enumerate(names) if n in switches]
+        self.last = None  # the rows last written into `values`
         width = len(names)
         bases = {}
         for array, t in ((self.values, ctype), (self.truths, "uint8_t")):
@@ -153,9 +154,7 @@ def step_group(opt, group: dict, rule: Rule) -> bool:
     if not (POLICY.fused_optimizers and _compiler) or D.RECORDER is not None or \
             group.get("foreach") is False or not _numbers(group):
         return False
-    flags = rule.flags(group)
-    if any(v.__class__ not in (bool, int, float) for _, v in flags):
-        return False
+    flags = rule.flags(group)  # (Python values: the group holds no tensor but lr)
     params, grads = [], []
     for p in group["params"]:
         g = p.grad
@@ -189,11 +188,17 @@ def step_group(opt, group: dict, rule: Rule) -> bool:
     return True
 
 
+_PLAIN = frozenset({bool, int, float, str, list, type(None)})
+
+
 def _numbers(group: dict) -> bool:
     """Whether the group's hyperparameters are Python numbers (lr may be a 1-element tensor,
     which the loop reads as one too): a tensor elsewhere is for the loop's tensor ops."""
     for k, v in group.items():
-        if v.__class__ is tuple:
+        c = v.__class__
+        if c in _PLAIN:
+            continue
+        if c is tuple:
             if any(isinstance(x, Tensor) for x in v):
                 return False
         elif isinstance(v, Tensor) and k != "lr":
@@ -219,13 +224,13 @@ def _run(batch: _Batch, rule: Rule, group: dict, f: dict, garrays: list, state: 
         if values is None:
             values = memo[s] = rule.scalars(group, f, s, None)
         rows.append(values)
-    if rows[0]:
-        # (every parameter at one step count: one row for all)
-        rows = rows[0] if len(memo) == 1 else rows
+    if len(memo) == 1:
+        rows = rows[0]  # (every parameter at one step count: one row for all)
+    if rows != batch.last:  # (SGD's, Adadelta's, Rprop's stay the same from step to step)
         batch.values[...] = rows
-        if batch.switch_cols:
-            cols = batch.switch_cols
-            batch.truths[:, cols] = batch.values[:, cols] != 0
+        for j in batch.switch_cols:
+            batch.truths[:, j] = rows[j] != 0 if len(memo) == 1 else [r[j] != 0 for r in rows]
+        batch.last = rows
     args = list(batch.tables)
     if batch.grad_at is not None:
         fb = ffi.from_buffer
@@ -351,7 +356,8 @@ def kernel_for(rule: Rule, f: dict, dtype) -> tuple | None:
     # lengths per call
     tensors = [C.zeros(2, dtype=d) for _ in range(2 + n_states)]
     scalars = [C.zeros((), dtype=dt.bool_ if n in rule.switches else d) for n in names]
-    with no_grad(), trace(*tensors, *scalars) as rec:
+    # (the stand-ins' values are zeros: their 0 / 0 is nobody's business)
+    with no_grad(), np.errstate(all="ignore"), trace(*tensors, *scalars) as rec:
         p, g, *states = tensors
         rule.update(p, g, states, dict(zip(names, scalars)), f)
         graph = rec.graph(p, *states)

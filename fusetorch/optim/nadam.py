@@ -113,7 +113,12 @@ def _scalars(group: dict, f: dict, step, state: dict) -> tuple:
     mu = beta1 * (1.0 - 0.5 * pow96(step * md))
     mu_next = beta1 * (1.0 - 0.5 * pow96((step + 1) * md))
     mu_product = state["mu_product"]
-    mu_product.mul_(mu)
+    if traced or not _ready(state):
+        mu_product.mul_(mu)
+    else:  # (what that `mul_` computes, without dispatching it: once per parameter and step)
+        a = mu_product._data
+        np.multiply(a, mu, out=a)
+        mu_product._bump_version()
     if traced:
         grad_coef = -lr * (1.0 - mu) / (1.0 - mu_product)
         avg_coef = -lr * mu_next / (1.0 - mu_product * mu_next)
