@@ -26,11 +26,13 @@ or when no C compiler works or the kernel cache fails (one warning).
 from __future__ import annotations
 
 import os
+import struct
 from typing import Callable, NamedTuple
 
 import numpy as np
 
 from .._policy import POLICY
+from ..runtime.device import C_ARRAY_TYPES
 from ..tracer import dispatch as D
 from ..tracer.tensor import Tensor
 
@@ -42,14 +44,14 @@ _compiler = True  # False once a build found no working C compiler (or no usable
 class Rule(NamedTuple):
     """One optimizer family's update, for its loop and for the fused step (module docstring).
     `flags(group)`: the structure, as (name, value) pairs of Python bools and numbers that
-    `update` branches on or takes as C literals; `state(f)`: the per-parameter state tensors
-    `update` writes, in order; `names(f)`: the keys of `s`, in the order `scalars` gives
-    them; `scalars(group, f, step, state)`: their values for one parameter (`step`: its step
-    count after this step's increment, None where the family keeps none); `stateful`:
-    `scalars` updates scalar state as the loop does (NAdam's `mu_product`), so it is called
-    per parameter and never shared between equal steps, once `ready(state)` says it may.
-    `switches`: the names whose values are truth values (0-d bool tensors in the trace, for
-    `optimizer.select`: RAdam's rectification, which a step turns on)."""
+    `update` branches on; `state(f)`: the per-parameter state tensors `update` writes, in
+    order; `names(f)`: the keys of `s`, in the order `scalars` gives them; `scalars(group, f,
+    step)`: their values at a step count (the count after this step's increment, None where
+    the family keeps none), shared by the parameters at that count; `per_param(row, state)`:
+    the row finished for one parameter from scalar state it updates as the loop does
+    (NAdam's `mu_product`), once `ready(state)` says it may. `switches`: the names whose
+    values are truth values (0-d bool tensors in the trace, for `optimizer.select`: RAdam's
+    rectification, which a step turns on)."""
     name: str
     flags: Callable
     state: Callable
@@ -57,14 +59,17 @@ class Rule(NamedTuple):
     scalars: Callable
     update: Callable
     counts_steps: bool = True
-    stateful: bool = False
+    per_param: Callable | None = None
     ready: Callable | None = None
     switches: tuple = ()
 
 
 def scalars_of(rule: Rule, group: dict, f: dict, step, state) -> dict:
     """`s` for the loop's call of `rule.update`: the scalars by name."""
-    return dict(zip(rule.names(f), rule.scalars(group, f, step, state)))
+    row = rule.scalars(group, f, step)
+    if rule.per_param is not None:
+        row = rule.per_param(row, state)
+    return dict(zip(rule.names(f), row))
 
 
 class _Kernel(NamedTuple):
@@ -82,7 +87,7 @@ class _Batch:
     scalars' array (a row per parameter) and its tables."""
 
     __slots__ = ("params", "arrays", "states", "steps", "kernel", "tables", "numel", "values",
-                 "truths", "switch_cols", "last", "ctype", "grad_at")
+                 "truths", "switch_cols", "last", "pack", "ctype", "grad_at")
 
     def __init__(self, params, arrays, states, steps, kernel: _Kernel, names: tuple,
                  switches: tuple):
@@ -90,13 +95,14 @@ class _Batch:
         self.kernel = kernel
         ffi = kernel.ffi
         a0 = arrays[0][0]
-        self.ctype = ctype = "float" if a0.dtype == np.float32 else "double"
+        self.ctype = ctype = C_ARRAY_TYPES[a0.dtype]
         # the scalars, a row per parameter: numbers in the parameters' dtype (rounded as eager
         # mode rounds a Python number operand), switches as bytes
         self.values = np.zeros((len(params), len(names)), a0.dtype)
         self.truths = np.zeros((len(params), len(names)), np.uint8)
         self.switch_cols = [j for j, n in enumerate(names) if n in switches]
         self.last = None  # the rows last written into `values`
+        self.pack = struct.Struct(f"={self.values.size}{'f' if ctype == 'float' else 'd'}")
         width = len(names)
         bases = {}
         for array, t in ((self.values, ctype), (self.truths, "uint8_t")):
@@ -210,6 +216,7 @@ def _run(batch: _Batch, rule: Rule, group: dict, f: dict, garrays: list, state: 
     k = batch.kernel
     ffi = k.ffi
     rows, memo = [], {}
+    per_param = rule.per_param
     for p, st in zip(batch.params, batch.steps):
         s = None
         if st is not None:
@@ -217,19 +224,21 @@ def _run(batch: _Batch, rule: Rule, group: dict, f: dict, garrays: list, state: 
             a += 1  # the loop's `step_t += 1`, in the counter's own dtype
             st._bump_version()
             s = float(a)
-        if rule.stateful:
-            rows.append(rule.scalars(group, f, s, state[p]))
-            continue
-        values = memo.get(s)
-        if values is None:
-            values = memo[s] = rule.scalars(group, f, s, None)
-        rows.append(values)
-    if len(memo) == 1:
-        rows = rows[0]  # (every parameter at one step count: one row for all)
+        row = memo.get(s)
+        if row is None:
+            row = memo[s] = rule.scalars(group, f, s)
+        rows.append(row if per_param is None else per_param(row, state[p]))
+    one = per_param is None and len(memo) == 1  # (every parameter at one step count)
+    if one:
+        rows = rows[0]
     if rows != batch.last:  # (SGD's, Adadelta's, Rprop's stay the same from step to step)
-        batch.values[...] = rows
+        flat = rows * len(batch.params) if one else [x for r in rows for x in r]
+        try:
+            batch.pack.pack_into(batch.values, 0, *flat)  # (numpy took 2 us a parameter)
+        except (OverflowError, struct.error):  # (a float32 overflow: numpy's inf)
+            batch.values[...] = rows
         for j in batch.switch_cols:
-            batch.truths[:, j] = rows[j] != 0 if len(memo) == 1 else [r[j] != 0 for r in rows]
+            batch.truths[:, j] = rows[j] != 0 if one else [r[j] != 0 for r in rows]
         batch.last = rows
     args = list(batch.tables)
     if batch.grad_at is not None:
@@ -396,5 +405,8 @@ def kernel_for(rule: Rule, f: dict, dtype) -> tuple | None:
 def source(rule: Rule, f: dict, dtype) -> str:
     """The C source of the fused update for structure `f` and `dtype` (what is built)."""
     from ..codegen import render
-    kernel, _ = kernel_for(rule, f, dtype)
-    return render.render_kernel(kernel)
+    made = kernel_for(rule, f, dtype)
+    if made is None:
+        raise ValueError(f"the {rule.name} update with {f} is not one in-place pointwise "
+                         f"kernel: it runs as the Python loop")
+    return render.render_kernel(made[0])

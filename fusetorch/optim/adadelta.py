@@ -80,7 +80,7 @@ def _names(f: dict) -> tuple:
     return ("neg_lr", "weight_decay", "rho", "one_minus_rho", "eps")
 
 
-def _scalars(group: dict, f: dict, step, state) -> tuple:
+def _scalars(group: dict, f: dict, step) -> tuple:
     rho = group["rho"]
     return (-_to_scalar(group["lr"]), group["weight_decay"], rho, 1 - rho, group["eps"])
 

@@ -101,7 +101,7 @@ def _names(f: dict) -> tuple:
     return ("weight_decay", "eps", "neg_clr")
 
 
-def _scalars(group: dict, f: dict, step, state) -> tuple:
+def _scalars(group: dict, f: dict, step) -> tuple:
     clr = _to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
     return (group["weight_decay"], group["eps"], -clr)
 

@@ -118,7 +118,7 @@ def _names(f: dict) -> tuple:
             "neg_step_size", "bias_correction2_sqrt")
 
 
-def _scalars(group: dict, f: dict, step, state) -> tuple:
+def _scalars(group: dict, f: dict, step) -> tuple:
     lr = _to_scalar(group["lr"])
     beta1, beta2 = group["betas"]
     wd = group["weight_decay"]

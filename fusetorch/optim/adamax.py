@@ -85,7 +85,7 @@ def _names(f: dict) -> tuple:
     return ("weight_decay", "lerp_weight", "beta2", "eps", "neg_clr")
 
 
-def _scalars(group: dict, f: dict, step, state) -> tuple:
+def _scalars(group: dict, f: dict, step) -> tuple:
     beta1, beta2 = group["betas"]
     # traced (a compiled training step): the bias correction is a tensor op on the count
     correction = 1 - (F.pow(beta1, step) if isinstance(step, Tensor) else beta1 ** step)

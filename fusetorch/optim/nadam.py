@@ -97,13 +97,12 @@ def _flags(group: dict) -> tuple:
 
 def _names(f: dict) -> tuple:
     return ("decay_factor", "weight_decay", "lerp_weight", "beta2", "one_minus_beta2",
-            "bias_correction2", "eps", "grad_coef", "avg_coef")
+            "bias_correction2", "eps", "lr", "mu", "mu_next", "grad_coef", "avg_coef")
 
 
-def _scalars(group: dict, f: dict, step, state: dict) -> tuple:
-    """The group's numbers and this step's, after `mu_product` takes this step's momentum
-    (in its own dtype, a tensor op: state the step updates); traced (a compiled training
-    step), tensor ops on the step count."""
+def _scalars(group: dict, f: dict, step) -> tuple:
+    """The group's numbers and this step's momenta (the coefficients: `_per_param`); traced
+    (a compiled training step), tensor ops on the step count."""
     lr = _to_scalar(group["lr"])
     beta1, beta2 = group["betas"]
     wd, md = group["weight_decay"], group["momentum_decay"]
@@ -112,22 +111,24 @@ def _scalars(group: dict, f: dict, step, state: dict) -> tuple:
     bias_correction2 = 1 - (F.pow(beta2, step) if traced else beta2 ** step)
     mu = beta1 * (1.0 - 0.5 * pow96(step * md))
     mu_next = beta1 * (1.0 - 0.5 * pow96((step + 1) * md))
+    return (1 - lr * wd, wd, lerp_weight(beta1, f["lerp_from_end"]), beta2, 1 - beta2,
+            bias_correction2, group["eps"], lr, mu, mu_next, None, None)
+
+
+def _per_param(row: tuple, state: dict) -> tuple:
+    """`row` finished for one parameter: its `mu_product` takes this step's momentum (in its
+    own dtype: state the step updates), the update's coefficients follow from it."""
+    lr, mu, mu_next = row[7:10]
     mu_product = state["mu_product"]
-    if traced or not _ready(state):
+    if isinstance(mu, Tensor) or not _ready(state):  # (traced, or for the op's checks)
         mu_product.mul_(mu)
     else:  # (what that `mul_` computes, without dispatching it: once per parameter and step)
         a = mu_product._data
         np.multiply(a, mu, out=a)
         mu_product._bump_version()
-    if traced:
-        grad_coef = -lr * (1.0 - mu) / (1.0 - mu_product)
-        avg_coef = -lr * mu_next / (1.0 - mu_product * mu_next)
-    else:
-        prod = mu_product.item()
-        grad_coef = -lr * (1.0 - mu) / (1.0 - prod)
-        avg_coef = -lr * mu_next / (1.0 - prod * mu_next)
-    return (1 - lr * wd, wd, lerp_weight(beta1, f["lerp_from_end"]), beta2, 1 - beta2,
-            bias_correction2, group["eps"], grad_coef, avg_coef)
+    prod = mu_product if isinstance(mu, Tensor) else mu_product.item()
+    return row[:10] + (-lr * (1.0 - mu) / (1.0 - prod),
+                       -lr * mu_next / (1.0 - prod * mu_next))
 
 
 def _ready(state: dict) -> bool:
@@ -154,4 +155,4 @@ def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
 
 
 RULE = _fused.Rule("nadam", _flags, lambda f: ("exp_avg", "exp_avg_sq"), _names, _scalars,
-                   _update, stateful=True, ready=_ready)
+                   _update, per_param=_per_param, ready=_ready)

@@ -97,7 +97,7 @@ def _names(f: dict) -> tuple:
             "lr", "bias_correction1", "bias_correction2_sqrt", "rect", "rectified")
 
 
-def _scalars(group: dict, f: dict, step, state) -> tuple:
+def _scalars(group: dict, f: dict, step) -> tuple:
     """The group's numbers, this step's bias corrections, and whether (1.0) the variance is
     rectified and by how much; traced (a compiled training step), tensor ops on the step."""
     lr = _to_scalar(group["lr"])

@@ -102,7 +102,7 @@ def _names(f: dict) -> tuple:
             "momentum")
 
 
-def _scalars(group: dict, f: dict, step, state) -> tuple:
+def _scalars(group: dict, f: dict, step) -> tuple:
     alpha = group["alpha"]
     return (-_to_scalar(group["lr"]), group["weight_decay"], alpha, 1 - alpha,
             lerp_weight(alpha, f["lerp_from_end"]), group["eps"], group["momentum"])

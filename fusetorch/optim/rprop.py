@@ -76,7 +76,7 @@ def _names(f: dict) -> tuple:
     return ("etaminus", "etaplus", "step_size_min", "step_size_max")
 
 
-def _scalars(group: dict, f: dict, step, state) -> tuple:
+def _scalars(group: dict, f: dict, step) -> tuple:
     return tuple(group["etas"]) + tuple(group["step_sizes"])
 
 

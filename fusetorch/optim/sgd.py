@@ -65,16 +65,9 @@ class SGD(Optimizer):
                     continue
                 if f["momentum"]:
                     state = self.state[p]
-                    if state.get("momentum_buffer") is None:  # the first step: buf = g
-                        grad = -p.grad if f["maximize"] else p.grad
-                        if f["weight_decay"]:
-                            grad = grad.add(p, alpha=group["weight_decay"])
-                        state["momentum_buffer"] = grad.detach().clone()
-                        grad = grad.add(state["momentum_buffer"], alpha=group["momentum"]) \
-                            if f["nesterov"] else state["momentum_buffer"]
-                        p.add_(grad, alpha=-_to_scalar(group["lr"]))
-                        continue
-                    _update(p, p.grad, [state["momentum_buffer"]], s, f)
+                    states = [state.get("momentum_buffer")]
+                    _update(p, p.grad, states, s, f)
+                    state["momentum_buffer"] = states[0]  # (made by the first step)
                 else:
                     _update(p, p.grad, [], s, f)
         return loss
@@ -90,20 +83,24 @@ def _names(f: dict) -> tuple:
     return ("neg_lr", "weight_decay", "momentum", "one_minus_dampening")
 
 
-def _scalars(group: dict, f: dict, step, state) -> tuple:
+def _scalars(group: dict, f: dict, step) -> tuple:
     return (-_to_scalar(group["lr"]), group["weight_decay"], group["momentum"],
             1 - group["dampening"])
 
 
 def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
-    """One parameter's step after the first (which makes the momentum buffer)."""
+    """One parameter's step; the first with momentum finds no buffer (None) in `states` and
+    puts there the one it makes, the gradient's copy."""
     if f["maximize"]:
         grad = -grad
     if f["weight_decay"]:
         grad = grad + p * s["weight_decay"]
     if f["momentum"]:
-        (buf,) = states
-        buf.mul_(s["momentum"]).add_(grad * s["one_minus_dampening"])
+        buf = states[0]
+        if buf is None:
+            buf = states[0] = grad.detach().clone()
+        else:
+            buf.mul_(s["momentum"]).add_(grad * s["one_minus_dampening"])
         grad = grad + buf * s["momentum"] if f["nesterov"] else buf
     p.add_(grad * s["neg_lr"])
 

@@ -403,3 +403,24 @@ def test_plain_sgd_prepares_its_tables_once(calls, monkeypatch):
     loop, _ = _train(lambda ps: optim.SGD(ps, lr=0.1), (torch.float32,) * 5, fused=False,
                      steps=6, schedule=True)
     _assert_bitwise(loop, out)
+
+
+def test_batched_kernels_are_flat_pointwise_and_c_only():
+    from fusetorch.codegen import fuse, lower, render_cuda, render_base
+    from fusetorch.tracer.trace import trace
+    # a traced update's kernel: the CUDA renderer refuses it (a fused step runs on the CPU)
+    kernel, roles = _fused.kernel_for(adam.RULE, dict(maximize=False, weight_decay=False,
+                                                      decoupled=False, amsgrad=False,
+                                                      lerp_from_end=False), np.float64)
+    assert kernel.batched and {r[0] for r in roles} == {"tensor", "scalar"}
+    with pytest.raises(render_base.Refused, match="batched"):
+        render_cuda.CUDA.check(kernel)
+    # a group that is not one flat loop (a transposed read) cannot be batched
+    x = torch.randn(3, 4)
+    with trace(x) as rec:
+        y = x.t() * 2.0
+    graph = rec.graph(y)
+    group = fuse.partition(graph, cpu=True).groups()[0]
+    layouts = {id(group.inputs[0]): lower.Layout((4, 3), (1, 4))}  # (x.t() read in place)
+    with pytest.raises(ValueError, match="flat pointwise"):
+        lower.lower(group, layouts, batched=True)
