@@ -5,8 +5,12 @@ Each optimizer writes its update once, as a `Rule` beside its class: `update(p, 
 s, f)` is the per-parameter tensor ops (in place on the parameter and its state tensors), with
 every hyperparameter and step-dependent factor taken from `s` (name -> value) and every
 structural choice (maximize, weight decay on, AMSGrad, ...) from `f`; `scalars(group, f,
-step, state)` computes `s` in Python, as PyTorch's loops do. The optimizer's Python loop calls
-both with Python numbers, and stays the reference. This module traces `update` once per
+step)` computes `s` in Python, as PyTorch's loops do. The optimizer's Python loop calls both
+with Python numbers, and stays the reference; a traced step (`fusetorch.compile`) calls them
+with the step count a tensor, so the step-dependent scalars are tensor ops (PyTorch's
+capturable form). An update may read a scalar only as an operand of a tensor op (never as
+`alpha=`/`value=`, which branch on its value, nor through `lerp_`: `optimizer.lerp_into`,
+`select` and `clamp_into` spell those so that a 0-d tensor and a Python number compute alike). This module traces `update` once per
 structure and dtype on stand-in tensors of one dimension with each scalar a 0-d input
 (`kernel_for`), fuses the recording into one pointwise group (`codegen/fuse.py`) whose outputs
 overwrite the parameter and state inputs (`runtime/in_place.py`), and lowers it as a batched
@@ -48,8 +52,9 @@ class Rule(NamedTuple):
     order; `names(f)`: the keys of `s`, in the order `scalars` gives them; `scalars(group, f,
     step)`: their values at a step count (the count after this step's increment, None where
     the family keeps none), shared by the parameters at that count; `per_param(row, state)`:
-    the row finished for one parameter from scalar state it updates as the loop does
-    (NAdam's `mu_product`), once `ready(state)` says it may. `switches`: the names whose
+    `names`' values for one parameter from that row (which may hold other values for it) and
+    scalar state it updates as the loop does (NAdam's `mu_product`), once `ready(state)` says
+    it may. `switches`: the names whose
     values are truth values (0-d bool tensors in the trace, for `optimizer.select`: RAdam's
     rectification, which a step turns on)."""
     name: str

@@ -97,12 +97,12 @@ def _flags(group: dict) -> tuple:
 
 def _names(f: dict) -> tuple:
     return ("decay_factor", "weight_decay", "lerp_weight", "beta2", "one_minus_beta2",
-            "bias_correction2", "eps", "lr", "mu", "mu_next", "grad_coef", "avg_coef")
+            "bias_correction2", "eps", "grad_coef", "avg_coef")
 
 
 def _scalars(group: dict, f: dict, step) -> tuple:
-    """The group's numbers and this step's momenta (the coefficients: `_per_param`); traced
-    (a compiled training step), tensor ops on the step count."""
+    """The group's numbers, then lr and this step's momenta, from which `_per_param` makes
+    the coefficients; traced (a compiled training step), tensor ops on the step count."""
     lr = _to_scalar(group["lr"])
     beta1, beta2 = group["betas"]
     wd, md = group["weight_decay"], group["momentum_decay"]
@@ -112,23 +112,26 @@ def _scalars(group: dict, f: dict, step) -> tuple:
     mu = beta1 * (1.0 - 0.5 * pow96(step * md))
     mu_next = beta1 * (1.0 - 0.5 * pow96((step + 1) * md))
     return (1 - lr * wd, wd, lerp_weight(beta1, f["lerp_from_end"]), beta2, 1 - beta2,
-            bias_correction2, group["eps"], lr, mu, mu_next, None, None)
+            bias_correction2, group["eps"], lr, mu, mu_next)
 
 
 def _per_param(row: tuple, state: dict) -> tuple:
     """`row` finished for one parameter: its `mu_product` takes this step's momentum (in its
     own dtype: state the step updates), the update's coefficients follow from it."""
-    lr, mu, mu_next = row[7:10]
+    lr, mu, mu_next = row[7:]
     mu_product = state["mu_product"]
-    if isinstance(mu, Tensor) or not _ready(state):  # (traced, or for the op's checks)
+    if isinstance(mu, Tensor):  # (traced: tensor ops)
         mu_product.mul_(mu)
-    else:  # (what that `mul_` computes, without dispatching it: once per parameter and step)
+        prod = mu_product
+    elif _ready(state):  # (what `mul_` computes, without dispatching it: per parameter, step)
         a = mu_product._data
         np.multiply(a, mu, out=a)
         mu_product._bump_version()
-    prod = mu_product if isinstance(mu, Tensor) else mu_product.item()
-    return row[:10] + (-lr * (1.0 - mu) / (1.0 - prod),
-                       -lr * mu_next / (1.0 - prod * mu_next))
+        prod = float(a)
+    else:  # (the op, for its checks and errors)
+        mu_product.mul_(mu)
+        prod = mu_product.item()
+    return row[:7] + (-lr * (1.0 - mu) / (1.0 - prod), -lr * mu_next / (1.0 - prod * mu_next))
 
 
 def _ready(state: dict) -> bool:
