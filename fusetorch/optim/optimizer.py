@@ -3,6 +3,11 @@ state, `zero_grad`, step hooks and `state_dict` / `load_state_dict` format.
 
 Subclasses implement `step(closure=None)`. Their updates are ordinary in-place tensor ops run
 under `no_grad` (see `_no_grad_step`), so version counters and recordings see every write.
+A family whose per-parameter update is elementwise writes it once as an `_fused.Rule` (see
+sgd.py, adam.py): `step` offers each group to `_fused.step_group` (one compiled kernel call
+from the second step) and otherwise runs the rule's `update` per parameter. The helpers below
+(`lerp_into`, `select`, `clamp_into`) spell lerp, a per-step branch and clamp so that a rule's
+scalars may be Python numbers (the loop) or 0-d tensors (the fused step's trace) alike.
 """
 from __future__ import annotations
 
