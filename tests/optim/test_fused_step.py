@@ -424,3 +424,11 @@ def test_batched_kernels_are_flat_pointwise_and_c_only():
     layouts = {id(group.inputs[0]): lower.Layout((4, 3), (1, 4))}  # (x.t() read in place)
     with pytest.raises(ValueError, match="flat pointwise"):
         lower.lower(group, layouts, batched=True)
+
+
+def test_a_tensor_lr_is_read_as_a_number(calls):
+    # lr as a 1-element tensor (PyTorch's capturable form): the loop reads it with .item(),
+    # the fused step too; other hyperparameters as tensors run the loop (above)
+    for make in (lambda ps: optim.Adam(ps, lr=torch.tensor(0.05)),
+                 lambda ps: optim.SGD(ps, lr=torch.tensor(0.1), momentum=0.9)):
+        _check(make, calls, schedule=False)
