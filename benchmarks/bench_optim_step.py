@@ -1,5 +1,6 @@
 """Eager optimizer steps (issue 13, item 1): the optimizers' Python loops against the fused step
-(fusetorch/optim/_fused.py: one C kernel call per parameter group and dtype).
+(fusetorch/optim/_fused.py: each optimizer's update rule traced and compiled into one batched
+kernel, one call per parameter group and dtype).
 
     OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python benchmarks/bench_optim_step.py
 

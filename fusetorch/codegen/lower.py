@@ -79,6 +79,11 @@ class LoopKernel:
     # sums of `block` elements, added in double (full-width SIMD instead of converting every
     # element to double: ~1.5x in cache)
     inner_blocked: bool = False
+    # a flat pointwise kernel run over a batch of operand sets (PyTorch's multi-tensor apply:
+    # an optimizer step over a group's parameters): every array parameter is a table with a
+    # pointer per set, and each set has its own length (`numel[t]`), so one kernel serves
+    # every shape; its `shape` and `numel` are those it was traced with, and unused
+    batched: bool = False
 
     @property
     def outer_shape(self) -> tuple:
@@ -202,14 +207,17 @@ def _collapse(shape: tuple, strides: list, reduced: tuple) -> tuple:
 
 
 def lower(group: Group, layouts: dict, names: dict | None = None,
-          in_place: dict | None = None, outer_axis: bool = False) -> LoopKernel:
+          in_place: dict | None = None, outer_axis: bool = False,
+          batched: bool = False) -> LoopKernel:
     """`layouts` maps id(node) -> the `Layout` each input node has at run time;
     `names` maps id(node) -> its name in the graph's text (`%7`), for the comments.
     `in_place` maps id(output node) -> the input node whose array that output overwrites: the
     kernel stores it through the input's own pointer at the index it read it (the caller has
     checked that nothing reads the old value afterwards, and that the layouts agree).
     `outer_axis=True` lets a reduction over leading dims keep the loops in memory order and
-    fold into an accumulator row (C only; otherwise the reduced loops go innermost)."""
+    fold into an accumulator row (C only; otherwise the reduced loops go innermost).
+    `batched=True` makes a flat pointwise kernel one that runs over a batch of operand sets
+    of any length (`LoopKernel.batched`; C only); ValueError for a group that is not one."""
     names = names or {}
     in_place = in_place or {}
     if group.pool_index is not None:
@@ -304,8 +312,10 @@ def lower(group: Group, layouts: dict, names: dict | None = None,
         shape, strides, reduced = _collapse(shape, [p.strides for p in params], reduced)
         for p, st in zip(params, strides):
             p.strides = st
+    if batched and not (flat and group.reduce is None):
+        raise ValueError("only a flat pointwise kernel runs over a batch of operand sets")
     kernel = LoopKernel(name="", shape=shape, params=params, loads=loads, body=body,
-                        stores=stores, flat=flat, numel=math.prod(space))
+                        stores=stores, flat=flat, numel=math.prod(space), batched=batched)
     if group.reduce is not None:
         kernel.reduce_var = var_of[id(group.reduce.inputs[0])]
         kernel.reduce_out = reduce_out

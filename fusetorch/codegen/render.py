@@ -51,7 +51,8 @@ class CRenderer(Renderer):
         offsets = {p.name: offset(p, loop_vars) for p in k.params}
         loads = [(p, s) for p, s in zip((p for p in k.params if not p.output), k.loads)]
         ctx = dict(k=k, loads=loads, offsets=offsets, parallel=parallel(k),
-                   signature=self.signature(k), simd_min=SIMD_MIN, fold=reduction(k))
+                   signature=self.signature(k), simd_min=SIMD_MIN, fold=reduction(k),
+                   set_pointers=self.set_pointers(k))
         if k.template is not None:
             return self.template(k.template).render(**ctx)
         if k.outer_axis:

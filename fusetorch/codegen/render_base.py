@@ -91,8 +91,19 @@ class Renderer:
         """Each parameter as declared: inputs const (an input written in place is not),
         elements in this backend's types, `qualifier` (default: RESTRICT) on every pointer."""
         q = self.RESTRICT if qualifier is None else qualifier
+        if k.batched:  # (LoopKernel.batched) a table of pointers per parameter, set by set
+            return ["int64_t n_sets", "const int64_t* numel"] + [
+                f"{'' if p.output or p.inout else 'const '}{self.array_type(p.ctype)}* const* "
+                f"{p.name}_sets" for p in k.params]
         return [f"{'' if p.output or p.inout else 'const '}{self.array_type(p.ctype)}* "
                 f"{q}{p.name}" for p in k.params]
+
+    def set_pointers(self, k: LoopKernel) -> list:
+        """A batched kernel's declarations of set t's pointers, from its tables."""
+        if not k.batched:
+            return []
+        return [f"{'' if p.output or p.inout else 'const '}{self.array_type(p.ctype)}* "
+                f"{self.RESTRICT}{p.name} = {p.name}_sets[t];" for p in k.params]
 
     def signature(self, k: LoopKernel, qualifier: str | None = None) -> str:
         return ", ".join(self.params(k, qualifier))

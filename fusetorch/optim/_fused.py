@@ -1,287 +1,132 @@
-"""Fused eager optimizer steps (issue 13): one C kernel call updates every parameter of a
-parameter group, and its state, in place, instead of a dozen numpy ops per parameter.
+"""Fused eager optimizer steps: one generated kernel call updates every parameter of a group
+of one dtype, and its state, in place, instead of a dozen numpy ops per parameter.
 
-An optimizer's `step()` asks `step_group(opt, group, kind)` first, per group; when that returns
-False the group runs the optimizer's Python loop, which stays the reference. The kernel is
-`templates/c/optim.c.j2` rendered for the group's structure (which options are on: momentum,
-Nesterov, weight decay, maximize, AMSGrad, ...) and the parameters' dtype, built through
-`runtime.cbuild` (disk cache) once per structure; hyperparameters (lr from a scheduler, the
-momentum, betas, eps) and step-dependent factors (Adam's bias corrections, one per parameter)
-are arguments of every call, computed in Python exactly as the loop computes them. Each
-element then goes through the loop's own float operations in the loop's order: results are
-the loop's bit for bit.
+Each optimizer writes its update once, as a `Rule` beside its class: `update(p, grad, states,
+s, f)` is the per-parameter tensor ops (in place on the parameter and its state tensors), with
+every hyperparameter and step-dependent factor taken from `s` (name -> value) and every
+structural choice (maximize, weight decay on, AMSGrad, ...) from `f`; `scalars(group, f,
+step)` computes `s` in Python, as PyTorch's loops do. The optimizer's Python loop calls both
+with Python numbers, and stays the reference; a traced step (`fusetorch.compile`) calls them
+with the step count a tensor, so the step-dependent scalars are tensor ops (PyTorch's
+capturable form). An update may read a scalar only as an operand of a tensor op (never as
+`alpha=`/`value=`, which branch on its value, nor through `lerp_`: `optimizer.lerp_into`,
+`select` and `clamp_into` spell those so that a 0-d tensor and a Python number compute alike). This module traces `update` once per
+structure and dtype on stand-in tensors of one dimension with each scalar a 0-d input
+(`kernel_for`), fuses the recording into one pointwise group (`codegen/fuse.py`) whose outputs
+overwrite the parameter and state inputs (`runtime/in_place.py`), and lowers it as a batched
+kernel (`LoopKernel.batched`: a table of pointers per operand, a length per parameter), built
+through the kernel cache (`runtime/build.py`). Its statements are the eager ops' own C
+expressions on the scalars rounded to the parameter dtype as eager mode rounds a Python number
+operand, in the order the loop runs them: the results are the loop's bit for bit.
 
 A group runs fused from the second step with the same parameters (those with a gradient) and
 the same structure: the first one is the loop's, which also creates the state. Everything else
 stays with the loop: parameters, gradients or state that are not C-contiguous float32/float64
-CPU arrays of the parameter's shape, memory shared between them, groups with
-`foreach=False`, a traced step (`fusetorch.compile` records the loop's ops), and everything
-under `FUSETORCH_EAGER_COMPILE=0` or when no C compiler works (one warning).
+CPU arrays of the parameter's shape, memory shared between them, a hyperparameter that is a
+tensor (lr aside, read as a number), groups with `foreach=False`, a traced step
+(`fusetorch.compile` records the loop's ops), and everything under `FUSETORCH_EAGER_COMPILE=0`
+or when no C compiler works or the kernel cache fails (one warning).
 """
 from __future__ import annotations
 
+import os
+import struct
 from typing import Callable, NamedTuple
 
 import numpy as np
 
 from .._policy import POLICY
-from ..codegen import environment
 from ..runtime.device import C_ARRAY_TYPES
 from ..tracer import dispatch as D
-from .optimizer import _to_scalar
+from ..tracer.tensor import Tensor
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))  # the dtypes the kernels are built for
-_FUNCS: dict = {}  # (kind, flags, ctype) -> (ffi, kernel function)
-_compiler = True  # False once a build found no working C compiler
+_FUNCS: dict = {}  # (rule name, flags, dtype) -> _Kernel, or None where the rule does not fuse
+_compiler = True  # False once a build found no working C compiler (or no usable cache)
 
 
-class _Kind(NamedTuple):
-    """What the kernel of one optimizer family needs from a group. `flags(group)`: the
-    structure, as (name, bool) pairs the template branches on (None: not fusable, e.g. tensor
-    betas); `state(flags)`: the per-parameter state tensors it updates, in kernel order;
-    `scalars(group, flags)`: the group's scalar arguments, named by `scalar_names(flags)`;
-    `per_step(group, step)`: per-parameter arguments from the incremented step count, named
-    by `per_step_names` (None when the family keeps no step count); or, with `stateful`,
-    `per_step(group, step, state)`, called for each parameter (never shared between equal
-    steps) and free to update its scalar state as the loop does (NAdam's `mu_product`), which
-    `ready(state)` checks before a fused step."""
-    module: str
-    title: str
+class Rule(NamedTuple):
+    """One optimizer family's update, for its loop and for the fused step (module docstring).
+    `flags(group)`: the structure, as (name, value) pairs of Python bools and numbers that
+    `update` branches on; `state(f)`: the per-parameter state tensors `update` writes, in
+    order; `names(f)`: the keys of `s`, in the order `scalars` gives them; `scalars(group, f,
+    step)`: their values at a step count (the count after this step's increment, None where
+    the family keeps none), shared by the parameters at that count; `per_param(row, state)`:
+    `names`' values for one parameter from that row (which may hold other values for it) and
+    scalar state it updates as the loop does (NAdam's `mu_product`), once `ready(state)` says
+    it may. `switches`: the names whose
+    values are truth values (0-d bool tensors in the trace, for `optimizer.select`: RAdam's
+    rectification, which a step turns on)."""
+    name: str
     flags: Callable
     state: Callable
-    scalar_names: Callable
+    names: Callable
     scalars: Callable
-    per_step_names: tuple = ()
-    per_step: Callable | None = None
-    stateful: bool = False
+    update: Callable
+    counts_steps: bool = True
+    per_param: Callable | None = None
     ready: Callable | None = None
+    switches: tuple = ()
 
 
-def _sgd_flags(group: dict):
-    momentum = group["momentum"] != 0
-    return (("maximize", bool(group["maximize"])),
-            ("weight_decay", group["weight_decay"] != 0), ("momentum", momentum),
-            ("nesterov", momentum and bool(group["nesterov"])))
+def scalars_of(rule: Rule, group: dict, f: dict, step, state) -> dict:
+    """`s` for the loop's call of `rule.update`: the scalars by name."""
+    row = rule.scalars(group, f, step)
+    if rule.per_param is not None:
+        row = rule.per_param(row, state)
+    return dict(zip(rule.names(f), row))
 
 
-def _sgd_scalars(group: dict, flags: dict) -> tuple:
-    return (-_to_scalar(group["lr"]), group["weight_decay"], group["momentum"],
-            1 - group["dampening"])
-
-
-def _betas_flags(group: dict, decoupled: bool = False, amsgrad: bool = False):
-    """The structure of the Adam family (Adam, AdamW, Adamax, RAdam, NAdam): None when betas,
-    eps or weight decay are not numbers (tensors: the loop's ops); which weight decay; and
-    lerp's branch for the first moment."""
-    beta1, beta2 = group["betas"]
-    if not all(isinstance(b, (int, float)) for b in (beta1, beta2, group["eps"],
-                                                     group["weight_decay"])):
-        return None
-    decay = group["weight_decay"] != 0
-    flags = [("maximize", bool(group["maximize"])), ("weight_decay", decay)]
-    if decoupled:
-        flags.append(("decoupled", decay and bool(group["decoupled_weight_decay"])))
-    if amsgrad:
-        flags.append(("amsgrad", bool(group["amsgrad"])))
-    # lerp(m, g, w) computes m + (g - m) * w for |w| < 0.5, else g - (g - m) * (1 - w)
-    flags.append(("lerp_from_end", not abs(1 - beta1) < 0.5))
-    return tuple(flags)
-
-
-def _adam_flags(group: dict):
-    return _betas_flags(group, decoupled=True, amsgrad=True)
-
-
-def _adam_scalars(group: dict, flags: dict) -> tuple:
-    lr = _to_scalar(group["lr"])
-    beta1, beta2 = group["betas"]
-    wd = group["weight_decay"]
-    weight = 1 - beta1
-    return (1 - lr * wd if flags["decoupled"] else wd,
-            1 - weight if flags["lerp_from_end"] else weight, beta2, 1 - beta2, group["eps"])
-
-
-def _adam_per_step(group: dict, step: float) -> tuple:
-    lr = _to_scalar(group["lr"])
-    beta1, beta2 = group["betas"]
-    step_size = lr / (1 - beta1 ** step)
-    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-    return (-step_size, bias_correction2_sqrt)
-
-
-def _rmsprop_flags(group: dict):
-    return (("maximize", bool(group["maximize"])),
-            ("weight_decay", group["weight_decay"] != 0),
-            ("centered", bool(group["centered"])), ("momentum", group["momentum"] > 0),
-            ("lerp_from_end", bool(group["centered"]) and not abs(1 - group["alpha"]) < 0.5))
-
-
-def _rmsprop_scalars(group: dict, flags: dict) -> tuple:
-    alpha = group["alpha"]
-    weight = 1 - alpha
-    return (-_to_scalar(group["lr"]), group["weight_decay"], alpha, weight,
-            1 - weight if flags["lerp_from_end"] else weight, group["eps"], group["momentum"])
-
-
-def _adagrad_flags(group: dict):
-    return (("maximize", bool(group["maximize"])),
-            ("weight_decay", group["weight_decay"] != 0))
-
-
-def _adagrad_per_step(group: dict, step: float) -> tuple:
-    return (-(_to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])),)
-
-
-def _adadelta_flags(group: dict):
-    return (("maximize", bool(group["maximize"])),
-            ("weight_decay", group["weight_decay"] != 0))
-
-
-def _adadelta_scalars(group: dict, flags: dict) -> tuple:
-    rho = group["rho"]
-    return (-_to_scalar(group["lr"]), group["weight_decay"], rho, 1 - rho, group["eps"])
-
-
-def _adamax_scalars(group: dict, flags: dict) -> tuple:
-    beta1, beta2 = group["betas"]
-    weight = 1 - beta1
-    return (group["weight_decay"], 1 - weight if flags["lerp_from_end"] else weight, beta2,
-            group["eps"])
-
-
-def _adamax_per_step(group: dict, step: float) -> tuple:
-    return _adam_per_step(group, step)[:1]  # (Adam's step size: Adamax's clr)
-
-
-def _radam_scalars(group: dict, flags: dict) -> tuple:
-    return _adam_scalars(group, flags) + (_to_scalar(group["lr"]),)
-
-
-def _radam_per_step(group: dict, step: float) -> tuple:
-    """The loop's Python floats for this step: bias corrections, and whether (1.0) the
-    variance is rectified, by how much."""
-    beta1, beta2 = group["betas"]
-    rho_inf = 2 / (1 - beta2) - 1
-    pow1, pow2 = beta1 ** step, beta2 ** step
-    bias_correction1, bias_correction2 = 1 - pow1, 1 - pow2
-    rho_t = rho_inf - 2 * step * pow2 / bias_correction2
-    if not rho_t > 5.0:
-        return (bias_correction1, 0.0, 0.0, 0.0)
-    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-    return (bias_correction1, bias_correction2 ** 0.5, rect, 1.0)
-
-
-def _nadam_flags(group: dict):
-    if not isinstance(group["momentum_decay"], (int, float)):
-        return None
-    return _betas_flags(group, decoupled=True)
-
-
-def _nadam_per_step(group: dict, step: float, state: dict) -> tuple:
-    """The loop's Python floats for this step, after it multiplies `mu_product` by this step's
-    momentum in the tensor's own dtype."""
-    lr = _to_scalar(group["lr"])
-    beta1, beta2 = group["betas"]
-    md = group["momentum_decay"]
-    bias_correction2 = 1 - beta2 ** step
-    mu = beta1 * (1.0 - 0.5 * 0.96 ** (step * md))
-    mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * md))
-    product = state["mu_product"]
-    a = product._data
-    np.multiply(a, mu, out=a)  # the loop's `mu_product.mul_(mu)`
-    product._bump_version()
-    prod = float(a)
-    return (bias_correction2, -lr * (1.0 - mu) / (1.0 - prod),
-            -lr * mu_next / (1.0 - prod * mu_next))
-
-
-def _nadam_ready(state: dict) -> bool:
-    """Whether `mu_product` is what the loop would update as `_nadam_per_step` does: a
-    writeable floating 0-d CPU tensor (else the loop runs, and raises where it raises)."""
-    a = getattr(state.get("mu_product"), "_data", None)
-    return a.__class__ is np.ndarray and a.ndim == 0 and a.dtype.kind == "f" and \
-        a.flags.writeable
-
-
-def _rprop_flags(group: dict):
-    if not all(isinstance(x, (int, float)) for x in tuple(group["etas"]) +
-               tuple(group["step_sizes"])):
-        return None
-    return (("maximize", bool(group["maximize"])),)
-
-
-def _rprop_scalars(group: dict, flags: dict) -> tuple:
-    (etaminus, etaplus), (lo, hi) = group["etas"], group["step_sizes"]
-    return (etaminus, etaplus, lo, hi)
-
-
-def _count_steps(group: dict, step: float) -> tuple:
-    """For a family that keeps a step count (PyTorch's state) and reads nothing from it."""
-    return ()
-
-
-KINDS = {
-    "sgd": _Kind("sgd", "SGD", _sgd_flags,
-                 lambda f: ("momentum_buffer",) if f["momentum"] else (),
-                 lambda f: ("neg_lr", "weight_decay", "momentum", "one_minus_dampening"),
-                 _sgd_scalars),
-    "adam": _Kind("adam", "Adam", _adam_flags,
-                  lambda f: ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if f["amsgrad"]
-                                                         else ()),
-                  lambda f: ("decay_factor" if f["decoupled"] else "weight_decay",
-                             "lerp_weight", "beta2", "one_minus_beta2", "eps"),
-                  _adam_scalars, ("neg_step_size", "bias_correction2_sqrt"), _adam_per_step),
-    "rmsprop": _Kind("rmsprop", "RMSprop", _rmsprop_flags,
-                     lambda f: ("square_avg",) + (("momentum_buffer",) if f["momentum"]
-                                                  else ()) + (("grad_avg",) if f["centered"]
-                                                              else ()),
-                     lambda f: ("neg_lr", "weight_decay", "alpha", "one_minus_alpha",
-                                "lerp_weight", "eps", "momentum"),
-                     _rmsprop_scalars, (), _count_steps),
-    "adagrad": _Kind("adagrad", "Adagrad", _adagrad_flags, lambda f: ("sum",),
-                     lambda f: ("weight_decay", "eps"),
-                     lambda group, flags: (group["weight_decay"], group["eps"]),
-                     ("neg_clr",), _adagrad_per_step),
-    "adamax": _Kind("adamax", "Adamax", _betas_flags, lambda f: ("exp_avg", "exp_inf"),
-                    lambda f: ("weight_decay", "lerp_weight", "beta2", "eps"),
-                    _adamax_scalars, ("neg_clr",), _adamax_per_step),
-    "radam": _Kind("radam", "RAdam", lambda group: _betas_flags(group, decoupled=True),
-                   lambda f: ("exp_avg", "exp_avg_sq"),
-                   lambda f: ("decay_factor" if f["decoupled"] else "weight_decay",
-                              "lerp_weight", "beta2", "one_minus_beta2", "eps", "lr"),
-                   _radam_scalars,
-                   ("bias_correction1", "bias_correction2_sqrt", "rect", "rectified"),
-                   _radam_per_step),
-    "nadam": _Kind("nadam", "NAdam", _nadam_flags, lambda f: ("exp_avg", "exp_avg_sq"),
-                   lambda f: ("decay_factor" if f["decoupled"] else "weight_decay",
-                              "lerp_weight", "beta2", "one_minus_beta2", "eps"),
-                   _adam_scalars, ("bias_correction2", "grad_coef", "avg_coef"),
-                   _nadam_per_step, stateful=True, ready=_nadam_ready),
-    "rprop": _Kind("rprop", "Rprop", _rprop_flags, lambda f: ("prev", "step_size"),
-                   lambda f: ("etaminus", "etaplus", "step_size_min", "step_size_max"),
-                   _rprop_scalars, (), _count_steps),
-    "adadelta": _Kind("adadelta", "Adadelta", _adadelta_flags,
-                      lambda f: ("square_avg", "acc_delta"),
-                      lambda f: ("neg_lr", "weight_decay", "rho", "one_minus_rho", "eps"),
-                      _adadelta_scalars, (), _count_steps),
-}
+class _Kernel(NamedTuple):
+    """A built batched update: its function, the FFI its pointers are made with, and per
+    kernel parameter its operand: ("tensor", j) (0 the parameter, 1 the gradient, 2 + k
+    state k) or ("scalar", j) (the j-th of `names`)."""
+    ffi: object
+    func: object
+    roles: tuple
 
 
 class _Batch:
     """The parameters of one dtype in a group, with what the kernel call needs that stays
-    the same from step to step: the arrays it was prepared for, their pointer tables."""
+    the same from step to step: the arrays it was prepared for, their pointer tables, the
+    scalars' array (a row per parameter) and its tables."""
 
-    __slots__ = ("params", "arrays", "states", "steps", "ctype", "func", "ffi", "tables",
-                 "numel")
+    __slots__ = ("params", "arrays", "states", "steps", "kernel", "tables", "numel", "values",
+                 "truths", "switch_cols", "last", "pack", "ctype", "grad_at")
 
-    def __init__(self, params, arrays, states, steps, ctype, func, ffi):
+    def __init__(self, params, arrays, states, steps, kernel: _Kernel, names: tuple,
+                 switches: tuple):
         self.params, self.arrays, self.states, self.steps = params, arrays, states, steps
-        self.ctype, self.func, self.ffi = ctype, func, ffi
+        self.kernel = kernel
+        ffi = kernel.ffi
+        a0 = arrays[0][0]
+        self.ctype = ctype = C_ARRAY_TYPES[a0.dtype]
+        # the scalars, a row per parameter: numbers in the parameters' dtype (rounded as eager
+        # mode rounds a Python number operand), switches as bytes
+        self.values = np.zeros((len(params), len(names)), a0.dtype)
+        self.truths = np.zeros((len(params), len(names)), np.uint8)
+        self.switch_cols = [j for j, n in enumerate(names) if n in switches]
+        self.last = None  # the rows last written into `values`
+        self.pack = struct.Struct(f"={self.values.size}{'f' if ctype == 'float' else 'd'}")
+        width = len(names)
+        bases = {}
+        for array, t in ((self.values, ctype), (self.truths, "uint8_t")):
+            if array.size:
+                bases[t] = ffi.cast(t + " *", ffi.from_buffer(t + "[]", array))
         fb = ffi.from_buffer
-        ptr = ctype + " *[]"
-        # one table per array role (param, then each state entry): kernel arguments
-        self.tables = [ffi.new(ptr, [fb(ctype + "[]", a) for a in column])
-                       for column in zip(*arrays)]
+        tables, self.grad_at = [], None
+        for k, (kind, j) in enumerate(kernel.roles):
+            if kind == "scalar":
+                t = "uint8_t" if names[j] in switches else ctype
+                cells = [bases[t] + (row * width + j) for row in range(len(params))]
+                tables.append(ffi.new(t + " *[]", cells))
+                continue
+            if j == 1:
+                self.grad_at, cells = k, None  # (made per step: gradients are new arrays)
+            else:
+                cells = [fb(ctype + "[]", a[0 if j == 0 else j - 1]) for a in arrays]
+            tables.append(None if cells is None else ffi.new(ctype + " *[]", cells))
+        self.tables = tables
         self.numel = ffi.new("int64_t[]", [a[0].size for a in arrays])
 
     def current(self, opt, keys: tuple) -> bool:
@@ -314,15 +159,13 @@ class _Plan:
         self.group, self.key, self.batches = group, key, None
 
 
-def step_group(opt, group: dict, kind: str) -> bool:
+def step_group(opt, group: dict, rule: Rule) -> bool:
     """Update `group` with one fused kernel call per dtype; False when the caller's Python
     loop must do it (see the module docstring)."""
-    if not (POLICY.fused_optimizers and _compiler) or D.RECORDER is not None or group.get("foreach") is False:
+    if not (POLICY.fused_optimizers and _compiler) or D.RECORDER is not None or \
+            group.get("foreach") is False or not _numbers(group):
         return False
-    spec = KINDS[kind]
-    flags = spec.flags(group)
-    if flags is None:
-        return False
+    flags = rule.flags(group)  # (Python values: the group holds no tensor but lr)
     params, grads = [], []
     for p in group["params"]:
         g = p.grad
@@ -332,19 +175,16 @@ def step_group(opt, group: dict, kind: str) -> bool:
     if not params:
         return False
     plans = opt.__dict__.setdefault("_fused_plans", {})
-    key = (kind, flags, tuple(map(id, params)))
+    key = (rule.name, flags, tuple(map(id, params)))
     plan = plans.get(id(group))
     if plan is None or plan.group is not group or plan.key != key:
         plans[id(group)] = _Plan(group, key)  # first sight: the loop's step
         return False
-    flags = dict(flags)
-    scalars = spec.scalars(group, flags)
-    if not all(isinstance(x, (int, float)) for x in scalars):
-        return False  # (a hyperparameter set to a tensor or another type: the loop's ops)
-    keys = spec.state(flags)
+    f = dict(flags)
+    keys = rule.state(f)
     if plan.batches is None or (plan.batches and not all(
             b.current(opt, keys) for b in plan.batches)):
-        plan.batches = _prepare(opt, spec, kind, flags, params, keys)
+        plan.batches = _prepare(opt, rule, flags, params, keys)
         if plan.batches is None:
             return False  # state missing (a cleared optimizer): the loop creates it
     if plan.batches is False:
@@ -352,36 +192,65 @@ def step_group(opt, group: dict, kind: str) -> bool:
     grad_arrays = _grad_arrays(plan.batches, params, grads)
     if grad_arrays is None:
         return False
-    if spec.ready is not None and not all(spec.ready(opt.state[p]) for p in params):
+    if rule.ready is not None and not all(rule.ready(opt.state[p]) for p in params):
         return False
     for batch, garrays in zip(plan.batches, grad_arrays):
-        _run(batch, spec, group, garrays, scalars, opt.state)
+        _run(batch, rule, group, f, garrays, opt.state)
     return True
 
 
-def _run(batch: _Batch, spec: _Kind, group: dict, garrays: list, scalars: list,
-         state: dict) -> None:
-    ffi, ctype = batch.ffi, batch.ctype
-    fb = ffi.from_buffer
-    args = [len(batch.params), batch.numel, batch.tables[0],
-            ffi.new(ctype + " *[]", [fb(ctype + "[]", g) for g in garrays])]
-    args += batch.tables[1:]
-    if spec.per_step is not None:
-        per, memo = [], {}
-        for p, st in zip(batch.params, batch.steps):
+_PLAIN = frozenset({bool, int, float, str, list, type(None)})
+
+
+def _numbers(group: dict) -> bool:
+    """Whether the group's hyperparameters are Python numbers (lr may be a 1-element tensor,
+    which the loop reads as one too): a tensor elsewhere is for the loop's tensor ops."""
+    for k, v in group.items():
+        c = v.__class__
+        if c in _PLAIN:
+            continue
+        if c is tuple:
+            if any(isinstance(x, Tensor) for x in v):
+                return False
+        elif isinstance(v, Tensor) and k != "lr":
+            return False
+    return True
+
+
+def _run(batch: _Batch, rule: Rule, group: dict, f: dict, garrays: list, state: dict) -> None:
+    k = batch.kernel
+    ffi = k.ffi
+    rows, memo = [], {}
+    per_param = rule.per_param
+    for p, st in zip(batch.params, batch.steps):
+        s = None
+        if st is not None:
             a = st._data
             a += 1  # the loop's `step_t += 1`, in the counter's own dtype
             st._bump_version()
             s = float(a)
-            if spec.stateful:
-                per.append(spec.per_step(group, s, state[p]))
-                continue
-            values = memo.get(s)
-            if values is None:
-                values = memo[s] = spec.per_step(group, s)
-            per.append(values)
-        args += [ffi.new(ctype + "[]", column) for column in zip(*per)]
-    batch.func(*args, *scalars)
+        row = memo.get(s)
+        if row is None:
+            row = memo[s] = rule.scalars(group, f, s)
+        rows.append(row if per_param is None else per_param(row, state[p]))
+    one = per_param is None and len(memo) == 1  # (every parameter at one step count)
+    if one:
+        rows = rows[0]
+    if rows != batch.last:  # (SGD's, Adadelta's, Rprop's stay the same from step to step)
+        flat = rows * len(batch.params) if one else [x for r in rows for x in r]
+        try:
+            batch.pack.pack_into(batch.values, 0, *flat)  # (numpy took 2 us a parameter)
+        except (OverflowError, struct.error):  # (a float32 overflow: numpy's inf)
+            batch.values[...] = rows
+        for j in batch.switch_cols:
+            batch.truths[:, j] = rows[j] != 0 if one else [r[j] != 0 for r in rows]
+        batch.last = rows
+    args = list(batch.tables)
+    if batch.grad_at is not None:
+        fb = ffi.from_buffer
+        ptr = batch.ctype + "[]"
+        args[batch.grad_at] = ffi.new(batch.ctype + " *[]", [fb(ptr, g) for g in garrays])
+    k.func(len(batch.params), batch.numel, *args)
     for p, st in zip(batch.params, batch.states):
         p._bump_version()
         for t in st:
@@ -410,15 +279,15 @@ def _grad_arrays(batches: list, params: list, grads: list):
     return out
 
 
-def _prepare(opt, spec: _Kind, kind: str, flags: dict, params: list, keys: tuple):
+def _prepare(opt, rule: Rule, flags: tuple, params: list, keys: tuple):
     """The group's batches (one per dtype), None when some state is missing, False when the
     tensors cannot go through the kernel."""
     by_dtype: dict = {}
     for p in params:
         st = opt.state.get(p)
         states = [st.get(k) if st else None for k in keys]
-        step = st.get("step") if st and spec.per_step is not None else None
-        if any(t is None for t in states) or (spec.per_step is not None and step is None):
+        step = st.get("step") if st and rule.counts_steps else None
+        if any(t is None for t in states) or (rule.counts_steps and step is None):
             return None
         a = p._data
         if a.__class__ is not np.ndarray or a.dtype not in _FLOATS or p._be.device.type != "cpu":
@@ -427,14 +296,14 @@ def _prepare(opt, spec: _Kind, kind: str, flags: dict, params: list, keys: tuple
         for x in arrays:
             if x.__class__ is not np.ndarray or x.dtype != a.dtype or x.shape != a.shape:
                 return False
-            f = x.flags
-            if not (f.c_contiguous and f.aligned and f.writeable):
+            fl = x.flags
+            if not (fl.c_contiguous and fl.aligned and fl.writeable):
                 return False
         if step is not None and not (step._data.__class__ is np.ndarray and step._data.ndim == 0
                                      and step._data.dtype.kind == "f"
                                      and step._data.flags.writeable):
             return False
-        entry = by_dtype.setdefault(C_ARRAY_TYPES[a.dtype], ([], [], [], []))
+        entry = by_dtype.setdefault(a.dtype, ([], [], [], []))
         entry[0].append(p)
         entry[1].append(arrays)
         entry[2].append(states)
@@ -442,13 +311,13 @@ def _prepare(opt, spec: _Kind, kind: str, flags: dict, params: list, keys: tuple
     written = [x for entry in by_dtype.values() for arrays in entry[1] for x in arrays]
     if _overlap(written):
         return False
+    f = dict(flags)
     batches = []
-    for ctype, (ps, arrays, states, steps) in by_dtype.items():
-        built = _kernel(spec, kind, flags, ctype)
-        if built is None:
+    for dtype, (ps, arrays, states, steps) in by_dtype.items():
+        kernel = _kernel(rule, flags, dtype)
+        if kernel is None:
             return False
-        ffi, func = built
-        batches.append(_Batch(ps, arrays, states, steps, ctype, func, ffi))
+        batches.append(_Batch(ps, arrays, states, steps, kernel, rule.names(f), rule.switches))
     return batches
 
 
@@ -459,41 +328,90 @@ def _overlap(arrays: list) -> bool:
     return any(a is not b and np.may_share_memory(a, b) for a in views for b in arrays)
 
 
-def _kernel(spec: _Kind, kind: str, flags: dict, ctype: str):
-    """(ffi, function) of the kernel for this structure and dtype, built once; None when no
-    C compiler works (said once)."""
+def _kernel(rule: Rule, flags: tuple, dtype: np.dtype) -> _Kernel | None:
+    """The built kernel of this structure and dtype, built once; None when no C compiler
+    works (said once) or the update does not fuse into one in-place kernel."""
     global _compiler
-    key = (kind, tuple(flags.items()), ctype)
-    hit = _FUNCS.get(key)
-    if hit is not None:
-        return hit
-    source, name, signature = render(kind, flags, ctype)
-    from ..runtime.build import cannot_build
-    from ..runtime.cbuild import CompilerUnavailable, build
-    try:
-        lib = build(source, f"void {name}({signature});")
-    except CompilerUnavailable as e:
-        _compiler = False
-        cannot_build(e)  # the one warning, whichever compiled path met it first
+    key = (rule.name, flags, dtype)
+    if key in _FUNCS:
+        return _FUNCS[key]
+    made = kernel_for(rule, dict(flags), dtype)
+    if made is None:
+        _FUNCS[key] = None
         return None
-    hit = _FUNCS[key] = (lib.ffi, lib.function(name))
+    from ..runtime import build
+    from ..runtime.cbuild import CompilerUnavailable
+    loop_kernel, roles = made
+    try:
+        built = build.build([loop_kernel], "cpu")
+    except CompilerUnavailable as e:  # (no compiler, a kernel cache that failed)
+        _compiler = False
+        build.cannot_build(e)  # the one warning, whichever compiled path met it first
+        return None
+    hit = _FUNCS[key] = _Kernel(built.ffi, built.functions[0], roles)
     return hit
 
 
-def render(kind: str, flags: dict, ctype: str) -> tuple[str, str, str]:
-    """(C source, function name, signature) of the fused step for this structure and dtype."""
-    spec = KINDS[kind]
-    on = [k for k, v in flags.items() if v]
-    name = "_".join(["ft", kind, "f32" if ctype == "float" else "f64"] + on)
-    keys = spec.state(flags)
-    params = ["int64_t n_tensors", "const int64_t *numel", f"{ctype} *const *param",
-              f"const {ctype} *const *grad"] + [f"{ctype} *const *{k}" for k in keys]
-    params += [f"const {ctype} *{n}" for n in spec.per_step_names]
-    params += [f"{ctype} {n}" for n in spec.scalar_names(flags)]
-    source = environment("c").get_template("optim.c.j2").render(
-        kind=kind, title=spec.title, module=spec.module, ctype=ctype, name=name,
-        signature=",\n        ".join(params), sqrt="sqrtf" if ctype == "float" else "sqrt",
-        fabs="fabsf" if ctype == "float" else "fabs",
-        **flags)
-    return source, name, ", ".join(params)
+def kernel_for(rule: Rule, f: dict, dtype) -> tuple | None:
+    """(LoopKernel, roles) of `rule.update` traced for structure `f` and `dtype`: pure data,
+    nothing built; None where the recording is not one pointwise group that writes every
+    update over its input (see `_Kernel` for the roles)."""
+    from ..codegen import fuse, lower
+    from ..ir import dtypes as dt
+    from ..runtime import in_place
+    from ..runtime.device import FROM_NP
+    from ..tracer import creation as C
+    from ..tracer.autograd import no_grad
+    from ..tracer.trace import trace
+    d = FROM_NP[np.dtype(dtype)]
+    n_states = len(rule.state(f))
+    names = rule.names(f)
+    # stand-ins of length 2 (a dim of 1 would read as broadcast): the kernel takes its
+    # lengths per call
+    tensors = [C.zeros(2, dtype=d) for _ in range(2 + n_states)]
+    scalars = [C.zeros((), dtype=dt.bool_ if n in rule.switches else d) for n in names]
+    # (the stand-ins' values are zeros: their 0 / 0 is nobody's business)
+    with no_grad(), np.errstate(all="ignore"), trace(*tensors, *scalars) as rec:
+        p, g, *states = tensors
+        rule.update(p, g, states, dict(zip(names, scalars)), f)
+        graph = rec.graph(p, *states)
+    # the kernel's comments name the rule, not the line that called `step` (so every caller
+    # builds the same source: one cache entry)
+    code = rule.update.__code__
+    where = {"source": f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"}
+    for n in graph.nodes:
+        if n.op != "input":
+            n.meta = dict(where)
+    plan = fuse.partition(graph, cpu=True)
+    if len(plan.steps) != 1 or not isinstance(plan.steps[0], fuse.Group) or \
+            plan.steps[0].kind != "pointwise":
+        return None
+    group = plan.steps[0]
+    layouts = {id(n): lower.Layout(n.shape, (1,) * len(n.shape)) for n in graph.inputs}
+    updates = {k: 0 if k == 0 else k + 1 for k in range(len(graph.outputs))}
+    chosen = in_place.choose(graph, plan, updates, layouts)
+    if len(chosen) != len(graph.outputs):
+        return None
+    text_names = {id(n): f"%{i}" for i, n in enumerate(graph.nodes)}
+    # (the kernel's comments name its inputs: the parameter, its gradient, state, scalars)
+    roles_named = ("param", "grad") + tuple(rule.state(f)) + tuple(names)
+    text_names.update((id(n), r) for n, r in zip(graph.inputs, roles_named))
+    kernel = lower.lower(group, layouts, text_names, chosen, batched=True)
+    position = {id(n): i for i, n in enumerate(graph.inputs)}
+    roles = []
+    for prm in kernel.params:
+        i = position[id(prm.node)]
+        roles.append(("tensor", i) if i < len(tensors) else ("scalar", i - len(tensors)))
+    if any(prm.output for prm in kernel.params):
+        return None
+    return kernel, tuple(roles)
 
+
+def source(rule: Rule, f: dict, dtype) -> str:
+    """The C source of the fused update for structure `f` and `dtype` (what is built)."""
+    from ..codegen import render
+    made = kernel_for(rule, f, dtype)
+    if made is None:
+        raise ValueError(f"the {rule.name} update with {f} is not one in-place pointwise "
+                         f"kernel: it runs as the Python loop")
+    return render.render_kernel(made[0])

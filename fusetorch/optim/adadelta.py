@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..tracer import creation as C
+from ..tracer.tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _group_defaults_and_tensor_state,
                         _new_step, _no_grad_step, _to_scalar)
@@ -54,10 +55,10 @@ class Adadelta(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            if _fused.step_group(self, group, "adadelta"):  # one kernel for the whole group
+            if _fused.step_group(self, group, RULE):  # one kernel for the whole group
                 continue
-            lr = _to_scalar(group["lr"])
-            rho, eps, wd = group["rho"], group["eps"], group["weight_decay"]
+            f = dict(_flags(group))
+            s = _fused.scalars_of(RULE, group, f, None, None)
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -67,13 +68,35 @@ class Adadelta(Optimizer):
                     state["square_avg"] = C.zeros_like(p)
                     state["acc_delta"] = C.zeros_like(p)
                 state["step"] += 1
-                grad = -p.grad if group["maximize"] else p.grad
-                if wd != 0:
-                    grad = grad.add(p, alpha=wd)
-                square_avg, acc_delta = state["square_avg"], state["acc_delta"]
-                square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-                std = square_avg.add(eps).sqrt_()
-                delta = acc_delta.add(eps).sqrt_().div_(std).mul_(grad)
-                acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-                p.add_(delta, alpha=-lr)
+                _update(p, p.grad, [state["square_avg"], state["acc_delta"]], s, f)
         return loss
+
+
+def _flags(group: dict) -> tuple:
+    return (("maximize", bool(group["maximize"])), ("weight_decay", group["weight_decay"] != 0))
+
+
+def _names(f: dict) -> tuple:
+    return ("neg_lr", "weight_decay", "rho", "one_minus_rho", "eps")
+
+
+def _scalars(group: dict, f: dict, step) -> tuple:
+    rho = group["rho"]
+    return (-_to_scalar(group["lr"]), group["weight_decay"], rho, 1 - rho, group["eps"])
+
+
+def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
+    if f["maximize"]:
+        grad = -grad
+    if f["weight_decay"]:
+        grad = grad + p * s["weight_decay"]
+    square_avg, acc_delta = states
+    square_avg.mul_(s["rho"]).add_(grad * s["one_minus_rho"] * grad)
+    std = square_avg.add(s["eps"]).sqrt_()
+    delta = acc_delta.add(s["eps"]).sqrt_().div_(std).mul_(grad)
+    acc_delta.mul_(s["rho"]).add_(delta * s["one_minus_rho"] * delta)
+    p.add_(delta * s["neg_lr"])
+
+
+RULE = _fused.Rule("adadelta", _flags, lambda f: ("square_avg", "acc_delta"), _names, _scalars,
+                   _update)

@@ -76,10 +76,9 @@ class Adagrad(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            if _fused.step_group(self, group, "adagrad"):  # one kernel for the whole group
+            if _fused.step_group(self, group, RULE):  # one kernel for the whole group
                 continue
-            lr = _to_scalar(group["lr"])
-            wd, eps, lr_decay = group["weight_decay"], group["eps"], group["lr_decay"]
+            f = dict(_flags(group))
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -89,13 +88,33 @@ class Adagrad(Optimizer):
                     self._init_state(p, self.defaults["initial_accumulator_value"])
                 step_t = state["step"]
                 step_t += 1
-                step = step_t.item()
-                grad = -p.grad if group["maximize"] else p.grad
-                if wd != 0:
-                    grad = grad.add(p, alpha=wd)
-                clr = lr / (1 + (step - 1) * lr_decay)
-                state_sum = state["sum"]
-                state_sum.addcmul_(grad, grad, value=1)
-                std = state_sum.sqrt().add_(eps)
-                p.addcdiv_(grad, std, value=-clr)
+                s = _fused.scalars_of(RULE, group, f, step_t.item(), state)
+                _update(p, p.grad, [state["sum"]], s, f)
         return loss
+
+
+def _flags(group: dict) -> tuple:
+    return (("maximize", bool(group["maximize"])), ("weight_decay", group["weight_decay"] != 0))
+
+
+def _names(f: dict) -> tuple:
+    return ("weight_decay", "eps", "neg_clr")
+
+
+def _scalars(group: dict, f: dict, step) -> tuple:
+    clr = _to_scalar(group["lr"]) / (1 + (step - 1) * group["lr_decay"])
+    return (group["weight_decay"], group["eps"], -clr)
+
+
+def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
+    if f["maximize"]:
+        grad = -grad
+    if f["weight_decay"]:
+        grad = grad + p * s["weight_decay"]
+    (state_sum,) = states
+    state_sum.add_(grad * grad)
+    std = state_sum.sqrt().add_(s["eps"])
+    p.add_(grad * s["neg_clr"] / std)
+
+
+RULE = _fused.Rule("adagrad", _flags, lambda f: ("sum",), _names, _scalars, _update)

@@ -9,7 +9,7 @@ from ..tracer import functional as F
 from ..tracer.tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _new_step, _no_grad_step,
-                        _scalar_dtype, _to_scalar)
+                        _scalar_dtype, _to_scalar, lerp_from_end, lerp_into, lerp_weight)
 
 __all__ = ["Adam", "AdamW"]
 
@@ -84,48 +84,73 @@ class Adam(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            if _fused.step_group(self, group, "adam"):  # one kernel for the whole group
+            if _fused.step_group(self, group, RULE):  # one kernel for the whole group
                 continue
-            lr = _to_scalar(group["lr"])
-            beta1, beta2 = group["betas"]
-            wd, eps, amsgrad = group["weight_decay"], group["eps"], group["amsgrad"]
+            f = dict(_flags(group))
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                state = self._init_state(p, amsgrad)
-                grad = -p.grad if group["maximize"] else p.grad
+                state = self._init_state(p, group["amsgrad"])
                 step_t = state["step"]
                 step_t += 1
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        grad = grad.add(p, alpha=wd)
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-
-                if amsgrad:
-                    max_sq = state["max_exp_avg_sq"]
-                    F.maximum(max_sq, exp_avg_sq, out=max_sq)
-                    second = max_sq
-                else:
-                    second = exp_avg_sq
-                if D.RECORDER is None:
-                    step = step_t.item()
-                    step_size = lr / (1 - beta1 ** step)
-                    bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
-                    denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
-                    p.addcdiv_(exp_avg, denom, value=-step_size)
-                else:
-                    # traced (a compiled training step): the bias corrections stay tensor ops
-                    # on the step count, as PyTorch's capturable Adam, so one graph serves
-                    # every step instead of reading the count into Python (a graph break)
-                    bias_correction2_sqrt = (1 - F.pow(beta2, step_t)).sqrt()
-                    denom = (second.sqrt() / bias_correction2_sqrt).add_(eps)
-                    step_size = lr / (1 - F.pow(beta1, step_t))
-                    p.sub_(exp_avg / denom * step_size)
+                # traced (a compiled training step), the bias corrections stay tensor ops on
+                # the step count, as PyTorch's capturable Adam, so one graph serves every step
+                step = step_t if D.RECORDER is not None else step_t.item()
+                s = _fused.scalars_of(RULE, group, f, step, state)
+                _update(p, p.grad, [state[k] for k in _state(f)], s, f)
         return loss
+
+
+def _flags(group: dict) -> tuple:
+    decay = group["weight_decay"] != 0
+    return (("maximize", bool(group["maximize"])), ("weight_decay", decay),
+            ("decoupled", decay and bool(group["decoupled_weight_decay"])),
+            ("amsgrad", bool(group["amsgrad"])),
+            ("lerp_from_end", lerp_from_end(group["betas"][0])))
+
+
+def _state(f: dict) -> tuple:
+    return ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if f["amsgrad"] else ())
+
+
+def _names(f: dict) -> tuple:
+    return ("decay_factor", "weight_decay", "lerp_weight", "beta2", "one_minus_beta2", "eps",
+            "neg_step_size", "bias_correction2_sqrt")
+
+
+def _scalars(group: dict, f: dict, step) -> tuple:
+    lr = _to_scalar(group["lr"])
+    beta1, beta2 = group["betas"]
+    wd = group["weight_decay"]
+    if isinstance(step, Tensor):  # (traced: tensor ops on the step count)
+        step_size = lr / (1 - F.pow(beta1, step))
+        bias_correction2_sqrt = (1 - F.pow(beta2, step)).sqrt()
+    else:
+        step_size = lr / (1 - beta1 ** step)
+        bias_correction2_sqrt = (1 - beta2 ** step) ** 0.5
+    return (1 - lr * wd, wd, lerp_weight(beta1, f["lerp_from_end"]), beta2, 1 - beta2,
+            group["eps"], -step_size, bias_correction2_sqrt)
+
+
+def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
+    if f["maximize"]:
+        grad = -grad
+    if f["decoupled"]:
+        p.mul_(s["decay_factor"])
+    elif f["weight_decay"]:
+        grad = grad + p * s["weight_decay"]
+    exp_avg, exp_avg_sq = states[0], states[1]
+    lerp_into(exp_avg, grad, s["lerp_weight"], f["lerp_from_end"])
+    exp_avg_sq.mul_(s["beta2"]).add_(grad * s["one_minus_beta2"] * grad)
+    second = exp_avg_sq
+    if f["amsgrad"]:
+        second = states[2]
+        F.maximum(second, exp_avg_sq, out=second)
+    denom = (second.sqrt() / s["bias_correction2_sqrt"]).add_(s["eps"])
+    p.add_(exp_avg * s["neg_step_size"] / denom)
+
+
+RULE = _fused.Rule("adam", _flags, _state, _names, _scalars, _update)
 
 
 class AdamW(Adam):

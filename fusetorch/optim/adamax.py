@@ -5,9 +5,11 @@ from typing import Callable, Iterable
 
 from ..tracer import creation as C
 from ..tracer import functional as F
+from ..tracer.tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _group_defaults_and_tensor_state,
-                        _new_step, _no_grad_step, _to_scalar, _traced)
+                        _new_step, _no_grad_step, _to_scalar, _traced, lerp_from_end,
+                        lerp_into, lerp_weight)
 
 __all__ = ["Adamax"]
 
@@ -55,11 +57,9 @@ class Adamax(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            if _fused.step_group(self, group, "adamax"):  # one kernel for the whole group
+            if _fused.step_group(self, group, RULE):  # one kernel for the whole group
                 continue
-            lr = _to_scalar(group["lr"])
-            beta1, beta2 = group["betas"]
-            eps, wd = group["eps"], group["weight_decay"]
+            f = dict(_flags(group))
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -68,17 +68,41 @@ class Adamax(Optimizer):
                     state["step"] = _new_step()
                     state["exp_avg"] = C.zeros_like(p)
                     state["exp_inf"] = C.zeros_like(p)
-                grad = -p.grad if group["maximize"] else p.grad
                 step_t = state["step"]
                 step_t += 1
-                if wd != 0:
-                    grad = grad.add(p, alpha=wd)
-                exp_avg, exp_inf = state["exp_avg"], state["exp_inf"]
-                exp_avg.lerp_(grad, 1 - beta1)
-                F.maximum(exp_inf.mul_(beta2), grad.abs().add_(eps), out=exp_inf)
-                if _traced():
-                    p.sub_(exp_avg / exp_inf * (lr / (1 - F.pow(beta1, step_t))))
-                else:
-                    clr = lr / (1 - beta1 ** step_t.item())
-                    p.addcdiv_(exp_avg, exp_inf, value=-clr)
+                s = _fused.scalars_of(RULE, group, f, step_t if _traced() else step_t.item(),
+                                      state)
+                _update(p, p.grad, [state["exp_avg"], state["exp_inf"]], s, f)
         return loss
+
+
+def _flags(group: dict) -> tuple:
+    return (("maximize", bool(group["maximize"])), ("weight_decay", group["weight_decay"] != 0),
+            ("lerp_from_end", lerp_from_end(group["betas"][0])))
+
+
+def _names(f: dict) -> tuple:
+    return ("weight_decay", "lerp_weight", "beta2", "eps", "neg_clr")
+
+
+def _scalars(group: dict, f: dict, step) -> tuple:
+    beta1, beta2 = group["betas"]
+    # traced (a compiled training step): the bias correction is a tensor op on the count
+    correction = 1 - (F.pow(beta1, step) if isinstance(step, Tensor) else beta1 ** step)
+    return (group["weight_decay"], lerp_weight(beta1, f["lerp_from_end"]), beta2,
+            group["eps"], -(_to_scalar(group["lr"]) / correction))
+
+
+def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
+    if f["maximize"]:
+        grad = -grad
+    if f["weight_decay"]:
+        grad = grad + p * s["weight_decay"]
+    exp_avg, exp_inf = states
+    lerp_into(exp_avg, grad, s["lerp_weight"], f["lerp_from_end"])
+    F.maximum(exp_inf.mul_(s["beta2"]), grad.abs().add_(s["eps"]), out=exp_inf)
+    p.add_(exp_avg * s["neg_clr"] / exp_inf)
+
+
+RULE = _fused.Rule("adamax", _flags, lambda f: ("exp_avg", "exp_inf"), _names, _scalars,
+                   _update)

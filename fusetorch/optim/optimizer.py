@@ -3,6 +3,11 @@ state, `zero_grad`, step hooks and `state_dict` / `load_state_dict` format.
 
 Subclasses implement `step(closure=None)`. Their updates are ordinary in-place tensor ops run
 under `no_grad` (see `_no_grad_step`), so version counters and recordings see every write.
+A family whose per-parameter update is elementwise writes it once as an `_fused.Rule` (see
+sgd.py, adam.py): `step` offers each group to `_fused.step_group` (one compiled kernel call
+from the second step) and otherwise runs the rule's `update` per parameter. The helpers below
+(`lerp_into`, `select`, `clamp_into`) spell lerp, a per-step branch and clamp so that a rule's
+scalars may be Python numbers (the loop) or 0-d tensors (the fused step's trace) alike.
 """
 from __future__ import annotations
 
@@ -121,6 +126,52 @@ def _traced() -> bool:
     """Whether a compiled step is being traced: optimizers then keep step-dependent scalars as
     tensor ops (PyTorch's capturable form) so one graph serves every step."""
     return D.RECORDER is not None
+
+
+# lerp as the updates' rules spell it: written out, so that a fused step's trace, whose weight
+# is a 0-d tensor, records the ops the loop runs with a Python weight (optim/_fused.py)
+
+def lerp_from_end(beta) -> bool:
+    """Which of lerp's two forms `lerp(m, g, 1 - beta)` takes (tracer/functional.py `lerp`):
+    `m + (g - m) * w` for |w| < 0.5, else `g - (g - m) * (1 - w)`."""
+    return not abs(1 - beta) < 0.5
+
+
+def lerp_weight(beta, from_end: bool):
+    """The weight lerp multiplies by in that form, computed in Python as lerp computes it."""
+    weight = 1 - beta
+    return 1 - weight if from_end else weight
+
+
+def lerp_into(m: Tensor, g: Tensor, weight, from_end: bool) -> None:
+    """`m.lerp_(g, 1 - beta)` as lerp computes it, with `weight = lerp_weight(beta, from_end)`
+    (a tensor while a fused step is traced)."""
+    diff = g - m
+    if from_end:
+        m.copy_(g - diff * weight)
+    else:
+        m.add_(diff * weight)
+
+
+def select(on, then: Callable, otherwise):
+    """`then()` if `on` else `otherwise`, for an update's per-step branch; with `on` a 0-d
+    bool tensor (a fused step's trace: a `Rule.switches` scalar, or a compiled step's),
+    elementwise, both computed."""
+    if isinstance(on, Tensor):
+        from ..tracer import functional as F
+        return F.where(on, then(), otherwise)
+    return then() if on else otherwise
+
+
+def clamp_into(x: Tensor, lo, hi) -> None:
+    """`x.clamp_(lo, hi)`; with 0-d tensor bounds (a fused step's trace) as min(max(x, lo),
+    hi), the same values (NaN passes), without clamp's checks of lo against hi, which are
+    ops on the bounds alone."""
+    if isinstance(lo, Tensor):
+        from ..tracer import functional as F
+        F.minimum(F.maximum(x, lo), hi, out=x)
+    else:
+        x.clamp_(lo, hi)
 
 
 _SCALARS = (bool, int, float, str, type(None))

@@ -6,9 +6,11 @@ from typing import Callable, Iterable
 from .. import ir
 from ..tracer import creation as C
 from ..tracer import functional as F
+from ..tracer.tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _group_defaults_and_tensor_state,
-                        _new_step, _no_grad_step, _to_scalar, _traced)
+                        _new_step, _no_grad_step, _to_scalar, _traced, lerp_from_end,
+                        lerp_into, lerp_weight, select)
 
 __all__ = ["RAdam"]
 
@@ -62,12 +64,9 @@ class RAdam(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            if _fused.step_group(self, group, "radam"):  # one kernel for the whole group
+            if _fused.step_group(self, group, RULE):  # one kernel for the whole group
                 continue
-            lr = _to_scalar(group["lr"])
-            beta1, beta2 = group["betas"]
-            wd, eps = group["weight_decay"], group["eps"]
-            rho_inf = 2 / (1 - beta2) - 1
+            f = dict(_flags(group))
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -76,42 +75,70 @@ class RAdam(Optimizer):
                     state["step"] = _new_step()
                     state["exp_avg"] = C.zeros_like(p)
                     state["exp_avg_sq"] = C.zeros_like(p)
-                grad = -p.grad if group["maximize"] else p.grad
                 step_t = state["step"]
                 step_t += 1
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        p.mul_(1 - lr * wd)
-                    else:
-                        grad = grad.add(p, alpha=wd)
-                exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-                exp_avg.lerp_(grad, 1 - beta1)
-                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                traced = _traced()
                 # traced: float64 0-d tensors, as the eager Python floats, since rho_t is a
                 # difference of two numbers near 2 / (1 - beta2) and float32 loses its digits
-                step = step_t.to(dtype=ir.dtypes.float64) if traced else step_t.item()
-                pow1, pow2 = ((F.pow(beta1, step), F.pow(beta2, step)) if traced
-                              else (beta1 ** step, beta2 ** step))
-                bias_correction1, bias_correction2 = 1 - pow1, 1 - pow2
-                bias_corrected_exp_avg = exp_avg / bias_correction1
-                rho_t = rho_inf - 2 * step * pow2 / bias_correction2
-
-                def rect(rho):
-                    return ((rho - 4) * (rho - 2) * rho_inf
-                            / ((rho_inf - 4) * (rho_inf - 2) * rho)) ** 0.5
-
-                def adaptive_lr():
-                    return bias_correction2 ** 0.5 / exp_avg_sq.sqrt().add_(eps)
-
-                if traced:
-                    # rect is NaN for rho_t in (2, 4), in the branch `where` drops; rho_t
-                    # clamped to 5 keeps that branch finite (no invalid-value warnings)
-                    update = F.where(rho_t > 5.0, rect(rho_t.clamp(min=5.0)) * adaptive_lr(),
-                                     1.0)
-                    p.sub_(bias_corrected_exp_avg * lr * update)
-                elif rho_t > 5.0:
-                    p.sub_(bias_corrected_exp_avg * lr * adaptive_lr() * rect(rho_t))
-                else:
-                    p.sub_(bias_corrected_exp_avg * lr)
+                step = step_t.to(dtype=ir.dtypes.float64) if _traced() else step_t.item()
+                s = _fused.scalars_of(RULE, group, f, step, state)
+                _update(p, p.grad, [state["exp_avg"], state["exp_avg_sq"]], s, f)
         return loss
+
+
+def _flags(group: dict) -> tuple:
+    decay = group["weight_decay"] != 0
+    return (("maximize", bool(group["maximize"])), ("weight_decay", decay),
+            ("decoupled", decay and bool(group["decoupled_weight_decay"])),
+            ("lerp_from_end", lerp_from_end(group["betas"][0])))
+
+
+def _names(f: dict) -> tuple:
+    return ("decay_factor", "weight_decay", "lerp_weight", "beta2", "one_minus_beta2", "eps",
+            "lr", "bias_correction1", "bias_correction2_sqrt", "rect", "rectified")
+
+
+def _scalars(group: dict, f: dict, step) -> tuple:
+    """The group's numbers, this step's bias corrections, and whether (1.0) the variance is
+    rectified and by how much; traced (a compiled training step), tensor ops on the step."""
+    lr = _to_scalar(group["lr"])
+    beta1, beta2 = group["betas"]
+    wd = group["weight_decay"]
+    rho_inf = 2 / (1 - beta2) - 1
+    traced = isinstance(step, Tensor)
+    pow1, pow2 = (F.pow(beta1, step), F.pow(beta2, step)) if traced else \
+        (beta1 ** step, beta2 ** step)
+    bias_correction1, bias_correction2 = 1 - pow1, 1 - pow2
+    rho_t = rho_inf - 2 * step * pow2 / bias_correction2
+    if traced:
+        rectified = rho_t > 5.0
+        # rect is NaN for rho_t in (2, 4), in the branch `where` drops; rho_t clamped to 5
+        # keeps that branch finite (no invalid-value warnings)
+        rho_t = rho_t.clamp(min=5.0)
+    else:
+        rectified = 1.0 if rho_t > 5.0 else 0.0
+    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) \
+        ** 0.5 if (traced or rectified) else 0.0
+    return (1 - lr * wd, wd, lerp_weight(beta1, f["lerp_from_end"]), beta2, 1 - beta2,
+            group["eps"], lr, bias_correction1, bias_correction2 ** 0.5, rect, rectified)
+
+
+def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
+    if f["maximize"]:
+        grad = -grad
+    if f["decoupled"]:
+        p.mul_(s["decay_factor"])
+    elif f["weight_decay"]:
+        grad = grad + p * s["weight_decay"]
+    exp_avg, exp_avg_sq = states
+    lerp_into(exp_avg, grad, s["lerp_weight"], f["lerp_from_end"])
+    exp_avg_sq.mul_(s["beta2"]).add_(grad * s["one_minus_beta2"] * grad)
+    update = exp_avg / s["bias_correction1"] * s["lr"]
+
+    def rectified():
+        adaptive_lr = s["bias_correction2_sqrt"] / exp_avg_sq.sqrt().add_(s["eps"])
+        return update * adaptive_lr * s["rect"]
+    p.sub_(select(s["rectified"], rectified, update))
+
+
+RULE = _fused.Rule("radam", _flags, lambda f: ("exp_avg", "exp_avg_sq"), _names, _scalars,
+                   _update, switches=("rectified",))

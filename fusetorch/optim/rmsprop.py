@@ -7,7 +7,7 @@ from ..tracer import creation as C
 from ..tracer.tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _new_step, _no_grad_step,
-                        _scalar_dtype, _to_scalar)
+                        _scalar_dtype, _to_scalar, lerp_from_end, lerp_into, lerp_weight)
 
 __all__ = ["RMSprop"]
 
@@ -65,11 +65,10 @@ class RMSprop(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            if _fused.step_group(self, group, "rmsprop"):  # one kernel for the whole group
+            if _fused.step_group(self, group, RULE):  # one kernel for the whole group
                 continue
-            lr = _to_scalar(group["lr"])
-            alpha, eps, wd = group["alpha"], group["eps"], group["weight_decay"]
-            momentum, centered = group["momentum"], group["centered"]
+            f = dict(_flags(group))
+            s = _fused.scalars_of(RULE, group, f, None, None)
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -77,27 +76,58 @@ class RMSprop(Optimizer):
                 if len(state) == 0:
                     state["step"] = _new_step()
                     state["square_avg"] = C.zeros_like(p)
-                    if momentum > 0:
+                    if f["momentum"]:
                         state["momentum_buffer"] = C.zeros_like(p)
-                    if centered:
+                    if f["centered"]:
                         state["grad_avg"] = C.zeros_like(p)
-                grad = -p.grad if group["maximize"] else p.grad
                 state["step"] += 1
-                if wd != 0:
-                    grad = grad.add(p, alpha=wd)
-                square_avg = state["square_avg"]
-                square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
-                if centered:
-                    grad_avg = state["grad_avg"]
-                    grad_avg.lerp_(grad, 1 - alpha)
-                    avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
-                else:
-                    avg = square_avg.sqrt()
-                avg = avg.add_(eps)
-                if momentum > 0:
-                    buf = state["momentum_buffer"]
-                    buf.mul_(momentum).addcdiv_(grad, avg)
-                    p.add_(buf, alpha=-lr)
-                else:
-                    p.addcdiv_(grad, avg, value=-lr)
+                _update(p, p.grad, [state[k] for k in _state(f)], s, f)
         return loss
+
+
+def _flags(group: dict) -> tuple:
+    centered = bool(group["centered"])
+    return (("maximize", bool(group["maximize"])), ("weight_decay", group["weight_decay"] != 0),
+            ("centered", centered), ("momentum", group["momentum"] > 0),
+            ("lerp_from_end", centered and lerp_from_end(group["alpha"])))
+
+
+def _state(f: dict) -> tuple:
+    return ("square_avg",) + (("momentum_buffer",) if f["momentum"] else ()) + \
+        (("grad_avg",) if f["centered"] else ())
+
+
+def _names(f: dict) -> tuple:
+    return ("neg_lr", "weight_decay", "alpha", "one_minus_alpha", "lerp_weight", "eps",
+            "momentum")
+
+
+def _scalars(group: dict, f: dict, step) -> tuple:
+    alpha = group["alpha"]
+    return (-_to_scalar(group["lr"]), group["weight_decay"], alpha, 1 - alpha,
+            lerp_weight(alpha, f["lerp_from_end"]), group["eps"], group["momentum"])
+
+
+def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
+    if f["maximize"]:
+        grad = -grad
+    if f["weight_decay"]:
+        grad = grad + p * s["weight_decay"]
+    square_avg = states[0]
+    square_avg.mul_(s["alpha"]).add_(grad * s["one_minus_alpha"] * grad)
+    if f["centered"]:
+        grad_avg = states[-1]
+        lerp_into(grad_avg, grad, s["lerp_weight"], f["lerp_from_end"])
+        avg = square_avg.addcmul(grad_avg, grad_avg, value=-1).sqrt_()
+    else:
+        avg = square_avg.sqrt()
+    avg = avg.add_(s["eps"])
+    if f["momentum"]:
+        buf = states[1]
+        buf.mul_(s["momentum"]).addcdiv_(grad, avg)
+        p.add_(buf * s["neg_lr"])
+    else:
+        p.add_(grad * s["neg_lr"] / avg)
+
+
+RULE = _fused.Rule("rmsprop", _flags, _state, _names, _scalars, _update)

@@ -5,9 +5,10 @@ from typing import Callable, Iterable
 
 from ..tracer import creation as C
 from ..tracer import functional as F
+from ..tracer.tensor import Tensor
 from . import _fused
 from .optimizer import (Optimizer, _check_differentiable, _group_defaults_and_tensor_state,
-                        _new_step, _no_grad_step, _to_scalar)
+                        _new_step, _no_grad_step, _to_scalar, clamp_into)
 
 __all__ = ["Rprop"]
 
@@ -50,10 +51,10 @@ class Rprop(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            if _fused.step_group(self, group, "rprop"):  # one kernel for the whole group
+            if _fused.step_group(self, group, RULE):  # one kernel for the whole group
                 continue
-            etaminus, etaplus = group["etas"]
-            step_size_min, step_size_max = group["step_sizes"]
+            f = dict(_flags(group))
+            s = _fused.scalars_of(RULE, group, f, None, None)
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -62,15 +63,35 @@ class Rprop(Optimizer):
                     state["step"] = _new_step()
                     state["prev"] = C.zeros_like(p)
                     state["step_size"] = C.full_like(p.grad, _to_scalar(group["lr"]))
-                grad = -p.grad if group["maximize"] else p.grad
-                prev, step_size = state["prev"], state["step_size"]
                 state["step"] += 1
-                sign = grad.mul(prev).sign()
-                # each `where` keeps sign's dtype (two Python scalars would give float32)
-                factor = F.where(sign.gt(0), etaplus,
-                                 F.where(sign.lt(0), etaminus, F.where(sign.eq(0), 1.0, sign)))
-                step_size.mul_(factor).clamp_(step_size_min, step_size_max)
-                grad = F.where(sign.lt(0), 0.0, grad)
-                p.addcmul_(grad.sign(), step_size, value=-1)
-                prev.copy_(grad)
+                _update(p, p.grad, [state["prev"], state["step_size"]], s, f)
         return loss
+
+
+def _flags(group: dict) -> tuple:
+    return (("maximize", bool(group["maximize"])),)
+
+
+def _names(f: dict) -> tuple:
+    return ("etaminus", "etaplus", "step_size_min", "step_size_max")
+
+
+def _scalars(group: dict, f: dict, step) -> tuple:
+    return tuple(group["etas"]) + tuple(group["step_sizes"])
+
+
+def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
+    if f["maximize"]:
+        grad = -grad
+    prev, step_size = states
+    sign = grad.mul(prev).sign()
+    # each `where` keeps sign's dtype (two Python scalars would give float32)
+    factor = F.where(sign.gt(0), s["etaplus"],
+                     F.where(sign.lt(0), s["etaminus"], F.where(sign.eq(0), 1.0, sign)))
+    clamp_into(step_size.mul_(factor), s["step_size_min"], s["step_size_max"])
+    grad = F.where(sign.lt(0), 0.0, grad)
+    p.addcmul_(grad.sign(), step_size, value=-1)
+    prev.copy_(grad)
+
+
+RULE = _fused.Rule("rprop", _flags, lambda f: ("prev", "step_size"), _names, _scalars, _update)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
+from ..tracer.tensor import Tensor
 from . import _fused
 from .optimizer import Optimizer, _check_differentiable, _no_grad_step, _to_scalar
 
@@ -55,25 +56,54 @@ class SGD(Optimizer):
         """One update of every parameter that has a gradient; returns the closure's loss."""
         loss = self._closure_loss(closure)
         for group in self.param_groups:
-            if _fused.step_group(self, group, "sgd"):  # one kernel for the whole group
+            if _fused.step_group(self, group, RULE):  # one kernel for the whole group
                 continue
-            lr = _to_scalar(group["lr"])
-            weight_decay, momentum = group["weight_decay"], group["momentum"]
-            dampening, nesterov = group["dampening"], group["nesterov"]
+            f = dict(_flags(group))
+            s = _fused.scalars_of(RULE, group, f, None, None)
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                grad = -p.grad if group["maximize"] else p.grad
-                if weight_decay != 0:
-                    grad = grad.add(p, alpha=weight_decay)
-                if momentum != 0:
+                if f["momentum"]:
                     state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = grad.detach().clone()
-                        state["momentum_buffer"] = buf
-                    else:
-                        buf.mul_(momentum).add_(grad, alpha=1 - dampening)
-                    grad = grad.add(buf, alpha=momentum) if nesterov else buf
-                p.add_(grad, alpha=-lr)
+                    states = [state.get("momentum_buffer")]
+                    _update(p, p.grad, states, s, f)
+                    state["momentum_buffer"] = states[0]  # (made by the first step)
+                else:
+                    _update(p, p.grad, [], s, f)
         return loss
+
+
+def _flags(group: dict) -> tuple:
+    momentum = group["momentum"] != 0
+    return (("maximize", bool(group["maximize"])), ("weight_decay", group["weight_decay"] != 0),
+            ("momentum", momentum), ("nesterov", momentum and bool(group["nesterov"])))
+
+
+def _names(f: dict) -> tuple:
+    return ("neg_lr", "weight_decay", "momentum", "one_minus_dampening")
+
+
+def _scalars(group: dict, f: dict, step) -> tuple:
+    return (-_to_scalar(group["lr"]), group["weight_decay"], group["momentum"],
+            1 - group["dampening"])
+
+
+def _update(p: Tensor, grad: Tensor, states: list, s: dict, f: dict) -> None:
+    """One parameter's step; the first with momentum finds no buffer (None) in `states` and
+    puts there the one it makes, the gradient's copy."""
+    if f["maximize"]:
+        grad = -grad
+    if f["weight_decay"]:
+        grad = grad + p * s["weight_decay"]
+    if f["momentum"]:
+        buf = states[0]
+        if buf is None:
+            buf = states[0] = grad.detach().clone()
+        else:
+            buf.mul_(s["momentum"]).add_(grad * s["one_minus_dampening"])
+        grad = grad + buf * s["momentum"] if f["nesterov"] else buf
+    p.add_(grad * s["neg_lr"])
+
+
+RULE = _fused.Rule("sgd", _flags, lambda f: ("momentum_buffer",) if f["momentum"] else (),
+                   _names, _scalars, _update, counts_steps=False)

@@ -66,7 +66,9 @@ def write_out(result: Tensor, out: Tensor | None, *, name: str | None = None,
     check_out(result, out, name, inputs)
     D.check_cast(result, out)
     # PyTorch's assert_no_internal_overlap: a zero stride over more than one element
-    overlapping = any(st == 0 and n > 1 for n, st in zip(out._data.shape, out._data.strides))
+    # (a zero-size tensor has no element to overlap: Adam's amsgrad state of a [3, 0] parameter)
+    overlapping = bool(out._data.size) and any(
+        st == 0 and n > 1 for n, st in zip(out._data.shape, out._data.strides))
     if overlapping and (operands or overlap_first):
         raise RuntimeError(_OVERLAPPING)
     if out._data.shape != result._data.shape:

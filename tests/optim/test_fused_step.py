@@ -1,4 +1,5 @@
-"""The fused eager optimizer step (fusetorch/optim/_fused.py) against the optimizers' Python loops:
+"""The fused eager optimizer step (fusetorch/optim/_fused.py: each optimizer's update rule traced
+and compiled into one batched kernel) against the optimizers' Python loops, which run the rule:
 the same parameters, gradients and schedules through both, bit for bit equal after every step, for
 every combination of the options the kernels branch on, in float32 and float64, with parameters
 lacking gradients, mixed dtypes and shapes, state replaced mid-run, and with the fused path off or
@@ -9,13 +10,15 @@ import os
 import subprocess
 import sys
 
+import jinja2
 import numpy as np
 import pytest
 
 import fusetorch as torch
 from fusetorch import nn, optim
 from fusetorch._policy import POLICY
-from fusetorch.optim import _fused
+from fusetorch.codegen import environment
+from fusetorch.optim import _fused, adam
 from fusetorch.runtime import build, cbuild
 
 SHAPES = [(3, 4), (5,), (2, 3, 2), (), (7,)]
@@ -202,7 +205,7 @@ def test_groups_with_their_own_options(calls):
         return optim.Adam([{"params": ps[:2], "amsgrad": True},
                            {"params": ps[2:], "lr": 0.2, "betas": (0.5, 0.9)}], lr=0.05)
     _check(make, calls)
-    assert len({id(b.func) for b in calls}) == 2
+    assert len({id(b.kernel.func) for b in calls}) == 2
 
 
 def test_state_replaced_mid_run_is_followed(calls):
@@ -297,13 +300,38 @@ def test_no_compiler_warns_once_and_runs_the_loop(calls, monkeypatch):
 
 
 def test_generated_source_reads_as_the_update():
-    source, name, signature = _fused.render(
-        "adam", dict(maximize=True, weight_decay=True, decoupled=True, amsgrad=True,
-                     lerp_from_end=False), "float")
-    assert name == "ft_adam_f32_maximize_weight_decay_decoupled_amsgrad"
-    assert f"void {name}(" in source and "#pragma omp simd" in source
-    assert "neg_step_size" in signature and "decay_factor" in signature
-    assert "sqrtf(second)" in source and "FT_MAX(v_max[i], v_i)" in source
+    # AdamW with AMSGrad and maximize in float32: one batched kernel (a table of pointers per
+    # operand, a length per parameter), its inputs named by role, its statements the rule's
+    p = nn.Parameter(torch.zeros(3))
+    opt = optim.AdamW([p], lr=0.1, amsgrad=True, maximize=True)
+    f = dict(adam.RULE.flags(opt.param_groups[0]))
+    assert f == dict(maximize=True, weight_decay=True, decoupled=True, amsgrad=True,
+                     lerp_from_end=False)
+    source = _fused.source(adam.RULE, f, np.float32)
+    assert "int64_t n_sets, const int64_t* numel, float* const* in0_sets" in source
+    assert "for (long i = 0; i < numel[t]; i++)" in source and "#pragma omp simd" in source
+    for role in ("param f32", "grad f32", "max_exp_avg_sq f32", "decay_factor f32[]",
+                 "neg_step_size f32[]"):
+        assert role in source
+    assert "sqrtf(" in source and "FT_MAX(" in source and "(-x" in source  # maximize: -g
+    with pytest.raises(jinja2.TemplateNotFound):  # no hand-written update any more
+        environment("c").get_template("optim.c.j2")
+
+
+def test_zero_size_and_one_element_parameters(calls):
+    for shapes in ([(0,), (1,), (3, 0)], [(1,)]):
+        results = []
+        for fused in (False, True):
+            POLICY.fused_optimizers = fused
+            params = [nn.Parameter(torch.tensor(np.full(s, 0.5))) for s in shapes]
+            opt = optim.Adam(params, lr=0.1, amsgrad=True)
+            for i in range(3):
+                for p in params:
+                    p.grad = torch.tensor(np.full(p.shape, 1.0 + i))
+                opt.step()
+            results.append([p.detach().numpy().copy() for p in params])
+        _assert_bitwise([results[0]], [results[1]])
+    assert calls
 
 
 _MEMORY_PROBE = """
@@ -375,3 +403,32 @@ def test_plain_sgd_prepares_its_tables_once(calls, monkeypatch):
     loop, _ = _train(lambda ps: optim.SGD(ps, lr=0.1), (torch.float32,) * 5, fused=False,
                      steps=6, schedule=True)
     _assert_bitwise(loop, out)
+
+
+def test_batched_kernels_are_flat_pointwise_and_c_only():
+    from fusetorch.codegen import fuse, lower, render_cuda, render_base
+    from fusetorch.tracer.trace import trace
+    # a traced update's kernel: the CUDA renderer refuses it (a fused step runs on the CPU)
+    kernel, roles = _fused.kernel_for(adam.RULE, dict(maximize=False, weight_decay=False,
+                                                      decoupled=False, amsgrad=False,
+                                                      lerp_from_end=False), np.float64)
+    assert kernel.batched and {r[0] for r in roles} == {"tensor", "scalar"}
+    with pytest.raises(render_base.Refused, match="batched"):
+        render_cuda.CUDA.check(kernel)
+    # a group that is not one flat loop (a transposed read) cannot be batched
+    x = torch.randn(3, 4)
+    with trace(x) as rec:
+        y = x.t() * 2.0
+    graph = rec.graph(y)
+    group = fuse.partition(graph, cpu=True).groups()[0]
+    layouts = {id(group.inputs[0]): lower.Layout((4, 3), (1, 4))}  # (x.t() read in place)
+    with pytest.raises(ValueError, match="flat pointwise"):
+        lower.lower(group, layouts, batched=True)
+
+
+def test_a_tensor_lr_is_read_as_a_number(calls):
+    # lr as a 1-element tensor (PyTorch's capturable form): the loop reads it with .item(),
+    # the fused step too; other hyperparameters as tensors run the loop (above)
+    for make in (lambda ps: optim.Adam(ps, lr=torch.tensor(0.05)),
+                 lambda ps: optim.SGD(ps, lr=torch.tensor(0.1), momentum=0.9)):
+        _check(make, calls, schedule=False)

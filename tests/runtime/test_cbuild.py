@@ -432,7 +432,12 @@ def _signatures(tables: dict, library: Path, names: list) -> list:
 
 def _cdefs_fusetorch_makes() -> list:
     """Declarations of the forms the package writes: compiled kernels (every C type of a
-    parameter), the template kernels (conv2d, lstm, pooling) and each fused optimizer step."""
+    parameter), the template kernels (conv2d, lstm, pooling) and each fused optimizer step
+    (a batched kernel: tables of pointers) with every option on."""
+    import numpy as np
+    import fusetorch
+    from fusetorch import nn, optim
+    from fusetorch.codegen import render
     from fusetorch.optim import _fused
     out = ["void ft_k(const float* restrict_is_not_here, float* out0, const uint8_t* in1, "
            "const int64_t* in2, double* out1, int32_t* out2, const int8_t* in3, "
@@ -442,12 +447,18 @@ def _cdefs_fusetorch_makes() -> list:
            "void ft_lstm_forward(double*, double*, double*, double*, double*, double*, long, "
            "long, long, long);",
            "void ft_pool(float*, int64_t*, float*, long, long);"]
-    for kind in _fused.KINDS:
-        source, name, signature = _fused.render(
-            kind, {f: True for f in ("maximize", "weight_decay", "decoupled", "amsgrad",
-                                     "lerp_from_end", "momentum", "nesterov", "dampening",
-                                     "centered", "foreach")}, "double")
-        out.append(f"void {name}({signature});")
+    on = dict(maximize=True, weight_decay=0.1)
+    for cls, kw in ((optim.SGD, dict(momentum=0.9, nesterov=True)),
+                    (optim.AdamW, dict(amsgrad=True)), (optim.RMSprop, dict(centered=True,
+                                                                           momentum=0.5)),
+                    (optim.Adagrad, {}), (optim.Adamax, {}), (optim.RAdam, {}),
+                    (optim.NAdam, {}), (optim.Rprop, dict(maximize=True)),
+                    (optim.Adadelta, {})):
+        kw = kw if cls is optim.Rprop else dict(on, **kw)
+        opt = cls([nn.Parameter(fusetorch.zeros(2, dtype=fusetorch.float64))], **kw)
+        rule = sys.modules[type(opt).__module__].RULE
+        kernel, _ = _fused.kernel_for(rule, dict(rule.flags(opt.param_groups[0])), np.float64)
+        out.append(render.declaration(kernel))
     return out
 
 
