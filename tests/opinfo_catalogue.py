@@ -433,3 +433,4 @@ import opinfo_linalg_factor  # noqa: E402,F401  (issue 27: the LU/LDL family, ls
 import opinfo_newops  # noqa: E402,F401  (the newops branch's entries)
 import opinfo_names  # noqa: E402,F401  (issue 27, the names work: tests/opinfo_names.py)
 import opinfo_programs  # noqa: E402,F401  (names that public programs needed)
+import opinfo_opA  # noqa: E402,F401  (issue 26: op_db entries 0-350, tests/opinfo_opA.py)

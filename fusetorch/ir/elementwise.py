@@ -587,13 +587,14 @@ elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 
 
 def _vjp_extreme(cmp):
     def rule(b, n, g):
-        # ties split the gradient in half (PyTorch's maximum/minimum)
+        # PyTorch's maximum/minimum: ties split the gradient in half, the losing side gets 0, and
+        # a NaN (no tie, no loser) passes the whole gradient to both sides
         x, y = arg(n, 0), arg(n, 1)
         xv, yv = b.value(x), b.value(y)
-        half = b.op("mul", g, b.const(0.5, n.dtype))
+        half, zero = b.op("mul", g, b.const(0.5, n.dtype)), b.zero(n.dtype)
         tie = b.op("eq", xv, yv)
-        gx = b.op("where", tie, half, b.where0(b.op(cmp, xv, yv), g))
-        gy = b.op("where", tie, half, b.where0(b.op(cmp, yv, xv), g))
+        gx = b.op("where", tie, half, b.op("where", b.op(cmp, yv, xv), zero, g))
+        gy = b.op("where", tie, half, b.op("where", b.op(cmp, xv, yv), zero, g))
         return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
     return rule
 
@@ -810,10 +811,12 @@ def _int_checked(ufunc: str):
 
 
 def _vjp_divmod(rounding: str):
-    # remainder: a - floor(a / b) * b; fmod: a - trunc(a / b) * b (PyTorch's derivatives)
+    # remainder: a - floor(a / b) * b; fmod: a - trunc(a / b) * b (PyTorch's derivatives, whose
+    # floor is div(rounding_mode="floor"): floor_divide, exact where a / b rounds onto an integer)
     def rule(b, n, g):
         a, c = arg(n, 0), arg(n, 1)
-        q = b.op(rounding, b.op("div", b.value(a), b.value(c)))
+        q = b.op("floor_divide", b.value(a), b.value(c)) if rounding == "floor" else \
+            b.op(rounding, b.op("div", b.value(a), b.value(c)))
         return (b.sum_to(g, a.shape), b.sum_to(b.op("neg", b.op("mul", g, q)), c.shape))
     return rule
 

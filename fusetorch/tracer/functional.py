@@ -198,7 +198,7 @@ def _clamp_tensors(input: Tensor, min, max) -> Tensor:
         value = binary("minimum", value, hi)
         le = binary("le", input, hi)
         inside = le if inside is None else binary("bitwise_and", inside, le)
-    routed = value
+    routed = value.detach()  # a NaN operand's NaN: PyTorch's backward sends it no gradient
     if hi is not None:
         above = binary("gt", input, hi)
         if lo is not None:

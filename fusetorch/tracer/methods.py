@@ -464,6 +464,8 @@ Tensor.__mul__ = _bound("mul", "__mul__")
 Tensor.__rmul__ = _bound("mul", "__rmul__")
 Tensor.__truediv__ = _bound("div", "__truediv__")
 Tensor.__rtruediv__ = _rev("div")
+# Python 2's names, which PyTorch's Tensor still has (op_db tests `__rdiv__`)
+Tensor.__div__, Tensor.__rdiv__ = Tensor.__truediv__, Tensor.__rtruediv__
 Tensor.__pow__ = _fwd("pow")
 Tensor.__rpow__ = _rev("pow")
 Tensor.__floordiv__ = _fwd("floor_divide")

@@ -1,0 +1,91 @@
+"""Regressions from PyTorch 2.13's OpInfo samples, op_db entries 0 to 350
+(tools/torch_opinfo_check.py, issue 26).
+
+Expected values are PyTorch's documented or derivatives.yaml formulas (checked by hand in a
+PyTorch 2.13 CPU venv) evaluated here in numpy float64 or Python, never read from fusetorch.
+Each case runs eagerly and compiled.
+"""
+import math
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+
+NAN, INF = math.nan, math.inf
+
+
+def _grads(fn, arrays, cot, compiled):
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+    out = (torch.compile(fn) if compiled else fn)(*ts)
+    return [g.numpy() for g in torch.autograd.grad(out, ts, torch.tensor(cot))]
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_remainder_gradient_for_the_divisor_is_minus_the_exact_floor(compiled):
+    # d remainder(a, b) / db = -div(a, b, rounding_mode="floor"), the floor of the exact quotient
+    # (1.0 / 0.1 rounds to 10.0, but 0.1 fits 9 times: Python's // computes the same floor)
+    a = np.array([1.0, 7.0, -1.0, 5.5, 0.3, -0.7])
+    b = np.array([0.1, 0.7, 0.1, -2.0, 0.1, 0.1])
+    cot = np.array([1.0, 2.0, -1.0, 0.5, 3.0, 1.5])
+    ga, gb = _grads(torch.remainder, [a, b], cot, compiled)
+    np.testing.assert_array_equal(ga, cot)
+    np.testing.assert_array_equal(gb, -cot * np.array([float(x // y) for x, y in zip(a, b)]))
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("name", ["maximum", "minimum", "max", "min"])
+def test_maximum_minimum_pass_the_whole_gradient_to_both_sides_at_nan(name, compiled):
+    # derivatives.yaml: self: where(self == other, grad / 2, grad).masked_fill_(self < other, 0)
+    # (maximum; `>` for minimum): at a NaN neither test holds, so both sides get `grad`
+    x = np.array([INF, INF, INF, -INF, -INF, NAN, NAN, 1.0, 2.0, NAN, 3.0, -1.0])
+    y = np.array([INF, -INF, NAN, INF, -INF, INF, NAN, 1.0, NAN, 2.0, 1.0, 0.0])
+    cot = np.arange(1.0, 13.0)
+    loses = np.less if name in ("maximum", "max") else np.greater
+    with np.errstate(invalid="ignore"):
+        tie = x == y
+        gx = np.where(tie, cot / 2, np.where(loses(x, y), 0.0, cot))
+        gy = np.where(tie, cot / 2, np.where(loses(y, x), 0.0, cot))
+    got = _grads(lambda a, b: getattr(torch, name)(a, b), [x, y], cot, compiled)
+    np.testing.assert_array_equal(got[0], gx)
+    np.testing.assert_array_equal(got[1], gy)
+
+
+def _igamma_edges(a: float, x: float, upper: bool) -> float:
+    """PyTorch's calc_igamma/calc_igammac: these tests, in this order, before any series."""
+    lo, hi = (1.0, 0.0) if upper else (0.0, 1.0)
+    if x < 0 or a < 0:
+        return NAN
+    if a == 0:
+        return hi if x > 0 else NAN
+    if x == 0:
+        return lo
+    if math.isinf(a):
+        return NAN if math.isinf(x) else lo
+    if math.isinf(x):
+        return hi
+    return NAN  # the series of a NaN
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_igamma_follows_pytorchs_edge_rules_at_nan(name, dtype, compiled):
+    pairs = [(NAN, 0.0), (NAN, -0.0), (NAN, INF), (INF, NAN), (NAN, NAN), (NAN, 1.0), (1.0, NAN),
+             (NAN, -INF), (-INF, NAN), (0.0, NAN), (NAN, -1.0)]
+    a = torch.tensor([p[0] for p in pairs], dtype=getattr(torch, dtype))
+    x = torch.tensor([p[1] for p in pairs], dtype=getattr(torch, dtype))
+    fn = getattr(torch, name)
+    got = (torch.compile(fn) if compiled else fn)(a, x)
+    want = [_igamma_edges(p, q, name == "igammac") for p, q in pairs]
+    np.testing.assert_array_equal(got.numpy(), np.array(want, dtype=dtype))
+    assert got.dtype == a.dtype
+
+
+def test_python2_division_names_are_division():
+    t = torch.tensor([1.0, 2.0, 4.0, -0.5])
+    np.testing.assert_array_equal(t.__rdiv__(2).numpy(), np.float32(2) / t.numpy())
+    np.testing.assert_array_equal(t.__div__(2).numpy(), t.numpy() / np.float32(2))
+    i = torch.tensor([1, 2, 4])
+    assert i.__rdiv__(2).dtype == torch.float32  # true division, as PyTorch's
+    np.testing.assert_array_equal(i.__rdiv__(2).numpy(), np.array([2.0, 1.0, 0.5], np.float32))
