@@ -89,3 +89,29 @@ def test_python2_division_names_are_division():
     i = torch.tensor([1, 2, 4])
     assert i.__rdiv__(2).dtype == torch.float32  # true division, as PyTorch's
     np.testing.assert_array_equal(i.__rdiv__(2).numpy(), np.array([2.0, 1.0, 0.5], np.float32))
+
+
+def _source_index(n_in: int, n_out: int, o: int, np_t) -> float:
+    """PyTorch's area_pixel_compute_source_index without align_corners, its
+    `scale * (o + 0.5) - 0.5` rounded once (the compiler contracts it to a fused multiply-add),
+    scale = in / out in the input's dtype: exact in Fractions, then rounded."""
+    from fractions import Fraction
+    scale = np_t(n_in) / np_t(n_out)
+    return max(np_t(float(Fraction(float(scale)) * Fraction(2 * o + 1, 2) - Fraction(1, 2))), 0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n_in, n_out", [(345, 270), (456, 270), (10, 7), (7, 10)])
+def test_linear_interpolation_weights_are_pytorchs_fused_source_index(n_in, n_out, dtype):
+    # input 0, 1, 0, 1, ... (and its complement): each output is 0 * w0 + 1 * w1 for the
+    # complement whose i0 + 1 is the 1, i.e. the weight lambda = src - floor(src) itself
+    np_t = getattr(np, dtype)
+    src = np.array([_source_index(n_in, n_out, o, np_t) for o in range(n_out)], dtype=dtype)
+    i0 = np.floor(src).astype(np.int64)
+    lam = (src - i0.astype(dtype)).astype(dtype)
+    odd = np.arange(n_in) % 2
+    for ramp, parity in ((odd, 0), (1 - odd, 1)):
+        x = torch.tensor(ramp.astype(dtype).reshape(1, 1, n_in))
+        got = torch.nn.functional.interpolate(x, size=n_out, mode="linear").numpy().reshape(-1)
+        pick = (i0 % 2 == parity) & (i0 < n_in - 1)
+        np.testing.assert_array_equal(got[pick], lam[pick])

@@ -16,6 +16,7 @@ import warnings
 import numpy as np
 
 from ...ir import dtypes as DT
+from ...runtime.fma import fma
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
@@ -92,6 +93,14 @@ def _nearest_taps(mode: str, n_in: int, n_out: int, scale) -> list:
     return [(np.minimum(src.astype(np.int64), n_in - 1), None)]
 
 
+def _fma(a, b, c, np_t):
+    """a * b + c rounded once in np_t, as PyTorch's kernels compute the source index (the
+    compiler contracts it to a fused multiply-add): float32's product is exact in float64."""
+    if np_t is np.float32:
+        return (np.float64(a) * b.astype(np.float64) + np.float64(c)).astype(np.float32)
+    return fma(np, a, b, c)
+
+
 def _cubic_weights(t):
     a = -0.75
     conv1 = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1  # noqa: E731  |x| <= 1
@@ -106,7 +115,7 @@ def _linear_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, n
         src = s * o
     else:
         s = _inv_scale(np_t, scale, n_in, n_out)
-        src = s * (o + np_t(0.5)) - np_t(0.5)
+        src = _fma(s, o + np_t(0.5), np_t(-0.5), np_t)
         if mode != "bicubic":
             src = np.maximum(src, np_t(0))
     i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
