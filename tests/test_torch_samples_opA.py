@@ -115,3 +115,53 @@ def test_linear_interpolation_weights_are_pytorchs_fused_source_index(n_in, n_ou
         got = torch.nn.functional.interpolate(x, size=n_out, mode="linear").numpy().reshape(-1)
         pick = (i0 % 2 == parity) & (i0 < n_in - 1)
         np.testing.assert_array_equal(got[pick], lam[pick])
+
+
+def _aa_matrix(n_in: int, n_out: int, mode: str) -> np.ndarray:
+    """[n_out, n_in] weights of PyTorch's antialiased resampling (the PIL-style filter its docs
+    name: the triangle, or Keys' cubic with a = -0.5, widened by the downscale factor, each row
+    normalised), written as plain float64 loops."""
+    scale = n_in / n_out
+    half = 1.0 if mode == "bilinear" else 2.0
+    support = half * scale if scale >= 1 else half
+    stretch = 1 / scale if scale >= 1 else 1.0
+
+    def f(x):
+        x = abs(x)
+        if mode == "bilinear":
+            return max(0.0, 1 - x)
+        a = -0.5
+        if x < 1:
+            return ((a + 2) * x - (a + 3)) * x * x + 1
+        return (((x - 5) * x + 8) * x - 4) * a if x < 2 else 0.0
+
+    w = np.zeros((n_out, n_in))
+    for i in range(n_out):
+        c = scale * (i + 0.5)
+        for j in range(max(int(c - support + 0.5), 0), min(int(c + support + 0.5), n_in)):
+            w[i, j] = f((j - c + 0.5) * stretch)
+        w[i] /= w[i].sum()
+    return w
+
+
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("hw, out", [((9, 10), (4, 3)), ((5, 4), (7, 9)), ((7, 7), (1, 2))])
+def test_antialiased_interpolation_is_the_normalised_filter(mode, hw, out):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(hw)
+    wh, ww = _aa_matrix(hw[0], out[0], mode), _aa_matrix(hw[1], out[1], mode)
+    g = rng.standard_normal(out)
+    for compiled in (False, True):
+        t = torch.tensor(x.reshape(1, 1, *hw), requires_grad=True)
+        fn = lambda v: torch.nn.functional.interpolate(v, size=out, mode=mode, antialias=True)  # noqa: E731
+        y = (torch.compile(fn) if compiled else fn)(t)
+        np.testing.assert_allclose(y.detach().numpy()[0, 0], wh @ x @ ww.T, rtol=1e-12, atol=1e-14)
+        (gx,) = torch.autograd.grad(y, [t], torch.tensor(g.reshape(1, 1, *out)))
+        np.testing.assert_allclose(gx.numpy()[0, 0], wh.T @ g @ ww, rtol=1e-12, atol=1e-14)
+    # an infinite input reaches only the outputs whose filter covers it
+    xi = x.copy()
+    xi[0, 0] = np.inf
+    y = torch.nn.functional.interpolate(torch.tensor(xi.reshape(1, 1, *hw)), size=out, mode=mode,
+                                        antialias=True).numpy()[0, 0]
+    covered = (wh[:, :1] != 0) @ (ww[:, :1] != 0).T
+    assert not np.isnan(y[~covered]).any() and np.isfinite(y[~covered]).all()

@@ -127,17 +127,60 @@ def _linear_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, n
     return [(i0, (1 - lam).astype(np_t)), (i1, lam)]
 
 
+def _aa_filter(mode: str, x, np_t):
+    """PyTorch's antialiasing filters (UpSampleKernel.cpp's aa_filter): the triangle, and Keys'
+    cubic with a = -0.5 (not the -0.75 of plain bicubic), in its C types (a is a double)."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, np_t(1) - x, np_t(0)).astype(np_t)
+    a, x64 = -0.5, x.astype(np.float64)
+    near = ((a + 2) * x64 - (a + 3)) * x64 * x64 + 1
+    far = ((((x - np_t(5)) * x + np_t(8)) * x - np_t(4)).astype(np.float64)) * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0)).astype(np_t)
+
+
+def _aa_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, np_t) -> list:
+    """PyTorch's antialiased taps (_compute_weights_aa): output i averages the inputs within
+    `support` of its centre, the filter stretched by the downscale factor, weights normalised
+    to sum 1. Outputs have up to ceil(support) * 2 + 1 taps; unused ones are masked."""
+    if align_corners:
+        s = np_t(np_t(n_in - 1) / np_t(n_out - 1)) if n_out > 1 else np_t(0)
+    else:
+        s = _inv_scale(np_t, scale, n_in, n_out)
+    half = 1.0 if mode == "bilinear" else 2.0  # interp_size * 0.5
+    support = np_t(half * np.float64(s)) if s >= 1 else np_t(half)
+    width = int(math.ceil(support)) * 2 + 1
+    invscale = np_t(1.0 / np.float64(s)) if s >= 1 else np_t(1)
+    center = (np.float64(s) * (np.arange(n_out) + 0.5)).astype(np_t)
+    xmin = np.maximum(((center - support).astype(np.float64) + 0.5).astype(np.int64), 0)
+    xsize = np.minimum(((center + support).astype(np.float64) + 0.5).astype(np.int64), n_in) - xmin
+    xsize = np.clip(xsize, 0, width)
+    ws = []
+    for j in range(width):
+        at = ((xmin + j).astype(np_t) - center).astype(np.float64) + 0.5
+        w = _aa_filter(mode, (at * np.float64(invscale)).astype(np_t), np_t)
+        ws.append(np.where(j < xsize, w, np_t(0)).astype(np_t))
+    total = np_t(0)
+    for w in ws:
+        total = (total + w).astype(np_t)
+    ws = [np.where(total != 0, w / np.where(total != 0, total, np_t(1)), w).astype(np_t) for w in ws]
+    return [(np.minimum(xmin + j, n_in - 1), w, j < xsize if (xsize <= j).any() else None)
+            for j, w in enumerate(ws)]
+
+
 def _resample(x: Tensor, dim: int, taps: list) -> Tensor:
-    idx0, w0 = taps[0]
+    idx0, w0 = taps[0][:2]
     if w0 is None and np.array_equal(idx0, np.arange(x.shape[dim])):
         return x
     shape = [1] * x.ndim
     shape[dim] = -1
     out = None
-    for idx, w in taps:
+    for idx, w, *used in taps:
         part = F.index_select(x, dim, C.tensor(idx, device=x.device))
         if w is not None:
             part = part * C.tensor(w.reshape(shape), dtype=x.dtype, device=x.device)
+        if used and used[0] is not None:  # taps an output does not have: no 0 * inf
+            part = F.where(C.tensor(used[0].reshape(shape), device=x.device), part, 0.0)
         out = part if out is None else out + part
     return out
 
@@ -163,9 +206,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     want = _LINEAR_NDIM.get(mode)
     if want is not None and input.ndim != want:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want}D input")
-    if antialias or mode == "lanczos":
-        raise NotImplementedError(f"interpolate: antialias and mode='lanczos' are not supported "
-                                  f"by fusetorch (got mode={mode!r}, antialias={antialias})")
+    if mode == "lanczos":
+        raise NotImplementedError("interpolate: mode='lanczos' is not supported by fusetorch")
     spatial = tuple(input.shape[2:])
     if any(s <= 0 for s in spatial) or any(o <= 0 for o in out):
         names = "DHW"[3 - len(spatial):]
@@ -185,6 +227,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                                   f"'{D._torch_name(input._dtype)}'")
     np_t = np.float64 if input._dtype is DT.float64 else np.float32
     x = input
+    if antialias:  # PyTorch's separable kernel: the last dim first, unchanged dims skipped
+        for d in reversed(range(len(spatial))):
+            if spatial[d] != out[d]:
+                x = _resample(x, 2 + d, _aa_taps(mode, spatial[d], out[d], scales[d],
+                                                 align_corners, np_t))
+        return x.clone() if x is input else x
     for d, (n_in, n_out, s) in enumerate(zip(spatial, out, scales)):
         if mode in ("nearest", "nearest-exact"):
             taps = _nearest_taps(mode, n_in, n_out, s)
