@@ -165,3 +165,30 @@ def test_antialiased_interpolation_is_the_normalised_filter(mode, hw, out):
                                         antialias=True).numpy()[0, 0]
     covered = (wh[:, :1] != 0) @ (ww[:, :1] != 0).T
     assert not np.isnan(y[~covered]).any() and np.isfinite(y[~covered]).all()
+
+
+@pytest.mark.parametrize("dtype, name", [("int64", "Long"), ("int32", "Int"), ("bool", "Bool"),
+                                         ("uint8", "Byte")])
+def test_hypot_of_two_integer_tensors_is_pytorchs_missing_kernel(dtype, name):
+    a = torch.tensor([3, 1], dtype=getattr(torch, dtype))
+    with pytest.raises(NotImplementedError, match=f"\"hypot_cpu\" not implemented for '{name}'"):
+        torch.hypot(a, a)
+    # one floating operand: the float kernel, as PyTorch's result type says
+    np.testing.assert_allclose(torch.hypot(a, torch.tensor([4.0, 0.0])).numpy(),
+                               np.hypot(a.numpy().astype(np.float64), [4.0, 0.0]), rtol=1e-7)
+
+
+@pytest.mark.parametrize("name, args", [("max", (1,)), ("min", (1,)), ("kthvalue", (2, 1)),
+                                        ("sort", (1,)), ("topk", (2,)), ("median", (1,)),
+                                        ("mode", (1,)), ("cummax", (1,))])
+def test_out_calls_return_pytorchs_out_named_tuples(name, args):
+    # PyTorch: torch.kthvalue(x, 2, 1, out=o) is a torch.return_types.kthvalue_out holding o
+    x = torch.tensor([[3.0, 1.0, 2.0], [0.5, 4.0, 4.0]])
+    o = (torch.empty(0), torch.empty(0, dtype=torch.int64))
+    r = getattr(torch, name)(x, *args, out=o)
+    assert type(r).__name__ == f"{name}_out" and type(r) is getattr(torch.return_types, f"{name}_out")
+    assert not isinstance(r, getattr(torch.return_types, name))
+    assert r[0] is o[0] and r[1] is o[1] and r._fields == ("values", "indices")
+    assert repr(r).startswith(f"torch.return_types.{name}_out(\nvalues=tensor(")
+    plain = getattr(torch, name)(x, *args)
+    np.testing.assert_array_equal(r.values.numpy(), plain.values.numpy())

@@ -763,8 +763,18 @@ def _vjp_hypot(b, n, g):  # d/da = a / out, d/db = b / out
             b.sum_to(b.op("mul", g, b.op("div", b.value(c), out)), c.shape))
 
 
+def _refuse_integral_hypot(_compute, dtypes):
+    """PyTorch's hypot has float kernels only: two integer (or bool) operands are an error, not
+    a float result."""
+    if any(d.is_floating_point for d in dtypes):
+        return None
+    common = dt.result_type(list(dtypes), [], [])
+    return NotImplementedError(f'"hypot_cpu" not implemented for '
+                               f'\'{dt.SCALAR_TYPE_NAMES[common.name]}\'')
+
+
 elementwise("hypot", 2, "float", "hypot{f}({0}, {1})", lambda xp: xp.hypot, vjp=_vjp_hypot,
-            saves=(0, 1, "out"))
+            saves=(0, 1, "out"), refuse=_refuse_integral_hypot)
 
 
 def _vjp_logaddexp(b, n, g):
