@@ -11,6 +11,8 @@ add("F.interpolate(antialias)", {
     "F.interpolate(bilinear,antialias)": lambda x: F.interpolate(x, size=(3, 7), mode="bilinear",
                                                                  antialias=True),
     "F.interpolate(bicubic,antialias)": lambda x: F.interpolate(
-        x, scale_factor=(0.6, 1.5), mode="bicubic", antialias=True)},
+        x, scale_factor=(0.6, 1.5), mode="bicubic", antialias=True),
+    "F.interpolate(lanczos)": lambda x: F.interpolate(x, size=(4, 3), mode="lanczos",
+                                                      antialias=True)},
     fixed(("f32", lambda r: [make(r, (2, 3, 6, 5))]),
           ("perm_f64", lambda r: [make(r, (1, 2, 7, 4), F64, layout="t")])))

@@ -122,7 +122,7 @@ def _aa_matrix(n_in: int, n_out: int, mode: str) -> np.ndarray:
     name: the triangle, or Keys' cubic with a = -0.5, widened by the downscale factor, each row
     normalised), written as plain float64 loops."""
     scale = n_in / n_out
-    half = 1.0 if mode == "bilinear" else 2.0
+    half = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode]
     support = half * scale if scale >= 1 else half
     stretch = 1 / scale if scale >= 1 else 1.0
 
@@ -130,6 +130,9 @@ def _aa_matrix(n_in: int, n_out: int, mode: str) -> np.ndarray:
         x = abs(x)
         if mode == "bilinear":
             return max(0.0, 1 - x)
+        if mode == "lanczos":  # Lanczos-3 (the docs: PIL's Image.LANCZOS)
+            sinc = lambda v: 1.0 if v == 0 else math.sin(math.pi * v) / (math.pi * v)  # noqa: E731
+            return sinc(x) * sinc(x / 3) if x < 3 else 0.0
         a = -0.5
         if x < 1:
             return ((a + 2) * x - (a + 3)) * x * x + 1
@@ -144,7 +147,7 @@ def _aa_matrix(n_in: int, n_out: int, mode: str) -> np.ndarray:
     return w
 
 
-@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic", "lanczos"])
 @pytest.mark.parametrize("hw, out", [((9, 10), (4, 3)), ((5, 4), (7, 9)), ((7, 7), (1, 2))])
 def test_antialiased_interpolation_is_the_normalised_filter(mode, hw, out):
     rng = np.random.default_rng(5)
@@ -192,3 +195,21 @@ def test_out_calls_return_pytorchs_out_named_tuples(name, args):
     assert repr(r).startswith(f"torch.return_types.{name}_out(\nvalues=tensor(")
     plain = getattr(torch, name)(x, *args)
     np.testing.assert_array_equal(r.values.numpy(), plain.values.numpy())
+
+
+def test_interpolate_refusals_are_pytorchs():
+    F = torch.nn.functional
+    x = torch.zeros(1, 1, 5, 7)
+    with pytest.raises(ValueError, match="Lanczos mode requires antialias=True"):
+        F.interpolate(x, size=(3, 3), mode="lanczos")
+    with pytest.raises(ValueError, match="Lanczos mode does not support align_corners=True"):
+        F.interpolate(x, size=(3, 3), mode="lanczos", antialias=True, align_corners=True)
+    with pytest.raises(ValueError, match="Anti-alias option is restricted"):
+        F.interpolate(torch.zeros(1, 2, 7), size=4, mode="lanczos", antialias=True)
+    with pytest.raises(NotImplementedError, match=r"Only 3D, 4D and 5D .*\(got lanczos\)"):
+        F.interpolate(torch.zeros(1, 2, 7), size=4, mode="lanczos")
+    with pytest.raises(NotImplementedError,
+                       match="\"compute_index_ranges_weights\" not implemented for 'Int'"):
+        F.interpolate(x.int(), size=(3, 3), mode="bilinear", antialias=True)
+    with pytest.raises(NotImplementedError, match="uint8 input .* not supported by fusetorch"):
+        F.interpolate(x.to(torch.uint8), size=(3, 3), mode="bilinear")

@@ -128,11 +128,15 @@ def _linear_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, n
 
 
 def _aa_filter(mode: str, x, np_t):
-    """PyTorch's antialiasing filters (UpSampleKernel.cpp's aa_filter): the triangle, and Keys'
-    cubic with a = -0.5 (not the -0.75 of plain bicubic), in its C types (a is a double)."""
+    """PyTorch's antialiasing filters (UpSampleKernel.cpp's aa_filter): the triangle, Keys'
+    cubic with a = -0.5 (not the -0.75 of plain bicubic), in its C types (a is a double), and
+    Lanczos-3."""
     x = np.abs(x)
     if mode == "bilinear":
         return np.where(x < 1, np_t(1) - x, np_t(0)).astype(np_t)
+    if mode == "lanczos":  # Lanczos-3, PIL's: sinc(x) sinc(x / 3) inside |x| < 3
+        x64 = x.astype(np.float64)
+        return np.where(x < 3, np.sinc(x64) * np.sinc(x64 / 3), 0.0).astype(np_t)
     a, x64 = -0.5, x.astype(np.float64)
     near = ((a + 2) * x64 - (a + 3)) * x64 * x64 + 1
     far = ((((x - np_t(5)) * x + np_t(8)) * x - np_t(4)).astype(np.float64)) * a
@@ -147,7 +151,7 @@ def _aa_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, np_t)
         s = np_t(np_t(n_in - 1) / np_t(n_out - 1)) if n_out > 1 else np_t(0)
     else:
         s = _inv_scale(np_t, scale, n_in, n_out)
-    half = 1.0 if mode == "bilinear" else 2.0  # interp_size * 0.5
+    half = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode]  # interp_size * 0.5
     support = np_t(half * np.float64(s)) if s >= 1 else np_t(half)
     width = int(math.ceil(support)) * 2 + 1
     invscale = np_t(1.0 / np.float64(s)) if s >= 1 else np_t(1)
@@ -207,7 +211,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if want is not None and input.ndim != want:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want}D input")
     if mode == "lanczos":
-        raise NotImplementedError("interpolate: mode='lanczos' is not supported by fusetorch")
+        if input.ndim != 4:
+            raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                      f"(got {input.ndim}D) for the modes: {_MODES} (got {mode})")
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     spatial = tuple(input.shape[2:])
     if any(s <= 0 for s in spatial) or any(o <= 0 for o in out):
         names = "DHW"[3 - len(spatial):]
@@ -219,10 +229,17 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         pool = {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d, 5: adaptive_avg_pool3d}[
             input.ndim]
         return pool(input, out[0] if input.ndim == 3 else tuple(out))
+    if input._dtype is DT.uint8 and (antialias or mode in ("bilinear", "bicubic")):
+        raise NotImplementedError(f"interpolate: uint8 input with mode={mode!r} (PyTorch's "
+                                  f"fixed-point uint8 kernels) is not supported by fusetorch; "
+                                  f"convert it to a floating dtype")
     if not input._dtype.is_floating_point and not (mode.startswith("nearest") and
                                                    input._dtype is DT.uint8):
         kernel = {"nearest": "nearest", "nearest-exact": "nearest", "bicubic": "cubic"}.get(
             mode, "linear")
+        if antialias:
+            raise NotImplementedError(f'"compute_index_ranges_weights" not implemented for '
+                                      f"'{D._torch_name(input._dtype)}'")
         raise NotImplementedError(f'"compute_indices_weights_{kernel}" not implemented for '
                                   f"'{D._torch_name(input._dtype)}'")
     np_t = np.float64 if input._dtype is DT.float64 else np.float32
