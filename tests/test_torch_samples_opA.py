@@ -213,3 +213,35 @@ def test_interpolate_refusals_are_pytorchs():
         F.interpolate(x.int(), size=(3, 3), mode="bilinear", antialias=True)
     with pytest.raises(NotImplementedError, match="uint8 input .* not supported by fusetorch"):
         F.interpolate(x.to(torch.uint8), size=(3, 3), mode="bilinear")
+
+
+_BF16 = [-8.5, -8.25, 1.5, 2.703125, 0.30078125, NAN, -3.203125, 300.0, -0.5, 2.5, -INF]
+
+
+@pytest.mark.parametrize("name, ref", [("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc),
+                                       ("round", np.rint), ("frac", lambda v: v - np.trunc(v))])
+def test_bfloat16_rounding_rounds(name, ref):
+    # the values are bfloat16's own, and so are their floors, ceils, ... (|x| < 2**8)
+    got = getattr(torch, name)(torch.tensor(_BF16, dtype=torch.bfloat16))
+    assert got.dtype == torch.bfloat16
+    with np.errstate(invalid="ignore"):
+        np.testing.assert_array_equal(got.float().numpy().astype(np.float64), ref(np.array(_BF16)))
+
+
+def test_bfloat16_running_max_keeps_a_nan_and_casts_wrap_as_pytorchs():
+    x = torch.tensor(_BF16[:10], dtype=torch.bfloat16)
+    r = torch.cummax(x, 0)  # docs: NaN propagates, and its index is the NaN's
+    a = np.array(_BF16[:10])
+    want = np.where(np.arange(10) >= 5, NAN, np.maximum.accumulate(np.where(np.isnan(a), -INF, a)))
+    np.testing.assert_array_equal(r.values.float().numpy(), want)
+    np.testing.assert_array_equal(r.indices.numpy(), [0, 1, 2, 3, 3, 5, 5, 5, 5, 5])
+    # to integers: truncated toward zero, then wrapped to the width (PyTorch's CPU: -3.2 -> 253)
+    finite = torch.tensor([v for v in _BF16 if math.isfinite(v)], dtype=torch.bfloat16)
+    whole = np.trunc([v for v in _BF16 if math.isfinite(v)]).astype(np.int64)
+    np.testing.assert_array_equal(finite.to(torch.uint8).numpy(), whole % 256)
+    np.testing.assert_array_equal(finite.to(torch.int8).numpy(), (whole + 128) % 256 - 128)
+    np.testing.assert_array_equal(finite.to(torch.int64).numpy(), whole)
+    np.testing.assert_array_equal(torch.nan_to_num(x).float().numpy(),
+                                  np.nan_to_num(a, nan=0.0).astype(np.float32))
+    # inf becomes bfloat16's largest value, 2**128 (1 - 2**-8)
+    assert torch.nan_to_num(torch.tensor([INF], dtype=torch.bfloat16)).item() == 2.0 ** 128 * (1 - 2.0 ** -8)

@@ -397,6 +397,8 @@ def _vjp_cast(b, n, g):
 
 def _cast(xp):
     def cast(x, dtype):
+        if x.dtype.kind == "V" and dtype.category < 2:
+            x = x.astype("float32")  # bfloat16 (ml_dtypes) to integers as float32 goes: exact
         if dtype.category == 1 and dtype.itemsize < 8 and x.dtype.kind == "f":
             # floats reach narrow integers through int64: converting a value out of the
             # target's range directly is undefined in C and CUDA (cupy gives uint8 0 for -3.2
@@ -724,10 +726,11 @@ _unary_float("exp2", "exp2", _vjp_exp2, ("out",))
 
 
 def _rounding(ufunc: str):
-    # integers are already whole: a copy (numpy's floor of an int64 array would be float64)
+    # integers are already whole: a copy (numpy's floor of an int64 array would be float64);
+    # bfloat16 (ml_dtypes, kind "V") rounds as the floats do
     def make(xp):
         f = getattr(xp, ufunc)
-        return lambda x: f(x) if x.dtype.kind == "f" else x.copy()
+        return lambda x: x.copy() if x.dtype.kind in "biu" else f(x)
     return make
 
 
