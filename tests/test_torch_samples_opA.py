@@ -245,3 +245,31 @@ def test_bfloat16_running_max_keeps_a_nan_and_casts_wrap_as_pytorchs():
                                   np.nan_to_num(a, nan=0.0).astype(np.float32))
     # inf becomes bfloat16's largest value, 2**128 (1 - 2**-8)
     assert torch.nan_to_num(torch.tensor([INF], dtype=torch.bfloat16)).item() == 2.0 ** 128 * (1 - 2.0 ** -8)
+
+
+def test_softmin_negates_in_the_input_dtype_before_the_dtype_argument():
+    # PyTorch: (-input).softmax(dim, dtype): -x of uint8 wraps to (256 - x) % 256, so 0 stays 0
+    x = np.array([[0, 200, 3, 255]], dtype=np.uint8)
+    got = torch.nn.functional.softmin(torch.tensor(x), 1, dtype=torch.float64).numpy()
+    neg = ((256 - x.astype(np.int64)) % 256).astype(np.float64)
+    e = np.exp(neg - neg.max())
+    np.testing.assert_allclose(got, e / e.sum(), rtol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["addcmul", "addcdiv"])
+@pytest.mark.parametrize("half", ["bfloat16", "float16"])
+def test_half_precision_addcmul_addcdiv_round_once(name, half):
+    # PyTorch's CPU kernel computes reduced floats in float32 (its opmath): input + value *
+    # tensor1 (*|/) tensor2 in that order, one rounding to the half dtype at the end
+    import ml_dtypes
+    np_half = ml_dtypes.bfloat16 if half == "bfloat16" else np.float16
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.uniform(0.5, 2.0, (6, 7)).astype(np_half) for _ in range(3))
+    op = np.multiply if name == "addcmul" else np.divide
+    f32 = lambda v: v.astype(np.float32)  # noqa: E731
+    want = (f32(a) + op(np.float32(3.14) * f32(b), f32(c))).astype(np_half)
+    dtype = getattr(torch, half)
+    t = lambda v: torch.tensor(v.astype(np.float32)).to(dtype)  # noqa: E731
+    got = getattr(torch, name)(t(a), t(b), t(c), value=3.14)
+    assert got.dtype == dtype
+    np.testing.assert_array_equal(got.float().numpy(), f32(want))

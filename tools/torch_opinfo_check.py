@@ -79,32 +79,30 @@ class Converter:
         if dt is None or name.startswith(("uint16", "uint32", "uint64", "float8", "qint", "quint", "complex")):
             raise Unrepresentable(name)
         d = t.detach()
-        if d.dtype == torch.bfloat16:
-            arr = d.float().numpy()
-            out = ft.tensor(arr.copy(), dtype=dt)
+        # numpy has no bfloat16: its values travel as float32 (exact) and are cast back
+        host = (lambda x: x.float().numpy()) if d.dtype == torch.bfloat16 else (lambda x: x.numpy())
+        back = (lambda x: x.to(dt)) if d.dtype == torch.bfloat16 else (lambda x: x)
+        # the whole reachable storage, copied, viewed with the sample's strides
+        if d.numel() == 0 or not all(s >= 0 for s in d.stride()):
+            arr = host(d.contiguous()).copy()
+            out = back(ft.from_numpy(arr))
         else:
-            # the whole reachable storage, copied, viewed with the sample's strides
-            if d.numel() == 0 or not all(s >= 0 for s in d.stride()):
-                arr = d.contiguous().numpy().copy()
-                out = ft.from_numpy(arr)
+            # the whole storage (as_strided samples read outside the view), shared by every
+            # tensor of the sample that shares it (out= aliasing an input), then the view
+            total = d.untyped_storage().nbytes() // d.element_size()
+            whole = host(torch.as_strided(d, (total,), (1,), 0)).copy()
+            if t.requires_grad:  # a leaf of its own, over a copy of the whole storage
+                out = back(ft.from_numpy(whole)).as_strided(tuple(d.shape), tuple(d.stride()),
+                                                            d.storage_offset()).detach()
             else:
-                # the whole storage (as_strided samples read outside the view), shared by every
-                # tensor of the sample that shares it (out= aliasing an input), then the view
-                total = d.untyped_storage().nbytes() // d.element_size()
-                whole = torch.as_strided(d, (total,), (1,), 0).numpy().copy()
-                if t.requires_grad:  # a leaf of its own, over a copy of the whole storage
-                    out = ft.from_numpy(whole).as_strided(tuple(d.shape), tuple(d.stride()),
-                                                          d.storage_offset()).detach()
-                    arr = out.numpy()
-                else:
-                    key = (d.untyped_storage().data_ptr(), str(d.dtype))
-                    flat = self.storages.get(key)
-                    if flat is None:
-                        flat = self.storages[key] = ft.from_numpy(whole)
-                    out = flat.as_strided(tuple(d.shape), tuple(d.stride()), d.storage_offset())
-                    arr = out.numpy()
-            if d.dim() == 0:
-                out = ft.tensor(arr.copy(), dtype=dt)
+                key = (d.untyped_storage().data_ptr(), str(d.dtype))
+                flat = self.storages.get(key)
+                if flat is None:
+                    flat = self.storages[key] = back(ft.from_numpy(whole))
+                out = flat.as_strided(tuple(d.shape), tuple(d.stride()), d.storage_offset())
+            arr = (out.float() if d.dtype == torch.bfloat16 else out).numpy()
+        if d.dim() == 0:
+            out = ft.tensor(arr.copy(), dtype=dt)
         if t.requires_grad:
             out.requires_grad_(True)
             self.leaves.append((t, out))
