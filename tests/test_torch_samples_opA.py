@@ -273,3 +273,15 @@ def test_half_precision_addcmul_addcdiv_round_once(name, half):
     got = getattr(torch, name)(t(a), t(b), t(c), value=3.14)
     assert got.dtype == dtype
     np.testing.assert_array_equal(got.float().numpy(), f32(want))
+
+
+def test_reversed_operators_called_unbound_on_a_number_do_what_pytorchs_do():
+    # torch/_tensor.py: __rdiv__ (= __rtruediv__) is `self.reciprocal() * other`, and __rsub__'s
+    # TypeError becomes NotImplemented
+    t = torch.tensor([1, 2, 3])
+    with pytest.raises(AttributeError, match="'int' object has no attribute 'reciprocal'"):
+        torch.Tensor.__rdiv__(2, t)
+    with pytest.raises(AttributeError, match="'float' object has no attribute 'reciprocal'"):
+        torch.Tensor.__rtruediv__(2.0, t)
+    assert torch.Tensor.__rsub__(2, t) is NotImplemented
+    np.testing.assert_array_equal((2 - t).numpy(), [1, 0, -1])

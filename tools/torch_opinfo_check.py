@@ -554,6 +554,8 @@ def check_sample(op, fn, sample, dtype_name, res, torch, ft, values, grads, rng)
             tg = torch.zeros_like(t_leaves[k])
         if fg is None:
             fg = ft.zeros(tuple(tg.shape), dtype=getattr(ft, str(tg.dtype).split(".")[1]))
+        if tg._is_zerotensor():
+            tg = torch.zeros(tg.shape, dtype=tg.dtype)
         tg = overflow_excused(tg, fg, res, desc, k, torch)
         # a float32 or bfloat16 leaf's gradient is rounded to its dtype: that dtype's tolerance
         tol = GRAD_TOL if tg.dtype == torch.float64 else TOL.get(str(tg.dtype).split(".")[1], GRAD_TOL)
