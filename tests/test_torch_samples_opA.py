@@ -285,3 +285,19 @@ def test_reversed_operators_called_unbound_on_a_number_do_what_pytorchs_do():
         torch.Tensor.__rtruediv__(2.0, t)
     assert torch.Tensor.__rsub__(2, t) is NotImplemented
     np.testing.assert_array_equal((2 - t).numpy(), [1, 0, -1])
+
+
+@pytest.mark.parametrize("fn", [lambda x, p: torch.linalg.vector_norm(x, p),
+                                lambda x, p: torch.dist(x, torch.zeros_like(x), p),
+                                lambda x, p: x.norm(p)])
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_half_precision_norms_accumulate_past_the_dtypes_range(fn, half):
+    # PyTorch accumulates |x|^p in float32: 125 * 9^4 = 820125 passes float16's 65504, the
+    # 4-norm (30.09) does not; so with 3 * 300^2 for the 2-norm
+    import ml_dtypes
+    np_half = ml_dtypes.bfloat16 if half == "bfloat16" else np.float16
+    for value, n, p in ((9.0, 125, 4), (300.0, 3, 2)):
+        x = torch.full((n,), value, dtype=getattr(torch, half))
+        got = fn(x, p)
+        assert got.dtype == x.dtype
+        assert float(got) == float(np_half((n * value ** p) ** (1 / p)))
