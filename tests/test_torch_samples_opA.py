@@ -301,3 +301,16 @@ def test_half_precision_norms_accumulate_past_the_dtypes_range(fn, half):
         got = fn(x, p)
         assert got.dtype == x.dtype
         assert float(got) == float(np_half((n * value ** p) ** (1 / p)))
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_half_precision_sinc_is_within_an_ulp(half):
+    # PyTorch computes sin(pi x) / (pi x) in float32: rounding pi x to the half dtype first
+    # moved sin(pi x) by up to 0.016 at x ~ 9 (4 float16 ulps of the result)
+    x = torch.linspace(5.0, 9.0, 97).to(getattr(torch, half))
+    exact = np.sinc(x.float().numpy().astype(np.float64))
+    got = torch.sinc(x).float().numpy().astype(np.float64)
+    eps = 2.0 ** (-10 if half == "float16" else -7)  # one ulp, relative
+    assert torch.sinc(x).dtype == x.dtype
+    # (at the integers float32's sin(pi n) is ~1e-7, not 0: an absolute allowance)
+    assert np.all(np.abs(got - exact) <= eps * np.abs(exact) + 1e-6)
