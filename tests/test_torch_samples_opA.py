@@ -314,3 +314,16 @@ def test_half_precision_sinc_is_within_an_ulp(half):
     assert torch.sinc(x).dtype == x.dtype
     # (at the integers float32's sin(pi n) is ~1e-7, not 0: an absolute allowance)
     assert np.all(np.abs(got - exact) <= eps * np.abs(exact) + 1e-6)
+
+
+@pytest.mark.parametrize("start, end, steps", [(-2.0, 1.0, 50), (-2.0, 4.0, 50), (3.0, -7.5, 33)])
+def test_float16_linspace_rounds_as_half_arithmetic(start, end, steps):
+    # PyTorch's CPU kernel in c10::Half: step = (end - start) / (steps - 1) rounded to half, then
+    # start + step * i (the product rounded, then the sum), the second half counted from end
+    h = np.float16
+    step = h((end - start) / (steps - 1))
+    i = np.arange(steps)
+    want = np.where(i < steps // 2, h(h(step * h(i)) + h(start)),
+                    h(h(end) - h(step * h(steps - 1 - i))))
+    got = torch.linspace(start, end, steps, dtype=torch.float16)
+    np.testing.assert_array_equal(got.numpy(), want)
