@@ -191,10 +191,18 @@ def test_out_calls_return_pytorchs_out_named_tuples(name, args):
     r = getattr(torch, name)(x, *args, out=o)
     assert type(r).__name__ == f"{name}_out" and type(r) is getattr(torch.return_types, f"{name}_out")
     assert not isinstance(r, getattr(torch.return_types, name))
-    assert r[0] is o[0] and r[1] is o[1] and r._fields == ("values", "indices")
+    assert r[0] is o[0] and r[1] is o[1] and r.values is o[0] and r.indices is o[1]
     assert repr(r).startswith(f"torch.return_types.{name}_out(\nvalues=tensor(")
     plain = getattr(torch, name)(x, *args)
     np.testing.assert_array_equal(r.values.numpy(), plain.values.numpy())
+
+
+def test_aminmax_out_is_an_aminmax_out():
+    x = torch.tensor([[3.0, 1.0, 2.0]])
+    o = (torch.empty(0), torch.empty(0))
+    r = torch.aminmax(x, dim=1, out=o)
+    assert type(r) is torch.return_types.aminmax_out
+    assert r.min is o[0] and r.max is o[1] and r.min.tolist() == [1.0] and r.max.tolist() == [3.0]
 
 
 def test_interpolate_refusals_are_pytorchs():
