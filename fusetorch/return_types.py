@@ -6,14 +6,15 @@ from __future__ import annotations
 
 def _collect() -> dict:
     from . import linalg
-    from .tracer import functional, functional_scan, functional_stats
+    from .tracer import functional, functional_scan, functional_stats, out_args
     found = {}
     for mod in (functional, functional_scan, functional_stats, linalg):
         for value in vars(mod).values():
             if isinstance(value, type) and issubclass(value, tuple) and \
                     hasattr(value, "_fields") and value.__name__.isidentifier():
                 found.setdefault(value.__name__, value)
-    return found
+    # the types `out=` calls return (`torch.return_types.max_out`)
+    return found | {t.__name__: t for t in map(out_args.out_type, list(found.values()))}
 
 
 globals().update(_collect())

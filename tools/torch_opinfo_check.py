@@ -13,8 +13,17 @@ fusetorch callable (the entry's name and aliases walked through fusetorch's name
 Tensor method as fallback; entries whose op is a Python lambda run that lambda's code with
 `torch` rebound to fusetorch), converts each SampleInput through numpy (strides kept, so the
 non-contiguous variants stay non-contiguous), runs both and compares values (per-dtype
-tolerances like torch.testing's), float64 gradients (one random cotangent per sample) and the
-exception type of error_inputs. Each op gets one class, worst first:
+tolerances like torch.testing's), float64 gradients (one random cotangent per sample; a float32
+or bfloat16 leaf's gradient at its dtype's tolerance) and the exception type of error_inputs.
+A gradient disagreement is no failure (counted, and listed as "excused" with -v) where
+central differences in float64 agree with fusetorch's and not with PyTorch's at every differing
+element, the function being smooth there (`grad_nearer_fd`: addcmul's bfloat16 rounding inside
+PyTorch's formula, as_strided_scatter's input gradient); where PyTorch's value is an overflowed
+intermediate and fusetorch's a finite one near float64's limit (`grad_overflow`: ldexp); or
+where the differing elements are NaN inputs at which PyTorch's own elementwise gradient
+depends on its kernel path, vectorised or scalar, and fusetorch's is one of the two
+(`grad_nan_path`: hardtanh, relu6, the shrinks, elu/celu/selu). Each op gets one class, worst
+first:
 
     WRONG VALUE > WRONG GRAD > RAISES (on valid input) > WRONG ERROR > OK
     MISSING (no callable) and SKIP (out of scope: complex, fft, sparse, quantized, aten
@@ -41,9 +50,10 @@ CLASSES = ("WRONG VALUE", "WRONG GRAD", "RAISES", "WRONG ERROR", "TIMEOUT", "OK"
 OUT_OF_SCOPE_PREFIXES = ("fft.", "_refs", "sparse", "to_sparse", "jiterator", "torch.ops.", "view_as_complex",
                          "view_as_real", "complex", "polar", "cfloat", "cdouble", "chalf", "quantized",
                          "nn.functional.scaled_dot_product_attention_", "resolve_conj", "resolve_neg",
-                         "conj_physical")
+                         "conj_physical", "torch._scaled_mm")  # (float8 products)
 OUT_OF_SCOPE_NAMES = {"real", "imag", "angle", "conj", "isreal", "fft", "stft", "istft",
-                      "native_dropout_backward", "slice"}
+                      "native_dropout_backward", "slice",
+                      "max_pool2d_with_indices_backward"}  # (ATen's backward kernels)
 # Random or uninitialised results: compare shapes and dtypes, never values.
 NONDETERMINISTIC = ("dropout", "rand", "bernoulli", "multinomial", "normal", "uniform", "exponential",
                     "cauchy", "geometric", "log_normal", "poisson", "rrelu", "empty", "fractional_max_pool",
@@ -136,32 +146,30 @@ class Converter:
         if dt is None or name.startswith(("uint16", "uint32", "uint64", "float8", "qint", "quint", "complex")):
             raise Unrepresentable(name)
         d = t.detach()
-        if d.dtype == torch.bfloat16:
-            arr = d.float().numpy()
-            out = ft.tensor(arr.copy(), dtype=dt)
+        # numpy has no bfloat16: its values travel as float32 (exact) and are cast back
+        host = (lambda x: x.float().numpy()) if d.dtype == torch.bfloat16 else (lambda x: x.numpy())
+        back = (lambda x: x.to(dt)) if d.dtype == torch.bfloat16 else (lambda x: x)
+        # the whole reachable storage, copied, viewed with the sample's strides
+        if d.numel() == 0 or not all(s >= 0 for s in d.stride()):
+            arr = host(d.contiguous()).copy()
+            out = back(ft.from_numpy(arr))
         else:
-            # the whole reachable storage, copied, viewed with the sample's strides
-            if d.numel() == 0 or not all(s >= 0 for s in d.stride()):
-                arr = d.contiguous().numpy().copy()
-                out = ft.from_numpy(arr)
+            # the whole storage (as_strided samples read outside the view), shared by every
+            # tensor of the sample that shares it (out= aliasing an input), then the view
+            total = d.untyped_storage().nbytes() // d.element_size()
+            whole = host(torch.as_strided(d, (total,), (1,), 0)).copy()
+            if t.requires_grad:  # a leaf of its own, over a copy of the whole storage
+                out = back(ft.from_numpy(whole)).as_strided(tuple(d.shape), tuple(d.stride()),
+                                                            d.storage_offset()).detach()
             else:
-                # the whole storage (as_strided samples read outside the view), shared by every
-                # tensor of the sample that shares it (out= aliasing an input), then the view
-                total = d.untyped_storage().nbytes() // d.element_size()
-                whole = torch.as_strided(d, (total,), (1,), 0).numpy().copy()
-                if t.requires_grad:  # a leaf of its own
-                    arr = np.lib.stride_tricks.as_strided(
-                        whole[d.storage_offset():], d.shape, tuple(s * whole.itemsize for s in d.stride()))
-                    out = ft.from_numpy(arr)
-                else:
-                    key = (d.untyped_storage().data_ptr(), str(d.dtype))
-                    flat = self.storages.get(key)
-                    if flat is None:
-                        flat = self.storages[key] = ft.from_numpy(whole)
-                    out = flat.as_strided(tuple(d.shape), tuple(d.stride()), d.storage_offset())
-                    arr = out.numpy()
-            if d.dim() == 0:
-                out = ft.tensor(arr.copy(), dtype=dt)
+                key = (d.untyped_storage().data_ptr(), str(d.dtype))
+                flat = self.storages.get(key)
+                if flat is None:
+                    flat = self.storages[key] = back(ft.from_numpy(whole))
+                out = flat.as_strided(tuple(d.shape), tuple(d.stride()), d.storage_offset())
+            arr = (out.float() if d.dtype == torch.bfloat16 else out).numpy()
+        if d.dim() == 0:
+            out = ft.tensor(arr.copy(), dtype=dt)
         if t.requires_grad:
             out.requires_grad_(True)
             self.leaves.append((t, out))
@@ -197,9 +205,25 @@ class Converter:
             return type(x)(self(v) for v in x)
         if isinstance(x, dict):
             return {k: self(v) for k, v in x.items()}
+        if isinstance(x, torch.nn.Module):
+            return self.module(x)
         if isinstance(x, types.FunctionType) or callable(x) and getattr(x, "__module__", "") == "torch":
             return Resolver.callable_for(self.torch, self.ft, x)
         return x
+
+
+    def module(self, m):
+        """A parameterless torch layer (triplet_margin_with_distance_loss's PairwiseDistance()) as
+        fusetorch's class of that name, with the same public attributes."""
+        cls = getattr(self.ft.nn, type(m).__name__, None)
+        if cls is None or any(True for _ in m.parameters()) or any(True for _ in m.buffers()):
+            raise Unrepresentable(type(m).__name__)
+        out = cls.__new__(cls)
+        self.ft.nn.Module.__init__(out)
+        for k, v in vars(m).items():
+            if not k.startswith("_"):
+                setattr(out, k, self(v))
+        return out
 
 
 class Unrepresentable(Exception):
@@ -409,8 +433,10 @@ class OpResult:
         self.name = name
         self.counts = {"value_ok": 0, "value_bad": 0, "grad_ok": 0, "grad_bad": 0, "raises": 0,
                        "error_ok": 0, "error_bad": 0, "skipped": 0, "torch_raises": 0,
-                       "value_precision": 0, "grad_detached": 0, "departures": 0}
+                       "value_precision": 0, "grad_detached": 0, "departures": 0,
+                       "grad_nearer_fd": 0, "grad_overflow": 0, "grad_nan_path": 0}
         self.fails = {"WRONG VALUE": [], "WRONG GRAD": [], "RAISES": [], "WRONG ERROR": []}
+        self.notes = []  # gradient disagreements decided for fusetorch (central differences, overflow)
         self.status = None
         self.how = None
         self.missing_variants = []
@@ -697,13 +723,155 @@ def check_sample(op, fn, sample, dtype_name, res, torch, ft, values, grads, rng)
             tg = torch.zeros_like(t_leaves[k])
         if fg is None:
             fg = ft.zeros(tuple(tg.shape), dtype=getattr(ft, str(tg.dtype).split(".")[1]))
-        why = compare(tg, fg, torch, ft, tol=GRAD_TOL, skip=grad_skip if k == 0 and grad_skip is not None and
+        if tg._is_zerotensor():
+            tg = torch.zeros(tg.shape, dtype=tg.dtype)
+        tg = overflow_excused(tg, fg, res, desc, k, torch)
+        # a float32 or bfloat16 leaf's gradient is rounded to its dtype: that dtype's tolerance
+        tol = GRAD_TOL if tg.dtype == torch.float64 else TOL.get(str(tg.dtype).split(".")[1], GRAD_TOL)
+        why = compare(tg, fg, torch, ft, tol=tol, skip=grad_skip if k == 0 and grad_skip is not None and
                       grad_skip.shape == tuple(tg.shape) else None)
+        if why and nan_path_dependent(op, sample, targets, cots, t_leaves[k], tg, fg, torch):
+            res.counts["grad_nan_path"] += 1
+            if len(res.notes) < 6:
+                res.notes.append(f"{desc}: grad of input {k}: {why}; at these NaN inputs PyTorch's own "
+                                 f"gradient depends on its kernel path (vectorised or scalar), fusetorch's is one")
+            why = None
+        if why and nearer_central_differences(op, sample, targets, cots, t_leaves[k], tg, fg, tol, torch,
+                                              ft):
+            res.counts["grad_nearer_fd"] += 1
+            if len(res.notes) < 6:
+                res.notes.append(f"{desc}: grad of input {k}: {why}; fusetorch's is the central "
+                                 f"differences' value, PyTorch's is not")
+            why = None
         if why:
             res.counts["grad_bad"] += 1
             res.fail("WRONG GRAD", f"{desc}: grad of input {k}: {why}")
             return
     res.counts["grad_ok"] += 1
+
+
+def overflow_excused(tg, fg, res, desc, k, torch):
+    """PyTorch's gradient where an intermediate of its formula overflowed (ldexp's
+    `grad * self * 2**other * log 2` left to right) replaced by fusetorch's finite one: same
+    sign and within a factor 4 of float64's largest value, so no step of the derivative's true
+    value overflows."""
+    if tg.dtype != torch.float64:
+        return tg
+    a = tg.detach().numpy()
+    b = np.asarray(fg.detach().numpy(), dtype=np.float64)
+    if a.shape != b.shape:
+        return tg
+    near = np.isinf(a) & np.isfinite(b) & (np.abs(b) > np.finfo(np.float64).max / 4) & (np.sign(a) == np.sign(b))
+    if not near.any():
+        return tg
+    res.counts["grad_overflow"] += 1
+    if len(res.notes) < 6:
+        res.notes.append(f"{desc}: grad of input {k}: {int(near.sum())} elements inf in PyTorch (an overflowing "
+                         f"intermediate), fusetorch's finite value near float64's limit")
+    return torch.from_numpy(np.where(near, b, a))
+
+
+def nan_path_dependent(op, sample, targets, cots, leaf, tg, fg, torch):
+    """Whether every element where the gradients differ has a NaN input at which PyTorch's own
+    elementwise gradient differs between its vectorised kernel (a long contiguous run) and its
+    scalar loop (one element), fusetorch's being one of the two (hardtanh, relu6, elu at NaN)."""
+    if leaf is not sample.input or len(targets) != 1 or any(
+            isinstance(v, torch.Tensor) for v in list(sample.args) + list(sample.kwargs.values())):
+        return False
+    out, cot = targets[0][1], cots[0]
+    if tuple(out.shape) != tuple(leaf.shape):
+        return False
+    a = tg.detach().double().reshape(-1).numpy()
+    b = np.asarray(fg.detach().numpy(), dtype=np.float64).reshape(-1)
+    x = leaf.detach().reshape(-1)
+    c = cot.double().reshape(-1).numpy()
+    same = (a == b) | (np.isnan(a) & np.isnan(b)) | (np.abs(a - b) <= 1e-7 + 1e-6 * np.abs(a))
+    differ = np.flatnonzero(~same)
+    if not len(differ) or not bool(torch.isnan(x[differ]).all()):
+        return False
+
+    def grad_at(n):
+        v = torch.full((n,), math.nan, dtype=leaf.dtype, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            o = op.op(v, *sample.args, **sample.kwargs)
+        return float(torch.autograd.grad(o, v, torch.ones_like(o))[0][0])
+    try:
+        paths = (grad_at(1), grad_at(4096))
+    except Exception:
+        return False
+    if paths[0] == paths[1] or (math.isnan(paths[0]) and math.isnan(paths[1])):
+        return False
+    for j in differ:
+        if not any(b[j] == c[j] * p or (math.isnan(b[j]) and math.isnan(p)) for p in paths):
+            return False
+    return True
+
+
+FD_STEP = 1e-6
+FD_ELEMENTS = 16
+
+
+def nearer_central_differences(op, sample, targets, cots, leaf, tg, fg, tol, torch, ft):
+    """Whether, at each element (up to FD_ELEMENTS) where the two gradients of `leaf` differ,
+    fusetorch's agrees with float64 central differences of <cotangents, outputs> and PyTorch's
+    does not, the function being smooth there (its one-sided differences agree: no kink, tie or
+    NaN). Such a sample is PyTorch's gradient formula rounding or departing from the derivative of
+    its own forward (addcmul's `tensor1 * value` rounded to bfloat16, as_strided_scatter's input
+    gradient), not a fusetorch bug."""
+    a = tg.detach().double().reshape(-1).numpy()
+    b = np.asarray(fg.detach().numpy(), dtype=np.float64).reshape(-1)
+    if a.shape != b.shape:
+        return False
+    with np.errstate(invalid="ignore"):
+        differ = np.flatnonzero(~((a == b) | (np.abs(a - b) <= tol[1] + tol[0] * np.abs(a))))
+    if not len(differ) or len(differ) > FD_ELEMENTS:
+        return False
+    idx = [i for i, _ in targets]
+
+    def up(x, delta):
+        if isinstance(x, torch.Tensor):
+            if x is leaf:
+                return x.detach().double() + delta
+            return x.detach().double() if x.dtype.is_floating_point else x.detach()
+        if isinstance(x, (list, tuple)) and not hasattr(x, "_fields"):
+            return type(x)(up(v, delta) for v in x)
+        if isinstance(x, dict):
+            return {k: up(v, delta) for k, v in x.items()}
+        return x
+
+    def scalar(delta):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.manual_seed(0)
+            out = op.op(up(sample.input, delta), *up(tuple(sample.args), delta),
+                        **up(dict(sample.kwargs), delta))
+        flat = flatten(out, True)
+        return sum(float((c.double() * flat[i].detach().double()).sum()) for i, c in zip(idx, cots))
+
+    try:
+        with torch.no_grad():
+            zero = torch.zeros(leaf.shape, dtype=torch.float64)
+            s0 = scalar(zero)
+            for j in differ:
+                x = float(leaf.detach().double().reshape(-1)[j])
+                h = FD_STEP * max(1.0, abs(x))
+                step = zero.clone()
+                step.view(-1)[j] = h
+                sp, sm = scalar(step), scalar(-step)
+                fd, fwd, bwd = (sp - sm) / (2 * h), (sp - s0) / h, (s0 - sm) / h
+                if not all(math.isfinite(v) for v in (fd, fwd, bwd)):
+                    return False
+                near = 1e-5 * (1.0 + abs(fd))
+                if abs(fwd - bwd) > 1e-3 * (1.0 + abs(fd)):
+                    return False  # not smooth here: no derivative to judge by
+                if not abs(b[j] - fd) <= near or abs(a[j] - fd) <= near:
+                    return False
+    except OpTimeout:
+        raise
+    except Exception:
+        return False
+    return True
 
 
 def check_errors(op, fn, res, torch, ft):
@@ -902,10 +1070,11 @@ def main(argv=None):
             r.fail("RAISES", "tool: " + err(e) + " " + traceback.format_exc(limit=3)[-300:])
         results.append({"name": r.name, "class": r.klass(), "how": r.how, "counts": r.counts,
                         "missing_variants": r.missing_variants,
-                        "fails": {k: v for k, v in r.fails.items() if v}, "seconds": round(time.time() - t0, 2)})
+                        "fails": {k: v for k, v in r.fails.items() if v}, "notes": r.notes,
+                        "seconds": round(time.time() - t0, 2)})
         print(f"{r.klass():<12} {r.name:<45} {time.time() - t0:6.1f}s", flush=True)
         if a.verbose:
-            for c, fs in r.fails.items():
+            for c, fs in list(r.fails.items()) + [("excused", r.notes)]:
                 for f in fs[:3]:
                     print(f"    {c}: {f}")
         with open(a.out, "w") as f:

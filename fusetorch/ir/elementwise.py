@@ -398,6 +398,8 @@ def _vjp_cast(b, n, g):
 
 def _cast(xp):
     def cast(x, dtype):
+        if x.dtype.kind == "V" and dtype.category < 2:
+            x = x.astype("float32")  # bfloat16 (ml_dtypes) to integers as float32 goes: exact
         if dtype.category == 1 and dtype.itemsize < 8 and x.dtype.kind == "f":
             # floats reach narrow integers through int64: converting a value out of the
             # target's range directly is undefined in C and CUDA (cupy gives uint8 0 for -3.2
@@ -588,13 +590,14 @@ elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 
 
 def _vjp_extreme(cmp):
     def rule(b, n, g):
-        # ties split the gradient in half (PyTorch's maximum/minimum)
+        # PyTorch's maximum/minimum: ties split the gradient in half, the losing side gets 0, and
+        # a NaN (no tie, no loser) passes the whole gradient to both sides
         x, y = arg(n, 0), arg(n, 1)
         xv, yv = b.value(x), b.value(y)
-        half = b.op("mul", g, b.const(0.5, n.dtype))
+        half, zero = b.op("mul", g, b.const(0.5, n.dtype)), b.zero(n.dtype)
         tie = b.op("eq", xv, yv)
-        gx = b.op("where", tie, half, b.where0(b.op(cmp, xv, yv), g))
-        gy = b.op("where", tie, half, b.where0(b.op(cmp, yv, xv), g))
+        gx = b.op("where", tie, half, b.op("where", b.op(cmp, yv, xv), zero, g))
+        gy = b.op("where", tie, half, b.op("where", b.op(cmp, xv, yv), zero, g))
         return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
     return rule
 
@@ -724,10 +727,11 @@ _unary_float("exp2", "exp2", _vjp_exp2, ("out",))
 
 
 def _rounding(ufunc: str):
-    # integers are already whole: a copy (numpy's floor of an int64 array would be float64)
+    # integers are already whole: a copy (numpy's floor of an int64 array would be float64);
+    # bfloat16 (ml_dtypes, kind "V") rounds as the floats do
     def make(xp):
         f = getattr(xp, ufunc)
-        return lambda x: f(x) if x.dtype.kind == "f" else x.copy()
+        return lambda x: x.copy() if x.dtype.kind in "biu" else f(x)
     return make
 
 
@@ -763,8 +767,18 @@ def _vjp_hypot(b, n, g):  # d/da = a / out, d/db = b / out
             b.sum_to(b.op("mul", g, b.op("div", b.value(c), out)), c.shape))
 
 
+def _refuse_integral_hypot(_compute, dtypes):
+    """PyTorch's hypot has float kernels only: two integer (or bool) operands are an error, not
+    a float result."""
+    if any(d.is_floating_point for d in dtypes):
+        return None
+    common = dt.result_type(list(dtypes), [], [])
+    return NotImplementedError(f'"hypot_cpu" not implemented for '
+                               f'\'{dt.SCALAR_TYPE_NAMES[common.name]}\'')
+
+
 elementwise("hypot", 2, "float", "hypot{f}({0}, {1})", lambda xp: xp.hypot, vjp=_vjp_hypot,
-            saves=(0, 1, "out"))
+            saves=(0, 1, "out"), refuse=_refuse_integral_hypot)
 
 
 def _vjp_logaddexp(b, n, g):
@@ -811,10 +825,12 @@ def _int_checked(ufunc: str):
 
 
 def _vjp_divmod(rounding: str):
-    # remainder: a - floor(a / b) * b; fmod: a - trunc(a / b) * b (PyTorch's derivatives)
+    # remainder: a - floor(a / b) * b; fmod: a - trunc(a / b) * b (PyTorch's derivatives, whose
+    # floor is div(rounding_mode="floor"): floor_divide, exact where a / b rounds onto an integer)
     def rule(b, n, g):
         a, c = arg(n, 0), arg(n, 1)
-        q = b.op(rounding, b.op("div", b.value(a), b.value(c)))
+        q = b.op("floor_divide", b.value(a), b.value(c)) if rounding == "floor" else \
+            b.op(rounding, b.op("div", b.value(a), b.value(c)))
         return (b.sum_to(g, a.shape), b.sum_to(b.op("neg", b.op("mul", g, q)), c.shape))
     return rule
 

@@ -130,7 +130,7 @@ def _cumarg(greater: bool):
             if x.shape[dim] == 0:
                 return xp.zeros(x.shape, dtype=xp.int64)
             hit = x == accumulate(xp, extreme, x, dim)
-            if x.dtype.kind == "f":
+            if x.dtype.kind in "fV":  # (bfloat16, ml_dtypes' kind "V", has NaN too)
                 hit = hit | xp.isnan(x)
             shape = [1] * x.ndim
             shape[dim] = x.shape[dim]
@@ -221,7 +221,7 @@ def _topk(xp):
             # holding a NaN (the smallest never is NaN, unless all are) goes the long way.
             # (numpy only: cupy's NaN rule was not checked on a device.)
             i = (xp.argmax if largest else xp.argmin)(x, axis=dim, keepdims=True)
-            if largest or x.dtype.kind != "f" or not xp.isnan(xp.take_along_axis(x, i, dim)).any():
+            if largest or x.dtype.kind not in "fV" or not xp.isnan(xp.take_along_axis(x, i, dim)).any():
                 return i.astype(xp.int64, copy=False)
         if k == 0 or 4 * k >= n:  # most of the row (or none): sorting it all is as cheap
             return xp.take(sort(x, dim, largest), xp.arange(k), axis=dim)
@@ -242,7 +242,7 @@ def _select(xp, x, dim: int, k: int, largest: bool):
     at = n - k if largest else k - 1
     kth = xp.take(xp.argpartition(x, at, axis=dim), xp.arange(at, at + 1), axis=dim)
     t = xp.take_along_axis(x, kth, dim)
-    if x.dtype.kind == "f":
+    if x.dtype.kind in "fV":
         x_nan, t_nan = xp.isnan(x), xp.isnan(t)
         better = ((x > t) | x_nan) & ~t_nan if largest else (x < t) | (t_nan & ~x_nan)
         tied = xp.where(t_nan, x_nan, x == t)

@@ -208,14 +208,37 @@ def _vjp_gammainc(sign: float):
     return rule
 
 
+def _gammainc(name: str, upper: bool):
+    """scipy's regularized incomplete gamma with PyTorch's edge rules at NaN, which its
+    calc_igamma(c) applies in order before any series: x == 0 gives P = 0, a = inf with a finite
+    (or NaN) x gives P = 0, x = inf gives P = 1; scipy gives NaN wherever an input is NaN."""
+    scipy_run = scipy_ufunc(name)
+
+    def make(xp):
+        plain = scipy_run(xp)
+
+        def run(a, x):
+            r = plain(a, x)
+            lo, hi = (1.0, 0.0) if upper else (0.0, 1.0)
+            an, xn = xp.isnan(a), xp.isnan(x)
+            if not bool((an | xn).any()):
+                return r
+            r = xp.where(an & (x == 0), lo, r)
+            r = xp.where(an & (x == xp.inf), hi, r)
+            return xp.asarray(xp.where(xn & (a == xp.inf), lo, r), dtype=r.dtype)
+        run.__name__ = name
+        return run
+    return make
+
+
 # (their C expressions name functions no kernel defines: fusible=False keeps them out of kernels)
 elementwise("ndtri", 1, "float", "ft_ndtri{f}({0})", scipy_ufunc("ndtri"), vjp=_vjp_ndtri, saves=("out",),
             fusible=False)
 elementwise("zeta", 2, "float", "ft_zeta{f}({0}, {1})", scipy_ufunc("zeta"), vjp=_vjp_refused("zeta"),
             fusible=False)
-elementwise("igamma", 2, "float", "ft_igamma{f}({0}, {1})", scipy_ufunc("gammainc"), vjp=_vjp_gammainc(1.0),
+elementwise("igamma", 2, "float", "ft_igamma{f}({0}, {1})", _gammainc("gammainc", False), vjp=_vjp_gammainc(1.0),
             saves=(0, 1), fusible=False)
-elementwise("igammac", 2, "float", "ft_igammac{f}({0}, {1})", scipy_ufunc("gammaincc"), vjp=_vjp_gammainc(-1.0),
+elementwise("igammac", 2, "float", "ft_igammac{f}({0}, {1})", _gammainc("gammaincc", True), vjp=_vjp_gammainc(-1.0),
             saves=(0, 1), fusible=False)
 # PyTorch gives these no gradient at all (torch.special wraps them in no_grad)
 elementwise("airy_ai", 1, "float", "ft_airy_ai{f}({0})", scipy_ufunc("airy", 0), vjp=_vjp_refused("airy_ai"),

@@ -38,6 +38,10 @@ def p_norm(x: Tensor, ord, dim, keepdim: bool = False) -> Tensor:
     """The `ord`-norm of float `x` (at least 1-d) over `dim` (an int or a tuple), with PyTorch's
     gradient: 0 where the chain rule meets 0 * inf (an all-zero vector, or a zero element for
     ord < 1). The guards are taken only where a gradient can be asked for."""
+    if x._dtype in (dt.float16, dt.bfloat16) and ord not in (math.inf, -math.inf):
+        # PyTorch's norm kernels accumulate half precision in float32 and round once: the sum
+        # of powers may pass float16's range (65504) where the norm does not
+        return D.cast(p_norm(D.cast(x, dt.float32), ord, dim, keepdim), x._dtype)
     dims = _dims(dim, x.ndim)
     a = D.unary("abs", x)
     if ord == math.inf:

@@ -198,7 +198,7 @@ def _clamp_tensors(input: Tensor, min, max) -> Tensor:
         value = binary("minimum", value, hi)
         le = binary("le", input, hi)
         inside = le if inside is None else binary("bitwise_and", inside, le)
-    routed = value
+    routed = value.detach()  # a NaN operand's NaN: PyTorch's backward sends it no gradient
     if hi is not None:
         above = binary("gt", input, hi)
         if lo is not None:
@@ -249,18 +249,23 @@ def scale_for(value, *tensors):
 def addcmul(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=None) -> Tensor:
     """`input + value * tensor1 * tensor2`, multiplied in PyTorch's kernel order."""
     value = scale_for(value, input, tensor1, tensor2)
-    t1, t2 = _common_dtype("addcmul", input, tensor1, tensor2)
+    x, t1, t2, back = _common_dtype("addcmul", input, tensor1, tensor2)
     t = t1 if value == 1 else binary("mul", t1, value)
-    return write_out(binary("add", input, binary("mul", t, t2)), out,
+    return write_out(back(binary("add", x, binary("mul", t, t2))), out,
                      operands=(input, tensor1, tensor2))
 
 
 def _common_dtype(fn: str, input, tensor1: Tensor, tensor2: Tensor) -> tuple:
-    """tensor1 and tensor2 in the three operands' result type: PyTorch's kernel computes in it
-    (a bfloat16 tensor1 beside float32 operands is not rounded to bfloat16 after `value *`)."""
+    """(input, tensor1, tensor2, back): the operands in the dtype PyTorch's kernel computes in,
+    the three operands' result type (a bfloat16 tensor1 beside float32 operands is not rounded
+    to bfloat16 after `value *`), float32 for a float16/bfloat16 result (its opmath: one
+    rounding at the end, by `back`)."""
     compute = D.promote_args("add", [input, tensor1, tensor2])[0]
-    return tuple(cast(t, compute) if isinstance(t, Tensor) and t._dtype is not compute else t
-                 for t in (tensor1, tensor2))
+    work = dt.float32 if compute in (dt.float16, dt.bfloat16) else compute
+    ops = tuple(cast(t, work) if isinstance(t, Tensor) and t._dtype is not work else t
+                for t in (tensor1, tensor2))
+    x = input if work is compute else cast(input, work)
+    return (x,) + ops + ((lambda r: r) if work is compute else (lambda r: cast(r, compute)),)
 
 
 @_grad_name("AddcdivBackward0")
@@ -274,9 +279,9 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=Non
             ".to(input.dtype) for integer inputs and as (input + value * tensor1 / tensor2) for "
             "float inputs. The future addcdiv behavior is just the latter implementation: "
             "(input + value * tensor1 / tensor2), for all dtypes.")
-    t1, t2 = _common_dtype("addcdiv", input, tensor1, tensor2)
+    x, t1, t2, back = _common_dtype("addcdiv", input, tensor1, tensor2)
     t = t1 if value == 1 else binary("mul", t1, value)
-    return write_out(binary("add", input, binary("div", t, t2)), out,
+    return write_out(back(binary("add", x, binary("div", t, t2))), out,
                      operands=(input, tensor1, tensor2))
 
 

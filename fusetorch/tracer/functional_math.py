@@ -13,8 +13,8 @@ from .out_args import with_out
 from .tensor import Tensor
 
 # finfo(d).max of the float dtypes (nan_to_num's default replacements)
-_FLOAT_MAX = {dt.float16: 65504.0, dt.float32: 3.4028234663852886e38,
-              dt.float64: 1.7976931348623157e308}
+_FLOAT_MAX = {dt.float16: 65504.0, dt.bfloat16: 3.3895313892515355e38,
+              dt.float32: 3.4028234663852886e38, dt.float64: 1.7976931348623157e308}
 
 
 def _f():

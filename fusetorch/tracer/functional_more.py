@@ -185,9 +185,13 @@ def sinc(input: Tensor, *, out=None) -> Tensor:
     """sin(pi x) / (pi x), 1 at 0 (whose gradient is 0 there)."""
     D.check_tensor(input, "sinc", "input", 1)
     x = _float(input)
+    half = x._dtype in (dt.float16, dt.bfloat16)
+    if half:  # PyTorch computes in float32: pi x rounded to half would move sin(pi x) by ulps
+        x = cast(x, dt.float32)
     zero = binary("eq", x, 0.0)
     px = binary("mul", elementwise("where", zero, 1.0, x), math.pi)  # no 0 / 0 in backward
-    return write_out(elementwise("where", zero, 1.0, binary("div", unary("sin", px), px)), out)
+    r = elementwise("where", zero, 1.0, binary("div", unary("sin", px), px))
+    return write_out(cast(r, input._dtype) if half else r, out)
 
 
 def _angle_scale(name: str, factor: float, label: str):

@@ -11,7 +11,7 @@ from . import dispatch as D
 from . import functional as F
 from .dispatch import binary, cast, elementwise
 from .functional import _grad_name, write_out
-from .out_args import exact_dtype
+from .out_args import exact_dtype, out_type
 from .functional_scan import _return_type
 from .tensor import Tensor
 
@@ -215,7 +215,7 @@ def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out
             exact_dtype(o, input._dtype)
         write_out(lo, out[0])
         write_out(hi, out[1])
-        return ReturnAminmax(out[0], out[1])
+        return out_type(ReturnAminmax)(out[0], out[1])  # torch.return_types.aminmax_out
     return ReturnAminmax(lo, hi)
 
 

@@ -412,10 +412,18 @@ Tensor.normal_ = _normal_
 
 # ------------------------------------------------------------ operators
 
-def _rev(name):
+def _rev(name, unbound=None):
+    """`other <op> self`. `unbound(self)` is what PyTorch's Python-level definition does when
+    called unbound on a non-tensor (`Tensor.__rdiv__(2, t)` calls `2.reciprocal()`)."""
     def op(self, other):
+        if unbound is not None and not isinstance(self, Tensor):
+            return unbound(self)
         return D.binary(name, other, self)
     return op
+
+
+def _no_reciprocal(self):
+    raise AttributeError(f"'{type(self).__name__}' object has no attribute 'reciprocal'")
 
 
 def _fwd(name):
@@ -445,11 +453,13 @@ def _matmul_r(self, other):
 Tensor.__add__ = _bound("add", "__add__")
 Tensor.__radd__ = _bound("add", "__radd__")
 Tensor.__sub__ = _bound("sub", "__sub__")
-Tensor.__rsub__ = _rev("sub")
+Tensor.__rsub__ = _rev("sub", unbound=lambda self: NotImplemented)  # (a TypeError caught)
 Tensor.__mul__ = _bound("mul", "__mul__")
 Tensor.__rmul__ = _bound("mul", "__rmul__")
 Tensor.__truediv__ = _bound("div", "__truediv__")
-Tensor.__rtruediv__ = _rev("div")
+Tensor.__rtruediv__ = _rev("div", unbound=_no_reciprocal)
+# Python 2's names, which PyTorch's Tensor still has (op_db tests `__rdiv__`)
+Tensor.__div__, Tensor.__rdiv__ = Tensor.__truediv__, Tensor.__rtruediv__
 Tensor.__pow__ = _fwd("pow")
 Tensor.__rpow__ = _rev("pow")
 Tensor.__floordiv__ = _fwd("floor_divide")

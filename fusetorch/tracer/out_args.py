@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import sys
+from collections import namedtuple
 
 from ..ir import dtypes as dt
 from . import dispatch as D
@@ -101,7 +102,24 @@ def write_outs(results: tuple, out, name: str, inputs=()) -> tuple:
         raise TypeError(f"expected tuple of {len(results)} elements but got {len(out)}")
     for r, o in zip(results, out):
         check_out(r, o, name, inputs)
-    return type(results)(*(write_out(r, o, name=name) for r, o in zip(results, out)))
+    written = [write_out(r, o, name=name) for r, o in zip(results, out)]
+    return out_type(type(results))(*written) if hasattr(results, "_fields") else \
+        type(results)(written)
+
+
+_OUT_TYPES: dict = {}
+
+
+def out_type(cls: type) -> type:
+    """PyTorch's `torch.return_types.<name>_out`, the named tuple an `out=` call returns (its
+    own type, printed with its own name), for the named tuple `cls` of the plain call."""
+    found = _OUT_TYPES.get(cls)
+    if found is None:
+        name, fields = cls.__name__ + "_out", cls._fields
+        found = _OUT_TYPES[cls] = namedtuple(name, fields)
+        found.__repr__ = lambda self: (f"torch.return_types.{name}(\n" + ",\n".join(
+            f"{f}={getattr(self, f)!r}" for f in fields) + ")")
+    return found
 
 
 def _all_tensors(xs) -> bool:

@@ -85,8 +85,14 @@ def _spaced(start, end, steps: int, d: dt.DType, base) -> np.ndarray:
         i = np.arange(steps)
         half = steps // 2
         with np.errstate(over="ignore", invalid="ignore"):
-            exps = np.where(i < half, fma(np, step, i.astype(work), s),
-                            fma(np, -step, (steps - 1 - i).astype(work), e)).astype(work)
+            if work is typed and d.itemsize == 2:
+                # float16/bfloat16: c10::Half arithmetic rounds the product, then the sum
+                exps = np.where(i < half, (step * i.astype(work)).astype(work) + s,
+                                e - (step * (steps - 1 - i).astype(work)).astype(work))
+            else:
+                exps = np.where(i < half, fma(np, step, i.astype(work), s),
+                                fma(np, -step, (steps - 1 - i).astype(work), e))
+            exps = exps.astype(work)
     if base is None:
         vals = exps
     else:

@@ -224,7 +224,8 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     D.check_tensor(input, "softmin", "input", 1)
     if dim is None:
         dim = _softmax_dim("softmin", input.ndim, _stacklevel)
-    return softmax(-input if dtype is None else -D.cast(input, dtype), dim)
+    # PyTorch's (-input).softmax(dim, dtype): negated in the input's dtype (uint8 wraps)
+    return softmax(-input, dim, dtype=dtype)
 
 
 # ---------------------------------------------------------------- learned, gated, random slopes

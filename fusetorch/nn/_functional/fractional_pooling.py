@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ...ir import dtypes as DT
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
@@ -87,7 +88,8 @@ def _fractional(input: Tensor, kernel_size, output_size, output_ratio, samples, 
                                f"{d} {n}")
     x = input if batched else F.unsqueeze(input, 0)
     n, c = x.shape[0], x.shape[1]
-    u = samples.detach().cpu().numpy()[:n, :c]  # [N, C, nd]: data, read on the host
+    u = samples.detach().cpu()  # [N, C, nd]: data, read on the host (bfloat16 as float32)
+    u = (u.float() if u._dtype is DT.bfloat16 else u).numpy()[:n, :c]
     ftype = np.float64 if input._data.dtype.itemsize == 8 else np.float32
     # the 2-d form reads sample 0 for the width; the 3-d form in dim order
     order = (1, 0) if nd == 2 else (0, 1, 2)

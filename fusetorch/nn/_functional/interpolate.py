@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 
 from ...ir import dtypes as DT
+from ...runtime.fma import fma
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
@@ -93,6 +94,14 @@ def _nearest_taps(mode: str, n_in: int, n_out: int, scale) -> list:
     return [(np.minimum(src.astype(np.int64), n_in - 1), None)]
 
 
+def _fma(a, b, c, np_t):
+    """a * b + c rounded once in np_t, as PyTorch's kernels compute the source index (the
+    compiler contracts it to a fused multiply-add): float32's product is exact in float64."""
+    if np_t is np.float32:
+        return (np.float64(a) * b.astype(np.float64) + np.float64(c)).astype(np.float32)
+    return fma(np, a, b, c)
+
+
 def _cubic_weights(t):
     a = -0.75
     conv1 = lambda x: ((a + 2) * x - (a + 3)) * x * x + 1  # noqa: E731  |x| <= 1
@@ -107,7 +116,7 @@ def _linear_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, n
         src = s * o
     else:
         s = _inv_scale(np_t, scale, n_in, n_out)
-        src = s * (o + np_t(0.5)) - np_t(0.5)
+        src = _fma(s, o + np_t(0.5), np_t(-0.5), np_t)
         if mode != "bicubic":
             src = np.maximum(src, np_t(0))
     i0 = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
@@ -119,70 +128,64 @@ def _linear_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, n
     return [(i0, (1 - lam).astype(np_t)), (i1, lam)]
 
 
-def _aa_filter(mode: str, x):
-    """PyTorch's antialias filters (PIL's): the triangle, or Keys' cubic with a = -0.5."""
+def _aa_filter(mode: str, x, np_t):
+    """PyTorch's antialiasing filters (UpSampleKernel.cpp's aa_filter): the triangle, Keys'
+    cubic with a = -0.5 (not the -0.75 of plain bicubic), in its C types (a is a double), and
+    Lanczos-3."""
     x = np.abs(x)
     if mode == "bilinear":
-        return np.where(x < 1, 1 - x, 0)
-    a = -0.5
-    near = ((a + 2) * x - (a + 3)) * x * x + 1
-    far = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-    return np.where(x < 1, near, np.where(x < 2, far, 0))
+        return np.where(x < 1, np_t(1) - x, np_t(0)).astype(np_t)
+    if mode == "lanczos":  # Lanczos-3, PIL's: sinc(x) sinc(x / 3) inside |x| < 3
+        x64 = x.astype(np.float64)
+        return np.where(x < 3, np.sinc(x64) * np.sinc(x64 / 3), 0.0).astype(np_t)
+    a, x64 = -0.5, x.astype(np.float64)
+    near = ((a + 2) * x64 - (a + 3)) * x64 * x64 + 1
+    far = ((((x - np_t(5)) * x + np_t(8)) * x - np_t(4)).astype(np.float64)) * a
+    return np.where(x < 1, near, np.where(x < 2, far, 0.0)).astype(np_t)
 
 
 def _aa_taps(mode: str, n_in: int, n_out: int, scale, align_corners: bool, np_t) -> list:
-    """ATen's `_compute_weights_aa`: output i averages the inputs within `support` of its
-    center through the filter stretched by the scale (when downsampling), weights normalized to
-    sum 1; as many taps as the widest window, the missing ones of weight 0."""
+    """PyTorch's antialiased taps (_compute_weights_aa): output i averages the inputs within
+    `support` of its centre, the filter stretched by the downscale factor, weights normalised
+    to sum 1. Outputs have up to ceil(support) * 2 + 1 taps; unused ones are masked."""
     if align_corners:
         s = np_t(np_t(n_in - 1) / np_t(n_out - 1)) if n_out > 1 else np_t(0)
     else:
         s = _inv_scale(np_t, scale, n_in, n_out)
-    size = 2 if mode == "bilinear" else 4
-    support = np_t(size * 0.5) * s if s >= 1 else np_t(size * 0.5)
-    invscale = np_t(1) / s if s >= 1 else np_t(1)
-    center = s * (np.arange(n_out).astype(np_t) + np_t(0.5))
-    xmin = np.maximum(np.trunc(center - support + np_t(0.5)).astype(np.int64), 0)
-    xsize = np.minimum(np.trunc(center + support + np_t(0.5)).astype(np.int64), n_in) - xmin
-    k = max(int(xsize.max()), 1)
-    j = np.arange(k)[:, None]
-    w = _aa_filter(mode, ((j + xmin - center + np_t(0.5)) * invscale).astype(np_t)).astype(np_t)
-    w = np.where(j < xsize, w, np_t(0))
-    total = w.sum(0)
-    w = np.where(total != 0, w / np.where(total != 0, total, 1), w).astype(np_t)
-    return [(np.minimum(xmin + t, n_in - 1), w[t]) for t in range(k)]
-
-
-# A resampling of n_in positions to n_out as a dense (n_out, n_in) matrix product where that
-# matrix is at most this big: the BLAS beats one index_select and multiply-add per tap once
-# the windows are wide (antialiased downsampling: 2 * scale taps for bilinear, 4 * scale for
-# bicubic)
-_DENSE_LIMIT = 1 << 20
-
-
-def _resample_by_matrix(x: Tensor, dim: int, taps: list, n_in: int) -> Tensor:
-    n_out = taps[0][0].shape[0]
-    w = np.zeros((n_out, n_in), dtype=taps[0][1].dtype)
-    rows = np.arange(n_out)
-    for idx, wt in taps:
-        np.add.at(w, (rows, idx), wt)
-    m = C.tensor(w, dtype=x.dtype, device=x.device)
-    if dim == x.ndim - 1:
-        return x @ m.mT
-    return m @ x if dim == x.ndim - 2 else (m @ x.movedim(dim, -2)).movedim(-2, dim)
+    half = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode]  # interp_size * 0.5
+    support = np_t(half * np.float64(s)) if s >= 1 else np_t(half)
+    width = int(math.ceil(support)) * 2 + 1
+    invscale = np_t(1.0 / np.float64(s)) if s >= 1 else np_t(1)
+    center = (np.float64(s) * (np.arange(n_out) + 0.5)).astype(np_t)
+    xmin = np.maximum(((center - support).astype(np.float64) + 0.5).astype(np.int64), 0)
+    xsize = np.minimum(((center + support).astype(np.float64) + 0.5).astype(np.int64), n_in) - xmin
+    xsize = np.clip(xsize, 0, width)
+    ws = []
+    for j in range(width):
+        at = ((xmin + j).astype(np_t) - center).astype(np.float64) + 0.5
+        w = _aa_filter(mode, (at * np.float64(invscale)).astype(np_t), np_t)
+        ws.append(np.where(j < xsize, w, np_t(0)).astype(np_t))
+    total = np_t(0)
+    for w in ws:
+        total = (total + w).astype(np_t)
+    ws = [np.where(total != 0, w / np.where(total != 0, total, np_t(1)), w).astype(np_t) for w in ws]
+    return [(np.minimum(xmin + j, n_in - 1), w, j < xsize if (xsize <= j).any() else None)
+            for j, w in enumerate(ws)]
 
 
 def _resample(x: Tensor, dim: int, taps: list) -> Tensor:
-    idx0, w0 = taps[0]
+    idx0, w0 = taps[0][:2]
     if w0 is None and np.array_equal(idx0, np.arange(x.shape[dim])):
         return x
     shape = [1] * x.ndim
     shape[dim] = -1
     out = None
-    for idx, w in taps:
+    for idx, w, *used in taps:
         part = F.index_select(x, dim, C.tensor(idx, device=x.device))
         if w is not None:
             part = part * C.tensor(w.reshape(shape), dtype=x.dtype, device=x.device)
+        if used and used[0] is not None:  # taps an output does not have: no 0 * inf
+            part = F.where(C.tensor(used[0].reshape(shape), device=x.device), part, 0.0)
         out = part if out is None else out + part
     return out
 
@@ -209,7 +212,13 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if want is not None and input.ndim != want:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want}D input")
     if mode == "lanczos":
-        raise NotImplementedError("interpolate: mode='lanczos' is not supported by fusetorch")
+        if input.ndim != 4:
+            raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported "
+                                      f"(got {input.ndim}D) for the modes: {_MODES} (got {mode})")
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     spatial = tuple(input.shape[2:])
     if any(s <= 0 for s in spatial) or any(o <= 0 for o in out):
         names = "DHW"[3 - len(spatial):]
@@ -221,20 +230,26 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
         pool = {3: adaptive_avg_pool1d, 4: adaptive_avg_pool2d, 5: adaptive_avg_pool3d}[
             input.ndim]
         return pool(input, out[0] if input.ndim == 3 else tuple(out))
+    if input._dtype is DT.uint8 and (antialias or mode in ("bilinear", "bicubic")):
+        raise NotImplementedError(f"interpolate: uint8 input with mode={mode!r} (PyTorch's "
+                                  f"fixed-point uint8 kernels) is not supported by fusetorch; "
+                                  f"convert it to a floating dtype")
     if not input._dtype.is_floating_point and not (mode.startswith("nearest") and
                                                    input._dtype is DT.uint8):
         kernel = {"nearest": "nearest", "nearest-exact": "nearest", "bicubic": "cubic"}.get(
             mode, "linear")
+        if antialias:
+            raise NotImplementedError(f'"compute_index_ranges_weights" not implemented for '
+                                      f"'{D._torch_name(input._dtype)}'")
         raise NotImplementedError(f'"compute_indices_weights_{kernel}" not implemented for '
                                   f"'{D._torch_name(input._dtype)}'")
     np_t = np.float64 if input._dtype is DT.float64 else np.float32
     x = input
-    if antialias:  # (ATen's separable pass: the last dim first)
+    if antialias:  # PyTorch's separable kernel: the last dim first, unchanged dims skipped
         for d in reversed(range(len(spatial))):
-            taps = _aa_taps(mode, spatial[d], out[d], scales[d], align_corners, np_t)
-            x = _resample_by_matrix(x, 2 + d, taps, spatial[d]) \
-                if len(taps) > 4 and spatial[d] * out[d] <= _DENSE_LIMIT else \
-                _resample(x, 2 + d, taps)
+            if spatial[d] != out[d]:
+                x = _resample(x, 2 + d, _aa_taps(mode, spatial[d], out[d], scales[d],
+                                                 align_corners, np_t))
         return x.clone() if x is input else x
     for d, (n_in, n_out, s) in enumerate(zip(spatial, out, scales)):
         if mode in ("nearest", "nearest-exact"):
