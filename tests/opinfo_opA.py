@@ -7,7 +7,7 @@ from opinfo import F64, add, binary, fixed, m, make
 add("div_python2_names", {"Tensor.__div__": m("__div__"), "Tensor.__rdiv__": m("__rdiv__")},
     binary(a=(0.5, 2.0), b=(0.5, 2.0), ints=True, int_inplace=False))
 # antialiased resampling: down in one dim, up in the other
-add("F.interpolate(antialias)", {
+add("F.interpolate(antialias,mixed_scales)", {
     "F.interpolate(bilinear,antialias)": lambda x: F.interpolate(x, size=(3, 7), mode="bilinear",
                                                                  antialias=True),
     "F.interpolate(bicubic,antialias)": lambda x: F.interpolate(

@@ -107,10 +107,6 @@ DEPARTURES["signal.windows.kaiser"] = (
     "finite up to 91.9: inf / inf = NaN there; fusetorch's i0 gives the value",
     lambda sample, t_out: np.isnan(t_out.detach().numpy()) if str(t_out.dtype) == "torch.float32" and
     sample.kwargs.get("beta", 12.0) > 88.7 else None, ("value",))
-DEPARTURES["nn.functional.ctc_loss"] = (
-    "the input gradient is the true derivative; PyTorch's assumes log_probs came from a "
-    "log_softmax (ARCHITECTURE, Known limits)", lambda sample, t_out: np.ones(tuple(sample.input.shape), bool),
-    ("grad",))
 for _n in ("polygamma.polygamma_n_1", "polygamma.polygamma_n_2", "polygamma.polygamma_n_3",
            "polygamma.polygamma_n_4"):
     DEPARTURES[_n] = ("PyTorch's zeta(n + 1, +inf) is NaN (the limit is 0) and its trigamma is finite "

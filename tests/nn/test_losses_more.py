@@ -114,8 +114,21 @@ def test_ctc_other_blank_unbatched_and_infeasible():
 def test_ctc_gradient_and_errors():
     lp, targets, in_len, tg_len = _ctc_case(t=4, n=2, c=3)
     targets = np.array([[1, 2], [1, 1]])
-    assert gradcheck(lambda x: F.ctc_loss(x, torch.tensor(targets), [4, 3], [2, 1]),
-                     (t64(lp, grad=True),))
+    assert gradcheck(lambda x: F.ctc_loss(x.log_softmax(2), torch.tensor(targets), [4, 3],
+                                          [2, 1]), (t64(lp, grad=True),))
+    # on raw log-probabilities, PyTorch's gradient (its ctc_loss_backward, checked by hand):
+    # the exact derivative plus exp(log_probs) over each sample's time steps
+    x = t64(lp, grad=True)
+    F.ctc_loss(x, torch.tensor(targets), [4, 3], [2, 1], reduction="sum").backward()
+    loss = lambda a: float(F.ctc_loss(t64(a), torch.tensor(targets), [4, 3], [2, 1],  # noqa: E731
+                                      reduction="sum"))
+    exact = np.zeros_like(lp)
+    for i in np.ndindex(lp.shape):
+        h = np.zeros_like(lp)
+        h[i] = 1e-6
+        exact[i] = (loss(lp + h) - loss(lp - h)) / 2e-6
+    live = (np.arange(4)[:, None] < np.array([4, 3])[None, :])[:, :, None]
+    np.testing.assert_allclose(np_(x.grad), exact + np.exp(lp) * live, atol=1e-7)
     # through log_softmax, the gradient PyTorch reports: softmax - occupancy, summing to 0
     logits = t64(lp, grad=True)
     F.ctc_loss(logits.log_softmax(2), torch.tensor(targets), [4, 4], [2, 2],

@@ -12,11 +12,12 @@ and a sample's loss is -logsumexp(alpha_{T_n - 1}(2 L_n), alpha_{T_n - 1}(2 L_n 
 stop at their input length (their alpha is carried unchanged after it), all inside the graph:
 lengths given as tensors are never read into Python.
 
-The gradient is the exact derivative with respect to `log_probs`. PyTorch's own backward
-returns `exp(log_probs) - occupancy` instead (the gradient with respect to the logits of a
-log_softmax); the two agree once chained through the log_softmax that produces `log_probs`.
-An impossible alignment (too few time steps) gives an infinite loss with a zero gradient
-(PyTorch: nan), or 0 with `zero_infinity`.
+The gradient is PyTorch's: `exp(log_probs) - occupancy` over each sample's time steps (the
+gradient with respect to the logits of a log_softmax), not the exact derivative with respect to
+`log_probs`, which lacks the `exp(log_probs)` term (`_softmax_logits_term` adds it, with value
+0); the two agree once chained through the log_softmax that produces `log_probs`. An impossible
+alignment (too few time steps) gives an infinite loss whose gradient is that term alone
+(PyTorch: nan), or 0 and a zero gradient with `zero_infinity`.
 """
 from __future__ import annotations
 
@@ -153,10 +154,12 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     nll = -_logsumexp([last, before])
     # a sample with no time steps matches only an empty target (probability 1)
     nll = F.where(in_len == 0, F.where(tg_len == 0, 0.0, math.inf), nll)
-    if zero_infinity:
-        nll = F.where(nll == math.inf, 0.0, nll)
     if nll._dtype is not log_probs._dtype:
         nll = D.cast(nll, log_probs._dtype)
+    infinite = nll == math.inf
+    nll = nll + _softmax_logits_term(log_probs, in_len)
+    if zero_infinity:
+        nll = F.where(infinite, 0.0, nll)
     if red == 0:
         out = nll.reshape(()) if unbatched else nll
     elif red == 2:
@@ -164,3 +167,15 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     else:
         out = (nll / D.cast(F.clamp(tg_len, min=1), nll._dtype)).mean()
     return _named(out, "CtcLossBackward0", log_probs)
+
+
+def _softmax_logits_term(log_probs: Tensor, in_len: Tensor) -> Tensor:
+    """Per sample, a term whose value is 0 and whose gradient is exp(log_probs) over the
+    sample's time steps: added to the exact loss, the gradient becomes PyTorch's
+    `exp(log_probs) - occupancy`. (Where exp overflows the term is left out: value 0.)"""
+    from ...tracer.creation import arange
+    steps = arange(log_probs.shape[0], device=log_probs.device)
+    live = D.cast((steps.unsqueeze(1) < in_len.unsqueeze(0)).unsqueeze(2), log_probs._dtype)
+    mass = F.sum(F.exp(log_probs) * live, (0, 2))
+    held = mass.detach()
+    return F.where(held.isfinite(), mass - held, 0.0)
