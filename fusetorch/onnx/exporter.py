@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import dtypes as dt
-from ..ir.passes import decompose
 from ..runtime.device import cpu_backend
 from ..runtime.interpret import eval_node
 from . import dims as dm
@@ -65,7 +64,7 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
 
     from .. import __version__ as _version
 
-    graph = decompose(cap.graph, every_dtype=True)  # (softmax, layer_norm: patterns match them)
+    graph = cap.graph
     b = Builder(opset)
     for name in list(input_names) + list(param_names) + list(output_names):
         b.reserve(name)
