@@ -31,4 +31,4 @@ def test_thresholds_are_set_at_import():
         pytest.skip("this environment tunes malloc itself")
     assert _malloc.applied
     assert _malloc.keep_heap()  # a second call changes nothing and says so
-    assert _malloc.TRIM_THRESHOLD == 2 * _malloc.MMAP_THRESHOLD == 64 << 20
+    assert _malloc.MMAP_THRESHOLD == 32 << 20 and _malloc.TRIM_THRESHOLD == 256 << 20

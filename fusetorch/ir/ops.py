@@ -90,6 +90,10 @@ class OpDef:
     # gradient accumulation (ir/grad.py): (builder, old, new) -> old + new as one node, where
     # new is a node of this op, or None to add them
     accumulate: Optional[Callable] = None
+    # (node, make) -> the node's value built of other primitives (fusible ones): a primitive
+    # that exists for its VJP (softmax keeps only its output) is differentiated as itself and
+    # then computed as this in compiled graphs (passes.decompose) and ONNX export
+    composition: Optional[Callable] = None
 
 
 @dataclass(frozen=True)
@@ -722,3 +726,5 @@ from . import scans as _scans  # noqa: E402,F401  (cumsum, argsort, searchsorted
 from . import recurrent_ops as _recurrent_ops  # noqa: E402,F401  (registers them in OPS)
 # A 2-d convolution as one primitive and its two gradients (ir/conv_ops.py).
 from . import conv_ops as _conv_ops  # noqa: E402,F401  (registers them in OPS)
+# softmax, log_softmax and layer_norm, whose VJPs keep what PyTorch's keep (ir/norm_ops.py).
+from . import norm_ops as _norm_ops  # noqa: E402,F401  (registers them in OPS)

@@ -324,9 +324,27 @@ def fold_constants(g: Graph) -> Graph:
     return _rewrite(g, _fold_node)
 
 
+# ---------------------------------------------------------------- compositions
+
+def decompose(g: Graph, every_dtype: bool = False) -> Graph:
+    """Each node whose op declares a `composition` (softmax, layer_norm: primitives for their
+    VJPs) replaced by it, so that kernels fuse its parts. float16/bfloat16 nodes stay one node
+    unless `every_dtype` (ONNX export): they get no kernels, and eager rounds them once.
+
+    >>> decompose(Graph([x], [softmax(x, dim=1)]))   # exp(x - max) / sum(exp(x - max))
+    """
+    def rule(n: Node) -> Node:
+        own = n.opdef.composition
+        if own is None or not every_dtype and n.dtype in (dt.float16, dt.bfloat16):
+            return n
+        return own(n, make_node)
+
+    return _rewrite(g, rule)
+
+
 # ---------------------------------------------------------------- the pipeline
 
-DEFAULT: tuple = (fold_constants, simplify, rewrite_indexing, transpose_matmul, sink_reshapes,
+DEFAULT: tuple = (decompose, fold_constants, simplify, rewrite_indexing, transpose_matmul, sink_reshapes,
                   sink_permutes, drop_copies, cse, dce)
 
 
@@ -361,6 +379,6 @@ def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -
     return g
 
 
-__all__ = ["DEFAULT", "count_ops", "cse", "dce", "drop_copies", "fold_constants",
+__all__ = ["DEFAULT", "count_ops", "cse", "dce", "decompose", "drop_copies", "fold_constants",
            "optimize", "rewrite_indexing", "scalar_value", "simplify", "sink_permutes",
            "sink_reshapes", "transpose_matmul"]

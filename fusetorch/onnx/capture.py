@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ..ir.graph import Graph
+from ..ir.passes import decompose
 from ..tracer import dispatch as D
 from ..tracer.tensor import Tensor
 from ..tracer.trace import Recorder, user_source
@@ -112,7 +113,10 @@ def trace_call(fn, args: tuple, kwargs: dict) -> tuple[Graph, list, list]:
     flat_out = flatten(out, [])
     if not flat_out:
         raise OnnxExporterError(f"the model returned no tensor (got {type(out).__name__})")
-    return rec.graph(*flat_out), list(rec.input_tensors), flat_out
+    # softmax and layer_norm as their compositions, which patterns.py matches (before dims.py
+    # compares the traces, node by node)
+    graph = decompose(rec.graph(*flat_out), every_dtype=True)
+    return graph, list(rec.input_tensors), flat_out
 
 
 class Capture:

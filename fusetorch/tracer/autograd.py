@@ -489,6 +489,11 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
         # a trace (compile of a whole training step) must see the backward's ops too
         if D.RECORDER is not None:
             D.RECORDER.backward_ran = True
+        if not retain_graph:
+            # as the plain run below: the saved values are the run's (its env drops each
+            # after its last reader), not the nodes' until the end (a traced nanoGPT step
+            # held all its activations through its backward: 0.16 GB more at its peak)
+            _free(order)
         outs = _run_recorded(bw, grads, fwd_values, values, be, create_graph, order)
     else:
         arrays = [g._data for g in grads] + [v[0] for v in values]
@@ -611,6 +616,7 @@ def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool, order=(
             if f.op != "input":
                 t._node, t._requires_grad = f, True
             env[id(node)] = t
+    values.clear()  # (env holds them now, each until its last reader)
     given = {id(t) for t in env.values()}
     # each value is dropped after its last reader, as in the interpreter: a whole training
     # step's trace otherwise held every gradient temporary to the end (a nanoGPT step: 3 GB)

@@ -56,15 +56,6 @@ def _prepare(input: Tensor, dim, dtype, name: str, stacklevel: int):
     return input, x, d
 
 
-def _shifted(x: Tensor, d: int) -> Tensor:
-    """x minus its max along d. The max is taken without gradient: softmax is invariant to the
-    shift, so its exact gradient through the max is zero (no_grad still records into traces,
-    unlike detach, so a captured graph computes the same shift)."""
-    with A.no_grad():
-        m = F.amax(x, d, keepdim=True) if x.numel() else F.sum(x, d, keepdim=True)
-    return x - m
-
-
 @composite
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dt.DType | None = None) -> Tensor:
@@ -73,8 +64,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("softmax", softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
-    e = F.exp(_shifted(x, d))
-    r = e / F.sum(e, d, keepdim=True)
+    r = D.apply("softmax", [x], {"dim": d})  # (one primitive: ir/norm_ops.py says why)
     if orig.ndim == 0:
         r = _owned(F.reshape(r, ()), input)
     return _label(r, "SoftmaxBackward0", input)
@@ -88,8 +78,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("log_softmax", log_softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
-    z = _shifted(x, d)
-    r = z - F.log(F.sum(F.exp(z), d, keepdim=True))
+    r = D.apply("log_softmax", [x], {"dim": d})
     if orig.ndim == 0:
         r = _owned(F.reshape(r, ()), input)
     return _label(r, "LogSoftmaxBackward0", input)

@@ -213,6 +213,12 @@ EXAMPLES.update({
                            {"stride": (2, 1), "padding": (1, 0), "dilation": (1, 2),
                             "groups": 2, "kernel": (3, 2)}),
 })
+# primitives for their VJPs (ir/norm_ops.py)
+EXAMPLES.update({
+    "softmax": ([_f(2, 3, 4)], {"dim": 1}), "log_softmax": ([_f(3, 4)], {"dim": 0}),
+    "layer_norm": ([_f(2, 3, 4), _f(3, 4), _f(3, 4)],
+                   {"count": 2, "eps": 1e-5, "weight": True, "bias": True}),
+})
 # issue 27's factorizations (ir/linalg_factor_ops.py)
 _PIV = np.array([[2, 2, 3], [3, 3, 3]], np.int32)
 EXAMPLES.update({

@@ -136,13 +136,15 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise over the last `len(normalized_shape)` dims (biased variance), then
     `* weight + bias` elementwise over those dims."""
-    return layer_norm_parts(input, normalized_shape, weight, bias, eps)[0]
+    return layer_norm_parts(input, normalized_shape, weight, bias, eps, stats=False)[0]
 
 
 def layer_norm_parts(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None,
-                     bias: Tensor | None, eps: float) -> tuple:
+                     bias: Tensor | None, eps: float, stats: bool = True) -> tuple:
     """layer_norm's (output, mean, 1 / sqrt(biased variance + eps)), the statistics with the
-    normalised dims kept as 1 (torch.native_layer_norm's tuple)."""
+    normalised dims kept as 1 (torch.native_layer_norm's tuple; None without `stats`). The
+    output is one `layer_norm` primitive, whose backward keeps the input alone
+    (ir/norm_ops.py); the statistics are computed apart, only where asked for."""
     D.check_tensor(input, "layer_norm", "input", 1)
     if weight is not None:
         D.check_tensor(weight, "layer_norm", "weight", 3)
@@ -150,7 +152,7 @@ def layer_norm_parts(input: Tensor, normalized_shape: Sequence[int], weight: Ten
         D.check_tensor(bias, "layer_norm", "bias", 4)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("layer_norm", layer_norm_parts, (input, normalized_shape, weight, bias,
-                                                         eps), {})
+                                                         eps, stats), {})
     if isinstance(normalized_shape, int):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple of "
                         "ints, not int")
@@ -168,17 +170,23 @@ def layer_norm_parts(input: Tensor, normalized_shape: Sequence[int], weight: Ten
             raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got "
                                f"{name} of shape {list(t.shape)} and normalized_shape = "
                                f"{list(ns)}")
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
+    affine = [t for t in (weight, bias) if t is not None]
+    if any(t._dtype is not input._dtype for t in affine):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    out = D.apply("layer_norm", [input] + affine, {"count": k, "eps": float(eps),
+                                                   "weight": weight is not None,
+                                                   "bias": bias is not None})
+    out = _named(out, "NativeLayerNormBackward0", input, weight, bias)
+    if not stats:
+        return out, None, None
     dims = tuple(range(input.ndim - k, input.ndim))
     mean = input.mean(dims, keepdim=True)
     centered = input - mean
-    var = (centered * centered).mean(dims, keepdim=True)
-    rstd = F.rsqrt(var + eps)
-    out = centered * rstd
-    if weight is not None:
-        out = out * weight
-    if bias is not None:
-        out = out + bias
-    return _named(out, "NativeLayerNormBackward0", input, weight, bias), mean, rstd
+    rstd = F.rsqrt((centered * centered).mean(dims, keepdim=True) + eps)
+    return out, mean, rstd
 
 
 @composite
