@@ -34,7 +34,12 @@ MAX_GRAD_ELEMENTS = 64  # finite differences cost two calls per element: small i
 KNOWN: dict = {}
 # entries gradcheck cannot judge, with the reason
 GRADCHECK_SKIP = {"detach": "x.detach() stops the gradient on purpose; finite differences see "
-                            "through it"}
+                            "through it",
+                  **dict.fromkeys(("CTCLoss", "F.ctc_loss(mean)", "F.ctc_loss(sum)",
+                                   "F.ctc_loss(none)", "torch.ctc_loss"),
+                                  "PyTorch's CTC gradient adds exp(log_probs) to the derivative "
+                                  "(tests/nn/test_losses_more.py checks it against finite "
+                                  "differences plus that term)")}
 _NO_DIMS = ("wrong message: Python's 'tuple index out of range' where PyTorch says "
             "'Dimension specified as ... but tensor has no dimensions' (or 'Dimension out of "
             "range')")

@@ -96,8 +96,8 @@ def may_alias(node) -> bool:
 
 def stand_in(layout: Layout, dtype, xp=np):
     """An array of `layout` standing in for a value when only its layout matters (movement
-    steps run on it). On the CPU every stand-in views one read-only anonymous mapping that is
-    never written: its pages stay the kernel's zero page, so a build deriving the layouts of a
+    steps run on it). On the CPU every stand-in views a read-only anonymous mapping of its own that
+    is never written: its pages stay the kernel's zero page, so a build deriving the layouts of a
     training step (hundreds of views of activations, all alive until it ends) takes no memory
     beside the runs it overlaps (np.zeros came from the heap, zeroed: 0.25 GB of a nanoGPT
     step's peak)."""
@@ -116,19 +116,13 @@ def stand_in(layout: Layout, dtype, xp=np):
     return xp.lib.stride_tricks.as_strided(base, shape, byte_strides(layout, itemsize))
 
 
-_ZERO_MAP: list = []  # [the read-only uint8 array over the mapping stand-ins view]
-
-
 def _zero_bytes(n: int) -> np.ndarray:
-    """n zero bytes of the shared mapping (a larger one replaces it when n does not fit; the
-    stand-ins over the old one keep it alive)."""
-    have = _ZERO_MAP[0] if _ZERO_MAP else None
-    if have is None or have.size < n:
-        size = max(n, 1 << 24, 2 * (have.size if have is not None else 0))
-        have = np.frombuffer(mmap.mmap(-1, size), np.uint8)
-        have.flags.writeable = False
-        _ZERO_MAP[:] = [have]
-    return have[:n]
+    """n zero bytes of an anonymous mapping of their own, read-only and never written. (One
+    mapping shared by every stand-in made them all share memory, which the in-place choice of
+    a background build then took for aliasing: a training step lost an in-place update.)"""
+    have = np.frombuffer(mmap.mmap(-1, max(n, 1)), np.uint8)[:n]
+    have.flags.writeable = False
+    return have
 
 
 def derive(partition, layouts: dict, impl: dict, xp=np) -> dict:
