@@ -4,13 +4,15 @@ code). Sampling draws from the global generator, so `manual_seed` repeats it."""
 from . import constraints
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .continuous_bernoulli import ContinuousBernoulli
 from .distribution import Distribution
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
-from . import _families, constraint_registry, transforms  # noqa: F401  (Gamma, Beta, ...)
+from . import _families, constraint_registry, kl_lowrank_cb, transforms  # noqa: F401
 from .constraint_registry import biject_to, transform_to
 from ._families import (  # noqa: F401
     Beta, Binomial, Cauchy, Chi2, Dirichlet, Exponential, ExponentialFamily, FisherSnedecor,
@@ -24,11 +26,12 @@ from .transforms import (  # noqa: F401
     PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
     StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
+__all__ = ["Bernoulli", "Categorical", "ContinuousBernoulli", "Distribution", "Independent",
+           "LowRankMultivariateNormal", "MultivariateNormal",
            "Normal", "Uniform", *_families.__all__,
            "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]
 
-_NOT_BUILT = ("ContinuousBernoulli", "VonMises", "LowRankMultivariateNormal", "Wishart",
+_NOT_BUILT = ("VonMises", "Wishart",
               "LKJCholesky", "GeneralizedPareto", "CatTransform", "StackTransform",
               "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
               "CumulativeDistributionTransform")
