@@ -194,3 +194,37 @@ def test_lowrank_mvn_shapes_reprs_and_errors_are_pytorchs():
             D.LowRankMultivariateNormal(*args)
     with pytest.raises(Exception, match="not positive-definite"):
         D.LowRankMultivariateNormal(torch.zeros(3), torch.ones(3, 2), -torch.ones(3))
+
+
+def test_von_mises_agrees_with_scipy_to_its_bessel_approximation():
+    from scipy import special
+    loc, k = np.array([0.0, 1.0, -2.0, 3.0]), np.array([0.5, 3.7, 3.8, 20.0])
+    x = np.array([0.3, -1.0, 2.5, 7.0])
+    vm = D.VonMises(t(loc), t(k))
+    # (PyTorch's log I0 / log I1 are polynomial fits with relative error about 1e-7)
+    np.testing.assert_allclose(vm.log_prob(t(x)).numpy(), stats.vonmises(k, loc).logpdf(x),
+                               rtol=1e-6)
+    np.testing.assert_allclose(vm.variance.numpy(), 1 - special.i1(k) / special.i0(k),
+                               atol=1e-6)
+    assert vm.mean is vm.loc and vm.mode is vm.loc and not vm.has_rsample
+    torch.manual_seed(0)
+    s = vm.sample((4000,)).numpy()
+    assert s.shape == (4000, 4) and s.min() >= -math.pi and s.max() <= math.pi
+    # circular moments: E[exp(i x)] = (I1/I0)(k) exp(i loc); tolerance five standard errors
+    r = special.i1(k) / special.i0(k)
+    for j in range(4):
+        m = np.exp(1j * s[:, j]).mean()
+        assert abs(m - r[j] * np.exp(1j * loc[j])) < 5 / math.sqrt(4000)
+    assert D.VonMises(t([0.0]), t([1e-6])).sample((3,)).shape == (3, 1)  # (no hang: float64)
+    assert D.VonMises(t(loc), t(k)).expand((2, 4)).log_prob(t(x)).shape == (2, 4)
+
+
+def test_von_mises_gradients_reprs_and_errors():
+    loc, k = t([0.0, 1.0, -2.0]).requires_grad_(), t([0.5, 3.7, 6.0]).requires_grad_()
+    x = t([0.3, -1.0, 2.5])
+    assert torch.autograd.gradcheck(lambda a, b: D.VonMises(a, b).log_prob(x), (loc, k))
+    assert torch.autograd.gradcheck(lambda b: D.VonMises(0.0, b).variance, (k,))
+    assert repr(D.VonMises(0.0, 1.0)) == "VonMises(loc: 0.0, concentration: 1.0)"
+    with pytest.raises(ValueError, match="concentration .* to satisfy the constraint "
+                                         r"GreaterThan\(lower_bound=0.0\)"):
+        D.VonMises(t([0.0]), t([-1.0]))

@@ -12,6 +12,7 @@ from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
+from .von_mises import VonMises
 from . import _families, constraint_registry, kl_lowrank_cb, transforms  # noqa: F401
 from .constraint_registry import biject_to, transform_to
 from ._families import (  # noqa: F401
@@ -28,10 +29,10 @@ from .transforms import (  # noqa: F401
 
 __all__ = ["Bernoulli", "Categorical", "ContinuousBernoulli", "Distribution", "Independent",
            "LowRankMultivariateNormal", "MultivariateNormal",
-           "Normal", "Uniform", *_families.__all__,
+           "Normal", "Uniform", "VonMises", *_families.__all__,
            "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]
 
-_NOT_BUILT = ("VonMises", "Wishart",
+_NOT_BUILT = ("Wishart",
               "LKJCholesky", "GeneralizedPareto", "CatTransform", "StackTransform",
               "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
               "CumulativeDistributionTransform")
