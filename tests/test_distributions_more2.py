@@ -228,3 +228,42 @@ def test_von_mises_gradients_reprs_and_errors():
     with pytest.raises(ValueError, match="concentration .* to satisfy the constraint "
                                          r"GreaterThan\(lower_bound=0.0\)"):
         D.VonMises(t([0.0]), t([-1.0]))
+
+
+def test_generalized_pareto_agrees_with_scipy_genpareto():
+    loc, scale, c = np.array([0.0, 1.0, -1.0, 0.5]), np.array([1.0, 2.0, 0.5, 1.5]), \
+        np.array([0.0, 0.4, -0.5, 1e-9])
+    x, u = np.array([0.3, 2.0, -0.8, 3.0]), np.array([0.1, 0.5, 0.9, 0.99])
+    gp = D.GeneralizedPareto(t(loc), t(scale), t(c))
+    ref = stats.genpareto(c, loc, scale)
+    np.testing.assert_allclose(gp.log_prob(t(x)).numpy(), ref.logpdf(x), rtol=1e-8)
+    np.testing.assert_allclose(gp.log_survival_function(t(x)).numpy(), ref.logsf(x), rtol=1e-8)
+    np.testing.assert_allclose(gp.cdf(t(x)).numpy(), ref.cdf(x), rtol=1e-8)
+    np.testing.assert_allclose(gp.icdf(t(u)).numpy(), ref.ppf(u), rtol=1e-8)
+    np.testing.assert_allclose(gp.mean.numpy(), ref.mean(), rtol=1e-8)
+    np.testing.assert_allclose(gp.variance.numpy(), ref.var(), rtol=1e-8)
+    np.testing.assert_allclose(gp.entropy().numpy(), ref.entropy(), rtol=1e-8)
+    np.testing.assert_allclose(gp.support.upper_bound.numpy(), [math.inf, math.inf, 0.0,
+                                                                math.inf])
+    heavy = D.GeneralizedPareto(t([0.0, 0.0]), t([1.0, 1.0]), t([1.5, 0.7]))
+    assert np.isnan(heavy.mean.numpy()[0]) and np.isnan(heavy.variance.numpy()).all()
+    assert gp.mode is gp.loc and gp.expand((2, 4)).log_prob(t(x)).shape == (2, 4)
+
+
+def test_generalized_pareto_gradients_reprs_and_errors():
+    loc, scale, c = t([0.0, 1.0]).requires_grad_(), t([1.0, 2.0]).requires_grad_(), \
+        t([0.3, -0.2]).requires_grad_()
+    x, u = t([0.3, 2.0]), t([0.2, 0.7])
+    assert torch.autograd.gradcheck(
+        lambda a, b, k: D.GeneralizedPareto(a, b, k).log_prob(x), (loc, scale, c))
+    assert torch.autograd.gradcheck(
+        lambda a, b, k: D.GeneralizedPareto(a, b, k).icdf(u), (loc, scale, c))
+    torch.manual_seed(0)
+    assert D.GeneralizedPareto(loc, scale, c).rsample((3,)).shape == (3, 2)
+    assert repr(D.GeneralizedPareto(0.0, 1.0, 0.5)) == \
+        "GeneralizedPareto(loc: 0.0, scale: 1.0, concentration: 0.5)"
+    assert D.GeneralizedPareto(0.0, 1.0, 0.5).batch_shape == ()
+    with pytest.raises(ValueError, match="to be within the support"):
+        D.GeneralizedPareto(t([0.0]), t([1.0]), t([-0.5])).log_prob(t([3.0]))  # above 2
+    with pytest.raises(ValueError, match="parameter scale"):
+        D.GeneralizedPareto(t([0.0]), t([-1.0]), t([0.0]))

@@ -6,6 +6,7 @@ from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .continuous_bernoulli import ContinuousBernoulli
 from .distribution import Distribution
+from .generalized_pareto import GeneralizedPareto
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -27,13 +28,14 @@ from .transforms import (  # noqa: F401
     PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
     StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
-__all__ = ["Bernoulli", "Categorical", "ContinuousBernoulli", "Distribution", "Independent",
+__all__ = ["Bernoulli", "Categorical", "ContinuousBernoulli", "Distribution", "GeneralizedPareto",
+           "Independent",
            "LowRankMultivariateNormal", "MultivariateNormal",
            "Normal", "Uniform", "VonMises", *_families.__all__,
            "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]
 
 _NOT_BUILT = ("Wishart",
-              "LKJCholesky", "GeneralizedPareto", "CatTransform", "StackTransform",
+              "LKJCholesky", "CatTransform", "StackTransform",
               "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
               "CumulativeDistributionTransform")
 
