@@ -267,3 +267,46 @@ def test_generalized_pareto_gradients_reprs_and_errors():
         D.GeneralizedPareto(t([0.0]), t([1.0]), t([-0.5])).log_prob(t([3.0]))  # above 2
     with pytest.raises(ValueError, match="parameter scale"):
         D.GeneralizedPareto(t([0.0]), t([-1.0]), t([0.0]))
+
+
+def test_cholesky_and_positive_definite_transforms():
+    T = D.transforms
+    x = np.random.default_rng(0).standard_normal((2, 3, 3))
+    L = np.tril(x, -1) + np.stack([np.diag(np.exp(np.diag(m))) for m in x])
+    lc, pd = T.LowerCholeskyTransform(), T.PositiveDefiniteTransform()
+    np.testing.assert_allclose(lc(t(x)).numpy(), L, rtol=1e-14)
+    np.testing.assert_allclose(pd(t(x)).numpy(), L @ L.transpose(0, 2, 1), rtol=1e-13)
+    assert bool(D.constraints.positive_definite.check(pd(t(x))).all())
+    assert bool(D.constraints.lower_cholesky.check(lc(t(x))).all())
+    np.testing.assert_allclose(pd.inv(pd(t(x))).numpy(), np.tril(x), atol=1e-12)
+    np.testing.assert_allclose(lc.inv(lc(t(x))).numpy(), np.tril(x), atol=1e-14)
+    assert isinstance(D.transform_to(D.constraints.positive_definite), T.PositiveDefiniteTransform)
+    assert isinstance(D.transform_to(D.constraints.lower_cholesky), T.LowerCholeskyTransform)
+    assert (lc.event_dim, pd.event_dim, lc.bijective) == (2, 2, False)
+    assert repr(pd) == "PositiveDefiniteTransform()" and lc == T.LowerCholeskyTransform()
+    with pytest.raises(NotImplementedError, match="Cannot transform _LowerCholesky"):
+        D.biject_to(D.constraints.lower_cholesky)
+    with pytest.raises(Exception, match="not positive-definite"):
+        pd.inv(-pd(t(x)))
+    xg = t(x[0]).requires_grad_()
+    assert torch.autograd.gradcheck(lambda a: pd(a), (xg,))
+
+
+def test_cumulative_distribution_transform_makes_a_copula():
+    T = D.transforms
+    cdf = T.CumulativeDistributionTransform(D.Normal(t(0.5), t(2.0)))
+    v = np.array([-1.0, 0.3, 2.0])
+    ref = stats.norm(0.5, 2.0)
+    np.testing.assert_allclose(cdf(t(v)).numpy(), ref.cdf(v), rtol=1e-14)
+    np.testing.assert_allclose(cdf.inv(t(ref.cdf(v))).numpy(), v, rtol=1e-12)
+    np.testing.assert_allclose(cdf.log_abs_det_jacobian(t(v), cdf(t(v))).numpy(),
+                               ref.logpdf(v), rtol=1e-14)
+    assert cdf.sign == 1 and cdf.bijective and cdf.event_dim == 0
+    assert cdf.with_cache(1)._cache_size == 1 and repr(cdf.domain) == "Real()"
+    # the density of y = F(x), x ~ N(mu, s): the base density over F's density at x
+    base = ([0.0, 1.0], [1.0, 2.0])
+    td = D.TransformedDistribution(D.Normal(t(base[0]), t(base[1])), [cdf])
+    y = np.array([0.3, 0.6])
+    xs = ref.ppf(y)
+    want = stats.norm(base[0], base[1]).logpdf(xs) - ref.logpdf(xs)
+    np.testing.assert_allclose(td.log_prob(t(y)).numpy(), want, rtol=1e-10)

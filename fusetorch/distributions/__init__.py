@@ -24,7 +24,8 @@ from ._families import (  # noqa: F401
     OneHotCategorical, OneHotCategoricalStraightThrough, Pareto, Poisson, RelaxedBernoulli,
     RelaxedOneHotCategorical, StudentT, TransformedDistribution, Weibull)
 from .transforms import (  # noqa: F401
-    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+    AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
+    ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
     PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
     StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
@@ -35,9 +36,7 @@ __all__ = ["Bernoulli", "Categorical", "ContinuousBernoulli", "Distribution", "G
            "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]
 
 _NOT_BUILT = ("Wishart",
-              "LKJCholesky", "CatTransform", "StackTransform",
-              "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
-              "CumulativeDistributionTransform")
+              "LKJCholesky", "CatTransform", "StackTransform", "CorrCholeskyTransform")
 
 
 def __getattr__(name: str):

@@ -688,10 +688,15 @@ class StickBreakingTransform(Transform):
         return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
+from .transforms_more import (  # noqa: E402  (they subclass Transform, defined above)
+    CumulativeDistributionTransform, LowerCholeskyTransform, PositiveDefiniteTransform)
+
+__all__ += ["CumulativeDistributionTransform", "LowerCholeskyTransform",
+            "PositiveDefiniteTransform"]
+
+
 def __getattr__(name: str):
-    if name in ("CatTransform", "StackTransform", "CorrCholeskyTransform",
-                "LowerCholeskyTransform", "PositiveDefiniteTransform",
-                "CumulativeDistributionTransform"):
+    if name in ("CatTransform", "StackTransform", "CorrCholeskyTransform"):
         raise NotImplementedError(f"fusetorch does not implement "
                                   f"torch.distributions.transforms.{name} yet")
     raise AttributeError(f"module 'fusetorch.distributions.transforms' has no attribute "
