@@ -310,3 +310,61 @@ def test_cumulative_distribution_transform_makes_a_copula():
     xs = ref.ppf(y)
     want = stats.norm(base[0], base[1]).logpdf(xs) - ref.logpdf(xs)
     np.testing.assert_allclose(td.log_prob(t(y)).numpy(), want, rtol=1e-10)
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def test_cat_and_stack_transforms_apply_slice_wise():
+    T, Cn = D.transforms, D.constraints
+    x = np.random.default_rng(0).standard_normal((3, 5))
+    ct = T.CatTransform([T.ExpTransform(), T.identity_transform, T.SigmoidTransform()], dim=1,
+                        lengths=[2, 1, 2])
+    want = np.concatenate([np.exp(x[:, :2]), x[:, 2:3], _sigmoid(x[:, 3:])], axis=1)
+    y = ct(t(x))
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-14)
+    np.testing.assert_allclose(ct.inv(y).numpy(), x, rtol=1e-12, atol=1e-14)
+    s = _sigmoid(x[:, 3:])
+    ldj = np.concatenate([x[:, :2], np.zeros((3, 1)), np.log(s * (1 - s))], axis=1)
+    np.testing.assert_allclose(ct.log_abs_det_jacobian(t(x), y).numpy(), ldj, rtol=1e-12)
+    # cat along a batch dim of event-dim-1 transforms: one log-det per row, concatenated
+    ct2 = T.CatTransform([T.IndependentTransform(T.ExpTransform(), 1),
+                          T.IndependentTransform(T.SigmoidTransform(), 1)], dim=0,
+                         lengths=[1, 2])
+    s2 = _sigmoid(x[1:])
+    np.testing.assert_allclose(ct2.log_abs_det_jacobian(t(x), ct2(t(x))).numpy(),
+                               np.concatenate([[x[0].sum()], np.log(s2 * (1 - s2)).sum(-1)]),
+                               rtol=1e-12)
+    # cat along the event dim: the slices' log-dets add up
+    ct3 = T.CatTransform([T.IndependentTransform(T.ExpTransform(), 1),
+                          T.IndependentTransform(T.SigmoidTransform(), 1)], dim=1,
+                         lengths=[2, 3])
+    s4 = _sigmoid(x[:, 2:])
+    np.testing.assert_allclose(ct3.log_abs_det_jacobian(t(x), ct3(t(x))).numpy(),
+                               x[:, :2].sum(-1) + np.log(s4 * (1 - s4)).sum(-1), rtol=1e-12)
+    st = T.StackTransform([T.ExpTransform(), T.AffineTransform(1.0, 3.0),
+                           T.SigmoidTransform()], dim=0)
+    ys = st(t(x))
+    np.testing.assert_allclose(ys.numpy(), np.stack([np.exp(x[0]), 1 + 3 * x[1],
+                                                     _sigmoid(x[2])]), rtol=1e-14)
+    np.testing.assert_allclose(st.inv(ys).numpy(), x, rtol=1e-12, atol=1e-14)
+    s3 = _sigmoid(x[2])
+    np.testing.assert_allclose(st.log_abs_det_jacobian(t(x), ys).numpy(),
+                               np.stack([x[0], np.full(5, math.log(3.0)),
+                                         np.log(s3 * (1 - s3))]), rtol=1e-12)
+    assert bool(ct.codomain.check(y).all()) and bool(st.codomain.check(ys).all())
+    assert not bool(st.codomain.check(-ys.abs()).all())
+    b = D.biject_to(Cn.cat([Cn.positive, Cn.real], 1, [2, 3]))(t(x))
+    np.testing.assert_allclose(b.numpy()[:, 2:], x[:, 2:])
+    assert (b.numpy()[:, :2] > 0).all()
+    assert isinstance(D.transform_to(Cn.stack([Cn.positive, Cn.real], 0)), T.StackTransform)
+    assert (ct.event_dim, ct2.event_dim, ct.length, ct.bijective) == (0, 1, 5, True)
+    assert Cn.stack([Cn.real_vector], -1).event_dim == 1
+    assert repr(ct) == "CatTransform()" and ct.with_cache(1)._cache_size == 1
+    for f, msg in ((lambda: ct(t(np.ones((3, 4)))), "must equal length 5"),
+                   (lambda: st(t(np.ones((2, 5)))), "must equal len"),
+                   (lambda: T.CatTransform([1]), "must be Transform instances"),
+                   (lambda: ct(t(np.ones(5))), "out of range")):
+        with pytest.raises(AssertionError, match=msg):
+            f()

@@ -24,7 +24,8 @@ from ._families import (  # noqa: F401
     OneHotCategorical, OneHotCategoricalStraightThrough, Pareto, Poisson, RelaxedBernoulli,
     RelaxedOneHotCategorical, StudentT, TransformedDistribution, Weibull)
 from .transforms import (  # noqa: F401
-    AbsTransform, AffineTransform, ComposeTransform, CumulativeDistributionTransform,
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+    CumulativeDistributionTransform, StackTransform,
     ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
     PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
     StickBreakingTransform, TanhTransform, Transform, identity_transform)
@@ -36,7 +37,7 @@ __all__ = ["Bernoulli", "Categorical", "ContinuousBernoulli", "Distribution", "G
            "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]
 
 _NOT_BUILT = ("Wishart",
-              "LKJCholesky", "CatTransform", "StackTransform", "CorrCholeskyTransform")
+              "LKJCholesky", "CorrCholeskyTransform")
 
 
 def __getattr__(name: str):

@@ -689,14 +689,15 @@ class StickBreakingTransform(Transform):
 
 
 from .transforms_more import (  # noqa: E402  (they subclass Transform, defined above)
-    CumulativeDistributionTransform, LowerCholeskyTransform, PositiveDefiniteTransform)
+    CatTransform, CumulativeDistributionTransform, LowerCholeskyTransform,
+    PositiveDefiniteTransform, StackTransform)
 
-__all__ += ["CumulativeDistributionTransform", "LowerCholeskyTransform",
-            "PositiveDefiniteTransform"]
+__all__ += ["CatTransform", "CumulativeDistributionTransform", "LowerCholeskyTransform",
+            "PositiveDefiniteTransform", "StackTransform"]
 
 
 def __getattr__(name: str):
-    if name in ("CatTransform", "StackTransform", "CorrCholeskyTransform"):
+    if name == "CorrCholeskyTransform":
         raise NotImplementedError(f"fusetorch does not implement "
                                   f"torch.distributions.transforms.{name} yet")
     raise AttributeError(f"module 'fusetorch.distributions.transforms' has no attribute "
