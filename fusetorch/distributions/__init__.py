@@ -4,13 +4,17 @@ code). Sampling draws from the global generator, so `manual_seed` repeats it."""
 from . import constraints
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .continuous_bernoulli import ContinuousBernoulli
 from .distribution import Distribution
+from .generalized_pareto import GeneralizedPareto
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
-from . import _families, constraint_registry, transforms  # noqa: F401  (Gamma, Beta, ...)
+from .von_mises import VonMises
+from . import _families, constraint_registry, kl_lowrank_cb, transforms  # noqa: F401
 from .constraint_registry import biject_to, transform_to
 from ._families import (  # noqa: F401
     Beta, Binomial, Cauchy, Chi2, Dirichlet, Exponential, ExponentialFamily, FisherSnedecor,
@@ -20,18 +24,20 @@ from ._families import (  # noqa: F401
     OneHotCategorical, OneHotCategoricalStraightThrough, Pareto, Poisson, RelaxedBernoulli,
     RelaxedOneHotCategorical, StudentT, TransformedDistribution, Weibull)
 from .transforms import (  # noqa: F401
-    AbsTransform, AffineTransform, ComposeTransform, ExpTransform, IndependentTransform,
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+    CumulativeDistributionTransform, StackTransform,
+    ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
     PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
     StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
-__all__ = ["Bernoulli", "Categorical", "Distribution", "Independent", "MultivariateNormal",
-           "Normal", "Uniform", *_families.__all__,
+__all__ = ["Bernoulli", "Categorical", "ContinuousBernoulli", "Distribution", "GeneralizedPareto",
+           "Independent",
+           "LowRankMultivariateNormal", "MultivariateNormal",
+           "Normal", "Uniform", "VonMises", *_families.__all__,
            "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]
 
-_NOT_BUILT = ("ContinuousBernoulli", "VonMises", "LowRankMultivariateNormal", "Wishart",
-              "LKJCholesky", "GeneralizedPareto", "CatTransform", "StackTransform",
-              "CorrCholeskyTransform", "LowerCholeskyTransform", "PositiveDefiniteTransform",
-              "CumulativeDistributionTransform")
+_NOT_BUILT = ("Wishart",
+              "LKJCholesky", "CorrCholeskyTransform")
 
 
 def __getattr__(name: str):

@@ -102,3 +102,35 @@ def _biject_to_simplex(constraint):
 @transform_to.register(constraints.simplex)
 def _transform_to_simplex(constraint):
     return transforms.SoftmaxTransform()
+
+
+@transform_to.register(constraints.lower_cholesky)
+def _transform_to_lower_cholesky(constraint):
+    return transforms.LowerCholeskyTransform()
+
+
+@transform_to.register(constraints.positive_definite)
+def _transform_to_positive_definite(constraint):
+    return transforms.PositiveDefiniteTransform()
+
+
+@biject_to.register(constraints.cat)
+def _biject_to_cat(constraint):
+    return transforms.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim,
+                                   constraint.lengths)
+
+
+@transform_to.register(constraints.cat)
+def _transform_to_cat(constraint):
+    return transforms.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim,
+                                   constraint.lengths)
+
+
+@biject_to.register(constraints.stack)
+def _biject_to_stack(constraint):
+    return transforms.StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
+
+
+@transform_to.register(constraints.stack)
+def _transform_to_stack(constraint):
+    return transforms.StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)

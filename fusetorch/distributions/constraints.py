@@ -11,7 +11,7 @@ __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_
            "one_hot", "multinomial",
            "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
            "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
-           "lower_cholesky", "positive_definite"]
+           "lower_cholesky", "positive_definite", "cat", "stack"]
 
 
 class Constraint:
@@ -254,6 +254,66 @@ class _PositiveDefinite(Constraint):
         return F.logical_and(symmetric, F.eq(cholesky_ex(value).info, 0))
 
 
+class _Cat(Constraint):
+    """Constraints `cseq` on consecutive slices of `lengths` along `dim` (as torch.cat)."""
+
+    def __init__(self, cseq, dim: int = 0, lengths=None):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError(
+                f"lengths ({len(self.lengths)}) must match cseq ({len(self.cseq)})")
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+        checks, start = [], 0
+        for constr, length in zip(self.cseq, self.lengths):
+            checks.append(constr.check(value.narrow(self.dim, start, length)))
+            start = start + length
+        return F.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Constraint `cseq[i]` on the i-th slice along `dim` (as torch.stack)."""
+
+    def __init__(self, cseq, dim: int = 0):
+        if not all(isinstance(c, Constraint) for c in cseq):
+            raise AssertionError("All elements of cseq must be Constraint instances")
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self) -> bool:
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self) -> int:
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        if not (-value.dim() <= self.dim < value.dim()):
+            raise AssertionError(
+                f"dim {self.dim} out of range for value with {value.dim()} dimensions")
+        vs = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return F.stack([c.check(v) for v, c in zip(vs, self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 independent = _IndependentConstraint
 boolean = _Boolean()
@@ -275,3 +335,5 @@ one_hot = _OneHot()
 multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
 positive_definite = _PositiveDefinite()
+cat = _Cat
+stack = _Stack

@@ -688,10 +688,16 @@ class StickBreakingTransform(Transform):
         return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
+from .transforms_more import (  # noqa: E402  (they subclass Transform, defined above)
+    CatTransform, CumulativeDistributionTransform, LowerCholeskyTransform,
+    PositiveDefiniteTransform, StackTransform)
+
+__all__ += ["CatTransform", "CumulativeDistributionTransform", "LowerCholeskyTransform",
+            "PositiveDefiniteTransform", "StackTransform"]
+
+
 def __getattr__(name: str):
-    if name in ("CatTransform", "StackTransform", "CorrCholeskyTransform",
-                "LowerCholeskyTransform", "PositiveDefiniteTransform",
-                "CumulativeDistributionTransform"):
+    if name == "CorrCholeskyTransform":
         raise NotImplementedError(f"fusetorch does not implement "
                                   f"torch.distributions.transforms.{name} yet")
     raise AttributeError(f"module 'fusetorch.distributions.transforms' has no attribute "
