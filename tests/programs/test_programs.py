@@ -68,6 +68,7 @@ RUNS = [
     "unet",                      # milesial/Pytorch-UNet (ConvTranspose2d, cat skips, channels_last)
     "packed_gru",                # chatbot-tutorial-style encoder (pack_padded_sequence, GRU)
     "autocast_accumulation",     # recipe: automatic mixed precision, gradient accumulation
+    "makemore_lectures",         # karpathy Zero to Hero makemore 1-4 (keepdims=True, one_hot)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
