@@ -21,6 +21,7 @@ from . import memory_formats as _mf
 from . import views as _views
 from .out_args import exact_dtype, with_out, write_out, write_outs
 from .tensor import Tensor
+from .numpy_names import numpy_names
 
 binary, unary, elementwise, apply, cast = D.binary, D.unary, D.elementwise, D.apply, D.cast
 
@@ -396,6 +397,7 @@ def _dims(dim, ndim: int) -> tuple:
     return norm_dims(dim, ndim)
 
 
+@numpy_names
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     D.check_tensor(input, "sum", "input", 1)
     x = cast(input, _sum_dtype(input, dt.to_dtype(dtype, "sum")))
@@ -403,6 +405,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None)
     return write_out(r, out)
 
 
+@numpy_names
 @_grad_name(lambda x, dim=None, *a, **k: "MeanBackward0" if dim is None else "MeanBackward1")
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
     D.check_tensor(input, "mean", "input", 1)
@@ -416,6 +419,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
     return write_out(binary("div", s, n), out)
 
 
+@numpy_names
 @_grad_name(lambda x, dim=None, *a, **k: "ProdBackward0" if dim is None else "ProdBackward1")
 @with_out("prod")
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
@@ -470,6 +474,7 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
     return result_type(A.label(values, f"{name.capitalize()}Backward0", input), idx)
 
 
+@numpy_names
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
     D.check_tensor(input, "max", "input", 1)
     if other is not None:  # torch.max(input, other=...)
@@ -480,6 +485,7 @@ def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
     return _extreme("max", "argmax", maximum, ReturnMax, input, dim, keepdim, out)
 
 
+@numpy_names
 def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
     D.check_tensor(input, "min", "input", 1)
     if other is not None:
@@ -524,6 +530,7 @@ def _same_dtype_out(input: Tensor, out: Tensor | None) -> None:
                            f"{D._torch_name(out._dtype).capitalize()} for out's dtype.")
 
 
+@numpy_names
 @_grad_name("AmaxBackward0")
 def amax(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     D.check_tensor(input, "amax", "input", 1)
@@ -531,6 +538,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     return write_out(_amax_amin("max", input, dim, keepdim), out, name="amax")
 
 
+@numpy_names
 @_grad_name("AminBackward0")
 def amin(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
     D.check_tensor(input, "amin", "input", 1)
@@ -552,18 +560,21 @@ def _arg(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return apply(name, [x], {"dims": (d,), "keepdim": keepdim and input.ndim > 0})
 
 
+@numpy_names
 @with_out("argmax")
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "argmax", "input", 1)
     return _arg("argmax", input, dim, keepdim)
 
 
+@numpy_names
 @with_out("argmin")
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "argmin", "input", 1)
     return _arg("argmin", input, dim, keepdim)
 
 
+@numpy_names
 @_grad_name("VarBackward0")
 @with_out("var")
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
@@ -582,6 +593,7 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
     return binary("div", ss, float(n - correction) if n > correction else 0.0)
 
 
+@numpy_names
 @_grad_name("StdBackward0")
 @with_out("std")
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
@@ -607,12 +619,14 @@ def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
     return cast(r, dt.uint8) if input._dtype is dt.uint8 else r  # PyTorch keeps uint8
 
 
+@numpy_names
 @with_out("all")
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "all", "input", 1)
     return _all_any("all", input, dim, keepdim)
 
 
+@numpy_names
 @with_out("any")
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
     D.check_tensor(input, "any", "input", 1)

@@ -11,6 +11,7 @@ from .dispatch import binary
 from .functional import write_out
 from .out_args import with_out
 from .tensor import Tensor
+from .numpy_names import numpy_names
 
 # finfo(d).max of the float dtypes (nan_to_num's default replacements)
 _FLOAT_MAX = {dt.float16: 65504.0, dt.bfloat16: 3.3895313892515355e38,
@@ -223,6 +224,7 @@ def bitwise_not(input: Tensor, *, out=None) -> Tensor:
 
 # ---------------------------------------------------------------- reductions
 
+@numpy_names
 def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     """log(sum(exp(input), dim)), computed around the maximum so it never overflows."""
     D.check_tensor(input, "logsumexp", "input", 1)
@@ -242,6 +244,7 @@ def logsumexp(input: Tensor, dim, keepdim: bool = False, *, out=None) -> Tensor:
     return write_out(r, out)
 
 
+@numpy_names
 @with_out("nansum")
 def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     zeroed = D.elementwise("where", isnan(input), 0, input) \
@@ -249,6 +252,7 @@ def nansum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Ten
     return _f().sum(zeroed, dim, keepdim, dtype=dtype)
 
 
+@numpy_names
 def nanmean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     if not input._dtype.is_floating_point:
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex "

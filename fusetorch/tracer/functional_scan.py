@@ -26,6 +26,7 @@ from .dispatch import apply, binary, cast
 from .functional import write_out
 from .tensor import Tensor, _data_read
 from . import autocast as _ac
+from .numpy_names import numpy_names
 
 
 def _return_type(name: str, fields=("values", "indices")):
@@ -229,6 +230,7 @@ def _reduced_dim(fn: str, input: Tensor, dim: int) -> int:
     return d
 
 
+@numpy_names
 def kthvalue(input: Tensor, k: int, dim: int = -1, keepdim: bool = False, *, out=None):
     """The k-th smallest element (1-based) along dim and its index."""
     D.check_tensor(input, "kthvalue", "input", 1)
@@ -282,18 +284,21 @@ def _empty_median(input: Tensor) -> Tensor:
     return full((), float("nan"), dtype=input._dtype, device=input.device)
 
 
+@numpy_names
 @_pair_out("median")
 def median(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median; a slice holding a NaN gives NaN (and that NaN's index)."""
     return _median("median", ReturnMedian, input, dim, keepdim, False)
 
 
+@numpy_names
 @_pair_out("nanmedian")
 def nanmedian(input: Tensor, dim=None, keepdim: bool = False):
     """The lower median of the non-NaN values (NaN when a slice has none)."""
     return _median("nanmedian", ReturnNanmedian, input, dim, keepdim, True)
 
 
+@numpy_names
 @_pair_out("mode")
 def mode(input: Tensor, dim: int = -1, keepdim: bool = False):
     """The most frequent value along dim (the smallest of equally frequent ones) and the index
@@ -397,6 +402,7 @@ def _quantile(fn: str, input: Tensor, q, dim, keepdim: bool, interpolation: str,
     return F.reshape(r, out_shape)
 
 
+@numpy_names
 @_ac.op("quantile")
 def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
              interpolation: str = "linear", out=None) -> Tensor:
@@ -405,6 +411,7 @@ def quantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
     return write_out(_quantile("quantile", input, q, dim, keepdim, interpolation, False), out)
 
 
+@numpy_names
 @_ac.op("nanquantile")
 def nanquantile(input: Tensor, q, dim=None, keepdim: bool = False, *,
                 interpolation: str = "linear", out=None) -> Tensor:
@@ -495,6 +502,7 @@ def histc(input: Tensor, bins: int = 100, min=0, max=0, *, out=None) -> Tensor:
                      out)
 
 
+@numpy_names
 def count_nonzero(input: Tensor, dim=None) -> Tensor:
     D.check_tensor(input, "count_nonzero", "input", 1)
     dims = norm_dims(dim, input.ndim)

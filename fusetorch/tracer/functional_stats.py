@@ -14,6 +14,7 @@ from .functional import _grad_name, write_out
 from .out_args import exact_dtype, out_type
 from .functional_scan import _return_type
 from .tensor import Tensor
+from .numpy_names import numpy_names
 
 ReturnAminmax = _return_type("aminmax", ("min", "max"))
 
@@ -175,6 +176,7 @@ def _var_args(input, dim, unbiased, keepdim, correction):
     return dim, unbiased, keepdim, correction
 
 
+@numpy_names
 @_grad_name("VarMeanBackward0")
 def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
              correction=None) -> tuple:
@@ -185,6 +187,7 @@ def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
     return v, F.mean(input, dim, keepdim)
 
 
+@numpy_names
 @_grad_name("StdMeanBackward0")
 def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
              correction=None) -> tuple:
@@ -195,6 +198,7 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
     return s, F.mean(input, dim, keepdim)
 
 
+@numpy_names
 @_grad_name("AminmaxBackward0")
 def aminmax(input: Tensor, *, dim: int | None = None, keepdim: bool = False, out=None):
     """(min, max) over `dim` or the whole tensor, a `torch.return_types.aminmax`."""

@@ -62,6 +62,13 @@ RUNS = [
     "micrograd",                 # karpathy/micrograd's test_engine comparisons and its MLP demo
     "sngan",                     # pytorch-spectral-normalization-gan (nn.utils.spectral_norm)
     "ppo",                       # nikhilbarhate99/PPO-PyTorch (MultivariateNormal, Categorical)
+    "forward_forward",           # pytorch/examples mnist_forward_forward
+    "vision_transformer",        # ViT: Conv2d patches, MultiheadAttention(batch_first), warm restarts
+    "optimization_tutorial",     # tutorial: Optimizing model parameters (TensorDataset, OneCycleLR)
+    "unet",                      # milesial/Pytorch-UNet (ConvTranspose2d, cat skips, channels_last)
+    "packed_gru",                # chatbot-tutorial-style encoder (pack_padded_sequence, GRU)
+    "autocast_accumulation",     # recipe: automatic mixed precision, gradient accumulation
+    "makemore_lectures",         # karpathy Zero to Hero makemore 1-4 (keepdims=True, one_hot)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
