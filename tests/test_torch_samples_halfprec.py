@@ -5,6 +5,8 @@ polynomial ops of huge degree.
 Expected values are numpy float64 references with PyTorch's rounding steps applied (checked
 by hand in a PyTorch 2.13 CPU venv), never read from fusetorch.
 """
+import math
+
 import numpy as np
 import pytest
 
@@ -73,3 +75,66 @@ def test_linalg_out_pairs_refuse_what_pytorch_refuses(path, args):
         fn(*xs, out=tuple(torch.empty(0) for _ in range(n)))  # float32: linalg does not cast
     with pytest.raises(TypeError, match="must be tuple of Tensors"):
         fn(*xs, out=torch.empty(0, dtype=F64))
+
+
+# ---------------------------------------------------------------- floor_divide in half precision
+
+# (a, b, PyTorch 2.13's CPU result, checked by hand): the floor of the exact quotient is
+# the last column of each pair's comment; PyTorch's steps in the half type land elsewhere
+_FLOOR_DIVIDE = {
+    "float16": [(8.5, 0.006320953369140625, 1343.0),  # exact 1344.73...
+                (-8.578125, 0.0045013427734375, -1907.0),  # -1906
+                (-0.5888671875, -0.00024890899658203125, 2366.0),  # 2364 (spacing 2)
+                (4.26953125, -0.00313568115234375, -1363.0)],  # -1362
+    "bfloat16": [(-2.90625, -0.0059814453125, 486.0),  # 484
+                 (4.0625, 0.0206298828125, 195.0),  # 196
+                 (-9.0, -0.033935546875, 266.0),  # 264
+                 (5.46875, 0.05419921875, 99.0)],  # 100
+}
+
+
+def _half_floor_divide(a: float, b: float, rnd) -> float:
+    """c10::div_floor_floating with every step rounded to the half type by `rnd` (PyTorch's
+    CPU kernel on Half/BFloat16), evaluated on Python floats."""
+    if b == 0:
+        return math.copysign(math.inf, a) * math.copysign(1.0, b) if a != 0 else math.nan
+    mod = math.fmod(a, b)
+    div = rnd(rnd(a - mod) / b)
+    if mod != 0 and (b < 0) != (mod < 0):
+        div = rnd(div - 1)
+    if div == 0:
+        return math.copysign(0.0, a / b)
+    if not math.isfinite(div):  # the quotient overflowed the half type
+        return div
+    f = math.floor(div)
+    return f + 1.0 if rnd(div - f) > 0.5 else float(f)
+
+
+def _rounder(name):
+    import ml_dtypes
+    t = np.float16 if name == "float16" else ml_dtypes.bfloat16
+
+    def rnd(x: float) -> float:
+        with np.errstate(over="ignore"):
+            return float(np.asarray(x).astype(t).astype(np.float64))
+    return rnd
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_floor_divide_in_half_precision_rounds_each_step_as_pytorch(name, compiled):
+    dtype = getattr(torch, name)
+    cases = _FLOOR_DIVIDE[name]
+    rnd = _rounder(name)
+    rng = np.random.default_rng(1)
+    a_r = [rnd(v) for v in rng.uniform(-9, 9, 200)]
+    b_r = [rnd(v) for v in rng.uniform(-9, 9, 200) * 10.0 ** rng.integers(-4, 1, 200)]
+    a = [c[0] for c in cases] + a_r + [0.0, -3.0, 5.0]
+    b = [c[1] for c in cases] + b_r + [0.0, 0.0, -2.0]
+    ta, tb = torch.tensor(a, dtype=dtype), torch.tensor(b, dtype=dtype)
+    fn = torch.compile(lambda x, y: torch.floor_divide(x, y)) if compiled else torch.floor_divide
+    got = fn(ta, tb).double().numpy()
+    expected = [rnd(_half_floor_divide(x, y, rnd)) for x, y in zip(a, b)]
+    np.testing.assert_array_equal(got[:len(cases)], [c[2] for c in cases])
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal((ta // tb).double().numpy(), expected)
