@@ -138,3 +138,54 @@ def test_floor_divide_in_half_precision_rounds_each_step_as_pytorch(name, compil
     np.testing.assert_array_equal(got[:len(cases)], [c[2] for c in cases])
     np.testing.assert_array_equal(got, expected)
     np.testing.assert_array_equal((ta // tb).double().numpy(), expected)
+
+
+# ---------------------------------------------------------------- round(decimals)
+
+def _round_decimals(x: np.ndarray, decimals: int, work) -> np.ndarray:
+    """PyTorch's round_decimals_kernel on float64 values in `work` (float32 for float16 and
+    bfloat16: its opmath): nearbyint(x * 10**d) / 10**d, or for d < 0
+    nearbyint(x / 10**-d) * 10**-d, the power exact in `work`."""
+    s = work(10.0 ** abs(decimals))
+    xw = x.astype(work)
+    return np.rint(xw * s) / s if decimals > 0 else np.rint(xw / s) * s
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+@pytest.mark.parametrize("name,decimals", [("bfloat16", 3), ("float16", 3), ("bfloat16", -2),
+                                           ("float32", -3), ("float64", -3), ("float32", 2)])
+def test_round_decimals_scales_in_opmath_by_the_exact_power(name, decimals, compiled):
+    import ml_dtypes
+    dtype = getattr(torch, name)
+    np_t = {"bfloat16": ml_dtypes.bfloat16}.get(name, getattr(np, name, None))
+    work = np.float64 if name == "float64" else np.float32
+    rng = np.random.default_rng(2)
+    scale = 10.0 if decimals > 0 else 1e4
+    x = np.concatenate([rng.uniform(-scale, scale, 300),
+                        # hand-checked in PyTorch 2.13: round(x, decimals=-3) of these float32
+                        # values is -7000, -4000, 8000 (x * 0.001 / 0.001 is 1 ulp short)
+                        [-6595.5556640625, -4226.34619140625, 8391.119140625, 2500.0, -1500.0,
+                         0.0, -0.0]]).astype(np_t)
+    t = torch.tensor(x.astype(np.float64), dtype=dtype)
+    fn = torch.compile(lambda v: torch.round(v, decimals=decimals)) if compiled else \
+        (lambda v: torch.round(v, decimals=decimals))
+    got = fn(t)
+    assert got.dtype == dtype
+    expected = _round_decimals(x.astype(np.float64), decimals, work).astype(np_t)
+    np.testing.assert_array_equal(got.double().numpy(), expected.astype(np.float64))
+    np.testing.assert_array_equal(np.signbit(got.double().numpy()), np.signbit(expected))
+    if name == "bfloat16" and decimals == 3:  # hand-checked in PyTorch 2.13
+        pinned = torch.tensor([0.291015625, 0.58203125, 0.11669921875, -0.91796875], dtype=dtype)
+        np.testing.assert_array_equal(fn(pinned).double().numpy(),
+                                      [0.291015625, 0.58203125, 0.1171875, -0.91796875])
+    if name == "float32" and decimals == -3:
+        np.testing.assert_array_equal(got.numpy()[300:303], [-7000.0, -4000.0, 8000.0])
+
+
+def test_round_of_integers_and_bools_raises_as_pytorch():
+    with pytest.raises(NotImplementedError, match="\"round_cpu\" not implemented for 'Long'"):
+        torch.round(torch.tensor([1, 2]), decimals=2)
+    for fn in ("floor", "ceil", "trunc", "round"):
+        with pytest.raises(NotImplementedError, match=f"\"{fn}_vml_cpu\" not implemented for"):
+            getattr(torch, fn)(torch.tensor([True, False]))
+    assert torch.round(torch.tensor([3, -2]), decimals=0).tolist() == [3, -2]  # ints as they are

@@ -740,7 +740,7 @@ def _rounding(ufunc: str):
 for _name, _ufunc, _c in [("floor", "floor", "floor"), ("ceil", "ceil", "ceil"),
                           ("trunc", "trunc", "trunc"), ("round", "rint", "nearbyint")]:
     elementwise(_name, 1, "same", f"{_c}{{f}}({{0}})", _rounding(_ufunc), vjp=vjp_zero,
-                native_half=True,
+                native_half=True, refuse=_refuse_bool(f"{_name}_vml_cpu"),
                 unary_api=_name != "round")  # (torch.round takes `decimals`: functional.py)
 
 
