@@ -740,7 +740,7 @@ def _rounding(ufunc: str):
 for _name, _ufunc, _c in [("floor", "floor", "floor"), ("ceil", "ceil", "ceil"),
                           ("trunc", "trunc", "trunc"), ("round", "rint", "nearbyint")]:
     elementwise(_name, 1, "same", f"{_c}{{f}}({{0}})", _rounding(_ufunc), vjp=vjp_zero,
-                native_half=True,
+                native_half=True, refuse=_refuse_bool(f"{_name}_vml_cpu"),
                 unary_api=_name != "round")  # (torch.round takes `decimals`: functional.py)
 
 
@@ -876,9 +876,33 @@ FT_FN float ft_floor_dividef(float a, float b)
     return (float)ft_floor_divide((double)a, (double)b);
 }
 """
-elementwise("floor_divide", 2, "same", "ft_floor_divide{f}({0}, {1})",
-            _int_checked("floor_divide"), vjp=vjp_zero, c_helper=_FLOOR_DIVIDE_C,
-            refuse=_refuse_bool("div_floor_cpu"), eager_kernel=True)
+
+
+def _floor_divide(xp):
+    checked = _int_checked("floor_divide")(xp)
+
+    def run(a, b):
+        dtype = xp.result_type(a, b)
+        if dtype.itemsize != 2 or dtype.kind not in "fV":  # float16, ml_dtypes' bfloat16 ("V")
+            return checked(a, b)
+        # PyTorch's CPU kernel runs ft_floor_divide's steps in float16/bfloat16 itself, each
+        # rounded (c10::div_floor_floating on Half): a - mod rounds, so the quotient can be one
+        # off the floor of the exact a / b, which numpy's half loop (one rounding) computes
+        a, b = xp.asarray(a, dtype=dtype), xp.asarray(b, dtype=dtype)
+        one, half, zero = (xp.asarray(v, dtype=dtype) for v in (1, 0.5, 0))
+        mod = xp.fmod(a, b)
+        div = (a - mod) / b
+        div = xp.where((mod != zero) & ((b < zero) != (mod < zero)), div - one, div)
+        floor = xp.floor(div)
+        floor = xp.where(div - floor > half, floor + one, floor)
+        floor = xp.where(div == zero, xp.copysign(zero, a / b), floor)
+        return xp.where(b == zero, a / b, floor)
+    return run
+
+
+elementwise("floor_divide", 2, "same", "ft_floor_divide{f}({0}, {1})", _floor_divide,
+            vjp=vjp_zero, c_helper=_FLOOR_DIVIDE_C, refuse=_refuse_bool("div_floor_cpu"),
+            eager_kernel=True, native_half=True)
 
 for _name, _c, _ufunc in [("bitwise_left_shift", "<<", "left_shift"),
                           ("bitwise_right_shift", ">>", "right_shift")]:

@@ -17,6 +17,7 @@ from ..tracer import functional as F
 from ..tracer import functional_shape as FS
 from ..tracer.autograd import no_grad
 from ..tracer.functional import write_out
+from ..tracer.out_args import write_outs
 from ..tracer.functional_scan import cumprod
 from ..tracer.tensor import Tensor
 from .decompositions import _check, cholesky, inv, solve, svdvals, eigvalsh
@@ -292,7 +293,7 @@ def inv_ex(A: Tensor, *, check_errors: bool = False, out=None) -> InvExResult:
     """(inverse, info): info is LAPACK's (0 for an invertible matrix) instead of an error."""
     _check("linalg.inv_ex", A)
     r, info = _ex(inv, A, _lu_info, check_errors)
-    return InvExResult(write_out(r, out[0] if out else None), info)
+    return write_outs(InvExResult(r, info), out, InvExResult.__name__, exact=True)
 
 
 def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
@@ -301,7 +302,7 @@ def cholesky_ex(A: Tensor, *, upper: bool = False, check_errors: bool = False,
     (0 when A is), instead of an error."""
     _check("linalg.cholesky_ex", A)
     r, info = _ex(lambda a: cholesky(a, upper=upper), A, _chol_info, check_errors)
-    return CholeskyExResult(write_out(r, out[0] if out else None), info)
+    return write_outs(CholeskyExResult(r, info), out, CholeskyExResult.__name__, exact=True)
 
 
 def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = False,
@@ -309,4 +310,4 @@ def solve_ex(A: Tensor, B: Tensor, *, left: bool = True, check_errors: bool = Fa
     """(result, info) of linalg.solve, with LAPACK's info instead of an error."""
     _check("linalg.solve_ex", A)
     r, info = _ex(lambda a: solve(a, B, left=left), A, _lu_info, check_errors)
-    return SolveExResult(write_out(r, out[0] if out else None), info)
+    return write_outs(SolveExResult(r, info), out, SolveExResult.__name__, exact=True)

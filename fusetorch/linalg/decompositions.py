@@ -12,6 +12,7 @@ from ..ir.shapes import broadcast_many, broadcast_shapes, norm_dim
 from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer.functional import write_out
+from ..tracer.out_args import write_outs
 from ..tracer.tensor import Tensor
 from ..tracer import autocast as _ac
 
@@ -20,6 +21,7 @@ QRResult = namedtuple("linalg_qr", ["Q", "R"])
 SVDResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
 EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
 OldSVDResult = namedtuple("svd", ["U", "S", "V"])
+OldQRResult = namedtuple("qr", ["Q", "R"])
 
 
 def _check(fn: str, A, square: bool = True) -> None:
@@ -70,8 +72,8 @@ def det(A: Tensor, *, out=None) -> Tensor:
 
 def slogdet(A: Tensor, *, out=None) -> SlogdetResult:
     _check("linalg.slogdet", A)
-    return SlogdetResult(D.apply("linalg_slogdet_sign", [A], {}),
-                         D.apply("linalg_logabsdet", [A], {}))
+    r = SlogdetResult(D.apply("linalg_slogdet_sign", [A], {}), D.apply("linalg_logabsdet", [A], {}))
+    return write_outs(r, out, "linalg_slogdet", exact=True)
 
 
 def logdet(input: Tensor) -> Tensor:
@@ -96,16 +98,19 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None) -> QRResult:
     _check("linalg.qr", A, square=False)
     R = D.apply("linalg_qr_r", [A], {"mode": mode})
     if mode == "r":  # PyTorch returns an empty Q
-        return QRResult(F._tensor([], A).to(A._dtype), R)
-    return QRResult(D.apply("linalg_qr_q", [A], {"mode": mode}), R)
+        Q = F._tensor([], A).to(A._dtype)
+    else:
+        Q = D.apply("linalg_qr_q", [A], {"mode": mode})
+    return write_outs(QRResult(Q, R), out, "linalg_qr", exact=True)
 
 
 @_ac.op("linalg_svd")
 def svd(A: Tensor, full_matrices: bool = True, *, driver=None, out=None) -> SVDResult:
     _check("linalg.svd", A, square=False)
     at = {"full_matrices": bool(full_matrices)}
-    return SVDResult(D.apply("linalg_svd_u", [A], at), D.apply("linalg_svd_s", [A], at),
-                     D.apply("linalg_svd_vh", [A], at))
+    r = SVDResult(D.apply("linalg_svd_u", [A], at), D.apply("linalg_svd_s", [A], at),
+                  D.apply("linalg_svd_vh", [A], at))
+    return write_outs(r, out, "linalg_svd", exact=True)
 
 
 @_ac.op("linalg_svdvals")
@@ -124,8 +129,9 @@ def _uplo(UPLO: str) -> str:
 def eigh(A: Tensor, UPLO: str = "L", *, out=None) -> EighResult:
     u = _uplo(UPLO)
     _check("linalg.eigh", A)
-    return EighResult(D.apply("linalg_eigh_values", [A], {"UPLO": u}),
-                      D.apply("linalg_eigh_vectors", [A], {"UPLO": u}))
+    r = EighResult(D.apply("linalg_eigh_values", [A], {"UPLO": u}),
+                   D.apply("linalg_eigh_vectors", [A], {"UPLO": u}))
+    return write_outs(r, out, "linalg_eigh", exact=True)
 
 
 @_ac.op("linalg_eigvalsh")
@@ -205,7 +211,7 @@ def pinverse(input: Tensor, rcond: float = 1e-15) -> Tensor:
 
 def torch_qr(input: Tensor, some: bool = True, *, out=None) -> tuple:
     q, r = qr(input, "reduced" if some else "complete")
-    return namedtuple("qr", ["Q", "R"])(q, r)
+    return write_outs(OldQRResult(q, r), out, "qr", exact=True)
 
 
 def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=None) -> tuple:
@@ -213,8 +219,10 @@ def torch_svd(input: Tensor, some: bool = True, compute_uv: bool = True, *, out=
     u, s, vh = svd(input, full_matrices=not some)
     if not compute_uv:
         from ..tracer.creation import zeros_like
-        return OldSVDResult(zeros_like(u), s, zeros_like(F.transpose(vh, -1, -2)))
-    return OldSVDResult(u, s, F.transpose(vh, -1, -2))
+        r = OldSVDResult(zeros_like(u), s, zeros_like(F.transpose(vh, -1, -2)))
+    else:
+        r = OldSVDResult(u, s, F.transpose(vh, -1, -2))
+    return write_outs(r, out, "svd", exact=True)
 
 
 def torch_cholesky(input: Tensor, upper: bool = False, *, out=None) -> Tensor:

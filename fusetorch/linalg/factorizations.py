@@ -483,7 +483,5 @@ def matrix_exp(A: Tensor, *, out=None) -> Tensor:
 
 
 def _outs(result: tuple, out):
-    if out is None:
-        return result
     from ..tracer.out_args import write_outs
     return write_outs(result, out, type(result).__name__)

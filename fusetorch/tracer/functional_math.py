@@ -87,8 +87,19 @@ def round(input: Tensor, *, decimals: int = 0, out=None) -> Tensor:
     """Half to even, as PyTorch; `decimals` scales by 10**decimals around it."""
     if decimals == 0:
         return write_out(D.unary("round", input), out, operands=(input,))
-    scale = 10.0 ** decimals
-    return write_out(binary("div", D.unary("round", binary("mul", input, scale)), scale), out)
+    if not input._dtype.is_floating_point:
+        raise NotImplementedError(f'"round_cpu" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
+    # PyTorch's kernel: in float32 for float16/bfloat16 (its opmath, one rounding at the end),
+    # scaled by the exact 10**|decimals| (a negative `decimals` divides first: 10**-3 is inexact)
+    low = input._dtype in (dt.float16, dt.bfloat16)
+    x = D.cast(input, dt.float32) if low else input
+    scale = 10.0 ** abs(decimals)
+    if decimals > 0:
+        r = binary("div", D.unary("round", binary("mul", x, scale)), scale)
+    else:
+        r = binary("mul", D.unary("round", binary("div", x, scale)), scale)
+    return write_out(D.cast(r, input._dtype) if low else r, out)
 
 
 def frac(input: Tensor, *, out=None) -> Tensor:

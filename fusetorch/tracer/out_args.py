@@ -92,9 +92,13 @@ def inplace(self: Tensor, value: Tensor) -> Tensor:
     return D.copy_into(self, value, from_self=True)
 
 
-def write_outs(results: tuple, out, name: str, inputs=()) -> tuple:
+def write_outs(results: tuple, out, name: str, inputs=(), exact: bool = False) -> tuple:
     """`out=(values, indices)` of the ops that return a pair: each written, the same named
-    tuple type returned holding the `out` tensors."""
+    tuple type returned holding the `out` tensors (PyTorch's `<name>_out` type); `out=None`
+    returns `results` as they are. `exact`: each `out` must have its result's dtype
+    (linalg's out= does not cast)."""
+    if out is None:
+        return results
     if not isinstance(out, (tuple, list)) or not _all_tensors(out):
         raise TypeError(f"{name}(): argument 'out' must be tuple of Tensors, not "
                         f"{type(out).__name__}")
@@ -102,6 +106,8 @@ def write_outs(results: tuple, out, name: str, inputs=()) -> tuple:
         raise TypeError(f"expected tuple of {len(results)} elements but got {len(out)}")
     for r, o in zip(results, out):
         check_out(r, o, name, inputs)
+        if exact:
+            exact_dtype(o, r._dtype)
     written = [write_out(r, o, name=name) for r, o in zip(results, out)]
     return out_type(type(results))(*written) if hasattr(results, "_fields") else \
         type(results)(written)
