@@ -157,7 +157,8 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     if nll._dtype is not log_probs._dtype:
         nll = D.cast(nll, log_probs._dtype)
     infinite = nll == math.inf
-    nll = nll + _softmax_logits_term(log_probs, in_len)
+    if D.GRAD_ENABLED and D.needs_grad(log_probs):  # (its value is 0: only its gradient counts)
+        nll = nll + _softmax_logits_term(log_probs, in_len)
     if zero_infinity:
         nll = F.where(infinite, 0.0, nll)
     if red == 0:
