@@ -749,10 +749,12 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
         g = _hooked(t, g)
     if st.RECORDER is not None:
         st.RECORDER.grad_access(t, "read")
-        if g._base is not None and not create_graph:
+        if not create_graph and (g._base is not None or t._grad is None and g._data.ndim > 1
+                                 and _other_layout(g._data, t._data)):
             # a .grad owns its memory (eager makes the same copy on arrays); a row-major leaf
-            # gets a row-major one (the layout contract `_in_layout_of` keeps in eager), so
-            # optimizer state cloned from it matches its parameter
+            # gets a row-major one (the layout contract `_in_layout_of` keeps in eager), also
+            # where the backward handed over a transposed array of its own, so optimizer state
+            # cloned from it matches its parameter
             g = g.clone(memory_format=mf.contiguous_format) if t._data.flags.c_contiguous \
                 else g.clone()
     if t._grad is None:

@@ -80,3 +80,17 @@ def test_optimizer_state_follows_its_parameter():
         lin(torch.randn(5, 3)).sum().backward()
         opt.step()
     assert opt.state[lin.weight]["momentum_buffer"].stride() == lin.weight.stride() == (3, 1)
+
+
+def test_a_traced_backward_gives_a_row_major_leaf_a_row_major_grad():
+    # a backward run under a trace (compile's first call of a training step) can hand a leaf
+    # a transposed array that is no view; its first .grad still takes the leaf's layout, so the
+    # optimizer state cloned from it lets compiled steps update the parameter in place
+    from fusetorch.tracer.trace import trace
+    w = torch.randn(3, 16, requires_grad=True)
+    g = torch.from_numpy(np.asfortranarray(np.arange(48.0, dtype=np.float32).reshape(3, 16)))
+    assert g.stride() == (1, 3)
+    with trace(w):
+        (w * 1.0).backward(g)
+    assert w.grad.stride() == (16, 1)
+    np.testing.assert_array_equal(w.grad.numpy(), np.arange(48.0).reshape(3, 16))
