@@ -469,8 +469,7 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     rec, grad_on = st.RECORDER, st.GRAD_ENABLED
     if rec is not None:
         rec.record(name, tensors, attrs, result)
-    # (a first input requiring grad answers any_needs_grad without the call)
-    if grad_on and (t0._requires_grad or any_needs_grad(tensors)):
+    if grad_on and any_needs_grad(tensors):
         GRAD_RECORD(name, tensors, attrs, result)
     if view:
         _views.derive(result, t0, (name, attrs) if len(tensors) == 1 else None, grad_on)

@@ -460,7 +460,7 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
         # for a 1x59 row; with a gradient, two of four dispatches)
         be = x._be
         i = be.impl[arg](x._data, dims=(d,), keepdim=True)
-        if not (st.GRAD_ENABLED and (x._requires_grad or D.needs_grad(x))):
+        if not (st.GRAD_ENABLED and D.needs_grad(x)):
             v = be.impl["gather"](x._data, i, dim=d)
             if shape is not None:
                 v, i = v.reshape(shape), i.reshape(shape)
