@@ -724,6 +724,11 @@ def _other_layout(a, b) -> bool:
     return any(n > 1 and sa != sb for n, sa, sb in zip(a.shape, a.strides, b.strides))
 
 
+def _first_grad_relaid(t: Tensor, g: Tensor) -> bool:
+    """Whether g, arriving as leaf t's first .grad, must be laid out again (`_in_layout_of`)."""
+    return t._grad is None and g._data.ndim > 1 and _other_layout(g._data, t._data)
+
+
 def _in_layout_of(t: Tensor, g: Tensor) -> Tensor:
     """PyTorch's gradient layout contract (AccumulateGrad): a leaf's first .grad has the
     leaf's strides where the leaf is dense, else is contiguous, whatever layout the
@@ -749,8 +754,7 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
         g = _hooked(t, g)
     if st.RECORDER is not None:
         st.RECORDER.grad_access(t, "read")
-        if not create_graph and (g._base is not None or t._grad is None and g._data.ndim > 1
-                                 and _other_layout(g._data, t._data)):
+        if not create_graph and (g._base is not None or _first_grad_relaid(t, g)):
             # a .grad owns its memory (eager makes the same copy on arrays); a row-major leaf
             # gets a row-major one (the layout contract `_in_layout_of` keeps in eager), also
             # where the backward handed over a transposed array of its own, so optimizer state
@@ -758,8 +762,7 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
             g = g.clone(memory_format=mf.contiguous_format) if t._data.flags.c_contiguous \
                 else g.clone()
     if t._grad is None:
-        if not create_graph and st.RECORDER is None and g._data.ndim > 1 and \
-                _other_layout(g._data, t._data):
+        if not create_graph and st.RECORDER is None and _first_grad_relaid(t, g):
             g = _in_layout_of(t, g)
         t._grad = g
     elif st.RECORDER is not None and not create_graph:
