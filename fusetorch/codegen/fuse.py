@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from .._policy import POLICY
 from ..ir import dtypes as dt
+from ..ir import pool_ops
 from ..ir.graph import Graph, Node
 from ..ir.ops import OPS
 
@@ -31,17 +32,14 @@ class Group:
     outputs: list = field(default_factory=list)
     reduce: Node | None = None  # a final sum/max/min over dims of the iteration space
     start: int = 0  # topological position of the first node (inputs must come before it)
-    special: Node | None = None  # a movement op with a C template of its own (fold2d), alone
-    # max pooling's forward (ir/pool_index.py), unfold2d to gather: one template, `special` the
-    # gather (values) and `pool_index` the index node
-    pool_index: Node | None = None
+    # an op with a C template of its own (fold2d; max pooling, whose `nodes` are the values
+    # and indices its template writes: `OpDef.kernel_outputs`)
+    special: Node | None = None
 
     @property
     def kind(self) -> str:
-        if self.pool_index is not None:
-            return "max_pool2d"
         if self.special is not None:
-            return self.special.op
+            return (OPS[self.special.op].kernel_outputs or (self.special.op,))[0]
         return "reduce" if self.reduce is not None else "pointwise"
 
 
@@ -79,8 +77,6 @@ def fusible(n: Node) -> bool:
 # template of their own (`OpDef.own_kernel`: fold2d, col2im, a convolution's input gradient, is
 # kh*kw strided adds in numpy, one pass here) are kernels on the CPU only (`cpu`): the CUDA
 # renderer renders them too, but on a GPU cupy runs them until the kernels are measured there
-# a max pooling group's bounds (as runtime/eager_kernels.py's kernel): its window rows live on
-# the stack, and a padded input plane is allocated per plane and thread
 
 
 def _reducible(n: Node, g: Group, trailing: bool = False, index: bool = False) -> bool:
@@ -115,16 +111,19 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
     group_of: dict[int, Group] = {}
     open_groups: dict[tuple, list] = {}  # iteration space -> groups made over it
     steps: list = []
-    pools = _max_pools(graph, users, pos) if cpu else {}
+    together: dict = {}  # (op's kernel_outputs, input, attrs) -> the group writing them
     for n in graph.nodes:
         if n.op == "input" or _is_scalar_const(n):
             continue
-        if id(n) in pools:
-            # max pooling: the whole group at its first node (unfold2d, which reads only the
-            # input); its other nodes are skipped here
-            g = pools[id(n)]
-            if g is not None:
+        if cpu and OPS[n.op].kernel_outputs and _pool_fits(n):
+            # max pooling's values and indices of one input: one kernel writes both
+            key = (OPS[n.op].kernel_outputs, id(n.inputs[0]), _attrs_key(n))
+            g = together.get(key)
+            if g is None:
+                g = together[key] = Group(shape=n.shape, start=pos[id(n)], special=n)
                 steps.append(g)
+            g.nodes.append(n)
+            group_of[id(n)] = g
             continue
         if fusible(n):
             g = _joinable(n, group_of, pos, open_groups.get(n.shape, []))
@@ -144,7 +143,8 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
             g.nodes.append(n)
             group_of[id(n)] = g
             continue
-        if cpu and OPS[n.op].own_kernel and n.dtype in (dt.float32, dt.float64):
+        if cpu and OPS[n.op].own_kernel and not OPS[n.op].kernel_outputs and \
+                n.dtype in (dt.float32, dt.float64):
             g = Group(shape=n.shape, nodes=[n], start=pos[id(n)], special=n)
             group_of[id(n)] = g
             steps.append(g)
@@ -169,8 +169,7 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
         seen = set()
         for m in g.nodes:
             for i in m.inputs:
-                if id(i) not in members and not _is_scalar_const(i) and id(i) not in seen \
-                        and not (g.pool_index is not None and i.op == "constant"):
+                if id(i) not in members and not _is_scalar_const(i) and id(i) not in seen:
                     seen.add(id(i))
                     g.inputs.append(i)
         for m in g.nodes:
@@ -179,42 +178,28 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
                 g.outputs.append(m)
         if g.reduce is not None:
             g.outputs.append(g.reduce)
-        if g.pool_index is not None:  # its template writes both, values first
-            g.outputs = [g.special, g.pool_index]
+        written = OPS[g.special.op].kernel_outputs if g.special is not None else ()
+        if written:  # in the template's order
+            g.outputs.sort(key=lambda m: written.index(m.op))
     return Plan(graph, steps)
 
 
-def _max_pools(graph: Graph, users: dict, pos: dict) -> dict:
-    """Max pooling forwards (ir/pool_index.py) computed by one kernel (max_pool2d.c.j2 from the
-    unfold2d's input, without the window copy, the argmax, the NaN scan and the gather as
-    steps of their own): id(node) -> the Group at its unfold2d, None at its other nodes. Only
-    where nothing else reads the windows or the partial indices (the index and the values are
-    the group's outputs) and the kernel's buffers stay within bounds."""
-    from ..ir.pool_index import match_pool_gather, pool_nodes
-    outs = {id(o) for o in graph.outputs}
-    pools: dict = {}
-    for n in graph.nodes:
-        match = match_pool_gather(n)
-        if match is None or n.dtype not in (dt.float32, dt.float64):
-            continue
-        unfold, index = match
-        nodes = sorted(pool_nodes(n), key=lambda m: pos[id(m)])
-        members = {id(m) for m in nodes}
-        if any(id(m) in pools for m in nodes) or any(
-                m is not n and m is not index and (id(m) in outs or any(
-                    id(u) not in members for u in users.get(id(m), ()))) for m in nodes):
-            continue
-        x = unfold.inputs[0]
-        (kh, kw), (ph, pw) = unfold.attrs["kernel"], unfold.attrs["padding"]
-        size = n.dtype.itemsize
-        plane = (x.shape[2] + 2 * ph) * (x.shape[3] + 2 * pw) * size
-        if kh * kw * unfold.shape[5] * size > POLICY.max_pool_rows or plane > POLICY.max_pool_plane:
-            continue
-        g = Group(shape=n.shape, nodes=nodes, start=pos[id(unfold)], special=n,
-                  pool_index=index)
-        pools.update((id(m), None) for m in nodes)
-        pools[id(unfold)] = g
-    return pools
+def _attrs_key(n: Node) -> tuple:
+    return tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in n.attrs.items()))
+
+
+def _pool_fits(n: Node) -> bool:
+    """Whether max_pool2d.c.j2 computes this max pooling node: a float input, its window rows
+    (on the stack) and a padded plane (allocated per plane and thread) within bounds."""
+    x = n.inputs[0]
+    if x.dtype not in (dt.float32, dt.float64):
+        return False
+    (kh, kw), (ph, pw) = n.attrs["kernel"], n.attrs["padding"]
+    _, (eh, ew) = pool_ops.geometry(x.shape, n.attrs)
+    size, (h, w) = x.dtype.itemsize, x.shape[2:]
+    hp, wp = h + 2 * ph + eh, w + 2 * pw + ew
+    return kh * kw * n.shape[3] * size <= POLICY.max_pool_rows and \
+        ((hp, wp) == (h, w) or hp * wp * size <= POLICY.max_pool_plane)
 
 
 def _sink_into_consumers(steps: list, group_of: dict, users: dict) -> list:

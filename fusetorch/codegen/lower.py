@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from ..ir import dtypes as dt
+from ..ir import pool_ops
 from ..ir.graph import Node
 from ..ir.identity import IDENTITY, digest
 from ..ir.ops import OPS
@@ -220,7 +221,7 @@ def lower(group: Group, layouts: dict, names: dict | None = None,
     of any length (`LoopKernel.batched`; C only); ValueError for a group that is not one."""
     names = names or {}
     in_place = in_place or {}
-    if group.pool_index is not None:
+    if group.special is not None and OPS[group.special.op].kernel_outputs:
         return _lower_max_pool(group, layouts, names)
     if group.special is not None:
         return _lower_special(group.special, layouts, names)
@@ -373,28 +374,30 @@ def _lower_special(n: Node, layouts: dict, names: dict) -> LoopKernel:
 
 
 def _lower_max_pool(group: Group, layouts: dict, names: dict) -> LoopKernel:
-    """Max pooling's forward group (codegen/fuse.py `_max_pools`): the unfold2d's input read
-    through its strides, the values and the index written C-contiguous, by max_pool2d.c.j2
-    (the eager kernel's template) with the window's attributes as constants."""
-    values, index = group.outputs
-    unfold = group.nodes[0]
-    x = unfold.inputs[0]
+    """Max pooling's group (codegen/fuse.py: the max_pool2d and max_pool2d_index nodes of one
+    input): the input read through its strides, the values (out0) and the indices (out1) it
+    has written C-contiguous, by max_pool2d.c.j2 (the eager kernel's template) with the
+    window's attributes as constants."""
+    n = group.special
+    x = n.inputs[0]
+    parts = OPS[n.op].kernel_outputs
     strides = layouts[id(x)].strides
-    params = [Param("in0", x.dtype.c_type, x, strides, False),
-              Param("out0", values.dtype.c_type, values, _contiguous(values.shape), True),
-              Param("out1", index.dtype.c_type, index, _contiguous(index.shape), True)]
-    attrs = {k: tuple(unfold.attrs[k]) for k in ("kernel", "stride", "padding", "dilation")}
-    attrs["out_hw"] = tuple(unfold.shape[4:])
-    kernel = LoopKernel(name="", shape=values.shape, params=params, loads=[], body=[],
-                        stores=[], flat=False, numel=math.prod(unfold.shape),
-                        template="max_pool2d_group", attrs=attrs)
-    src = (values.meta or {}).get("source")
-    kernel.comments = [f"in0: {names.get(id(x), x.op)} {x.type_str()}, strides {strides}",
-                       f"out0: {names.get(id(values), '')} = max pooling's values "
-                       f"{values.type_str()}{' from ' + src if src else ''}",
-                       f"out1: {names.get(id(index), '')} = its index {index.type_str()}",
-                       "fuses " + ", ".join(f"{names.get(id(m), '')} {m.op}".strip()
-                                            for m in group.nodes)]
+    params = [Param("in0", x.dtype.c_type, x, strides, False)]
+    params += [Param(f"out{parts.index(m.op)}", m.dtype.c_type, m, _contiguous(m.shape), True)
+               for m in group.outputs]
+    attrs = {k: tuple(n.attrs[k]) for k in ("kernel", "stride", "padding", "dilation")}
+    attrs["out_hw"], attrs["extra"] = pool_ops.geometry(x.shape, n.attrs)
+    written = {m.op for m in group.outputs}
+    attrs["values"], attrs["indices"] = parts[0] in written, parts[1] in written
+    kernel = LoopKernel(name="", shape=n.shape, params=params, loads=[], body=[],
+                        stores=[], flat=False,
+                        numel=math.prod(n.shape) * attrs["kernel"][0] * attrs["kernel"][1],
+                        template=parts[0] + "_group", attrs=attrs)
+    src = (n.meta or {}).get("source")
+    kernel.comments = [f"in0: {names.get(id(x), x.op)} {x.type_str()}, strides {strides}"]
+    kernel.comments += [f"{p.name}: {names.get(id(m), '')} = {m.op} {m.type_str()}"
+                        f"{' from ' + src if src else ''}"
+                        for p, m in zip(params[1:], group.outputs)]
     kernel.name = f"ft_max_pool2d_{digest(kernel)}"
     return kernel
 

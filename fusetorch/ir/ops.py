@@ -75,6 +75,10 @@ class OpDef:
     #                          data-dependent shape, or between devices)
     data_shape: bool = False  # the output's shape depends on the input's values (nonzero)
     own_kernel: bool = False  # computed by a C template of its own, not fused (fold2d)
+    # ops whose results one kernel of that template writes together, in its output order,
+    # where their nodes read the same input with the same attributes (max pooling's values
+    # and indices)
+    kernel_outputs: tuple = ()
     # eager memory and precision (runtime/interpret.py, runtime/device.py)
     may_view: bool = False  # the result may be a view of (or be) input 0's array
     reuses_input0: bool = False  # may write its result into input 0's buffer when it is dead
@@ -360,7 +364,7 @@ _def("cat", "movement", None, _cat_shape, _same_dtype, attrs=("dim",))
 _def("gather", "movement", 2, _gather_shape, lambda d, a: d[0], attrs=("dim",),
      cheaper=rw.gather_at_extreme)
 _def("scatter_add", "movement", 3, _scatter_add_shape, lambda d, a: d[0], attrs=("dim",),
-     cheaper=rw.one_hot_scatter,
+     cheaper=rw.one_hot_scatter, reuses_input0=True,
      doc="a copy of x with src added at index along dim; inputs x, index, src")
 _def("scatter_reduce", "movement", 3, _scatter_add_shape, lambda d, a: d[0],
      attrs=("dim", "reduce", "include_self"),
@@ -728,3 +732,5 @@ from . import recurrent_ops as _recurrent_ops  # noqa: E402,F401  (registers the
 from . import conv_ops as _conv_ops  # noqa: E402,F401  (registers them in OPS)
 # softmax, log_softmax and layer_norm, whose VJPs keep what PyTorch's keep (ir/norm_ops.py).
 from . import norm_ops as _norm_ops  # noqa: E402,F401  (registers them in OPS)
+# 2-d max pooling's values and indices (ir/pool_ops.py).
+from . import pool_ops as _pool_ops  # noqa: E402,F401  (registers them in OPS)

@@ -326,26 +326,35 @@ def fold_constants(g: Graph) -> Graph:
 
 # ---------------------------------------------------------------- compositions
 
-def decompose(g: Graph, every_dtype: bool = False) -> Graph:
+def decompose(g: Graph, every_dtype: bool = False, keep=None) -> Graph:
     """Each node whose op declares a `composition` (softmax, layer_norm: primitives for their
     VJPs) replaced by it, so that kernels fuse its parts. float16/bfloat16 nodes stay one node
-    unless `every_dtype` (ONNX export): they get no kernels, and eager rounds them once.
+    unless `every_dtype` (ONNX export): they get no kernels, and eager rounds them once. So do
+    the nodes `keep(node)` accepts (a backend's own kernel for them: max pooling on the CPU).
 
     >>> decompose(Graph([x], [softmax(x, dim=1)]))   # exp(x - max) / sum(exp(x - max))
     """
     def rule(n: Node) -> Node:
         own = n.opdef.composition
-        if own is None or not every_dtype and n.dtype in (dt.float16, dt.bfloat16):
+        if own is None or not every_dtype and n.dtype in (dt.float16, dt.bfloat16) or \
+                keep is not None and keep(n):
             return n
         return own(n, make_node)
 
     return _rewrite(g, rule)
 
 
+def decompose_but_own_kernels(g: Graph) -> Graph:
+    """`decompose` where C templates exist: nodes whose op has a template of its own stay."""
+    return decompose(g, keep=lambda n: n.opdef.own_kernel)
+
+
 # ---------------------------------------------------------------- the pipeline
 
 DEFAULT: tuple = (decompose, fold_constants, simplify, rewrite_indexing, transpose_matmul, sink_reshapes,
                   sink_permutes, drop_copies, cse, dce)
+# the CPU's: its own templates compute what they can (codegen/fuse.py)
+CPU: tuple = (decompose_but_own_kernels,) + DEFAULT[1:]
 
 
 def _check_contract(before: Graph, after: Graph, p: Pass) -> None:
@@ -379,6 +388,6 @@ def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -
     return g
 
 
-__all__ = ["DEFAULT", "count_ops", "cse", "dce", "decompose", "drop_copies", "fold_constants",
+__all__ = ["CPU", "DEFAULT", "count_ops", "cse", "dce", "decompose", "decompose_but_own_kernels", "drop_copies", "fold_constants",
            "optimize", "rewrite_indexing", "scalar_value", "simplify", "sink_permutes",
            "sink_reshapes", "transpose_matmul"]

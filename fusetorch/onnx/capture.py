@@ -15,6 +15,7 @@ from ..tracer import dispatch as D
 from ..tracer.tensor import Tensor
 from ..tracer.trace import Recorder, user_source
 from . import dims as dm
+from . import ops as _ops
 from .errors import OnnxExporterError, OnnxExporterWarning
 
 # The attributes that may hold a dynamic size, per primitive; emitters read them through
@@ -114,8 +115,10 @@ def trace_call(fn, args: tuple, kwargs: dict) -> tuple[Graph, list, list]:
     if not flat_out:
         raise OnnxExporterError(f"the model returned no tensor (got {type(out).__name__})")
     # softmax and layer_norm as their compositions, which patterns.py matches (before dims.py
-    # compares the traces, node by node)
-    graph = decompose(rec.graph(*flat_out), every_dtype=True)
+    # compares the traces, node by node); max pooling's values stay one node where MaxPool
+    # computes them
+    graph = decompose(rec.graph(*flat_out), every_dtype=True,
+                      keep=lambda n: n.op in _ops.WHOLE and _ops.WHOLE[n.op](n))
     return graph, list(rec.input_tensors), flat_out
 
 

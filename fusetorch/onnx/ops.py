@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ..ir import dtypes as dt
+from ..ir import pool_ops
 from ..ir.elementwise import _GILES_CENTRAL, _GILES_TAIL
 from ..runtime.device import NP_DTYPES
 from . import dims as dm
@@ -829,6 +830,28 @@ def _matmul(ctx, node, xs):
         r = ctx.b.op("MatMul", [_cast(ctx, x, dt.float32) for x in xs])
         return _cast(ctx, r, d)
     return _widened(ctx, "MatMul", xs, d)
+
+
+def _max_pool_whole(n) -> bool:
+    """Whether one MaxPool computes this max_pool2d node: onnxruntime's float32 or float64,
+    and windows as without ceil_mode (its extra windows follow another rule in ONNX's
+    opsets); other nodes are exported as their composition (capture.py)."""
+    a = n.attrs
+    plain = dict(a, ceil_mode=False)
+    return n.dtype in (dt.float32, dt.float64) and \
+        pool_ops.geometry(n.inputs[0].shape, a) == pool_ops.geometry(n.inputs[0].shape, plain)
+
+
+# primitives with a composition that one ONNX operator computes where the predicate holds
+WHOLE = {"max_pool2d": _max_pool_whole}
+
+
+@emits("max_pool2d")
+def _max_pool2d(ctx, node, xs):
+    a = node.attrs
+    (ph, pw) = a["padding"]
+    return ctx.b.op("MaxPool", xs, kernel_shape=list(a["kernel"]), strides=list(a["stride"]),
+                    pads=[ph, pw, ph, pw], dilations=list(a["dilation"]))
 
 
 @emits("unfold2d")

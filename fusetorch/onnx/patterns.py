@@ -1,9 +1,9 @@
 """Composites that ONNX has one operator for, recognised in the IR.
 
-fusetorch records conv2d as unfold2d + reshape + matmul, max pooling as unfold2d + its index +
-gather, Linear as matmul by a transposed weight, softmax as max/sub/exp/sum/div, layer_norm as
+fusetorch records conv2d as unfold2d + reshape + matmul (under export), Linear as matmul by a
+transposed weight, softmax as max/sub/exp/sum/div, layer_norm as
 mean/sub/mul/sqrt/div, gelu through erf. Each of these would export correctly primitive by
-primitive; as Conv, MaxPool, AveragePool, Gemm, Softmax, LogSoftmax, LayerNormalization (opset
+primitive; as Conv, AveragePool, Gemm, Softmax, LogSoftmax, LayerNormalization (opset
 17) and Gelu (opset 20) it is smaller, faster in a runtime, reads as the model does, and needs
 no size constants (a Conv follows any input size). `find(graph, opset)` maps the last node of
 each match to a `Match`: the IR nodes the operator reads (`roots`) and how to emit it. The
@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..ir import dtypes as _dt
-from ..ir.pool_index import match_max_pool
 
 _F32 = _dt.float32
 
@@ -34,7 +33,7 @@ def _float(n) -> bool:
 
 
 def _real(n) -> bool:
-    # ... and Gemm, MaxPool, Softmax, LogSoftmax for float32 and float64
+    # ... and Gemm, Softmax, LogSoftmax for float32 and float64
     return n.dtype is _F32 or n.dtype is _dt.float64
 
 
@@ -79,19 +78,6 @@ def _conv_bias(n, opset=None):
         if rb.shape == (c.shape[1], 1, 1) and bias.shape == (c.shape[1],):
             return Match(m.roots + [bias], m.emit)
     return None
-
-
-def _max_pool(n, opset=None):
-    """max_pool2d's values (ir/pool_index.py: the gather at PyTorch's index into the windows of
-    unfold2d(x, pad -inf)) -> MaxPool."""
-    if not _real(n):
-        return None
-    match = match_max_pool(n)
-    if match is None:
-        return None
-    u = match[0]
-    attrs = _windows(u)
-    return Match([u.inputs[0]], lambda ctx, xs: ctx.b.op("MaxPool", xs, **attrs))
 
 
 def _avg_pool(n, opset=None):
@@ -264,7 +250,7 @@ def _gelu(n, opset):
     return Match([x], lambda ctx, xs: ctx.b.op("Gelu", xs))
 
 
-PATTERNS = (_conv_bias, _conv, _max_pool, _avg_pool, _gemm_bias, _gemm, _softmax, _log_softmax,
+PATTERNS = (_conv_bias, _conv, _avg_pool, _gemm_bias, _gemm, _softmax, _log_softmax,
             _layer_norm, _gelu)
 
 

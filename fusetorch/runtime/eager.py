@@ -16,6 +16,7 @@ import numpy as np
 from .. import _threads
 from .._policy import POLICY
 from ..ir import dtypes as dt
+from ..ir import pool_ops
 from ..ir.ops import OPS
 from . import conv, eager_kernels, recurrent
 from .device import NP_DTYPES
@@ -231,9 +232,9 @@ def _gather_offsets(shape: tuple, strides: tuple, dim: int) -> np.ndarray:
     return out
 
 
-def _scatter_add(xp, x, index, src, dim):
+def _scatter_add(xp, x, index, src, dim, inplace=False):
     _check_gather_index(index, x.shape[dim], dim)
-    out = x.copy()
+    out = x if inplace else x.copy()
     src = src[tuple(slice(0, n) for n in index.shape)]
     if xp is np and index.shape[dim] == 1 and \
             index.shape == x.shape[:dim] + (1,) + x.shape[dim + 1:]:
@@ -241,6 +242,15 @@ def _scatter_add(xp, x, index, src, dim):
         # repeat, so a gather-add-put does what np.add.at does, ~10x faster
         vals = np.take_along_axis(out, index, dim) + src
         np.put_along_axis(out, index, vals, dim)
+    elif xp is np and dim == x.ndim - 1 and eager_kernels.scatter_add_last(out, index, src):
+        pass  # (max pooling's gradient: a kernel, the sums np.add.at makes below)
+    elif xp is np and index.size >= 64:
+        # targets may repeat (max pooling's gradient where windows overlap): np.add.at over
+        # flat positions, as `_gather` reads them, is numpy's fast 1-d loop (~4x its open grid);
+        # the same sums in the same order
+        flat = index * (out.strides[dim] // out.itemsize)
+        flat += _gather_offsets(index.shape, tuple(s // out.itemsize for s in out.strides), dim)
+        np.add.at(out.reshape(-1), flat.reshape(-1), src.reshape(-1))
     else:
         _add_at(xp, out, _grid_index(xp, index, dim), src)
     return out
@@ -428,6 +438,17 @@ def _check(xp, x, *, lo, hi, closed, allow, error, message):
     raise _ERRORS[error](message.format(value=value))
 
 
+def _max_pool(fallback, part: int):
+    """A max pooling primitive by the kernel of `eager_kernels.max_pool2d` (result `part`:
+    0 the values, 1 the indices) where it applies, else by `fallback`."""
+    def run(x, **a):
+        _, extra = pool_ops.geometry(x.shape, a)
+        out = eager_kernels.max_pool2d(x, a["kernel"], a["stride"], a["padding"],
+                                       a["dilation"], extra)
+        return fallback(x, **a) if out is None else out[part]
+    return run
+
+
 def make_table(xp, generator: "_Generator | None" = None) -> dict:
     """The eager implementation of every primitive for array module `xp`; random draws come
     from `generator` (default: the global CPU one)."""
@@ -488,6 +509,9 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         t["conv2d"] = conv.forward(t["conv2d"])
         t["conv2d_grad_weight"] = conv.grad_weight(t["conv2d_grad_weight"])
         t["conv2d_grad_input"] = conv.grad_input(t["conv2d_grad_input"])
+        # max pooling's values and indices: one C kernel computes both (ir/pool_ops.py)
+        t["max_pool2d"] = _max_pool(t["max_pool2d"], 0)
+        t["max_pool2d_index"] = _max_pool(t["max_pool2d_index"], 1)
     return t
 
 

@@ -142,13 +142,10 @@ def gather_rows(x: np.ndarray, index: np.ndarray, dim: int):
 
 def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
                extra: tuple = (0, 0)):
-    """(values [N, C, OH, OW], window positions int64 [N, C, 1, OH, OW]) of max pooling x
-    [N, C, H, W] with -inf padding (`padding` on each side and `extra` more at the bottom and
-    right: ceil_mode's), by one kernel (templates/c/max_pool2d.c.j2); or None. The
-    same arrays as max_pool2d's unfold2d, window copy, index (PyTorch's: the last NaN, else the
-    first maximum, a window of -infs at its first element inside the input; ir/pool_index.py)
-    and gather (a composite replay runs this instead: tracer/composite_programs.py), from one
-    read of the input: the window copy (as large as the input) is never written."""
+    """(values, indices int64), each [N, C, OH, OW], of max pooling x [N, C, H, W] with -inf
+    padding (`padding` on each side and `extra` more at the bottom and right: ceil_mode's),
+    by one kernel (templates/c/max_pool2d.c.j2); or None. What the max_pool2d and
+    max_pool2d_index primitives compute (ir/pool_ops.py), from one read of the input."""
     if not (x.ndim == 4 and _eligible(x, 0)):
         return None
     n, c, h, w = x.shape
@@ -165,7 +162,7 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
     if fn is None:
         return None
     values = np.empty((n, c, oh, ow), x.dtype)
-    where = np.empty((n, c, 1, oh, ow), np.int64)
+    where = np.empty((n, c, oh, ow), np.int64)
     fn(x, values, where)
     return values, where
 
@@ -189,6 +186,29 @@ def add_rows(out: np.ndarray, rows: np.ndarray, v: np.ndarray) -> bool:
         rows = np.where(rows < 0, rows + out.shape[0], rows)
     rows = np.ascontiguousarray(rows)
     fn(out, rows, v, rows.shape[0], v.size // max(rows.shape[0], 1))
+    return True
+
+
+def scatter_add_last(out: np.ndarray, index: np.ndarray, src: np.ndarray) -> bool:
+    """`scatter_add` along the last dim into `out` in place, by a kernel
+    (templates/c/scatter_add_last.c.j2), the same sums in the same order as np.add.at; False
+    (numpy should do it) where it does not apply: C-contiguous float32/float64 `out`, `src` of
+    its dtype, an int64 `index` of src's shape, already checked to be in range, with out's
+    leading dims."""
+    if not (POLICY.eager_kernels and out.dtype in _FLOATS and src.dtype == out.dtype
+            and index.dtype == np.int64 and out.ndim == index.ndim >= 1
+            and src.shape == index.shape and index.shape[:-1] == out.shape[:-1]
+            and index.size >= POLICY.min_elements and out.flags.c_contiguous
+            and out.__class__ is np.ndarray and src.__class__ is np.ndarray):
+        return False
+    # (a sum's cotangent arrives broadcast: one copy is cheaper than numpy's loop)
+    index, src = np.ascontiguousarray(index), np.ascontiguousarray(src)
+    fn = cached_kernel(("scatter_add_last", out.dtype),
+                       lambda: _build_scatter_add_last(out.dtype))
+    if fn is None:
+        return False
+    k = index.shape[-1]
+    fn(out, index, src, index.size // max(k, 1), k, out.shape[-1])
     return True
 
 
@@ -334,6 +354,25 @@ def _build_add_rows(dtype: np.dtype):
     def run(out, rows, v, n, width):
         func(ffi.cast(ptr, out.ctypes.data), ffi.cast("int64_t*", rows.ctypes.data),
              ffi.cast(ptr, v.ctypes.data), n, width)
+    return run
+
+
+def _build_scatter_add_last(dtype: np.dtype):
+    """The scatter-add kernel for a dtype as a function of (out, index, src, rows, k,
+    width); False without a compiler."""
+    t = c_type(dtype)
+    name = f"ft_scatter_add_last_{t}"
+    built = template_functions("scatter_add_last.c.j2", dict(t=t, name=name),
+                               f"void {name}({t}*, int64_t*, {t}*, long, long, long);",
+                               (name,))
+    if built is None:
+        return False
+    (func,), ffi = built
+    ptr = t + "*"
+
+    def run(out, index, src, rows, k, width):
+        func(ffi.cast(ptr, out.ctypes.data), ffi.cast("int64_t*", index.ctypes.data),
+             ffi.cast(ptr, src.ctypes.data), rows, k, width)
     return run
 
 

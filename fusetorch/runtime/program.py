@@ -142,7 +142,7 @@ class Program:
     def _lay_out(self) -> None:
         """The optimised graph and its partition, where `optimize` left them to the build."""
         if self.plan is None:
-            graph = passes.optimize(self.graph)
+            graph = passes.optimize(self.graph, passes.CPU if self.cpu else passes.DEFAULT)
             plan = fuse.partition(graph, cpu=self.cpu)
             self.graph, self.plan = graph, plan  # (runs read `graph` once: either is right)
 
@@ -294,7 +294,8 @@ def obtain(graph: Graph, backend, arrays: list | None = None, *, role: str = "fo
     # see its partition now; its runs before interpret the graph as it came
     later = tiered and POLICY.background_builds and accept is None
     if optimize and not later:
-        graph = passes.optimize(graph)
+        graph = passes.optimize(graph, passes.CPU if backend.device.type == "cpu"
+                                else passes.DEFAULT)
     program = Program(graph, backend, role, user_outputs, updates, tiered,
                       optimize=optimize and later)
     if accept is not None and not accept(program.plan):

@@ -44,8 +44,6 @@ import numpy as np
 from .._policy import POLICY
 from ..ir.identity import Unkeyable, value_key
 from ..ir.ops import OPS
-from ..ir.pool_index import ceil_mode_extra, match_max_pool
-from ..runtime import eager_kernels
 from ..runtime.interpret import Schedule
 from ..runtime.program import kernel_safe, obtain
 from . import autocast as _ac
@@ -213,7 +211,7 @@ class _Template:
 
     __slots__ = ("graph", "program", "schedule", "interpret", "n_args", "slot_dtypes",
                  "value_slots", "views", "shared", "placeholders", "records", "labels", "out_slots", "out_tuple",
-                 "lock", "kernel")
+                 "lock")
 
     @classmethod
     def make(cls, rec: _Capture, tensors: list, out, log: list, labels: list) -> "_Template":
@@ -292,7 +290,6 @@ class _Template:
         self.placeholders = tuple((s, _placeholder(by_slot[s]._data))
                                   for s in range(len(by_slot)) if s not in have)
         self.graph, self.program, self.schedule = graph, None, None
-        self.kernel = None if views else _max_pool_kernel(graph)
         self.lock = threading.Lock()
         total = sum(t._data.size for t in tensors)
         self.interpret = (total < POLICY.min_elements or
@@ -323,10 +320,6 @@ class _Template:
         return outs if self.out_tuple else outs[0]
 
     def _run(self, arrays: list, be) -> list:
-        if self.kernel is not None:
-            values = self.kernel(arrays)
-            if values is not None:
-                return values
         if not self.interpret and kernel_safe(arrays):
             with self.lock:  # a program's run is not reentrant
                 if self.program is None:
@@ -345,39 +338,12 @@ def _program(graph, be, arrays, out_slots):
     (kernels of one primitive each, a convolution's bias add, are no faster than numpy's, and
     the externs' hot spots, im2col copies and a pool's argmax, are kernels through the eager
     table already: `runtime/eager_kernels.py`, so only fusion is worth a build; max pooling's
-    group, one kernel from unfold2d to the gather, is one: max_pool2d with return_indices) or
+    values and indices, one kernel for both, are one: max_pool2d with return_indices) or
     when no compiler works (`program.obtain` says so once)."""
     program = obtain(graph, be, arrays,
                      accept=lambda plan: any(len(g.nodes) > 1 for g in plan.groups()),
                      user_outputs=sum(1 for s in out_slots if s is not None), tiered=True)
     return False if program is None else program
-
-
-def _max_pool_kernel(graph):
-    """For max_pool2d's graph (ir/pool_index.py: unfold2d with -inf padding, of the input or,
-    with ceil_mode, of the input written into a larger -inf image; PyTorch's index into each
-    window; the gather at it; values and index returned), a function computing both from the
-    input by one kernel (`eager_kernels.max_pool2d`: no window copy), returning None where
-    that kernel does not apply; for any other graph None."""
-    if len(graph.inputs) != 1 or len(graph.outputs) != 2:
-        return None
-    out, arg = graph.outputs
-    match = match_max_pool(out)
-    if match is None or match[1] is not arg:
-        return None
-    unfold = match[0]
-    x, extra = graph.inputs[0], (0, 0)
-    if unfold.inputs[0] is not x:  # ceil_mode: x written into a larger -inf image first
-        extra = ceil_mode_extra(unfold.inputs[0], x)
-        if extra is None:
-            return None
-    a = unfold.attrs
-    attrs = (a["kernel"], a["stride"], a["padding"], a["dilation"], extra)
-
-    def run(arrays: list):
-        out = eager_kernels.max_pool2d(arrays[0], *attrs)
-        return None if out is None else list(out)
-    return run
 
 
 def _apart(values: list, n_user: int, shared: frozenset) -> list:

@@ -200,7 +200,7 @@ def _pool_reference(x, kernel, stride, padding, dilation, extra=(0, 0)):
     """PyTorch's max pooling scan, in float64 over the -inf padded input (extra at the bottom
     and right: ceil mode): per window the index starts at its first element inside the input
     and an element is taken when greater than the maximum so far or NaN (the last NaN wins,
-    else the first maximum); values and window positions (i * kw + j)."""
+    else the first maximum); values and indices (row * W + col in x's plane)."""
     (kh, kw), (sh, sw), (ph, pw), (dh, dw) = kernel, stride, padding, dilation
     xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (ph, ph + extra[0]),
                                        (pw, pw + extra[1])), constant_values=-np.inf)
@@ -221,7 +221,9 @@ def _pool_reference(x, kernel, stride, padding, dilation, extra=(0, 0)):
             v = win[:, :, i, j]
             take = in_r[:, i][:, None] & in_c[:, j][None, :] & ((v > best) | np.isnan(v))
             best, arg = np.where(take, v, best), np.where(take, i * kw + j, arg)
-    return best, arg[:, :, None]
+    row = (np.arange(oh) * sh - ph)[:, None] + (arg // kw) * dh
+    col = (np.arange(ow) * sw - pw)[None, :] + (arg % kw) * dw
+    return best, row * x.shape[3] + col
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -232,7 +234,7 @@ def _pool_reference(x, kernel, stride, padding, dilation, extra=(0, 0)):
     ((2, 3), (2, 3), (1, 0), (1, 1), (1, 2))])
 def test_max_pool_kernel_matches_the_window_argmax(kernels, dtype, kernel, stride, padding,
                                                    dilation, extra):
-    """templates/c/max_pool2d.c.j2: values and window positions of PyTorch's scan (first
+    """templates/c/max_pool2d.c.j2: values and indices of PyTorch's scan (first
     maximum, last NaN, -0.0 before 0.0, a window of -infs at its first inside element, the
     padding never), for contiguous, channels-last and sliced inputs, narrow rows (scalar loop)
     and wide ones (vector loop)."""
@@ -257,9 +259,9 @@ def test_max_pool_kernel_matches_the_window_argmax(kernels, dtype, kernel, strid
 
 
 def test_max_pool_replays_through_its_kernel(kernels):
-    """From a key's third call max_pool2d's replay computes values and argmax by the kernel
-    (padded, dilated, ceil_mode too): outputs and input gradients equal to the plain numpy
-    primitives', bit for bit."""
+    """max_pool2d's primitives run the kernel (padded, dilated, ceil_mode too), also in a
+    key's replays: outputs and input gradients equal to the numpy implementation's, bit for
+    bit."""
     import fusetorch as torch
     import fusetorch.nn.functional as F
     from fusetorch.tracer import composite_programs as cp
@@ -279,12 +281,36 @@ def test_max_pool_replays_through_its_kernel(kernels):
                     .backward()
                 out += [y.detach().numpy().copy(), x.grad.numpy().copy()]
                 x.grad = None
-        return out, [t.kernel is not None for t in cp._CACHE.values() if t not in ("seen", "plain")]
+        return out, sum(key[0] == "max_pool2d" for key in ek._PROGRAMS)
 
     (want, _), (got, used) = run(False), run(True)
-    assert used == [True] * 4
+    assert used == 4
     for a, b in zip(want, got):
         np.testing.assert_array_equal(b, a)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_scatter_add_along_the_last_dim_adds_repeats_as_add_at(kernels, dtype):
+    """templates/c/scatter_add_last.c.j2 (max pooling's gradient): repeated targets add up in
+    np.add.at's order, bit for bit, from a broadcast source too; in place where the program
+    hands input 0 over (`reuses_input0`)."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 5, 70)).astype(dtype)
+    index = rng.integers(0, 70, (6, 5, 200))
+    index[0, 0, :50] = 3  # one target, many additions
+    for src in (rng.standard_normal((6, 5, 200)).astype(dtype),
+                np.broadcast_to(np.asarray(0.1, dtype), (6, 5, 200))):
+        want = x.copy()
+        np.add.at(want, (np.arange(6)[:, None, None], np.arange(5)[None, :, None], index), src)
+        kernels(True)
+        got = T["scatter_add"](x, index, src, dim=2)
+        assert any(k[0] == "scatter_add_last" for k in ek._PROGRAMS)
+        np.testing.assert_array_equal(got, want)
+        kernels(False)
+        np.testing.assert_array_equal(T["scatter_add"](x, index, src, dim=2), want)
+        mine = x.copy()
+        assert T["scatter_add"](mine, index, src, dim=2, inplace=True) is mine
+        np.testing.assert_array_equal(mine, want)
 
 
 def test_a_layout_refused_once_is_not_planned_again(kernels, monkeypatch):

@@ -142,13 +142,14 @@ def test_large_replays_without_fusion_build_no_program(fn, arrays, grads, kwargs
 
 
 def test_max_pool_with_indices_replays_as_a_program_of_the_max_pool_kernel():
-    """return_indices adds the flat index (a gather from a table) to the graph, so the eager
-    max pool kernel's pattern does not apply; the program's max pooling group (codegen/fuse.py
-    `_max_pools`) computes the values and window positions in one kernel, exactly."""
+    """return_indices adds the max_pool2d_index primitive beside max_pool2d: the program's
+    max pooling group (codegen/fuse.py) computes the values and indices in one kernel,
+    exactly."""
     state = _compare(F.max_pool2d, [_f(8, 6, 16, 16)], [True],
                      {"kernel_size": 2, "return_indices": True}, exact=True)
-    assert not state.interpret and state.kernel is None
-    assert [g.kind for g in state.program.plan.groups()] == ["max_pool2d"]
+    assert not state.interpret
+    groups = state.program.plan.groups()
+    assert [g.kind for g in groups] == ["max_pool2d"] and len(groups[0].outputs) == 2
 
 
 @pytest.mark.parametrize("shape", [(4, 3, 5, 5), (16, 8, 12, 12)], ids=["small", "large"])
@@ -319,4 +320,4 @@ def test_backward_graphs_of_replays_are_the_plain_ones():
         y = F.max_pool2d(F.conv2d(x, w, padding=1), 2)
         texts.append(A.backward_graph_text(y.sum()))
         A.backward([y.sum()])
-    assert len(set(texts)) == 1 and "fold2d" in texts[0]
+    assert len(set(texts)) == 1 and "max_pool2d_index" in texts[0]

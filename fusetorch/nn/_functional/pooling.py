@@ -1,9 +1,11 @@
 """nn.functional: max, average and adaptive average pooling over `unfold2d` windows.
 
-max_pool2d unfolds with padding -inf, merges each window into one dim and picks, per window,
-the index PyTorch's CPU kernels pick (`_window_argmax`): the last NaN if there is one, else the
-first maximum, and the first element inside the input when every element is -inf (never the
-padding); the values are gathered at that index, so the gradient goes where PyTorch sends it.
+max_pool2d (and max_pool1d, a height-1 image) is the max_pool2d and max_pool2d_index
+primitives (ir/pool_ops.py). The other max poolings (3-d, adaptive, fractional) unfold with
+padding -inf, merge each window into one dim and pick, per window, the index PyTorch's CPU
+kernels pick (`_window_argmax`): the last NaN if there is one, else the first maximum, and the
+first element inside the input when every element is -inf (never the padding); the values are
+gathered at that index, so the gradient goes where PyTorch sends it.
 avg_pool2d sums each window and divides by PyTorch's divisor. ceil_mode's extra windows read
 past the bottom/right edge: the input gets that extra padding explicitly. The 1-d forms pool a
 height-1 image.
@@ -14,7 +16,7 @@ import functools
 
 import numpy as np
 
-from ...ir.pool_index import first_inside
+from ...ir import pool_ops
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
@@ -44,21 +46,12 @@ def _no_stride(stride) -> bool:
     return stride is None or isinstance(stride, (tuple, list)) and len(stride) == 0
 
 
-def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
-    """PyTorch's pooling_output_shape: with ceil_mode the last window may start past the end,
-    but not past the input plus its left padding."""
-    span = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
-    out = span // s + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1
-    return out
+_out_size = pool_ops.out_size
 
 
 def _lowest(x: Tensor) -> float:
     """The padding value that never wins a max: -inf, or the integer type's minimum."""
-    if x._dtype.is_floating_point:
-        return -float("inf")
-    return int(np.iinfo(x._data.dtype).min) if x._dtype.category == 1 else False
+    return pool_ops.lowest(x._dtype)
 
 
 def _windows(x: Tensor, kernel, stride, padding, dilation, out_hw, pad_value) -> Tensor:
@@ -110,29 +103,20 @@ def _unbatch(r: Tensor, input: Tensor) -> Tensor:
 
 def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
-    """(values, indices): indices into each flattened input plane, as PyTorch returns them."""
+    """(values, indices): indices into each flattened input plane, as PyTorch returns them
+    (the max_pool2d and max_pool2d_index primitives, ir/pool_ops.py)."""
     x = _batched(input, "max_pool2d")
     kernel = _pair(kernel_size, "max_pool2d", "kernel_size", 2)
     stride = kernel if _no_stride(stride) else _pair(stride, "max_pool2d", "stride", 3)
     padding = _pair(padding, "max_pool2d", "padding", 4)
     dilation = _pair(dilation, "max_pool2d", "dilation", 5)
-    oh, ow = _check_windows(x, kernel, stride, padding, dilation, ceil_mode)
-    n, c = x.shape[0], x.shape[1]
-    win = _windows(x, kernel, stride, padding, dilation, (oh, ow), _lowest(x))
-    kk = kernel[0] * kernel[1]
-    r = F.reshape(win, (n, c, kk, oh, ow))  # the windows merged into one dim (a copy)
-    first = first_inside(kernel, stride, padding, dilation, (oh, ow))
-    arg = _window_argmax(r, first)
-    values = D.apply("gather", [r, arg], {"dim": 2})
-    values = F.reshape(values, (n, c, oh, ow))
-    values = _label(_owned(values, input), "MaxPool2DWithIndicesBackward0", input)
+    _check_windows(x, kernel, stride, padding, dilation, ceil_mode)
+    attrs = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation,
+             "ceil_mode": bool(ceil_mode)}
+    values = _owned(D.apply("max_pool2d", [x], attrs), input)
     if not return_indices:
         return _unbatch(values, input), None
-    table = C.tensor(_index_table(x.shape[2:], kernel, stride, padding, dilation, (oh, ow)),
-                     device=input.device)
-    table = F.expand(F.reshape(table, (1, 1, kk, oh, ow)), n, c, kk, oh, ow)
-    idx = F.gather(table, 2, arg)
-    idx = F.reshape(idx, (n, c, oh, ow))
+    idx = D.apply("max_pool2d_index", [x], attrs)
     return _unbatch(values, input), _unbatch(idx, input)
 
 
@@ -147,8 +131,7 @@ def _window_argmax(r: Tensor, first: list | None, dim: int = 2) -> Tensor:
     first))`) and to the first inside position `first` ([OH][OW] lists, None when it is 0
     everywhere): every inside position of a window is at or after its first inside one (the
     inside positions are a rectangle of the window), so raising to it changes only an index
-    that points into the padding. ir/pool_index.py recognises exactly this graph (the eager
-    kernel and ONNX export replace it)."""
+    that points into the padding (max_pool2d's composition, ir/pool_ops.py, is this graph)."""
     k = r.shape[dim]
     arg = D.apply("argmax", [r], {"dims": (dim,), "keepdim": True})
     floor = None
@@ -161,16 +144,6 @@ def _window_argmax(r: Tensor, first: list | None, dim: int = 2) -> Tensor:
         pos = D.elementwise("where", D.binary("ne", r, r), iota, 0 if floor is None else floor)
         floor = D.apply("max", [pos], {"dims": (dim,), "keepdim": True})
     return arg if floor is None else D.binary("maximum", arg, floor)
-
-
-def _index_table(hw, kernel, stride, padding, dilation, out_hw) -> np.ndarray:
-    """[kh*kw, OH, OW]: the flat input position (row * W + col) each window element reads."""
-    (_h, w), (kh, kw), (sh, sw), (ph, pw), (dh, dw), (oh, ow) = (
-        hw, kernel, stride, padding, dilation, out_hw)
-    rows = (np.arange(oh) * sh - ph)[None, :] + (np.arange(kh) * dh)[:, None]  # [kh, OH]
-    cols = (np.arange(ow) * sw - pw)[None, :] + (np.arange(kw) * dw)[:, None]  # [kw, OW]
-    flat = rows[:, None, :, None] * w + cols[None, :, None, :]  # [kh, kw, OH, OW]
-    return flat.reshape(kh * kw, oh, ow).astype(np.int64)
 
 
 @composite
