@@ -144,7 +144,8 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
             group_of[id(n)] = g
             continue
         if cpu and OPS[n.op].own_kernel and not OPS[n.op].kernel_outputs and \
-                n.dtype in (dt.float32, dt.float64):
+                n.dtype in (dt.float32, dt.float64) and \
+                (not OPS[n.op].window_scan or _pool_fits(n)):
             g = Group(shape=n.shape, nodes=[n], start=pos[id(n)], special=n)
             group_of[id(n)] = g
             steps.append(g)
@@ -189,16 +190,17 @@ def _attrs_key(n: Node) -> tuple:
 
 
 def _pool_fits(n: Node) -> bool:
-    """Whether max_pool2d.c.j2 computes this max pooling node: a float input, its window rows
-    (on the stack) and a padded plane (allocated per plane and thread) within bounds."""
+    """Whether max_pool2d.c.j2 computes this max pooling node (`OpDef.window_scan`): a float
+    input, its window rows (on the stack) and a padded plane (allocated per plane and thread)
+    within bounds."""
     x = n.inputs[0]
     if x.dtype not in (dt.float32, dt.float64):
         return False
     (kh, kw), (ph, pw) = n.attrs["kernel"], n.attrs["padding"]
-    _, (eh, ew) = pool_ops.geometry(x.shape, n.attrs)
+    (_, ow), (eh, ew) = pool_ops.geometry(x.shape, n.attrs)
     size, (h, w) = x.dtype.itemsize, x.shape[2:]
     hp, wp = h + 2 * ph + eh, w + 2 * pw + ew
-    return kh * kw * n.shape[3] * size <= POLICY.max_pool_rows and \
+    return kh * kw * ow * size <= POLICY.max_pool_rows and \
         ((hp, wp) == (h, w) or hp * wp * size <= POLICY.max_pool_plane)
 
 

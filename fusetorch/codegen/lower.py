@@ -355,20 +355,22 @@ def lower(group: Group, layouts: dict, names: dict | None = None,
 
 
 def _lower_special(n: Node, layouts: dict, names: dict) -> LoopKernel:
-    """A movement op computed by its own template: one input read through its strides, one
-    C-contiguous output. The template gets the op's attributes as constants."""
-    x = n.inputs[0]
-    strides = layouts[id(x)].strides
+    """An op computed by its own template (fold2d, max_pool2d_grad): its inputs read through
+    their strides, one C-contiguous output. The template gets the op's attributes as
+    constants."""
     src = (n.meta or {}).get("source")
-    params = [Param("in0", x.dtype.c_type, x, strides, False),
-              Param("out0", n.dtype.c_type, n, _contiguous(n.shape), True)]
+    params = [Param(f"in{k}", x.dtype.c_type, x, layouts[id(x)].strides, False)
+              for k, x in enumerate(n.inputs)]
+    params.append(Param("out0", n.dtype.c_type, n, _contiguous(n.shape), True))
     attrs = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in n.attrs.items()}
     kernel = LoopKernel(name="", shape=n.shape, params=params, loads=[], body=[], stores=[],
-                        flat=False, numel=max(math.prod(x.shape), math.prod(n.shape)),
+                        flat=False, numel=max([math.prod(n.shape)] +
+                                              [math.prod(x.shape) for x in n.inputs]),
                         template=n.op, attrs=attrs)
-    kernel.comments = [f"in0: {names.get(id(x), x.op)} {x.type_str()}, strides {strides}",
-                       f"out0: {names.get(id(n), '')} = {n.op} {n.type_str()}"
-                       f"{' from ' + src if src else ''}"]
+    kernel.comments = [f"{p.name}: {names.get(id(p.node), p.node.op)} {p.node.type_str()}, "
+                       f"strides {p.strides}" for p in params[:-1]]
+    kernel.comments.append(f"out0: {names.get(id(n), '')} = {n.op} {n.type_str()}"
+                           f"{' from ' + src if src else ''}")
     kernel.name = f"ft_{n.op}_{digest(kernel)}"
     return kernel
 

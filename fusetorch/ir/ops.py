@@ -79,6 +79,7 @@ class OpDef:
     # where their nodes read the same input with the same attributes (max pooling's values
     # and indices)
     kernel_outputs: tuple = ()
+    window_scan: bool = False  # its template is max pooling's scan, within that one's bounds
     # eager memory and precision (runtime/interpret.py, runtime/device.py)
     may_view: bool = False  # the result may be a view of (or be) input 0's array
     reuses_input0: bool = False  # may write its result into input 0's buffer when it is dead

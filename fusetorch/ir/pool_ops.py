@@ -13,12 +13,15 @@ Composed of other primitives this was ~ten nodes (unfold2d with -inf padding, a 
 argmax raised to the last NaN and to the first inside position, a gather), which the eager
 kernel, the compiled group and ONNX export each had to recognise again. As primitives:
 
-- the VJP of the values is a scatter-add of the cotangent at the index (recomputed from x,
-  which the values save: overlapping windows that pick one element add up there);
-- eager runs one C kernel for values and index on the CPU (runtime/eager.py hands it to
-  `eager_kernels.max_pool2d`) and `_eager` below elsewhere;
-- compiled CPU programs keep the nodes whole (`own_kernel`: one template writes both,
-  codegen/fuse.py); other backends get `composition`, the primitives above, where they fuse;
+- the VJP of the values is a third primitive, max_pool2d_grad(x, g): the cotangent added
+  into zeros at the index (overlapping windows that pick one element add up there), the
+  picks found again from x, which the values save (PyTorch saves the indices; a scan of x
+  costs about what reading them back does, and the forward need not write them);
+- eager runs one C kernel for each on the CPU (runtime/eager.py hands them to
+  `eager_kernels.max_pool2d` and `max_pool2d_grad`), numpy elsewhere;
+- compiled CPU programs keep the nodes whole (`own_kernel`: one template writes the values
+  and indices of one input, another the gradient: codegen/fuse.py); other backends get each
+  op's `composition` (the index as the primitives above, the gradient a scatter_add);
 - ONNX export writes MaxPool for the values (onnx/ops.py).
 """
 from __future__ import annotations
@@ -148,13 +151,44 @@ def _index_eager(xp):
 # ---------------------------------------------------------------- VJP
 
 def _vjp(b, n, g):
-    x = b.value(arg(n))
-    nb, c, h, w = x.shape
-    k = n.shape[2] * n.shape[3]
-    idx = b.op("reshape", b.op("max_pool2d_index", x, **n.attrs), shape=(nb, c, k))
-    flat = b.op("scatter_add", b.zeros((nb, c, h * w), n.dtype), idx,
-                b.op("reshape", g, shape=(nb, c, k)), dim=2)
-    return (b.op("reshape", flat, shape=(nb, c, h, w)),)
+    return (b.op("max_pool2d_grad", b.value(arg(n)), g, **n.attrs),)
+
+
+def _grad_shape(shapes, a):
+    x, g = tuple(shapes[0]), tuple(shapes[1])
+    if g != _shape([x], a):
+        raise RuntimeError(f"max_pool2d_grad: a cotangent {list(g)} for an input {list(x)}")
+    return x
+
+
+def _grad_dtype(dtypes, _a):
+    if dtypes[0] is not dtypes[1] or not dtypes[0].is_floating_point:
+        raise TypeError(f"max_pool2d_grad takes one floating dtype, got {list(dtypes)}")
+    return dtypes[0]
+
+
+def _grad_eager(xp):
+    def max_pool2d_grad(x, g, **a):
+        # (bincount adds in double: the CPU's table runs scatter_add's order instead,
+        # runtime/eager.py)
+        idx = _pick(xp, x, a)[1]
+        n, c, h, w = x.shape
+        planes = xp.arange(n * c).reshape(n, c, 1, 1) * (h * w)
+        sums = xp.bincount((idx + planes).reshape(-1), weights=g.reshape(-1),
+                           minlength=x.size)
+        return sums.astype(x.dtype).reshape(x.shape)
+    return max_pool2d_grad
+
+
+def _vjp_grad(b, n, gg):
+    """The cotangent's part is linear: gg read at the index (max pooling's values of gg at
+    x's picks); x's is zero almost everywhere (the picks are locally constant)."""
+    x, g = arg(n, 0), arg(n, 1)
+    nb, c, oh, ow = g.shape
+    idx = b.op("reshape", b.op("max_pool2d_index", b.value(x), **n.attrs),
+               shape=(nb, c, oh * ow))
+    flat = b.op("reshape", gg, shape=(nb, c, x.shape[2] * x.shape[3]))
+    return (None, b.op("reshape", b.op("gather", flat, idx, dim=2), shape=g.shape))
 
 
 # ---------------------------------------------------------------- composition
@@ -218,13 +252,31 @@ def _index_parts(n, make):
                 {"shape": n.shape}, n.meta)
 
 
+def _grad_parts(n, make):
+    """scatter_add of the cotangent into zeros at the index, on flat planes."""
+    x, g = arg(n, 0), arg(n, 1)
+    nb, c, h, w = x.shape
+    k = g.shape[2] * g.shape[3]
+    index = _index_parts(make("max_pool2d_index", [x], dict(n.attrs), n.meta), make)
+    idx = make("reshape", [index], {"shape": (nb, c, k)}, n.meta)
+    zeros = make("full", [], {"shape": (nb, c, h * w), "dtype": n.dtype, "value": 0})
+    flat = make("scatter_add", [zeros, idx, make("reshape", [g], {"shape": (nb, c, k)},
+                                                  n.meta)], {"dim": 2}, n.meta)
+    return make("reshape", [flat], {"shape": x.shape}, n.meta)
+
+
 _def("max_pool2d", "extern", 1, _shape, _same, attrs=ATTRS, eager=_values_eager, vjp=_vjp,
      saves=(0,), grad_name="MaxPool2DWithIndicesBackward0", own_kernel=True,
-     kernel_outputs=PARTS, composition=_values_parts,
+     kernel_outputs=PARTS, window_scan=True, composition=_values_parts,
      doc="the maximum of each window of x [N, C, H, W] (-inf padding; PyTorch's pick: the "
          "last NaN, else the first maximum); its VJP scatter-adds at max_pool2d_index")
 _def("max_pool2d_index", "extern", 1, _shape, _index_dtype, attrs=ATTRS, eager=_index_eager,
-     own_kernel=True, kernel_outputs=PARTS, composition=_index_parts,
+     own_kernel=True, kernel_outputs=PARTS, window_scan=True, composition=_index_parts,
      doc="where max_pool2d's pick lies: row * W + col in its input plane (return_indices)")
+
+_def("max_pool2d_grad", "extern", 2, _grad_shape, _grad_dtype, attrs=ATTRS, eager=_grad_eager,
+     vjp=_vjp_grad, saves=(0,), own_kernel=True, window_scan=True, composition=_grad_parts,
+     doc="max_pool2d's VJP: the cotangent g added into zeros of x's shape at the index "
+         "(repeated picks of overlapping windows add up); inputs x, g")
 
 __all__ = ["ATTRS", "first_inside", "geometry", "lowest", "out_size"]

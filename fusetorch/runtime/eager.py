@@ -449,6 +449,24 @@ def _max_pool(fallback, part: int):
     return run
 
 
+def _max_pool_grad(index):
+    """max_pool2d_grad by `eager_kernels.max_pool2d_grad` where it applies, else as its
+    composition computes it: scatter_add at `index`'s picks (the same sums)."""
+    def run(x, g, **a):
+        _, extra = pool_ops.geometry(x.shape, a)
+        out = eager_kernels.max_pool2d_grad(x, g, a["kernel"], a["stride"], a["padding"],
+                                            a["dilation"], extra)
+        if out is not None:
+            return out
+        n, c, h, w = x.shape
+        k = g.shape[2] * g.shape[3]
+        flat = _scatter_add(np, np.zeros((n, c, h * w), x.dtype),
+                            index(x, **a).reshape(n, c, k), g.reshape(n, c, k), 2,
+                            inplace=True)
+        return flat.reshape(x.shape)
+    return run
+
+
 def make_table(xp, generator: "_Generator | None" = None) -> dict:
     """The eager implementation of every primitive for array module `xp`; random draws come
     from `generator` (default: the global CPU one)."""
@@ -512,6 +530,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         # max pooling's values and indices: one C kernel computes both (ir/pool_ops.py)
         t["max_pool2d"] = _max_pool(t["max_pool2d"], 0)
         t["max_pool2d_index"] = _max_pool(t["max_pool2d_index"], 1)
+        t["max_pool2d_grad"] = _max_pool_grad(t["max_pool2d_index"])
     return t
 
 

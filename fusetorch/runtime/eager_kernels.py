@@ -167,6 +167,32 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
     return values, where
 
 
+def max_pool2d_grad(x: np.ndarray, g: np.ndarray, kernel: tuple, stride: tuple,
+                    padding: tuple, dilation: tuple, extra: tuple = (0, 0)):
+    """The max_pool2d_grad primitive (ir/pool_ops.py): g [N, C, OH, OW] added into zeros of
+    x's shape at max pooling's picks, by the forward's scan (templates/c/max_pool2d.c.j2 with
+    `grad`), in scatter_add's order; or None."""
+    if not (x.ndim == 4 and _eligible(x, 0) and g.dtype == x.dtype and g.ndim == 4
+            and g.flags.aligned and g.__class__ is np.ndarray):
+        return None
+    n, c, h, w = x.shape
+    (kh, kw), (ph, pw), (eh, ew) = kernel, padding, extra
+    oh, ow = g.shape[2:]
+    hp, wp = h + 2 * ph + eh, w + 2 * pw + ew
+    if kh * kw * ow * x.itemsize > POLICY.max_pool_rows or \
+            (hp, wp) != (h, w) and hp * wp * x.itemsize > POLICY.max_pool_plane:
+        return None
+    key = ("max_pool2d_grad", kernel, stride, padding, dilation, extra) + _layout(x) + \
+        _layout(g)
+    fn = cached_kernel(key, lambda: _build_pool(x, kernel, stride, padding, dilation, extra,
+                                                (oh, ow), g))
+    if fn is None:
+        return None
+    out = np.empty(x.shape, x.dtype)
+    fn(x, g, out)
+    return out
+
+
 def add_rows(out: np.ndarray, rows: np.ndarray, v: np.ndarray) -> bool:
     """`np.add.at(out, (rows,), v)` by a kernel (templates/c/add_rows.c.j2), the same sums
     in the same order; False (numpy should do it) where it does not apply: `out` and `v`
@@ -376,9 +402,9 @@ def _build_scatter_add_last(dtype: np.dtype):
     return run
 
 
-def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw):
-    """The max pooling kernel for x's layout as a function of (x, values, positions); False
-    without a compiler."""
+def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw, g=None):
+    """The max pooling kernel for x's layout as a function of (x, values, indices), or with
+    a cotangent `g`'s layout the gradient's, of (x, g, gradient); False without a compiler."""
     import hashlib
     from ..codegen.render import PARALLEL_WORK
     t = c_type(x.dtype)
@@ -391,8 +417,24 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw)
     ctx.update(zip(("ph", "pw"), padding))
     ctx.update(zip(("dh", "dw"), dilation))
     ctx.update(zip(("eh", "ew"), extra))
+    if g is not None:
+        ctx.update(grad=True, gs=tuple(0 if n == 1 else s // g.itemsize
+                                       for n, s in zip(g.shape, g.strides)))
     ctx["name"] = name = "ft_max_pool2d_" + hashlib.sha256(
         repr(sorted(ctx.items())).encode()).hexdigest()[:12]
+    if g is not None:
+        ctx["signature"] = f"const {t}* restrict in0, const {t}* restrict in1, {t}* restrict out0"
+        built = template_functions("max_pool2d.c.j2", ctx,
+                                   f"void {name}({t}* in0, {t}* in1, {t}* out0);", (name,))
+        if built is None:
+            return False
+        (func,), ffi = built
+        ptr = t + "*"
+
+        def grad(a, b, out):
+            func(ffi.cast(ptr, a.ctypes.data), ffi.cast(ptr, b.ctypes.data),
+                 ffi.cast(ptr, out.ctypes.data))
+        return grad
     ctx["signature"] = f"const {t}* restrict in0, {t}* restrict out0, int64_t* restrict out1"
     built = template_functions("max_pool2d.c.j2", ctx,
                                f"void {name}({t}* in0, {t}* out0, int64_t* out1);", (name,))

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from fusetorch._policy import POLICY
+from fusetorch.ir.ops import OPS
 import fusetorch as torch
 import fusetorch.nn as nn
 import fusetorch.nn.functional as F
@@ -247,32 +248,39 @@ def _primitive_graphs(shape, dtype, case):
             make_node("max_pool2d_index", [xin], attrs))
 
 
-def _values_and_grad(xin, values, index, x, g, table, composed: bool):
+def _values_and_grad(xin, values, index, x, g, table, composed: str):
     """values, indices and the input gradient for cotangent g: of the primitives (their own
-    VJP, the eager table), or of their composition (passes.decompose, differentiated)."""
+    VJP, the max_pool2d_grad primitive, by the eager table), of their composition
+    (`composed` "forward": passes.decompose, then differentiated) or with the gradient's
+    composition ("backward": max_pool2d_grad decomposed)."""
     from fusetorch.ir.grad import backward_graph
     from fusetorch.ir.graph import Graph
     from fusetorch.ir.passes import decompose
     from fusetorch.runtime.interpret import run_graph
     fwd = Graph([xin], [values, index])
-    if composed:
+    if composed == "forward":
         fwd = decompose(fwd)
         assert not any(n.op in ("max_pool2d", "max_pool2d_index") for n in fwd.nodes)
     v, i = fwd.outputs
     bg = backward_graph([v], [fwd.inputs[0]])
+    back = bg.graph
+    if composed == "backward":
+        back = decompose(back)
+        assert not any(n.op.startswith("max_pool2d") for n in back.nodes)
     saved = [f for f, _ in bg.values]
     outs = run_graph(Graph(fwd.inputs, [v, i] + saved), [x], table, np)
-    (grad,) = run_graph(bg.graph, [g] + outs[2:], table, np)
+    (grad,) = run_graph(back, [g] + outs[2:], table, np)
     return outs[0], outs[1], grad
 
 
 @pytest.mark.parametrize("case", CASES)
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_kernel_equals_the_composition(case, dtype, monkeypatch):
-    """The primitives' kernel (eager table, templates/c/max_pool2d.c.j2), their numpy
-    implementation and their composition (what backends without the kernel compute, its
-    gradient derived from its primitives) give the float64 scan's values, indices and
-    gradient (overlapping windows add up at a repeated index), on ties, NaN and -inf."""
+    """The primitives' kernels (eager table, templates/c/max_pool2d.c.j2, also for the
+    gradient), their numpy implementation and their compositions (what backends without the
+    kernel compute: the forward's, its gradient derived from its primitives, and
+    max_pool2d_grad's) give the float64 scan's values, indices and gradient (overlapping
+    windows add up at a repeated index), on ties, NaN and -inf."""
     from fusetorch.runtime.eager import make_table
     shape = (2, 3, 24, 30)
     xs = _data(shape, 12)
@@ -281,13 +289,18 @@ def test_the_kernel_equals_the_composition(case, dtype, monkeypatch):
     g = _upstream(want_v.shape, 13).astype(dtype)
     want_g = _grad_of(shape, want_i, g)
     xin, values, index = _primitive_graphs(shape, dtype, case)
-    for kernel, composed in ((True, False), (False, False), (False, True)):
+    for kernel, composed in ((True, ""), (False, ""), (False, "forward"), (False, "backward")):
         monkeypatch.setattr(POLICY, "eager_kernels", kernel)
         ek.clear()
         v, i, grad = _values_and_grad(xin, values, index, x, g, make_table(np), composed)
         assert any(k[0] == "max_pool2d" for k in ek._PROGRAMS) == kernel
+        assert any(k[0] == "max_pool2d_grad" for k in ek._PROGRAMS) == kernel
         where = f"{case} kernel={kernel} composed={composed}"
         np.testing.assert_array_equal(i, want_i, err_msg=where)
         np.testing.assert_array_equal(v, want_v.astype(dtype), err_msg=where)
         assert v.dtype == dtype and i.dtype == np.int64
         np.testing.assert_array_equal(grad, want_g.astype(dtype), err_msg=where)
+    # the array-module implementation other devices' tables hold (bincount, not add.at)
+    attrs = dict(zip(("kernel", "stride", "padding", "dilation", "ceil_mode"), case))
+    np.testing.assert_array_equal(OPS["max_pool2d_grad"].eager(np)(x, g, **attrs),
+                                  want_g.astype(dtype))
