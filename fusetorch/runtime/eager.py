@@ -444,8 +444,8 @@ def _max_pool(fallback, part: int):
     def run(x, **a):
         _, extra = pool_ops.geometry(x.shape, a)
         out = eager_kernels.max_pool2d(x, a["kernel"], a["stride"], a["padding"],
-                                       a["dilation"], extra)
-        return fallback(x, **a) if out is None else out[part]
+                                       a["dilation"], extra, part)
+        return fallback(x, **a) if out is None else out
     return run
 
 
@@ -527,7 +527,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         t["conv2d"] = conv.forward(t["conv2d"])
         t["conv2d_grad_weight"] = conv.grad_weight(t["conv2d_grad_weight"])
         t["conv2d_grad_input"] = conv.grad_input(t["conv2d_grad_input"])
-        # max pooling's values and indices: one C kernel computes both (ir/pool_ops.py)
+        # max pooling's values, indices and gradient: C kernels of one scan (ir/pool_ops.py)
         t["max_pool2d"] = _max_pool(t["max_pool2d"], 0)
         t["max_pool2d_index"] = _max_pool(t["max_pool2d_index"], 1)
         t["max_pool2d_grad"] = _max_pool_grad(t["max_pool2d_index"])

@@ -141,11 +141,12 @@ def gather_rows(x: np.ndarray, index: np.ndarray, dim: int):
 
 
 def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dilation: tuple,
-               extra: tuple = (0, 0)):
+               extra: tuple = (0, 0), part: int | None = None):
     """(values, indices int64), each [N, C, OH, OW], of max pooling x [N, C, H, W] with -inf
     padding (`padding` on each side and `extra` more at the bottom and right: ceil_mode's),
     by one kernel (templates/c/max_pool2d.c.j2); or None. What the max_pool2d and
-    max_pool2d_index primitives compute (ir/pool_ops.py), from one read of the input."""
+    max_pool2d_index primitives compute (ir/pool_ops.py), from one read of the input. With
+    `part` (0 the values, 1 the indices) only that one, by a kernel that writes only it."""
     if not (x.ndim == 4 and _eligible(x, 0)):
         return None
     n, c, h, w = x.shape
@@ -156,15 +157,15 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
     if oh < 1 or ow < 1 or kh * kw * ow * x.itemsize > POLICY.max_pool_rows or \
             (hp, wp) != (h, w) and hp * wp * x.itemsize > POLICY.max_pool_plane:
         return None
-    key = ("max_pool2d", kernel, stride, padding, dilation, extra) + _layout(x)
+    key = ("max_pool2d", kernel, stride, padding, dilation, extra, part) + _layout(x)
     fn = cached_kernel(key, lambda: _build_pool(x, kernel, stride, padding, dilation, extra,
-                                                (oh, ow)))
+                                                (oh, ow), part=part))
     if fn is None:
         return None
-    values = np.empty((n, c, oh, ow), x.dtype)
-    where = np.empty((n, c, oh, ow), np.int64)
+    values = None if part == 1 else np.empty((n, c, oh, ow), x.dtype)
+    where = None if part == 0 else np.empty((n, c, oh, ow), np.int64)
     fn(x, values, where)
-    return values, where
+    return (values, where) if part is None else (where if part else values)
 
 
 def max_pool2d_grad(x: np.ndarray, g: np.ndarray, kernel: tuple, stride: tuple,
@@ -402,9 +403,11 @@ def _build_scatter_add_last(dtype: np.dtype):
     return run
 
 
-def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw, g=None):
-    """The max pooling kernel for x's layout as a function of (x, values, indices), or with
-    a cotangent `g`'s layout the gradient's, of (x, g, gradient); False without a compiler."""
+def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw, g=None,
+                part=None):
+    """The max pooling kernel for x's layout as a function of (x, values, indices) (None for
+    the one `part` leaves out), or with a cotangent `g`'s layout the gradient's, of (x, g,
+    gradient); False without a compiler."""
     import hashlib
     from ..codegen.render import PARALLEL_WORK
     t = c_type(x.dtype)
@@ -417,6 +420,8 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw,
     ctx.update(zip(("ph", "pw"), padding))
     ctx.update(zip(("dh", "dw"), dilation))
     ctx.update(zip(("eh", "ew"), extra))
+    if part is not None:
+        ctx.update(write_values=part == 0, write_indices=part == 1)
     if g is not None:
         ctx.update(grad=True, gs=tuple(0 if n == 1 else s // g.itemsize
                                        for n, s in zip(g.shape, g.strides)))
@@ -444,6 +449,7 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw,
     ptr = t + "*"
 
     def run(a, values, where):
-        func(ffi.cast(ptr, a.ctypes.data), ffi.cast(ptr, values.ctypes.data),
-             ffi.cast("int64_t*", where.ctypes.data))
+        func(ffi.cast(ptr, a.ctypes.data),
+             ffi.NULL if values is None else ffi.cast(ptr, values.ctypes.data),
+             ffi.NULL if where is None else ffi.cast("int64_t*", where.ctypes.data))
     return run
