@@ -115,7 +115,7 @@ def _pick(xp, x, a):
                          j * dw:j * dw + (ow - 1) * sw + 1:sw]
                   for i in range(kh) for j in range(kw)])
     pos = r.argmax(axis=0)
-    if x.dtype.kind == "f":  # the last NaN (argmax found the first)
+    if x.dtype.kind in "fV":  # the last NaN (argmax found the first)
         nan = r != r
         last = (kh * kw - 1) - nan[::-1].argmax(axis=0)
         pos = xp.where(nan.any(axis=0), last, pos)
