@@ -76,9 +76,11 @@ class LoopKernel:
     # row (0: no blocks). A double row updated element by element ran at a third of memory
     # speed (a load, a conversion and a store per element); a float row stays in registers
     row_block: int = 0
-    # a float32 sum over one innermost loop with kept loops outside (row sums): float partial
+    # a float32 sum over one innermost loop with kept loops outside (row sums), or an
+    # outer-axis sum whose innermost loop of at most `block` elements is reduced: float partial
     # sums of `block` elements, added in double (full-width SIMD instead of converting every
-    # element to double: ~1.5x in cache)
+    # element to double: ~1.5x in cache; next to a bool input, which gcc 12 does not widen
+    # to double in a simd loop, a ReLU backward's bias-gradient sum ran 8-15x slower)
     inner_blocked: bool = False
     # a flat pointwise kernel run over a batch of operand sets (PyTorch's multi-tensor apply:
     # an optimizer step over a group's parameters): every array parameter is a table with a
@@ -343,8 +345,9 @@ def lower(group: Group, layouts: dict, names: dict | None = None,
         if outer_axis and fold.combine == "add" and r.dtype is dt.float32 and not reduced[-1] and \
                 inner <= ROW_BLOCK_SUMS:  # each float sums at most ROW_BLOCK_SUMS values
             kernel.row_block = ROW_BLOCK_SUMS // inner
-        kernel.inner_blocked = (not outer_axis and fold.combine == "add" and r.dtype is dt.float32
-                                and kernel.reduce_inner == 1 and len(shape) > 1)
+        kernel.inner_blocked = fold.combine == "add" and r.dtype is dt.float32 and (
+            (not outer_axis and kernel.reduce_inner == 1 and len(shape) > 1)
+            or (outer_axis and reduced[-1] and shape[-1] <= kernel.block))
         if kernel.blocked:  # chunks of 64 blocks (1 MiB of float32 per input), at most
             # 4096 of them: their sums are a local array of at most 32 KiB
             blocks = -(-kernel.numel // kernel.block)

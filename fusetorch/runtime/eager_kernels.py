@@ -59,6 +59,11 @@ _tracing = per_thread(__name__, TRACING=0)  # per thread: another thread's trace
 # (a key not in _PROGRAMS; `False == 0`, so 0 would make a refused layout look unseen and get
 # planned again every other call)
 _UNSEEN = object()
+# a hand-written kernel under construction in a background thread (`cached_kernel`), its thread,
+# and the failures of finished ones not yet reported in a caller's thread
+_BUILDING = object()
+_BUILDS: dict = {}
+_FAILURES: dict = {}
 
 
 @contextmanager
@@ -241,19 +246,83 @@ def scatter_add_last(out: np.ndarray, index: np.ndarray, src: np.ndarray) -> boo
 
 def cached_kernel(key: tuple, build):
     """The hand-written kernel cached under `key` (max pooling's, the row accumulation's, an
-    LSTM layer's: runtime/recurrent.py), built by `build()` the first time; None while a trace
-    runs (it builds nothing) or without a compiler."""
+    LSTM layer's: runtime/recurrent.py; a convolution's: runtime/conv.py), built by `build()`
+    the first time; None while a trace runs (it builds nothing), without a compiler, or while
+    it builds. With `POLICY.background_builds` the build runs in a daemon thread and the caller's
+    reference computes meanwhile (a convolution's generic kernels are ~1 s of gcc, which the first
+    eager step of a conv net on a fresh machine waited for), as a compiled program's first calls
+    interpret; values agree between the two to rounding (the kernels sum in another order).
+    FUSETORCH_COMPILE_BACKGROUND=0 builds while the caller waits (the tests: results never
+    depend on which ran)."""
     with _lock:
-        fn = _PROGRAMS.get(key)
-        if fn is None and _tracing.state.TRACING:
-            return None
-        if fn is None:
+        fn = _PROGRAMS.get(key, _UNSEEN)
+        if fn is _UNSEEN or fn is None:  # (None: a key an eager program saw once, never here)
+            if _tracing.state.TRACING:
+                return None
+            if POLICY.background_builds:
+                _PROGRAMS[key] = _BUILDING
+                _FAILURES.pop(key, None)  # (of an earlier build whose mark was evicted)
+                _evict()
+                thread = threading.Thread(target=_build_kernel, args=(key, build), daemon=True,
+                                          name=f"fusetorch-build-{key[0]}")
+                _BUILDS[key] = thread
+                thread.start()
+                return None
             fn = _PROGRAMS[key] = build()
-            if len(_PROGRAMS) > POLICY.eager_programs:
-                _PROGRAMS.popitem(last=False)
+            _evict()
+        elif fn is _BUILDING:
+            failure = _FAILURES.pop(key, None)
+            if failure is None:
+                return None
+            _PROGRAMS[key] = False  # (said once, here in the caller's thread)
+            _warn_failed(key, failure)
+            return None
         else:
             _PROGRAMS.move_to_end(key)
     return fn or None
+
+
+def _build_kernel(key: tuple, build) -> None:
+    """A background build of `cached_kernel`: its result replaces the _BUILDING mark, or its
+    failure is kept for the caller's thread to report once."""
+    try:
+        with no_builds():  # (what it runs through the eager table must not build under _lock)
+            fn = build()
+    except Exception as e:  # noqa: BLE001  (a cache or compiler fault: the reference runs)
+        with _lock:
+            _FAILURES[key] = e
+            _BUILDS.pop(key, None)
+        return
+    with _lock:
+        if _PROGRAMS.get(key) is _BUILDING:
+            _PROGRAMS[key] = fn
+        _BUILDS.pop(key, None)
+
+
+def _warn_failed(key: tuple, failure: Exception) -> None:
+    from .build import cannot_build, warn_user
+    from .cbuild import CompilerUnavailable
+    if isinstance(failure, CompilerUnavailable):
+        cannot_build(failure)
+    else:
+        warn_user(f"fusetorch: building the {key[0]} kernel failed ({type(failure).__name__}: "
+                  f"{failure}); numpy computes it instead", RuntimeWarning)
+
+
+def _evict() -> None:
+    while len(_PROGRAMS) > POLICY.eager_programs:
+        _PROGRAMS.popitem(last=False)
+
+
+def wait_for_kernel_builds(timeout: float | None = None) -> bool:
+    """Wait for `cached_kernel`'s background builds (each up to `timeout` seconds); True when
+    none is left running."""
+    with _lock:
+        threads = list(_BUILDS.values())
+    for thread in threads:
+        thread.join(timeout)
+    with _lock:
+        return not any(t.is_alive() for t in _BUILDS.values())
 
 
 def clear() -> None:

@@ -310,11 +310,11 @@ def obtain(graph: Graph, backend, arrays: list | None = None, *, role: str = "fo
 
 
 def wait_for_builds(timeout: float | None = None) -> bool:
-    """Wait for every background build of this process (each up to `timeout` seconds) and hand
-    it over; True when none is left running."""
+    """Wait for every background build of this process (each up to `timeout` seconds; the eager
+    table's hand-written kernels too) and hand it over; True when none is left running."""
     for program in list(_PENDING):
         program.wait(timeout)
-    return not _PENDING
+    return eager_kernels.wait_for_kernel_builds(timeout) and not _PENDING
 
 
 def phase_label(nodes, default: str) -> str:
