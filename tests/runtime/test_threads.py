@@ -75,6 +75,9 @@ def two_blas_threads(monkeypatch):
 
     monkeypatch.setattr(_threads, "np", Recording)
     monkeypatch.setattr(_threads, "others_busy", lambda: True)  # the rule applies when busy
+    # the large products' rule (free_cores) off unless a test sets it: nothing known, the
+    # BLAS's count kept
+    monkeypatch.setattr(_threads, "free_cores", lambda: None)
     with threadpool_limits(2, user_api="blas"):
         yield seen
         assert _blas_counts() == [2] * len(_blas_counts())  # put back as found
@@ -172,6 +175,34 @@ def test_on_an_idle_machine_small_products_keep_the_blas_count(two_blas_threads,
     monkeypatch.setattr(_threads, "others_busy", lambda: False)
     _threads.matmul(*_product(64, 1000, 100))
     assert two_blas_threads == [[2] * len(_blas_counts())]
+
+
+def test_large_products_take_the_cores_others_leave_free(two_blas_threads, monkeypatch):
+    """Above SERIAL_FLOPS a product runs on as many BLAS threads as there are free cores: one
+    where the others keep more than half of one of 2 cores busy, the BLAS's count on an idle
+    machine and before anything is known."""
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "get_num_threads", lambda: 2)
+    a, b = _product(512, 256, 512)  # 134 MFLOP
+    for free in (1, 2, None):
+        monkeypatch.setattr(_threads, "free_cores", lambda free=free: free)
+        out = _threads.matmul(a, b)
+    assert two_blas_threads == [[1] * len(_blas_counts()), [2] * len(_blas_counts()),
+                                [2] * len(_blas_counts())]
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("others,cores,bound,want", [
+    (None, 2, 2, None),  # no window yet, or no /proc/stat: nothing known
+    (0.3, 2, 2, 2), (0.6, 2, 2, 1), (1.3, 2, 2, 1), (2.0, 2, 2, 1),
+    (4.2, 16, 16, 12), (4.0, 16, 4, 4),  # (bound to 4 of 16 cores: the others use others)
+])
+def test_free_cores_rounds_what_the_others_leave(monkeypatch, others, cores, bound, want):
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "_others_now", lambda: others)
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(_threads, "_cores", lambda: bound)
+    assert _threads.free_cores() == want
 
 
 def test_others_cores_is_the_machines_busy_time_less_our_own():
