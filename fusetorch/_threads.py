@@ -209,8 +209,20 @@ def free_cores() -> int | None:
     return max(1, int(free + 0.5))
 
 
+def blas_limit(flops: float) -> int | None:
+    """The most BLAS threads for a call of `flops` floating-point operations per matrix: 1
+    below ALWAYS_SERIAL_FLOPS, and below SERIAL_FLOPS while other processes keep the cores
+    busy; above, the cores they leave free; None where that is the BLAS's own count or more,
+    or nothing is known (an idle machine, the first call)."""
+    if flops < ALWAYS_SERIAL_FLOPS or flops < SERIAL_FLOPS and others_busy():
+        return 1
+    free = free_cores()
+    return free if free is not None and free < get_num_threads() else None
+
+
 def _matmul_on(a, b, limit: int):
-    """np.matmul(a, b) with every BLAS on at most `limit` threads."""
+    """np.matmul(a, b) with every BLAS on at most `limit` threads (inline, not `_limited`: a
+    small product's whole cost is a few microseconds)."""
     global _blas
     if _blas is None:
         _blas = _find_blas()
@@ -227,10 +239,8 @@ def _matmul_on(a, b, limit: int):
 
 
 def matmul(a, b):
-    """np.matmul(a, b), on one BLAS thread when one matrix product of it (numpy calls the BLAS
-    once per matrix of a batch) takes fewer than ALWAYS_SERIAL_FLOPS floating-point
-    operations, or fewer than SERIAL_FLOPS while other processes keep the cores busy; a larger
-    one on at most the cores the others leave free."""
+    """np.matmul(a, b), on the BLAS threads `blas_limit` allows one matrix product of it
+    (numpy calls the BLAS once per matrix of a batch)."""
     sa, sb = a.shape, b.shape
     if len(sa) > 2 and len(sb) == 2:
         # a stack of matrices times one matrix is one product of all their rows: numpy would
@@ -241,13 +251,12 @@ def matmul(a, b):
     if len(sa) and len(sb):
         mnk = (sa[-2] if len(sa) > 1 else 1) * sa[-1] * (sb[-1] if len(sb) > 1 else 1)
         if _BLAS_SERIAL_BY_ITSELF < mnk:
-            if 2 * mnk < ALWAYS_SERIAL_FLOPS or 2 * mnk < SERIAL_FLOPS and others_busy() or \
-                    (free := free_cores()) == 1:
-                return _matmul_on(a, b, 1)
-            global last_threaded_product
-            last_threaded_product = time.monotonic()
-            if free is not None and free < get_num_threads():
-                return _matmul_on(a, b, free)
+            limit = blas_limit(2 * mnk)
+            if limit != 1:
+                global last_threaded_product
+                last_threaded_product = time.monotonic()
+            if limit is not None:
+                return _matmul_on(a, b, limit)
     return np.matmul(a, b)
 
 
@@ -255,10 +264,10 @@ _lapack_blas: list | None = None
 
 
 @contextlib.contextmanager
-def _one_thread(libs: list):
-    saved = [(put, n) for get, put in libs if (n := get() or 1) > 1]
+def _limited(libs: list, limit: int):
+    saved = [(put, n) for get, put in libs if (n := get() or 1) > limit]
     for put, _ in saved:
-        put(1)
+        put(limit)
     try:
         yield
     finally:
@@ -268,15 +277,17 @@ def _one_thread(libs: list):
 
 def lapack_threads(flops: float):
     """A context for LAPACK/BLAS calls through scipy (ir/linalg_factor_ops.py) of about `flops`
-    floating-point operations per matrix: one BLAS thread by matmul's rule. A triangular solve
-    of 256x256 by 8 columns took 29 ms on two threads of a busy machine, ~0.3 ms on one. The
-    libraries are listed at the first such call, after scipy's own OpenBLAS has loaded."""
+    floating-point operations per matrix: the BLAS threads of matmul's rule (`blas_limit`). A
+    triangular solve of 256x256 by 8 columns took 29 ms on two threads of a busy machine,
+    ~0.3 ms on one. The libraries are listed at the first such call, after scipy's own
+    OpenBLAS has loaded."""
     global _lapack_blas
-    if not (flops < ALWAYS_SERIAL_FLOPS or flops < SERIAL_FLOPS and others_busy()):
+    limit = blas_limit(flops)
+    if limit is None:
         return contextlib.nullcontext()
     if _lapack_blas is None:
         _lapack_blas = _find_blas()
-    return _one_thread(_lapack_blas)
+    return _limited(_lapack_blas, limit)
 
 
 # When the BLAS last ran a product it may thread (time.monotonic()): its worker threads then

@@ -192,6 +192,23 @@ def test_large_products_take_the_cores_others_leave_free(two_blas_threads, monke
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
 
 
+def test_lapack_calls_take_the_threads_of_the_products_rule(monkeypatch):
+    pytest.importorskip("scipy.linalg")  # (its own OpenBLAS loaded before the libraries are listed)
+    from threadpoolctl import threadpool_limits
+
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "_lapack_blas", None)
+    monkeypatch.setattr(_threads, "get_num_threads", lambda: 2)
+    seen = []
+    with threadpool_limits(2, user_api="blas"):
+        for free in (1, None):
+            monkeypatch.setattr(_threads, "free_cores", lambda free=free: free)
+            with _threads.lapack_threads(1e9):
+                seen.append(_blas_counts())
+        assert _blas_counts() == [2] * len(_blas_counts())  # put back as found
+    assert seen == [[1] * len(seen[0]), [2] * len(seen[0])] and seen[0]
+
+
 @pytest.mark.parametrize("others,cores,bound,want", [
     (None, 2, 2, None),  # no window yet, or no /proc/stat: nothing known
     (0.3, 2, 2, 2), (0.6, 2, 2, 1), (1.3, 2, 2, 1), (2.0, 2, 2, 1),
