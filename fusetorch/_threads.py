@@ -52,8 +52,9 @@ def _env_flops(name: str, default: int) -> int:
 
 
 # A product (one matrix of a batch) of fewer floating-point operations (2*m*k*n) than this runs
-# on one BLAS thread; larger ones on the BLAS's own count (set by set_num_threads,
-# OMP_NUM_THREADS, OPENBLAS_NUM_THREADS). 0 turns the rule off.
+# on one BLAS thread while other processes keep the cores busy; larger ones on the BLAS's own
+# count (set by set_num_threads, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS), or fewer where the
+# others leave fewer cores free (`free_cores`). 0 turns both rules off.
 SERIAL_FLOPS: int = _env_flops("FUSETORCH_BLAS_SERIAL_FLOPS", 64_000_000)
 # A product of fewer floating-point operations than this runs on one BLAS thread even on an idle
 # machine: threaded, it saves less than the BLAS's workers then cost by spinning ~0.1 s on the
@@ -213,9 +214,12 @@ def blas_limit(flops: float) -> int | None:
     """The most BLAS threads for a call of `flops` floating-point operations per matrix: 1
     below ALWAYS_SERIAL_FLOPS, and below SERIAL_FLOPS while other processes keep the cores
     busy; above, the cores they leave free; None where that is the BLAS's own count or more,
-    or nothing is known (an idle machine, the first call)."""
+    or nothing is known (an idle machine, the first call), or SERIAL_FLOPS is 0 (the load's
+    rule off for every size)."""
     if flops < ALWAYS_SERIAL_FLOPS or flops < SERIAL_FLOPS and others_busy():
         return 1
+    if not SERIAL_FLOPS:
+        return None
     free = free_cores()
     return free if free is not None and free < get_num_threads() else None
 

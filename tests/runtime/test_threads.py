@@ -187,8 +187,11 @@ def test_large_products_take_the_cores_others_leave_free(two_blas_threads, monke
     for free in (1, 2, None):
         monkeypatch.setattr(_threads, "free_cores", lambda free=free: free)
         out = _threads.matmul(a, b)
+    monkeypatch.setattr(_threads, "SERIAL_FLOPS", 0)  # 0: the load's rule off, every size
+    monkeypatch.setattr(_threads, "free_cores", lambda: 1)
+    _threads.matmul(a, b)
     assert two_blas_threads == [[1] * len(_blas_counts()), [2] * len(_blas_counts()),
-                                [2] * len(_blas_counts())]
+                                [2] * len(_blas_counts()), [2] * len(_blas_counts())]
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
 
 
