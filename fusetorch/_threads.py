@@ -28,6 +28,7 @@ import ctypes
 import itertools
 import math
 import os
+import threading
 import time
 import warnings
 
@@ -224,22 +225,34 @@ def blas_limit(flops: float) -> int | None:
     return free if free is not None and free < get_num_threads() else None
 
 
+# Held by the call that has lowered the BLAS's counts until it puts them back: a call in
+# another thread meanwhile leaves them as they are, so none saves a lowered count as the one
+# to restore (with limits other than 1, a count lowered to 3 read by a call lowering to 2
+# would otherwise stay 3)
+_lowering = threading.Lock()
+
+
 def _matmul_on(a, b, limit: int):
     """np.matmul(a, b) with every BLAS on at most `limit` threads (inline, not `_limited`: a
     small product's whole cost is a few microseconds)."""
     global _blas
     if _blas is None:
         _blas = _find_blas()
-    # each BLAS's count now (the user's or set_num_threads'), put back after: numpy code around
-    # fusetorch keeps its threads, and a thread racing this one never saves a lowered count
-    saved = [(put, n) for get, put in _blas if (n := get() or 1) > limit]
-    for put, _ in saved:
-        put(limit)
+    if not _lowering.acquire(blocking=False):
+        return np.matmul(a, b)  # (on the counts the other call set)
     try:
-        return np.matmul(a, b)
+        # each BLAS's count now (the user's or set_num_threads'), put back after: numpy code
+        # around fusetorch keeps its threads
+        saved = [(put, n) for get, put in _blas if (n := get() or 1) > limit]
+        for put, _ in saved:
+            put(limit)
+        try:
+            return np.matmul(a, b)
+        finally:
+            for put, n in saved:
+                put(n)
     finally:
-        for put, n in saved:
-            put(n)
+        _lowering.release()
 
 
 def matmul(a, b):
@@ -269,14 +282,20 @@ _lapack_blas: list | None = None
 
 @contextlib.contextmanager
 def _limited(libs: list, limit: int):
-    saved = [(put, n) for get, put in libs if (n := get() or 1) > limit]
-    for put, _ in saved:
-        put(limit)
-    try:
+    if not _lowering.acquire(blocking=False):  # (another call has lowered them: as it set)
         yield
+        return
+    try:
+        saved = [(put, n) for get, put in libs if (n := get() or 1) > limit]
+        for put, _ in saved:
+            put(limit)
+        try:
+            yield
+        finally:
+            for put, n in saved:
+                put(n)
     finally:
-        for put, n in saved:
-            put(n)
+        _lowering.release()
 
 
 def lapack_threads(flops: float):

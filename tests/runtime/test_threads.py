@@ -195,6 +195,31 @@ def test_large_products_take_the_cores_others_leave_free(two_blas_threads, monke
     np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
 
 
+def test_a_call_while_another_has_lowered_the_counts_leaves_them(two_blas_threads):
+    """The counts another thread's call lowered are not this call's to save and put back
+    (two limits, 3 and 2, would leave 3 for good): it runs on them as they are."""
+    import threading
+
+    from fusetorch import _threads
+    a, b = _product(64, 1000, 100)
+    held, done = threading.Event(), threading.Event()
+
+    def other():  # a call between its lowering and its putting back
+        with _threads._lowering:
+            held.set()
+            done.wait(10)
+    t = threading.Thread(target=other)
+    t.start()
+    held.wait(10)
+    try:
+        _threads.matmul(a, b)  # would take one thread: the counts are the other call's
+    finally:
+        done.set()
+        t.join()
+    _threads.matmul(a, b)
+    assert two_blas_threads == [[2] * len(_blas_counts()), [1] * len(_blas_counts())]
+
+
 def test_lapack_calls_take_the_threads_of_the_products_rule(monkeypatch):
     pytest.importorskip("scipy.linalg")  # (its own OpenBLAS loaded before the libraries are listed)
     from threadpoolctl import threadpool_limits
