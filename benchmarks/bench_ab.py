@@ -14,6 +14,7 @@ run one thread (OMP_NUM_THREADS=1, `set_num_threads(1)` for PyTorch) unless `--t
 Cells: `ops` (bench_dispatch.grad_ops: issue 29's small ops with requires_grad), `composites`
 (an RNN loop's library calls: Linear, LogSoftmax, NLLLoss of LogSoftmax, cat of three,
 dropout, on one row), `steps` (bench_table's two-layer and LeNet training steps, eager),
+`gemm` (the 512x4096x1024x10 two-layer step, eager and compiled: issue 24's GEMM-bound step),
 `prog:NAME` (a program of tests/programs, its `main()`; PyTorch runs it with its imports of
 fusetorch turned into torch's, as bench_programs.py does).
 """
@@ -43,6 +44,12 @@ fns = bench_ab.cells({module!r}, {which!r}, {programs!r}, {threads!r})
 for f, _ in fns.values():
     for _ in range(3):
         f()
+settle = getattr(sys.modules.get("fusetorch.runtime.program"), "wait_for_builds", None)
+if settle is not None:  # (compiled cells: blocks time the built programs)
+    settle()
+    for f, _ in fns.values():
+        f()
+    settle()
 clock = time.process_time if {cpu!r} else time.perf_counter
 print("ready", flush=True)
 for _ in sys.stdin:
@@ -79,6 +86,11 @@ def cells(module: str, which: list, programs: str, threads: bool) -> dict:
         from bench_table import lenet, two_layer
         out["two-layer step 64x1000x100x10"] = (two_layer(T, 64, 1000, 100, 10)["eager"], 20)
         out["LeNet step, batch 64"] = (lenet(T)["eager"], 3)
+    if "gemm" in which:  # issue 24's GEMM-bound step: two 2-GFLOP products
+        from bench_table import two_layer
+        big = two_layer(T, 512, 4096, 1024, 10)
+        out["two-layer step 512x4096x1024x10"] = (big["eager"], 2)
+        out["same, compiled"] = (big["compiled"], 2)
     for w in which:
         if w.startswith("prog:"):
             name = w[len("prog:"):]
@@ -116,7 +128,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repos", default=".", help="checkouts to compare, comma-separated")
     ap.add_argument("--torch", metavar="PYTHON", default=None, help="also PyTorch, here")
-    ap.add_argument("--cells", default="ops", help="ops,composites,steps,prog:NAME,...")
+    ap.add_argument("--cells", default="ops", help="ops,composites,steps,gemm,prog:NAME,...")
     ap.add_argument("--blocks", type=int, default=12)
     ap.add_argument("--clock", choices=("wall", "cpu"), default="cpu")
     ap.add_argument("--threads", action="store_true", help="keep the thread settings")

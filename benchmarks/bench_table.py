@@ -477,6 +477,9 @@ def main() -> None:
     ap.add_argument("--ops", action="store_true",
                     help="only the rows of small ops with requires_grad (issue 29; ~1 min)")
     ap.add_argument("--gpt-only", action="store_true", help="only the GPT step's row")
+    ap.add_argument("--rows", metavar="TEXT", default=None,
+                    help="only the rows whose label contains one of these comma-separated "
+                         "texts (no cold first calls, no GPT row), e.g. --rows two-layer,same,")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.rounds, args.target = (3, 0.03) if args.quick else (7, 0.06)
@@ -487,6 +490,11 @@ def main() -> None:
         os.environ["OMP_NUM_THREADS"] = USER_ENV["OMP_NUM_THREADS"] = str(args.threads)
     if args.ops:
         ROWS[:] = OP_ROWS
+        COLD.clear()
+        args.no_gpt = True
+    if args.rows:
+        wanted = [w for w in args.rows.split(",") if w]
+        ROWS[:] = [r for r in ROWS if any(w in r[0] for w in wanted)]
         COLD.clear()
         args.no_gpt = True
     if args.child:
@@ -513,7 +521,7 @@ def main() -> None:
             (["--quick"] if args.quick else []) + \
             (["--threads", str(args.threads)] if args.threads else []) + \
             (["--no-gpt"] if args.no_gpt else []) + (["--gpt-only"] if args.gpt_only else []) + \
-            (["--ops"] if args.ops else [])
+            (["--ops"] if args.ops else []) + (["--rows", args.rows] if args.rows else [])
         try:
             child = subprocess.run(cmd, capture_output=True, text=True, timeout=1200,
                                    env=USER_ENV)

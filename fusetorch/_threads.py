@@ -12,6 +12,13 @@ CPU-bound process on the cores, the worker often waits for the scheduler's next 
 the second thread still wins (~15% on that step), so the rule applies only while other
 processes keep the cores busy: `others_busy` samples /proc/stat at most every 0.1 s and
 subtracts this process's own CPU time (benchmarks/bench_busy.py measures both cases).
+
+Large products take as many BLAS threads as there are cores the other processes leave free
+(`free_cores`): OpenBLAS splits a product into equal parts, one per thread, and waits for the
+last, so a part whose thread shares a core with another process's finishes late, and the
+threads that wait for it spin. With others keeping ~1.3 of 2 cores busy, the 512x4096x1024x10
+training step took 130 ms on two BLAS threads and 67 ms on one (median wall; CPU time 97 vs
+64 ms), its 2-GFLOP products 51 vs 30 ms each (best wall).
 """
 from __future__ import annotations
 
@@ -21,6 +28,7 @@ import ctypes
 import itertools
 import math
 import os
+import threading
 import time
 import warnings
 
@@ -45,8 +53,9 @@ def _env_flops(name: str, default: int) -> int:
 
 
 # A product (one matrix of a batch) of fewer floating-point operations (2*m*k*n) than this runs
-# on one BLAS thread; larger ones on the BLAS's own count (set by set_num_threads,
-# OMP_NUM_THREADS, OPENBLAS_NUM_THREADS). 0 turns the rule off.
+# on one BLAS thread while other processes keep the cores busy; larger ones on the BLAS's own
+# count (set by set_num_threads, OMP_NUM_THREADS, OPENBLAS_NUM_THREADS), or fewer where the
+# others leave fewer cores free (`free_cores`). 0 turns both rules off.
 SERIAL_FLOPS: int = _env_flops("FUSETORCH_BLAS_SERIAL_FLOPS", 64_000_000)
 # A product of fewer floating-point operations than this runs on one BLAS thread even on an idle
 # machine: threaded, it saves less than the BLAS's workers then cost by spinning ~0.1 s on the
@@ -139,7 +148,8 @@ LOAD_WINDOW = 0.1  # seconds between two samples of the machine's CPU counters
 BUSY_CORES = 0.5   # others using more than this many cores (averaged over a window) is busy
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 # (time of the last sample, busy CPU seconds of all cores then, this process's CPU seconds
-# then, the verdict) -- None until the first sample; with no /proc/stat always busy
+# then, the cores others kept busy over the window before it, None without a window) -- None
+# until the first sample
 _sample: list | None = None
 
 
@@ -163,44 +173,91 @@ def others_cores(busy0: float, own0: float, t0: float, busy1: float, own1: float
     return max(0.0, (busy1 - busy0) - (own1 - own0)) / max(t1 - t0, 1e-9)
 
 
-def others_busy() -> bool:
-    """Whether other processes keep more than BUSY_CORES cores busy, from the last window."""
+def _others_now() -> float | None:
+    """The cores other processes kept busy over the last window (a new sample once LOAD_WINDOW
+    has passed), or None before a first window or where /proc/stat is unreadable."""
     global _sample
     now = time.monotonic()
     if _sample is not None and now - _sample[0] < LOAD_WINDOW:
         return _sample[3]
     busy, own = _machine_busy_seconds(), time.process_time()
-    if busy is None:
-        _sample = [now, None, own, True]
-        return True
-    if _sample is None or _sample[1] is None:
-        verdict = True  # no window yet: the safe side
-    else:
-        verdict = others_cores(_sample[1], _sample[2], _sample[0], busy, own, now) > BUSY_CORES
-    _sample = [now, busy, own, verdict]
-    return verdict
+    others = None
+    if busy is not None and _sample is not None and _sample[1] is not None:
+        others = others_cores(_sample[1], _sample[2], _sample[0], busy, own, now)
+    _sample = [now, busy, own, others]
+    return others
 
 
-def _serial_matmul(a, b):
+def others_busy() -> bool:
+    """Whether other processes keep more than BUSY_CORES cores busy, from the last window (busy
+    before a first window and without /proc/stat: the safe side)."""
+    others = _others_now()
+    return others is None or others > BUSY_CORES
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+
+
+def free_cores() -> int | None:
+    """The cores this process may run on that other processes leave free, rounded, at least 1
+    (/proc/stat counts every core of the machine; this process may be bound to fewer); None
+    before a first window or without /proc/stat, where nothing is known."""
+    others = _others_now()
+    if others is None:
+        return None
+    free = min(_cores(), (os.cpu_count() or 1) - others)
+    return max(1, int(free + 0.5))
+
+
+def blas_limit(flops: float) -> int | None:
+    """The most BLAS threads for a call of `flops` floating-point operations per matrix: 1
+    below ALWAYS_SERIAL_FLOPS, and below SERIAL_FLOPS while other processes keep the cores
+    busy; above, the cores they leave free; None where that is the BLAS's own count or more,
+    or nothing is known (an idle machine, the first call), or SERIAL_FLOPS is 0 (the load's
+    rule off for every size)."""
+    if flops < ALWAYS_SERIAL_FLOPS or flops < SERIAL_FLOPS and others_busy():
+        return 1
+    if not SERIAL_FLOPS:
+        return None
+    free = free_cores()
+    return free if free is not None and free < get_num_threads() else None
+
+
+# Held by the call that has lowered the BLAS's counts until it puts them back: a call in
+# another thread meanwhile leaves them as they are, so none saves a lowered count as the one
+# to restore (with limits other than 1, a count lowered to 3 read by a call lowering to 2
+# would otherwise stay 3)
+_lowering = threading.Lock()
+
+
+def _matmul_on(a, b, limit: int):
+    """np.matmul(a, b) with every BLAS on at most `limit` threads (inline, not `_limited`: a
+    small product's whole cost is a few microseconds)."""
     global _blas
     if _blas is None:
         _blas = _find_blas()
-    # each BLAS's count now (the user's or set_num_threads'), put back after: numpy code around
-    # fusetorch keeps its threads, and a thread racing this one never saves a 1 to restore
-    saved = [(put, n) for get, put in _blas if (n := get() or 1) > 1]
-    for put, _ in saved:
-        put(1)
+    if not _lowering.acquire(blocking=False):
+        return np.matmul(a, b)  # (on the counts the other call set)
     try:
-        return np.matmul(a, b)
+        # each BLAS's count now (the user's or set_num_threads'), put back after: numpy code
+        # around fusetorch keeps its threads
+        saved = [(put, n) for get, put in _blas if (n := get() or 1) > limit]
+        for put, _ in saved:
+            put(limit)
+        try:
+            return np.matmul(a, b)
+        finally:
+            for put, n in saved:
+                put(n)
     finally:
-        for put, n in saved:
-            put(n)
+        _lowering.release()
 
 
 def matmul(a, b):
-    """np.matmul(a, b), on one BLAS thread when one matrix product of it (numpy calls the BLAS
-    once per matrix of a batch) takes fewer than ALWAYS_SERIAL_FLOPS floating-point
-    operations, or fewer than SERIAL_FLOPS while other processes keep the cores busy."""
+    """np.matmul(a, b), on the BLAS threads `blas_limit` allows one matrix product of it
+    (numpy calls the BLAS once per matrix of a batch)."""
     sa, sb = a.shape, b.shape
     if len(sa) > 2 and len(sb) == 2:
         # a stack of matrices times one matrix is one product of all their rows: numpy would
@@ -211,10 +268,12 @@ def matmul(a, b):
     if len(sa) and len(sb):
         mnk = (sa[-2] if len(sa) > 1 else 1) * sa[-1] * (sb[-1] if len(sb) > 1 else 1)
         if _BLAS_SERIAL_BY_ITSELF < mnk:
-            if 2 * mnk < ALWAYS_SERIAL_FLOPS or 2 * mnk < SERIAL_FLOPS and others_busy():
-                return _serial_matmul(a, b)
-            global last_threaded_product
-            last_threaded_product = time.monotonic()
+            limit = blas_limit(2 * mnk)
+            if limit != 1:
+                global last_threaded_product
+                last_threaded_product = time.monotonic()
+            if limit is not None:
+                return _matmul_on(a, b, limit)
     return np.matmul(a, b)
 
 
@@ -222,28 +281,36 @@ _lapack_blas: list | None = None
 
 
 @contextlib.contextmanager
-def _one_thread(libs: list):
-    saved = [(put, n) for get, put in libs if (n := get() or 1) > 1]
-    for put, _ in saved:
-        put(1)
-    try:
+def _limited(libs: list, limit: int):
+    if not _lowering.acquire(blocking=False):  # (another call has lowered them: as it set)
         yield
+        return
+    try:
+        saved = [(put, n) for get, put in libs if (n := get() or 1) > limit]
+        for put, _ in saved:
+            put(limit)
+        try:
+            yield
+        finally:
+            for put, n in saved:
+                put(n)
     finally:
-        for put, n in saved:
-            put(n)
+        _lowering.release()
 
 
 def lapack_threads(flops: float):
     """A context for LAPACK/BLAS calls through scipy (ir/linalg_factor_ops.py) of about `flops`
-    floating-point operations per matrix: one BLAS thread by matmul's rule. A triangular solve
-    of 256x256 by 8 columns took 29 ms on two threads of a busy machine, ~0.3 ms on one. The
-    libraries are listed at the first such call, after scipy's own OpenBLAS has loaded."""
+    floating-point operations per matrix: the BLAS threads of matmul's rule (`blas_limit`). A
+    triangular solve of 256x256 by 8 columns took 29 ms on two threads of a busy machine,
+    ~0.3 ms on one. The libraries are listed at the first such call, after scipy's own
+    OpenBLAS has loaded."""
     global _lapack_blas
-    if not (flops < ALWAYS_SERIAL_FLOPS or flops < SERIAL_FLOPS and others_busy()):
+    limit = blas_limit(flops)
+    if limit is None:
         return contextlib.nullcontext()
     if _lapack_blas is None:
         _lapack_blas = _find_blas()
-    return _one_thread(_lapack_blas)
+    return _limited(_lapack_blas, limit)
 
 
 # When the BLAS last ran a product it may thread (time.monotonic()): its worker threads then

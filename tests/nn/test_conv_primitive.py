@@ -364,6 +364,7 @@ def test_threads_only_on_an_idle_machine_with_the_blas_asleep(monkeypatch):
         monotonic=lambda: now[0], process_time=time.process_time))
     monkeypatch.setattr(_threads, "get_num_threads", lambda: 2)
     monkeypatch.setattr(_threads, "others_busy", lambda: False)
+    monkeypatch.setattr(_threads, "free_cores", lambda: 2)
     monkeypatch.setattr(_threads, "last_threaded_product", float("-inf"))
     monkeypatch.setattr(_threads, "BLAS_SPIN", 0.1)  # (OpenBLAS's default timeout)
     monkeypatch.setattr(_threads, "ALWAYS_SERIAL_FLOPS", 8_000_000)  # (the defaults)

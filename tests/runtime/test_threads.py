@@ -75,6 +75,9 @@ def two_blas_threads(monkeypatch):
 
     monkeypatch.setattr(_threads, "np", Recording)
     monkeypatch.setattr(_threads, "others_busy", lambda: True)  # the rule applies when busy
+    # the large products' rule (free_cores) off unless a test sets it: nothing known, the
+    # BLAS's count kept
+    monkeypatch.setattr(_threads, "free_cores", lambda: None)
     with threadpool_limits(2, user_api="blas"):
         yield seen
         assert _blas_counts() == [2] * len(_blas_counts())  # put back as found
@@ -172,6 +175,79 @@ def test_on_an_idle_machine_small_products_keep_the_blas_count(two_blas_threads,
     monkeypatch.setattr(_threads, "others_busy", lambda: False)
     _threads.matmul(*_product(64, 1000, 100))
     assert two_blas_threads == [[2] * len(_blas_counts())]
+
+
+def test_large_products_take_the_cores_others_leave_free(two_blas_threads, monkeypatch):
+    """Above SERIAL_FLOPS a product runs on as many BLAS threads as there are free cores: one
+    where the others keep more than half of one of 2 cores busy, the BLAS's count on an idle
+    machine and before anything is known."""
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "get_num_threads", lambda: 2)
+    a, b = _product(512, 256, 512)  # 134 MFLOP
+    for free in (1, 2, None):
+        monkeypatch.setattr(_threads, "free_cores", lambda free=free: free)
+        out = _threads.matmul(a, b)
+    monkeypatch.setattr(_threads, "SERIAL_FLOPS", 0)  # 0: the load's rule off, every size
+    monkeypatch.setattr(_threads, "free_cores", lambda: 1)
+    _threads.matmul(a, b)
+    assert two_blas_threads == [[1] * len(_blas_counts()), [2] * len(_blas_counts()),
+                                [2] * len(_blas_counts()), [2] * len(_blas_counts())]
+    np.testing.assert_allclose(out, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-3)
+
+
+def test_a_call_while_another_has_lowered_the_counts_leaves_them(two_blas_threads):
+    """The counts another thread's call lowered are not this call's to save and put back
+    (two limits, 3 and 2, would leave 3 for good): it runs on them as they are."""
+    import threading
+
+    from fusetorch import _threads
+    a, b = _product(64, 1000, 100)
+    held, done = threading.Event(), threading.Event()
+
+    def other():  # a call between its lowering and its putting back
+        with _threads._lowering:
+            held.set()
+            done.wait(10)
+    t = threading.Thread(target=other)
+    t.start()
+    held.wait(10)
+    try:
+        _threads.matmul(a, b)  # would take one thread: the counts are the other call's
+    finally:
+        done.set()
+        t.join()
+    _threads.matmul(a, b)
+    assert two_blas_threads == [[2] * len(_blas_counts()), [1] * len(_blas_counts())]
+
+
+def test_lapack_calls_take_the_threads_of_the_products_rule(monkeypatch):
+    pytest.importorskip("scipy.linalg")  # (its own OpenBLAS loaded before the libraries are listed)
+    from threadpoolctl import threadpool_limits
+
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "_lapack_blas", None)
+    monkeypatch.setattr(_threads, "get_num_threads", lambda: 2)
+    seen = []
+    with threadpool_limits(2, user_api="blas"):
+        for free in (1, None):
+            monkeypatch.setattr(_threads, "free_cores", lambda free=free: free)
+            with _threads.lapack_threads(1e9):
+                seen.append(_blas_counts())
+        assert _blas_counts() == [2] * len(_blas_counts())  # put back as found
+    assert seen == [[1] * len(seen[0]), [2] * len(seen[0])] and seen[0]
+
+
+@pytest.mark.parametrize("others,cores,bound,want", [
+    (None, 2, 2, None),  # no window yet, or no /proc/stat: nothing known
+    (0.3, 2, 2, 2), (0.6, 2, 2, 1), (1.3, 2, 2, 1), (2.0, 2, 2, 1),
+    (4.2, 16, 16, 12), (4.0, 16, 4, 4),  # (bound to 4 of 16 cores: the others use others)
+])
+def test_free_cores_rounds_what_the_others_leave(monkeypatch, others, cores, bound, want):
+    from fusetorch import _threads
+    monkeypatch.setattr(_threads, "_others_now", lambda: others)
+    monkeypatch.setattr(_threads.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(_threads, "_cores", lambda: bound)
+    assert _threads.free_cores() == want
 
 
 def test_others_cores_is_the_machines_busy_time_less_our_own():
