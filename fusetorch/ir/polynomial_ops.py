@@ -5,8 +5,13 @@ fusetorch/special.py). Each follows ATen's algorithm step for step (its special 
 |x| = 1, its cos/sin closed forms for large n inside (-1, 1), then the three-term recurrence),
 so values round as PyTorch's do; n is truncated to an integer. PyTorch gives them no
 gradient. Kernels call the C helpers (one loop per element); eager runs the same recurrence
-over whole arrays, up to the largest n."""
+over whole arrays, each lane leaving as it ends, for up to 1024 steps; lanes still going then
+(|x| < 1 Legendre, x > 0 or near 0 Laguerre, |x| a little over 1 Chebyshev) get a float64
+evaluation: scipy's loop in C or the hyperbolic closed forms, within ~1e-10 of ATen's float64
+loop and nearer the exact value than its float32 one."""
 from __future__ import annotations
+
+import importlib
 
 from .elementwise import elementwise
 from .ops import vjp_zero
@@ -149,26 +154,95 @@ _C = ("/* torch.special's orthogonal polynomials: ATen's special cases, closed f
 
 # ---------------------------------------------------------------- eager (whole arrays)
 
+# Steps the numpy loop runs before lanes still going are handed to `finish`: each step costs
+# ~10 us of numpy calls whatever the number of lanes, so PyTorch's samples at n = 5e6 would
+# take a minute; by here every lane that overflows fast (|x| > 1 Legendre, Hermite, x < 0
+# Laguerre far from 0) is NaN, and what is left is a value the evaluations below give as
+# accurately as the recurrence in float64 (and more so than it in float32).
+_HANDOFF = 1024
 
-def _recurrence(xp, x, n, first, step, start: int = 2, skip=None):
-    """P_n from P_0 = 1, P_1 = first, P_m = step(m, P_{m-1}, P_{m-2}) for m >= start. Lanes
-    in `skip` (a closed form replaces them) do not lengthen the loop; it ends early once every
-    lane still running is NaN, which every later step keeps (ATen's loops stop at a NaN too):
-    n reaches 5e6 in PyTorch's samples, where |x| > 1 overflows in a few hundred steps."""
-    one = xp.ones_like(x)
-    out = xp.where(n == 0, one, xp.where(n == 1, first, 0 * x))
-    p, q = one, first
+
+def _recurrence(xp, x, n, first, coef, step, start: int = 2, skip=None, finish=None):
+    """P_n from P_0 = 1, P_1 = first, P_m = step(m, P_{m-1}, P_{m-2}, coef) for m >= start,
+    `coef` an array of x's shape the step reads (its lanes follow them). Lanes in `skip` (a
+    closed form replaces them) do not run. Each lane leaves the running set when it reaches its
+    n or turns NaN (which every later step keeps; ATen's loops stop at a NaN too): lanes are
+    sorted by n, so the running ones are a prefix the steps compute on. Lanes running past
+    _HANDOFF steps get `finish(n, x)`'s float64 value (None: the loop goes on); one the dtype
+    cannot hold is NaN, as the recurrence's inf - inf a step later."""
+    out = xp.where(n == 0, 1, xp.where(n == 1, first, 0 * x)).astype(x.dtype, copy=False)
     run = n if skip is None else xp.where(skip, 0, n)
-    top = int(run.max()) if run.size else 0
-    for m in range(start, top + 1):
-        r = step(m, q, p)
-        out = xp.where(n == m, r, out)
-        p, q = q, r
-        if m % 16 == 0:
-            going = run > m
-            if bool(xp.isnan(xp.where(going, q, xp.nan)).all()):
-                return xp.where(going, xp.nan, out)
+    lanes = xp.flatnonzero(run >= start)
+    if lanes.size == 0:
+        return out
+    flat = out.reshape(-1)  # (a fresh array: a view)
+    lanes = lanes[xp.argsort(-run.reshape(-1)[lanes], kind="stable")]
+    need = run.reshape(-1)[lanes]  # descending
+    c = xp.broadcast_to(coef, x.shape).reshape(-1)[lanes]
+    p, q = xp.ones_like(c), xp.broadcast_to(first, x.shape).reshape(-1)[lanes]
+    k = lanes.size
+    m = start
+    while k:
+        if finish is not None and m > _HANDOFF:
+            xs = x.reshape(-1)[lanes[:k]]
+            r = finish(xp, need[:k], xs.astype("float64"))
+            if r is not None:
+                with xp.errstate(invalid="ignore", over="ignore"):
+                    r = r.astype(x.dtype)
+                flat[lanes[:k]] = xp.where(xp.isfinite(r), r, xp.nan)
+                return out
+            finish = None
+        r = step(m, q[:k], p[:k], c[:k])
+        p, q = q[:k], r
+        if need[k - 1] == m:  # the lanes ending here are the prefix's tail
+            k2 = int(xp.searchsorted(-need[:k], -m, side="left"))
+            flat[lanes[k2:k]] = r[k2:k]
+            k = k2
+        if m % 16 == 0 and k:
+            bad = xp.isnan(q[:k])
+            if bool(bad.any()):
+                flat[lanes[:k][bad]] = xp.nan
+                keep = ~bad
+                lanes, need, c = lanes[:k][keep], need[:k][keep], c[:k][keep]
+                p, q = p[:k][keep], q[:k][keep]
+                k = lanes.size
+        m += 1
     return out
+
+
+def _scipy_eval(name: str):
+    """`finish` by scipy.special's `name` at integer n: its own float64 recurrence, in C
+    (cupyx's on cupy; None where the module lacks it, and the numpy loop goes on)."""
+    def finish(xp, n, x):
+        module = "cupyx.scipy.special" if xp.__name__.startswith("cupy") else "scipy.special"
+        try:
+            fn = getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError):
+            return None
+        return fn(n, x)
+    return finish
+
+
+def _chebyshev_step(m, q, p, two_x):
+    return two_x * q - p
+
+
+def _chebyshev_far(kind: str):
+    """`finish` for Chebyshev lanes, which run the recurrence only at |x| > 1 (closed forms
+    take |x| <= 1): x = +-cosh t, and V_n(-y) = (-1)^n W_n(y)."""
+    def finish(xp, n, x):
+        neg = x < 0
+        t = xp.arccosh(xp.abs(x))
+        if kind == "t":
+            r = xp.cosh(n * t)
+        elif kind == "u":
+            r = xp.sinh((n + 1) * t) / xp.sinh(t)
+        else:
+            v = xp.cosh((n + 0.5) * t) / xp.cosh(t / 2)
+            w = xp.sinh((n + 0.5) * t) / xp.sinh(t / 2)
+            r = xp.where(neg, w, v) if kind == "v" else xp.where(neg, v, w)
+        return xp.where(neg & (n % 2 == 1), -r, r)
+    return finish
 
 
 def _eager(value):
@@ -191,15 +265,16 @@ def _common(xp, x, n):
 
 def _chebyshev_t(xp, x, n):
     nx, two_x, ax, odd, inner = _common(xp, x, n)
-    r = _recurrence(xp, x, n, x, lambda m, q, p: two_x * q - p, skip=((n > 6) & inner) | (ax == 1))
+    r = _recurrence(xp, x, n, x, two_x, _chebyshev_step, skip=((n > 6) & inner) | (ax == 1),
+                    finish=_chebyshev_far("t"))
     r = xp.where((n > 6) & inner, xp.cos(nx * xp.arccos(xp.where(inner, x, 0))), r)
     return xp.where(ax == 1, xp.where((x > 0) | ~odd, 1, -1), r)
 
 
 def _chebyshev_u(xp, x, n):
     nx, two_x, ax, odd, inner = _common(xp, x, n)
-    r = _recurrence(xp, x, n, two_x, lambda m, q, p: two_x * q - p,
-                    skip=((n > 8) & inner) | (ax == 1))
+    r = _recurrence(xp, x, n, two_x, two_x, _chebyshev_step, skip=((n > 8) & inner) | (ax == 1),
+                    finish=_chebyshev_far("u"))
     t = xp.arccos(xp.where(inner, x, 0))
     s = xp.sin(t)
     closed = xp.where(s != 0, xp.sin((nx + 1) * t) / xp.where(s != 0, s, 1),
@@ -212,8 +287,9 @@ def _chebyshev_vw(v: bool):
     def value(xp, x, n):
         nx, two_x, ax, odd, inner = _common(xp, x, n)
         first = two_x - 1 if v else two_x + 1
-        r = _recurrence(xp, x, n, first, lambda m, q, p: two_x * q - p,
-                        skip=((n > 8) & inner) | (ax == 1))
+        r = _recurrence(xp, x, n, first, two_x, _chebyshev_step,
+                        skip=((n > 8) & inner) | (ax == 1),
+                        finish=_chebyshev_far("v" if v else "w"))
         t = xp.arccos(xp.where(inner, x, 0))
         big = n + n + 1
         parity = xp.where(odd, -big, big) if v else xp.where(odd, -1, 1)
@@ -231,25 +307,25 @@ def _chebyshev_vw(v: bool):
 
 
 def _hermite_h(xp, x, n):
-    return _recurrence(xp, x, n, x + x, lambda m, q, p: (x + x) * q - (2 * (m - 1)) * p)
+    return _recurrence(xp, x, n, x + x, x + x, lambda m, q, p, c: c * q - (2 * (m - 1)) * p)
 
 
 def _hermite_he(xp, x, n):
-    return _recurrence(xp, x, n, x, lambda m, q, p: x * q - (m - 1) * p)
+    return _recurrence(xp, x, n, x, x, lambda m, q, p, c: c * q - (m - 1) * p)
 
 
 def _laguerre_l(xp, x, n):
     first = 1 - x
-    r = _recurrence(xp, x, n, first,
-                    lambda m, q, p: ((2 * (m - 1) + first) * q - (m - 1) * p) / m,
-                    skip=xp.abs(x) == 0)
+    r = _recurrence(xp, x, n, first, first,
+                    lambda m, q, p, c: ((2 * (m - 1) + c) * q - (m - 1) * p) / m,
+                    skip=xp.abs(x) == 0, finish=_scipy_eval("eval_laguerre"))
     return xp.where(xp.abs(x) == 0, 1, r)
 
 
 def _legendre_p(xp, x, n):
     _, _, ax, odd, _ = _common(xp, x, n)
-    r = _recurrence(xp, x, n, x, lambda m, q, p: ((2 * m - 1) * x * q - (m - 1) * p) / m,
-                    skip=ax == 1)
+    r = _recurrence(xp, x, n, x, x, lambda m, q, p, c: ((2 * m - 1) * c * q - (m - 1) * p) / m,
+                    skip=ax == 1, finish=_scipy_eval("eval_legendre"))
     return xp.where(ax == 1, xp.where((x > 0) | (n == 0) | ~odd, 1, -1), r)
 
 
