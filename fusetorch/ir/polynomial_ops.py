@@ -20,6 +20,7 @@ from .ops import vjp_zero
 #
 # written once for double; the float twin is the same text with float types and libm's f names
 
+# each loop stops at a NaN, as ATen's do (r starts as q, so a NaN first term is the result)
 _C_DOUBLE = """
 FT_FN double ft_chebyshev_polynomial_t(double x, double nf)
 {
@@ -29,8 +30,8 @@ FT_FN double ft_chebyshev_polynomial_t(double x, double nf)
     if (n > 6 && fabs(x) < 1.0) return cos(n * acos(x));
     if (n == 0) return 1.0;
     if (n == 1) return x;
-    double p = 1.0, q = x, r = 0.0;
-    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    double p = 1.0, q = x, r = q;
+    for (double k = 2; k <= n && !isnan(q); k++) { r = (x + x) * q - p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_chebyshev_polynomial_u(double x, double nf)
@@ -44,8 +45,8 @@ FT_FN double ft_chebyshev_polynomial_u(double x, double nf)
     }
     if (n == 0) return 1.0;
     if (n == 1) return x + x;
-    double p = 1.0, q = x + x, r = 0.0;
-    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    double p = 1.0, q = x + x, r = q;
+    for (double k = 2; k <= n && !isnan(q); k++) { r = (x + x) * q - p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_chebyshev_polynomial_v(double x, double nf)
@@ -62,8 +63,8 @@ FT_FN double ft_chebyshev_polynomial_v(double x, double nf)
     }
     if (n == 0) return 1.0;
     if (n == 1) return x + x - 1.0;
-    double p = 1.0, q = x + x - 1.0, r = 0.0;
-    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    double p = 1.0, q = x + x - 1.0, r = q;
+    for (double k = 2; k <= n && !isnan(q); k++) { r = (x + x) * q - p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_chebyshev_polynomial_w(double x, double nf)
@@ -81,8 +82,8 @@ FT_FN double ft_chebyshev_polynomial_w(double x, double nf)
     }
     if (n == 0) return 1.0;
     if (n == 1) return x + x + 1.0;
-    double p = 1.0, q = x + x + 1.0, r = 0.0;
-    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    double p = 1.0, q = x + x + 1.0, r = q;
+    for (double k = 2; k <= n && !isnan(q); k++) { r = (x + x) * q - p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_hermite_polynomial_h(double x, double nf)
@@ -91,8 +92,12 @@ FT_FN double ft_hermite_polynomial_h(double x, double nf)
     if (n < 0) return 0.0;
     if (n == 0) return 1.0;
     if (n == 1) return x + x;
-    double p = 1.0, q = x + x, r = 0.0;
-    for (double k = 2; k < n + n; k += 2) { r = (x + x) * q - k * p; p = q; q = r; }
+    double p = 1.0, q = x + x, r = q;
+    for (double k = 2; k < n + n && !isnan(q); k += 2) {
+        r = (x + x) * q - k * p;
+        p = q;
+        q = r;
+    }
     return r;
 }
 FT_FN double ft_hermite_polynomial_he(double x, double nf)
@@ -101,8 +106,8 @@ FT_FN double ft_hermite_polynomial_he(double x, double nf)
     if (n < 0) return 0.0;
     if (n == 0) return 1.0;
     if (n == 1) return x;
-    double p = 1.0, q = x, r = 0.0;
-    for (double k = 1; k < n; k++) { r = x * q - k * p; p = q; q = r; }
+    double p = 1.0, q = x, r = q;
+    for (double k = 1; k < n && !isnan(q); k++) { r = x * q - k * p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_laguerre_polynomial_l(double x, double nf)
@@ -112,8 +117,8 @@ FT_FN double ft_laguerre_polynomial_l(double x, double nf)
     if (fabs(x) == 0.0) return 1.0;
     if (n == 0) return 1.0;
     if (n == 1) return 1.0 - x;
-    double p = 1.0, q = 1.0 - x, r = 0.0;
-    for (double k = 1; k < n; k++) {
+    double p = 1.0, q = 1.0 - x, r = q;
+    for (double k = 1; k < n && !isnan(q); k++) {
         r = (((k + k) + (1.0 - x)) * q - k * p) / (k + 1);
         p = q;
         q = r;
@@ -130,8 +135,12 @@ FT_FN double ft_legendre_polynomial_p(double x, double nf)
     }
     if (n == 0) return 1.0;
     if (n == 1) return x;
-    double p = 1.0, q = x, r = 0.0;
-    for (double k = 1; k < n; k++) { r = ((k + k + 1) * x * q - k * p) / (k + 1); p = q; q = r; }
+    double p = 1.0, q = x, r = q;
+    for (double k = 1; k < n && !isnan(q); k++) {
+        r = ((k + k + 1) * x * q - k * p) / (k + 1);
+        p = q;
+        q = r;
+    }
     return r;
 }
 """
@@ -250,7 +259,9 @@ def _eager(value):
         def run(x, nf):
             x, nf = xp.broadcast_arrays(x, nf)
             with xp.errstate(invalid="ignore", over="ignore"):
-                n = xp.where(xp.isfinite(nf), nf, 0).astype("int64")
+                # a degree int64 cannot hold (NaN, inf, 1e20) converts as x86 does, to INT64_MIN:
+                # negative, so 0 (ATen's static_cast and the C helpers' (long long) alike)
+                n = xp.where(xp.isfinite(nf), nf, -1).astype("int64")
                 r = value(xp, x, n).astype(x.dtype, copy=False)
             return xp.where(n < 0, 0, r).astype(x.dtype, copy=False)
         return run

@@ -287,3 +287,12 @@ def test_orthogonal_polynomials_overflow_to_nan_as_aten():
     # float32 holds neither: NaN
     assert np.isnan(S.laguerre_polynomial_l(torch.tensor([501.0, -5.0]),
                                             torch.tensor([4988429.0, 5000.0])).numpy()).all()
+
+
+def test_orthogonal_polynomials_degree_int64_cannot_hold_is_negative():
+    # NaN, inf and 1e20 convert as ATen's static_cast does on x86 (INT64_MIN): the value is 0
+    for name in ("chebyshev_polynomial_t", "hermite_polynomial_h", "laguerre_polynomial_l",
+                 "legendre_polynomial_p"):
+        got = getattr(S, name)(t64([0.3, 0.3, 0.3, 0.3]), t64([math.nan, math.inf, -math.inf,
+                                                                1e20]))
+        assert got.tolist() == [0.0, 0.0, 0.0, 0.0], name
