@@ -177,7 +177,7 @@ def _recurrence(xp, x, n, first, coef, step, start: int = 2, skip=None, finish=N
     closed form replaces them) do not run. Each lane leaves the running set when it reaches its
     n or turns NaN (which every later step keeps; ATen's loops stop at a NaN too): lanes are
     sorted by n, so the running ones are a prefix the steps compute on. Lanes running past
-    _HANDOFF steps get `finish(n, x)`'s float64 value (None: the loop goes on); one the dtype
+    _HANDOFF steps get `finish(xp, n, x)`'s float64 value (None: the loop goes on); one the dtype
     cannot hold is NaN, as the recurrence's inf - inf a step later."""
     out = xp.where(n == 0, 1, xp.where(n == 1, first, 0 * x)).astype(x.dtype, copy=False)
     run = n if skip is None else xp.where(skip, 0, n)
@@ -185,7 +185,7 @@ def _recurrence(xp, x, n, first, coef, step, start: int = 2, skip=None, finish=N
     if lanes.size == 0:
         return out
     flat = out.reshape(-1)  # (a fresh array: a view)
-    lanes = lanes[xp.argsort(-run.reshape(-1)[lanes], kind="stable")]
+    lanes = lanes[xp.argsort(-run.reshape(-1)[lanes])]
     need = run.reshape(-1)[lanes]  # descending
     c = xp.broadcast_to(coef, x.shape).reshape(-1)[lanes]
     p, q = xp.ones_like(c), xp.broadcast_to(first, x.shape).reshape(-1)[lanes]
@@ -196,8 +196,7 @@ def _recurrence(xp, x, n, first, coef, step, start: int = 2, skip=None, finish=N
             xs = x.reshape(-1)[lanes[:k]]
             r = finish(xp, need[:k], xs.astype("float64"))
             if r is not None:
-                with xp.errstate(invalid="ignore", over="ignore"):
-                    r = r.astype(x.dtype)
+                r = r.astype(x.dtype)  # (under _eager's errstate: an overflow is inf, then NaN)
                 flat[lanes[:k]] = xp.where(xp.isfinite(r), r, xp.nan)
                 return out
             finish = None
