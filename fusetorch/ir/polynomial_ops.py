@@ -177,8 +177,7 @@ def _recurrence(xp, x, n, first, coef, step, start: int = 2, skip=None, finish=N
     closed form replaces them) do not run. Each lane leaves the running set when it reaches its
     n or turns NaN (which every later step keeps; ATen's loops stop at a NaN too): lanes are
     sorted by n, so the running ones are a prefix the steps compute on. Lanes running past
-    _HANDOFF steps get `finish(xp, n, x)`'s float64 value (None: the loop goes on); one the dtype
-    cannot hold is NaN, as the recurrence's inf - inf a step later."""
+    _HANDOFF steps get `finish`'s values (`_finished`; None: the loop goes on)."""
     out = xp.where(n == 0, 1, xp.where(n == 1, first, 0 * x)).astype(x.dtype, copy=False)
     run = n if skip is None else xp.where(skip, 0, n)
     lanes = xp.flatnonzero(run >= start)
@@ -194,10 +193,9 @@ def _recurrence(xp, x, n, first, coef, step, start: int = 2, skip=None, finish=N
     while k:
         if finish is not None and m > _HANDOFF:
             xs = x.reshape(-1)[lanes[:k]]
-            r = finish(xp, need[:k], xs.astype("float64"))
+            r = _finished(xp, finish, need[:k], xs.astype("float64"), x.dtype)
             if r is not None:
-                r = r.astype(x.dtype)  # (under _eager's errstate: an overflow is inf, then NaN)
-                flat[lanes[:k]] = xp.where(xp.isfinite(r), r, xp.nan)
+                flat[lanes[:k]] = r
                 return out
             finish = None
         r = step(m, q[:k], p[:k], c[:k])
@@ -218,17 +216,80 @@ def _recurrence(xp, x, n, first, coef, step, start: int = 2, skip=None, finish=N
     return out
 
 
-def _scipy_eval(name: str):
+def _finished(xp, finish, n, x, dtype):
+    """`finish(xp, n, x)` = (float64 values, their `reach`: how far the last step's intermediate
+    exceeds the value) as ATen's loop in `dtype` leaves them: the value where the intermediate
+    fits; where it does not, the loop overflowed, giving +-inf if that was at one of its last
+    two steps (inf - finite) and NaN if earlier (inf - inf), as PyTorch's T_1602(-1.1) = inf,
+    T_1603 = -inf, P_2245(1.05) = NaN."""
+    done = finish(xp, n, x)
+    if done is None:
+        return None
+
+    def fits(v, reach):
+        return xp.isfinite((xp.abs(v) * reach).astype(dtype))  # (under _eager's errstate)
+
+    r, reach = done
+    ok = fits(r, reach)
+    out = xp.where(ok, r, xp.nan)
+    over = xp.flatnonzero(~ok & ~xp.isnan(r))
+    if over.size:
+        late = xp.zeros(over.shape, dtype=bool)
+        for back in (1, 2):
+            late |= fits(*finish(xp, n[over] - back, x[over]))
+        out[over] = xp.where(late, xp.copysign(xp.inf, r[over]), xp.nan)
+    return out
+
+
+def _scipy_eval(name: str, log_term, reach):
     """`finish` by scipy.special's `name` at integer n: its own float64 recurrence, in C
-    (cupyx's on cupy; None where the module lacks it, and the numpy loop goes on)."""
+    (cupyx's on cupy; None where the module lacks it, and the numpy loop goes on). Its loop runs
+    all n steps where ATen's stops at the overflow's NaN, so lanes where `log_term(xp, sp, n, x)`,
+    the log of one positive term of a sum the value is, shows float64 overflowing are NaN
+    without it. `reach(xp, n, x)`: see _recurrence."""
     def finish(xp, n, x):
         module = "cupyx.scipy.special" if xp.__name__.startswith("cupy") else "scipy.special"
         try:
-            fn = getattr(importlib.import_module(module), name)
+            sp = importlib.import_module(module)
+            fn = getattr(sp, name)
         except (ImportError, AttributeError):
             return None
-        return fn(n, x)
+        over = log_term(xp, sp, n, x) > _LOG_DOUBLE_MAX
+        return xp.where(over, xp.nan, fn(xp.where(over, 0, n), x)), reach(xp, n, x)
     return finish
+
+
+_LOG_DOUBLE_MAX = 712.0  # log(DBL_MAX) = 709.78, with room for gammaln's rounding at large n
+
+
+def _log_binomial(sp, n, k):
+    return sp.gammaln(n + 1.0) - sp.gammaln(k + 1.0) - sp.gammaln(n - k + 1.0)
+
+
+def _laguerre_term(xp, sp, n, x):
+    """L_n(-y) = sum_k C(n, k) y^k / k!, every term positive for y = -x > 0: the one at
+    k ~ sqrt(n y), near the largest (x >= 0: -inf, never overflowing)."""
+    y = xp.maximum(-x, 0.0)
+    k = xp.minimum(xp.floor(xp.sqrt(n * y)), n)
+    return xp.where(y > 0, _log_binomial(sp, n, k) + k * xp.log(xp.where(y > 0, y, 1.0)) -
+                    sp.gammaln(k + 1.0), -xp.inf)
+
+
+def _legendre_term(xp, sp, n, x):
+    """P_n(x) = sum_k C(n, k)^2 a^(n-k) b^k, a = (|x| - 1)/2, b = (|x| + 1)/2, every term positive
+    for |x| > 1: the one at k ~ n / (1 + sqrt(a / b)), near the largest (|x| <= 1: -inf)."""
+    ax = xp.abs(x)
+    a, b = xp.where(ax > 1, (ax - 1) / 2, 1.0), (ax + 1) / 2
+    k = xp.minimum(xp.round(n / (1 + xp.sqrt(a / b))), n)
+    return xp.where(ax > 1, 2 * _log_binomial(sp, n, k) + (n - k) * xp.log(a) + k * xp.log(b),
+                    -xp.inf)
+
+
+def _numerator_reach(xp, n, x):
+    """Laguerre's and Legendre's last step divides n P_n by n, and that numerator is what
+    overflows first: ATen's CPU kernel fuses its products into the sums (PyTorch's last finite
+    P_n(1.05) is at n P_n = 0.95 DBL_MAX, where (2n - 1) x P_{n-1} is 1.5 DBL_MAX)."""
+    return n.astype("float64")
 
 
 def _chebyshev_step(m, q, p, two_x):
@@ -249,7 +310,8 @@ def _chebyshev_far(kind: str):
             v = xp.cosh((n + 0.5) * t) / xp.cosh(t / 2)
             w = xp.sinh((n + 0.5) * t) / xp.sinh(t / 2)
             r = xp.where(neg, w, v) if kind == "v" else xp.where(neg, v, w)
-        return xp.where(neg & (n % 2 == 1), -r, r)
+        # (2x T_{n-1} - T_{n-2} rounds once in ATen's fused kernel: only the value overflows)
+        return xp.where(neg & (n % 2 == 1), -r, r), 1.0
     return finish
 
 
@@ -328,14 +390,16 @@ def _laguerre_l(xp, x, n):
     first = 1 - x
     r = _recurrence(xp, x, n, first, first,
                     lambda m, q, p, c: ((2 * (m - 1) + c) * q - (m - 1) * p) / m,
-                    skip=xp.abs(x) == 0, finish=_scipy_eval("eval_laguerre"))
+                    skip=xp.abs(x) == 0, finish=_scipy_eval("eval_laguerre", _laguerre_term,
+                                                        _numerator_reach))
     return xp.where(xp.abs(x) == 0, 1, r)
 
 
 def _legendre_p(xp, x, n):
     _, _, ax, odd, _ = _common(xp, x, n)
     r = _recurrence(xp, x, n, x, x, lambda m, q, p, c: ((2 * m - 1) * c * q - (m - 1) * p) / m,
-                    skip=ax == 1, finish=_scipy_eval("eval_legendre"))
+                    skip=ax == 1, finish=_scipy_eval("eval_legendre", _legendre_term,
+                                                        _numerator_reach))
     return xp.where(ax == 1, xp.where((x > 0) | (n == 0) | ~odd, 1, -1), r)
 
 

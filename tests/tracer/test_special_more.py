@@ -284,6 +284,21 @@ def test_orthogonal_polynomials_overflow_to_nan_as_aten():
     np.testing.assert_allclose(big[1], _recurrence_ref("laguerre_polynomial_l", -5.0, 5000),
                                rtol=1e-9)
     assert 1e105 < big[0] < 2e105  # (e^(x/2) times a decaying oscillation)
+    # past the hand-off ATen's loop overflows where the last step's numerator n P_n does (its
+    # products fused into the sums: Chebyshev's T_n itself), which PyTorch 2.13 shows at these
+    # points; and a lane sure to overflow (a positive term of the sum beyond float64) is NaN at
+    # once, not after scipy's loop of 1e12 steps
+    ref = _recurrence_ref("legendre_polynomial_p", 1.05, 2200)
+    got = S.legendre_polynomial_p(t64([1.05, 1.05, 1.1, -1.1]), t64([2200, 2290, 1e12, 1e12]))
+    assert got[0].item() == pytest.approx(ref, rel=1e-9) and 2200 * ref < 1.7e308
+    assert all(math.isnan(v) for v in got.tolist()[1:])
+    assert math.isnan(S.laguerre_polynomial_l(t64(-10.0), 1e12).item())
+    assert S.laguerre_polynomial_l(t64(-10.0), 12400).item() == pytest.approx(
+        _recurrence_ref("laguerre_polynomial_l", -10.0, 12400), rel=1e-9)
+    assert S.chebyshev_polynomial_t(t64(-1.1), 1601).item() == pytest.approx(
+        _recurrence_ref("chebyshev_polynomial_t", -1.1, 1601), rel=1e-9)
+    assert S.chebyshev_polynomial_t(t64(-1.1), t64([1602, 1603, 1604])).tolist()[:2] == \
+        [math.inf, -math.inf]
     # float32 holds neither: NaN
     assert np.isnan(S.laguerre_polynomial_l(torch.tensor([501.0, -5.0]),
                                             torch.tensor([4988429.0, 5000.0])).numpy()).all()
