@@ -246,7 +246,7 @@ def _scipy_eval(name: str, log_term, reach):
     (cupyx's on cupy; None where the module lacks it, and the numpy loop goes on). Its loop runs
     all n steps where ATen's stops at the overflow's NaN, so lanes where `log_term(xp, sp, n, x)`,
     the log of one positive term of a sum the value is, shows float64 overflowing are NaN
-    without it. `reach(xp, n, x)`: see _recurrence."""
+    without it. `reach(xp, n, x)`: see _finished."""
     def finish(xp, n, x):
         module = "cupyx.scipy.special" if xp.__name__.startswith("cupy") else "scipy.special"
         try:
