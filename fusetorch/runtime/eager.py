@@ -114,7 +114,10 @@ def _index(x, *idx, spec):
     return x[key]
 
 
-_EXPAND_STRIDES: dict = {}  # (shape, strides, itemsize, target shape) -> the view's strides
+# (shape, strides, itemsize, target shape) -> the view's strides, None where the layout is not
+# contiguous (it exports no buffer: broadcast_to itself)
+_EXPAND_STRIDES: dict = {}
+_UNSEEN = object()
 
 
 def _expand(x: np.ndarray, shape: tuple) -> np.ndarray:
@@ -125,16 +128,18 @@ def _expand(x: np.ndarray, shape: tuple) -> np.ndarray:
     broadcast_to itself."""
     if x.shape == shape:
         return x
+    # (a layout's contiguity is a function of its shape, strides and itemsize: the key's)
     key = (x.shape, x.strides, x.itemsize, shape)
-    strides = _EXPAND_STRIDES.get(key)
-    if strides is None or not x.flags.c_contiguous:
+    strides = _EXPAND_STRIDES.get(key, _UNSEEN)
+    if strides is _UNSEEN or strides is None:
         out = np.broadcast_to(x, shape)
-        if len(_EXPAND_STRIDES) >= 4096:
-            _EXPAND_STRIDES.clear()
-        _EXPAND_STRIDES[key] = out.strides
+        if strides is _UNSEEN:
+            if len(_EXPAND_STRIDES) >= 4096:
+                _EXPAND_STRIDES.clear()
+            _EXPAND_STRIDES[key] = out.strides if x.flags.c_contiguous else None
         return out
     out = np.ndarray(shape, x.dtype, x, 0, strides)
-    out.flags.writeable = False
+    out.setflags(write=False)  # (~0.1 us less than setting `flags.writeable`)
     return out
 
 

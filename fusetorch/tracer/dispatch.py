@@ -402,8 +402,9 @@ def cast(t: Tensor, d: dt.DType) -> Tensor:
     return apply("cast", [t], {"dtype": d})
 
 
-# (op, input shapes, dtypes, attrs) -> (output shape, dtype, its numpy dtype, whether the result
-# may be a view of its input, whether the op crosses devices)
+# (op, input shapes, dtypes, attrs) -> (output dtype, its numpy dtype, whether the result may be
+# a view of its input, whether the op crosses devices). The output shape is checked against the
+# eager result once, when the entry is made: both are functions of the key.
 _RULES: dict = {}
 _MAX_RULES = 4096
 
@@ -415,10 +416,11 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     if prof is not None and prof.enter():
         return prof.op(apply, (name, tensors, attrs), name, tensors)
     t0 = tensors[0]
+    a0 = t0._data
     be = t0._be
     if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
-        arrays = (t0._data,)
-        key = (name, t0._data.shape, t0._dtype, *attrs.items())
+        arrays = (a0,)
+        key = (name, a0.shape, t0._dtype, *attrs.items())
     else:
         arrays, key = [], [name]
         for t in tensors:
@@ -433,27 +435,33 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
         rules = _RULES.get(key)
     except TypeError:  # an unhashable attribute value (a list): the rules run every call
         key = rules = None
-    if rules is None:
-        rules = _rules(name, tensors, arrays, attrs)
+    if rules is not None:
+        dtype, npdt, may_view, crosses = rules
+        try:
+            out = be.impl[name](*arrays, **attrs)
+        except MemoryError as e:
+            raise allocator_error(e) from None
+    else:
+        shape, *rules = _rules(name, tensors, arrays, attrs)
+        dtype, npdt, may_view, crosses = rules
         if key is not None:
             if len(_RULES) >= _MAX_RULES:
                 _RULES.clear()
-            _RULES[key] = rules
-    shape, dtype, npdt, may_view, crosses = rules
-    try:
-        out = be.impl[name](*arrays, **attrs)
-    except MemoryError as e:
-        raise allocator_error(e) from None
+            _RULES[key] = tuple(rules)
+        try:
+            out = be.impl[name](*arrays, **attrs)
+        except MemoryError as e:
+            raise allocator_error(e) from None
+        if shape is not None and _shape_of(out) != shape:
+            raise AssertionError(f"{name}: eager result {_shape_of(out)} but shape rule {shape}")
     if crosses:
         be = _device.backend(attrs["device"])
     if out.__class__ is not _ndarray:  # a numpy scalar, or cupy
         out = be.xp.asarray(out)
     if out.dtype is not npdt and out.dtype != npdt:
         out = out.astype(npdt)
-    if shape is not None and out.shape != shape:
-        raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
-    view = out is arrays[0]
+    view = out is a0
     if not view and may_view:
         base = out.base
         if base is not None:
@@ -461,9 +469,8 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
             # taken of, so a non-empty result whose base is the input's owner overlaps it (a
             # movement op only rearranges its elements); anything else asks the array
             # library (~0.4 us a call)
-            a = arrays[0]
-            view = (base is (a if a.base is None else a.base) and out.size != 0) or \
-                be.xp.may_share_memory(out, a)
+            view = (base is (a0 if a0.base is None else a0.base) and out.size != 0) or \
+                be.xp.may_share_memory(out, a0)
     if view:
         result._base = t0._base if t0._base is not None else t0  # one version counter
     rec, grad_on = st.RECORDER, st.GRAD_ENABLED
@@ -474,6 +481,10 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     if view:
         _views.derive(result, t0, (name, attrs) if len(tensors) == 1 else None, grad_on)
     return result
+
+
+def _shape_of(out) -> tuple:
+    return tuple(getattr(out, "shape", ()))  # (a numpy scalar from 0-d inputs has shape ())
 
 
 def _rules(name: str, tensors, arrays, attrs: dict) -> tuple:
