@@ -367,7 +367,7 @@ def _arg_reduce(fn, name=None):
 def _reshape(x, shape):
     """numpy's reshape; where it must copy a strided view (im2col, pooling windows), the copy
     is a compiled kernel's when one is built."""
-    if not x.flags.c_contiguous and x.size >= POLICY.min_elements:
+    if x.size >= POLICY.min_elements and not x.flags.c_contiguous:  # (size first: ~0.05 us)
         try:
             return np.reshape(x, shape, copy=False)  # a view where strides allow
         except ValueError:

@@ -409,51 +409,62 @@ _RULES: dict = {}
 _MAX_RULES = 4096
 
 
-def apply(name: str, tensors, attrs: dict) -> Tensor:
-    """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors."""
+def apply(name: str, tensors, attrs: dict, checked: bool = False) -> Tensor:
+    """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors. `checked`: a
+    one-input view op (index, reshape, expand) whose caller has already applied the op's shape
+    rule to these attributes (plain keys, `view`, `expand`, each through its own cache), so the
+    rules cache is not asked: the result keeps the input's dtype."""
     st = _LOCAL.state  # this thread's recorder, grad mode and profiler
     prof = st.PROFILE
     if prof is not None and prof.enter():
-        return prof.op(apply, (name, tensors, attrs), name, tensors)
+        return prof.op(apply, (name, tensors, attrs, checked), name, tensors)
     t0 = tensors[0]
     a0 = t0._data
     be = t0._be
-    if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
-        arrays = (a0,)
-        key = (name, a0.shape, t0._dtype, *attrs.items())
-    else:
-        arrays, key = [], [name]
-        for t in tensors:
-            if t._be is not be:
-                _check_devices(tensors)
-            a = t._data
-            arrays.append(a)
-            key += (a.shape, t._dtype)
-        key = (*key, *attrs.items())
-    # the shape and dtype rules are pure: a loop's calls repeat their arguments
-    try:
-        rules = _RULES.get(key)
-    except TypeError:  # an unhashable attribute value (a list): the rules run every call
-        key = rules = None
-    if rules is not None:
-        dtype, npdt, may_view, crosses = rules
+    if checked:
         try:
-            out = be.impl[name](*arrays, **attrs)
+            out = be.impl[name](a0, **attrs)
         except MemoryError as e:
             raise allocator_error(e) from None
+        dtype, npdt, may_view, crosses = t0._dtype, a0.dtype, True, False
     else:
-        shape, *rules = _rules(name, tensors, arrays, attrs)
-        dtype, npdt, may_view, crosses = rules
-        if key is not None:
-            if len(_RULES) >= _MAX_RULES:
-                _RULES.clear()
-            _RULES[key] = tuple(rules)
+        if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
+            arrays = (a0,)
+            key = (name, a0.shape, t0._dtype, *attrs.items())
+        else:
+            arrays, key = [], [name]
+            for t in tensors:
+                if t._be is not be:
+                    _check_devices(tensors)
+                a = t._data
+                arrays.append(a)
+                key += (a.shape, t._dtype)
+            key = (*key, *attrs.items())
+        # the shape and dtype rules are pure: a loop's calls repeat their arguments
         try:
-            out = be.impl[name](*arrays, **attrs)
-        except MemoryError as e:
-            raise allocator_error(e) from None
-        if shape is not None and _shape_of(out) != shape:
-            raise AssertionError(f"{name}: eager result {_shape_of(out)} but shape rule {shape}")
+            rules = _RULES.get(key)
+        except TypeError:  # an unhashable attribute value (a list): the rules run every call
+            key = rules = None
+        if rules is not None:
+            dtype, npdt, may_view, crosses = rules
+            try:
+                out = be.impl[name](*arrays, **attrs)
+            except MemoryError as e:
+                raise allocator_error(e) from None
+        else:
+            shape, *rules = _rules(name, tensors, arrays, attrs)
+            dtype, npdt, may_view, crosses = rules
+            if key is not None:
+                if len(_RULES) >= _MAX_RULES:
+                    _RULES.clear()
+                _RULES[key] = tuple(rules)
+            try:
+                out = be.impl[name](*arrays, **attrs)
+            except MemoryError as e:
+                raise allocator_error(e) from None
+            if shape is not None and _shape_of(out) != shape:
+                raise AssertionError(f"{name}: eager result {_shape_of(out)} but shape rule "
+                                     f"{shape}")
     if crosses:
         be = _device.backend(attrs["device"])
     if out.__class__ is not _ndarray:  # a numpy scalar, or cupy

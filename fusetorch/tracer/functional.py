@@ -804,7 +804,7 @@ def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
-    return apply("reshape", [input], {"shape": shape})
+    return apply("reshape", [input], {"shape": shape}, checked=True)  # (sizes: _reshaped)
 
 
 def _can_view(data, shape) -> bool:
@@ -890,7 +890,8 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 def expand(input: Tensor, *sizes) -> Tensor:
     sizes = _shape_arg(sizes, "expand", "size")
     data = input._data
-    return apply("expand", [input], {"shape": _expanded(data.shape, sizes, data.itemsize)})
+    return apply("expand", [input], {"shape": _expanded(data.shape, sizes, data.itemsize)},
+                 checked=True)  # (sizes: _expanded)
 
 
 @functools.lru_cache(maxsize=1024)

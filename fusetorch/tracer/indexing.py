@@ -172,10 +172,11 @@ def getitem(t: Tensor, key) -> Tensor:
         if r is not None:
             return r
     # a key of ints, slices and new dims is one `index` (its grad_fn named as PyTorch names it
-    # by the op table: x[0] a select, x[1:] a slice)
+    # by the op table: x[0] a select, x[1:] a slice); a plain spec is within the shape, as the
+    # op's shape rule asks
     spec = _plain_spec(t, key)  # (None for bools: their class is not int)
     if spec is not None:
-        return D.apply("index", [t], {"spec": spec})
+        return D.apply("index", [t], {"spec": spec}, checked=True)
     if isinstance(key, (bool, np.bool_)) or (isinstance(key, Tensor) and key.ndim == 0
                                              and key._dtype is dt.bool_):
         # a lone 0-d mask: a new leading dim of size 1 (True) or 0 (False), as in PyTorch
