@@ -344,10 +344,11 @@ def check_tensors(seq, fn: str) -> list:
         raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(seq).__name__}")
     seq = list(seq)
-    for i, x in enumerate(seq):
+    for x in seq:  # (no enumerate: a loop's cat of a few tensors)
         if not isinstance(x, Tensor):
+            i = next(i for i, x in enumerate(seq) if not isinstance(x, Tensor))
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(x).__name__}")
+                            f"{type(seq[i]).__name__}")
     return seq
 
 
@@ -411,9 +412,10 @@ _MAX_RULES = 4096
 
 def apply(name: str, tensors, attrs: dict, checked: bool = False) -> Tensor:
     """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors. `checked`: a
-    one-input view op (index, reshape, expand) whose caller has already applied the op's shape
-    rule to these attributes (plain keys, `view`, `expand`, each through its own cache), so the
-    rules cache is not asked: the result keeps the input's dtype."""
+    one-input view op (index, reshape, expand, permute) whose attributes the caller made valid
+    for the op's shape rule (plain keys, `view` and `expand` through their own caches, sizes
+    derived from the input's as in `squeeze`), so the rules cache is not asked: the result
+    keeps the input's dtype."""
     st = _LOCAL.state  # this thread's recorder, grad mode and profiler
     prof = st.PROFILE
     if prof is not None and prof.enter():

@@ -775,8 +775,9 @@ def reshape(input: Tensor, shape) -> Tensor:
     D.check_tensor(input, "reshape", "input", 1)
     shape = _ints(shape if isinstance(shape, (tuple, list)) else (shape,), "reshape", "shape")
     if shape == input._data.shape:
-        return apply("reshape", [input], {"shape": shape})
-    return apply("reshape", [input], {"shape": _reshaped(shape, input._data.size)})
+        return apply("reshape", [input], {"shape": shape}, checked=True)
+    return apply("reshape", [input], {"shape": _reshaped(shape, input._data.size)},
+                 checked=True)
 
 
 def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
@@ -831,7 +832,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     perm = list(range(n))
     if n:
         perm[d0], perm[d1] = perm[d1], perm[d0]
-    return apply("permute", [input], {"perm": tuple(perm)})
+    return apply("permute", [input], {"perm": tuple(perm)}, checked=True)
 
 
 swapaxes = swapdims = transpose
@@ -857,7 +858,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     else:
         dims = norm_dims(dim, input.ndim)
         new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
-    return apply("reshape", [input], {"shape": new})
+    return apply("reshape", [input], {"shape": new}, checked=True)
 
 
 @_grad_name("UnsqueezeBackward0")
@@ -865,7 +866,8 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     D.check_tensor(input, "unsqueeze", "input", 1)
     d = norm_dim(dim, input.ndim + 1)
     shape = input.shape
-    return apply("reshape", [input], {"shape": tuple(shape[:d]) + (1,) + tuple(shape[d:])})
+    return apply("reshape", [input], {"shape": tuple(shape[:d]) + (1,) + tuple(shape[d:])},
+                 checked=True)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -877,7 +879,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = input.shape
     new = tuple(shape[:s]) + (numel(shape[s:e + 1]),) + tuple(shape[e + 1:])
-    return apply("reshape", [input], {"shape": new})
+    return apply("reshape", [input], {"shape": new}, checked=True)
 
 
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
@@ -945,22 +947,22 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     tensors = D.check_tensors(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    # PyTorch's legacy: 1-d empty tensors are skipped
-    kept, target, same = [], tensors[0]._dtype, True
-    for x in tensors:  # (one pass: an RNN loop's cat of one dtype skips the promotion rules)
-        if x._data.shape != (0,):
-            kept.append(x)
-            same = same and x._dtype is target
-    if not kept:
-        kept = tensors[:1]
+    # PyTorch's legacy: 1-d empty tensors are skipped; an RNN loop's cat (one dtype, none
+    # skipped) takes its list as it is and skips the promotion rules
+    kept, target = tensors, tensors[0]._dtype
+    for x in tensors:
+        if x._dtype is not target or x._data.shape == (0,):
+            kept = [x for x in tensors if x._data.shape != (0,)] or tensors[:1]
+            break
     ref = kept[0]
     if ref._data.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = norm_dim(dim, ref._data.ndim)
-    if not same or ref._dtype is not target:
+    if kept is not tensors and not _b.all([x._dtype is target for x in kept]):
         target = dt.result_type([x._dtype for x in kept], [], [])
         kept = [cast(x, target) for x in kept]
-    return write_out(apply("cat", kept, {"dim": d}), out, name="cat", inputs=tensors)
+    result = apply("cat", kept, {"dim": d})
+    return result if out is None else write_out(result, out, name="cat", inputs=tensors)
 
 
 concat = concatenate = cat
