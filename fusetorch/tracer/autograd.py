@@ -199,7 +199,7 @@ def _node_of(x, dtype) -> Node:
 _SAVES: dict = {}
 
 
-def _saves(op: str, n: int):
+def _saves(op: str, n: int) -> tuple | None:
     by_arity = _SAVES.setdefault(op, [])
     while len(by_arity) <= n:
         save_out, positions = _save_spec(OPS[op].saves, len(by_arity))
