@@ -1004,7 +1004,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def _slice(input: Tensor, d: int, start: int, stop: int) -> Tensor:
     spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("slice", start, stop, 1),)
-    return apply("index", [input], {"spec": spec})
+    return apply("index", [input], {"spec": spec}, checked=True)  # (0 <= start <= stop <= n)
 
 
 @_grad_name(lambda t, s, dim=0: "SplitBackward0" if isinstance(s, int)
@@ -1025,6 +1025,9 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         sizes = [_b.min(step, n - i) for i in range(0, n, step)] if n else [0]
     else:
         sizes = list(split_size_or_sections)
+        if _b.any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes={sizes}")
         if _b.sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                f"(input tensor's size at dimension {d}), but got "
@@ -1062,7 +1065,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     # each piece is one `index` of an int at d (a view of input, as a select is in PyTorch): an
     # RNN layer unbinds its input every call, and a slice then a squeeze were two dispatches
     before = tuple([("slice", 0, s, 1) for s in shape[:d]])
-    out = tuple([apply("index", [input], {"spec": before + (("int", i),)})
+    out = tuple([apply("index", [input], {"spec": before + (("int", i),)}, checked=True)
                  for i in range(shape[d])])
     _views.mark_multi(out)
     return out

@@ -161,3 +161,25 @@ def test_cat_of_one_dtype_skipped_empties_and_promotion():
     np.testing.assert_array_equal(mixed.numpy(), [1.0, 2.0, 0.5])
     with pytest.raises(TypeError, match="expected Tensor as element 1 in argument 0, but got int"):
         torch.cat([x, 3])
+
+
+def test_split_chunk_narrow_pieces_and_split_refuses_negative_sizes():
+    a = np.random.default_rng(2).standard_normal((2, 8))
+    x = torch.tensor(a, requires_grad=True)
+    pieces = list(x.chunk(4, 1)) + list(torch.split(x, [3, 0, 5], 1)) + [x.narrow(1, 2, 3)]
+    want = [a[:, 0:2], a[:, 2:4], a[:, 4:6], a[:, 6:8], a[:, 0:3], a[:, 3:3], a[:, 3:8],
+            a[:, 2:5]]
+    for p, w in zip(pieces, want):
+        np.testing.assert_array_equal(p.detach().numpy(), w)
+        assert p._base is x or not w.size
+    sum((k + 1) * p.sum() for k, p in enumerate(pieces)).backward()
+    np.testing.assert_allclose(
+        x.grad.numpy(),
+        _central(lambda v: sum((k + 1) * v[:, s].sum() for k, s in enumerate(
+            [slice(0, 2), slice(2, 4), slice(4, 6), slice(6, 8), slice(0, 3), slice(3, 3),
+             slice(3, 8), slice(2, 5)])), a), rtol=1e-6, atol=1e-8)
+    # PyTorch's refusal, before the sum's (checked by hand against PyTorch 2.13)
+    for sizes in ([5, -1], [-1, 2]):
+        with pytest.raises(RuntimeError, match=r"split_with_sizes expects split_sizes have only "
+                                               r"non-negative entries, but got split_sizes=\["):
+            torch.split(torch.arange(4.0), sizes)
