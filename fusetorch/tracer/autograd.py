@@ -194,14 +194,16 @@ def _node_of(x, dtype) -> Node:
 
 
 # op -> per number of inputs, what its VJP reads (OPS[op].saves) as (the output?, input
-# positions), slices resolved: parsed once per op and arity instead of per record
+# positions), slices resolved, or None where that is nothing (index of one input, reshape,
+# cat): parsed once per op and arity instead of per record
 _SAVES: dict = {}
 
 
-def _saves(op: str, n: int) -> tuple:
+def _saves(op: str, n: int) -> tuple | None:
     by_arity = _SAVES.setdefault(op, [])
     while len(by_arity) <= n:
-        by_arity.append(_save_spec(OPS[op].saves, len(by_arity)))
+        save_out, positions = _save_spec(OPS[op].saves, len(by_arity))
+        by_arity.append((save_out, positions) if save_out or positions else None)
     return by_arity[n]
 
 
@@ -260,21 +262,24 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
         nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
                        and x._base is None else _node_of(x, scalar_dtype) for x in ins])
     node = Node(op, nodes, attrs, result._data.shape, dtype)
-    by_arity = _SAVES.get(op)
-    save_out, positions = by_arity[n] if by_arity is not None and n < len(by_arity) else \
-        _saves(op, n)
-    if positions and op in _SAVES_FOR and not all(
-            [isinstance(x, Tensor) and x._requires_grad for x in ins]):
-        save_out, positions = _saves_needed(op, ins)
-    if save_out or positions:
-        saved = {}
-        if save_out:
-            saved[id(node)] = _saved_entry(result)
-        for i in positions:
-            x = ins[i]
-            if isinstance(x, Tensor):
-                saved[id(nodes[i])] = _saved_entry(x)
-        node.saved = saved
+    try:
+        spec = _SAVES[op][n]
+    except (KeyError, IndexError):
+        spec = _saves(op, n)
+    if spec is not None:
+        save_out, positions = spec
+        if positions and op in _SAVES_FOR and not all(
+                [isinstance(x, Tensor) and x._requires_grad for x in ins]):
+            save_out, positions = _saves_needed(op, ins)
+        if save_out or positions:
+            saved = {}
+            if save_out:
+                saved[id(node)] = _saved_entry(result)
+            for i in positions:
+                x = ins[i]
+                if isinstance(x, Tensor):
+                    saved[id(nodes[i])] = _saved_entry(x)
+            node.saved = saved
     result._node = node
     result._requires_grad = True
     if ON_RECORD is not None:
