@@ -766,16 +766,17 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
             # cloned from it matches its parameter
             g = g.clone(memory_format=mf.contiguous_format) if t._data.flags.c_contiguous \
                 else g.clone()
-    if t._grad is None:
-        if not create_graph and st.RECORDER is None and _first_grad_relaid(t, g):
-            g = _in_layout_of(t, g)
-        t._grad = g
-    elif st.RECORDER is not None and not create_graph:
-        t._grad.add_(g)  # recorded, so a replay of the trace accumulates too
-    elif create_graph or st.GRAD_ENABLED and t._grad._requires_grad:
-        t._grad = t._grad + g
-    else:
-        t._grad._data += g._data
+    with _ACCUMULATE_LOCK:  # (backwards in several threads into one leaf: see the lock)
+        if t._grad is None:
+            if not create_graph and st.RECORDER is None and _first_grad_relaid(t, g):
+                g = _in_layout_of(t, g)
+            t._grad = g
+        elif st.RECORDER is not None and not create_graph:
+            t._grad.add_(g)  # recorded, so a replay of the trace accumulates too
+        elif create_graph or st.GRAD_ENABLED and t._grad._requires_grad:
+            t._grad = t._grad + g
+        else:
+            t._grad._data += g._data
     post = t.__dict__.get(POST_ACCUMULATE_HOOKS)
     if post:
         for hook in list(post.values()):
@@ -783,6 +784,11 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
 
 
 _ACCUMULATE = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
+# One accumulation into a leaf's .grad at a time, as PyTorch's AccumulateGrad holds a mutex:
+# backwards running in several threads into shared parameters lost updates without it (the
+# check for a first .grad raced, and numpy's `+=` releases the GIL between its elements). Hooks
+# run outside it.
+_ACCUMULATE_LOCK = threading.Lock()
 
 
 def _roots_and_grads(tensors, grad_tensors, create_graph: bool):
