@@ -958,8 +958,9 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     if ref._data.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = norm_dim(dim, ref._data.ndim)
-    if kept is not tensors and not _b.all([x._dtype is target for x in kept]):
-        target = dt.result_type([x._dtype for x in kept], [], [])
+    if kept is not tensors and not _b.all([x._dtype is target for x in tensors]):
+        # (the skipped empties take part in the promotion, as in PyTorch)
+        target = dt.result_type([x._dtype for x in tensors], [], [])
         kept = [cast(x, target) for x in kept]
     result = apply("cat", kept, {"dim": d})
     return result if out is None else write_out(result, out, name="cat", inputs=tensors)

@@ -183,3 +183,19 @@ def test_split_chunk_narrow_pieces_and_split_refuses_negative_sizes():
         with pytest.raises(RuntimeError, match=r"split_with_sizes expects split_sizes have only "
                                                r"non-negative entries, but got split_sizes=\["):
             torch.split(torch.arange(4.0), sizes)
+
+
+@pytest.mark.parametrize("dtypes, want", [
+    ((torch.float32, torch.int64), torch.float32),   # the skipped empty decides the dtype
+    ((torch.int64, torch.float64), torch.float64),
+    ((torch.bool, torch.int64), torch.int64),
+])
+def test_cat_promotes_over_the_empty_tensors_it_skips(dtypes, want):
+    # (checked by hand against PyTorch 2.13: torch.cat([torch.empty(0), torch.tensor([1, 2])])
+    # is tensor([1., 2.]))
+    empty = torch.empty(0, dtype=dtypes[0])
+    full = torch.tensor([1, 2]).to(dtypes[1])
+    for parts in ([empty, full], [full, empty]):
+        out = torch.cat(parts)
+        assert out.dtype == want
+        np.testing.assert_array_equal(out.numpy(), np.array([1, 2]))
