@@ -106,7 +106,7 @@ def test_cat_skips_empty_and_promotes():
     e = torch.tensor([])
     r = torch.cat([e, a, b])
     assert r.dtype == torch.float32 and r.tolist() == [1, 1, 0, 1, 2]
-    assert torch.cat([e, b]).dtype == torch.int64  # (the skipped empty one still promotes)
+    assert torch.cat([e, b]).dtype == torch.float32  # (the skipped empty one still promotes)
     parts = [torch.randn(1, 2, requires_grad=True) for _ in range(5)]
     for _ in range(2):
         c = torch.cat(parts, 1)
