@@ -24,6 +24,16 @@ class Context:
 
     def __init__(self, b: Builder, cap):
         self.b, self.cap, self.opset = b, cap, b.opset
+        self._readers: dict[int, list] | None = None
+
+    def readers(self, node) -> list:
+        """The graph's nodes that read `node`."""
+        if self._readers is None:
+            self._readers = {}
+            for n in self.cap.graph.nodes:
+                for i in n.inputs:
+                    self._readers.setdefault(id(i), []).append(n)
+        return self._readers.get(id(node), [])
 
     def shape(self, node) -> tuple:
         return self.cap.shape(node)
