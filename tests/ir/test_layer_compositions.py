@@ -1,4 +1,4 @@
-"""conv2d's and lstm_scan's compositions (OpDef.composition: what ONNX export emits where no
+"""conv2d's, conv2d_grad_input's and lstm_scan's compositions (OpDef.composition: what ONNX export emits where no
 single operator computes the node) and their eager kernels against float64 references written
 here; compiled graphs keep both whole on every backend (OpDef.kept_whole)."""
 from __future__ import annotations
@@ -67,6 +67,44 @@ def test_conv2d_kernel_and_composition(stride, padding, dilation, groups, bias, 
     want = _conv_reference(x, w, b, stride, padding, dilation, groups)
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for got in _both(node, ins, arrays):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def _transposed_reference(g, w, size, stride, padding, dilation, groups):
+    """The adjoint of the convolution: each cotangent element added into its window."""
+    (sh, sw), (ph, pw), (dh, dw) = stride, padding, dilation
+    n, o, oh, ow = g.shape
+    _, cg, kh, kw = w.shape
+    out = np.zeros((n, groups * cg, size[0] + 2 * ph, size[1] + 2 * pw))
+    og = o // groups
+    for oc in range(o):
+        ch = slice(oc // og * cg, (oc // og + 1) * cg)
+        for i in range(kh):
+            for j in range(kw):
+                out[:, ch, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                    j * dw:j * dw + sw * (ow - 1) + 1:sw] += np.einsum(
+                        "nhw,c->nchw", g[:, oc].astype(np.float64), w[oc, :, i, j])
+    return out[:, :, ph:ph + size[0], pw:pw + size[1]]
+
+
+@pytest.mark.parametrize("stride,padding,dilation,groups,_", CONVS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_conv2d_grad_input_kernel_and_composition(stride, padding, dilation, groups, _, dtype):
+    rng = np.random.default_rng(2)
+    size = (9, 8)
+    w = rng.standard_normal((6, 6 // groups, 3, 2)).astype(dtype)
+    x = _inputs(np.zeros((2, 6) + size, dtype), w)
+    conv = make_node("conv2d", x, {"stride": stride, "padding": padding, "dilation": dilation,
+                                   "groups": groups})
+    g = rng.standard_normal(conv.shape).astype(dtype)
+    ins = _inputs(g, w)
+    node = make_node("conv2d_grad_input", ins, {"stride": stride, "padding": padding,
+                                                "dilation": dilation, "groups": groups,
+                                                "size": size})
+    want = _transposed_reference(g, w, size, stride, padding, dilation, groups)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for got in _both(node, ins, [g, w]):
         assert got.dtype == dtype
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 

@@ -124,7 +124,7 @@ def test_mlp():
 
 @pytest.mark.parametrize("use_patterns", [True, False], ids=["patterns", "primitives"])
 def test_lenet(use_patterns, monkeypatch):
-    if not use_patterns:  # (and max pooling as its composition, not the MaxPool it is)
+    if not use_patterns:  # (and conv2d, max pooling as their compositions, not Conv, MaxPool)
         monkeypatch.setattr(patterns, "PATTERNS", ())
         monkeypatch.setattr(onnx_ops, "WHOLE", {})
     model = LeNet()
