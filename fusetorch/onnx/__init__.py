@@ -7,7 +7,7 @@ The model's forward is traced on the example arguments (capture.py); parameters 
 become initializers named by their state_dict names; each IR primitive becomes ONNX operators
 (ops.py); layers that are primitives (conv2d, lstm_scan, max pooling, softmax, layer_norm)
 become their one operator (Conv, LSTM, MaxPool, ...) where it computes them (ops.WHOLE), and
-three composites are recognised (patterns.py: Gemm, Gelu, AveragePool). `dynamic_axes` makes the named input sizes symbolic (dim_param) and every size in the
+two composites are recognised (patterns.py: Gemm, AveragePool). `dynamic_axes` makes the named input sizes symbolic (dim_param) and every size in the
 graph that follows from them a computed shape (dims.py). A primitive ONNX cannot express is an
 `UnsupportedOperatorError` naming it and the line that recorded it.
 

@@ -7,8 +7,8 @@ dims (dims.Dim: symbolic under dynamic_axes), `ctx.leaf(node, path)` a size-like
 gives; a test checks that every primitive of `ir.ops.OPS` is in one table or the other.
 Primitives with a composition (conv2d, lstm_scan, max pooling, softmax, layer_norm) are one
 ONNX operator where `WHOLE[op](node, opset)` holds, their composition elsewhere (capture.py).
-Composite torch functions (gelu, Linear, avg_pool2d) arrive as these primitives; patterns.py
-recognises three of them.
+Composite torch functions (Linear, avg_pool2d) arrive as these primitives; patterns.py
+recognises those two.
 """
 from __future__ import annotations
 

@@ -1,11 +1,11 @@
 """Composites with no primitive behind them that ONNX has one operator for, recognised in the IR.
 
-Layers that are primitives (conv2d, lstm_scan, max pooling, softmax, layer_norm) are emitted as
-their operator from the node itself (ops.WHOLE). Three composites are not primitives: Linear is
-matmul by a transposed weight plus a bias (kept apart so that compiled kernels fuse the add with
-what follows), gelu is erf arithmetic (an elementwise composition that fuses), avg_pool2d a sum
-over unfold2d windows. Each would export correctly primitive by primitive; as Gemm, Gelu (opset
-20) and AveragePool it is smaller, faster in a runtime and reads as the model does.
+Layers that are primitives (conv2d, conv2d_grad_input, lstm_scan, max pooling, softmax,
+layer_norm; gelu is an elementwise primitive) are emitted as their operator from the node itself
+(ops.WHOLE, ops.EMIT). Two composites are not primitives: Linear is a matmul by a transposed
+weight plus a bias (apart, so that compiled kernels fuse the add with what follows), avg_pool2d
+a sum over unfold2d windows. Each exports correctly primitive by primitive; as Gemm and
+AveragePool it is smaller, reads as the model does and, for the pool, needs no size constants.
 `find(graph, opset)` maps the last node of each match to a `Match`: the IR nodes the operator
 reads (`roots`) and how to emit it. The exporter then computes only what the outputs need, so
 the matched interior disappears unless something else reads it.
@@ -83,36 +83,12 @@ def _gemm_bias(n, opset=None):
     return None
 
 
-def _scalar(n, value=None):
-    """n is a 0-d constant (equal to `value` when given): its value, else None."""
-    if n.op != "constant" or n.shape != () or not isinstance(n.attrs["value"], (int, float)):
-        return None
-    v = n.attrs["value"]
-    return v if value is None or v == value else None
-
-
-def _gelu(n, opset):
-    """x * 0.5 * (erf(x * 1/sqrt(2)) + 1) -> Gelu (opset 20)."""
-    if opset is None or opset < 20 or n.op != "mul" or not _real(n):
-        return None
-    half, one_plus = n.inputs
-    if half.op != "mul" or _scalar(half.inputs[1], 0.5) is None or one_plus.op != "add" or \
-            _scalar(one_plus.inputs[1], 1.0) is None or one_plus.inputs[0].op != "erf":
-        return None
-    x = half.inputs[0]
-    scaled = one_plus.inputs[0].inputs[0]
-    if scaled.op != "mul" or scaled.inputs[0] is not x or \
-            _scalar(scaled.inputs[1], 0.7071067811865476) is None:
-        return None
-    return Match([x], lambda ctx, xs: ctx.b.op("Gelu", xs))
-
-
-PATTERNS = (_avg_pool, _gemm_bias, _gemm, _gelu)
+PATTERNS = (_avg_pool, _gemm_bias, _gemm)
 
 
 def find(graph, opset: int | None = None) -> dict:
-    """id(node) -> Match for every node some pattern recognises (the first that does); some
-    patterns need an operator from a later opset than `opset`."""
+    """id(node) -> Match for every node some pattern recognises (the first that does); a
+    pattern may ask for the operator's opset."""
     out = {}
     for n in graph.nodes:
         for p in PATTERNS:
