@@ -185,7 +185,7 @@ def _flat(value) -> list:
 
 def in_window(index, dim: int, k: int) -> bool:
     """Whether `index` is a max pooling's window index over `dim` of windows of `k` elements
-    (nn/_functional/pooling.py `_window_argmax`: 3-d, adaptive and fractional max pooling), so
+    (nn/_functional/pooling.py `_window_argmax`: adaptive and fractional max pooling), so
     that every value of it is a position in [0, k): the maximum of an argmax over `dim` and a
     constant or a max over `dim` of a where between constants in range."""
     def ranged(n) -> bool:

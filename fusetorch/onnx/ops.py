@@ -858,18 +858,17 @@ def _layer_norm_whole(n, opset: int) -> bool:
 
 
 # primitives with a composition that one ONNX operator computes where the predicate holds
-WHOLE = {"max_pool2d": _max_pool_whole, "conv2d": _float32, "conv2d_grad_input": _float32,
+WHOLE = {"max_pool2d": _max_pool_whole, "max_pool3d": _max_pool_whole, "conv2d": _float32, "conv2d_grad_input": _float32,
          "lstm_scan": _float32,
          "softmax": _real, "log_softmax": _real, "layer_norm": _layer_norm_whole}
 
 
 def _window_attrs(a: dict) -> dict:
-    (ph, pw) = a["padding"]
-    return {"strides": list(a["stride"]), "pads": [ph, pw, ph, pw],
-            "dilations": list(a["dilation"])}
+    pads = list(a["padding"])
+    return {"strides": list(a["stride"]), "pads": pads + pads, "dilations": list(a["dilation"])}
 
 
-@emits("max_pool2d")
+@emits("max_pool2d", "max_pool3d")
 def _max_pool2d(ctx, node, xs):
     return ctx.b.op("MaxPool", xs, kernel_shape=list(node.attrs["kernel"]),
                     **_window_attrs(node.attrs))
