@@ -363,4 +363,152 @@ _def("max_pool3d_grad", "extern", 2, _grad_shape, _grad_dtype, attrs=ATTRS, eage
      vjp=_vjp_grad, saves=(0,), composition=_grad_parts,
      doc="max_pool3d's VJP: the cotangent added into zeros of x's shape at the index")
 
+# ---------------------------------------------------------------- windows given by a table
+
+# Adaptive max pooling over cells that do not tile, and fractional max pooling, read windows
+# no stride describes: a table [N or 1, C or 1, K, *out] of flat input positions (a window
+# shorter than K repeats its last position, which changes neither the pick's value nor its
+# position). The pick is max pooling's: the last NaN, else the first maximum.
+
+def _table_shape(shapes, _a):
+    x, t = tuple(shapes[0]), tuple(shapes[1])
+    if len(x) != 3 or len(t) < 4 or t[0] not in (1, x[0]) or t[1] not in (1, x[1]):
+        raise RuntimeError(f"window_max: an input {list(x)} and a table {list(t)}")
+    return x[:2] + t[3:]
+
+
+def _table_grad_shape(shapes, a):
+    if tuple(shapes[2]) != _table_shape(shapes[:2], a):
+        raise RuntimeError(f"window_max_grad: a cotangent {list(shapes[2])} for {shapes[:2]}")
+    return tuple(shapes[0])
+
+
+def _table_dtype(dtypes, _a):
+    if dtypes[1] is not dt.int64:
+        raise TypeError(f"window_max's table is int64, got {dtypes[1]}")
+    return dtypes[0]
+
+
+def _table_index_dtype(_dtypes, _a):
+    return dt.int64
+
+
+def _table_grad_dtype(dtypes, _a):
+    return _grad_dtype((dtypes[0], dtypes[2]), _a)
+
+
+def _table_windows(xp, x, table):
+    """(r [N, C, K, *out], the table broadcast to it): one flat take (numpy's
+    take_along_axis is several times slower)."""
+    n, c, length = x.shape
+    full = xp.broadcast_to(table, (n, c) + table.shape[2:])
+    planes = xp.arange(n * c).reshape((n, c) + (1,) * (full.ndim - 2)) * length
+    return xp.ascontiguousarray(x).reshape(-1).take(full + planes), full
+
+
+def _table_values_eager(xp):
+    def window_max(x, table):
+        # (the pick's value: NaN where one is, else the maximum)
+        return _table_windows(xp, x, table)[0].max(axis=2)
+    return window_max
+
+
+def _table_index(xp, x, table):
+    """The pick's position: the first maximum (a pass per tap, from the last), then the last
+    NaN where a window holds one."""
+    r, full = _table_windows(xp, x, table)
+    best = r.max(axis=2)
+    pos = xp.zeros(best.shape, dtype="int64")
+    for k in range(r.shape[2] - 1, -1, -1):
+        pos = xp.where(r[:, :, k] == best, k, pos)
+    if x.dtype.kind in "fV" and (best != best).any():
+        for k in range(r.shape[2]):
+            pos = xp.where(r[:, :, k] != r[:, :, k], k, pos)
+    return xp.take_along_axis(full, pos[:, :, None], 2)[:, :, 0]
+
+
+def _table_index_eager(xp):
+    def window_max_index(x, table):
+        return _table_index(xp, x, table)
+    return window_max_index
+
+
+def _table_grad_eager(xp):
+    def window_max_grad(x, table, g):
+        idx = _table_index(xp, x, table)
+        n, c, length = x.shape
+        planes = xp.arange(n * c).reshape((n, c) + (1,) * (idx.ndim - 2)) * length
+        sums = xp.bincount((idx + planes).reshape(-1), weights=g.reshape(-1), minlength=x.size)
+        return sums.astype(x.dtype).reshape(x.shape)
+    return window_max_grad
+
+
+def _vjp_table(b, n, g):
+    return (b.op("window_max_grad", b.value(arg(n, 0)), b.value(arg(n, 1)), g), None)
+
+
+def _vjp_table_grad(b, n, gg):
+    x, t, g = arg(n, 0), arg(n, 1), arg(n, 2)
+    nb, c = g.shape[:2]
+    idx = b.op("reshape", b.op("window_max_index", b.value(x), b.value(t)),
+               shape=(nb, c, math.prod(g.shape[2:])))
+    return (None, None, b.op("reshape", b.op("gather", gg, idx, dim=2), shape=g.shape))
+
+
+def _table_windows_pick(n, make):
+    """(r, the table expanded, the pick [N, C, 1, *out]) as primitives."""
+    x, t, meta = arg(n, 0), arg(n, 1), n.meta
+    nb, c = x.shape[:2]
+    full = tuple(x.shape[:2]) + tuple(t.shape[2:])
+    if tuple(t.shape) != full:
+        t = make("expand", [t], {"shape": full}, meta)
+    flat = make("reshape", [t], {"shape": (nb, c, math.prod(full[2:]))}, meta)
+    r = make("reshape", [make("gather", [x, flat], {"dim": 2}, meta)], {"shape": full}, meta)
+    pick = make("argmax", [r], {"dims": (2,), "keepdim": True}, meta)
+    if x.dtype.is_floating_point:  # raised to the last NaN's position
+        k, nd = full[2], len(full) - 3
+        iota = make("constant", [], {"shape": (1, 1, k) + (1,) * nd, "dtype": dt.int64,
+                                     "value": _wrapped([_wrapped(i, nd) for i in range(k)], 2)})
+        zero = make("constant", [], {"shape": (), "dtype": dt.int64, "value": 0})
+        last = make("max", [make("where", [make("ne", [r, r], {}, meta), iota, zero], {}, meta)],
+                    {"dims": (2,), "keepdim": True}, meta)
+        pick = make("maximum", [pick, last], {}, meta)
+    return r, t, pick
+
+
+def _table_values_parts(n, make):
+    r, _, pick = _table_windows_pick(n, make)
+    return make("reshape", [make("gather", [r, pick], {"dim": 2}, n.meta)], {"shape": n.shape},
+                n.meta)
+
+
+def _table_index_parts(n, make):
+    _, t, pick = _table_windows_pick(n, make)
+    return make("reshape", [make("gather", [t, pick], {"dim": 2}, n.meta)], {"shape": n.shape},
+                n.meta)
+
+
+def _table_grad_parts(n, make):
+    x, t, g = arg(n, 0), arg(n, 1), arg(n, 2)
+    nb, c = x.shape[:2]
+    k = math.prod(g.shape[2:])
+    index = _table_index_parts(make("window_max_index", [x, t], {}, n.meta), make)
+    idx = make("reshape", [index], {"shape": (nb, c, k)}, n.meta)
+    zeros = make("full", [], {"shape": tuple(x.shape), "dtype": n.dtype, "value": 0})
+    return make("scatter_add", [zeros, idx, make("reshape", [g], {"shape": (nb, c, k)},
+                                                   n.meta)], {"dim": 2}, n.meta)
+
+
+_def("window_max", "extern", 2, _table_shape, _table_dtype, eager=_table_values_eager,
+     vjp=_vjp_table, saves=(0, 1), composition=_table_values_parts,
+     doc="max pooling of x [N, C, L] over windows given by a table [N|1, C|1, K, *out] of "
+         "positions in L (adaptive and fractional max pooling): [N, C, *out]")
+_def("window_max_index", "extern", 2, _table_shape, _table_index_dtype,
+     eager=_table_index_eager, composition=_table_index_parts,
+     doc="where window_max's pick lies: its position in L")
+_def("window_max_grad", "extern", 3, _table_grad_shape, _table_grad_dtype,
+     eager=_table_grad_eager, vjp=_vjp_table_grad, saves=(0, 1), composition=_table_grad_parts,
+     doc="window_max's VJP: the cotangent g added into zeros of x's shape at the index; inputs "
+         "x, table, g")
+
 __all__ = ["ATTRS", "GRAD", "INDEX", "first_inside", "geometry", "lowest", "out_size"]

@@ -1,4 +1,4 @@
-"""conv2d's, conv2d_grad_input's and lstm_scan's compositions (OpDef.composition: what ONNX export emits where no
+"""conv2d's, conv2d_grad_input's, lstm_scan's and window_max's compositions (OpDef.composition: what ONNX export emits where no
 single operator computes the node) and their eager kernels against float64 references written
 here; compiled graphs keep both whole on every backend (OpDef.kept_whole)."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from fusetorch.ir.passes import CPU, DEFAULT, decompose, optimize
 from fusetorch.runtime.eager import make_table
 from fusetorch.runtime.interpret import run_graph
 
-DT = {np.float32: dts.float32, np.float64: dts.float64}
+DT = {np.float32: dts.float32, np.float64: dts.float64, np.int64: dts.int64}
 
 
 def _inputs(*arrays):
@@ -151,3 +151,33 @@ def test_compiled_graphs_keep_the_layers_whole():
     for passes in (CPU, DEFAULT):
         g = optimize(Graph([x, w, gi, h, c, r], [conv, scan]), passes)
         assert {"conv2d", "lstm_scan"} <= {n.op for n in g.nodes}
+
+
+def test_window_max_kernel_and_composition():
+    """window_max (adaptive and fractional max pooling's windows from a table): values, the
+    pick's position (the last NaN, else the first maximum; a shorter window repeats its last
+    position) and the gradient, eager and composed, against a loop over the windows."""
+    rng = np.random.default_rng(3)
+    x = rng.integers(-2, 3, (2, 3, 12)).astype(np.float64)  # small integers: ties
+    x[0, 0, [1, 4]] = np.nan
+    table = np.array([[0, 1, 4, 4], [2, 3, 5, 6], [6, 7, 8, 8], [9, 10, 11, 11]],
+                     np.int64).T.reshape(1, 1, 4, 2, 2)
+    g = rng.standard_normal((2, 3, 2, 2))
+    want_v, want_i = np.zeros((2, 3, 2, 2)), np.zeros((2, 3, 2, 2), np.int64)
+    want_g = np.zeros_like(x)
+    for b, c, i, j in np.ndindex(2, 3, 2, 2):
+        at = None
+        for p in table[0, 0, :, i, j]:
+            if at is None or x[b, c, p] > x[b, c, at] or np.isnan(x[b, c, p]):
+                at = p
+        want_v[b, c, i, j], want_i[b, c, i, j] = x[b, c, at], at
+        want_g[b, c, at] += g[b, c, i, j]
+    ins = _inputs(x, table)
+    got = _both(make_node("window_max", ins, {}), ins, [x, table])
+    for v in got:
+        np.testing.assert_array_equal(v, want_v)
+    for i in _both(make_node("window_max_index", ins, {}), ins, [x, table]):
+        np.testing.assert_array_equal(i, want_i)
+    ins3 = _inputs(x, table, g)
+    for grad in _both(make_node("window_max_grad", ins3, {}), ins3, [x, table, g]):
+        np.testing.assert_allclose(grad, want_g, rtol=1e-12, atol=1e-15)

@@ -3,8 +3,8 @@ pooling, and max unpooling in 1, 2 and 3 dims.
 
 Max pooling over volumes is the max_pool3d primitives (ir/pool_ops.py: max_pool2d's pick, the
 last NaN, else the first maximum, else the first element inside the input); adaptive max
-pooling over cells that do not tile picks each cell's index by the same rule
-(`pooling._window_argmax`) and gathers the values there. Average pooling sums zero-padded windows and divides by
+pooling over cells that do not tile is the window_max primitives over a table of the cells'
+positions (`pooling.cell_table`). Average pooling sums zero-padded windows and divides by
 PyTorch's divisor per output cell. Max unpooling scatters each value to its index in a zero
 output plane (its gradient gathers), after a `check` that every index is inside the plane.
 """
@@ -22,8 +22,8 @@ from ...tracer.tensor import Tensor
 from .activation import _label, _owned
 from .int_args import int_arg, int_list
 from .padding import pad as _pad
-from .pooling import (_divisors, _no_stride, _out_size, _python_checks, _window_argmax,
-                      avg_pool1d)
+from .pooling import (_divisors, _no_stride, _out_size, _python_checks, avg_pool1d,
+                      cell_table, window_max)
 
 __all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool3d",
            "max_unpool1d", "max_unpool2d", "max_unpool3d"]
@@ -217,23 +217,10 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices:
         values, idx = max_pool3d_with_indices(input, kernel, return_indices=return_indices)
         return _label(values, "AdaptiveMaxPool3DBackward0", input), idx
     x = input if input.ndim == 5 else F.unsqueeze(input, 0)
-    values, idx = [], []
     cells = [_cells(n, o) for n, o in zip(size, out)]
-    for t0, t1 in cells[0]:
-        for h0, h1 in cells[1]:
-            for w0, w1 in cells[2]:
-                win = F.flatten(x[:, :, t0:t1, h0:h1, w0:w1], 2)  # [N, C, cell]
-                arg = _window_argmax(win, None, 2)
-                values.append(D.apply("gather", [win, arg], {"dim": 2}))
-                if return_indices:
-                    flat = ((np.arange(t0, t1)[:, None, None] * size[1]
-                             + np.arange(h0, h1)[None, :, None]) * size[2]
-                            + np.arange(w0, w1)[None, None, :]).ravel()
-                    table = F.expand(C.tensor(flat, device=input.device), tuple(win.shape))
-                    idx.append(F.gather(table, 2, arg))
-    shape = tuple(x.shape[:2]) + out
-    v = _unbatch(F.reshape(F.cat(values, 2), shape), input)
-    i = _unbatch(F.reshape(F.cat(idx, 2), shape), input) if return_indices else None
+    v, i = window_max(x, cell_table(size, cells), return_indices)
+    v = _unbatch(v, input)
+    i = _unbatch(i, input) if return_indices else None
     return _label(v, "AdaptiveMaxPool3DBackward0", input), i
 
 
