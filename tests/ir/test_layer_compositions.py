@@ -1,6 +1,7 @@
-"""conv2d's, conv2d_grad_input's, lstm_scan's and window_max's compositions (OpDef.composition: what ONNX export emits where no
-single operator computes the node) and their eager kernels against float64 references written
-here; compiled graphs keep both whole on every backend (OpDef.kept_whole)."""
+"""The compositions (OpDef.composition) of conv2d, conv2d_grad_input, lstm_scan (what ONNX
+export emits where no single operator computes the node; compiled graphs keep these whole on
+every backend, OpDef.kept_whole) and window_max (what compiled graphs run), and their eager
+kernels, against float64 references written here."""
 from __future__ import annotations
 
 import numpy as np
