@@ -163,12 +163,48 @@ def _vjp_grad_weight(b, n, v):
             b.op("conv2d", b.value(x), v, **a))
 
 
+def _conv_parts(n, make):
+    """im2col + one batched product (ONNX export where no Conv computes the node): the
+    windows [N, G, Cg*kh*kw, OH*OW] times the weight [G, O/G, Cg*kh*kw], in NCHW order."""
+    x, w, meta = arg(n, 0), arg(n, 1), n.meta
+    groups, (o, cg, kh, kw), (nb, _, oh, ow) = n.attrs["groups"], w.shape, n.shape
+    k = cg * kh * kw
+    u = make("unfold2d", [x], {"kernel": (kh, kw), "stride": n.attrs["stride"],
+                               "padding": n.attrs["padding"], "dilation": n.attrs["dilation"],
+                               "pad_value": 0.0}, meta)
+    cols = make("reshape", [u], {"shape": (nb, groups, k, oh * ow)}, meta)
+    wm = make("reshape", [w], {"shape": (groups, o // groups, k)}, meta)
+    out = make("reshape", [make("matmul", [wm, cols], {}, meta)], {"shape": n.shape}, meta)
+    if len(n.inputs) == 3:
+        out = make("add", [out, make("reshape", [arg(n, 2)], {"shape": (o, 1, 1)}, meta)], {},
+                   meta)
+    return out
+
+
 _def("conv2d", "extern", None, _conv_shape, _float_dtype, attrs=ATTRS, eager=_conv,
-     vjp=_vjp_conv, saves=(0, 1), grad_name="ConvolutionBackward0",
+     vjp=_vjp_conv, saves=(0, 1), grad_name="ConvolutionBackward0", kept_whole=True,
+     composition=_conv_parts,
      doc="2-d cross-correlation of x [N, C, H, W] with w [O, C/groups, kh, kw], plus a bias "
          "[O] where given: [N, O, OH, OW]")
+def _grad_input_parts(n, make):
+    """One batched product into windows, fold2d (col2im) adding them into the image: the
+    transposed convolution (ONNX export where no ConvTranspose computes the node)."""
+    g, w, meta, a = arg(n, 0), arg(n, 1), n.meta, n.attrs
+    groups, (o, cg, kh, kw), (nb, _, oh, ow) = a["groups"], w.shape, g.shape
+    k = cg * kh * kw
+    wt = make("permute", [make("reshape", [w], {"shape": (groups, o // groups, k)}, meta)],
+              {"perm": (0, 2, 1)}, meta)
+    gm = make("reshape", [g], {"shape": (nb, groups, o // groups, oh * ow)}, meta)
+    cols = make("reshape", [make("matmul", [wt, gm], {}, meta)],
+                {"shape": (nb, groups * cg, kh, kw, oh, ow)}, meta)
+    return make("fold2d", [cols], {"size": tuple(a["size"]), "kernel": (kh, kw),
+                                   "stride": a["stride"], "padding": a["padding"],
+                                   "dilation": a["dilation"]}, meta)
+
+
 _def("conv2d_grad_input", "extern", 2, _grad_input_shape, _float_dtype,
      attrs=ATTRS + ("size",), eager=_conv_grad_input, vjp=_vjp_grad_input, saves=(0, 1),
+     kept_whole=True, composition=_grad_input_parts,
      grad_name="ConvolutionBackwardBackward0",
      doc="conv2d's input gradient for a cotangent g [N, O, OH, OW] (the transposed "
          "convolution): [N, C, H, W], H, W = size")

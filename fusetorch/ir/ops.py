@@ -99,6 +99,10 @@ class OpDef:
     # that exists for its VJP (softmax keeps only its output) is differentiated as itself and
     # then computed as this in compiled graphs (passes.decompose) and ONNX export
     composition: Optional[Callable] = None
+    # compiled graphs keep it one node on every backend (each has a kernel for it: conv2d's
+    # and lstm_scan's C templates, the array module's products elsewhere); its composition
+    # serves ONNX export where no single operator computes the node
+    kept_whole: bool = False
 
 
 @dataclass(frozen=True)

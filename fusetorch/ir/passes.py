@@ -330,14 +330,17 @@ def decompose(g: Graph, every_dtype: bool = False, keep=None) -> Graph:
     """Each node whose op declares a `composition` (softmax, layer_norm: primitives for their
     VJPs) replaced by it, so that kernels fuse its parts. float16/bfloat16 nodes stay one node
     unless `every_dtype` (ONNX export): they get no kernels, and eager rounds them once. So do
-    the nodes `keep(node)` accepts (a backend's own kernel for them: max pooling on the CPU).
+    the nodes `keep(node)` accepts (a backend's own kernel for them: max pooling on the CPU);
+    by default those of `kept_whole` ops (conv2d, lstm_scan).
 
     >>> decompose(Graph([x], [softmax(x, dim=1)]))   # exp(x - max) / sum(exp(x - max))
     """
+    if keep is None:
+        keep = _kept_whole
+
     def rule(n: Node) -> Node:
         own = n.opdef.composition
-        if own is None or not every_dtype and n.dtype in (dt.float16, dt.bfloat16) or \
-                keep is not None and keep(n):
+        if own is None or not every_dtype and n.dtype in (dt.float16, dt.bfloat16) or keep(n):
             return n
         return own(n, make_node)
 
@@ -346,7 +349,11 @@ def decompose(g: Graph, every_dtype: bool = False, keep=None) -> Graph:
 
 def decompose_but_own_kernels(g: Graph) -> Graph:
     """`decompose` where C templates exist: nodes whose op has a template of its own stay."""
-    return decompose(g, keep=lambda n: n.opdef.own_kernel)
+    return decompose(g, keep=lambda n: n.opdef.own_kernel or n.opdef.kept_whole)
+
+
+def _kept_whole(n: Node) -> bool:
+    return n.opdef.kept_whole
 
 
 # ---------------------------------------------------------------- the pipeline

@@ -140,8 +140,33 @@ def _vjp_scan_grad(b, n, g):
                        "torch.backends.cudnn.flags(enabled=False):\n    output = model(inputs)")
 
 
+def _scan_parts(n, make):
+    """The recurrence unrolled into primitives, step by step as `_scan` computes it (ONNX
+    export where no LSTM operator computes the node), the workspace stacked from its parts."""
+    gi, h, c, w = n.inputs
+    meta, (t_len, batch, hid) = n.meta, n.shape[1:]
+
+    def op(name, *ins, **attrs):
+        return make(name, list(ins), attrs, meta)
+
+    def cols(z, k):
+        return op("index", z, spec=(("slice", 0, batch, 1), ("slice", k * hid, (k + 1) * hid, 1)))
+    w_t = op("permute", w, perm=(1, 0))
+    parts: list = [[None] * t_len for _ in range(PARTS)]
+    for t in steps(t_len, n.attrs["reverse"]):
+        z = op("add", op("index", gi, spec=(("int", t),)), op("matmul", h, w_t))
+        i, f = op("sigmoid", cols(z, 0)), op("sigmoid", cols(z, 1))
+        g, o = op("tanh", cols(z, 2)), op("sigmoid", cols(z, 3))
+        c = op("add", op("mul", f, c), op("mul", i, g))
+        h = op("mul", o, op("tanh", c))
+        for k, part in enumerate((h, c, i, f, g, o)):
+            parts[k][t] = op("reshape", part, shape=(1, 1, batch, hid))
+    return op("cat", *(op("cat", *p, dim=1) for p in parts), dim=0)
+
+
 _def("lstm_scan", "extern", 4, _scan_shape, _float_dtype, attrs=("reverse",), eager=_scan,
      vjp=_vjp_scan, saves=(1, 2, 3, "out"), grad_name="MkldnnRnnLayerBackward0",
+     kept_whole=True, composition=_scan_parts,
      doc="an LSTM layer's recurrence over gi = x W_ih^T + b: the workspace [6, T, B, H] of "
          "h, c and the gates i, f, g, o at every step")
 _def("lstm_scan_grad", "extern", 5, _grad_shape, _float_dtype, attrs=("reverse",),

@@ -171,44 +171,9 @@ def gather_at_extreme(n, make):
     return None
 
 
-def _flat(value) -> list:
-    """A constant's value (a number, nested lists or an array) as a flat list of numbers."""
-    if hasattr(value, "tolist"):
-        value = value.tolist()
-    if not isinstance(value, list):
-        return [value]
-    out = []
-    for v in value:
-        out.extend(_flat(v))
-    return out
-
-
-def in_window(index, dim: int, k: int) -> bool:
-    """Whether `index` is a max pooling's window index over `dim` of windows of `k` elements
-    (nn/_functional/pooling.py `_window_argmax`: 3-d, adaptive and fractional max pooling), so
-    that every value of it is a position in [0, k): the maximum of an argmax over `dim` and a
-    constant or a max over `dim` of a where between constants in range."""
-    def ranged(n) -> bool:
-        if n.op != "constant" or n.dtype.is_floating_point:
-            return False
-        v = _flat(n.attrs["value"])
-        return bool(v) and all(isinstance(a, int) and 0 <= a < k for a in v)
-
-    if index.op != "maximum":
-        return False
-    arg, raised = index.inputs
-    if arg.op != "argmax" or tuple(arg.attrs["dims"]) != (dim,) or \
-            arg.inputs[0].shape[dim] != k:
-        return False
-    if raised.op == "max" and tuple(raised.attrs["dims"]) == (dim,) and \
-            raised.inputs[0].op == "where":
-        return all(ranged(n) for n in raised.inputs[0].inputs[1:])
-    return ranged(raised)
-
-
 def one_hot_scatter(n, make):
-    """scatter_add(zeros, idx, src, dim=d) with one index per row along d (max pooling's and
-    max(dim)'s gradient) -> where(iota_d == idx, src, 0): elementwise, so it fuses. A scattered
+    """scatter_add(zeros, idx, src, dim=d) with one index per row along d (max(dim)'s
+    gradient) -> where(iota_d == idx, src, 0): elementwise, so it fuses. A scattered
     -0.0 may read 0.0."""
     z, idx, src = n.inputs
     d = n.attrs["dim"]
@@ -219,7 +184,7 @@ def one_hot_scatter(n, make):
     k = z.shape[d]
     r = idx.opdef.reduction
     if not (r is not None and r.index and tuple(idx.attrs["dims"]) == (d,) and
-            idx.inputs[0].shape[d] == k or in_window(idx, d, k)):  # (max pooling's index)
+            idx.inputs[0].shape[d] == k):
         # an index out of range would match no position and vanish: keep scatter_add's check
         idx = make("check", [idx], {
             "lo": 0, "hi": k, "closed": False, "allow": None, "error": "RuntimeError",

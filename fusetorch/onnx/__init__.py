@@ -5,8 +5,9 @@
 
 The model's forward is traced on the example arguments (capture.py); parameters and buffers
 become initializers named by their state_dict names; each IR primitive becomes ONNX operators
-(ops.py), and common composites one operator each (patterns.py: Conv, MaxPool, Gemm, Softmax,
-...). `dynamic_axes` makes the named input sizes symbolic (dim_param) and every size in the
+(ops.py); layers that are primitives (conv2d, lstm_scan, max pooling, softmax, layer_norm)
+become their one operator (Conv, LSTM, MaxPool, ...) where it computes them (ops.WHOLE), and
+two composites are recognised (patterns.py: Gemm, AveragePool). `dynamic_axes` makes the named input sizes symbolic (dim_param) and every size in the
 graph that follows from them a computed shape (dims.py). A primitive ONNX cannot express is an
 `UnsupportedOperatorError` naming it and the line that recorded it.
 
@@ -243,7 +244,7 @@ def export(model, args=(), f=None, *, kwargs=None, verbose=None, input_names=Non
 
     global _IN_EXPORT
     with _exporting(model, training):
-        cap = capture(model, args, kwargs, symbols)
+        cap = capture(model, args, kwargs, symbols, opset)
     n_out = len(cap.graph.outputs)
     onames = list(output_names or [])
     if len(onames) > n_out:

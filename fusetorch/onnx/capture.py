@@ -41,8 +41,6 @@ class _ExportRecorder(Recorder):
     """A trace whose data reads warn (the value seen is baked into the graph, as PyTorch's
     tracer warns) and whose in-place writes into views, which a graph would lose, are errors."""
 
-    fused_layers = False
-
     def data_read(self, what: str) -> None:
         warnings.warn(f"{what} reads tensor data at {user_source()}: the exported graph holds "
                       "the value this trace saw as a constant", OnnxExporterWarning, stacklevel=3)
@@ -96,9 +94,11 @@ def _distinct(obj, seen: set):
     return obj
 
 
-def trace_call(fn, args: tuple, kwargs: dict) -> tuple[Graph, list, list]:
+def trace_call(fn, args: tuple, kwargs: dict, opset: int) -> tuple[Graph, list, list]:
     """(graph, input tensors in graph order, output tensors) of one call. Graph inputs: the
-    argument tensors first, then every other tensor the call read, in order of first use."""
+    argument tensors first, then every other tensor the call read, in order of first use.
+    Layers (conv2d, lstm_scan, pooling, softmax, layer_norm) stay one node where one operator
+    of `opset` computes them (ops.WHOLE), else become their compositions."""
     seen: set = set()
     args, kwargs = _distinct(args, seen), _distinct(kwargs, seen)
     flat_in = flatten(args, []) + flatten(kwargs, [])
@@ -114,11 +114,9 @@ def trace_call(fn, args: tuple, kwargs: dict) -> tuple[Graph, list, list]:
     flat_out = flatten(out, [])
     if not flat_out:
         raise OnnxExporterError(f"the model returned no tensor (got {type(out).__name__})")
-    # softmax and layer_norm as their compositions, which patterns.py matches (before dims.py
-    # compares the traces, node by node); max pooling's values stay one node where MaxPool
-    # computes them
+    # (before dims.py compares the traces, node by node)
     graph = decompose(rec.graph(*flat_out), every_dtype=True,
-                      keep=lambda n: n.op in _ops.WHOLE and _ops.WHOLE[n.op](n))
+                      keep=lambda n: n.op in _ops.WHOLE and _ops.WHOLE[n.op](n, opset))
     return graph, list(rec.input_tensors), flat_out
 
 
@@ -239,11 +237,11 @@ def _compare(cap: Capture, graphs: list[Graph], envs: list[dict], what: list[str
                     cap.bad[id(n)] = f"its attribute {key} depends on the size"
 
 
-def capture(model, args: tuple, kwargs: dict, symbols: dict[str, list]) -> Capture:
-    """Trace `model(*args, **kwargs)`; `symbols` maps each dynamic size's name to the
-    (argument tensor position, axis) pairs it names."""
+def capture(model, args: tuple, kwargs: dict, symbols: dict[str, list], opset: int) -> Capture:
+    """Trace `model(*args, **kwargs)` for `opset`; `symbols` maps each dynamic size's name to
+    the (argument tensor position, axis) pairs it names."""
     flat = flatten(args, []) + flatten(kwargs, [])
-    graph, inputs, outputs = trace_call(model, args, kwargs)
+    graph, inputs, outputs = trace_call(model, args, kwargs, opset)
     cap = Capture(graph, inputs, outputs, len(flat))
     cap.symbols = symbols
     if not symbols:
@@ -270,7 +268,8 @@ def capture(model, args: tuple, kwargs: dict, symbols: dict[str, list]) -> Captu
                 try:
                     with warnings.catch_warnings():  # the base trace warned already
                         warnings.simplefilter("ignore", OnnxExporterWarning)
-                        g, _, _ = trace_call(model, _replace(args, new), _replace(kwargs, new))
+                        g, _, _ = trace_call(model, _replace(args, new), _replace(kwargs, new),
+                                         opset)
                 except OnnxExporterError:
                     raise
                 except Exception as e:

@@ -22,8 +22,23 @@ _RELAYOUT = {"permute", "reshape", "expand", "copy", "cast", "detach", "to_devic
 class Context:
     """What an emitter sees: the builder, the opset, sizes (Dims) and size attributes."""
 
-    def __init__(self, b: Builder, cap):
+    def __init__(self, b: Builder, cap, values: dict):
         self.b, self.cap, self.opset = b, cap, b.opset
+        self._values = values  # id(node) -> its ONNX value's name, for nodes emitted so far
+        self._readers: dict[int, list] | None = None
+
+    def value(self, node) -> str | None:
+        """The ONNX name of an earlier node's value (None where it has none: folded away)."""
+        return self._values.get(id(node))
+
+    def readers(self, node) -> list:
+        """The graph's nodes that read `node`."""
+        if self._readers is None:
+            self._readers = {}
+            for n in self.cap.graph.nodes:
+                for i in n.inputs:
+                    self._readers.setdefault(id(i), []).append(n)
+        return self._readers.get(id(node), [])
 
     def shape(self, node) -> tuple:
         return self.cap.shape(node)
@@ -135,7 +150,7 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
                 if id(n) in folded and id(n) in live:
                     folded[id(n)] = np.asarray(value(n))
 
-    ctx = Context(b, cap)
+    ctx = Context(b, cap, values)
     # ---- graph inputs and initializers
     for n in graph.inputs:
         i = pos[id(n)]

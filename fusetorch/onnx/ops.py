@@ -5,8 +5,10 @@ names `xs` and returns the result's name. `ctx.b` is the Builder, `ctx.shape(nod
 dims (dims.Dim: symbolic under dynamic_axes), `ctx.leaf(node, path)` a size-like attribute.
 `UNSUPPORTED` names the primitives no ONNX graph expresses here, with the reason the error
 gives; a test checks that every primitive of `ir.ops.OPS` is in one table or the other.
-Composite torch functions (softmax, layer_norm, gelu, ...) arrive as these primitives; common
-ones are exported as single ONNX operators by patterns.py.
+Primitives with a composition (conv2d, lstm_scan, max pooling, softmax, layer_norm) are one
+ONNX operator where `WHOLE[op](node, opset)` holds, their composition elsewhere (capture.py).
+Composite torch functions (Linear, avg_pool2d) arrive as these primitives; patterns.py
+recognises those two.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from ..ir.elementwise import _GILES_CENTRAL, _GILES_TAIL
 from ..runtime.device import NP_DTYPES
 from . import dims as dm
 from .builder import INT64_MAX, onnx_dtype
+from .errors import OnnxExporterError
 
 EMIT: dict = {}
 UNSUPPORTED = {
@@ -89,11 +92,7 @@ UNSUPPORTED = {
     "modified_bessel_k1": "ONNX has no Bessel functions",
     "scaled_modified_bessel_k0": "ONNX has no Bessel functions",
     "scaled_modified_bessel_k1": "ONNX has no Bessel functions",
-    # (export records an LSTM layer's steps instead: `Recorder.fused_layers`)
-    "lstm_scan": "the fused LSTM layer is recorded step by step for export",
     "lstm_scan_grad": "a gradient is not exported",
-    "conv2d": "the export records a convolution as im2col + matmul, exported as Conv",
-    "conv2d_grad_input": "a gradient is not exported",
     "conv2d_grad_weight": "a gradient is not exported",
 }
 # Handled by the exporter itself (graph inputs and initializers), not by an emitter.
@@ -832,7 +831,9 @@ def _matmul(ctx, node, xs):
     return _widened(ctx, "MatMul", xs, d)
 
 
-def _max_pool_whole(n) -> bool:
+# ---------------------------------------------------------------- layers
+
+def _max_pool_whole(n, opset: int) -> bool:
     """Whether one MaxPool computes this max_pool2d node: onnxruntime's float32 or float64,
     and windows as without ceil_mode (its extra windows follow another rule in ONNX's
     opsets); other nodes are exported as their composition (capture.py)."""
@@ -842,16 +843,144 @@ def _max_pool_whole(n) -> bool:
         pool_ops.geometry(n.inputs[0].shape, a) == pool_ops.geometry(n.inputs[0].shape, plain)
 
 
+def _float32(n, opset: int) -> bool:
+    # onnxruntime implements Conv and LSTM for float32 only
+    return n.dtype is dt.float32
+
+
+def _real(n, opset: int) -> bool:
+    # ... and Softmax, LogSoftmax for float32 and float64
+    return n.dtype in (dt.float32, dt.float64)
+
+
+def _layer_norm_whole(n, opset: int) -> bool:
+    return opset >= 17 and _real(n, opset)  # LayerNormalization came in opset 17
+
+
 # primitives with a composition that one ONNX operator computes where the predicate holds
-WHOLE = {"max_pool2d": _max_pool_whole}
+WHOLE = {"max_pool2d": _max_pool_whole, "max_pool3d": _max_pool_whole, "conv2d": _float32, "conv2d_grad_input": _float32,
+         "lstm_scan": _float32,
+         "softmax": _real, "log_softmax": _real, "layer_norm": _layer_norm_whole}
 
 
-@emits("max_pool2d")
+def _window_attrs(a: dict) -> dict:
+    pads = list(a["padding"])
+    return {"strides": list(a["stride"]), "pads": pads + pads, "dilations": list(a["dilation"])}
+
+
+@emits("max_pool2d", "max_pool3d")
 def _max_pool2d(ctx, node, xs):
-    a = node.attrs
-    (ph, pw) = a["padding"]
-    return ctx.b.op("MaxPool", xs, kernel_shape=list(a["kernel"]), strides=list(a["stride"]),
-                    pads=[ph, pw, ph, pw], dilations=list(a["dilation"]))
+    return ctx.b.op("MaxPool", xs, kernel_shape=list(node.attrs["kernel"]),
+                    **_window_attrs(node.attrs))
+
+
+@emits("conv2d")
+def _conv2d(ctx, node, xs):
+    # (x, w[, bias]) are Conv's inputs as they are
+    return ctx.b.op("Conv", xs, kernel_shape=list(node.inputs[1].shape[2:]),
+                    group=int(node.attrs["groups"]), **_window_attrs(node.attrs))
+
+
+@emits("conv2d_grad_input")
+def _conv_transpose(ctx, node, xs):
+    # the transposed convolution (conv_transpose2d): w [O, C/groups, kh, kw] is ConvTranspose's
+    # weight as it is; output_padding makes up the rows and columns of `size` no window ends in
+    a, w = node.attrs, node.inputs[1].shape
+    extra = [size - (s * (i - 1) + d * (k - 1) + 1 - 2 * p) for size, s, i, d, k, p in zip(
+        a["size"], a["stride"], node.inputs[0].shape[2:], a["dilation"], w[2:], a["padding"])]
+    return ctx.b.op("ConvTranspose", xs, kernel_shape=list(w[2:]), group=int(a["groups"]),
+                    output_padding=extra if any(extra) else None, **_window_attrs(a))
+
+
+@emits("softmax", "log_softmax")
+def _softmax(ctx, node, xs):
+    kind = "Softmax" if node.op == "softmax" else "LogSoftmax"
+    return ctx.b.op(kind, xs, axis=int(node.attrs["dim"]) % len(node.shape))
+
+
+@emits("layer_norm")
+def _layer_norm(ctx, node, xs):
+    a, b = node.attrs, ctx.b
+    norm = node.shape[len(node.shape) - a["count"]:]
+    scale = xs[1] if a["weight"] else b.const(np.ones(norm, dtype=NP_DTYPES[node.dtype]))
+    return b.op("LayerNormalization", [xs[0], scale] + xs[1 + a["weight"]:],
+                axis=len(node.shape) - a["count"], epsilon=float(a["eps"]))
+
+
+# ONNX's gate order (i, o, f, c) as blocks of PyTorch's (i, f, g, o)
+_ONNX_GATES = (0, 3, 1, 2)
+
+
+def _projection(ctx, gi):
+    """(X, W[, B]) of ONNX LSTM's own input projection where lstm_scan's gi [T, B, 4H] is one,
+    x @ W_ih^T (+ b), computed just before (nn/modules/rnn.py); else None. ONNX's LSTM always
+    multiplies its X by a W: with X = gi that is a [4H, 4H] product more per step, twice the
+    layer's time at H = 128."""
+    bias = None
+    if gi.op == "add":
+        mm, bias = gi.inputs if gi.inputs[0].op == "matmul" else gi.inputs[::-1]
+        if bias.shape != gi.shape[2:]:
+            return None
+    else:
+        mm = gi
+    if mm.op != "matmul" or len(mm.inputs[0].shape) != 3 or mm.inputs[1].op != "permute" or \
+            tuple(mm.inputs[1].attrs["perm"]) != (1, 0):
+        return None
+    parts = [mm.inputs[0], mm.inputs[1].inputs[0]] + ([bias] if bias is not None else [])
+    names = [ctx.value(p) for p in parts]
+    return None if None in names else names
+
+
+@emits("lstm_scan")
+def _lstm_scan(ctx, node, xs):
+    """ONNX LSTM: X and W are the projection gi was computed by where they are at hand, else
+    gi and the gate permutation; R is w_hh's rows in ONNX's order. The workspace it returns
+    holds h at every step (Y) and c at the last step (Y_c) as parts 0 and 1: all that the
+    forward reads (nn/modules/rnn.py: the output and the final state); the other parts are
+    read by the VJP only, which export does not record, and a reader of them is refused."""
+    b = ctx.b
+    gi, h0, c0, w_hh = xs
+    hid = node.shape[3]
+    last = 0 if node.attrs["reverse"] else node.shape[1] - 1
+    for r in ctx.readers(node):
+        spec = r.attrs.get("spec", ()) if r.op == "index" else ()
+        reads = spec[:1] == (("int", 0),) or (
+            spec[:1] == (("int", 1),) and len(spec) > 1 and spec[1][0] == "int" and
+            int(spec[1][1]) % node.shape[1] == last)
+        if not reads:
+            raise OnnxExporterError("an LSTM layer's workspace read beyond its outputs and final "
+                                    f"state cannot be exported{_where_of(node)}")
+    perm = b.ints([k * hid + j for k in _ONNX_GATES for j in range(hid)])
+
+    def onnx_order(v):  # [4H, ...] rows in ONNX's gate order, with a leading direction axis
+        return b.op("Unsqueeze", [b.op("Gather", [v, perm], axis=0), b.ints([0])])
+    proj, bias = _projection(ctx, node.inputs[0]), ""
+    if proj is not None:
+        x, w = proj[0], onnx_order(proj[1])
+        if len(proj) == 3:  # B is [Wb | Rb]: the recurrence's half zero
+            zeros = b.const(np.zeros((1, 4 * hid), NP_DTYPES[node.dtype]))
+            bias = b.op("Concat", [onnx_order(proj[2]), zeros], axis=1)
+    else:
+        eye = b.op("EyeLike", [b.op("ConstantOfShape", [b.ints([4 * hid, 4 * hid])],
+                                    value=_proto_value(np.zeros(1, NP_DTYPES[node.dtype])))])
+        x, w = gi, onnx_order(eye)
+    r = onnx_order(w_hh)
+    h0, c0 = (b.op("Unsqueeze", [s, b.ints([0])]) for s in (h0, c0))
+    y, _, y_c = b.op("LSTM", [x, w, r, bias, "", h0, c0], n_out=3, hidden_size=hid,
+                     direction="reverse" if node.attrs["reverse"] else "forward")
+    y = b.op("Squeeze", [y, b.ints([1])])  # [T, 1, B, H]: one direction
+    cs = b.op("Expand", [y_c, b.op("Shape", [y])])
+    return b.op("Concat", [b.op("Unsqueeze", [v, b.ints([0])]) for v in (y, cs)], axis=0)
+
+
+def _proto_value(a):
+    from .builder import to_proto
+    return to_proto(a, "value")
+
+
+def _where_of(node) -> str:
+    src = (node.meta or {}).get("source")
+    return f" (recorded at {src})" if src else ""
 
 
 @emits("unfold2d")

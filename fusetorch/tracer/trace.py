@@ -75,9 +75,6 @@ class Recorder:
 
     strict = False
     broken: str | None = None  # why a strict trace stopped recording (see graph_break)
-    # whether a layer may record as one primitive of its own (an LSTM layer's `lstm_scan`, a
-    # convolution's `conv2d`); ONNX export records the steps instead, which its operators express
-    fused_layers = True
 
     def __init__(self):
         # id(tensor) -> its node. An entry goes when its tensor does (a weakref callback, run

@@ -225,6 +225,17 @@ _POOL = {"kernel": (3, 2), "stride": (2, 2), "padding": (1, 1), "dilation": (1, 
 EXAMPLES.update({"max_pool2d": ([_f(2, 3, 8, 7)], _POOL),
                  "max_pool2d_index": ([_f(2, 3, 8, 7)], _POOL),
                  "max_pool2d_grad": ([_f(2, 3, 8, 7), _f(2, 3, 5, 4)], _POOL)})
+# windows by a table (adaptive and fractional max pooling): 3 taps of a 6-element row, the
+# last window shorter (its last position repeated)
+_TABLE = np.array([[[[0, 2], [1, 4], [2, 4]]]], np.int64).reshape(1, 1, 3, 2)
+EXAMPLES.update({"window_max": ([_f(2, 3, 6), _TABLE], {}),
+                 "window_max_index": ([_f(2, 3, 6), _TABLE], {}),
+                 "window_max_grad": ([_f(2, 3, 6), _TABLE, _f(2, 3, 2)], {})})
+_POOL3 = {"kernel": (2, 3, 2), "stride": (1, 2, 2), "padding": (1, 1, 0),
+          "dilation": (1, 1, 2), "ceil_mode": True}
+EXAMPLES.update({"max_pool3d": ([_f(2, 3, 5, 8, 7)], _POOL3),
+                 "max_pool3d_index": ([_f(2, 3, 5, 8, 7)], _POOL3),
+                 "max_pool3d_grad": ([_f(2, 3, 5, 8, 7), _f(2, 3, 6, 5, 3)], _POOL3)})
 # issue 27's factorizations (ir/linalg_factor_ops.py)
 _PIV = np.array([[2, 2, 3], [3, 3, 3]], np.int32)
 EXAMPLES.update({

@@ -100,6 +100,40 @@ def test_max_pool3d_values_indices_and_gradient_follow_pytorchs_window_scan(k, s
     np.testing.assert_allclose(t.grad.numpy(), expect.reshape(x.shape), rtol=1e-12)
 
 
+@pytest.mark.parametrize("k,s,p,d,ceil", [
+    ((2, 3, 2), (1, 2, 3), (1, 1, 0), (2, 1, 1), True),
+    ((3, 3, 3), (2, 2, 2), (1, 1, 1), (1, 1, 1), False)])
+def test_max_pool3d_primitives_equal_their_compositions(k, s, p, d, ceil):
+    """The max_pool3d primitives' eager scan and their compositions (what compiled graphs
+    run: passes.decompose), values, indices and the gradient primitive, on NaN and ties."""
+    from fusetorch.ir import dtypes as dts
+    from fusetorch.ir.graph import Graph, make_node
+    from fusetorch.ir.passes import decompose
+    from fusetorch.runtime.eager import make_table
+    from fusetorch.runtime.interpret import run_graph
+    x = X.copy()
+    x[0, 0, 0, 0, :2] = np.nan
+    x[1, 1, 1, :2, :2] = 0.25
+    want, want_idx = _max_pool3d_ref(x, k, s, p, d, ceil)
+    g = RNG.standard_normal(want.shape)
+    expect = np.zeros((2, 3, x[0, 0].size))
+    for b, c in itertools.product(range(2), range(3)):
+        np.add.at(expect[b, c], want_idx[b, c].ravel(), g[b, c].ravel())
+    attrs = {"kernel": k, "stride": s, "padding": p, "dilation": d, "ceil_mode": ceil}
+    xin = make_node("input", [], {"shape": x.shape, "dtype": dts.float64})
+    gin = make_node("input", [], {"shape": want.shape, "dtype": dts.float64})
+    graph = Graph([xin, gin], [make_node("max_pool3d", [xin], attrs),
+                               make_node("max_pool3d_index", [xin], attrs),
+                               make_node("max_pool3d_grad", [xin, gin], attrs)])
+    composed = decompose(graph)
+    assert not any(n.op.startswith("max_pool3d") for n in composed.nodes)
+    for gr in (graph, composed):
+        v, i, grad = run_graph(gr, [x, g], make_table(np), np)
+        np.testing.assert_array_equal(v, want)
+        np.testing.assert_array_equal(i, want_idx)
+        np.testing.assert_allclose(grad, expect.reshape(x.shape), rtol=1e-12, atol=1e-15)
+
+
 def test_max_pool3d_of_an_all_minus_inf_window_points_inside_and_ints_pool_in_ints():
     x = torch.full((1, 1, 3, 3, 3), -float("inf"))
     _, i = F.max_pool3d(x, 2, 2, 1, return_indices=True)

@@ -124,7 +124,7 @@ def test_mlp():
 
 @pytest.mark.parametrize("use_patterns", [True, False], ids=["patterns", "primitives"])
 def test_lenet(use_patterns, monkeypatch):
-    if not use_patterns:  # (and max pooling as its composition, not the MaxPool it is)
+    if not use_patterns:  # (and conv2d, max pooling as their compositions, not Conv, MaxPool)
         monkeypatch.setattr(patterns, "PATTERNS", ())
         monkeypatch.setattr(onnx_ops, "WHOLE", {})
     model = LeNet()
@@ -145,9 +145,10 @@ def test_lstm():
     torch.manual_seed(0)
     model = nn.LSTM(8, 16, num_layers=2, batch_first=True)
     x = torch.randn(3, 5, 8)
-    # the time loop is unrolled in the trace: batch is dynamic, the sequence length is not
+    # each layer is one lstm_scan, one ONNX LSTM
     proto, sess = export(model, (x,), input_names=["x"], output_names=["out", "h", "c"],
                          dynamic_axes={"x": {0: "batch"}})
+    assert ops_of(proto).count("LSTM") == 2 and "Sigmoid" not in ops_of(proto)
     assert dims_of(proto.graph.output[0]) == ["batch", 5, 16]
     assert dims_of(proto.graph.output[1]) == [2, "batch", 16]
     assert {i.name for i in proto.graph.initializer} >= {
@@ -327,10 +328,55 @@ def test_opset_too_low_names_the_version():
 
 
 def test_dynamic_axis_over_a_python_loop_is_refused():
-    model = nn.LSTM(3, 4)  # the trace unrolls one step per time index
+    def f(x):  # one traced step per time index
+        h = x[0]
+        for t in range(1, x.shape[0]):
+            h = torch.tanh(h + x[t])
+        return h
+
     with pytest.raises(OnnxExporterError, match="changes the number of traced operations"):
-        torch.onnx.export(model, torch.randn(5, 2, 3), io.BytesIO(),
+        torch.onnx.export(f, torch.randn(5, 2, 3), io.BytesIO(),
                           input_names=["x"], dynamic_axes={"x": {0: "time"}})
+
+
+@pytest.mark.parametrize("bidirectional", [False, True], ids=["forward", "bidirectional"])
+def test_lstm_time_axis_is_dynamic(bidirectional):
+    # one LSTM operator per layer and direction follows any sequence length
+    torch.manual_seed(0)
+    model = nn.LSTM(3, 4, num_layers=2, bidirectional=bidirectional)
+    proto, sess = export(model, (torch.randn(5, 2, 3),), input_names=["x"],
+                         dynamic_axes={"x": {0: "time", 1: "batch"}})
+    assert ops_of(proto).count("LSTM") == 2 * (1 + bidirectional)
+    for shape in [(5, 2, 3), (9, 3, 3), (1, 1, 3)]:
+        run_and_compare(sess, model, torch.randn(*shape))
+
+
+def test_lstm_float64_exports_its_steps():
+    # onnxruntime has no float64 LSTM: the layer exports as its composition, step by step
+    model = nn.LSTM(3, 4, bidirectional=True).double()
+    x = torch.randn(4, 2, 3, dtype=torch.float64)
+    proto, sess = export(model, (x,))
+    assert "LSTM" not in ops_of(proto) and "Sigmoid" in ops_of(proto)
+    run_and_compare(sess, model, x, rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_cell_and_packed_sequences():
+    torch.manual_seed(0)
+    cell = nn.LSTMCell(3, 4)
+    x, h, c = torch.randn(2, 3), torch.randn(2, 4), torch.randn(2, 4)
+    proto, sess = export(cell, (x, (h, c)))
+    assert "LSTM" in ops_of(proto)
+    run_and_compare(sess, cell, x, (h, c))
+    lstm = nn.LSTM(3, 4, bidirectional=True)
+
+    def packed(x):
+        p = nn.utils.rnn.pack_padded_sequence(x, [4, 2, 1], enforce_sorted=True)
+        out, (hn, cn) = lstm(p)
+        return out.data, hn, cn
+    x = torch.randn(4, 3, 3)
+    proto, sess = export(packed, (x,))
+    assert "LSTM" in ops_of(proto)
+    run_and_compare(sess, packed, x)
 
 
 def test_dynamic_size_no_shape_can_follow():

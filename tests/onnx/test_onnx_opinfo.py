@@ -4,8 +4,9 @@ ONNX and run by onnxruntime against fusetorch's eager values.
 Cases (an entry's first variant on each of its samples) are batched: one traced function
 returns every output of a chunk of entries, so each chunk is one export, one onnx.checker run
 and one onnxruntime session. A failing chunk is re-run entry by entry so the message names the
-entry. Patterns (patterns.py) are on in one run and off in another, so both the single-operator
-forms (Conv, MaxPool, Softmax, ...) and the primitive-by-primitive forms are checked.
+entry. Single operators (layers that are primitives, ops.WHOLE, and patterns.py) are on in one
+run and off in another, so both the single-operator forms (Conv, LSTM, MaxPool, Softmax, ...)
+and the primitive-by-primitive forms (the layers' compositions) are checked.
 
 KNOWN lists the cases that cannot run, each with its reason: primitives ONNX cannot express (the
 export must raise UnsupportedOperatorError naming them) and float64 operators onnxruntime has
@@ -27,6 +28,7 @@ import fusetorch.nn as nn  # noqa: E402
 import opinfo  # noqa: E402
 import opinfo_nn  # noqa: E402
 from fusetorch.onnx import TrainingMode, UnsupportedOperatorError, patterns  # noqa: E402
+from fusetorch.onnx import ops as onnx_ops  # noqa: E402
 from opinfo import ModuleInfo, rebuild, tensors_in  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
@@ -171,6 +173,7 @@ _CHUNKS = [_ALL[i:i + CHUNK] for i in range(0, len(_ALL), CHUNK)]
 def test_registry_exports_and_runs(chunk, use_patterns, monkeypatch):
     if not use_patterns:
         monkeypatch.setattr(patterns, "PATTERNS", ())
+        monkeypatch.setattr(onnx_ops, "WHOLE", {})
     fails = _check(_cases(_CHUNKS[chunk]))
     assert not fails, "\n".join(fails)
 

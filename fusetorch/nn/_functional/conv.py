@@ -1,7 +1,7 @@
 """nn.functional: conv1d, conv2d and conv3d: the `conv2d` primitive over float32/float64
 (ir/conv_ops.py; C kernels on the CPU: runtime/conv.py), else im2col + one batched matmul.
 
-The composition (half precision; a recording for ONNX export, which expresses it as Conv):
+The composition (half precision; the primitive's own, `conv_ops._conv_parts`, is the same):
 conv2d = `unfold2d` (the windows as a strided view, [N, C, kh, kw, OH, OW]) reshaped to
 [N, G, Cg*kh*kw, OH*OW], multiplied by the weight as [G, Og, Cg*kh*kw]; the product is already
 [N, G, Og, OH*OW], i.e. the output in NCHW order with no transpose. Its gradient is the matmul's
@@ -191,9 +191,8 @@ def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation:
 
 def _primitive(x: Tensor) -> bool:
     """Whether a convolution of x runs as the `conv2d` primitives (ir/conv_ops.py), which
-    compute float32 and float64; half precision and a recording that wants primitives it can
-    export (ONNX: `Recorder.fused_layers`) take im2col + matmul."""
-    return x._dtype in _PRIMITIVE_DTYPES and (D.RECORDER is None or D.RECORDER.fused_layers)
+    compute float32 and float64; half precision takes im2col + matmul (float32 products)."""
+    return x._dtype in _PRIMITIVE_DTYPES
 
 
 _PRIMITIVE_DTYPES = (dt.float32, dt.float64)

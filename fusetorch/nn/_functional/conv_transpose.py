@@ -3,7 +3,8 @@
 A transposed convolution is the input gradient of the convolution with the same weight: over
 float32/float64 the `conv2d_grad_input` primitive (ir/conv_ops.py; C kernels on the CPU), whose
 gradients are a convolution and a convolution's weight gradient. Otherwise (half precision,
-an ONNX recording, output_padding >= stride) one batched matmul takes each input pixel to its window of output contributions
+output_padding >= stride) one batched matmul takes each input pixel to its window of output
+contributions
 ([N, G, Og*kh*kw, H*W] = weight^T @ input), and `fold2d` (col2im) adds the overlapping windows
 into the output image. So its own gradient is `unfold2d` + matmul, a plain convolution.
 output_padding adds rows/columns at the bottom/right that only the padding crop would have

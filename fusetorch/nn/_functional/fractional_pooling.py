@@ -6,9 +6,9 @@ dim, PyTorch's `generate_intervals` turns one uniform sample u into the starts
 in the input's floating type, and the last start `input - kernel`. The samples are
 `_random_samples` [N, C, dims] (drawn with `rand` when not given; PyTorch's order: the 2-d form
 reads sample 0 for the width and 1 for the height, the 3-d form 0, 1, 2 for time, height,
-width). The starts are data, so the windows are read with one gather from a host-built table
-of flat positions and the index picked by max pooling's rule (the first maximum, or the last
-NaN), so gradients go where PyTorch sends them; reading the samples is a graph break when
+width). The starts are data, so the windows are a host-built table of flat positions for the
+window_max primitives (ir/pool_ops.py: max pooling's pick, the first maximum or the last NaN),
+so gradients go where PyTorch sends them; reading the samples is a graph break when
 compiling.
 """
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .activation import _label
 from .int_args import int_list
-from .pooling import _window_argmax
+from .pooling import window_max
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices",
            "fractional_max_pool3d", "fractional_max_pool3d_with_indices"]
@@ -106,12 +106,8 @@ def _fractional(input: Tensor, kernel_size, output_size, output_ratio, samples, 
         pos = starts[i].reshape(shape) + np.arange(kernel[i]).reshape([1, 1] + offs)
         flat = flat + pos * strides[i]
     flat = flat.reshape(n, c, math.prod(kernel), *out)
-    table = C.tensor(flat, device=input.device)
-    r = D.apply("gather", [F.flatten(x, 2), F.reshape(table, (n, c, -1))], {"dim": 2})
-    r = F.reshape(r, tuple(flat.shape))
-    arg = _window_argmax(r, None)
-    values = F.reshape(D.apply("gather", [r, arg], {"dim": 2}), (n, c) + tuple(out))
-    idx = F.reshape(F.gather(table, 2, arg), (n, c) + tuple(out)) if return_indices else None
+    values, idx = window_max(x, flat.reshape((n, c, math.prod(kernel)) + tuple(out)),
+                             return_indices)
     if not batched:
         values = F.squeeze(values, 0)
         idx = F.squeeze(idx, 0) if idx is not None else None

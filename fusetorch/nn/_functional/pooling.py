@@ -1,11 +1,11 @@
 """nn.functional: max, average and adaptive average pooling over `unfold2d` windows.
 
 max_pool2d (and max_pool1d, a height-1 image) is the max_pool2d and max_pool2d_index
-primitives (ir/pool_ops.py). The other max poolings (3-d, adaptive, fractional) unfold with
-padding -inf, merge each window into one dim and pick, per window, the index PyTorch's CPU
-kernels pick (`_window_argmax`): the last NaN if there is one, else the first maximum, and the
-first element inside the input when every element is -inf (never the padding); the values are
-gathered at that index, so the gradient goes where PyTorch sends it.
+primitives (ir/pool_ops.py); adaptive max pooling is max_pool2d where its cells tile, else the
+window_max primitives over a table of each cell's positions (`cell_table`), as fractional max
+pooling is. Each picks, per window, the index PyTorch's CPU kernels pick: the last NaN if there
+is one, else the first maximum, and the first element inside the input when every element is
+-inf (never the padding), so the gradient goes where PyTorch sends it.
 avg_pool2d sums each window and divides by PyTorch's divisor. ceil_mode's extra windows read
 past the bottom/right edge: the input gets that extra padding explicitly. The 1-d forms pool a
 height-1 image.
@@ -13,6 +13,7 @@ height-1 image.
 from __future__ import annotations
 
 import functools
+import itertools
 
 import numpy as np
 
@@ -120,30 +121,27 @@ def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, 
     return _unbatch(values, input), _unbatch(idx, input)
 
 
-def _window_argmax(r: Tensor, first: list | None, dim: int = 2) -> Tensor:
-    """[N, C, 1, OH, OW] int64: per window of r [N, C, K, OH, OW] (K along `dim`: the last
-    dim of adaptive pooling's [..., K] cells) the position PyTorch's
-    max pooling kernels pick. They start at the window's first element inside the input with
-    -inf and take each later element `if (val > maxval || isnan(val))`: the last NaN wins,
-    else the first maximum, and a window of -infs keeps its first element inside the input.
-    As primitives: argmax (numpy's first NaN or first maximum; with all -inf the first
-    position, perhaps padding), raised to the last NaN's position (`max(where(isnan, k,
-    first))`) and to the first inside position `first` ([OH][OW] lists, None when it is 0
-    everywhere): every inside position of a window is at or after its first inside one (the
-    inside positions are a rectangle of the window), so raising to it changes only an index
-    that points into the padding (max_pool2d's composition, ir/pool_ops.py, is this graph)."""
-    k = r.shape[dim]
-    arg = D.apply("argmax", [r], {"dims": (dim,), "keepdim": True})
-    floor = None
-    if first is not None:
-        floor = C.tensor(np.array(first, np.int64)[None, None, None], device=r.device)
-    if r._dtype.is_floating_point:
-        along = [1] * r.ndim
-        along[dim] = k
-        iota = C.tensor(np.arange(k, dtype=np.int64).reshape(along), device=r.device)
-        pos = D.elementwise("where", D.binary("ne", r, r), iota, 0 if floor is None else floor)
-        floor = D.apply("max", [pos], {"dims": (dim,), "keepdim": True})
-    return arg if floor is None else D.binary("maximum", arg, floor)
+def cell_table(size: tuple, cells: list) -> np.ndarray:
+    """int64 [K, *out]: each window's flat input positions (row-major, the order PyTorch's
+    kernels scan a window in), a window of fewer than K repeating its last position, for the
+    window_max primitives (ir/pool_ops.py). `cells[d]` lists dim d's (start, stop) per output
+    index."""
+    windows = []
+    for at in itertools.product(*(range(len(c)) for c in cells)):
+        ranges = [range(*cells[d][i]) for d, i in enumerate(at)]
+        windows.append([int(np.ravel_multi_index(q, size)) for q in itertools.product(*ranges)])
+    k = max(len(w) for w in windows)
+    table = np.array([w + w[-1:] * (k - len(w)) for w in windows], np.int64)
+    return np.ascontiguousarray(table.T).reshape((k,) + tuple(len(c) for c in cells))
+
+
+def window_max(x: Tensor, table: np.ndarray, return_indices: bool) -> tuple:
+    """(values [N, C, *out], indices or None) of max pooling x [N, C, *spatial] over the
+    windows of `table` ([K, *out] or [N, C, K, *out] flat positions)."""
+    t = C.tensor(table if table.ndim == x.ndim + 1 else table[None, None], device=x.device)
+    flat = F.flatten(x, 2)
+    values = D.apply("window_max", [flat, t], {})
+    return values, D.apply("window_max_index", [flat, t], {}) if return_indices else None
 
 
 @composite
@@ -399,25 +397,16 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
         r = max_pool2d(input, (h // oh, w // ow), return_indices=return_indices)
         _label(r[0] if return_indices else r, "AdaptiveMaxPool2DBackward0", input)
         return r
-    # varying windows: one max per output cell, assembled with cat (small outputs in practice)
-    rows, idx_rows = [], []
-    for i in range(oh):
-        r0, r1 = (i * h) // oh, -((-(i + 1) * h) // oh)
-        cells, idx_cells = [], []
-        for j in range(ow):
-            c0, c1 = (j * w) // ow, -((-(j + 1) * w) // ow)
-            win = F.flatten(input[..., r0:r1, c0:c1], -2)
-            arg = _window_argmax(win, None, win.ndim - 1)
-            cells.append(F.unsqueeze(D.apply("gather", [win, arg], {"dim": win.ndim - 1}), -1))
-            if return_indices:
-                flat = (np.arange(r0, r1)[:, None] * w + np.arange(c0, c1)[None, :]).ravel()
-                table = F.expand(C.tensor(flat, device=input.device), tuple(win.shape))
-                idx_cells.append(F.unsqueeze(F.gather(table, -1, arg), -1))
-        rows.append(F.cat(cells, -1))
-        if return_indices:
-            idx_rows.append(F.cat(idx_cells, -1))
-    values = _label(F.cat(rows, -2), "AdaptiveMaxPool2DBackward0", input)
-    return (values, F.cat(idx_rows, -2)) if return_indices else values
+    # varying windows: one window_max over a table of each cell's positions
+    cells = [[((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
+             for n, o in ((h, oh), (w, ow))]
+    x = input if input.ndim == 4 else F.unsqueeze(input, 0)
+    values, idx = window_max(x, cell_table((h, w), cells), return_indices)
+    if input.ndim == 3:
+        values = F.squeeze(values, 0)
+        idx = F.squeeze(idx, 0) if idx is not None else None
+    values = _label(_owned(values, input), "AdaptiveMaxPool2DBackward0", input)
+    return (values, idx) if return_indices else values
 
 
 def adaptive_max_pool1d(input: Tensor, output_size, return_indices: bool = False):

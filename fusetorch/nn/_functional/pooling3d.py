@@ -1,11 +1,10 @@
 """nn.functional: 3-d pooling (max, average, adaptive, power-average), 1-d power-average
 pooling, and max unpooling in 1, 2 and 3 dims.
 
-Max pooling over volumes stacks one strided slice of the padded input per kernel position
-(depth-major, the order PyTorch's kernels scan a window in) into a window dim, then picks each
-window's index by max_pool2d's rule (`pooling._window_argmax`: the last NaN, else the first
-maximum, else the first element inside the input) and gathers the values there, so values,
-indices and gradients follow PyTorch. Average pooling sums zero-padded windows and divides by
+Max pooling over volumes is the max_pool3d primitives (ir/pool_ops.py: max_pool2d's pick, the
+last NaN, else the first maximum, else the first element inside the input); adaptive max
+pooling over cells that do not tile is the window_max primitives over a table of the cells'
+positions (`pooling.cell_table`). Average pooling sums zero-padded windows and divides by
 PyTorch's divisor per output cell. Max unpooling scatters each value to its index in a zero
 output plane (its gradient gathers), after a `check` that every index is inside the plane.
 """
@@ -23,8 +22,8 @@ from ...tracer.tensor import Tensor
 from .activation import _label, _owned
 from .int_args import int_arg, int_list
 from .padding import pad as _pad
-from .pooling import (_divisors, _lowest, _no_stride, _out_size, _python_checks,
-                      _window_argmax, avg_pool1d)
+from .pooling import (_divisors, _no_stride, _out_size, _python_checks, avg_pool1d,
+                      cell_table, window_max)
 
 __all__ = ["max_pool3d", "max_pool3d_with_indices", "avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices", "lp_pool1d", "lp_pool3d",
            "max_unpool1d", "max_unpool2d", "max_unpool3d"]
@@ -104,51 +103,25 @@ def _windows(x: Tensor, kernel, stride, padding, dilation, out, pad_value) -> Te
     return F.cat(slices, 2)
 
 
-def _first_inside(kernel, stride, padding, dilation, out) -> list | None:
-    """[OD][OH][OW]: each window's first position inside the input (depth-major), or None when
-    every window starts inside."""
-    per_dim = [np.maximum(0, -(-(p - np.arange(o) * s) // d))
-               for k, s, p, d, o in zip(kernel, stride, padding, dilation, out)]
-    first = ((per_dim[0][:, None, None] * kernel[1] + per_dim[1][None, :, None]) * kernel[2]
-             + per_dim[2][None, None, :])
-    return first.tolist() if first.any() else None
-
-
-def _index_table(size, kernel, stride, padding, dilation, out) -> np.ndarray:
-    """[kd*kh*kw, OD, OH, OW]: the flat input position each window element reads."""
-    axes = [(np.arange(o) * s - p)[None, :] + (np.arange(k) * d)[:, None]
-            for k, s, p, d, o in zip(kernel, stride, padding, dilation, out)]  # [k, o] each
-    t, h, w = axes
-    flat = ((t[:, None, None, :, None, None] * size[1] + h[None, :, None, None, :, None])
-            * size[2] + w[None, None, :, None, None, :])
-    return flat.reshape((-1,) + tuple(out)).astype(np.int64)
-
-
 # ---------------------------------------------------------------- max pooling
 
 def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode: bool = False, return_indices: bool = True):
-    """(values, indices): indices into each flattened input volume, as PyTorch returns them."""
+    """(values, indices): indices into each flattened input volume, as PyTorch returns them
+    (the max_pool3d and max_pool3d_index primitives, ir/pool_ops.py)."""
     D.check_tensor(input, "max_pool3d", "input", 1)
     x = _batched(input)
     kernel = _triple(kernel_size, "max_pool3d", "kernel_size", 2)
     stride = kernel if _no_stride(stride) else _triple(stride, "max_pool3d", "stride", 3)
     padding = _triple(padding, "max_pool3d", "padding", 4)
     dilation = _triple(dilation, "max_pool3d", "dilation", 5)
-    out = _geometry(x, kernel, stride, padding, dilation, ceil_mode)
-    n, c = x.shape[0], x.shape[1]
-    r = _windows(x, kernel, stride, padding, dilation, out, _lowest(x))
-    arg = _window_argmax(r, _first_inside(kernel, stride, padding, dilation, out))
-    values = F.reshape(D.apply("gather", [r, arg], {"dim": 2}), (n, c) + out)
-    values = _label(_owned(values, input), "MaxPool3DWithIndicesBackward0", input)
+    _geometry(x, kernel, stride, padding, dilation, ceil_mode)  # (PyTorch's checks)
+    attrs = {"kernel": kernel, "stride": stride, "padding": padding, "dilation": dilation,
+             "ceil_mode": bool(ceil_mode)}
+    values = _owned(D.apply("max_pool3d", [x], attrs), input)
     if not return_indices:
         return _unbatch(values, input), None
-    kk = math.prod(kernel)
-    table = C.tensor(_index_table(tuple(x.shape[2:]), kernel, stride, padding, dilation, out),
-                     device=input.device)
-    table = F.expand(F.reshape(table, (1, 1, kk) + out), n, c, kk, *out)
-    idx = F.reshape(F.gather(table, 2, arg), (n, c) + out)
-    return _unbatch(values, input), _unbatch(idx, input)
+    return _unbatch(values, input), _unbatch(D.apply("max_pool3d_index", [x], attrs), input)
 
 
 def max_pool3d(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
@@ -244,23 +217,10 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices:
         values, idx = max_pool3d_with_indices(input, kernel, return_indices=return_indices)
         return _label(values, "AdaptiveMaxPool3DBackward0", input), idx
     x = input if input.ndim == 5 else F.unsqueeze(input, 0)
-    values, idx = [], []
     cells = [_cells(n, o) for n, o in zip(size, out)]
-    for t0, t1 in cells[0]:
-        for h0, h1 in cells[1]:
-            for w0, w1 in cells[2]:
-                win = F.flatten(x[:, :, t0:t1, h0:h1, w0:w1], 2)  # [N, C, cell]
-                arg = _window_argmax(win, None, 2)
-                values.append(D.apply("gather", [win, arg], {"dim": 2}))
-                if return_indices:
-                    flat = ((np.arange(t0, t1)[:, None, None] * size[1]
-                             + np.arange(h0, h1)[None, :, None]) * size[2]
-                            + np.arange(w0, w1)[None, None, :]).ravel()
-                    table = F.expand(C.tensor(flat, device=input.device), tuple(win.shape))
-                    idx.append(F.gather(table, 2, arg))
-    shape = tuple(x.shape[:2]) + out
-    v = _unbatch(F.reshape(F.cat(values, 2), shape), input)
-    i = _unbatch(F.reshape(F.cat(idx, 2), shape), input) if return_indices else None
+    v, i = window_max(x, cell_table(size, cells), return_indices)
+    v = _unbatch(v, input)
+    i = _unbatch(i, input) if return_indices else None
     return _label(v, "AdaptiveMaxPool3DBackward0", input), i
 
 

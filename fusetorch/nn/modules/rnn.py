@@ -125,12 +125,10 @@ def _fused(mode: str, x: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
            proj: bool) -> bool:
     """Whether the layer runs as `lstm_scan` (ir/recurrent_ops.py): an LSTM without projection
     over float32 or float64, unless `torch.backends.cudnn` is disabled (as PyTorch's fused
-    layers are; the unrolled steps support double backward) or a recording wants the steps
-    (ONNX export)."""
+    layers are; the unrolled steps support double backward)."""
     return (mode == "LSTM" and not proj and backends.cudnn.enabled
             and x.shape[0] > 0 and x._dtype in _FUSED_DTYPES
-            and h._dtype is x._dtype and c._dtype is x._dtype and w_hh._dtype is x._dtype
-            and (D.RECORDER is None or D.RECORDER.fused_layers))
+            and h._dtype is x._dtype and c._dtype is x._dtype and w_hh._dtype is x._dtype)
 
 
 _FUSED_DTYPES = (dt.float32, dt.float64)
