@@ -34,7 +34,12 @@ import fusetorch as torch  # noqa: E402
 from fusetorch.codegen import render, render_cuda  # noqa: E402
 from fusetorch.runtime import kernel_plan  # noqa: E402
 
-_NAME = re.compile(r"\bft_([a-z0-9_]+?)_([0-9a-f]{12})\b")
+try:  # a kernel's loop structure per backend (codegen/strategy.py)
+    from fusetorch.codegen.strategy import schedule
+except ImportError:  # before it: a renderer took any kernel
+    schedule = None
+
+_NAME = re.compile(r"\bft_([a-z0-9_]+?)_([0-9a-f]{12})(?![0-9a-f])")
 
 
 def normalise(text: str) -> str:
@@ -45,7 +50,8 @@ def normalise(text: str) -> str:
         if key not in seen:
             seen[key] = f"ft_{m.group(1)}_K{len(seen)}"
         return seen[key]
-    return _NAME.sub(sub, text)
+    # (and the lines of this file that traced a node: they move as it is edited)
+    return re.sub(r"kernel_sources\.py:\d+", "kernel_sources.py", _NAME.sub(sub, text))
 
 
 class Corpus:
@@ -64,6 +70,8 @@ class Corpus:
                                     ("cuda_of_c", c_kernels, render_cuda, "cu")):
             if ks is None:
                 continue
+            if backend == "cuda_of_c" and schedule is not None:  # C's kernels, for CUDA
+                ks = [schedule(k, "cuda") for k in ks]
             try:
                 text = "\n\n".join(r.render_kernel(k) for k in ks)
             except Exception as e:  # a refusal is part of what is compared
