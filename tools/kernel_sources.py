@@ -50,8 +50,9 @@ def normalise(text: str) -> str:
         if key not in seen:
             seen[key] = f"ft_{m.group(1)}_K{len(seen)}"
         return seen[key]
-    # (and the lines of this file that traced a node: they move as it is edited)
-    return re.sub(r"kernel_sources\.py:\d+", "kernel_sources.py", _NAME.sub(sub, text))
+    # (and the lines of this file and of the test file whose cases it traces: they move as
+    # those files are edited)
+    return re.sub(r"(kernel_sources|test_cuda_codegen)\.py:\d+", r"\1.py", _NAME.sub(sub, text))
 
 
 class Corpus:

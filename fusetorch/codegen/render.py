@@ -13,6 +13,32 @@ from .render_base import Renderer, offset, reduction
 from .strategy import CStrategy
 
 
+# CStrategy.pragmas spelled out; {fold}: the reduction's clause on its accumulator (a
+# max/min with its NaN flag), {combine}: its OpenMP operator
+PRAGMAS = {
+    "": "",
+    "parallel": "omp parallel for schedule(static)",
+    "simd": "omp simd",
+    "parallel_simd": "omp parallel for simd schedule(static)",
+    "fold_simd": "omp simd {fold}",
+    "fold_parallel": "omp parallel for {fold} schedule(static)",
+    "fold_parallel_simd": "omp parallel for simd {fold} schedule(static)",
+    "part_sum": "omp simd reduction(+:part)",
+    "part_fold": "omp simd reduction({combine}:part) reduction(|:part_nan)",
+}
+
+
+def pragmas(k: LoopKernel) -> list:
+    """The text after `#pragma` opening each loop of `k` ("" for none)."""
+    fold = reduction(k)
+    clause, combine = "", ""
+    if fold is not None:
+        combine = fold.combine
+        clause = (f"reduction({combine}:acc) reduction(|:nan)" if fold.nan and not fold.index
+                  else "reduction(+:acc)")
+    return [PRAGMAS[p].format(fold=clause, combine=combine) for p in k.strategy.pragmas]
+
+
 class CRenderer(Renderer):
     """C with OpenMP pragmas: pointwise.c.j2, reduce.c.j2 (reduced loops innermost),
     reduce_outer.c.j2 (loops in memory order, an accumulator row) and the movement ops'
@@ -35,7 +61,7 @@ class CRenderer(Renderer):
         offsets = {p.name: offset(st, loop_vars) for p, st in zip(k.params, s.strides)}
         loads = [(p, x) for p, x in zip((p for p in k.params if not p.output), k.loads)]
         ctx = dict(k=k, sched=s, loads=loads, offsets=offsets, signature=self.signature(k),
-                   fold=reduction(k), set_pointers=self.set_pointers(k))
+                   fold=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
         if k.template is not None:
             return self.template(k.template).render(**ctx)
         if s.outer_axis:

@@ -137,6 +137,12 @@ class CStrategy:
     # `inner_blocks`: the innermost loop runs in several blocks (longer than `block`)
     inner_blocked: bool = False
     inner_blocks: bool = False
+    # per loop, the OpenMP construct that opens it (the C renderer spells each: PRAGMAS):
+    # "" none, "parallel", "simd", "parallel_simd" (a flat loop), "fold_simd" /
+    # "fold_parallel" / "fold_parallel_simd" (with the reduction's clause on its
+    # accumulator), "part_sum" (a float partial sum's simd loop), "part_fold" (an
+    # outer-axis max/min's innermost reduced loop into its partial)
+    pragmas: tuple = ()
 
     @property
     def outer_loops(self) -> tuple:
@@ -194,8 +200,15 @@ def c_strategy(k) -> CStrategy:
                          parallel=parallel(k), simd=simd)
     if not k.reduced:
         loops, strides, _ = _trailing(k)
-        return CStrategy(loops=loops, strides=tuple(strides), parallel=parallel(k),
-                         simd=loops[-1] >= SIMD_MIN if loops else False, flat=_flat(k))
+        par, simd, flat = parallel(k), bool(loops) and loops[-1] >= SIMD_MIN, _flat(k)
+        if flat:
+            pragmas = ("parallel_simd" if par else "simd",)
+        else:
+            pragmas = tuple("parallel" if d == 0 and par else
+                            "simd" if d == len(loops) - 1 and simd else ""
+                            for d in range(len(loops)))
+        return CStrategy(loops=loops, strides=tuple(strides), parallel=par, simd=simd,
+                         flat=flat, pragmas=pragmas)
     outer_axis, tile = _outer_axis(k)
     if not outer_axis:
         loops, strides, reduced = _trailing(k)
@@ -229,12 +242,31 @@ def c_strategy(k) -> CStrategy:
         blocks = -(-k.numel // BLOCK)
         chunk = max(64, -(-blocks // MAX_CHUNKS))
     row = math.prod(n for n, r in zip(loops[prefix:], reduced[prefix:]) if not r)
+    par, simd = parallel(k), loops[-1] >= SIMD_MIN
+    fold = OPS[k.reduce_op].reduction
+    last = len(loops) - 1
+    if outer_axis:
+        pragmas = ["parallel" if d == 0 and par else "" for d in range(len(loops))]
+        pragmas[last] = ("part_sum" if reduced[-1] and (inner_blocked or not fold.propagates_nan)
+                         else "" if reduced[-1] and fold.index
+                         else "part_fold" if reduced[-1]
+                         else "simd" if simd else "")
+    else:
+        n_outer = len(loops) - reduce_inner
+        pragmas = ["parallel" if d == 0 and par else "" for d in range(n_outer)]
+        for d in range(n_outer, len(loops)):
+            if inner_blocked or fold.index:  # (an index is the first extreme's: in order)
+                pragmas.append("part_sum" if inner_blocked and d == last else "")
+            elif d == n_outer == 0 and par:
+                pragmas.append("fold_parallel_simd" if d == last else "fold_parallel")
+            else:
+                pragmas.append("fold_simd" if d == last else "")
     return CStrategy(
-        loops=loops, strides=tuple(strides), parallel=parallel(k),
-        simd=loops[-1] >= SIMD_MIN, reduced=reduced, reduce_inner=reduce_inner,
-        outer_axis=outer_axis, prefix=prefix, acc_strides=acc_strides,
-        row=row if outer_axis else 0, blocked=blocked, chunk=chunk, row_block=row_block,
-        inner_blocked=inner_blocked, inner_blocks=inner_blocked and loops[-1] > BLOCK)
+        loops=loops, strides=tuple(strides), parallel=par, simd=simd, reduced=reduced,
+        reduce_inner=reduce_inner, outer_axis=outer_axis, prefix=prefix,
+        acc_strides=acc_strides, row=row if outer_axis else 0, blocked=blocked, chunk=chunk,
+        row_block=row_block, inner_blocked=inner_blocked,
+        inner_blocks=inner_blocked and loops[-1] > BLOCK, pragmas=tuple(pragmas))
 
 
 # ------------------------------------------------------------------------------------ CUDA
