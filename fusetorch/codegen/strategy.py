@@ -62,16 +62,17 @@ def _flat(k) -> bool:
     return not k.reduced and all(p.strides == c or not any(p.strides) for p in k.params)
 
 
-def _trailing(k) -> tuple:
+def _trailing(k, flat: bool) -> tuple:
     """(loops, strides per parameter, reduced per loop): a reduction's kept dims outside in
-    their order, its reduced dims inside, loops merged where every array walks them as one."""
+    their order, its reduced dims inside, loops merged where every array walks them as one
+    (unless `flat`: one loop over everything)."""
     order = list(range(len(k.shape)))
     if k.reduced:
         order = [d for d in order if not k.reduced[d]] + [d for d in order if k.reduced[d]]
     loops = tuple(k.shape[d] for d in order)
     strides = [tuple(p.strides[d] for d in order) for p in k.params]
     reduced = tuple(k.reduced[d] for d in order) if k.reduced else (False,) * len(loops)
-    if not _flat(k):
+    if not flat:
         loops, strides, reduced = _collapse(loops, strides, reduced)
     return loops, strides, reduced
 
@@ -199,8 +200,9 @@ def c_strategy(k) -> CStrategy:
         return CStrategy(loops=k.shape, strides=tuple(p.strides for p in k.params),
                          parallel=parallel(k), simd=simd)
     if not k.reduced:
-        loops, strides, _ = _trailing(k)
-        par, simd, flat = parallel(k), bool(loops) and loops[-1] >= SIMD_MIN, _flat(k)
+        flat = _flat(k)
+        loops, strides, _ = _trailing(k, flat)
+        par, simd = parallel(k), bool(loops) and loops[-1] >= SIMD_MIN
         if flat:
             pragmas = ("parallel_simd" if par else "simd",)
         else:
@@ -211,7 +213,7 @@ def c_strategy(k) -> CStrategy:
                          flat=flat, pragmas=pragmas)
     outer_axis, tile = _outer_axis(k)
     if not outer_axis:
-        loops, strides, reduced = _trailing(k)
+        loops, strides, reduced = _trailing(k, False)
     elif tile is None:  # memory order
         loops, strides, reduced = _collapse(k.shape, [p.strides for p in k.params],
                                             k.reduced)
@@ -338,8 +340,8 @@ def cuda_strategy(k) -> CudaStrategy:
         strides = tuple(p.strides for p in k.params)
         return CudaStrategy(loops=k.shape, strides=strides, variant=k.template,
                             index_type=_index_type(k, k.shape, strides, 0))
-    loops, strides, reduced = _trailing(k)
     flat = _flat(k)
+    loops, strides, reduced = _trailing(k, flat)
     if not k.reduced:
         return CudaStrategy(loops=loops, strides=tuple(strides), variant="pointwise",
                             index_type=_index_type(k, loops, strides, 0), flat=flat,
