@@ -165,10 +165,9 @@ def training_steps(corpus: Corpus) -> None:
 
 
 def codegen_cases(corpus: Corpus) -> None:
+    """tests/codegen/test_cuda_codegen.py's cases and kinds, and the C strategies they miss."""
     import test_cuda_codegen as T
     from fusetorch.ir import passes
-    from fusetorch.ir.grad import backward_graph
-    from fusetorch.ir.graph import Graph
     from fusetorch.runtime.layouts import layouts_of
     from fusetorch.tracer.trace import trace
     cases, grads = T._cases()
@@ -190,7 +189,6 @@ def codegen_cases(corpus: Corpus) -> None:
     ]
     for i, (fn, args) in enumerate(extra):
         traced(corpus, f"extra{i}", fn, args, grad=False)
-    from fusetorch.codegen import fuse
     for i, (fn, arrays, in_place) in enumerate(T._kind_cases()):
         tensors = [torch.from_numpy(x) for x in arrays]
         with trace(*tensors) as rec:
@@ -199,7 +197,6 @@ def codegen_cases(corpus: Corpus) -> None:
         lay = layouts_of(graph.inputs, [t._data for t in rec.input_tensors])
         updates = {0: 0} if in_place else None
         plans_of(corpus, f"kind{i}", graph, lay, updates=updates)
-    del Graph, backward_graph, fuse
 
 
 def traced(corpus: Corpus, label: str, call, args, kwargs=None, params=(),
@@ -235,13 +232,9 @@ def traced(corpus: Corpus, label: str, call, args, kwargs=None, params=(),
 
 
 def opinfo_samples(corpus: Corpus, quick: bool) -> None:
+    """Each opinfo entry's first variant on its first two samples (layers: their module)."""
     import opinfo
     import opinfo_nn
-    from fusetorch.ir import passes
-    from fusetorch.ir.grad import backward_graph
-    from fusetorch.ir.graph import Graph
-    from fusetorch.runtime.layouts import layouts_of
-    from fusetorch.tracer.trace import trace
     entries = opinfo.OPS + opinfo_nn.OPS + opinfo_nn.MODULES
     if quick:
         entries = entries[::7]
