@@ -1,8 +1,10 @@
 """Graph -> fused loop kernels -> C or CUDA source (the compile issue). Pure: no arrays here.
 
-fuse.py (partition into kernel groups), lower.py (a group to a backend-neutral loop kernel),
+fuse.py (partition into kernel groups), lower.py (a group to a backend-neutral loop kernel:
+what it computes), strategy.py (per backend, the loop structure that computes it, as data),
 render_base.py (what every backend's renderer shares) with its subclasses render.py (C) and
-render_cuda.py (CUDA): loop kernels to one module of source through ../templates.
+render_cuda.py (CUDA): scheduled loop kernels printed as one module of source through
+../templates.
 """
 from __future__ import annotations
 

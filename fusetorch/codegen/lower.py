@@ -1,9 +1,11 @@
-"""A fused group -> a backend-neutral loop kernel: parameters, loops, SSA statements, stores.
+"""A fused group -> a backend-neutral loop kernel: parameters, SSA statements, stores, the
+reduction, over the group's iteration space.
 
 Shapes and strides are known (the compiled program is specialised on them, and guards check
 them), so every index is an expression over loop variables with constant strides: a permuted or
-broadcast input is read in place, never copied. The kernel iterates over the group's shape;
-when every parameter is contiguous over it (or a scalar), the loops collapse into one flat loop.
+broadcast input is read in place, never copied. The kernel says what is computed over the
+space in the dims' own order; how its loops run (their order, merging, blocking, parallel
+loops) is the backend's strategy (codegen/strategy.py), which `lower` attaches.
 """
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ from typing import NamedTuple
 from ..ir import dtypes as dt
 from ..ir import pool_ops
 from ..ir.graph import Node
-from ..ir.identity import IDENTITY, digest
+from ..ir.identity import IDENTITY
 from ..ir.ops import OPS
 from .fuse import Group, _is_scalar_const
+from .strategy import contiguous, schedule
 
 
 # A kernel's name is the digest of all its data (ir/identity.py `digest`): every field of
@@ -44,57 +47,32 @@ class Stmt:
 
 @dataclass
 class LoopKernel:
+    """What a kernel computes, backend-neutral, and (`strategy`) the loop structure its
+    backend runs it by (codegen/strategy.py)."""
     name: str = field(metadata=_DISPLAY)  # ft_<kind>_<digest of everything else>
-    shape: tuple  # the iteration space, in loop order (a reduction's reduced dims last)
-    params: list
+    kind: str  # pointwise, reduce, or the op of a kernel with a template of its own
+    shape: tuple  # the iteration space, in the dims' own order (a reduction's: its input's)
+    params: list  # strides over `shape` (a reduction's output: 0 along the reduced dims)
     loads: list  # Stmt per input: the value read at the current index
     body: list  # Stmt per fused node
     stores: list  # (Param, var) for pointwise outputs
-    flat: bool  # one loop over numel(shape) instead of one loop per dim
+    numel: int = 0
+    reduced: tuple = ()  # a reduction's: per dim of `shape`, whether it is reduced
     reduce_var: str | None = None  # the value a reduce kernel folds
     reduce_out: Param | None = None
-    reduce_inner: int = 0  # how many trailing dims (in loop order) are reduced
     acc_ctype: str = "double"
     reduce_op: str = "sum"
     acc_init: str = "0"
-    numel: int = 0
     comments: list = field(default_factory=list, metadata=_DISPLAY)
-    blocked: bool = False  # a large float32 sum over everything, read in order: block-wise
-    block: int = 4096
-    chunk: int = 64  # blocks per chunk (a blocked sum's unit of work per thread, see below)
-    # an outer-axis reduction: loops in memory order, the reduced ones among them (`reduced`
-    # per loop), folding into an accumulator row over the kept dims (see reduce_outer.c.j2)
-    outer_axis: bool = False
-    reduced: tuple = ()
-    prefix: int = 0  # loops before the first reduced one: each runs a row of its own
     # a movement op with a template of its own (fold2d.c.j2): its name and its attributes
     template: str | None = None
     attrs: dict = field(default_factory=dict)
-    acc_strides: tuple = ()  # per loop: the accumulator row's stride (0 outside the row)
-    # an outer-axis float32 sum whose innermost loop is kept: iterations of the first reduced
-    # loop per block, each block summed into a float row first, then added into the double
-    # row (0: no blocks). A double row updated element by element ran at a third of memory
-    # speed (a load, a conversion and a store per element); a float row stays in registers
-    row_block: int = 0
-    # a float32 sum over one innermost loop with kept loops outside (row sums), or an
-    # outer-axis sum whose innermost loop of at most `block` elements is reduced: float partial
-    # sums of `block` elements, added in double (full-width SIMD instead of converting every
-    # element to double: ~1.5x in cache; next to a bool input, which gcc 12 does not widen
-    # to double in a simd loop, a ReLU backward's bias-gradient sum ran 8-15x slower)
-    inner_blocked: bool = False
     # a flat pointwise kernel run over a batch of operand sets (PyTorch's multi-tensor apply:
     # an optimizer step over a group's parameters): every array parameter is a table with a
     # pointer per set, and each set has its own length (`numel[t]`), so one kernel serves
     # every shape; its `shape` and `numel` are those it was traced with, and unused
     batched: bool = False
-
-    @property
-    def outer_shape(self) -> tuple:
-        return self.shape[:len(self.shape) - self.reduce_inner]
-
-    @property
-    def inner_shape(self) -> tuple:
-        return self.shape[len(self.shape) - self.reduce_inner:]
+    strategy: object = None  # strategy.CStrategy | CudaStrategy, set by strategy.schedule
 
 
 def _aligned_strides(node_shape: tuple, array_strides: tuple, space: tuple) -> tuple:
@@ -118,12 +96,7 @@ class Layout(NamedTuple):
     strides: tuple
 
 
-def _contiguous(shape: tuple) -> tuple:
-    st, acc = [], 1
-    for n in reversed(shape):
-        st.append(acc)
-        acc *= n
-    return tuple(reversed(st))
+_contiguous = contiguous
 
 
 def temp_type(d: dt.DType) -> str:
@@ -159,104 +132,32 @@ def _expr(node: Node, operands: list) -> str:
     return OPS[node.op].c_expr.format(*operands, **kw)
 
 
-# above this an outer-axis reduction with no kept loop before its first reduced one (nothing to
-# run in parallel) uses the other layout, parallel over its kept dims
-OUTER_AXIS_MAX_WORK = 1 << 20
-OUTER_AXIS_MAX_ROW = 4096  # the accumulator row is a local array: at most 32 KiB of stack
-MAX_CHUNKS = 4096  # a blocked sum's chunk sums are a local array too
-ROW_BLOCK_SUMS = 64  # values a float partial row's element sums before it goes to double
-
-
-OUTER_AXIS_TILE = 1024  # the widest tile of a tiled outer-axis row (8 KiB of double sums)
-OUTER_AXIS_MIN_TILE = 256  # narrower tiles read too little per row: one pass of the whole row wins
-
-
-def _row_tile(space: tuple, dims: tuple, in_strides: list) -> int | None:
-    """The tile width of the tiled outer-axis layout, or None where it does not apply. For a
-    reduction over leading dims whose row is one contiguous last dim, too long for one
-    accumulator row or too much work for one thread (a bias gradient's sum over a large
-    batch): the row is cut into tiles (a divisor of its length, at least 4 of them where the
-    length allows, for the threads), and each tile folds every reduced row into an accumulator
-    row of its own, reading memory in order, the tiles in parallel. Otherwise such a
-    reduction went innermost: each output read its column with a stride of a whole row, 50x
-    slower than numpy over [4096, 4096]."""
-    n, last = space[-1], len(space) - 1
-    if last in dims or any(d not in dims for d in range(min(dims), last)) or \
-            any(st[-1] not in (0, 1) for st in in_strides):
-        return None
-    fits = [t for t in range(OUTER_AXIS_MIN_TILE, min(n, OUTER_AXIS_TILE) + 1) if n % t == 0]
-    if not fits:
-        return n if n <= OUTER_AXIS_MAX_ROW else None  # one tile, the whole row
-    several = [t for t in fits if n // t >= 4]
-    return max(several or fits)
-
-
-def _collapse(shape: tuple, strides: list, reduced: tuple) -> tuple:
-    """Merge neighbouring loops that every array walks as one (stride of the outer = stride of
-    the inner times its extent; both reduced or both kept): [6, 64, 28, 28] summed over the
-    last three becomes [6, 64, 784], whose inner loop is long enough to vectorise well."""
-    shape, strides, reduced = list(shape), [list(st) for st in strides], list(reduced)
-    d = len(shape) - 2
-    while d >= 0:
-        if reduced[d] == reduced[d + 1] and all(st[d] == st[d + 1] * shape[d + 1]
-                                                for st in strides):
-            shape[d] *= shape[d + 1]
-            for st in strides:
-                st[d] = st[d + 1]
-                del st[d + 1]
-            del shape[d + 1], reduced[d + 1]
-        d -= 1
-    return tuple(shape), [tuple(st) for st in strides], tuple(reduced)
-
-
 def lower(group: Group, layouts: dict, names: dict | None = None,
-          in_place: dict | None = None, outer_axis: bool = False,
+          in_place: dict | None = None, backend: str = "c",
           batched: bool = False) -> LoopKernel:
     """`layouts` maps id(node) -> the `Layout` each input node has at run time;
     `names` maps id(node) -> its name in the graph's text (`%7`), for the comments.
     `in_place` maps id(output node) -> the input node whose array that output overwrites: the
     kernel stores it through the input's own pointer at the index it read it (the caller has
     checked that nothing reads the old value afterwards, and that the layouts agree).
-    `outer_axis=True` lets a reduction over leading dims keep the loops in memory order and
-    fold into an accumulator row (C only; otherwise the reduced loops go innermost).
+    The kernel is scheduled for `backend` ("c", "cuda": `strategy.schedule`).
     `batched=True` makes a flat pointwise kernel one that runs over a batch of operand sets
     of any length (`LoopKernel.batched`; C only); ValueError for a group that is not one."""
-    names = names or {}
-    in_place = in_place or {}
+    return schedule(_lower(group, layouts, names or {}, in_place or {}, batched), backend)
+
+
+def _lower(group: Group, layouts: dict, names: dict, in_place: dict,
+           batched: bool) -> LoopKernel:
     if group.special is not None and OPS[group.special.op].kernel_outputs:
         return _lower_max_pool(group, layouts, names)
     if group.special is not None:
         return _lower_special(group.special, layouts, names)
     space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
-    # loop order: a reduction's kept dims outside, its reduced dims inside (every index is
-    # strides times loop variables, so reordering the loops is reordering strides), except in
-    # the outer-axis layout, which keeps memory order
-    order = tuple(range(len(space)))
     dims = tuple(group.reduce.attrs["dims"]) if group.reduce is not None else ()
-    in_strides = [_aligned_strides(n.shape, layouts[id(n)].strides, space)
-                  for n in group.inputs]
-    tile = None
-    if dims:  # the accumulator row: the kept dims inside the first reduced one
-        row = math.prod(space[d] for d in range(min(dims), len(space)) if d not in dims)
-        allowed = outer_axis and row > 1
-        outer_axis = (allowed and row <= OUTER_AXIS_MAX_ROW and
-                      (min(dims) > 0 or math.prod(space) < OUTER_AXIS_MAX_WORK))
-        if allowed and not outer_axis:
-            tile = _row_tile(space, dims, in_strides)
-            outer_axis = tile is not None
-    if dims and not outer_axis:
-        order = tuple(d for d in order if d not in dims) + dims
-    if tile is None:
-        reorder = lambda st: tuple(st[d] for d in order)
-        loops, loop_reduced = reorder(space), tuple(d in dims for d in order)
-    else:  # the kept last dim split into tiles of `tile`, the loop over the tiles first
-        reorder = lambda st: (st[-1] * tile,) + tuple(st[:-1]) + (st[-1],)
-        loops = (space[-1] // tile,) + tuple(space[:-1]) + (tile,)
-        loop_reduced = (False,) + tuple(d in dims for d in range(len(space) - 1)) + (False,)
     params, loads, bools, var_of = [], [], [], {}
     for k, n in enumerate(group.inputs):
-        p = Param(f"in{k}", n.dtype.c_type, n, reorder(in_strides[k]), False)
-        params.append(p)
+        strides = _aligned_strides(n.shape, layouts[id(n)].strides, space)
+        params.append(Param(f"in{k}", n.dtype.c_type, n, strides, False))
         var_of[id(n)] = f"x{k}"
         comment = f"input {k}: {names.get(id(n), n.op)} {n.type_str()}"
         if n.dtype is dt.bool_:
@@ -295,41 +196,28 @@ def lower(group: Group, layouts: dict, names: dict | None = None,
             stores.append((p, var_of[id(n)]))
             continue
         if n is group.reduce:
-            # strides over the whole space, 0 along reduced dims (made kept-only below)
+            # the kept dims' contiguous strides, 0 along reduced dims
             kept = _contiguous(tuple(1 if d in dims else space[d] for d in range(len(space))))
             reduce_out = Param(f"out{k}", n.dtype.c_type, n,
-                               reorder(tuple(0 if d in dims else kept[d]
-                                             for d in range(len(space)))), True)
+                               tuple(0 if d in dims else kept[d] for d in range(len(space))),
+                               True)
             params.append(reduce_out)
             continue
-        p = Param(f"out{k}", n.dtype.c_type, n, reorder(_contiguous(space)), True)
+        p = Param(f"out{k}", n.dtype.c_type, n, _contiguous(space), True)
         params.append(p)
         stores.append((p, var_of[id(n)]))
-    contiguous = _contiguous(space)
-    flat = group.reduce is None and all(
-        p.strides == contiguous or not any(p.strides) for p in params)
-    inputs_contiguous = all(p.strides == contiguous or not any(p.strides)
-                            for p in params if not p.output)
-    shape, reduced = loops, loop_reduced
-    if not flat:
-        shape, strides, reduced = _collapse(shape, [p.strides for p in params], reduced)
-        for p, st in zip(params, strides):
-            p.strides = st
-    if batched and not (flat and group.reduce is None):
+    c = _contiguous(space)
+    if batched and (group.reduce is not None or
+                    any(p.strides != c and any(p.strides) for p in params)):
         raise ValueError("only a flat pointwise kernel runs over a batch of operand sets")
-    kernel = LoopKernel(name="", shape=shape, params=params, loads=loads, body=body,
-                        stores=stores, flat=flat, numel=math.prod(space), batched=batched)
+    kernel = LoopKernel(name="", kind=group.kind, shape=space, params=params, loads=loads,
+                        body=body, stores=stores, numel=math.prod(space), batched=batched)
     if group.reduce is not None:
-        kernel.reduce_var = var_of[id(group.reduce.inputs[0])]
-        kernel.reduce_out = reduce_out
-        kernel.reduce_inner = sum(reduced)
-        kernel.outer_axis, kernel.reduced = bool(outer_axis), reduced
-        kernel.prefix = reduced.index(True)
-        kernel.acc_strides = (0,) * kernel.prefix + reduce_out.strides[kernel.prefix:]
-        if not outer_axis:  # the output is indexed by the kept (outer) loops alone
-            reduce_out.strides = reduce_out.strides[:len(shape) - kernel.reduce_inner]
-        kernel.reduce_op = group.reduce.op
         r = group.reduce
+        kernel.reduced = tuple(d in dims for d in range(len(space)))
+        kernel.reduce_var = var_of[id(r.inputs[0])]
+        kernel.reduce_out = reduce_out
+        kernel.reduce_op = r.op
         kernel.comments.append(f"{reduce_out.name}: {names.get(id(r), '')} = {r.op} over dims "
                                f"{tuple(r.attrs['dims'])} of {r.inputs[0].type_str()}")
         # sums accumulate in double (a float32 sum of 2^24 values loses ~1e-5 relative);
@@ -337,23 +225,6 @@ def lower(group: Group, layouts: dict, names: dict | None = None,
         fold = OPS[r.op].reduction
         kernel.acc_ctype = "double" if fold.combine == "add" else r.inputs[0].dtype.c_type
         kernel.acc_init = literal(fold.identity, dt.float64)
-        kernel.blocked = (fold.combine == "add" and group.reduce.dtype is dt.float32
-                          and all(reduced) and not stores
-                          and kernel.numel >= 4 * kernel.block and inputs_contiguous)
-        inner = math.prod(n for n, red in zip(shape[kernel.prefix + 1:],
-                                              reduced[kernel.prefix + 1:]) if red)
-        if outer_axis and fold.combine == "add" and r.dtype is dt.float32 and not reduced[-1] and \
-                inner <= ROW_BLOCK_SUMS:  # each float sums at most ROW_BLOCK_SUMS values
-            kernel.row_block = ROW_BLOCK_SUMS // inner
-        kernel.inner_blocked = fold.combine == "add" and r.dtype is dt.float32 and (
-            (not outer_axis and kernel.reduce_inner == 1 and len(shape) > 1)
-            or (outer_axis and reduced[-1] and shape[-1] <= kernel.block))
-        if kernel.blocked:  # chunks of 64 blocks (1 MiB of float32 per input), at most
-            # 4096 of them: their sums are a local array of at most 32 KiB
-            blocks = -(-kernel.numel // kernel.block)
-            kernel.chunk = max(64, -(-blocks // MAX_CHUNKS))
-    # kernels named alike are defined once per module: the name hashes all the kernel's data
-    kernel.name = f"ft_{group.kind}_{digest(kernel)}"
     return kernel
 
 
@@ -366,15 +237,14 @@ def _lower_special(n: Node, layouts: dict, names: dict) -> LoopKernel:
               for k, x in enumerate(n.inputs)]
     params.append(Param("out0", n.dtype.c_type, n, _contiguous(n.shape), True))
     attrs = {k: tuple(v) if isinstance(v, (list, tuple)) else v for k, v in n.attrs.items()}
-    kernel = LoopKernel(name="", shape=n.shape, params=params, loads=[], body=[], stores=[],
-                        flat=False, numel=max([math.prod(n.shape)] +
+    kernel = LoopKernel(name="", kind=n.op, shape=n.shape, params=params, loads=[], body=[],
+                        stores=[], numel=max([math.prod(n.shape)] +
                                               [math.prod(x.shape) for x in n.inputs]),
                         template=n.op, attrs=attrs)
     kernel.comments = [f"{p.name}: {names.get(id(p.node), p.node.op)} {p.node.type_str()}, "
                        f"strides {p.strides}" for p in params[:-1]]
     kernel.comments.append(f"out0: {names.get(id(n), '')} = {n.op} {n.type_str()}"
                            f"{' from ' + src if src else ''}")
-    kernel.name = f"ft_{n.op}_{digest(kernel)}"
     return kernel
 
 
@@ -394,8 +264,8 @@ def _lower_max_pool(group: Group, layouts: dict, names: dict) -> LoopKernel:
     attrs["out_hw"], attrs["extra"] = pool_ops.geometry(x.shape, n.attrs)
     written = {m.op for m in group.outputs}
     attrs["values"], attrs["indices"] = parts[0] in written, parts[1] in written
-    kernel = LoopKernel(name="", shape=n.shape, params=params, loads=[], body=[],
-                        stores=[], flat=False,
+    kernel = LoopKernel(name="", kind="max_pool2d", shape=n.shape, params=params, loads=[],
+                        body=[], stores=[],
                         numel=math.prod(n.shape) * attrs["kernel"][0] * attrs["kernel"][1],
                         template=parts[0] + "_group", attrs=attrs)
     src = (n.meta or {}).get("source")
@@ -403,12 +273,4 @@ def _lower_max_pool(group: Group, layouts: dict, names: dict) -> LoopKernel:
     kernel.comments += [f"{p.name}: {names.get(id(m), '')} = {m.op} {m.type_str()}"
                         f"{' from ' + src if src else ''}"
                         for p, m in zip(params[1:], group.outputs)]
-    kernel.name = f"ft_max_pool2d_{digest(kernel)}"
     return kernel
-
-
-def offset(p: Param, loop_vars: list, strides: tuple | None = None) -> str:
-    """The element offset of `p` (or of `strides`) at the current loop indices."""
-    strides = p.strides if strides is None else strides
-    terms = [f"{v} * {s}" if s != 1 else v for v, s in zip(loop_vars, strides) if s]
-    return " + ".join(terms) if terms else "0"

@@ -2,33 +2,41 @@
 subclass of `render_base.Renderer` (which holds dedup, parameter lists, C types, helpers).
 
 The templates hold the loop skeletons and OpenMP pragmas; what each statement computes comes
-from the op table's C expressions (via `lower`). Only large kernels get parallel loops: with
-OMP_WAIT_POLICY=PASSIVE (cbuild: spinning workers starve numpy's BLAS threads) a parallel region
-opened after the workers went to sleep costs about 100 us here, so it pays only from about a
-million elements (measured: `W += g * -lr` over 1e5 floats, 18 us serial, 123 us parallel;
-1e6: 211 vs 218; 4e6: 1194 vs 509).
+from the op table's C expressions (via `lower`), and how the loops run (their order, blocks,
+chunks, accumulator rows, parallel and simd loops) from the kernel's `strategy.CStrategy`.
 """
 from __future__ import annotations
 
-import math
-import re
-
 from ..ir.ops import OPS
-from .lower import LoopKernel, offset
-from .render_base import Renderer, reduction
-
-# innermost loops shorter than this get no `omp simd`: forcing a 2-wide loop to vectorise ran
-# max pooling's gradient kernel 2.7x slower than gcc's own unrolling (183 vs 67 us)
-SIMD_MIN = 8
-PARALLEL_WORK = 1 << 20  # work (elements, weighted by libm calls) from which loops go parallel
-_LIBM_CALL = re.compile(r"\b(?!FT_)[a-z0-9_]+\(")
+from .lower import LoopKernel
+from .render_base import Renderer, offset, reduction
+from .strategy import CStrategy
 
 
-def parallel(k: LoopKernel) -> bool:
-    """Whether the kernel's work pays for waking OpenMP's workers. A libm call (exp, tanh) per
-    element costs about as much again as moving the element."""
-    calls = sum(len(_LIBM_CALL.findall(s.expr)) for s in k.body)
-    return k.numel * (1 + calls) >= PARALLEL_WORK
+# CStrategy.pragmas spelled out; {fold}: the reduction's clause on its accumulator (a
+# max/min with its NaN flag), {combine}: its OpenMP operator
+PRAGMAS = {
+    "": "",
+    "parallel": "omp parallel for schedule(static)",
+    "simd": "omp simd",
+    "parallel_simd": "omp parallel for simd schedule(static)",
+    "fold_simd": "omp simd {fold}",
+    "fold_parallel": "omp parallel for {fold} schedule(static)",
+    "fold_parallel_simd": "omp parallel for simd {fold} schedule(static)",
+    "part_sum": "omp simd reduction(+:part)",
+    "part_fold": "omp simd reduction({combine}:part) reduction(|:part_nan)",
+}
+
+
+def pragmas(k: LoopKernel) -> list:
+    """The text after `#pragma` opening each loop of `k` ("" for none)."""
+    fold = reduction(k)
+    clause, combine = "", ""
+    if fold is not None:
+        combine = fold.combine
+        clause = (f"reduction({combine}:acc) reduction(|:nan)" if fold.nan and not fold.index
+                  else "reduction(+:acc)")
+    return [PRAGMAS[p].format(fold=clause, combine=combine) for p in k.strategy.pragmas]
 
 
 class CRenderer(Renderer):
@@ -36,6 +44,7 @@ class CRenderer(Renderer):
     reduce_outer.c.j2 (loops in memory order, an accumulator row) and the movement ops'
     own templates (`LoopKernel.template`: fold2d.c.j2)."""
     name = "C"
+    STRATEGY = CStrategy
     backend, suffix = "c", "c.j2"
     FN_QUALIFIER = "static inline"
     RESTRICT = "restrict "
@@ -47,23 +56,22 @@ class CRenderer(Renderer):
 
     def render_kernel(self, k: LoopKernel) -> str:
         self.check(k)
-        loop_vars = [f"i{d}" for d in range(len(k.shape))]
-        offsets = {p.name: offset(p, loop_vars) for p in k.params}
-        loads = [(p, s) for p, s in zip((p for p in k.params if not p.output), k.loads)]
-        ctx = dict(k=k, loads=loads, offsets=offsets, parallel=parallel(k),
-                   signature=self.signature(k), simd_min=SIMD_MIN, fold=reduction(k),
-                   set_pointers=self.set_pointers(k))
+        s = k.strategy
+        loop_vars = [f"i{d}" for d in range(len(s.loops))]
+        offsets = {p.name: offset(st, loop_vars) for p, st in zip(k.params, s.strides)}
+        loads = [(p, x) for p, x in zip((p for p in k.params if not p.output), k.loads)]
+        ctx = dict(k=k, sched=s, loads=loads, offsets=offsets, signature=self.signature(k),
+                   fold=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
         if k.template is not None:
             return self.template(k.template).render(**ctx)
-        if k.outer_axis:
-            ctx["acc_offset"] = offset(k.reduce_out, loop_vars, k.acc_strides)
-            ctx["out_offset"] = offset(k.reduce_out, loop_vars[:k.prefix]) if k.prefix else "0"
-            ctx["row"] = math.prod(d for d, r in zip(k.shape[k.prefix:], k.reduced[k.prefix:])
-                                   if not r)
+        if s.outer_axis:
+            out = next(st for p, st in zip(k.params, s.strides) if p is k.reduce_out)
+            ctx["acc_offset"] = offset(s.acc_strides, loop_vars)
+            ctx["out_offset"] = offset(out, loop_vars[:s.prefix]) if s.prefix else "0"
             return self.template("reduce_outer").render(**ctx)
         if k.reduce_out is not None:
-            outer = loop_vars[:len(k.outer_shape)]
-            ctx["out_offset"] = offset(k.reduce_out, outer) if outer else "0"
+            outer = loop_vars[:len(s.outer_loops)]
+            ctx["out_offset"] = offsets[k.reduce_out.name] if outer else "0"
             return self.template("reduce").render(**ctx)
         return self.template("pointwise").render(**ctx)
 

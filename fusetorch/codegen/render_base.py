@@ -14,9 +14,11 @@ built with NVRTC). The base holds what was once written twice:
 - what a reduction folds (`reduction`): read from the reduce primitive's `Reduction` in the op
   table, never from its name.
 
-A subclass sets its names (`backend`, `suffix`, `FN_QUALIFIER`, `RESTRICT`, type overrides) and
-renders one kernel (`render_kernel`); `check` refuses, per kernel, what it cannot render
-exactly (`Refused`, naming the kernel and the reason), so a caller can fall back.
+A subclass sets its names (`backend`, `suffix`, `FN_QUALIFIER`, `RESTRICT`, type overrides,
+`STRATEGY`: the class of the loop structure it prints, made by its step in
+codegen/strategy.py) and prints one kernel (`render_kernel`) as its strategy says, deciding
+nothing itself; `check` refuses, per kernel, what it cannot render exactly (`Refused`,
+naming the kernel and the reason), so a caller can fall back.
 
     from fusetorch.codegen.render import C
     source = C.render_module(kernels)
@@ -67,8 +69,15 @@ def reduction(k: LoopKernel) -> ReduceText | None:
     return ReduceText(r.index, r.propagates_nan, combine, better, not_below, k.acc_init)
 
 
+def offset(strides: tuple, loop_vars: list) -> str:
+    """The element offset of an array with `strides` (one per loop) at the loop indices."""
+    terms = [f"{v} * {s}" if s != 1 else v for v, s in zip(loop_vars, strides) if s]
+    return " + ".join(terms) if terms else "0"
+
+
 class Renderer:
     name = ""  # for messages: "C", "CUDA"
+    STRATEGY: type = object  # the loop structure this renderer prints (codegen/strategy.py)
     backend = ""  # templates/<backend>/
     suffix = ""  # template file suffix: "c.j2", "cu.j2"
     FN_QUALIFIER = ""  # how the op table's C helpers are declared (FT_FN)
@@ -125,6 +134,10 @@ class Renderer:
 
     def check(self, k: LoopKernel) -> None:
         """Refused unless this renderer renders `k` exactly."""
+        if not isinstance(k.strategy, self.STRATEGY):
+            raise Refused(f"the {self.name} renderer cannot render kernel {k.name}: it is "
+                          f"scheduled as {type(k.strategy).__name__} (strategy.schedule(k, "
+                          f"{self.backend!r}) schedules it for {self.name})")
         for p in k.params:
             if p.ctype not in KNOWN_CTYPES:
                 raise Refused(f"the {self.name} renderer cannot render kernel {k.name}: "

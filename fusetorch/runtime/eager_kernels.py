@@ -478,7 +478,7 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw,
     the one `part` leaves out), or with a cotangent `g`'s layout the gradient's, of (x, g,
     gradient); False without a compiler."""
     import hashlib
-    from ..codegen.render import PARALLEL_WORK
+    from ..codegen.strategy import PARALLEL_WORK
     t = c_type(x.dtype)
     strides = tuple(s // x.itemsize for s in x.strides)
     (kh, kw), (oh, ow) = kernel, out_hw

@@ -48,5 +48,5 @@ def make(graph: Graph, layouts: dict, *, cpu: bool = True, updates: dict | None 
         layouts = _layouts.derive(partition, layouts, impl, xp)
     chosen = _in_place.choose(graph, partition, updates, layouts) if updates else {}
     names = {id(n): f"%{i}" for i, n in enumerate(graph.nodes)}  # as graph.text()
-    kernels = [lower.lower(g, layouts, names, chosen, outer_axis=cpu) for g in groups]
+    kernels = [lower.lower(g, layouts, names, chosen, "c" if cpu else "cuda") for g in groups]
     return KernelPlan(partition, kernels, layouts, chosen)

@@ -23,6 +23,7 @@ import pytest
 
 import fusetorch as torch
 from fusetorch.codegen import TEMPLATES, fuse, lower, render_cuda
+from fusetorch.codegen.strategy import schedule
 from fusetorch.ir import passes
 from fusetorch.ir.grad import backward_graph
 from fusetorch.ir.graph import Graph
@@ -166,7 +167,7 @@ def test_the_cases_cover_every_op_and_skeleton(collected):
     fusible = {n for n, d in OPS.items() if d.kind == "elementwise" and d.fusible}
     assert fusible - ops == set()
     kinds = {(render_cuda.variant(k), k.reduce_op if k.reduce_out else None,
-              k.flat and k.reduce_out is None) for _, k in collected}
+              k.strategy.flat and k.reduce_out is None) for _, k in collected}
     for want in [("pointwise", None, True), ("pointwise", None, False)] + [
             (v, op, False) for v in ("rows_thread", "rows_block", "full")
             for op in ("sum", "max", "min")]:
@@ -178,8 +179,7 @@ def test_the_cases_cover_every_op_and_skeleton(collected):
 def _wide(k):
     """The same kernel over 2^31 x more rows: offsets need 64-bit indices."""
     shape = (k.shape[0] << 31,) + tuple(k.shape[1:])
-    return dataclasses.replace(k, name=k.name + "_wide", shape=shape,
-                               numel=k.numel << 31)
+    return schedule(dataclasses.replace(k, shape=shape, numel=k.numel << 31), "cuda")
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
@@ -280,30 +280,20 @@ def _reference(group, views: dict) -> list:
     return [env[id(o)] for o in group.outputs]
 
 
-def _loop_order(g) -> tuple:
-    """The loop kernel's dim order over the group's space: a reduction's dims last."""
-    space = g.reduce.inputs[0].shape if g.reduce is not None else g.shape
-    dims = tuple(g.reduce.attrs["dims"]) if g.reduce is not None else ()
-    return space, tuple(d for d in range(len(space)) if d not in dims) + dims
-
-
 def _inputs(g, k, rng, misalign: int):
     """(allocations the kernel reads from, {id(input node): the same values over the group's
-    space in its own dim order}): strides are in loop order, the reference wants node order."""
-    space, order = _loop_order(g)
-    loops = tuple(space[d] for d in order)  # before lower merged loops walked as one
-    assert math.prod(loops) == math.prod(k.shape)
+    space}): a parameter's strides are over the kernel's space, in the dims' own order."""
     bases, views = [], {}
     for p, n in zip((p for p in k.params if not p.output), g.inputs):
         base, view = _strided_input(p, k.shape, rng, misalign)
         bases.append(base)
-        views[id(n)] = view.reshape(loops).transpose(np.argsort(order))
+        views[id(n)] = view
     return bases, views
 
 
 def _outputs(g, k, full):
-    space, _ = _loop_order(g)
-    return [full(k.outer_shape if p is k.reduce_out else space, 7, NP_DTYPES[p.node.dtype])
+    kept = tuple(n for n, r in zip(k.shape, k.reduced) if not r)
+    return [full(kept if p is k.reduce_out else k.shape, 7, NP_DTYPES[p.node.dtype])
             for p in k.params if p.output]  # 7: catches items the kernel does not write
 
 
@@ -355,14 +345,13 @@ def test_kernels_it_cannot_render_fail_clearly(collected):
     _, r = next((g, k) for g, k in collected if k.reduce_out is not None)
     with pytest.raises(NotImplementedError, match="reduction 'prod'"):
         render_cuda.render_kernel(dataclasses.replace(r, reduce_op="prod"))
-    # a field a later LoopKernel may grow (several reduced axes, say): refused unless default
-    Wider = dataclasses.make_dataclass("Wider", [("reduce_axes", tuple, ())],
-                                       bases=(lower.LoopKernel,))
-    w = Wider(**{f.name: getattr(k, f.name) for f in dataclasses.fields(k)})
-    assert render_cuda.render_kernel(w)
-    w.reduce_axes = (0, 2)
-    with pytest.raises(NotImplementedError, match="reduce_axes"):
-        render_cuda.render_kernel(w)
+    # a kernel scheduled for another backend: its strategy is not one this renderer prints
+    c = schedule(k, "c")
+    with pytest.raises(NotImplementedError, match=f"kernel {c.name}: it is scheduled as "
+                                                  "CStrategy"):
+        render_cuda.render_kernel(c)
+    with pytest.raises(NotImplementedError, match="batch of operand sets"):
+        render_cuda.render_kernel(dataclasses.replace(k, batched=True))
 
 
 def test_launch_configuration(collected):
@@ -415,8 +404,8 @@ def test_every_kernel_on_the_gpu_matches_numpy(collected):
 # ---------------------------------------------------------------- the C path's other kinds
 # argmax/argmin, reductions over leading or middle dims (C's outer-axis layout, with its float
 # partial rows and its tiles), fold2d and updates written in place: each function's kernels
-# read graph inputs only, and each is lowered both ways, as the C path lowers it (memory
-# order, `outer_axis`) and with the reduced loops innermost.
+# read graph inputs only; each is one computation (the C path's partition) that the C
+# strategy and the CUDA strategy schedule each their way.
 
 def _fold2d(cols, size, kernel, stride, padding, dilation):
     from fusetorch.tracer import dispatch as D
@@ -466,9 +455,8 @@ def _kinds_lowered():
         assert all(id(n) in env for n in g.inputs)
         places = {id(g.outputs[0]): graph.inputs[0]} if in_place else None
         ins = {id(n): env[id(n)] for n in g.inputs}
-        for outer in (True, False):
-            out.append((g, lower.lower(g, layouts_of(g.inputs, [ins[id(n)] for n in g.inputs]),
-                                       None, places, outer_axis=outer), ins))
+        out.append((g, lower.lower(g, layouts_of(g.inputs, [ins[id(n)] for n in g.inputs]),
+                                   None, places, "cuda"), ins))
     return out
 
 
@@ -479,9 +467,10 @@ def kinds():
 
 def test_the_kind_cases_cover_the_c_kinds(kinds):
     ks = [k for _, k, _ in kinds]
+    cs = [schedule(k, "c").strategy for k in ks]
     assert {k.reduce_op for k in ks if k.reduce_out} >= {"argmax", "argmin", "sum", "max", "min"}
-    assert any(k.outer_axis and k.row_block for k in ks)
-    assert any(k.outer_axis and k.shape == (4, 256, 1024) for k in ks)  # C's tiles
+    assert any(s.outer_axis and s.row_block for s in cs)
+    assert any(s.outer_axis and s.loops == (4, 256, 1024) for s in cs)  # C's tiles
     assert any(k.template == "fold2d" for k in ks)
     assert any(p.inout for k in ks for p in k.params)
     variants = {render_cuda.variant(k) for k in ks}
@@ -490,13 +479,16 @@ def test_the_kind_cases_cover_the_c_kinds(kinds):
     assert "double2" in src and "ft_idx" in src
 
 
-def test_outer_axis_kernels_render_as_their_trailing_form(kinds):
+def test_cuda_schedules_a_computation_whatever_it_was_scheduled_for_before(kinds):
+    # the strategy is a function of what the kernel computes: C's accumulator rows and tiles
+    # leave nothing behind, and CUDA's reduced loops are innermost
     for _, k, _ in kinds:
-        if k.outer_axis:
-            t = render_cuda.trailing(k)
-            assert not t.outer_axis and t.reduced == tuple(sorted(k.reduced))
-            assert math.prod(t.shape) == math.prod(k.shape)
-            assert render_cuda.render_kernel(k) == render_cuda.render_kernel(t)
+        again = schedule(schedule(k, "c"), "cuda")
+        assert again.name == k.name
+        assert render_cuda.render_kernel(again) == render_cuda.render_kernel(k)
+        s = k.strategy
+        if k.reduce_out is not None:
+            assert math.prod(s.loops) == k.numel and 0 < s.reduce_inner <= len(s.loops)
 
 
 @pytest.mark.skipif(NVCC is None, reason="nvcc not installed")
@@ -515,7 +507,7 @@ def test_the_c_kinds_run_on_the_cpu_header_match_numpy(kinds, tmp_path):
     if GXX is None:
         pytest.skip("g++ not installed")
     runnable = [(g, k, ins) for g, k, ins in kinds if not render_cuda.uses_shared_memory(k)]
-    assert len(runnable) >= 20
+    assert len(runnable) >= 12  # (one kernel per case: its CUDA schedule)
     src = tmp_path / "kinds.cpp"
     src.write_text(render_cuda.render_module([k for _, k, _ in runnable]) + "\n" +
                    "".join(_wrapper(k) for k in render_cuda.CUDA.unique(

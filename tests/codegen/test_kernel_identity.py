@@ -1,4 +1,5 @@
-"""A kernel's name is the digest of all its data (ir/identity.py `digest`), and kernels named
+"""A kernel's name is the digest of all its data (ir/identity.py `digest`): what it computes
+and the loop structure its backend runs it by (`LoopKernel.strategy`), and kernels named
 alike are defined once per module. A hand-kept list of the fields that count once forgot one,
 and softmax beside log_softmax then ran one kernel for both. These tests change every field,
 found through `dataclasses.fields`, so a field added later is covered without editing them."""
@@ -10,6 +11,7 @@ import numpy as np
 import fusetorch as torch
 from fusetorch.codegen import lower, render
 from fusetorch.codegen.lower import LoopKernel, Param, Stmt
+from fusetorch.codegen.strategy import CStrategy, schedule
 from fusetorch.ir import dtypes as dt
 from fusetorch.ir import passes
 from fusetorch.ir.graph import make_node
@@ -27,17 +29,20 @@ def _kernel() -> LoopKernel:
     """A reduce kernel with a value in every field, none at its default."""
     x = _node((4, 8))
     inp = Param("in0", "float", x, (8, 1), False)
-    out = Param("out0", "float", _node((4,)), (1,), True)
+    out = Param("out0", "float", _node((4,)), (1, 0), True)  # 0 along the reduced dim
     row = Param("out1", "float", _node((4, 8)), (8, 1), True)
+    strategy = CStrategy(
+        loops=(4, 8), strides=((8, 1), (1,), (8, 1)), parallel=True, simd=True, flat=True,
+        reduced=(False, True), reduce_inner=1, outer_axis=True, prefix=1, acc_strides=(0, 1),
+        row=8, blocked=True, block=128, chunk=3, row_block=2, inner_blocked=True,
+        inner_blocks=True)
     return LoopKernel(
-        name="ft_reduce_0", shape=(4, 8), params=[inp, out, row],
+        name="ft_reduce_0", kind="reduce", shape=(4, 8), params=[inp, out, row],
         loads=[Stmt("x0", "float", "", "input 0: %0 f32[4,8]")],
         body=[Stmt("t0", "float", "expf(x0)", "%1 = exp")], stores=[(row, "t0")],
-        flat=False, reduce_var="t0", reduce_out=out, reduce_inner=1, acc_ctype="float",
-        reduce_op="max", acc_init="-INFINITY", numel=32, comments=["out0: max"], blocked=True,
-        block=128, chunk=3, outer_axis=True, reduced=(False, True), prefix=1,
-        template="fold2d", attrs={"kernel": (2, 2), "pad_value": 0.0}, acc_strides=(0, 1),
-        row_block=2, inner_blocked=True)
+        numel=32, reduced=(False, True), reduce_var="t0", reduce_out=out, acc_ctype="float",
+        reduce_op="max", acc_init="-INFINITY", comments=["out0: max"], template="fold2d",
+        attrs={"kernel": (2, 2), "pad_value": 0.0}, batched=True, strategy=strategy)
 
 
 def _changed(v):
@@ -103,9 +108,17 @@ def test_every_field_but_the_display_only_ones_changes_the_name():
     top = {f".{f.name}" for f in dataclasses.fields(LoopKernel)}
     assert top <= {p for p, _, _ in _variants(base)}
     assert {p.rsplit(".", 1)[1] for p in display} == {"name", "comments", "comment"}
-    for cls in (Param, Stmt):
+    for cls in (Param, Stmt, CStrategy):
         for f in dataclasses.fields(cls):
             assert any(p.endswith(f".{f.name}") for p, _, _ in _variants(base)), f.name
+
+
+def test_the_name_hashes_the_strategy_too():
+    # one computation scheduled for two backends: two kernels, two names
+    k = dataclasses.replace(_kernel(), template=None, batched=False, strategy=None)
+    c, cuda = schedule(k, "c"), schedule(k, "cuda")
+    assert c.name != cuda.name and c.name.startswith("ft_reduce_")
+    assert schedule(copy.deepcopy(k), "c").name == c.name
 
 
 def test_equal_data_equal_name_and_a_copy_is_equal():

@@ -76,7 +76,7 @@ def test_a_module_compiled_by_another_jinja_is_not_used(fresh, monkeypatch):
     assert not _from_module(codegen.environment("c").get_template("reduce.c.j2"))
 
 
-def _kernels() -> list:
+def _kernels(cpu: bool = True) -> list:
     """A pointwise kernel, a reduction over the inner axis and one over the outer axis."""
     x, y = (Node("input", (), {"shape": (6, 5), "dtype": dt.float32}, (6, 5), dt.float32)
             for _ in range(2))
@@ -85,12 +85,12 @@ def _kernels() -> list:
             make_node("sum", [make_node("mul", [y, y])], {"dims": (0,), "keepdim": False})]
     graph = Graph([x, y], outs)
     return kernel_plan.make(graph, {id(x): contiguous((6, 5)), id(y): contiguous((6, 5))},
-                            cpu=True).kernels
+                            cpu=cpu).kernels
 
 
 @pytest.mark.parametrize("renderer", [render, render_cuda])
 def test_precompiled_and_source_compiled_templates_render_alike(renderer, fresh, monkeypatch):
-    kernels = _kernels()
+    kernels = _kernels(cpu=renderer is render)
     precompiled = renderer.render_module(kernels)
     monkeypatch.setattr(codegen, "_envs", {})
     monkeypatch.setattr(precompile, "load", lambda *a: None)

@@ -413,8 +413,9 @@ def test_batched_kernels_are_flat_pointwise_and_c_only():
                                                       decoupled=False, amsgrad=False,
                                                       lerp_from_end=False), np.float64)
     assert kernel.batched and {r[0] for r in roles} == {"tensor", "scalar"}
-    with pytest.raises(render_base.Refused, match="batched"):
-        render_cuda.CUDA.check(kernel)
+    from fusetorch.codegen.strategy import schedule
+    with pytest.raises(render_base.Refused, match="batch of operand sets"):
+        render_cuda.CUDA.check(schedule(kernel, "cuda"))
     # a group that is not one flat loop (a transposed read) cannot be batched
     x = torch.randn(3, 4)
     with trace(x) as rec:

@@ -16,11 +16,12 @@ def _input(shape, dtype=dt.float64):
     return Node("input", (), {"shape": shape, "dtype": dtype}, tuple(shape), dtype)
 
 
-def _kernels():
+def _kernels(cpu: bool = True):
     x, y = _input((3, 5)), _input((5,))
     out = make_node("exp", [make_node("add", [x, y])])
     graph = Graph([x, y], [out])
-    return kernel_plan.make(graph, {id(x): contiguous((3, 5)), id(y): contiguous((5,))}).kernels
+    return kernel_plan.make(graph, {id(x): contiguous((3, 5)), id(y): contiguous((5,))},
+                            cpu=cpu).kernels
 
 
 def test_nothing_to_build():
@@ -43,7 +44,7 @@ def test_a_c_module_runs_its_kernels(tmp_path, monkeypatch):
 @pytest.mark.skipif(importlib.util.find_spec("cupy") is not None, reason="cupy is installed")
 def test_cuda_without_cupy_cannot_build():
     with pytest.raises(cbuild.CompilerUnavailable, match="cupy"):
-        build.build(_kernels(), "cuda")
+        build.build(_kernels(cpu=False), "cuda")
 
 
 def test_cannot_build_warns_once_per_kind_of_reason_at_the_callers_line(monkeypatch):

@@ -1,0 +1,105 @@
+"""codegen/strategy.py: a kernel's loop structure per backend is data that the renderers print.
+
+`lower` says what a kernel computes over its space in the dims' own order; `c_strategy` and
+`cuda_strategy` choose the loops. These tests check the choices against what the layouts
+imply (worked out by hand here, not by the code under test), that a strategy is plain data,
+and that the renderers print the strategy they are given rather than choosing their own. The
+byte-for-byte check of the generated sources over a large corpus is
+`tools/kernel_sources.py` (run it before and after a change and `diff -r`)."""
+import dataclasses
+
+import pytest
+
+from fusetorch.codegen import render, render_cuda
+from fusetorch.codegen.strategy import CStrategy, CudaStrategy, schedule
+from fusetorch.ir import dtypes as dt
+from fusetorch.ir.graph import Graph, make_node
+from fusetorch.runtime import kernel_plan
+from fusetorch.runtime.layouts import contiguous
+
+
+def _input(shape):
+    return make_node("input", [], {"shape": shape, "dtype": dt.float32})
+
+
+def _plan(outs, inputs, layouts=None, cpu=True):
+    layouts = layouts or {id(n): contiguous(n.shape) for n in inputs}
+    return kernel_plan.make(Graph(inputs, outs), layouts, cpu=cpu).kernels
+
+
+def _column_sum(cpu=True):
+    """sum over dim 0 of a [40, 300] float32 (a bias gradient's shape)."""
+    x = _input((40, 300))
+    s = make_node("sum", [make_node("mul", [x, x])], {"dims": (0,), "keepdim": False})
+    (k,) = _plan([s], [x], cpu=cpu)
+    return k
+
+
+def test_the_kernel_is_the_computation_in_the_dims_own_order():
+    k = _column_sum()
+    assert k.shape == (40, 300) and k.reduced == (True, False)
+    assert [p.strides for p in k.params] == [(300, 1), (0, 1)]  # the output: 0 along dim 0
+
+
+def test_c_sums_leading_dims_into_a_row_in_memory_order():
+    s = _column_sum().strategy
+    assert isinstance(s, CStrategy)
+    # loops as memory lies, the reduced one first; a float row of 64 iterations at a time
+    assert s.outer_axis and s.loops == (40, 300) and s.reduced == (True, False)
+    assert s.prefix == 0 and s.row == 300 and s.row_block == 64
+    assert s.acc_strides == (0, 1) and not s.parallel
+
+
+def test_cuda_puts_the_reduced_loop_inside_and_a_thread_per_column():
+    s = _column_sum(cpu=False).strategy
+    assert isinstance(s, CudaStrategy)
+    # 300 rows side by side in memory: one thread each reads coalesced
+    assert s.loops == (300, 40) and s.reduce_inner == 1 and s.variant == "rows_thread"
+    assert s.strides == ((1, 300), (1,))
+
+
+def test_a_transposed_read_is_a_nested_loop_in_c():
+    x = _input((64, 32))
+    y = make_node("exp", [make_node("permute", [x], {"perm": (1, 0)})])
+    (k,) = _plan([make_node("copy", [y])], [x])
+    s = k.strategy
+    assert not s.flat and s.loops == (32, 64) and s.pragmas == ("", "simd")
+
+
+def test_strategies_are_plain_data():
+    def plain(v):
+        if isinstance(v, tuple):
+            return all(plain(x) for x in v)
+        return isinstance(v, (bool, int, str))
+    for k in (_column_sum(), _column_sum(cpu=False)):
+        for f in dataclasses.fields(k.strategy):
+            assert plain(getattr(k.strategy, f.name)), f.name
+
+
+def test_the_name_differs_per_backend_and_each_renderer_takes_only_its_own():
+    c, cuda = _column_sum(), _column_sum(cpu=False)
+    assert c.name != cuda.name
+    assert schedule(c, "cuda").name == cuda.name  # the same computation
+    with pytest.raises(NotImplementedError, match="scheduled as CudaStrategy"):
+        render.render_kernel(cuda)
+    with pytest.raises(NotImplementedError, match="scheduled as CStrategy"):
+        render_cuda.render_kernel(c)
+
+
+def test_the_c_renderer_prints_the_strategy_it_is_given():
+    k = _column_sum()
+    src = render.render_kernel(k)
+    assert "float part[300]" in src and "#pragma omp parallel" not in src
+    s = dataclasses.replace(k.strategy, row_block=0, pragmas=("parallel", "simd"), prefix=1,
+                            acc_strides=(0, 1))
+    other = render.render_kernel(dataclasses.replace(k, strategy=s))
+    assert "float part[" not in other
+    assert "#pragma omp parallel for schedule(static)\n    for (long i0" in other
+
+
+def test_the_cuda_renderer_prints_the_skeleton_it_is_given():
+    k = _column_sum(cpu=False)
+    assert "ft_block_reduce" not in render_cuda.render_kernel(k)
+    forced = dataclasses.replace(k, strategy=dataclasses.replace(k.strategy,
+                                                                 variant="rows_block"))
+    assert "ft_block_reduce" in render_cuda.render_kernel(forced)
