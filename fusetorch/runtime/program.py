@@ -20,7 +20,7 @@ Tiers: a `tiered` program (compile's, the compiled eager backward's and composit
 optimised, partitioned, planned, rendered and built in a background thread on the CPU
 (`POLICY.background_builds`, from `FUSETORCH_COMPILE_BACKGROUND`; "0" builds synchronously, as the tests
 do; a caller that must judge the partition, `accept`, gets it made in its own thread). Until
-the build is done its runs interpret the graph as it came (`run_graph` over the eager table:
+the build is done its runs interpret the graph as it came (an `Interpreter` over the eager table:
 what eager mode computes), with the eager table's kernels building nothing; the finished
 `Runner` is handed over by one attribute store, read once per run. A failed background build
 is reported once, in the caller's thread, and the program stays interpreted. `wait` (or
@@ -45,7 +45,7 @@ from . import build as _build
 from . import eager_kernels, kernel_plan
 from . import layouts as _layouts
 from .cbuild import CompilerUnavailable
-from .interpret import run_graph
+from .interpret import Interpreter
 from .runner import Runner
 
 
@@ -86,6 +86,7 @@ class Program:
         self._runner: Runner | None = None
         self._building = threading.Lock()  # one thread plans and builds; the others wait
         self._interpreted = False  # kernels could not be built at the first run: interpret
+        self._interpreter: Interpreter | None = None  # runs until then, or instead
         # `tiered`: built in the background where the policy says so, interpreted meanwhile
         self.tiered = tiered
         self._pending: threading.Thread | None = None  # the background build, while it runs
@@ -229,12 +230,15 @@ class Program:
             returned = {id(o) for o in self.graph.outputs}
             kept = [a for a, n in zip(arrays, self.graph.inputs) if id(n) in returned]
         if runner is None:  # the graph's meaning, as eager execution computes it
-            be = self.backend
+            interpreter = self._interpreter
+            if interpreter is None or interpreter.graph is not self.graph:
+                be = self.backend  # (a failed build may leave the optimised graph)
+                interpreter = self._interpreter = Interpreter(self.graph, be.impl, be.xp)
             if self._pending is None:
-                outs = run_graph(self.graph, arrays, be.impl, be.xp, consume=consume)
+                outs = interpreter.run(arrays, consume=consume)
             else:  # (while the build runs: the eager table's kernels build nothing either)
                 with eager_kernels.no_builds():
-                    outs = run_graph(self.graph, arrays, be.impl, be.xp, consume=consume)
+                    outs = interpreter.run(arrays, consume=consume)
         else:
             outs = runner.run(arrays, self, prof, consume)
         return _unaliased(outs, kept, self.user_outputs, self.updates)

@@ -12,40 +12,22 @@ does everything when no C compiler is found (one warning) or FUSETORCH_EAGER_COM
 """
 from __future__ import annotations
 
-import math
-
 from .._policy import POLICY
 from ..ir.graph import Graph
-from ..runtime.interpret import Schedule, run_graph
+from ..runtime.interpret import Interpreter
 from ..runtime.program import kernel_safe, obtain
-
-# Below this many elements over the graph's inputs the interpreter is as fast: a kernel call
-# costs a few microseconds of fixed overhead, as does a numpy call, and there are fewer of them
-# only when there is enough work to fuse. (It also keeps gradcheck's many tiny backward graphs
-# from each building a module.)
-SMALL_VALUE = 1 << 12  # elements of a value from which a graph is interpreted by run_graph
 
 
 class BackwardRunner:
     """Runs one cached backward graph: interpreted, or through a compiled program."""
 
-    __slots__ = ("graph", "uses", "programs", "compilable", "crosses_device", "schedule",
-                 "plain")
+    __slots__ = ("graph", "uses", "programs", "compilable", "crosses_device", "interpreter")
 
     def __init__(self, graph: Graph):
         self.graph = graph
         # (asked after every run: gradients then go where their forward values live)
         self.crosses_device = any(n.opdef.crosses_device for n in graph.nodes)
-        # small graphs interpreted again and again (a policy's backward over an episode:
-        # a thousand nodes on arrays of a few elements, below what kernels win on) run as a
-        # Schedule, slots and constants made once: run_graph analyses the graph on every call
-        # for an in-place reuse that only pays on large arrays (an index_put chain into a
-        # big gradient), so only where every value of the graph is small. Not for graphs
-        # whose sizes depend on data (run_graph checks them) or that cross devices
-        self.schedule = None
-        self.plain = not self.crosses_device and all(
-            n.opdef.shape is not None and math.prod(n.shape) <= SMALL_VALUE
-            for n in graph.nodes if n.op != "input")
+        self.interpreter = None  # made at the first interpreted run, per array module
         self.uses = 0
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
         self.compilable = POLICY.backward_programs and all(n.opdef.compilable for n in graph.nodes)
@@ -59,12 +41,10 @@ class BackwardRunner:
             program = self._program(arrays, be)
             if program is not None:
                 return program.run(arrays, consume)
-        if self.plain and hook is None and self.uses > 1 and not _worth_compiling(arrays):
-            schedule = self.schedule  # (small values only: kept to the end)
-            if schedule is None or schedule.xp is not be.xp:
-                schedule = self.schedule = Schedule(self.graph, be.impl, be.xp)
-            return schedule.run(arrays)
-        return run_graph(self.graph, arrays, be.impl, be.xp, hook=hook, consume=consume)
+        interpreter = self.interpreter
+        if interpreter is None or interpreter.xp is not be.xp:
+            interpreter = self.interpreter = Interpreter(self.graph, be.impl, be.xp)
+        return interpreter.run(arrays, consume=consume, hook=hook)
 
     def _program(self, arrays: list, be):
         # an array kernels may not read (frombuffer at an odd offset, which PyTorch accepts) is

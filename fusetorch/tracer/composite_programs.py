@@ -44,7 +44,7 @@ import numpy as np
 from .._policy import POLICY
 from ..ir.identity import Unkeyable, value_key
 from ..ir.ops import OPS
-from ..runtime.interpret import Schedule
+from ..runtime.interpret import Interpreter
 from ..runtime.program import kernel_safe, obtain
 from . import autocast as _ac
 from . import autograd as A
@@ -209,7 +209,7 @@ class _Template:
     """What a replay needs: the graph (and its program), the slots of the tensors the recorded
     calls use (the call's tensors first), and the records and labels to make again."""
 
-    __slots__ = ("graph", "program", "schedule", "interpret", "n_args", "slot_dtypes",
+    __slots__ = ("graph", "program", "interpreter", "interpret", "n_args", "slot_dtypes",
                  "value_slots", "views", "shared", "placeholders", "records", "labels", "out_slots", "out_tuple",
                  "lock")
 
@@ -289,7 +289,7 @@ class _Template:
         have = set(range(self.n_args)) | set(value_slots)
         self.placeholders = tuple((s, _placeholder(by_slot[s]._data))
                                   for s in range(len(by_slot)) if s not in have)
-        self.graph, self.program, self.schedule = graph, None, None
+        self.graph, self.program, self.interpreter = graph, None, None
         self.lock = threading.Lock()
         total = sum(t._data.size for t in tensors)
         self.interpret = (total < POLICY.min_elements or
@@ -328,9 +328,9 @@ class _Template:
                     return _apart(self.program.run(arrays), self.program.user_outputs,
                                   self.shared)
                 self.interpret = True
-        if self.schedule is None:
-            self.schedule = Schedule(self.graph, be.impl, be.xp)
-        return self.schedule.run(arrays)
+        if self.interpreter is None:
+            self.interpreter = Interpreter(self.graph, be.impl, be.xp)
+        return self.interpreter.run(arrays)
 
 
 def _program(graph, be, arrays, out_slots):
