@@ -202,6 +202,8 @@ class Program:
                              f"{failure}); this program runs interpreted", RuntimeWarning)
         # (no failure and no runner: the build thread was lost in a fork; build again)
         self._interpreted = failure is not None
+        if failure is not None:  # (kept for `status`, without the frames it was raised in)
+            self._failure = failure.with_traceback(None)
 
     @property
     def prepared(self) -> bool:
@@ -256,8 +258,26 @@ class Program:
                     self.prepare(arrays, self.tiered and POLICY.background_builds)
                 except CompilerUnavailable as e:  # (no compiler, a cache that failed)
                     _build.cannot_build(e)
-                    self._interpreted = True
+                    self._interpreted, self._failure = True, e
         return self._runner
+
+    def status(self) -> str:
+        """What its runs do now, as `fusetorch.compiler.explain` says it: compiled kernels,
+        or interpreted and why."""
+        if self._runner is not None:
+            n = len(self.kernels)
+            return f"compiled: {n} kernel{'s' if n != 1 else ''}" + (
+                f" and {len(self.plan.steps) - n} extern steps" if self.plan is not None and
+                len(self.plan.steps) > n else "")
+        pending = self._pending
+        if pending is not None and pending.is_alive():
+            return "interpreted: build in progress (in the background)"
+        failure = self._failure
+        if self._interpreted and isinstance(failure, CompilerUnavailable):
+            return f"interpreted: no C compiler ({failure})"
+        if self._interpreted and failure is not None:
+            return f"interpreted: the build failed ({type(failure).__name__}: {failure})"
+        return "interpreted until its next run builds it"
 
     # ------------------------------------------------------------ reading
 
