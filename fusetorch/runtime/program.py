@@ -382,6 +382,21 @@ def _nbytes(n) -> int:
     return size * n.dtype.itemsize
 
 
+def why_interpreted(arrays: list) -> tuple | None:
+    """The size-and-layout rule of the holders that choose, call by call or key by key,
+    between the interpreter and a program (compiled eager backward graphs, `@composite`
+    replays): None where a program may run on `arrays`, else why not, as a reason code and
+    its values (`_policy.REASONS`: too few elements for kernels to win, a layout kernels
+    cannot read)."""
+    if not kernel_safe(arrays):
+        return ("unaligned",)
+    # (a custom Function's backward reads its ctx object among the arrays)
+    total = sum(getattr(a, "size", 0) for a in arrays)
+    if total < POLICY.min_elements:
+        return ("small", total, POLICY.min_elements)
+    return None
+
+
 def kernel_safe(arrays: list) -> bool:
     """Whether kernels may read these arrays: numpy's `aligned` flag says the data pointer and
     every stride are multiples of the element's alignment (its size, for the kernel dtypes).

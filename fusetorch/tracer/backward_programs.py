@@ -19,7 +19,7 @@ from .._policy import POLICY, note
 from ..ir.graph import Graph
 from ..runtime.interpret import Interpreter
 from ..runtime import build as _build
-from ..runtime.program import kernel_safe, obtain
+from ..runtime.program import kernel_safe, obtain, why_interpreted
 
 
 class BackwardRunner:
@@ -94,9 +94,9 @@ class BackwardRunner:
         if len(self.programs) >= POLICY.backward_layouts:
             self._decide("layout_limit", POLICY.backward_layouts)
             return None
-        total = _elements(arrays)
-        if total < POLICY.min_elements:
-            self._decide("small", total, POLICY.min_elements)
+        why = why_interpreted(arrays)
+        if why is not None:
+            self._decide(*why)
             return None
         program = self.programs[key] = obtain(self.graph, be, arrays, role="backward",
                                               tiered=True)
@@ -111,7 +111,3 @@ class BackwardRunner:
 
 _NUMBERS = itertools.count(1)
 
-
-def _elements(arrays: list) -> int:
-    # (a custom Function's backward reads its ctx object among the arrays)
-    return sum(getattr(a, "size", 0) for a in arrays)

@@ -47,7 +47,7 @@ from ..ir.identity import Unkeyable, value_key
 from ..ir.ops import OPS
 from ..runtime import build as _build
 from ..runtime.interpret import Interpreter
-from ..runtime.program import kernel_safe, obtain
+from ..runtime.program import kernel_safe, obtain, why_interpreted
 from . import autocast as _ac
 from . import autograd as A
 from . import dispatch as D
@@ -310,7 +310,8 @@ class _Template:
                                   for s in range(len(by_slot)) if s not in have)
         self.graph, self.program, self.interpreter = graph, None, None
         self.lock = threading.Lock()
-        self.interpret = not _worth_a_program(tensors)
+        # (None: a program may run it; else why not, noted at the first replay)
+        self.interpret = why_interpreted([t._data for t in tensors])
         return self
 
     def replay(self, tensors: list):
@@ -337,7 +338,7 @@ class _Template:
         return outs if self.out_tuple else outs[0]
 
     def _run(self, arrays: list, be) -> list:
-        if not self.interpret:
+        if self.interpret is None:
             if kernel_safe(arrays):
                 with self.lock:  # a program's run is not reentrant
                     if self.program is None:
@@ -346,26 +347,14 @@ class _Template:
                     if self.program is not False:
                         return _apart(self.program.run(arrays), self.program.user_outputs,
                                       self.shared)
-                    self.interpret = True
+                    self.interpret = ("program",)  # (refused: `_program` noted why)
             else:
                 note("composite", self.label, "unaligned")
         if self.interpreter is None:
             self.interpreter = Interpreter(self.graph, be.impl, be.xp)
             if self.interpret and self.program is None:  # (decided at the capture)
-                note("composite", self.label, *_why_interpreted(arrays))
+                note("composite", self.label, *self.interpret)
         return self.interpreter.run(arrays)
-
-
-def _worth_a_program(tensors: list) -> bool:
-    return sum(t._data.size for t in tensors) >= POLICY.min_elements and \
-        kernel_safe([t._data for t in tensors])
-
-
-def _why_interpreted(arrays: list) -> tuple:
-    total = sum(a.size for a in arrays)
-    if total < POLICY.min_elements:
-        return ("small", total, POLICY.min_elements)
-    return ("unaligned",)
 
 
 def _program(graph, be, arrays, out_slots, label):
