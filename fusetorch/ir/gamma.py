@@ -81,15 +81,30 @@ def _zeta_tail(xp, s: int, w):
     return xp.power(w, float(1 - s)) / (s - 1) + xp.power(w, float(-s)) * (0.5 + p / w)
 
 
-def _zeta_pos(xp, s: int, q):
-    """zeta(s, q) for float64 arrays q >= 0 (the eager twin of ft_polygamma's loop)."""
-    acc, w, shift = xp.zeros_like(q), q, _zeta_shift(s)
+def _int_power(xp, t, s: int):
+    """t**s for an integer s >= 1 by squaring: a few multiplications where pow is a libm call
+    per element (the sum's terms, at most ~2 log2(s) ulp apart from pow's)."""
+    out, base = None, t
     while True:
-        low = w < shift
-        if not bool(low.any()):
-            break
-        acc = acc + xp.where(low, xp.power(w, float(-s)), 0.0)
-        w = xp.where(low, w + 1.0, w)
+        if s & 1:
+            out = base if out is None else out * base
+        s >>= 1
+        if not s:
+            return out
+        base = base * base
+
+
+def _zeta_pos(xp, s: int, q):
+    """zeta(s, q) for float64 arrays q >= 0 (the eager twin of ft_polygamma's loop). Every lane
+    takes as many terms as the lowest one needs (zeta(s, q) = sum_{k < J} (q + k)^-s +
+    zeta(s, q + J) for every J, and a lane at the shift or above adds terms far below its
+    tail), so the loop is whole-array arithmetic without masks."""
+    shift = _zeta_shift(s)
+    lowest = float(xp.where(q < shift, q, shift).min()) if q.size else shift  # (NaN: shift)
+    acc, w = xp.zeros_like(q), q
+    for k in range(math.ceil(shift - lowest)):
+        acc += _int_power(xp, 1.0 / w, s)
+        w = w + 1.0 if k == 0 else xp.add(w, 1.0, out=w)  # (q itself is the caller's)
     return acc + _zeta_tail(xp, s, w)
 
 

@@ -5,8 +5,13 @@ fusetorch/special.py). Each follows ATen's algorithm step for step (its special 
 |x| = 1, its cos/sin closed forms for large n inside (-1, 1), then the three-term recurrence),
 so values round as PyTorch's do; n is truncated to an integer. PyTorch gives them no
 gradient. Kernels call the C helpers (one loop per element); eager runs the same recurrence
-over whole arrays, up to the largest n."""
+over whole arrays, each lane leaving as it ends, for up to 1024 steps; lanes still going then
+(|x| < 1 Legendre, x > 0 or near 0 Laguerre, |x| a little over 1 Chebyshev) get a float64
+evaluation: scipy's loop in C or the hyperbolic closed forms, within ~1e-10 of ATen's float64
+loop and nearer the exact value than its float32 one."""
 from __future__ import annotations
+
+import importlib
 
 from .elementwise import elementwise
 from .ops import vjp_zero
@@ -15,6 +20,7 @@ from .ops import vjp_zero
 #
 # written once for double; the float twin is the same text with float types and libm's f names
 
+# each loop stops at a NaN, as ATen's do (r starts as q, so a NaN first term is the result)
 _C_DOUBLE = """
 FT_FN double ft_chebyshev_polynomial_t(double x, double nf)
 {
@@ -24,8 +30,8 @@ FT_FN double ft_chebyshev_polynomial_t(double x, double nf)
     if (n > 6 && fabs(x) < 1.0) return cos(n * acos(x));
     if (n == 0) return 1.0;
     if (n == 1) return x;
-    double p = 1.0, q = x, r = 0.0;
-    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    double p = 1.0, q = x, r = q;
+    for (double k = 2; k <= n && !isnan(q); k++) { r = (x + x) * q - p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_chebyshev_polynomial_u(double x, double nf)
@@ -39,8 +45,8 @@ FT_FN double ft_chebyshev_polynomial_u(double x, double nf)
     }
     if (n == 0) return 1.0;
     if (n == 1) return x + x;
-    double p = 1.0, q = x + x, r = 0.0;
-    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    double p = 1.0, q = x + x, r = q;
+    for (double k = 2; k <= n && !isnan(q); k++) { r = (x + x) * q - p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_chebyshev_polynomial_v(double x, double nf)
@@ -57,8 +63,8 @@ FT_FN double ft_chebyshev_polynomial_v(double x, double nf)
     }
     if (n == 0) return 1.0;
     if (n == 1) return x + x - 1.0;
-    double p = 1.0, q = x + x - 1.0, r = 0.0;
-    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    double p = 1.0, q = x + x - 1.0, r = q;
+    for (double k = 2; k <= n && !isnan(q); k++) { r = (x + x) * q - p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_chebyshev_polynomial_w(double x, double nf)
@@ -76,8 +82,8 @@ FT_FN double ft_chebyshev_polynomial_w(double x, double nf)
     }
     if (n == 0) return 1.0;
     if (n == 1) return x + x + 1.0;
-    double p = 1.0, q = x + x + 1.0, r = 0.0;
-    for (double k = 2; k <= n; k++) { r = (x + x) * q - p; p = q; q = r; }
+    double p = 1.0, q = x + x + 1.0, r = q;
+    for (double k = 2; k <= n && !isnan(q); k++) { r = (x + x) * q - p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_hermite_polynomial_h(double x, double nf)
@@ -86,8 +92,12 @@ FT_FN double ft_hermite_polynomial_h(double x, double nf)
     if (n < 0) return 0.0;
     if (n == 0) return 1.0;
     if (n == 1) return x + x;
-    double p = 1.0, q = x + x, r = 0.0;
-    for (double k = 2; k < n + n; k += 2) { r = (x + x) * q - k * p; p = q; q = r; }
+    double p = 1.0, q = x + x, r = q;
+    for (double k = 2; k < n + n && !isnan(q); k += 2) {
+        r = (x + x) * q - k * p;
+        p = q;
+        q = r;
+    }
     return r;
 }
 FT_FN double ft_hermite_polynomial_he(double x, double nf)
@@ -96,8 +106,8 @@ FT_FN double ft_hermite_polynomial_he(double x, double nf)
     if (n < 0) return 0.0;
     if (n == 0) return 1.0;
     if (n == 1) return x;
-    double p = 1.0, q = x, r = 0.0;
-    for (double k = 1; k < n; k++) { r = x * q - k * p; p = q; q = r; }
+    double p = 1.0, q = x, r = q;
+    for (double k = 1; k < n && !isnan(q); k++) { r = x * q - k * p; p = q; q = r; }
     return r;
 }
 FT_FN double ft_laguerre_polynomial_l(double x, double nf)
@@ -107,8 +117,8 @@ FT_FN double ft_laguerre_polynomial_l(double x, double nf)
     if (fabs(x) == 0.0) return 1.0;
     if (n == 0) return 1.0;
     if (n == 1) return 1.0 - x;
-    double p = 1.0, q = 1.0 - x, r = 0.0;
-    for (double k = 1; k < n; k++) {
+    double p = 1.0, q = 1.0 - x, r = q;
+    for (double k = 1; k < n && !isnan(q); k++) {
         r = (((k + k) + (1.0 - x)) * q - k * p) / (k + 1);
         p = q;
         q = r;
@@ -125,8 +135,12 @@ FT_FN double ft_legendre_polynomial_p(double x, double nf)
     }
     if (n == 0) return 1.0;
     if (n == 1) return x;
-    double p = 1.0, q = x, r = 0.0;
-    for (double k = 1; k < n; k++) { r = ((k + k + 1) * x * q - k * p) / (k + 1); p = q; q = r; }
+    double p = 1.0, q = x, r = q;
+    for (double k = 1; k < n && !isnan(q); k++) {
+        r = ((k + k + 1) * x * q - k * p) / (k + 1);
+        p = q;
+        q = r;
+    }
     return r;
 }
 """
@@ -149,26 +163,156 @@ _C = ("/* torch.special's orthogonal polynomials: ATen's special cases, closed f
 
 # ---------------------------------------------------------------- eager (whole arrays)
 
+# Steps the numpy loop runs before lanes still going are handed to `finish`: each step costs
+# ~10 us of numpy calls whatever the number of lanes, so PyTorch's samples at n = 5e6 would
+# take a minute; by here every lane that overflows fast (|x| > 1 Legendre, Hermite, x < 0
+# Laguerre far from 0) is NaN, and what is left is a value the evaluations below give as
+# accurately as the recurrence in float64 (and more so than it in float32).
+_HANDOFF = 1024
 
-def _recurrence(xp, x, n, first, step, start: int = 2, skip=None):
-    """P_n from P_0 = 1, P_1 = first, P_m = step(m, P_{m-1}, P_{m-2}) for m >= start. Lanes
-    in `skip` (a closed form replaces them) do not lengthen the loop; it ends early once every
-    lane still running is NaN, which every later step keeps (ATen's loops stop at a NaN too):
-    n reaches 5e6 in PyTorch's samples, where |x| > 1 overflows in a few hundred steps."""
-    one = xp.ones_like(x)
-    out = xp.where(n == 0, one, xp.where(n == 1, first, 0 * x))
-    p, q = one, first
+
+def _recurrence(xp, x, n, first, coef, step, start: int = 2, skip=None, finish=None):
+    """P_n from P_0 = 1, P_1 = first, P_m = step(m, P_{m-1}, P_{m-2}, coef) for m >= start,
+    `coef` an array of x's shape the step reads (its lanes follow them). Lanes in `skip` (a
+    closed form replaces them) do not run. Each lane leaves the running set when it reaches its
+    n or turns NaN (which every later step keeps; ATen's loops stop at a NaN too): lanes are
+    sorted by n, so the running ones are a prefix the steps compute on. Lanes running past
+    _HANDOFF steps get `finish`'s values (`_finished`; None: the loop goes on)."""
+    out = xp.where(n == 0, 1, xp.where(n == 1, first, 0 * x)).astype(x.dtype, copy=False)
     run = n if skip is None else xp.where(skip, 0, n)
-    top = int(run.max()) if run.size else 0
-    for m in range(start, top + 1):
-        r = step(m, q, p)
-        out = xp.where(n == m, r, out)
-        p, q = q, r
-        if m % 16 == 0:
-            going = run > m
-            if bool(xp.isnan(xp.where(going, q, xp.nan)).all()):
-                return xp.where(going, xp.nan, out)
+    lanes = xp.flatnonzero(run >= start)
+    if lanes.size == 0:
+        return out
+    flat = out.reshape(-1)  # (a fresh array: a view)
+    lanes = lanes[xp.argsort(-run.reshape(-1)[lanes])]
+    need = run.reshape(-1)[lanes]  # descending
+    c = xp.broadcast_to(coef, x.shape).reshape(-1)[lanes]
+    p, q = xp.ones_like(c), xp.broadcast_to(first, x.shape).reshape(-1)[lanes]
+    k = lanes.size
+    m = start
+    while k:
+        if finish is not None and m > _HANDOFF:
+            xs = x.reshape(-1)[lanes[:k]]
+            r = _finished(xp, finish, need[:k], xs.astype("float64"), x.dtype)
+            if r is not None:
+                flat[lanes[:k]] = r
+                return out
+            finish = None
+        r = step(m, q[:k], p[:k], c[:k])
+        p, q = q[:k], r
+        if need[k - 1] == m:  # the lanes ending here are the prefix's tail
+            k2 = int(xp.searchsorted(-need[:k], -m, side="left"))
+            flat[lanes[k2:k]] = r[k2:k]
+            k = k2
+        if m % 16 == 0 and k:
+            bad = xp.isnan(q[:k])
+            if bool(bad.any()):
+                flat[lanes[:k][bad]] = xp.nan
+                keep = ~bad
+                lanes, need, c = lanes[:k][keep], need[:k][keep], c[:k][keep]
+                p, q = p[:k][keep], q[:k][keep]
+                k = lanes.size
+        m += 1
     return out
+
+
+def _finished(xp, finish, n, x, dtype):
+    """`finish(xp, n, x)` = (float64 values, their `reach`: how far the last step's intermediate
+    exceeds the value) as ATen's loop in `dtype` leaves them: the value where the intermediate
+    fits; where it does not, the loop overflowed, giving +-inf if that was at one of its last
+    two steps (inf - finite) and NaN if earlier (inf - inf), as PyTorch's T_1602(-1.1) = inf,
+    T_1603 = -inf, P_2245(1.05) = NaN."""
+    done = finish(xp, n, x)
+    if done is None:
+        return None
+
+    def fits(v, reach):
+        return xp.isfinite((xp.abs(v) * reach).astype(dtype))  # (under _eager's errstate)
+
+    r, reach = done
+    ok = fits(r, reach)
+    out = xp.where(ok, r, xp.nan)
+    over = xp.flatnonzero(~ok & ~xp.isnan(r))
+    if over.size:
+        late = xp.zeros(over.shape, dtype=bool)
+        for back in (1, 2):
+            late |= fits(*finish(xp, n[over] - back, x[over]))
+        out[over] = xp.where(late, xp.copysign(xp.inf, r[over]), xp.nan)
+    return out
+
+
+def _scipy_eval(name: str, log_term, reach):
+    """`finish` by scipy.special's `name` at integer n: its own float64 recurrence, in C
+    (cupyx's on cupy; None where the module lacks it, and the numpy loop goes on). Its loop runs
+    all n steps where ATen's stops at the overflow's NaN, so lanes where `log_term(xp, sp, n, x)`,
+    the log of one positive term of a sum the value is, shows float64 overflowing are NaN
+    without it. `reach(xp, n, x)`: see _finished."""
+    def finish(xp, n, x):
+        module = "cupyx.scipy.special" if xp.__name__.startswith("cupy") else "scipy.special"
+        try:
+            sp = importlib.import_module(module)
+            fn = getattr(sp, name)
+        except (ImportError, AttributeError):
+            return None
+        over = log_term(xp, sp, n, x) > _LOG_DOUBLE_MAX
+        return xp.where(over, xp.nan, fn(xp.where(over, 0, n), x)), reach(xp, n, x)
+    return finish
+
+
+_LOG_DOUBLE_MAX = 712.0  # log(DBL_MAX) = 709.78, with room for gammaln's rounding at large n
+
+
+def _log_binomial(sp, n, k):
+    return sp.gammaln(n + 1.0) - sp.gammaln(k + 1.0) - sp.gammaln(n - k + 1.0)
+
+
+def _laguerre_term(xp, sp, n, x):
+    """L_n(-y) = sum_k C(n, k) y^k / k!, every term positive for y = -x > 0: the one at
+    k ~ sqrt(n y), near the largest (x >= 0: -inf, never overflowing)."""
+    y = xp.maximum(-x, 0.0)
+    k = xp.minimum(xp.floor(xp.sqrt(n * y)), n)
+    return xp.where(y > 0, _log_binomial(sp, n, k) + k * xp.log(xp.where(y > 0, y, 1.0)) -
+                    sp.gammaln(k + 1.0), -xp.inf)
+
+
+def _legendre_term(xp, sp, n, x):
+    """P_n(x) = sum_k C(n, k)^2 a^(n-k) b^k, a = (|x| - 1)/2, b = (|x| + 1)/2, every term positive
+    for |x| > 1: the one at k ~ n / (1 + sqrt(a / b)), near the largest (|x| <= 1: -inf)."""
+    ax = xp.abs(x)
+    a, b = xp.where(ax > 1, (ax - 1) / 2, 1.0), (ax + 1) / 2
+    k = xp.minimum(xp.round(n / (1 + xp.sqrt(a / b))), n)
+    return xp.where(ax > 1, 2 * _log_binomial(sp, n, k) + (n - k) * xp.log(a) + k * xp.log(b),
+                    -xp.inf)
+
+
+def _numerator_reach(xp, n, x):
+    """Laguerre's and Legendre's last step divides n P_n by n, and that numerator is what
+    overflows first: ATen's CPU kernel fuses its products into the sums (PyTorch's last finite
+    P_n(1.05) is at n P_n = 0.95 DBL_MAX, where (2n - 1) x P_{n-1} is 1.5 DBL_MAX)."""
+    return n.astype("float64")
+
+
+def _chebyshev_step(m, q, p, two_x):
+    return two_x * q - p
+
+
+def _chebyshev_far(kind: str):
+    """`finish` for Chebyshev lanes, which run the recurrence only at |x| > 1 (closed forms
+    take |x| <= 1): x = +-cosh t, and V_n(-y) = (-1)^n W_n(y)."""
+    def finish(xp, n, x):
+        neg = x < 0
+        t = xp.arccosh(xp.abs(x))
+        if kind == "t":
+            r = xp.cosh(n * t)
+        elif kind == "u":
+            r = xp.sinh((n + 1) * t) / xp.sinh(t)
+        else:
+            v = xp.cosh((n + 0.5) * t) / xp.cosh(t / 2)
+            w = xp.sinh((n + 0.5) * t) / xp.sinh(t / 2)
+            r = xp.where(neg, w, v) if kind == "v" else xp.where(neg, v, w)
+        # (2x T_{n-1} - T_{n-2} rounds once in ATen's fused kernel: only the value overflows)
+        return xp.where(neg & (n % 2 == 1), -r, r), 1.0
+    return finish
 
 
 def _eager(value):
@@ -176,7 +320,9 @@ def _eager(value):
         def run(x, nf):
             x, nf = xp.broadcast_arrays(x, nf)
             with xp.errstate(invalid="ignore", over="ignore"):
-                n = xp.where(xp.isfinite(nf), nf, 0).astype("int64")
+                # a degree int64 cannot hold (NaN, inf, 1e20) converts as x86 does, to INT64_MIN:
+                # negative, so 0 (ATen's static_cast and the C helpers' (long long) alike)
+                n = xp.where(xp.isfinite(nf), nf, -1).astype("int64")
                 r = value(xp, x, n).astype(x.dtype, copy=False)
             return xp.where(n < 0, 0, r).astype(x.dtype, copy=False)
         return run
@@ -191,15 +337,16 @@ def _common(xp, x, n):
 
 def _chebyshev_t(xp, x, n):
     nx, two_x, ax, odd, inner = _common(xp, x, n)
-    r = _recurrence(xp, x, n, x, lambda m, q, p: two_x * q - p, skip=((n > 6) & inner) | (ax == 1))
+    r = _recurrence(xp, x, n, x, two_x, _chebyshev_step, skip=((n > 6) & inner) | (ax == 1),
+                    finish=_chebyshev_far("t"))
     r = xp.where((n > 6) & inner, xp.cos(nx * xp.arccos(xp.where(inner, x, 0))), r)
     return xp.where(ax == 1, xp.where((x > 0) | ~odd, 1, -1), r)
 
 
 def _chebyshev_u(xp, x, n):
     nx, two_x, ax, odd, inner = _common(xp, x, n)
-    r = _recurrence(xp, x, n, two_x, lambda m, q, p: two_x * q - p,
-                    skip=((n > 8) & inner) | (ax == 1))
+    r = _recurrence(xp, x, n, two_x, two_x, _chebyshev_step, skip=((n > 8) & inner) | (ax == 1),
+                    finish=_chebyshev_far("u"))
     t = xp.arccos(xp.where(inner, x, 0))
     s = xp.sin(t)
     closed = xp.where(s != 0, xp.sin((nx + 1) * t) / xp.where(s != 0, s, 1),
@@ -212,8 +359,9 @@ def _chebyshev_vw(v: bool):
     def value(xp, x, n):
         nx, two_x, ax, odd, inner = _common(xp, x, n)
         first = two_x - 1 if v else two_x + 1
-        r = _recurrence(xp, x, n, first, lambda m, q, p: two_x * q - p,
-                        skip=((n > 8) & inner) | (ax == 1))
+        r = _recurrence(xp, x, n, first, two_x, _chebyshev_step,
+                        skip=((n > 8) & inner) | (ax == 1),
+                        finish=_chebyshev_far("v" if v else "w"))
         t = xp.arccos(xp.where(inner, x, 0))
         big = n + n + 1
         parity = xp.where(odd, -big, big) if v else xp.where(odd, -1, 1)
@@ -231,25 +379,27 @@ def _chebyshev_vw(v: bool):
 
 
 def _hermite_h(xp, x, n):
-    return _recurrence(xp, x, n, x + x, lambda m, q, p: (x + x) * q - (2 * (m - 1)) * p)
+    return _recurrence(xp, x, n, x + x, x + x, lambda m, q, p, c: c * q - (2 * (m - 1)) * p)
 
 
 def _hermite_he(xp, x, n):
-    return _recurrence(xp, x, n, x, lambda m, q, p: x * q - (m - 1) * p)
+    return _recurrence(xp, x, n, x, x, lambda m, q, p, c: c * q - (m - 1) * p)
 
 
 def _laguerre_l(xp, x, n):
     first = 1 - x
-    r = _recurrence(xp, x, n, first,
-                    lambda m, q, p: ((2 * (m - 1) + first) * q - (m - 1) * p) / m,
-                    skip=xp.abs(x) == 0)
+    r = _recurrence(xp, x, n, first, first,
+                    lambda m, q, p, c: ((2 * (m - 1) + c) * q - (m - 1) * p) / m,
+                    skip=xp.abs(x) == 0, finish=_scipy_eval("eval_laguerre", _laguerre_term,
+                                                        _numerator_reach))
     return xp.where(xp.abs(x) == 0, 1, r)
 
 
 def _legendre_p(xp, x, n):
     _, _, ax, odd, _ = _common(xp, x, n)
-    r = _recurrence(xp, x, n, x, lambda m, q, p: ((2 * m - 1) * x * q - (m - 1) * p) / m,
-                    skip=ax == 1)
+    r = _recurrence(xp, x, n, x, x, lambda m, q, p, c: ((2 * m - 1) * c * q - (m - 1) * p) / m,
+                    skip=ax == 1, finish=_scipy_eval("eval_legendre", _legendre_term,
+                                                        _numerator_reach))
     return xp.where(ax == 1, xp.where((x > 0) | (n == 0) | ~odd, 1, -1), r)
 
 

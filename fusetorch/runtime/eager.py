@@ -115,7 +115,10 @@ def _index(x, *idx, spec):
     return x[key]
 
 
-_EXPAND_STRIDES: dict = {}  # (shape, strides, itemsize, target shape) -> the view's strides
+# (shape, strides, itemsize, target shape) -> the view's strides, None where the layout is not
+# contiguous (it exports no buffer: broadcast_to itself)
+_EXPAND_STRIDES: dict = {}
+_UNSEEN = object()
 
 
 def _expand(x: np.ndarray, shape: tuple) -> np.ndarray:
@@ -126,16 +129,18 @@ def _expand(x: np.ndarray, shape: tuple) -> np.ndarray:
     broadcast_to itself."""
     if x.shape == shape:
         return x
+    # (a layout's contiguity is a function of its shape, strides and itemsize: the key's)
     key = (x.shape, x.strides, x.itemsize, shape)
-    strides = _EXPAND_STRIDES.get(key)
-    if strides is None or not x.flags.c_contiguous:
+    strides = _EXPAND_STRIDES.get(key, _UNSEEN)
+    if strides is _UNSEEN or strides is None:
         out = np.broadcast_to(x, shape)
-        if len(_EXPAND_STRIDES) >= 4096:
-            _EXPAND_STRIDES.clear()
-        _EXPAND_STRIDES[key] = out.strides
+        if strides is _UNSEEN:
+            if len(_EXPAND_STRIDES) >= 4096:
+                _EXPAND_STRIDES.clear()
+            _EXPAND_STRIDES[key] = out.strides if x.flags.c_contiguous else None
         return out
     out = np.ndarray(shape, x.dtype, x, 0, strides)
-    out.flags.writeable = False
+    out.setflags(write=False)  # (~0.1 us less than setting `flags.writeable`)
     return out
 
 
@@ -372,7 +377,7 @@ def _arg_reduce(fn, name=None):
 def _reshape(x, shape):
     """numpy's reshape; where it must copy a strided view (im2col, pooling windows), the copy
     is a compiled kernel's when one is built."""
-    if not x.flags.c_contiguous and x.size >= POLICY.min_elements:
+    if x.size >= POLICY.min_elements and not x.flags.c_contiguous:  # (size first: ~0.05 us)
         try:
             return np.reshape(x, shape, copy=False)  # a view where strides allow
         except ValueError:

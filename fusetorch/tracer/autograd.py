@@ -194,14 +194,16 @@ def _node_of(x, dtype) -> Node:
 
 
 # op -> per number of inputs, what its VJP reads (OPS[op].saves) as (the output?, input
-# positions), slices resolved: parsed once per op and arity instead of per record
+# positions), slices resolved, or None where that is nothing (index of one input, reshape,
+# cat): parsed once per op and arity instead of per record
 _SAVES: dict = {}
 
 
-def _saves(op: str, n: int) -> tuple:
+def _saves(op: str, n: int) -> tuple | None:
     by_arity = _SAVES.setdefault(op, [])
     while len(by_arity) <= n:
-        by_arity.append(_save_spec(OPS[op].saves, len(by_arity)))
+        save_out, positions = _save_spec(OPS[op].saves, len(by_arity))
+        by_arity.append((save_out, positions) if save_out or positions else None)
     return by_arity[n]
 
 
@@ -260,21 +262,24 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
         nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
                        and x._base is None else _node_of(x, scalar_dtype) for x in ins])
     node = Node(op, nodes, attrs, result._data.shape, dtype)
-    by_arity = _SAVES.get(op)
-    save_out, positions = by_arity[n] if by_arity is not None and n < len(by_arity) else \
-        _saves(op, n)
-    if positions and op in _SAVES_FOR and not all(
-            [isinstance(x, Tensor) and x._requires_grad for x in ins]):
-        save_out, positions = _saves_needed(op, ins)
-    if save_out or positions:
-        saved = {}
-        if save_out:
-            saved[id(node)] = _saved_entry(result)
-        for i in positions:
-            x = ins[i]
-            if isinstance(x, Tensor):
-                saved[id(nodes[i])] = _saved_entry(x)
-        node.saved = saved
+    try:
+        spec = _SAVES[op][n]
+    except (KeyError, IndexError):
+        spec = _saves(op, n)
+    if spec is not None:
+        save_out, positions = spec
+        if positions and op in _SAVES_FOR and not all(
+                [isinstance(x, Tensor) and x._requires_grad for x in ins]):
+            save_out, positions = _saves_needed(op, ins)
+        if save_out or positions:
+            saved = {}
+            if save_out:
+                saved[id(node)] = _saved_entry(result)
+            for i in positions:
+                x = ins[i]
+                if isinstance(x, Tensor):
+                    saved[id(nodes[i])] = _saved_entry(x)
+            node.saved = saved
     result._node = node
     result._requires_grad = True
     if ON_RECORD is not None:
@@ -761,16 +766,17 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
             # cloned from it matches its parameter
             g = g.clone(memory_format=mf.contiguous_format) if t._data.flags.c_contiguous \
                 else g.clone()
-    if t._grad is None:
-        if not create_graph and st.RECORDER is None and _first_grad_relaid(t, g):
-            g = _in_layout_of(t, g)
-        t._grad = g
-    elif st.RECORDER is not None and not create_graph:
-        t._grad.add_(g)  # recorded, so a replay of the trace accumulates too
-    elif create_graph or st.GRAD_ENABLED and t._grad._requires_grad:
-        t._grad = t._grad + g
-    else:
-        t._grad._data += g._data
+    with _ACCUMULATE_LOCK:  # (backwards in several threads into one leaf: see the lock)
+        if t._grad is None:
+            if not create_graph and st.RECORDER is None and _first_grad_relaid(t, g):
+                g = _in_layout_of(t, g)
+            t._grad = g
+        elif st.RECORDER is not None and not create_graph:
+            t._grad.add_(g)  # recorded, so a replay of the trace accumulates too
+        elif create_graph or st.GRAD_ENABLED and t._grad._requires_grad:
+            t._grad = t._grad + g
+        else:
+            t._grad._data += g._data
     post = t.__dict__.get(POST_ACCUMULATE_HOOKS)
     if post:
         for hook in list(post.values()):
@@ -778,6 +784,11 @@ def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
 
 
 _ACCUMULATE = "autograd::engine::evaluate_function: torch::autograd::AccumulateGrad"
+# One accumulation into a leaf's .grad at a time, as PyTorch's AccumulateGrad holds a mutex:
+# backwards running in several threads into shared parameters lost updates without it (the
+# check for a first .grad raced, and numpy's `+=` releases the GIL between its elements). Hooks
+# run outside it.
+_ACCUMULATE_LOCK = threading.Lock()
 
 
 def _roots_and_grads(tensors, grad_tensors, create_graph: bool):

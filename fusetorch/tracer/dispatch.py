@@ -344,10 +344,11 @@ def check_tensors(seq, fn: str) -> list:
         raise TypeError(f"{fn}(): argument 'tensors' (position 1) must be tuple of Tensors, not "
                         f"{type(seq).__name__}")
     seq = list(seq)
-    for i, x in enumerate(seq):
+    for x in seq:  # (no enumerate: a loop's cat of a few tensors)
         if not isinstance(x, Tensor):
+            i = next(i for i, x in enumerate(seq) if not isinstance(x, Tensor))
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got "
-                            f"{type(x).__name__}")
+                            f"{type(seq[i]).__name__}")
     return seq
 
 
@@ -402,58 +403,78 @@ def cast(t: Tensor, d: dt.DType) -> Tensor:
     return apply("cast", [t], {"dtype": d})
 
 
-# (op, input shapes, dtypes, attrs) -> (output shape, dtype, its numpy dtype, whether the result
-# may be a view of its input, whether the op crosses devices)
+# (op, input shapes, dtypes, attrs) -> (output dtype, its numpy dtype, whether the result may be
+# a view of its input, whether the op crosses devices). The output shape is checked against the
+# eager result once, when the entry is made: both are functions of the key.
 _RULES: dict = {}
 _MAX_RULES = 4096
 
 
-def apply(name: str, tensors, attrs: dict) -> Tensor:
-    """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors."""
+def apply(name: str, tensors, attrs: dict, checked: bool = False) -> Tensor:
+    """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors. `checked`: a
+    one-input view op (index, reshape, expand, permute) whose attributes the caller made valid
+    for the op's shape rule (plain keys, `view` and `expand` through their own caches, sizes
+    derived from the input's as in `squeeze`), so the rules cache is not asked: the result
+    keeps the input's dtype."""
     st = _LOCAL.state  # this thread's recorder, grad mode and profiler
     prof = st.PROFILE
     if prof is not None and prof.enter():
-        return prof.op(apply, (name, tensors, attrs), name, tensors)
+        return prof.op(apply, (name, tensors, attrs, checked), name, tensors)
     t0 = tensors[0]
+    a0 = t0._data
     be = t0._be
-    if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
-        arrays = (t0._data,)
-        key = (name, t0._data.shape, t0._dtype, *attrs.items())
+    if checked:
+        try:
+            out = be.impl[name](a0, **attrs)
+        except MemoryError as e:
+            raise allocator_error(e) from None
+        dtype, npdt, may_view, crosses = t0._dtype, a0.dtype, True, False
     else:
-        arrays, key = [], [name]
-        for t in tensors:
-            if t._be is not be:
-                _check_devices(tensors)
-            a = t._data
-            arrays.append(a)
-            key += (a.shape, t._dtype)
-        key = (*key, *attrs.items())
-    # the shape and dtype rules are pure: a loop's calls repeat their arguments
-    try:
-        rules = _RULES.get(key)
-    except TypeError:  # an unhashable attribute value (a list): the rules run every call
-        key = rules = None
-    if rules is None:
-        rules = _rules(name, tensors, arrays, attrs)
-        if key is not None:
-            if len(_RULES) >= _MAX_RULES:
-                _RULES.clear()
-            _RULES[key] = rules
-    shape, dtype, npdt, may_view, crosses = rules
-    try:
-        out = be.impl[name](*arrays, **attrs)
-    except MemoryError as e:
-        raise allocator_error(e) from None
+        if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
+            arrays = (a0,)
+            key = (name, a0.shape, t0._dtype, *attrs.items())
+        else:
+            arrays, key = [], [name]
+            for t in tensors:
+                if t._be is not be:
+                    _check_devices(tensors)
+                a = t._data
+                arrays.append(a)
+                key += (a.shape, t._dtype)
+            key = (*key, *attrs.items())
+        # the shape and dtype rules are pure: a loop's calls repeat their arguments
+        try:
+            rules = _RULES.get(key)
+        except TypeError:  # an unhashable attribute value (a list): the rules run every call
+            key = rules = None
+        if rules is not None:
+            dtype, npdt, may_view, crosses = rules
+            try:
+                out = be.impl[name](*arrays, **attrs)
+            except MemoryError as e:
+                raise allocator_error(e) from None
+        else:
+            shape, *rules = _rules(name, tensors, arrays, attrs)
+            dtype, npdt, may_view, crosses = rules
+            if key is not None:
+                if len(_RULES) >= _MAX_RULES:
+                    _RULES.clear()
+                _RULES[key] = tuple(rules)
+            try:
+                out = be.impl[name](*arrays, **attrs)
+            except MemoryError as e:
+                raise allocator_error(e) from None
+            if shape is not None and _shape_of(out) != shape:
+                raise AssertionError(f"{name}: eager result {_shape_of(out)} but shape rule "
+                                     f"{shape}")
     if crosses:
         be = _device.backend(attrs["device"])
     if out.__class__ is not _ndarray:  # a numpy scalar, or cupy
         out = be.xp.asarray(out)
     if out.dtype is not npdt and out.dtype != npdt:
         out = out.astype(npdt)
-    if shape is not None and out.shape != shape:
-        raise AssertionError(f"{name}: eager result {out.shape} but shape rule {shape}")
     result = _new(out, dtype, be)
-    view = out is arrays[0]
+    view = out is a0
     if not view and may_view:
         base = out.base
         if base is not None:
@@ -461,9 +482,8 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
             # taken of, so a non-empty result whose base is the input's owner overlaps it (a
             # movement op only rearranges its elements); anything else asks the array
             # library (~0.4 us a call)
-            a = arrays[0]
-            view = (base is (a if a.base is None else a.base) and out.size != 0) or \
-                be.xp.may_share_memory(out, a)
+            view = (base is (a0 if a0.base is None else a0.base) and out.size != 0) or \
+                be.xp.may_share_memory(out, a0)
     if view:
         result._base = t0._base if t0._base is not None else t0  # one version counter
     rec, grad_on = st.RECORDER, st.GRAD_ENABLED
@@ -474,6 +494,10 @@ def apply(name: str, tensors, attrs: dict) -> Tensor:
     if view:
         _views.derive(result, t0, (name, attrs) if len(tensors) == 1 else None, grad_on)
     return result
+
+
+def _shape_of(out) -> tuple:
+    return tuple(getattr(out, "shape", ()))  # (a numpy scalar from 0-d inputs has shape ())
 
 
 def _rules(name: str, tensors, arrays, attrs: dict) -> tuple:

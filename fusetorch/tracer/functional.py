@@ -775,8 +775,9 @@ def reshape(input: Tensor, shape) -> Tensor:
     D.check_tensor(input, "reshape", "input", 1)
     shape = _ints(shape if isinstance(shape, (tuple, list)) else (shape,), "reshape", "shape")
     if shape == input._data.shape:
-        return apply("reshape", [input], {"shape": shape})
-    return apply("reshape", [input], {"shape": _reshaped(shape, input._data.size)})
+        return apply("reshape", [input], {"shape": shape}, checked=True)
+    return apply("reshape", [input], {"shape": _reshaped(shape, input._data.size)},
+                 checked=True)
 
 
 def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
@@ -804,7 +805,7 @@ def view(input: Tensor, *shape, size=None, dtype=None) -> Tensor:
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
                            "least one dimension spans across two contiguous subspaces). Use "
                            ".reshape(...) instead.")
-    return apply("reshape", [input], {"shape": shape})
+    return apply("reshape", [input], {"shape": shape}, checked=True)  # (sizes: _reshaped)
 
 
 def _can_view(data, shape) -> bool:
@@ -831,7 +832,7 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     perm = list(range(n))
     if n:
         perm[d0], perm[d1] = perm[d1], perm[d0]
-    return apply("permute", [input], {"perm": tuple(perm)})
+    return apply("permute", [input], {"perm": tuple(perm)}, checked=True)
 
 
 swapaxes = swapdims = transpose
@@ -857,7 +858,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     else:
         dims = norm_dims(dim, input.ndim)
         new = tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1))
-    return apply("reshape", [input], {"shape": new})
+    return apply("reshape", [input], {"shape": new}, checked=True)
 
 
 @_grad_name("UnsqueezeBackward0")
@@ -865,7 +866,8 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
     D.check_tensor(input, "unsqueeze", "input", 1)
     d = norm_dim(dim, input.ndim + 1)
     shape = input.shape
-    return apply("reshape", [input], {"shape": tuple(shape[:d]) + (1,) + tuple(shape[d:])})
+    return apply("reshape", [input], {"shape": tuple(shape[:d]) + (1,) + tuple(shape[d:])},
+                 checked=True)
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -877,7 +879,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = input.shape
     new = tuple(shape[:s]) + (numel(shape[s:e + 1]),) + tuple(shape[e + 1:])
-    return apply("reshape", [input], {"shape": new})
+    return apply("reshape", [input], {"shape": new}, checked=True)
 
 
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
@@ -890,7 +892,8 @@ def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
 def expand(input: Tensor, *sizes) -> Tensor:
     sizes = _shape_arg(sizes, "expand", "size")
     data = input._data
-    return apply("expand", [input], {"shape": _expanded(data.shape, sizes, data.itemsize)})
+    return apply("expand", [input], {"shape": _expanded(data.shape, sizes, data.itemsize)},
+                 checked=True)  # (sizes: _expanded)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -944,22 +947,23 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     tensors = D.check_tensors(tensors, "cat")
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    # PyTorch's legacy: 1-d empty tensors are skipped
-    kept, target, same = [], tensors[0]._dtype, True
-    for x in tensors:  # (one pass: an RNN loop's cat of one dtype skips the promotion rules)
-        if x._data.shape != (0,):
-            kept.append(x)
-            same = same and x._dtype is target
-    if not kept:
-        kept = tensors[:1]
+    # PyTorch's legacy: 1-d empty tensors are skipped; an RNN loop's cat (one dtype, none
+    # skipped) takes its list as it is and skips the promotion rules
+    kept, target = tensors, tensors[0]._dtype
+    for x in tensors:
+        if x._dtype is not target or x._data.shape == (0,):
+            kept = [x for x in tensors if x._data.shape != (0,)] or tensors[:1]
+            break
     ref = kept[0]
     if ref._data.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
     d = norm_dim(dim, ref._data.ndim)
-    if not same or ref._dtype is not target:
-        target = dt.result_type([x._dtype for x in kept], [], [])
+    if kept is not tensors and not _b.all([x._dtype is target for x in tensors]):
+        # (the skipped empties take part in the promotion, as in PyTorch)
+        target = dt.result_type([x._dtype for x in tensors], [], [])
         kept = [cast(x, target) for x in kept]
-    return write_out(apply("cat", kept, {"dim": d}), out, name="cat", inputs=tensors)
+    result = apply("cat", kept, {"dim": d})
+    return result if out is None else write_out(result, out, name="cat", inputs=tensors)
 
 
 concat = concatenate = cat
@@ -1001,7 +1005,7 @@ def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
 
 def _slice(input: Tensor, d: int, start: int, stop: int) -> Tensor:
     spec = tuple(("slice", 0, s, 1) for s in input.shape[:d]) + (("slice", start, stop, 1),)
-    return apply("index", [input], {"spec": spec})
+    return apply("index", [input], {"spec": spec}, checked=True)  # (0 <= start <= stop <= n)
 
 
 @_grad_name(lambda t, s, dim=0: "SplitBackward0" if isinstance(s, int)
@@ -1022,6 +1026,9 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
         sizes = [_b.min(step, n - i) for i in range(0, n, step)] if n else [0]
     else:
         sizes = list(split_size_or_sections)
+        if _b.any(s < 0 for s in sizes):
+            raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                               f"entries, but got split_sizes={sizes}")
         if _b.sum(sizes) != n:
             raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
                                f"(input tensor's size at dimension {d}), but got "
@@ -1059,7 +1066,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
     # each piece is one `index` of an int at d (a view of input, as a select is in PyTorch): an
     # RNN layer unbinds its input every call, and a slice then a squeeze were two dispatches
     before = tuple([("slice", 0, s, 1) for s in shape[:d]])
-    out = tuple([apply("index", [input], {"spec": before + (("int", i),)})
+    out = tuple([apply("index", [input], {"spec": before + (("int", i),)}, checked=True)
                  for i in range(shape[d])])
     _views.mark_multi(out)
     return out

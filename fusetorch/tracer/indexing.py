@@ -165,21 +165,18 @@ def _plain_spec(t: Tensor, key):
     return tuple(spec)
 
 
-def _basic(t: Tensor, spec: tuple) -> Tensor:
-    """t[spec] for a spec of ints, slices and new dims: one `index` (its grad_fn named as
-    PyTorch names it by the op table: x[0] a select, x[1:] a slice)."""
-    return D.apply("index", [t], {"spec": spec})
-
-
 def getitem(t: Tensor, key) -> Tensor:
     st = D._LOCAL.state  # (this thread's recorder and grad mode, read once)
     if st.RECORDER is None and not (st.GRAD_ENABLED and D.any_needs_grad((t,))):
         r = _basic_view(t, key)
         if r is not None:
             return r
+    # a key of ints, slices and new dims is one `index` (its grad_fn named as PyTorch names it
+    # by the op table: x[0] a select, x[1:] a slice); a plain spec is within the shape, as the
+    # op's shape rule asks
     spec = _plain_spec(t, key)  # (None for bools: their class is not int)
     if spec is not None:
-        return _basic(t, spec)
+        return D.apply("index", [t], {"spec": spec}, checked=True)
     if isinstance(key, (bool, np.bool_)) or (isinstance(key, Tensor) and key.ndim == 0
                                              and key._dtype is dt.bool_):
         # a lone 0-d mask: a new leading dim of size 1 (True) or 0 (False), as in PyTorch
@@ -188,7 +185,7 @@ def getitem(t: Tensor, key) -> Tensor:
     items = _normalise(t, key)
     advanced = [it for it in items if it[0] in ("tensor", "mask")]
     if not advanced:
-        return _basic(t, tuple(items))
+        return D.apply("index", [t], {"spec": tuple(items)})
     # step 1: the basic part, with the advanced dims kept whole
     basic, adv = [], []  # adv: (dim in step 1's result, item)
     src = pos = 0

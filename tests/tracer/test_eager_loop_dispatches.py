@@ -104,3 +104,98 @@ def test_backward_cache_tells_index_specs_apart():
         assert pos[order[-1]] == len(order) - 1
         keys.append(key)
     assert keys[0] != keys[1] and keys[0] == keys[2]
+
+
+# the view ops whose callers make their attributes valid for the op's shape rule, so that apply
+# skips its rules cache (`checked=True`): (fusetorch call, numpy reference)
+_CHECKED_VIEWS = [
+    (lambda t: t[2], lambda a: a[2]),
+    (lambda t: t[-1, 1:3], lambda a: a[-1, 1:3]),
+    (lambda t: t[0, 0, 0], lambda a: a[0, 0, 0]),
+    (lambda t: t.view(3, -1), lambda a: a.reshape(3, -1)),
+    (lambda t: t.reshape(-1), lambda a: a.reshape(-1)),
+    (lambda t: t[1].expand(2, 3, 4), lambda a: np.broadcast_to(a[1], (2, 3, 4))),
+    (lambda t: t[:, :1].expand(-1, 5, 4), lambda a: np.broadcast_to(a[:, :1], (4, 5, 4))),
+    (lambda t: t.unsqueeze(1).squeeze(1), lambda a: a),
+    (lambda t: t[:, :1].squeeze(), lambda a: a[:, 0]),
+    (lambda t: t.flatten(1), lambda a: a.reshape(4, 12)),
+    (lambda t: t.transpose(0, 2), lambda a: a.swapaxes(0, 2)),
+]
+
+
+@pytest.mark.parametrize("k", range(len(_CHECKED_VIEWS)))
+def test_checked_view_ops_give_the_rules_shapes_values_and_gradients(k):
+    from fusetorch.ir.graph import make_node
+    f, ref = _CHECKED_VIEWS[k]
+    a = np.random.default_rng(k).standard_normal((4, 3, 4))
+    x = torch.tensor(a, requires_grad=True)
+    y = f(x)
+    want = ref(a)
+    assert tuple(y.shape) == want.shape and y.dtype == torch.float64
+    np.testing.assert_array_equal(y.detach().numpy(), want)
+    node = y._node
+    assert node.shape == make_node(node.op, node.inputs, node.attrs).shape  # the rule's shape
+    if want.ndim and y._data.size:  # (numpy's 0-d result is a scalar, not a view)
+        assert y._base is x
+    w = np.arange(1.0, want.size + 1).reshape(want.shape)
+    (y * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), _central(lambda v: (ref(v) * w).sum(), a),
+                               rtol=1e-6, atol=1e-8)
+
+
+def test_cat_of_one_dtype_skipped_empties_and_promotion():
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((1, 3)), rng.standard_normal((1, 2))
+    x, y = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    parts = [x, y, x]
+    got = torch.cat(parts, 1)
+    np.testing.assert_array_equal(got.detach().numpy(), np.concatenate([a, b, a], 1))
+    (got * torch.arange(1.0, 9.0, dtype=torch.float64)).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [[7.0, 9.0, 11.0]])  # 1..3 + 6..8
+    np.testing.assert_array_equal(y.grad.numpy(), [[4.0, 5.0]])
+    # PyTorch's legacy skip of 1-d empty tensors, and its promotion (checked by hand)
+    e = torch.zeros(0, dtype=torch.float64)
+    np.testing.assert_array_equal(torch.cat([e, torch.tensor(a[0]), e]).numpy(), a[0])
+    mixed = torch.cat([torch.tensor([1, 2]), torch.tensor([0.5], dtype=torch.float32)])
+    assert mixed.dtype == torch.float32
+    np.testing.assert_array_equal(mixed.numpy(), [1.0, 2.0, 0.5])
+    with pytest.raises(TypeError, match="expected Tensor as element 1 in argument 0, but got int"):
+        torch.cat([x, 3])
+
+
+def test_split_chunk_narrow_pieces_and_split_refuses_negative_sizes():
+    a = np.random.default_rng(2).standard_normal((2, 8))
+    x = torch.tensor(a, requires_grad=True)
+    pieces = list(x.chunk(4, 1)) + list(torch.split(x, [3, 0, 5], 1)) + [x.narrow(1, 2, 3)]
+    want = [a[:, 0:2], a[:, 2:4], a[:, 4:6], a[:, 6:8], a[:, 0:3], a[:, 3:3], a[:, 3:8],
+            a[:, 2:5]]
+    for p, w in zip(pieces, want):
+        np.testing.assert_array_equal(p.detach().numpy(), w)
+        assert p._base is x or not w.size
+    sum((k + 1) * p.sum() for k, p in enumerate(pieces)).backward()
+    np.testing.assert_allclose(
+        x.grad.numpy(),
+        _central(lambda v: sum((k + 1) * v[:, s].sum() for k, s in enumerate(
+            [slice(0, 2), slice(2, 4), slice(4, 6), slice(6, 8), slice(0, 3), slice(3, 3),
+             slice(3, 8), slice(2, 5)])), a), rtol=1e-6, atol=1e-8)
+    # PyTorch's refusal, before the sum's (checked by hand against PyTorch 2.13)
+    for sizes in ([5, -1], [-1, 2]):
+        with pytest.raises(RuntimeError, match=r"split_with_sizes expects split_sizes have only "
+                                               r"non-negative entries, but got split_sizes=\["):
+            torch.split(torch.arange(4.0), sizes)
+
+
+@pytest.mark.parametrize("dtypes, want", [
+    ((torch.float32, torch.int64), torch.float32),   # the skipped empty decides the dtype
+    ((torch.int64, torch.float64), torch.float64),
+    ((torch.bool, torch.int64), torch.int64),
+])
+def test_cat_promotes_over_the_empty_tensors_it_skips(dtypes, want):
+    # (checked by hand against PyTorch 2.13: torch.cat([torch.empty(0), torch.tensor([1, 2])])
+    # is tensor([1., 2.]))
+    empty = torch.empty(0, dtype=dtypes[0])
+    full = torch.tensor([1, 2]).to(dtypes[1])
+    for parts in ([empty, full], [full, empty]):
+        out = torch.cat(parts)
+        assert out.dtype == want
+        np.testing.assert_array_equal(out.numpy(), np.array([1, 2]))

@@ -209,3 +209,105 @@ def test_orthogonal_polynomials_against_numpy_and_closed_forms():
     assert not S.hermite_polynomial_h(t64([0.5]).requires_grad_(), 3).requires_grad
     np.testing.assert_allclose(chebyshev.chebval(0.3, np.eye(6)[5]),
                                S.chebyshev_polynomial_t(t64(0.3), 5).item(), rtol=1e-14)
+
+
+def _recurrence_ref(name: str, x: float, n: int) -> float:
+    """P_n(x) by the three-term recurrence in 50-digit decimal arithmetic: the exact value to
+    float64 rounding at every n the tests use (no rounding error accumulates at this width);
+    NaN where float64 cannot hold it."""
+    from decimal import Decimal, localcontext
+    with localcontext() as ctx:
+        ctx.prec = 50
+        X = Decimal(x)
+        p, q = Decimal(1), {"laguerre_polynomial_l": 1 - X, "legendre_polynomial_p": X,
+                            "chebyshev_polynomial_t": X, "chebyshev_polynomial_u": 2 * X,
+                            "chebyshev_polynomial_v": 2 * X - 1,
+                            "chebyshev_polynomial_w": 2 * X + 1}[name]
+        for k in range(1, n):
+            if name == "laguerre_polynomial_l":
+                p, q = q, ((2 * k + 1 - X) * q - k * p) / (k + 1)
+            elif name == "legendre_polynomial_p":
+                p, q = q, ((2 * k + 1) * X * q - k * p) / (k + 1)
+            else:
+                p, q = q, 2 * X * q - p
+        v = float(q) if n else 1.0
+        return v if math.isfinite(v) else math.nan  # (ATen's loop: inf, then inf - inf)
+
+
+@pytest.mark.parametrize("name,x", [
+    ("legendre_polynomial_p", [-0.99, -0.5, 0.0, 1e-7, 0.3, 0.7071, 0.999]),
+    ("laguerre_polynomial_l", [-0.01, 1e-3, 0.5, 3.0, 40.0, 501.0]),
+    ("chebyshev_polynomial_t", [1.001, -1.0002, 1 + 2 ** -40]),
+    ("chebyshev_polynomial_u", [1.001, -1.0002, 1 + 2 ** -40]),
+    ("chebyshev_polynomial_v", [1.001, -1.0002, 1 + 2 ** -40]),
+    ("chebyshev_polynomial_w", [1.001, -1.0002, 1 + 2 ** -40])])
+def test_orthogonal_polynomials_at_large_degree(name, x):
+    # past the eager loop's hand-off (1024 steps) the values come from a float64 evaluation
+    # that must agree with the exact recurrence; n = 5e6 (PyTorch's sample) takes seconds, not
+    # a minute
+    fn = getattr(S, name)
+    n = [1023, 1024, 1025, 3001, 20000]
+    xs, ns = np.repeat(x, len(n)), np.tile(n, len(x))
+    want = np.array([_recurrence_ref(name, a, k) for a, k in zip(xs, ns)])
+    got = fn(t64(xs), t64(ns)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=name)
+    # float32 past the hand-off: the float64 value rounded once (ATen's float32 loop, which
+    # runs up to n = 1024 here as there, drifts by ~1e-3 at these degrees)
+    ok = (np.abs(want) < 1e38) & (ns > 1024)
+    got32 = fn(torch.tensor(xs.astype(np.float32)), torch.tensor(ns.astype(np.float32)))
+    assert got32.dtype == torch.float32
+    want32 = np.array([_recurrence_ref(name, float(np.float32(a)), k) if big else 0.0
+                       for a, k, big in zip(xs, ns, ok)])
+    np.testing.assert_allclose(got32.numpy()[ok], want32[ok], rtol=1e-6, atol=1e-7,
+                               err_msg=name)
+    # 0-d, non-contiguous, zero-size and broadcast operands take the same path
+    assert fn(t64(xs[-1]), t64(ns[-1])).shape == ()
+    np.testing.assert_allclose(fn(t64(xs[-1]), t64(ns[-1])).item(), want[-1], rtol=1e-9,
+                               atol=1e-12)
+    wide = t64(np.stack([xs, xs], 1))[:, 0]
+    assert not wide.is_contiguous()
+    np.testing.assert_allclose(fn(wide, t64(ns)).numpy(), want, rtol=1e-9, atol=1e-12)
+    assert fn(t64(np.zeros((0, 3))), t64(20000.0)).shape == (0, 3)
+    grid = fn(t64(np.array(x)[:, None]), t64(np.array(n, dtype=np.float64)[None, :])).numpy()
+    np.testing.assert_allclose(grid.reshape(-1), want, rtol=1e-9, atol=1e-12)
+
+
+def test_orthogonal_polynomials_overflow_to_nan_as_aten():
+    # ATen's loops overflow to inf and then inf - inf: NaN, also where a lane is handed off
+    # (the value the dtype cannot hold); Hermite overflows within a few hundred steps anywhere
+    assert math.isnan(S.hermite_polynomial_h(t64(0.5), 2000).item())
+    assert math.isnan(S.hermite_polynomial_he(t64(-0.5), 2000).item())
+    assert math.isnan(S.legendre_polynomial_p(t64(1.2), 5000).item())
+    assert math.isnan(S.chebyshev_polynomial_t(t64(1.2), 5000).item())
+    assert math.isnan(S.laguerre_polynomial_l(torch.tensor(-501.0), 5000).item())
+    big = S.laguerre_polynomial_l(t64([501.0, -5.0]), t64([4988429.0, 5000.0])).numpy()
+    np.testing.assert_allclose(big[1], _recurrence_ref("laguerre_polynomial_l", -5.0, 5000),
+                               rtol=1e-9)
+    assert 1e105 < big[0] < 2e105  # (e^(x/2) times a decaying oscillation)
+    # past the hand-off ATen's loop overflows where the last step's numerator n P_n does (its
+    # products fused into the sums: Chebyshev's T_n itself), which PyTorch 2.13 shows at these
+    # points; and a lane sure to overflow (a positive term of the sum beyond float64) is NaN at
+    # once, not after scipy's loop of 1e12 steps
+    ref = _recurrence_ref("legendre_polynomial_p", 1.05, 2200)
+    got = S.legendre_polynomial_p(t64([1.05, 1.05, 1.1, -1.1]), t64([2200, 2290, 1e12, 1e12]))
+    assert got[0].item() == pytest.approx(ref, rel=1e-9) and 2200 * ref < 1.7e308
+    assert all(math.isnan(v) for v in got.tolist()[1:])
+    assert math.isnan(S.laguerre_polynomial_l(t64(-10.0), 1e12).item())
+    assert S.laguerre_polynomial_l(t64(-10.0), 12400).item() == pytest.approx(
+        _recurrence_ref("laguerre_polynomial_l", -10.0, 12400), rel=1e-9)
+    assert S.chebyshev_polynomial_t(t64(-1.1), 1601).item() == pytest.approx(
+        _recurrence_ref("chebyshev_polynomial_t", -1.1, 1601), rel=1e-9)
+    assert S.chebyshev_polynomial_t(t64(-1.1), t64([1602, 1603, 1604])).tolist()[:2] == \
+        [math.inf, -math.inf]
+    # float32 holds neither: NaN
+    assert np.isnan(S.laguerre_polynomial_l(torch.tensor([501.0, -5.0]),
+                                            torch.tensor([4988429.0, 5000.0])).numpy()).all()
+
+
+def test_orthogonal_polynomials_degree_int64_cannot_hold_is_negative():
+    # NaN, inf and 1e20 convert as ATen's static_cast does on x86 (INT64_MIN): the value is 0
+    for name in ("chebyshev_polynomial_t", "hermite_polynomial_h", "laguerre_polynomial_l",
+                 "legendre_polynomial_p"):
+        got = getattr(S, name)(t64([0.3, 0.3, 0.3, 0.3]), t64([math.nan, math.inf, -math.inf,
+                                                                1e20]))
+        assert got.tolist() == [0.0, 0.0, 0.0, 0.0], name

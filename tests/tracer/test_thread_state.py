@@ -324,3 +324,33 @@ def test_grad_mode_set_in_a_copied_context_holds_for_the_thread():
         torch.set_grad_enabled(True)
         torch.set_autocast_enabled("cpu", False)
     assert torch.is_grad_enabled() and not torch.is_autocast_enabled("cpu")
+
+
+def test_two_threads_accumulating_a_first_grad_into_one_leaf_keep_both(monkeypatch):
+    # thread A is held inside its first-.grad accumulation (between the "no .grad yet" check
+    # and the store) while thread B accumulates into the same leaf: B must wait for A (PyTorch's
+    # AccumulateGrad mutex), never store a .grad that A then overwrites. (A's wait only ends
+    # early when B finished first, which is the bug; with the lock it runs out.)
+    from fusetorch.tracer import autograd as A
+    w = torch.zeros(3, requires_grad=True)
+    a_inside, b_done = threading.Event(), threading.Event()
+    real = A._first_grad_relaid
+
+    def held(t, g):
+        if threading.current_thread().name == "A":
+            a_inside.set()
+            b_done.wait(0.5)
+        return real(t, g)
+    monkeypatch.setattr(A, "_first_grad_relaid", held)
+
+    def run_a():
+        (w * torch.tensor([1.0, 2.0, 3.0])).sum().backward()
+
+    def run_b():
+        assert a_inside.wait(30)
+        (w * torch.tensor([10.0, 20.0, 30.0])).sum().backward()
+        b_done.set()
+    ta, tb = threading.Thread(target=run_a, name="A"), threading.Thread(target=run_b, name="B")
+    ta.start(), tb.start()
+    ta.join(60), tb.join(60)
+    np.testing.assert_array_equal(w.grad.numpy(), [11.0, 22.0, 33.0])
