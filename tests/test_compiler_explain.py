@@ -144,6 +144,15 @@ def test_composite_keys_first_call_capture_and_replay(monkeypatch):
     assert line.endswith("interpreted: inputs 48 elements < POLICY.min_elements 4096"), line
 
 
+def test_composites_switched_off(monkeypatch):
+    monkeypatch.setattr(POLICY, "eager_kernels", False)
+    for _ in range(3):
+        F.linear(torch.randn(2, 8), torch.randn(4, 8))
+    (line,) = _lines("composite")
+    assert line == ("composite fusetorch.nn._functional.linear.linear: not compiled: "
+                    "POLICY.eager_kernels off"), line
+
+
 def test_a_composite_that_fuses_nothing():
     x, w = torch.randn(64, 64), torch.randn(64, 64)
     for _ in range(3):

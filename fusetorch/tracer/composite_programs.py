@@ -73,6 +73,8 @@ def composite(fn):
                 not POLICY.eager_kernels:
             # (a trace records the primitives itself; the profiler times each of them; under
             # autocast the casts depend on a state the key does not hold)
+            if not POLICY.eager_kernels:  # (the one of these a user asks about)
+                note("composite", (name,), "off", "eager_kernels")
             return fn(*args, **kwargs)
         key = _key(name, args, kwargs)
         if key is None:
