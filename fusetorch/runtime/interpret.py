@@ -58,14 +58,10 @@ class Interpreter:
         # transformer held every intermediate to its end: 3.1 GB where its compiled program
         # peaks at 1.2); outputs and the caller's arrays are read "at the end"; with
         # `consume` the caller's arrays too, each after its last reader
-        frees: dict[int, list] = {}
-        for key, pos in last_use.items():
-            if pos in at_step and key not in input_reads:
-                frees.setdefault(at_step[pos], []).append(slot[key])
-        consumed = {k: list(v) for k, v in frees.items()}
-        for key, pos in input_reads.items():
-            if pos in at_step:
-                consumed.setdefault(at_step[pos], []).append(slot[key])
+        uses = (last_use, view_use, input_reads)
+        frees, consumed = ({at_step[pos]: [slot[k] for k in keys]
+                            for pos, keys in let_go(graph, c, uses).items() if pos in at_step}
+                           for c in (False, True))
         # (a graph of small values only keeps them to the end in the lean loop: letting each
         # go frees nothing that matters and costs a few percent of a small composite's run)
         small = all(n.opdef.shape is not None and math.prod(n.shape) <= REUSE_MIN
@@ -227,6 +223,23 @@ def eval_node(node, args: list, impl: dict, xp, **extra):
 # the slices, not the whole. Ops declared `may_view` may return a view of (or the very) input
 # 0's array: while such a result is still to be read, that input's buffer must not be written
 # (conservative: more is safe).
+
+
+def let_go(graph: Graph, consume: bool, uses: tuple | None = None) -> dict:
+    """Position of a node -> ids of the values that may be let go once it has run: each value
+    after its last reader, never an output, the graph's inputs (the caller's) only where the
+    caller hands them over (`consume`). `uses`: `_last_uses(graph)` where made already.
+    (The interpreter's rule, and `autograd._run_recorded`'s on tensors.)"""
+    last_use, _, input_reads = uses if uses is not None else _last_uses(graph)
+    end = len(graph.nodes)
+    out: dict[int, list] = {}
+    for key, pos in last_use.items():
+        if pos < end:  # (outputs and inputs: "at the end")
+            out.setdefault(pos, []).append(key)
+    if consume:
+        for key, pos in input_reads.items():
+            out.setdefault(pos, []).append(key)
+    return out
 
 
 def _last_uses(graph: Graph) -> tuple[dict, dict, dict]:
