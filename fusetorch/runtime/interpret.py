@@ -37,47 +37,24 @@ class Interpreter:
     step are the cost) and a general one for what the lean one leaves out: a hook, devices
     crossed (`to_device`), in-place reuse (`reuses_input0`), data-dependent sizes."""
 
-    __slots__ = ("graph", "impl", "xp", "n_inputs", "outputs", "_lean", "_lean_consuming",
-                 "_steps", "_consuming", "_env", "_copied", "_general", "_crosses")
+    __slots__ = ("graph", "impl", "xp", "n_inputs", "outputs", "_nodes", "_slot", "_uses",
+                 "_at_step", "_plans", "_env", "_copied", "_general", "_crosses")
 
     def __init__(self, graph: Graph, impl: dict, xp):
         self.graph, self.impl, self.xp = graph, impl, xp
-        last_use, view_use, input_reads = _last_uses(graph)
+        last_use, view_use, input_reads = uses = _last_uses(graph)
         slot = {id(n): i for i, n in enumerate(graph.inputs)}
         consts, nodes, at_step = [], [], {}
+        reuses = dynamic = False
         for pos, node in enumerate(graph.nodes):
             if node.op == "input":
                 continue
-            slot[id(node)] = len(slot)
+            out = slot[id(node)] = len(slot)
             if node.op == "constant" and not node.inputs:
-                consts.append((slot[id(node)], eval_node(node, [], impl, xp)))
+                consts.append((out, eval_node(node, [], impl, xp)))
                 continue
             at_step[pos] = len(nodes)
-            nodes.append((pos, node))
-        # values let go after their last reader (a first, interpreted, backward of a
-        # transformer held every intermediate to its end: 3.1 GB where its compiled program
-        # peaks at 1.2); outputs and the caller's arrays are read "at the end"; with
-        # `consume` the caller's arrays too, each after its last reader
-        uses = (last_use, view_use, input_reads)
-        frees, consumed = ({at_step[pos]: [slot[k] for k in keys]
-                            for pos, keys in let_go(graph, c, uses).items() if pos in at_step}
-                           for c in (False, True))
-        # (a graph of small values only keeps them to the end in the lean loop: letting each
-        # go frees nothing that matters and costs a few percent of a small composite's run)
-        small = all(n.opdef.shape is not None and math.prod(n.shape) <= REUSE_MIN
-                    for n in graph.nodes)
-        lean, lean_consuming, general, general_consuming = [], [], [], []
-        reuses = dynamic = False
-        for k, (pos, node) in enumerate(nodes):
             ins = tuple(slot[id(i)] for i in node.inputs)
-            out = slot[id(node)]
-            # (a lean step's function and its input slots unpacked by arity: a call per step
-            # is a few hundred ns, a comprehension building its arguments as much again)
-            head = (impl[node.op], len(ins), ins[0] if ins else None,
-                    ins[1] if len(ins) > 1 else None, ins, node.attrs or None, out,
-                    NP_DTYPES[node.dtype])
-            lean.append(head + ((() if small else tuple(frees.get(k, ()))),))
-            lean_consuming.append(head + ((() if small else tuple(consumed.get(k, ()))),))
             # input 0 read last here and no value that may be a view of it read later: the
             # node may take its buffer, if at the run it is its own array held by no other
             # value (`_dead`); only for large values, where the copy saved pays for counting
@@ -88,10 +65,11 @@ class Interpreter:
                          view_use.get(id(node.inputs[0]), -1) < pos)
             reuses = reuses or reuse
             dynamic = dynamic or node.opdef.shape is None  # (nonzero: checked each run)
-            general.append((node, ins, out, reuse, tuple(frees.get(k, ()))))
-            general_consuming.append((node, ins, out, reuse, tuple(consumed.get(k, ()))))
-        self._lean, self._lean_consuming = lean, lean_consuming
-        self._steps, self._consuming = general, general_consuming
+            nodes.append((node, ins, out, reuse))
+        self._nodes, self._slot, self._uses, self._at_step = nodes, slot, uses, at_step
+        # the steps of each loop, with and without `consume`: made at their first run (a
+        # graph run once, the first backward of a structure, makes one)
+        self._plans = [None, None, None, None]
         self.n_inputs = len(graph.inputs)
         self.outputs = tuple(slot[id(o)] for o in graph.outputs)
         # a run starts from a copy of this list: the constants, evaluated once, in their slots
@@ -102,12 +80,43 @@ class Interpreter:
         # written: the constant's array is kept for the next run, and the caller may write
         # into what it gets (a gradient zeroed in place)
         made_once = {i for i, _ in consts}
-        for node, ins, out, _, _ in general:
-            if node.opdef.may_view and ins and ins[0] in made_once:
-                made_once.add(out)
+        if made_once:
+            for node, ins, out, _ in nodes:
+                if node.opdef.may_view and ins and ins[0] in made_once:
+                    made_once.add(out)
         self._copied = frozenset(i for i in self.outputs if i in made_once)
         self._crosses = any(node.opdef.crosses_device for node in graph.nodes)
         self._general = reuses or dynamic or self._crosses
+
+    def _plan(self, k: int) -> list:
+        """The steps of loop `k`: 0 lean, 1 lean consuming, 2 general, 3 general consuming."""
+        consume, general = k & 1, k >> 1
+        # values let go after their last reader (a first, interpreted, backward of a
+        # transformer held every intermediate to its end: 3.1 GB where its compiled program
+        # peaks at 1.2); outputs and the caller's arrays are read "at the end"; with
+        # `consume` the caller's arrays too, each after its last reader
+        frees: dict = {}
+        # (a graph of small values only keeps them to the end in the lean loop: letting each
+        # go frees nothing that matters and costs a few percent of a small composite's run)
+        if general or not all(n.opdef.shape is not None and math.prod(n.shape) <= REUSE_MIN
+                              for n in self.graph.nodes):
+            slot, at_step = self._slot, self._at_step
+            frees = {at_step[pos]: tuple(slot[key] for key in keys)
+                     for pos, keys in let_go(self.graph, bool(consume), self._uses).items()
+                     if pos in at_step}
+        if general:
+            steps = [(node, ins, out, reuse, frees.get(j, ()))
+                     for j, (node, ins, out, reuse) in enumerate(self._nodes)]
+        else:
+            # (a lean step's function and its input slots unpacked by arity: a call per step
+            # is a few hundred ns, a comprehension building its arguments as much again)
+            impl = self.impl
+            steps = [(impl[node.op], len(ins), ins[0] if ins else None,
+                      ins[1] if len(ins) > 1 else None, ins, node.attrs or None, out,
+                      NP_DTYPES[node.dtype], frees.get(j, ()))
+                     for j, (node, ins, out, _) in enumerate(self._nodes)]
+        self._plans[k] = steps
+        return steps
 
     def run(self, inputs: list, consume: bool = False, hook=None) -> list:
         """The outputs for `inputs` (one array per graph input). `consume`: the caller hands
@@ -116,15 +125,18 @@ class Interpreter:
         (`begin(node)`) and ends (`end(node, value)`)."""
         env = self._env.copy()
         env[:self.n_inputs] = inputs
+        k = 0
         if consume:
             inputs.clear()
+            k = 1
         if hook is not None or self._general:
-            self._run_general(env, self._consuming if consume else self._steps, hook)
+            k += 2
+            self._run_general(env, self._plans[k] or self._plan(k), hook)
         else:  # the lean loop, inline (a call is a tenth of a small composite's run)
             xp = self.xp
             ndarray, asarray = xp.ndarray, xp.asarray
             for fn, n, i0, i1, ins, attrs, out, dtype, frees in \
-                    (self._lean_consuming if consume else self._lean):
+                    (self._plans[k] or self._plan(k)):
                 if n == 1:
                     a = fn(env[i0], **attrs) if attrs else fn(env[i0])
                 elif n == 2:
