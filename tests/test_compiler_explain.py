@@ -220,3 +220,23 @@ def test_the_log_is_bounded_and_keeps_codes_not_text(monkeypatch):
         ["backward #2", "backward #3", "backward #4"]
     # what is kept is the code and its values; the text is made when asked
     assert list(_policy._DECISIONS.values())[-1] == ("small", (4, 4096))
+
+
+def test_a_backward_graph_with_an_op_kernels_cannot_take():
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = torch.randn(5000, requires_grad=True)
+    for _ in range(2):
+        x.grad = None
+        Double.apply(x).exp().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(2 * x.detach().numpy()), rtol=1e-5)
+    (line,) = _lines("backward")
+    assert "interpreted: op custom" in line and "cannot be compiled (OpDef.compilable is " \
+        "False)" in line, line
