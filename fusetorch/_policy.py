@@ -10,6 +10,7 @@ them off. A leaf module: it imports nothing from fusetorch.
 from __future__ import annotations
 
 import os
+import weakref
 
 
 class EagerCompilePolicy:
@@ -44,3 +45,89 @@ class EagerCompilePolicy:
 
 
 POLICY = EagerCompilePolicy()
+
+
+# ---------------------------------------------------------------- why a graph ran as it did
+
+# Each holder that decides whether something runs compiled (a compiled function, a `@composite`
+# key, a backward graph, an eager kernel's layout, an optimizer's fused step) notes its latest
+# decision here as a code and the values it decided on; `explain` (`fusetorch.compiler.explain`)
+# makes the text. Holders note when a decision is made or changes, never per call of a path
+# already decided, and nothing is formatted until someone asks.
+REASONS = {
+    # what runs: compiled kernels, or the reference (interpreter, numpy, plain eager, Python)
+    "program": "{0}",  # a Program's own state, asked when explained (`Program.status`)
+    "kernel": "compiled: a kernel for this layout",
+    "fused": "compiled: one fused kernel call per dtype",
+    # why not (yet)
+    "first_use": "interpreted: first use (a graph seen once is not worth a build; compiled "
+                 "from the second)",
+    "first_sight": "numpy: first sight of this layout (built from the second)",
+    "first_call": "plain: first call (captured at the second, replayed from the third)",
+    "captured": "plain: captured at this call (replayed from the next)",
+    "not_replayable": "plain: not replayable ({0})",
+    "small": "interpreted: inputs {0} elements < POLICY.min_elements {1}",
+    "off": "not compiled: POLICY.{0} off",
+    "not_compilable": "interpreted: op {0} cannot be compiled (OpDef.compilable is False)",
+    "not_cpu": "interpreted: on {0}, compiled backward graphs are the CPU's",
+    "unaligned": "interpreted: an input's memory is not aligned to whole elements (kernels "
+                 "cannot read it)",
+    "layout_limit": "interpreted: layout limit {0} reached (POLICY.backward_layouts); this "
+                    "layout is new",
+    "fuses_nothing": "interpreted: its partition fuses nothing (a kernel per primitive is no "
+                     "faster than numpy)",
+    "not_one_kernel": "numpy: its plan is not one kernel",
+    "no_compiler": "not compiled: no C compiler ({0})",
+    "building": "reference: build in progress",
+    "build_failed": "reference: the build failed ({0})",
+    "graph_break": "eager: graph break ({0})",
+    "eager_call": "eager: {0}",
+    "python_loop": "Python loop: {0}",
+}
+
+DECISIONS_KEPT = 256  # holders remembered, the most recent decisions
+_DECISIONS: dict = {}  # (kind, label) -> (code, args), oldest first
+
+
+def note(kind: str, label: tuple, code: str, *args) -> None:
+    """Record the decision of holder `label` (a tuple of plain values naming it: a function and
+    its line, a composite and its shapes) of `kind`: `code` a key of `REASONS`, `args` its
+    values (a `weakref.ref` to a Program: asked for its state when explained)."""
+    key = (kind, label)
+    d = _DECISIONS
+    d.pop(key, None)  # (re-inserted last: a dict keeps insertion order)
+    d[key] = (code, args)
+    if len(d) > DECISIONS_KEPT:
+        try:
+            del d[next(iter(d))]
+        except (StopIteration, KeyError, RuntimeError):  # (another thread got there first)
+            pass
+
+
+def decisions(kind: str | None = None) -> list:
+    """(kind, holder, reason) as text for each holder noted (of `kind`), oldest first."""
+    out = []
+    for (k, label), (code, args) in list(_DECISIONS.items()):
+        if kind is None or k == kind:
+            out.append((k, " ".join(str(p) for p in label), _reason(code, args)))
+    return out
+
+
+def _reason(code: str, args: tuple) -> str:
+    values = []
+    for a in args:
+        if isinstance(a, weakref.ref):  # to a Program
+            target = a()
+            a = "forgotten (its holder let it go)" if target is None else target.status()
+        values.append(a)
+    return REASONS[code].format(*values)
+
+
+def explain(kind: str | None = None) -> str:
+    """Why each recent graph ran as it did: one line per holder, "kind holder: reason"."""
+    lines = [f"{k} {holder}: {reason}" for k, holder, reason in decisions(kind)]
+    return "\n".join(lines) if lines else "(no decisions recorded)"
+
+
+def clear_decisions() -> None:
+    _DECISIONS.clear()

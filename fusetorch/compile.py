@@ -41,6 +41,7 @@ from typing import Any, Callable
 from .ir.grad import backward_graph, needs_grad
 from .codegen.fuse import fusible
 from . import _logging
+from ._policy import note
 from ._guards import Bindings
 from ._reads import Reads, recording
 from ._tensor_names import tensor_names
@@ -49,6 +50,7 @@ from .nn.module import Module
 from .ir.identity import value_key
 from .ir.partition import recompute
 from .runtime.device import dtype_from_numpy
+from .runtime import build as _kernel_build
 from .runtime import inspection
 from .runtime.program import Program, kernel_safe, obtain, overlapping
 from .tracer import autocast as _ac
@@ -88,6 +90,7 @@ class CompiledFunction:
         self._last_key = None  # the key of the latest call that found or made a variant
         self._warned_retraces = False
         self.last_retrace_reason: str | None = None  # why the latest retrace happened
+        self._name = _where(fn)  # (how `fusetorch.compiler.explain` names it)
 
     @property
     def retrace_count(self) -> int:
@@ -104,9 +107,11 @@ class CompiledFunction:
 
     def __call__(self, *args, **kwargs):
         if _forward_ad.LEVEL is not None:  # tangents are carried op by op: run it eagerly
+            self._note(args, "eager_call", "forward AD is active (tangents go op by op)")
             return self._fn(*args, **kwargs)
         key = self._key(args, kwargs)
         if key is None:
+            self._note(args, "eager_call", "an argument it cannot guard on")
             return self._fn(*args, **kwargs)
         variants = self._variants.get(key)
         if variants is None:
@@ -131,10 +136,12 @@ class CompiledFunction:
         self._last_key = key
         arrays = [t._data for t in tensors]
         if not kernel_safe(arrays):
+            self._note(args, "unaligned")
             return self._fn(*args, **kwargs)
         if v.effects.mutated and overlapping(arrays, v.effects.mutated):
             # an argument shares memory with a tensor the call writes (a view of a parameter):
             # eager order decides what it reads, which the graph of separate values cannot say
+            self._note(args, "eager_call", "an argument shares memory with a tensor it writes")
             return self._fn(*args, **kwargs)
         try:  # (atomic; threads may call one compiled function at once, each tracing alone)
             self._variants.move_to_end(key)
@@ -191,6 +198,8 @@ class CompiledFunction:
         tensors = _unique(_tensors(args) + _module_tensors(self._fn))
         if kwargs or not tensors or len({id(t._be) for t in tensors}) != 1:
             # one program runs on one device (C kernels on the CPU, CUDA kernels on a GPU)
+            self._note(args, "eager_call", "keyword arguments" if kwargs else
+                       "no tensor arguments" if not tensors else "tensors on several devices")
             self._remember(key, _EAGER)
             return self._fn(*args, **kwargs)
         known = list(self._stateful.values())
@@ -208,6 +217,7 @@ class CompiledFunction:
                                    f"({rec.broken})")
             warnings.warn(f"fusetorch.compile: graph break ({rec.broken}); this function "
                           "runs eagerly for these inputs", stacklevel=3)
+            self._note(args, "graph_break", rec.broken)
             self._remember(key, _EAGER)
             return out
         outs, spec = _flatten(out)
@@ -227,16 +237,24 @@ class CompiledFunction:
                 warnings.warn("fusetorch.compile: the function changes an optimizer's Python "
                               "state on every call (e.g. a step counter or a new lr); it runs "
                               "eagerly", stacklevel=3)
+                self._note(args, "eager_call", "it changes an optimizer's Python state on "
+                           "every call")
                 self._remember(key, _EAGER)
+            else:
+                self._note(args, "eager_call", "an optimizer's Python state changed in this "
+                           "call (traced again at the next)")
             return out
         effects = _Effects.of(rec, len(tensors))
         if effects is None or not outs:
             # an input that is a view of memory the call writes, or nothing to return: run
             # eagerly
+            self._note(args, "eager_call", "it returns no tensor" if effects is not None else
+                       "an input is a view of memory the call writes")
             self._remember(key, _EAGER)
             return out
         tensors = tensors + rec.input_tensors[len(tensors):]
         if not kernel_safe([t._data for t in tensors]):
+            self._note(args, "unaligned")
             return out  # (ran eagerly while tracing; a later call with safe layouts compiles)
         wrt = [k for k, t in enumerate(tensors) if t._requires_grad] if D.GRAD_ENABLED else []
         # integer results carry no gradient; a training step's loss was differentiated inside
@@ -251,6 +269,7 @@ class CompiledFunction:
         if wrt and len({outs[i]._dtype for i in diff}) > 1:
             # differentiable outputs travel packed in one buffer (one autograd node), which
             # needs one dtype
+            self._note(args, "eager_call", "differentiable outputs of several dtypes")
             self._remember(key, _EAGER)
             return out
         results = outs + effects.results(rec)
@@ -277,8 +296,13 @@ class CompiledFunction:
                          updates={len(outs) + j: pos for j, pos in enumerate(effects.mutated)},
                          tiered=True)
         if program is None:
+            self._note(args, "no_compiler", _kernel_build.last_unavailable)
             self._remember(key, _EAGER)
             return out
+        self._note(args, "program", weakref.ref(program))
+        if backward is not None:
+            note("compile", (self._name, "backward", _shapes(args)), "program",
+                 weakref.ref(backward[0]))
         variant = _Variant(program, spec, len(outs), len(results), effects, tensors, backward,
                            bindings, Reads(read.entries), stateful)
         variant.returned_inputs = returned_inputs
@@ -286,6 +310,9 @@ class CompiledFunction:
         self._last = variant
         self._remember(key, variant)
         return out
+
+    def _note(self, args: tuple, code: str, *values) -> None:
+        note("compile", (self._name, _shapes(args)), code, *values)
 
     def _remember(self, key, value) -> None:
         if value is not _EAGER:
@@ -586,6 +613,11 @@ class _Variant:
             else:
                 leaf._grad = Tensor._make(arrays[k], g._dtype, leaf._be)
                 k += 1
+
+
+def _shapes(args: tuple) -> tuple:
+    """The tensor arguments' shapes: which call of a compiled function an explanation is of."""
+    return tuple(tuple(a._data.shape) for a in args if isinstance(a, Tensor))
 
 
 def _where(fn) -> str:

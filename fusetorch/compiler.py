@@ -1,6 +1,7 @@
 """`torch.compiler`: the switches scripts set around compilation, over fusetorch.compile
 (`compile` is fusetorch's; `disable` marks a function to run eagerly; `is_compiling` says
-whether a fusetorch.compile trace is recording; `reset` drops every compiled variant)."""
+whether a fusetorch.compile trace is recording; `reset` drops every compiled variant).
+`explain` is fusetorch's own: why each graph recently ran compiled or interpreted."""
 from __future__ import annotations
 
 import functools
@@ -50,6 +51,30 @@ def reset() -> None:
     for fn in list(LIVE):
         fn._variants.clear()
         fn._last = None
+
+
+def explain(kind: str | None = None) -> str:
+    """Why each graph recently ran as it did, one line per holder, the most recent last:
+
+        compile 'step' (train.py:12) ((64, 784),): compiled: 3 kernels and 2 extern steps
+        backward #4 (31 nodes): interpreted: inputs 96 elements < POLICY.min_elements 4096
+        composite fusetorch.nn.functional.linear ((1, 32), (16, 32), (16,)): interpreted: ...
+        eager_kernel erf ((256, 256), (1024, 4), dtype('float32')): compiled: a kernel ...
+        fused_optimizer Adam param group 0: compiled: one fused kernel call per dtype
+
+    The holders: `compile` (fusetorch.compile, per function and argument shapes; its joint
+    backward program too), `composite` (eager composites, `@composite`, per function and
+    shapes), `backward` (eager autograd's cached backward graphs), `eager_kernel` (eager
+    primitives' kernels, per layout), `fused_optimizer` (an optimizer's fused step, per
+    parameter group). `kind` keeps one of them. Each says its latest decision (compiled
+    kernels, or the reference: interpreted, numpy, plain eager, Python's loop) and why: the
+    first use, a `fusetorch._policy.POLICY` threshold or switch, a limit reached, a build in
+    progress or failed, no C compiler. Made from codes the holders noted (the last
+    `_policy.DECISIONS_KEPT`); a program's state is asked now. (PyTorch's
+    `torch._dynamo.explain` reports one function's graph breaks; here graph breaks are one of
+    the reasons.)"""
+    from ._policy import explain as _explain
+    return _explain(kind)
 
 
 def allow_in_graph(fn: Callable) -> Callable:

@@ -35,7 +35,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from .._policy import POLICY
+from .._policy import POLICY, note
 from ..runtime.device import C_ARRAY_TYPES
 from ..tracer import dispatch as D
 from ..tracer.tensor import Tensor
@@ -153,10 +153,11 @@ class _Plan:
     """One group's fused step: the structure it was seen with, and its batches once built
     (None: not yet; False: this group cannot run fused with these tensors)."""
 
-    __slots__ = ("group", "key", "batches")
+    __slots__ = ("group", "key", "batches", "why")
 
     def __init__(self, group: dict, key: tuple):
         self.group, self.key, self.batches = group, key, None
+        self.why = None  # the decision last noted for `fusetorch.compiler.explain`
 
 
 def step_group(opt, group: dict, rule: Rule) -> bool:
@@ -164,6 +165,8 @@ def step_group(opt, group: dict, rule: Rule) -> bool:
     loop must do it (see the module docstring)."""
     if not (POLICY.fused_optimizers and _compiler) or D.RECORDER is not None or \
             group.get("foreach") is False or not _numbers(group):
+        if D.RECORDER is None:  # (a compile trace records the loop's tensor ops instead)
+            _decide(opt, group, None, *_why_not(group))
         return False
     flags = rule.flags(group)  # (Python values: the group holds no tensor but lr)
     params, grads = [], []
@@ -178,25 +181,70 @@ def step_group(opt, group: dict, rule: Rule) -> bool:
     key = (rule.name, flags, tuple(map(id, params)))
     plan = plans.get(id(group))
     if plan is None or plan.group is not group or plan.key != key:
-        plans[id(group)] = _Plan(group, key)  # first sight: the loop's step
+        plan = plans[id(group)] = _Plan(group, key)  # first sight: the loop's step
+        _decide(opt, group, plan, "python_loop", "first step of this group and its "
+                "parameters (fused from the next)")
         return False
     f = dict(flags)
     keys = rule.state(f)
     if plan.batches is None or (plan.batches and not all(
             b.current(opt, keys) for b in plan.batches)):
         plan.batches = _prepare(opt, rule, flags, params, keys)
-        if plan.batches is None:
-            return False  # state missing (a cleared optimizer): the loop creates it
+        if plan.batches is None:  # state missing (a cleared optimizer): the loop creates it
+            _decide(opt, group, plan, "python_loop", "its state is missing (the loop "
+                    "creates it)")
+            return False
     if plan.batches is False:
+        _decide(opt, group, plan, *(("no_compiler", _unavailable())
+                                    if not _compiler else
+                                    ("python_loop", "a parameter or its state cannot go "
+                                     "through one kernel (dtype, device, layout, memory "
+                                     "shared) or the update does not fuse")))
         return False
     grad_arrays = _grad_arrays(plan.batches, params, grads)
     if grad_arrays is None:
+        _decide(opt, group, plan, "python_loop", "a gradient the kernel cannot read (dtype, "
+                "layout, or memory the step writes)")
         return False
     if rule.ready is not None and not all(rule.ready(opt.state[p]) for p in params):
+        _decide(opt, group, plan, "python_loop", "the rule's state is not ready yet")
         return False
     for batch, garrays in zip(plan.batches, grad_arrays):
         _run(batch, rule, group, f, garrays, opt.state)
+    if plan.why != "fused":
+        _decide(opt, group, plan, "fused")
     return True
+
+
+def _why_not(group: dict) -> tuple:
+    if not POLICY.fused_optimizers:
+        return ("off", "fused_optimizers")
+    if not _compiler:
+        return ("no_compiler", _unavailable())
+    if group.get("foreach") is False:
+        return ("python_loop", "foreach=False")
+    return ("python_loop", "a hyperparameter is a tensor (the loop's tensor ops read it)")
+
+
+def _decide(opt, group: dict, plan, code: str, *args) -> None:
+    """Note the group's decision where it changed (kept on its plan, or on the optimizer
+    before a plan exists)."""
+    if plan is not None:
+        if plan.why == code:
+            return
+        plan.why = code
+    else:
+        whys = opt.__dict__.setdefault("_fused_why", {})
+        if whys.get(id(group)) == code:
+            return
+        whys[id(group)] = code
+    index = next((i for i, g in enumerate(opt.param_groups) if g is group), "?")
+    note("fused_optimizer", (type(opt).__name__, f"param group {index}"), code, *args)
+
+
+def _unavailable() -> str | None:
+    from ..runtime import build
+    return build.last_unavailable
 
 
 _PLAIN = frozenset({bool, int, float, str, list, type(None)})

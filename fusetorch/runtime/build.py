@@ -84,6 +84,7 @@ def _cores() -> int:
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _warned: set = set()
+last_unavailable: str | None = None  # why kernels could not be built, the latest time
 
 
 def cannot_build(e: CompilerUnavailable) -> None:
@@ -91,6 +92,8 @@ def cannot_build(e: CompilerUnavailable) -> None:
     reason (a missing compiler, a kernel the CUDA renderer refuses: the exception's class),
     whichever compiled path (compile, compiled eager backward, eager kernels, composites, the
     fused optimizer step) met it first; each of them then runs eagerly."""
+    global last_unavailable
+    last_unavailable = str(e)
     if type(e) in _warned:
         return
     _warned.add(type(e))

@@ -41,7 +41,7 @@ from typing import Iterator
 import numpy as np
 
 from .._per_thread import per_thread
-from .._policy import POLICY
+from .._policy import POLICY, note
 from .device import C_ARRAY_TYPES
 
 # Below this the numpy call is as fast as a kernel call (a few microseconds of fixed cost each),
@@ -267,15 +267,18 @@ def cached_kernel(key: tuple, build):
                                           name=f"fusetorch-build-{key[0]}")
                 _BUILDS[key] = thread
                 thread.start()
+                note("eager_kernel", key, "building")
                 return None
             fn = _PROGRAMS[key] = build()
             _evict()
+            note("eager_kernel", key, *(("kernel",) if fn else ("no_compiler", _unavailable())))
         elif fn is _BUILDING:
             failure = _FAILURES.pop(key, None)
             if failure is None:
                 return None
             _PROGRAMS[key] = False  # (said once, here in the caller's thread)
             _warn_failed(key, failure)
+            note("eager_kernel", key, "build_failed", f"{type(failure).__name__}: {failure}")
             return None
         else:
             _PROGRAMS.move_to_end(key)
@@ -296,6 +299,7 @@ def _build_kernel(key: tuple, build) -> None:
     with _lock:
         if _PROGRAMS.get(key) is _BUILDING:
             _PROGRAMS[key] = fn
+            note("eager_kernel", key, *(("kernel",) if fn else ("no_compiler", _unavailable())))
         _BUILDS.pop(key, None)
 
 
@@ -383,10 +387,14 @@ def _run(key: tuple, arrays: list, make):
             _PROGRAMS[key] = None
             if len(_PROGRAMS) > POLICY.eager_programs:
                 _PROGRAMS.popitem(last=False)
+            note("eager_kernel", key, "first_sight")
             return None
         _PROGRAMS.move_to_end(key)
         if program is None:
             program = _PROGRAMS[key] = _build(arrays, make)
+            note("eager_kernel", key, *(("kernel",) if program is not False else
+                                        ("not_one_kernel",) if _accepted is False else
+                                        ("no_compiler", _unavailable())))
         if program is False:
             return None
         return program.run(arrays)[0]  # (a program's run is not reentrant: under the lock)
@@ -400,10 +408,26 @@ def _build(arrays: list, make):
     from ..ir.graph import Graph
     from .device import cpu_backend
     from .program import obtain
+    global _accepted
     nodes = [_input_node(a) for a in arrays]
+    _accepted = None
+
+    def accept(plan) -> bool:
+        global _accepted
+        _accepted = [type(s) for s in plan.steps] == [fuse.Group]
+        return _accepted
+
     program = obtain(Graph(nodes, [make(nodes)]), cpu_backend(), arrays, optimize=False,
-                     accept=lambda plan: [type(s) for s in plan.steps] == [fuse.Group])
+                     accept=accept)
     return False if program is None else program
+
+
+_accepted = None  # whether the last `_build`'s plan was one kernel (under _lock)
+
+
+def _unavailable() -> str | None:
+    from .build import last_unavailable
+    return last_unavailable
 
 
 def c_type(dtype) -> str:

@@ -1,9 +1,13 @@
 """The reference interpreter: run a graph node by node with the eager implementations.
 
 It is the meaning of a graph: compiled programs are tested against it, and it is what runs a
-captured graph on new inputs before any compiler is involved.
+captured graph on new inputs before any compiler is involved (a program until its kernels are
+built, a backward graph until it is compiled, a small replayed composite). An `Interpreter` is
+made once per graph and run many times; `run_graph` is one run.
 """
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -11,60 +15,188 @@ from ..ir.graph import Graph
 from .device import NP_DTYPES
 
 
+# elements of a value from which writing it into its dead input 0 (an index_put chain into a
+# large gradient) beats the copy, and letting it go early matters: below it the lean loop,
+# without the bookkeeping, is faster
+REUSE_MIN = 1 << 12
+
+
 def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None,
               consume: bool = False) -> list:
-    """Evaluate `graph` on arrays `inputs` (one per graph input) with the eager table `impl`.
-    `hook` (a profiler's, or None) is told when each node starts (`begin(node)`) and ends
-    (`end(node, value)`). `consume`: the caller hands the arrays over (the list is emptied),
-    so each input is let go after its last reader too (see `_last_uses`)."""
-    env: dict[int, object] = {}
-    for node, value in zip(graph.inputs, inputs):
-        env[id(node)] = value
-    last_use, view_use, input_reads = _last_uses(graph)
-    # values dropped after their last reader (a first, interpreted, backward of a transformer
-    # held every intermediate to its end: 3.1 GB where its compiled program peaks at 1.2)
-    drop: dict[int, list] = {}
-    for key, pos in last_use.items():
-        if pos < len(graph.nodes):  # (outputs and inputs are read "at the end")
-            drop.setdefault(pos, []).append(key)
-    if consume:
-        inputs.clear()
-        for key, pos in input_reads.items():
-            drop.setdefault(pos, []).append(key)
-    owners: dict[int, int] = {}  # array id -> how many env entries hold that very array
-    mixed = any(node.opdef.crosses_device for node in graph.nodes)
-    impl0, xp0 = impl, xp
-    for pos, node in enumerate(graph.nodes):
-        if node.op == "input":
-            continue
-        if hook is not None:
-            hook.begin(node)
-        args = [env[id(i)] for i in node.inputs]
-        if mixed:
-            args, impl, xp = _where_inputs_live(node, args, impl0, xp0)
-        if node.opdef.reuses_input0 and _dead_after(node.inputs[0], args[0], pos, last_use,
-                                                       owners) \
-                and view_use.get(id(node.inputs[0]), -1) < pos:
-            out = eval_node(node, args, impl, xp, inplace=True)
-            owners[id(args[0])] -= 1  # the dead input hands its buffer to this node
+    """`graph` on arrays `inputs` once (`Interpreter(graph, impl, xp).run`): for a graph run
+    again, keep its `Interpreter`."""
+    return Interpreter(graph, impl, xp).run(inputs, consume=consume, hook=hook)
+
+
+class Interpreter:
+    """One graph made ready to be interpreted again and again with the eager table `impl`:
+    its nodes as steps over the slots of a list, constants evaluated once, and what
+    `_last_uses` finds (after which step each value may be let go, which steps may write into
+    their dead input 0) found here, not per run. `run` walks the steps in one of two loops: a
+    lean one (a replayed composite or a backward of small arrays, where a few hundred ns per
+    step are the cost) and a general one for what the lean one leaves out: a hook, devices
+    crossed (`to_device`), in-place reuse (`reuses_input0`), data-dependent sizes."""
+
+    __slots__ = ("graph", "impl", "xp", "n_inputs", "outputs", "_nodes", "_slot", "_uses",
+                 "_at_step", "_plans", "_env", "_copied", "_general", "_crosses")
+
+    def __init__(self, graph: Graph, impl: dict, xp):
+        self.graph, self.impl, self.xp = graph, impl, xp
+        last_use, view_use, input_reads = uses = _last_uses(graph)
+        slot = {id(n): i for i, n in enumerate(graph.inputs)}
+        consts, nodes, at_step = [], [], {}
+        reuses = dynamic = False
+        for pos, node in enumerate(graph.nodes):
+            if node.op == "input":
+                continue
+            out = slot[id(node)] = len(slot)
+            if node.op == "constant" and not node.inputs:
+                consts.append((out, eval_node(node, [], impl, xp)))
+                continue
+            at_step[pos] = len(nodes)
+            ins = tuple(slot[id(i)] for i in node.inputs)
+            # input 0 read last here and no value that may be a view of it read later: the
+            # node may take its buffer, if at the run it is its own array held by no other
+            # value (`_dead`); only for large values, where the copy saved pays for counting
+            # the holders of every array in the general loop
+            reuse = bool(node.opdef.reuses_input0 and ins and
+                         math.prod(node.shape) > REUSE_MIN and
+                         last_use.get(id(node.inputs[0])) == pos and
+                         view_use.get(id(node.inputs[0]), -1) < pos)
+            reuses = reuses or reuse
+            dynamic = dynamic or node.opdef.shape is None  # (nonzero: checked each run)
+            nodes.append((node, ins, out, reuse))
+        self._nodes, self._slot, self._uses, self._at_step = nodes, slot, uses, at_step
+        # the steps of each loop, with and without `consume`: made at their first run (a
+        # graph run once, the first backward of a structure, makes one)
+        self._plans = [None, None, None, None]
+        self.n_inputs = len(graph.inputs)
+        self.outputs = tuple(slot[id(o)] for o in graph.outputs)
+        # a run starts from a copy of this list: the constants, evaluated once, in their slots
+        self._env = [None] * len(slot)
+        for i, v in consts:
+            self._env[i] = v
+        # an output that is a constant, or may be a view of one, is copied where it can be
+        # written: the constant's array is kept for the next run, and the caller may write
+        # into what it gets (a gradient zeroed in place)
+        made_once = {i for i, _ in consts}
+        if made_once:
+            for node, ins, out, _ in nodes:
+                if node.opdef.may_view and ins and ins[0] in made_once:
+                    made_once.add(out)
+        self._copied = frozenset(i for i in self.outputs if i in made_once)
+        self._crosses = any(node.opdef.crosses_device for node in graph.nodes)
+        self._general = reuses or dynamic or self._crosses
+
+    def _plan(self, k: int) -> list:
+        """The steps of loop `k`: 0 lean, 1 lean consuming, 2 general, 3 general consuming."""
+        consume, general = k & 1, k >> 1
+        # values let go after their last reader (a first, interpreted, backward of a
+        # transformer held every intermediate to its end: 3.1 GB where its compiled program
+        # peaks at 1.2); outputs and the caller's arrays are read "at the end"; with
+        # `consume` the caller's arrays too, each after its last reader
+        frees: dict = {}
+        # (a graph of small values only keeps them to the end in the lean loop: letting each
+        # go frees nothing that matters and costs a few percent of a small composite's run)
+        if general or not all(n.opdef.shape is not None and math.prod(n.shape) <= REUSE_MIN
+                              for n in self.graph.nodes):
+            slot, at_step = self._slot, self._at_step
+            frees = {at_step[pos]: tuple(slot[key] for key in keys)
+                     for pos, keys in let_go(self.graph, bool(consume), self._uses).items()
+                     if pos in at_step}
+        if general:
+            steps = [(node, ins, out, reuse, frees.get(j, ()))
+                     for j, (node, ins, out, reuse) in enumerate(self._nodes)]
         else:
-            out = eval_node(node, args, impl, xp)
-        if out.shape != node.shape:  # a data-dependent size (nonzero) differs from the trace's
-            raise RuntimeError(
-                f"{node.op} gave shape {list(out.shape)} but the graph was recorded with "
-                f"{list(node.shape)}; a data-dependent shape cannot change between runs")
-        env[id(node)] = out
-        owners[id(out)] = owners.get(id(out), 0) + 1
-        if hook is not None:
-            hook.end(node, out)
-        for key in drop.get(pos, ()):
-            a = env.pop(key)
-            held = owners.get(id(a), 0)
-            if held > 1:
-                owners[id(a)] = held - 1
+            # (a lean step's function and its input slots unpacked by arity: a call per step
+            # is a few hundred ns, a comprehension building its arguments as much again)
+            impl = self.impl
+            steps = [(impl[node.op], len(ins), ins[0] if ins else None,
+                      ins[1] if len(ins) > 1 else None, ins, node.attrs or None, out,
+                      NP_DTYPES[node.dtype], frees.get(j, ()))
+                     for j, (node, ins, out, _) in enumerate(self._nodes)]
+        self._plans[k] = steps
+        return steps
+
+    def run(self, inputs: list, consume: bool = False, hook=None) -> list:
+        """The outputs for `inputs` (one array per graph input). `consume`: the caller hands
+        the arrays over (the list is emptied), so each is let go after its last reader too.
+        `hook` (a profiler's, anomaly mode's checker, or None) is told when each node starts
+        (`begin(node)`) and ends (`end(node, value)`)."""
+        env = self._env.copy()
+        env[:self.n_inputs] = inputs
+        k = 0
+        if consume:
+            inputs.clear()
+            k = 1
+        if hook is not None or self._general:
+            k += 2
+            self._run_general(env, self._plans[k] or self._plan(k), hook)
+        else:  # the lean loop, inline (a call is a tenth of a small composite's run)
+            xp = self.xp
+            ndarray, asarray = xp.ndarray, xp.asarray
+            for fn, n, i0, i1, ins, attrs, out, dtype, frees in \
+                    (self._plans[k] or self._plan(k)):
+                if n == 1:
+                    a = fn(env[i0], **attrs) if attrs else fn(env[i0])
+                elif n == 2:
+                    a = fn(env[i0], env[i1], **attrs) if attrs else fn(env[i0], env[i1])
+                else:
+                    a = fn(*[env[i] for i in ins], **attrs) if attrs else \
+                        fn(*[env[i] for i in ins])
+                if a.__class__ is not ndarray:
+                    a = asarray(a)
+                if a.dtype is not dtype and a.dtype != dtype:
+                    a = a.astype(dtype)
+                env[out] = a
+                if frees:
+                    for i in frees:
+                        env[i] = None
+        if self._copied:
+            return [_own(env[i]) if i in self._copied else env[i] for i in self.outputs]
+        return [env[i] for i in self.outputs]
+
+    def _run_general(self, env: list, steps: list, hook) -> None:
+        owners: dict[int, int] = {}  # array id -> how many slots hold that very array
+        impl = impl0 = self.impl
+        xp = xp0 = self.xp
+        crosses = self._crosses
+        for node, ins, out, reuse, frees in steps:
+            if hook is not None:
+                hook.begin(node)
+            args = [env[i] for i in ins]
+            if crosses:
+                args, impl, xp = _where_inputs_live(node, args, impl0, xp0)
+            if reuse and _dead(args[0], owners):
+                a = eval_node(node, args, impl, xp, inplace=True)
+                owners[id(args[0])] -= 1  # the dead input hands its buffer to this node
             else:
-                owners.pop(id(a), None)
-    return [env[id(o)] for o in graph.outputs]
+                a = eval_node(node, args, impl, xp)
+            args = None  # (so that letting an input go below frees it)
+            if a.shape != node.shape:  # a data-dependent size (nonzero) differs from the trace's
+                _shape_changed(node, a)
+            env[out] = a
+            owners[id(a)] = owners.get(id(a), 0) + 1
+            if hook is not None:
+                hook.end(node, a)
+            for i in frees:
+                k = id(env[i])
+                env[i] = None
+                held = owners.get(k, 0)
+                if held > 1:
+                    owners[k] = held - 1
+                else:
+                    owners.pop(k, None)
+
+
+def _own(a):
+    return a.copy() if getattr(a.flags, "writeable", True) else a
+
+
+def _shape_changed(node, out) -> None:
+    raise RuntimeError(
+        f"{node.op} gave shape {list(out.shape)} but the graph was recorded with "
+        f"{list(node.shape)}; a data-dependent shape cannot change between runs")
 
 
 def _where_inputs_live(node, args: list, impl: dict, xp):
@@ -105,6 +237,23 @@ def eval_node(node, args: list, impl: dict, xp, **extra):
 # (conservative: more is safe).
 
 
+def let_go(graph: Graph, consume: bool, uses: tuple | None = None) -> dict:
+    """Position of a node -> ids of the values that may be let go once it has run: each value
+    after its last reader, never an output, the graph's inputs (the caller's) only where the
+    caller hands them over (`consume`). `uses`: `_last_uses(graph)` where made already.
+    (The interpreter's rule, and `autograd._run_recorded`'s on tensors.)"""
+    last_use, _, input_reads = uses if uses is not None else _last_uses(graph)
+    end = len(graph.nodes)
+    out: dict[int, list] = {}
+    for key, pos in last_use.items():
+        if pos < end:  # (outputs and inputs: "at the end")
+            out.setdefault(pos, []).append(key)
+    if consume:
+        for key, pos in input_reads.items():
+            out.setdefault(pos, []).append(key)
+    return out
+
+
 def _last_uses(graph: Graph) -> tuple[dict, dict, dict]:
     """(node id -> position of its last reader, node id -> last read of any value that may be
     a view of its array, graph input id -> position of its last reader). The last: for each
@@ -137,64 +286,9 @@ def _last_uses(graph: Graph) -> tuple[dict, dict, dict]:
     return last, views, input_reads
 
 
-def _dead_after(node, array, pos: int, last_use: dict, owners: dict) -> bool:
-    """True if `array` (the value of `node`) is used by no later node, is held by no other
-    node, and is its own memory (not a view of something that may still be live)."""
-    return (last_use.get(id(node)) == pos and owners.get(id(array)) == 1
-            and getattr(array, "base", 0) is None and getattr(array.flags, "writeable", True))
-
-
-class Schedule:
-    """`run_graph` for one graph run many times on small arrays (a replayed eager composite):
-    the nodes as steps over slots of a list, made once, with constants evaluated once. The
-    values are `eval_node`'s, so the same as `run_graph`'s (without its in-place reuse)."""
-
-    __slots__ = ("steps", "n_inputs", "outputs", "xp", "_env", "_copied")
-
-    def __init__(self, graph: Graph, impl: dict, xp):
-        slot = {id(n): i for i, n in enumerate(graph.inputs)}
-        consts, steps = [], []
-        for node in graph.nodes:
-            if node.op == "input":
-                continue
-            slot[id(node)] = len(slot)
-            if node.op == "constant" and not node.inputs:
-                consts.append((slot[id(node)], eval_node(node, [], impl, xp)))
-                continue
-            # (a step's function and its input slots unpacked by arity: a call per step is
-            # a few hundred ns, a comprehension building its arguments as much again)
-            ins = tuple(slot[id(i)] for i in node.inputs)
-            steps.append((impl[node.op], len(ins), ins[0] if ins else None,
-                          ins[1] if len(ins) > 1 else None, ins, node.attrs or None,
-                          slot[id(node)], NP_DTYPES[node.dtype]))
-        self.steps, self.n_inputs, self.xp = steps, len(graph.inputs), xp
-        self.outputs = tuple(slot[id(o)] for o in graph.outputs)
-        # a run starts from a copy of this list: the constants, evaluated once, in their slots
-        self._env = [None] * len(slot)
-        for i, v in consts:
-            self._env[i] = v
-        # an output that is a constant is copied: its array is kept for the next run, and the
-        # caller may write into what it gets (a gradient zeroed in place)
-        made_once = {i for i, _ in consts}
-        self._copied = tuple(i for i in self.outputs if i in made_once)
-
-    def run(self, inputs: list) -> list:
-        env = self._env.copy()
-        env[:self.n_inputs] = inputs
-        xp = self.xp
-        ndarray, asarray = xp.ndarray, xp.asarray
-        for fn, n, i0, i1, ins, attrs, out, dtype in self.steps:
-            if n == 1:
-                a = fn(env[i0], **attrs) if attrs else fn(env[i0])
-            elif n == 2:
-                a = fn(env[i0], env[i1], **attrs) if attrs else fn(env[i0], env[i1])
-            else:
-                a = fn(*[env[i] for i in ins], **attrs) if attrs else fn(*[env[i] for i in ins])
-            if a.__class__ is not ndarray:
-                a = asarray(a)
-            if a.dtype is not dtype and a.dtype != dtype:
-                a = a.astype(dtype)
-            env[out] = a
-        if self._copied:
-            return [env[i].copy() if i in self._copied else env[i] for i in self.outputs]
-        return [env[i] for i in self.outputs]
+def _dead(array, owners: dict) -> bool:
+    """True if `array` (a value no later step reads) is held by no other slot and is its own
+    memory (not a view of something that may still be live, not the caller's: an input or a
+    constant is held by no step, so its count is not 1)."""
+    return (owners.get(id(array)) == 1 and getattr(array, "base", 0) is None
+            and getattr(array.flags, "writeable", True))

@@ -20,7 +20,7 @@ Tiers: a `tiered` program (compile's, the compiled eager backward's and composit
 optimised, partitioned, planned, rendered and built in a background thread on the CPU
 (`POLICY.background_builds`, from `FUSETORCH_COMPILE_BACKGROUND`; "0" builds synchronously, as the tests
 do; a caller that must judge the partition, `accept`, gets it made in its own thread). Until
-the build is done its runs interpret the graph as it came (`run_graph` over the eager table:
+the build is done its runs interpret the graph as it came (an `Interpreter` over the eager table:
 what eager mode computes), with the eager table's kernels building nothing; the finished
 `Runner` is handed over by one attribute store, read once per run. A failed background build
 is reported once, in the caller's thread, and the program stays interpreted. `wait` (or
@@ -45,7 +45,7 @@ from . import build as _build
 from . import eager_kernels, kernel_plan
 from . import layouts as _layouts
 from .cbuild import CompilerUnavailable
-from .interpret import run_graph
+from .interpret import Interpreter
 from .runner import Runner
 
 
@@ -86,6 +86,7 @@ class Program:
         self._runner: Runner | None = None
         self._building = threading.Lock()  # one thread plans and builds; the others wait
         self._interpreted = False  # kernels could not be built at the first run: interpret
+        self._interpreter: Interpreter | None = None  # runs until then, or instead
         # `tiered`: built in the background where the policy says so, interpreted meanwhile
         self.tiered = tiered
         self._pending: threading.Thread | None = None  # the background build, while it runs
@@ -201,6 +202,8 @@ class Program:
                              f"{failure}); this program runs interpreted", RuntimeWarning)
         # (no failure and no runner: the build thread was lost in a fork; build again)
         self._interpreted = failure is not None
+        if failure is not None:  # (kept for `status`, without the frames it was raised in)
+            self._failure = failure.with_traceback(None)
 
     @property
     def prepared(self) -> bool:
@@ -229,12 +232,15 @@ class Program:
             returned = {id(o) for o in self.graph.outputs}
             kept = [a for a, n in zip(arrays, self.graph.inputs) if id(n) in returned]
         if runner is None:  # the graph's meaning, as eager execution computes it
-            be = self.backend
+            interpreter = self._interpreter
+            if interpreter is None or interpreter.graph is not self.graph:
+                be = self.backend  # (a failed build may leave the optimised graph)
+                interpreter = self._interpreter = Interpreter(self.graph, be.impl, be.xp)
             if self._pending is None:
-                outs = run_graph(self.graph, arrays, be.impl, be.xp, consume=consume)
+                outs = interpreter.run(arrays, consume=consume)
             else:  # (while the build runs: the eager table's kernels build nothing either)
                 with eager_kernels.no_builds():
-                    outs = run_graph(self.graph, arrays, be.impl, be.xp, consume=consume)
+                    outs = interpreter.run(arrays, consume=consume)
         else:
             outs = runner.run(arrays, self, prof, consume)
         return _unaliased(outs, kept, self.user_outputs, self.updates)
@@ -252,8 +258,26 @@ class Program:
                     self.prepare(arrays, self.tiered and POLICY.background_builds)
                 except CompilerUnavailable as e:  # (no compiler, a cache that failed)
                     _build.cannot_build(e)
-                    self._interpreted = True
+                    self._interpreted, self._failure = True, e
         return self._runner
+
+    def status(self) -> str:
+        """What its runs do now, as `fusetorch.compiler.explain` says it: compiled kernels,
+        or interpreted and why."""
+        if self._runner is not None:
+            n = len(self.kernels)
+            return f"compiled: {n} kernel{'s' if n != 1 else ''}" + (
+                f" and {len(self.plan.steps) - n} extern steps" if self.plan is not None and
+                len(self.plan.steps) > n else "")
+        pending = self._pending
+        if pending is not None and pending.is_alive():
+            return "interpreted: build in progress (in the background)"
+        failure = self._failure
+        if self._interpreted and isinstance(failure, CompilerUnavailable):
+            return f"interpreted: no C compiler ({failure})"
+        if self._interpreted and failure is not None:
+            return f"interpreted: the build failed ({type(failure).__name__}: {failure})"
+        return "interpreted until its next run builds it"
 
     # ------------------------------------------------------------ reading
 
@@ -356,6 +380,21 @@ def _nbytes(n) -> int:
     for d in n.shape:
         size *= d
     return size * n.dtype.itemsize
+
+
+def why_interpreted(arrays: list) -> tuple | None:
+    """The size-and-layout rule of the holders that choose, call by call or key by key,
+    between the interpreter and a program (compiled eager backward graphs, `@composite`
+    replays): None where a program may run on `arrays`, else why not, as a reason code and
+    its values (`_policy.REASONS`: too few elements for kernels to win, a layout kernels
+    cannot read)."""
+    if not kernel_safe(arrays):
+        return ("unaligned",)
+    # (a custom Function's backward reads its ctx object among the arrays)
+    total = sum(getattr(a, "size", 0) for a in arrays)
+    if total < POLICY.min_elements:
+        return ("small", total, POLICY.min_elements)
+    return None
 
 
 def kernel_safe(arrays: list) -> bool:

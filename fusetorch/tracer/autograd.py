@@ -26,6 +26,7 @@ from ..ir.grad import backward_graph
 from ..ir.graph import Graph, Node, toposort
 from ..ir.identity import Unkeyable, graph_key
 from ..ir.ops import OPS
+from ..runtime.interpret import let_go
 from .backward_programs import BackwardRunner
 from . import dispatch as D
 from . import memory_formats as mf
@@ -625,15 +626,8 @@ def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool, order=(
     given = {id(t) for t in env.values()}
     # each value is dropped after its last reader, as in the interpreter: a whole training
     # step's trace otherwise held every gradient temporary to the end (a nanoGPT step: 3 GB)
-    nodes, keep = bw.graph.nodes, {id(o) for o in bw.graph.outputs}
-    last = {}
-    for pos, node in enumerate(nodes):
-        for i in node.inputs:
-            last[id(i)] = pos
-    drop: dict = {}
-    for key, pos in last.items():
-        if key not in keep:
-            drop.setdefault(pos, []).append(key)
+    nodes = bw.graph.nodes
+    drop = let_go(bw.graph, consume=True)  # (env holds the saved values: handed over)
     with enable_grad() if create_graph else no_grad():
         for pos, node in enumerate(nodes):
             if id(node) not in env:

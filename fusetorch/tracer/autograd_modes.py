@@ -198,8 +198,8 @@ def _nan(value) -> bool:
 
 
 class Checker:
-    """Told as each backward node starts and ends (run_graph's hook protocol): after the node
-    that is a rule's cotangent for a forward input, a NaN in it raises PyTorch's error."""
+    """Told as each backward node starts and ends (the interpreter's hook protocol): after the
+    node that is a rule's cotangent for a forward input, a NaN in it raises PyTorch's error."""
 
     def __init__(self, bw, order: list):
         self.order = order
@@ -233,10 +233,9 @@ class Checker:
 
 def run_checked(runner, arrays: list, be, bw, order: list) -> list:
     """Run a backward graph interpreted, node by node, under anomaly mode's checks."""
-    from ..runtime.interpret import run_graph
     checker = Checker(bw, order)
     try:
-        return run_graph(runner.graph, arrays, be.impl, be.xp, hook=checker)
+        return runner.interpreted(arrays, be, hook=checker)
     except RuntimeError as e:
         if "returned nan values" not in str(e):
             checker.failed()

@@ -12,43 +12,33 @@ does everything when no C compiler is found (one warning) or FUSETORCH_EAGER_COM
 """
 from __future__ import annotations
 
-import math
+import itertools
+import weakref
 
-from .._policy import POLICY
+from .._policy import POLICY, note
 from ..ir.graph import Graph
-from ..runtime.interpret import Schedule, run_graph
-from ..runtime.program import kernel_safe, obtain
-
-# Below this many elements over the graph's inputs the interpreter is as fast: a kernel call
-# costs a few microseconds of fixed overhead, as does a numpy call, and there are fewer of them
-# only when there is enough work to fuse. (It also keeps gradcheck's many tiny backward graphs
-# from each building a module.)
-SMALL_VALUE = 1 << 12  # elements of a value from which a graph is interpreted by run_graph
+from ..runtime.interpret import Interpreter
+from ..runtime import build as _build
+from ..runtime.program import kernel_safe, obtain, why_interpreted
 
 
 class BackwardRunner:
-    """Runs one cached backward graph: interpreted, or through a compiled program."""
+    """Runs one cached backward graph: interpreted, or through a compiled program. Each
+    decision, and why, is noted for `fusetorch.compiler.explain` when it changes."""
 
-    __slots__ = ("graph", "uses", "programs", "compilable", "crosses_device", "schedule",
-                 "plain")
+    __slots__ = ("graph", "uses", "programs", "compilable", "crosses_device", "interpreter",
+                 "label", "why")
 
     def __init__(self, graph: Graph):
         self.graph = graph
         # (asked after every run: gradients then go where their forward values live)
         self.crosses_device = any(n.opdef.crosses_device for n in graph.nodes)
-        # small graphs interpreted again and again (a policy's backward over an episode:
-        # a thousand nodes on arrays of a few elements, below what kernels win on) run as a
-        # Schedule, slots and constants made once: run_graph analyses the graph on every call
-        # for an in-place reuse that only pays on large arrays (an index_put chain into a
-        # big gradient), so only where every value of the graph is small. Not for graphs
-        # whose sizes depend on data (run_graph checks them) or that cross devices
-        self.schedule = None
-        self.plain = not self.crosses_device and all(
-            n.opdef.shape is not None and math.prod(n.shape) <= SMALL_VALUE
-            for n in graph.nodes if n.op != "input")
+        self.interpreter = None  # made at the first interpreted run, per array module
         self.uses = 0
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
         self.compilable = POLICY.backward_programs and all(n.opdef.compilable for n in graph.nodes)
+        self.label = (f"#{next(_NUMBERS)}", f"({len(graph.nodes)} nodes)")
+        self.why = None  # the code last noted
 
     def run(self, arrays: list, be, hook=None, consume: bool = False) -> list:
         """`hook`: a profiler's, told as each interpreted node starts and ends. `consume`: the
@@ -59,31 +49,65 @@ class BackwardRunner:
             program = self._program(arrays, be)
             if program is not None:
                 return program.run(arrays, consume)
-        if self.plain and hook is None and self.uses > 1 and not _worth_compiling(arrays):
-            schedule = self.schedule  # (small values only: kept to the end)
-            if schedule is None or schedule.xp is not be.xp:
-                schedule = self.schedule = Schedule(self.graph, be.impl, be.xp)
-            return schedule.run(arrays)
-        return run_graph(self.graph, arrays, be.impl, be.xp, hook=hook, consume=consume)
+        elif self.uses == 1:
+            self._decide("first_use")
+        elif not self.compilable:
+            self._decide(*self._not_compilable())
+        elif be.device.type != "cpu":
+            self._decide("not_cpu", be.device.type)
+        return self.interpreted(arrays, be, hook, consume)
+
+    def interpreted(self, arrays: list, be, hook=None, consume: bool = False) -> list:
+        """The graph interpreted (anomaly mode's checks run it so, node by node)."""
+        interpreter = self.interpreter
+        if interpreter is None or interpreter.xp is not be.xp:
+            interpreter = self.interpreter = Interpreter(self.graph, be.impl, be.xp)
+        return interpreter.run(arrays, consume=consume, hook=hook)
+
+    def _decide(self, code: str, *args) -> None:
+        if code != self.why:
+            self.why = code
+            note("backward", self.label, code, *args)
+
+    def _not_compilable(self) -> tuple:
+        if not POLICY.backward_programs:
+            return ("off", "backward_programs")
+        op = next((n.op for n in self.graph.nodes if not n.opdef.compilable), None)
+        if op is None:  # (compilable ops, and yet off: `obtain` found no compiler)
+            return ("no_compiler", _build.last_unavailable)
+        return ("not_compilable", op)
 
     def _program(self, arrays: list, be):
         # an array kernels may not read (frombuffer at an odd offset, which PyTorch accepts) is
         # interpreted, also when a program exists for its shape and strides: the program's
         # layout guard would refuse it
         if not kernel_safe(arrays):
+            self._decide("unaligned")
             return None
         key = tuple((a.shape, a.strides) for a in arrays)
         if key in self.programs:
-            return self.programs[key]
-        if len(self.programs) >= POLICY.backward_layouts or not _worth_compiling(arrays):
+            program = self.programs[key]
+            if self.why != "program" and program is not None:
+                self.why = "program"
+                note("backward", self.label, "program", weakref.ref(program))
+            return program
+        if len(self.programs) >= POLICY.backward_layouts:
+            self._decide("layout_limit", POLICY.backward_layouts)
+            return None
+        why = why_interpreted(arrays)
+        if why is not None:
+            self._decide(*why)
             return None
         program = self.programs[key] = obtain(self.graph, be, arrays, role="backward",
                                               tiered=True)
         if program is None:  # no compiler here (said once): interpret from now on
             self.compilable = False
+            self._decide("no_compiler", _build.last_unavailable)
+        else:
+            self.why = "program"
+            note("backward", self.label, "program", weakref.ref(program))
         return program
 
 
-def _worth_compiling(arrays: list) -> bool:
-    # (a custom Function's backward reads its ctx object among the arrays)
-    return sum(getattr(a, "size", 0) for a in arrays) >= POLICY.min_elements
+_NUMBERS = itertools.count(1)
+

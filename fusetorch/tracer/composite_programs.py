@@ -37,15 +37,17 @@ from __future__ import annotations
 import functools
 import operator
 import threading
+import weakref
 from collections import OrderedDict
 
 import numpy as np
 
-from .._policy import POLICY
+from .._policy import POLICY, note
 from ..ir.identity import Unkeyable, value_key
 from ..ir.ops import OPS
-from ..runtime.interpret import Schedule
-from ..runtime.program import kernel_safe, obtain
+from ..runtime import build as _build
+from ..runtime.interpret import Interpreter
+from ..runtime.program import kernel_safe, obtain, why_interpreted
 from . import autocast as _ac
 from . import autograd as A
 from . import dispatch as D
@@ -71,6 +73,8 @@ def composite(fn):
                 not POLICY.eager_kernels:
             # (a trace records the primitives itself; the profiler times each of them; under
             # autocast the casts depend on a state the key does not hold)
+            if not POLICY.eager_kernels:  # (the one of these a user asks about)
+                note("composite", (name,), "off", "eager_kernels")
             return fn(*args, **kwargs)
         key = _key(name, args, kwargs)
         if key is None:
@@ -86,11 +90,14 @@ def composite(fn):
                     _CACHE.popitem(last=False)
             else:
                 _CACHE.move_to_end(key)
-        if state is None or state is _PLAIN:
+        if state is _PLAIN:
             return fn(*args, **kwargs)
         tensors = [a for a in args if isinstance(a, Tensor)]
+        if state is None:
+            note("composite", _label(name, tensors), "first_call")
+            return fn(*args, **kwargs)
         if state is _SEEN:
-            out, template = _capture(fn, args, kwargs, tensors)
+            out, template = _capture(fn, args, kwargs, tensors, _label(name, tensors))
             with _lock:
                 _CACHE[key] = template if template is not None else _PLAIN
             return out
@@ -169,7 +176,12 @@ class _Capture(Recorder):
         super().alias(t, value)
 
 
-def _capture(fn, args: tuple, kwargs: dict, tensors: list):
+def _label(name: str, tensors: list) -> tuple:
+    """The composite and its tensors' shapes: what `fusetorch.compiler.explain` names it by."""
+    return (name, tuple(t._data.shape for t in tensors))
+
+
+def _capture(fn, args: tuple, kwargs: dict, tensors: list, holder: tuple):
     """Run `fn` plainly while recording its graph and its autograd records; returns (fn's
     result, a _Template or None when the call cannot be replayed)."""
     log, labels = [], []
@@ -196,8 +208,12 @@ def _capture(fn, args: tuple, kwargs: dict, tensors: list):
         D.GRAD_RECORD, A.label, D.RECORDER = record, label, None
     try:
         template = _Template.make(rec, tensors, out, log, labels)
-    except _NotReplayable:
+    except _NotReplayable as e:
+        note("composite", holder, "not_replayable", e.args[0] if e.args else "")
         template = None
+    else:
+        template.label = holder
+        note("composite", holder, "captured")
     return out, template
 
 
@@ -209,17 +225,19 @@ class _Template:
     """What a replay needs: the graph (and its program), the slots of the tensors the recorded
     calls use (the call's tensors first), and the records and labels to make again."""
 
-    __slots__ = ("graph", "program", "schedule", "interpret", "n_args", "slot_dtypes",
+    __slots__ = ("graph", "program", "interpreter", "interpret", "label", "n_args", "slot_dtypes",
                  "value_slots", "views", "shared", "placeholders", "records", "labels", "out_slots", "out_tuple",
                  "lock")
 
     @classmethod
     def make(cls, rec: _Capture, tensors: list, out, log: list, labels: list) -> "_Template":
-        if rec.broken is not None or len(rec.inputs) != len(tensors):
-            raise _NotReplayable  # a data read, an in-place write, a tensor not passed in
+        if rec.broken is not None:
+            raise _NotReplayable(rec.broken)  # a data read, an in-place write
+        if len(rec.inputs) != len(tensors):
+            raise _NotReplayable("it reads a tensor it was not passed")
         outs = out if type(out) is tuple else (out,)  # (a namedtuple would come back plain)
         if not outs or not all(o is None or isinstance(o, Tensor) for o in outs):
-            raise _NotReplayable
+            raise _NotReplayable("it returns something other than tensors")
         self = cls()
         self.n_args = len(tensors)
         slot = {id(t): k for k, t in enumerate(tensors)}
@@ -236,7 +254,7 @@ class _Template:
         self.records = []
         for op, ins, attrs, result, scalar_dtype in log:
             if id(result) in slot:
-                raise _NotReplayable  # written in place (index_put into a known tensor)
+                raise _NotReplayable("it writes a tensor in place")
             refs = tuple(slot_of(x) if isinstance(x, Tensor) else _Scalar(x) for x in ins)
             res = slot_of(result)
             for s in OPS[op].saves:
@@ -256,7 +274,7 @@ class _Template:
         for o in outs:
             if o is not None and (id(o) in roots or slot[id(o)] < self.n_args or
                                   (o._base is not None and id(o._root()) in roots)):
-                raise _NotReplayable  # an input, or a view of one, returned
+                raise _NotReplayable("it returns an input or a view of one")
         # the graph computes the outputs, then the saved values, then the bases of those that
         # are views (a replayed view has its real base: tracer/views.py rebases an in-place
         # write through it onto the base's node)
@@ -269,8 +287,11 @@ class _Template:
                 if b >= self.n_args and b not in value_slots:
                     value_slots.append(b)
         graph = rec.graph(*[by_slot[s] for s in value_slots])
-        if len(graph.inputs) != len(tensors) or any(not n.opdef.compilable for n in graph.nodes):
-            raise _NotReplayable
+        if len(graph.inputs) != len(tensors):
+            raise _NotReplayable("its graph does not read every tensor passed")
+        op = next((n.op for n in graph.nodes if not n.opdef.compilable), None)
+        if op is not None:
+            raise _NotReplayable(f"op {op} cannot be replayed (OpDef.compilable is False)")
         self.value_slots = tuple(value_slots)
         # values that were views stay views of the same base (an input or another value) in
         # a replay, with the same steps from it (tracer/views.py): they share its version
@@ -281,7 +302,7 @@ class _Template:
             if t._base is not None:
                 info = getattr(t, "_view", None)
                 if info is not None and info[0] is not t._base:
-                    raise _NotReplayable  # a view of an alias (detach) made inside
+                    raise _NotReplayable("it returns a view of an alias made inside (detach)")
                 views.append((s, slot[id(t._base)], None if info is None else info[1:]))
         self.views = tuple(views)
         self.shared = frozenset(value_slots.index(b) for _, b, _ in views if b >= self.n_args)
@@ -289,11 +310,10 @@ class _Template:
         have = set(range(self.n_args)) | set(value_slots)
         self.placeholders = tuple((s, _placeholder(by_slot[s]._data))
                                   for s in range(len(by_slot)) if s not in have)
-        self.graph, self.program, self.schedule = graph, None, None
+        self.graph, self.program, self.interpreter = graph, None, None
         self.lock = threading.Lock()
-        total = sum(t._data.size for t in tensors)
-        self.interpret = (total < POLICY.min_elements or
-                          not kernel_safe([t._data for t in tensors]))
+        # (None: a program may run it; else why not, noted at the first replay)
+        self.interpret = why_interpreted([t._data for t in tensors])
         return self
 
     def replay(self, tensors: list):
@@ -320,30 +340,46 @@ class _Template:
         return outs if self.out_tuple else outs[0]
 
     def _run(self, arrays: list, be) -> list:
-        if not self.interpret and kernel_safe(arrays):
-            with self.lock:  # a program's run is not reentrant
-                if self.program is None:
-                    self.program = _program(self.graph, be, arrays, self.out_slots)
-                if self.program is not False:
-                    return _apart(self.program.run(arrays), self.program.user_outputs,
-                                  self.shared)
-                self.interpret = True
-        if self.schedule is None:
-            self.schedule = Schedule(self.graph, be.impl, be.xp)
-        return self.schedule.run(arrays)
+        if self.interpret is None:
+            if kernel_safe(arrays):
+                with self.lock:  # a program's run is not reentrant
+                    if self.program is None:
+                        self.program = _program(self.graph, be, arrays, self.out_slots,
+                                                self.label)
+                    if self.program is not False:
+                        return _apart(self.program.run(arrays), self.program.user_outputs,
+                                      self.shared)
+                    self.interpret = ("program",)  # (refused: `_program` noted why)
+            else:
+                note("composite", self.label, "unaligned")
+        if self.interpreter is None:
+            self.interpreter = Interpreter(self.graph, be.impl, be.xp)
+            if self.interpret and self.program is None:  # (decided at the capture)
+                note("composite", self.label, *self.interpret)
+        return self.interpreter.run(arrays)
 
 
-def _program(graph, be, arrays, out_slots):
+def _program(graph, be, arrays, out_slots, label):
     """The graph's compile Program built for `arrays`, or False when it would fuse nothing
     (kernels of one primitive each, a convolution's bias add, are no faster than numpy's, and
     the externs' hot spots, im2col copies and a pool's argmax, are kernels through the eager
     table already: `runtime/eager_kernels.py`, so only fusion is worth a build; max pooling's
     values and indices, one kernel for both, are one: max_pool2d with return_indices) or
     when no compiler works (`program.obtain` says so once)."""
-    program = obtain(graph, be, arrays,
-                     accept=lambda plan: any(len(g.nodes) > 1 for g in plan.groups()),
+    fused = []
+
+    def accept(plan) -> bool:
+        fused.append(any(len(g.nodes) > 1 for g in plan.groups()))
+        return fused[-1]
+
+    program = obtain(graph, be, arrays, accept=accept,
                      user_outputs=sum(1 for s in out_slots if s is not None), tiered=True)
-    return False if program is None else program
+    if program is None:
+        note("composite", label, *(("fuses_nothing",) if fused == [False] else
+                                   ("no_compiler", _build.last_unavailable)))
+        return False
+    note("composite", label, "program", weakref.ref(program))
+    return program
 
 
 def _apart(values: list, n_user: int, shared: frozenset) -> list:

@@ -23,7 +23,7 @@ from ..ir.grad import backward_graph
 from ..ir.graph import Graph, Node
 from ..ir.identity import Unkeyable, graph_key
 from ..runtime.device import NP_DTYPES
-from ..runtime.interpret import Schedule, run_graph
+from ..runtime.interpret import Interpreter
 from . import autograd as A
 from .tensor import Tensor, _alias
 
@@ -133,17 +133,12 @@ def _no_jvp(node, e: Exception) -> NotImplementedError:
 
 
 def _runners(cache: dict, reads, second, be) -> tuple:
-    """The plan's two graphs as callables on arrays: `Schedule`s (made once per array module)
-    where every shape is static, else the interpreter."""
+    """The plan's two graphs as callables on arrays: `Interpreter`s made once per array
+    module."""
     hit = cache.get(id(be.xp))
     if hit is None:
-        graphs = [g for g in (reads, second) if g is not None]
-        if all(n.opdef.shape is not None for g in graphs for n in g.nodes):
-            hit = tuple(Schedule(g, be.impl, be.xp).run if g is not None else None
-                        for g in (reads, second))
-        else:
-            hit = tuple((lambda arrays, g=g: run_graph(g, arrays, be.impl, be.xp))
-                        if g is not None else None for g in (reads, second))
+        hit = tuple(Interpreter(g, be.impl, be.xp).run if g is not None else None
+                    for g in (reads, second))
         cache[id(be.xp)] = hit
     return hit
 

@@ -1,6 +1,7 @@
 """The reference interpreter's buffer reuse: index_put may write into its input only when no one
 else can see that buffer."""
 import numpy as np
+import pytest
 
 import fusetorch as torch
 from fusetorch.ir import dtypes as dt
@@ -75,3 +76,51 @@ def test_values_are_dropped_after_their_last_reader():
         tracemalloc.stop()
     np.testing.assert_array_equal(out, want)
     assert peak < 4 * a.nbytes, peak  # (16 values held to the end before)
+
+
+def test_one_interpreter_runs_a_graph_many_times_as_numpy_computes_it():
+    from fusetorch.runtime.interpret import Interpreter
+    x = make_node("input", [], {"shape": (3,), "dtype": dt.float64})
+    two = make_node("constant", [], {"shape": (), "dtype": dt.float64, "value": 2.0})
+    y = make_node("exp", [make_node("mul", [x, two])])
+    run = Interpreter(Graph([x], [y]), IMPL, np).run
+    for k in range(3):
+        a = np.arange(3.0) + k
+        np.testing.assert_array_equal(run([a])[0], np.exp(a * 2.0))
+
+
+def test_consume_empties_the_callers_list_and_lets_each_input_go_after_its_last_reader():
+    import weakref
+    from fusetorch.runtime.interpret import Interpreter
+    x = make_node("input", [], {"shape": (1 << 13,), "dtype": dt.float64})
+    h = make_node("neg", [x])
+    out = make_node("exp", [h])
+    seen = []
+
+    class Spy:  # (the hook protocol: told at each node's start and end)
+        def begin(self, node):
+            seen.append(ref() is not None)
+
+        def end(self, node, value):
+            pass
+
+    a = np.random.rand(1 << 13)
+    ref = weakref.ref(a)
+    arrays = [a]
+    del a
+    (got,) = Interpreter(Graph([x], [out]), IMPL, np).run(arrays, consume=True, hook=Spy())
+    assert arrays == [] and seen == [True, False]  # gone once neg (its one reader) ran
+    assert ref() is None
+
+
+def test_a_data_dependent_size_that_changes_raises():
+    from fusetorch.runtime.interpret import Interpreter
+    x = make_node("input", [], {"shape": (4,), "dtype": dt.float32})
+    nz = make_node("nonzero", [x], {}, shape=(2, 1))  # the size the trace observed
+    graph = Graph([x], [nz])
+    interp = Interpreter(graph, IMPL, np)
+    a = np.array([1, 0, 2, 0], np.float32)
+    want = interp.run([a])[0]
+    np.testing.assert_array_equal(want, np.stack(np.nonzero(a), axis=1))
+    with pytest.raises(RuntimeError, match="data-dependent shape"):
+        interp.run([np.array([1, 1, 1, 1], np.float32)])

@@ -151,10 +151,10 @@ def test_no_compiler_warns_once_and_keeps_the_interpreter(tmp_path):
     assert r.stderr.count("cannot build kernels") == 1, r.stderr
 
 
-def test_a_small_repeated_backward_runs_as_a_schedule_with_run_graphs_gradients():
+def test_a_small_repeated_backward_runs_interpreted_with_the_same_gradients_each_use():
     # a policy-gradient loss over an episode: many nodes on arrays below the kernels' size, so
-    # from its second use the backward runs as an interpreter Schedule (slots made once);
-    # gradients equal to run_graph's, bit for bit, use after use, and against float64
+    # the backward runs interpreted (one Interpreter, slots made once, the lean loop);
+    # gradients equal use after use, bit for bit, and against float64
     # finite differences of the same loss
     torch.manual_seed(0)
     net = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2))
@@ -176,10 +176,10 @@ def test_a_small_repeated_backward_runs_as_a_schedule_with_run_graphs_gradients(
         loss_of(net).backward()
         grads.append([p.grad.numpy().copy() for p in net.parameters()])
     runner = next(hit[2] for hit in A._CACHE.values())
-    assert runner.uses == 3 and runner.schedule is not None and not runner.programs
+    assert runner.uses == 3 and runner.interpreter is not None and not runner.programs
     for g in grads[1:]:
         for a, b in zip(grads[0], g):
-            np.testing.assert_array_equal(a, b)  # run_graph (first use) against the schedule
+            np.testing.assert_array_equal(a, b)  # the first use against the later ones
     net64 = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 2)).double()
     with torch.no_grad():
         for p, q in zip(net64.parameters(), net.parameters()):
@@ -199,30 +199,31 @@ def test_a_small_repeated_backward_runs_as_a_schedule_with_run_graphs_gradients(
     A._CACHE.clear()
 
 
-def test_a_schedule_hands_out_a_copy_of_a_constant_output():
+def test_an_interpreter_hands_out_a_copy_of_a_constant_output():
     from fusetorch.ir.graph import Graph, make_node
     from fusetorch.ir import dtypes as dt
-    from fusetorch.runtime.interpret import Schedule
+    from fusetorch.runtime.interpret import Interpreter
     x = make_node("input", [], {"shape": (2,), "dtype": dt.float32})
     c = make_node("constant", [], {"shape": (), "dtype": dt.float32, "value": 2.5})
     y = make_node("mul", [x, x], {})
-    s = Schedule(Graph([x], [y, c]), torch.randn(1)._be.impl, np)
+    s = Interpreter(Graph([x], [y, c]), torch.randn(1)._be.impl, np)
     first = s.run([np.ones(2, np.float32)])
     first[1][...] = 7  # written into by its receiver
     again = s.run([np.ones(2, np.float32)])
     assert again[1] == 2.5 and again[1] is not first[1]
 
 
-def test_a_backward_with_a_large_value_keeps_run_graphs_in_place_reuse():
+def test_a_backward_with_a_large_value_keeps_the_in_place_reuse():
     # scalars picked from a large leaf: the inputs are tiny, but the gradient is an index_put
-    # chain into a 16384-element buffer, which run_graph writes in place: not a Schedule
+    # chain into a 16384-element buffer, which the interpreter writes in place (its general
+    # loop, which counts the holders of each array)
     x = torch.randn(128, 128, requires_grad=True)
     A._CACHE.clear()
     for _ in range(3):
         x.grad = None
         (x[1, 2] * 2 + x[3, 4] * 3 + x[5, 6]).backward()
     runner = next(hit[2] for hit in A._CACHE.values())
-    assert runner.uses == 3 and not runner.plain and runner.schedule is None
+    assert runner.uses == 3 and runner.interpreter._general
     want = np.zeros((128, 128), np.float32)
     want[1, 2], want[3, 4], want[5, 6] = 2, 3, 1
     np.testing.assert_array_equal(x.grad.numpy(), want)

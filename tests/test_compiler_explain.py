@@ -1,0 +1,242 @@
+"""`fusetorch.compiler.explain()`: why each graph ran compiled or interpreted, in the words of
+the decision each holder made. Every reason is reached by a real situation here (a threshold,
+a switch, a limit, a build held at a gate, a compiler that fails), never by timing."""
+import threading
+
+import numpy as np
+import pytest
+
+import fusetorch as torch
+import fusetorch.nn as nn
+import fusetorch.nn.functional as F
+from fusetorch import _policy, compiler
+from fusetorch._policy import POLICY
+from fusetorch.runtime import build as runtime_build
+from fusetorch.runtime import cbuild, program
+from fusetorch.tracer import autograd as A
+from fusetorch.tracer import composite_programs
+from fusetorch.tracer.composite_programs import composite
+
+
+@pytest.fixture(autouse=True)
+def _fresh(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("FUSETORCH_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "ftcache"))
+    for switch in ("eager_kernels", "backward_programs", "fused_optimizers"):
+        monkeypatch.setattr(POLICY, switch, True)  # (also under FUSETORCH_EAGER_COMPILE=0)
+    _policy.clear_decisions()
+    A._CACHE.clear()
+    composite_programs.clear()
+    yield
+    A._CACHE.clear()
+    composite_programs.clear()
+    _policy.clear_decisions()
+
+
+def _lines(kind):
+    return compiler.explain(kind).splitlines()
+
+
+def _backward_twice(x):
+    for _ in range(2):
+        x.grad = None
+        (x.exp() * 2).sum().backward()
+
+
+def test_nothing_noted_yet():
+    assert compiler.explain() == "(no decisions recorded)"
+
+
+def test_a_backward_graph_first_use_then_too_small():
+    x = torch.randn(96, requires_grad=True)
+    x.grad = None
+    (x.exp() * 2).sum().backward()
+    (line,) = _lines("backward")
+    assert line.startswith("backward #") and "interpreted: first use" in line
+    (x.exp() * 2).sum().backward()
+    # its inputs: the cotangent (1 element), the saved exp (96): 97 < 4096
+    (line,) = _lines("backward")
+    assert line.endswith("interpreted: inputs 97 elements < POLICY.min_elements 4096"), line
+
+
+def test_a_large_backward_graph_compiled(monkeypatch):
+    monkeypatch.setattr(POLICY, "min_elements", 64)
+    _backward_twice(torch.randn(96, requires_grad=True))
+    (line,) = _lines("backward")
+    assert "compiled: 1 kernel" in line, line
+
+
+def test_backward_programs_switched_off(monkeypatch):
+    monkeypatch.setattr(POLICY, "backward_programs", False)
+    _backward_twice(torch.randn(5000, requires_grad=True))
+    (line,) = _lines("backward")
+    assert line.endswith("not compiled: POLICY.backward_programs off"), line
+
+
+def test_backward_layout_limit(monkeypatch):
+    monkeypatch.setattr(POLICY, "backward_layouts", 1)
+    w = torch.randn(80, 80, requires_grad=True)
+    for x in (torch.randn(80, 80), torch.randn(80, 80), torch.randn(80, 80).t()):
+        w.grad = None
+        (w * x).exp().sum().backward()  # (the third: its saved x is transposed, a new layout)
+    (line,) = _lines("backward")
+    assert "interpreted: layout limit 1 reached (POLICY.backward_layouts)" in line, line
+    np.testing.assert_allclose(w.grad.numpy(), (np.exp(w.detach().numpy() * x.numpy())
+                                                * x.numpy()), rtol=1e-5)
+
+
+def test_a_build_in_progress_then_compiled(monkeypatch):
+    opened = threading.Event()
+    real = runtime_build.build
+
+    def held(kernels, device="cpu"):
+        if threading.current_thread() is not threading.main_thread():
+            assert opened.wait(60)
+        return real(kernels, device)
+
+    monkeypatch.setattr(runtime_build, "build", held)
+    monkeypatch.setattr(POLICY, "background_builds", True)
+    cf = torch.compile(lambda a: (a.sin() * 2).exp())
+    x = torch.randn(64, 65)
+    try:
+        cf(x)
+        (line,) = _lines("compile")
+        assert "((64, 65),): interpreted: build in progress" in line, line
+        assert "<lambda>" in line and "test_compiler_explain.py" in line
+    finally:
+        opened.set()
+        assert cf.wait_for_build(60) and program.wait_for_builds(60)
+    (line,) = _lines("compile")
+    assert line.endswith("compiled: 1 kernel"), line
+
+
+def test_no_c_compiler(monkeypatch):
+    def no_cc(*a, **k):
+        raise cbuild.CompilerUnavailable("no C compiler found")
+
+    monkeypatch.setattr(cbuild, "build_all", no_cc)
+    monkeypatch.setattr(runtime_build, "_warned", set())
+    cf = torch.compile(lambda t: t.exp() + 1)
+    with pytest.warns(UserWarning, match="no C compiler"):
+        cf(torch.randn(7))
+    (line,) = _lines("compile")
+    assert line.endswith("not compiled: no C compiler (no C compiler found)"), line
+
+
+def test_a_graph_break():
+    cf = torch.compile(lambda t: t * t.sum().item())
+    with pytest.warns(UserWarning, match="graph break"):
+        cf(torch.randn(3))
+    (line,) = _lines("compile")
+    assert "eager: graph break (item() reads tensor data at test_compiler_explain.py:" in line
+
+
+def test_composite_keys_first_call_capture_and_replay(monkeypatch):
+    x, w = torch.randn(2, 8), torch.randn(4, 8)
+    F.linear(x, w)
+    assert _lines("composite")[-1].endswith("plain: first call (captured at the second, "
+                                            "replayed from the third)")
+    F.linear(x, w)
+    assert _lines("composite")[-1].endswith("plain: captured at this call (replayed from "
+                                            "the next)")
+    F.linear(x, w)
+    (line,) = _lines("composite")
+    assert "linear ((2, 8), (4, 8)):" in line
+    assert line.endswith("interpreted: inputs 48 elements < POLICY.min_elements 4096"), line
+
+
+def test_composites_switched_off(monkeypatch):
+    monkeypatch.setattr(POLICY, "eager_kernels", False)
+    for _ in range(3):
+        F.linear(torch.randn(2, 8), torch.randn(4, 8))
+    (line,) = _lines("composite")
+    assert line == ("composite fusetorch.nn._functional.linear.linear: not compiled: "
+                    "POLICY.eager_kernels off"), line
+
+
+def test_a_composite_that_fuses_nothing():
+    x, w = torch.randn(64, 64), torch.randn(64, 64)
+    for _ in range(3):
+        F.linear(x, w)  # (one matmul: nothing for a kernel to fuse)
+    (line,) = _lines("composite")
+    assert line.endswith("interpreted: its partition fuses nothing (a kernel per primitive "
+                         "is no faster than numpy)"), line
+
+
+def test_a_composite_that_reads_data_is_not_replayed():
+    @composite
+    def scaled(t):
+        return t * float(t.max())
+
+    x = torch.randn(5)
+    for _ in range(3):
+        scaled(x)
+    (line,) = _lines("composite")
+    assert "plain: not replayable (" in line, line
+
+
+def test_eager_kernels_first_sight_then_a_kernel():
+    x = torch.randn(128, 128)
+    torch.erf(x)
+    assert _lines("eager_kernel")[-1].endswith("numpy: first sight of this layout (built "
+                                               "from the second)")
+    torch.erf(x)
+    (line,) = _lines("eager_kernel")
+    assert line.startswith("eager_kernel erf ((128, 128)") and \
+        line.endswith("compiled: a kernel for this layout"), line
+
+
+def _train(opt_factory, steps=2, **group):
+    net = nn.Linear(4, 3)
+    opt = opt_factory(net.parameters(), **group)
+    for _ in range(steps):
+        opt.zero_grad()
+        net(torch.randn(2, 4)).sum().backward()
+        opt.step()
+    return _lines("fused_optimizer")
+
+
+def test_fused_optimizer_step():
+    (line,) = _train(torch.optim.Adam, steps=1)
+    assert line == ("fused_optimizer Adam param group 0: Python loop: first step of this "
+                    "group and its parameters (fused from the next)")
+    _policy.clear_decisions()
+    (line,) = _train(torch.optim.Adam, steps=2)
+    assert line == "fused_optimizer Adam param group 0: compiled: one fused kernel call per dtype"
+
+
+def test_fused_optimizer_reasons(monkeypatch):
+    (line,) = _train(torch.optim.SGD, lr=0.1, foreach=False)
+    assert line.endswith("Python loop: foreach=False")
+    monkeypatch.setattr(POLICY, "fused_optimizers", False)
+    (line,) = _train(torch.optim.SGD, lr=0.1)
+    assert line.endswith("not compiled: POLICY.fused_optimizers off")
+
+
+def test_the_log_is_bounded_and_keeps_codes_not_text(monkeypatch):
+    monkeypatch.setattr(_policy, "DECISIONS_KEPT", 3)
+    for k in range(5):
+        _policy.note("backward", (f"#{k}",), "small", k, 4096)
+    assert [line.split(":")[0] for line in _lines(None)] == \
+        ["backward #2", "backward #3", "backward #4"]
+    # what is kept is the code and its values; the text is made when asked
+    assert list(_policy._DECISIONS.values())[-1] == ("small", (4, 4096))
+
+
+def test_a_backward_graph_with_an_op_kernels_cannot_take():
+    class Double(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, t):
+            return t * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = torch.randn(5000, requires_grad=True)
+    for _ in range(2):
+        x.grad = None
+        Double.apply(x).exp().sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(2 * x.detach().numpy()), rtol=1e-5)
+    (line,) = _lines("backward")
+    assert "interpreted: op custom" in line and "cannot be compiled (OpDef.compilable is " \
+        "False)" in line, line
