@@ -739,3 +739,5 @@ from . import conv_ops as _conv_ops  # noqa: E402,F401  (registers them in OPS)
 from . import norm_ops as _norm_ops  # noqa: E402,F401  (registers them in OPS)
 # 2-d max pooling's values and indices (ir/pool_ops.py).
 from . import pool_ops as _pool_ops  # noqa: E402,F401  (registers them in OPS)
+# nll_loss, one eager call for a classifier's loss (ir/loss_ops.py).
+from . import loss_ops as _loss_ops  # noqa: E402,F401  (registers them in OPS)

@@ -219,6 +219,9 @@ EXAMPLES.update({
     "layer_norm": ([_f(2, 3, 4), _f(3, 4), _f(3, 4)],
                    {"count": 2, "eps": 1e-5, "weight": True, "bias": True}),
 })
+# nll_loss (ir/loss_ops.py): spatial targets, weights, an ignored class, mean over the weights
+EXAMPLES["nll_loss"] = ([_f(2, 5, 3), _i(2, 3), _f(5) ** 2 + 0.5],
+                        {"cdim": 1, "ignore_index": 1, "reduction": 1, "weight": True})
 # max pooling's values and indices (ir/pool_ops.py): padded, dilated, ceil_mode's extra window
 _POOL = {"kernel": (3, 2), "stride": (2, 2), "padding": (1, 1), "dilation": (1, 2),
          "ceil_mode": True}

@@ -381,6 +381,13 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     # masking is unconditional (not decided from the values read above) so that a recorded
     # graph computes the same thing for any targets
     t = D.cast(target, dt.int64)
+    name = "NllLossBackward0" if not spatial or input.ndim != 4 else "NllLoss2DBackward0"
+    if input._dtype in (dt.float32, dt.float64) and (weight is None or not weight._requires_grad):
+        # one primitive (ir/loss_ops.py); a weight that requires grad keeps the composed form
+        out = D.apply("nll_loss", [input, t] + ([] if weight is None else [weight]),
+                      {"cdim": cdim, "ignore_index": int(ignore_index), "reduction": red,
+                       "weight": weight is not None})
+        return _named(out, name, input, weight)
     keep = t != ignore_index
     t = F.where(keep, t, 0)
     # (the gather primitive, not torch.gather, which would check the index again)
@@ -398,12 +405,10 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
         out = loss.sum()
     else:  # the summed weights of the targets that count (nan when none do, as in PyTorch)
         out = loss.sum() / (w.sum() if w is not None else keep.sum())
-    name = "NllLoss2DBackward0" if spatial and input.ndim == 4 else "NllLossBackward0"
     return _named(out, name, input, weight)
 
 
-@composite
-@_ac.op("nll_loss")
+@_ac.op("nll_loss")  # (one primitive: a captured replay of it would only add its key's cost)
 def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              size_average: bool | None = None, ignore_index: int = -100,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
