@@ -5,7 +5,7 @@
         already checked to be in range or ignore_index, w [C] the class weights:
         loss = where(t != ignore, -w[t] * x[n, t, ...], 0); none: loss; sum: sum(loss);
         mean: sum(loss) / sum(where(t != ignore, w[t], 0)) (nan when no target counts)
-    VJP (x only; t and w are saved): gx = scatter_add(zeros, t, where(keep, -w[t], 0) * g'),
+    VJP (x only; t and w are saved): gx = scatter_add(zeros, t, where(keep, -w[t] g', 0)),
         g' = g (none, sum) or g / the summed weights (mean)
 
 Composed of primitives it was a `check`'s neighbours (cast, ne, two wheres, gather, squeeze,
@@ -119,13 +119,13 @@ def _vjp_nll(b, n, g):
         return b.op(name, *ins, **attrs)
     op, const, keep, ts, wt, idx = _parts(make, n, x, t, w)
     zero = const(0.0)
-    coef = op("where", keep, op("neg", wt) if wt is not None else const(-1.0), zero)
-    red = n.attrs["reduction"]
-    if red == _MEAN:
+    if n.attrs["reduction"] == _MEAN:
         dims = tuple(range(len(ts.shape)))
         den = op("where", keep, wt, zero) if wt is not None else op("cast", keep, dtype=n.dtype)
         g = op("div", g, op("sum", den, dims=dims, keepdim=False))
-    src = op("mul", coef, g)
+    # (the mask selects after the division: where no target counts, g / 0 is not multiplied
+    # by 0 into a NaN; the ignored positions' gradient is 0, as PyTorch's)
+    src = op("where", keep, op("neg", op("mul", wt, g) if wt is not None else g), zero)
     if tuple(src.shape) != tuple(ts.shape):  # (a 0-d g of sum or mean over the targets)
         src = op("expand", src, shape=tuple(ts.shape))
     src = op("reshape", src, shape=tuple(idx.shape))
