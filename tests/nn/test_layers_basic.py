@@ -1102,3 +1102,23 @@ def test_circular_pad_refuses_a_left_wrap_longer_than_the_cropped_dim():
     """PyTorch copies uninitialised memory there; refused with its wrap-around error."""
     with pytest.raises(RuntimeError, match="Padding value causes wrapping around more than once"):
         F.pad(torch.zeros(1, 1, 4), (3, -2), mode="circular")
+
+
+def test_adaptive_avg_pool2d_to_one_by_one_is_a_mean_for_any_rank():
+    # ATen's shortcut comes before its 3-d/4-d check (checked by hand against PyTorch 2.13):
+    # [2, 2] -> [1, 1], [1, 2, 3, 4, 5] -> [1, 2, 3, 1, 1], a 1-d input is mean's IndexError,
+    # a tuple longer than the input stays the Python wrapper's ValueError
+    x = np.arange(120.0).reshape(1, 2, 3, 4, 5)
+    for shape in [(2, 2), (1, 2, 3, 4, 5), (3, 4, 5)]:
+        a = x.reshape(-1)[:int(np.prod(shape))].reshape(shape)
+        for size in (1, (1, 1)):
+            if size == (1, 1) and len(shape) <= 2:
+                with pytest.raises(ValueError, match="Input dimension should be at least 3"):
+                    torch.nn.functional.adaptive_avg_pool2d(torch.tensor(a), size)
+                continue
+            got = torch.nn.functional.adaptive_avg_pool2d(torch.tensor(a), size)
+            np.testing.assert_allclose(got.numpy(), a.mean((-2, -1), keepdims=True))
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.nn.functional.adaptive_avg_pool2d(torch.ones(3), 1)
+    with pytest.raises(RuntimeError, match="Expected 3D or 4D tensor"):
+        torch.nn.functional.adaptive_avg_pool2d(torch.ones(2, 2), 2)

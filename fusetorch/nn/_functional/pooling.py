@@ -319,6 +319,12 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     [floor(i * H / OH), ceil((i + 1) * H / OH)) as in PyTorch."""
     D.check_tensor(input, "adaptive_avg_pool2d", "input", 1)
     _python_checks(input, output_size)
+    if (output_size.__class__ is int and output_size == 1) or (
+            isinstance(output_size, (tuple, list)) and list(output_size) == [1, 1]
+            and not any(isinstance(o, bool) for o in output_size)):
+        # ATen takes this one as a mean over the last two dims before its 3-d/4-d check: a
+        # 2-d or 5-d input is pooled too, and a 1-d one is mean's IndexError (MeanBackward1)
+        return F.mean(input, (-2, -1), keepdim=True)
     if input.ndim not in (3, 4):
         raise RuntimeError(f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got "
                            f"{list(input.shape)}")
