@@ -17,6 +17,8 @@ then still defined as before).
 """
 from __future__ import annotations
 
+import math
+
 from . import dtypes as dt
 from .ops import _def, arg
 
@@ -53,16 +55,17 @@ def _nll_eager(xp):
             return total
         den = xp.where(keep, wt, zero).sum(dtype=x.dtype) if weight else \
             keep.sum(dtype=x.dtype)
-        if xp.__name__ == "numpy":
-            with xp.errstate(invalid="ignore", divide="ignore"):  # (no target counts: nan)
-                return total / den
-        return total / den
+        if xp.__name__ != "numpy":
+            return total / den
+        with xp.errstate(invalid="ignore", divide="ignore"):  # (no target counts: nan)
+            return total / den
     return nll_loss
 
 
-def _parts(make, n, x, t, w, g=None):
-    """The primitives of the loss (g None) or of its VJP's scatter source, sharing their
-    mask and gathered weights."""
+def _parts(make, n, t, w):
+    """What the composition and the VJP share: op and const builders over `make`, the mask of
+    counted targets, the targets with ignored ones at 0, w[t] (or None) and the targets as a
+    gather index along cdim."""
     a, d = n.attrs, n.dtype
     meta = n.meta
 
@@ -75,32 +78,25 @@ def _parts(make, n, x, t, w, g=None):
     ts = op("where", keep, t, const(0, dt.int64))
     wt = None
     if a["weight"]:  # w[t] as a gather of the 1-d weights at the flattened targets
-        flat = op("reshape", ts, shape=(_numel(ts.shape),))
+        flat = op("reshape", ts, shape=(math.prod(ts.shape),))
         wt = op("reshape", op("gather", w, flat, dim=0), shape=tuple(ts.shape))
     idx_shape = tuple(ts.shape[:a["cdim"]]) + (1,) + tuple(ts.shape[a["cdim"]:])
     idx = op("reshape", ts, shape=idx_shape)
     return op, const, keep, ts, wt, idx
 
 
-def _numel(shape) -> int:
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+def _counted(op, keep, wt, zero, dtype):
+    """The weight each target counts with in a mean: w[t] (or 1), 0 where it is ignored."""
+    return op("where", keep, wt, zero) if wt is not None else op("cast", keep, dtype=dtype)
 
 
 def _composition(n, make):
     x, t = arg(n, 0), arg(n, 1)
     w = arg(n, 2) if n.attrs["weight"] else None
-    op, const, keep, ts, wt, idx = _parts(make, n, x, t, w)
+    op, const, keep, ts, wt, idx = _parts(make, n, t, w)
     picked = op("reshape", op("gather", x, idx, dim=n.attrs["cdim"]), shape=tuple(ts.shape))
     zero = const(0.0)
-    if wt is not None:
-        loss = op("where", keep, op("neg", op("mul", picked, wt)), zero)
-        den = op("where", keep, wt, zero)
-    else:
-        loss = op("where", keep, op("neg", picked), zero)
-        den = op("cast", keep, dtype=n.dtype)
+    loss = op("where", keep, op("neg", op("mul", picked, wt) if wt is not None else picked), zero)
     red = n.attrs["reduction"]
     if red == _NONE:
         return loss
@@ -108,7 +104,8 @@ def _composition(n, make):
     total = op("sum", loss, dims=dims, keepdim=False)
     if red == _SUM:
         return total
-    return op("div", total, op("sum", den, dims=dims, keepdim=False))
+    return op("div", total, op("sum", _counted(op, keep, wt, zero, n.dtype), dims=dims,
+                               keepdim=False))
 
 
 def _vjp_nll(b, n, g):
@@ -117,17 +114,15 @@ def _vjp_nll(b, n, g):
 
     def make(name, ins, attrs, meta):
         return b.op(name, *ins, **attrs)
-    op, const, keep, ts, wt, idx = _parts(make, n, x, t, w)
+    op, const, keep, ts, wt, idx = _parts(make, n, t, w)
     zero = const(0.0)
     if n.attrs["reduction"] == _MEAN:
         dims = tuple(range(len(ts.shape)))
-        den = op("where", keep, wt, zero) if wt is not None else op("cast", keep, dtype=n.dtype)
-        g = op("div", g, op("sum", den, dims=dims, keepdim=False))
+        g = op("div", g, op("sum", _counted(op, keep, wt, zero, n.dtype), dims=dims,
+                            keepdim=False))
     # (the mask selects after the division: where no target counts, g / 0 is not multiplied
-    # by 0 into a NaN; the ignored positions' gradient is 0, as PyTorch's)
+    # by 0 into a NaN, and ignored positions get PyTorch's 0; a 0-d g broadcasts to the targets)
     src = op("where", keep, op("neg", op("mul", wt, g) if wt is not None else g), zero)
-    if tuple(src.shape) != tuple(ts.shape):  # (a 0-d g of sum or mean over the targets)
-        src = op("expand", src, shape=tuple(ts.shape))
     src = op("reshape", src, shape=tuple(idx.shape))
     gx = op("scatter_add", b.zeros(x.shape, n.dtype), idx, src, dim=n.attrs["cdim"])
     return (gx,) + (None,) * (len(n.inputs) - 1)

@@ -385,8 +385,7 @@ def _run(key: tuple, arrays: list, make):
             return None
         if program is _UNSEEN:  # first sight: numpy computes it
             _PROGRAMS[key] = None
-            if len(_PROGRAMS) > POLICY.eager_programs:
-                _PROGRAMS.popitem(last=False)
+            _evict()
             note("eager_kernel", key, "first_sight")
             return None
         _PROGRAMS.move_to_end(key)
