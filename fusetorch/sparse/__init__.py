@@ -1,13 +1,50 @@
 """`torch.sparse`: the sparse COO subset (fusetorch/sparse/coo.py): `torch.sparse_coo_tensor`,
-`Tensor.to_sparse`, `to_dense`, `coalesce`, `indices`/`values`, and sparse @ dense
-(`torch.sparse.mm`, `torch.spmm`, `torch.mm`, `torch.matmul`, `@`) with gradients for the values
-and the dense operand. The rest of sparse raises fusetorch's out-of-scope error."""
+`Tensor.to_sparse`, `to_dense`, `coalesce`, `indices`/`values`, products with dense matrices on
+either side and with sparse ones (`torch.sparse.mm`, `torch.spmm`, `torch.mm`, `torch.matmul`,
+`@`, `torch.sparse.addmm`), sums and differences, scaling, `t`/`transpose` and
+`torch.sparse.sum` (arith.py), with gradients for the values and the dense operands; the legacy
+constructors `torch.sparse.FloatTensor(indices, values, size)` and kin. The rest of sparse
+raises fusetorch's out-of-scope error."""
 from ..tracer import dispatch as _D
 from ..tracer.tensor import Tensor as _Tensor
+from ..ir import dtypes as _dt
+from .arith import addmm, sum, zeros_sparse as _zeros_sparse
 from .coo import (SparseCOOTensor, _dense_to_dense, _no_kernel, _not_sparse, layout, mm,
                   sparse_coo, sparse_coo_tensor, strided, to_sparse)
 
-__all__ = ["mm", "SparseCOOTensor"]
+__all__ = ["mm", "addmm", "sum", "SparseCOOTensor"]
+
+
+class _LegacySparse(type):
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, SparseCOOTensor) and obj.dtype is cls._dtype
+
+    def __repr__(cls) -> str:
+        return f"<class 'torch.sparse.{cls.__name__}'>"
+
+
+def _legacy(name: str, dtype):
+    """torch.sparse.FloatTensor and kin: (indices, values[, size]) as sparse_coo_tensor (the
+    values keep their dtype, as PyTorch's do), or (*sizes) for an empty one of the dtype."""
+    def __new__(cls, *args, device=None):
+        if args and all(isinstance(a, int) for a in args):
+            return _zeros_sparse(tuple(args), dtype)
+        if len(args) == 1 and isinstance(args[0], tuple):
+            return _zeros_sparse(tuple(args[0]), dtype)
+        if len(args) in (2, 3):
+            return sparse_coo_tensor(*args, device=device)
+        raise TypeError(f"{name}(): expected (indices, values[, size]) or sizes")
+    return _LegacySparse(name, (), {"__new__": __new__, "_dtype": dtype,
+                                    "__module__": "torch.sparse"})
+
+
+FloatTensor = _legacy("FloatTensor", _dt.float32)
+DoubleTensor = _legacy("DoubleTensor", _dt.float64)
+HalfTensor = _legacy("HalfTensor", _dt.float16)
+LongTensor = _legacy("LongTensor", _dt.int64)
+IntTensor = _legacy("IntTensor", _dt.int32)
+ByteTensor = _legacy("ByteTensor", _dt.uint8)
+BoolTensor = _legacy("BoolTensor", _dt.bool_)
 
 
 def __getattr__(name: str):

@@ -27,7 +27,7 @@ from ..tracer.functional_shape import index_add
 from ..tracer.tensor import Tensor, _data_read
 
 _SPARSE_CATEGORY = ("sparse tensors beyond the COO subset (creation, to_dense, coalesce, "
-                    "indices/values, sparse @ dense)")
+                    "indices/values, products, sums, scaling, transposes)")
 
 
 class layout:
@@ -254,11 +254,65 @@ class SparseCOOTensor:
             text += ", requires_grad=True"
         return "\n".join(parts) + "\n" + text + ")"
 
-    def _arith(self, *args):
-        raise _out_of_scope("arithmetic on sparse tensors")
+    # arithmetic (arith.py) ------------------------------------------------------------------
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = \
-        __rtruediv__ = __neg__ = __pow__ = __rmatmul__ = _arith
+    def add(self, other, *, alpha=1):
+        from . import arith
+        return arith.add(self, other, alpha=alpha)
+
+    def sub(self, other, *, alpha=1):
+        from . import arith
+        return arith.sub(self, other, alpha=alpha)
+
+    def mul(self, other):
+        from . import arith
+        return arith.mul(self, other)
+
+    def div(self, other, *, rounding_mode=None):
+        from . import arith
+        return arith.div(self, other, rounding_mode=rounding_mode)
+
+    def pow(self, exponent):
+        from . import arith
+        return arith.pow(self, exponent)
+
+    def neg(self):
+        from . import arith
+        return arith.neg(self)
+
+    def t(self):
+        from . import arith
+        return arith.t(self)
+
+    def transpose(self, dim0: int, dim1: int):
+        from . import arith
+        return arith.transpose(self, dim0, dim1)
+
+    def sum(self, dim=None, keepdim: bool = False, dtype=None):
+        from . import arith
+        return arith.sum(self, dim, keepdim, dtype)
+
+    @property
+    def T(self):
+        return self.t()
+
+    def __radd__(self, other):  # number + sparse: PyTorch's add(sparse, dense) error
+        return self.add(other)
+
+    def __rsub__(self, other):
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                           "instead.")
+
+    def __rtruediv__(self, other):
+        raise RuntimeError("Sparse division requires a scalar or zero-dim dense tensor "
+                           "divisor (got shape [" + ", ".join(map(str, self._size)) +
+                           "] for divisor)")
+
+    __add__, __sub__, __mul__, __rmul__, __truediv__ = add, sub, mul, mul, div
+    __neg__, __pow__ = neg, pow
+
+    def __rmatmul__(self, other):
+        return mm(other, self)
 
     def __getattr__(self, name: str):
         if name.startswith("__"):
@@ -381,13 +435,17 @@ def _no_kernel(name: str):
 
 def mm(mat1, mat2: Tensor) -> Tensor:
     """torch.sparse.mm / torch.spmm / sparse @ dense: a 2-d sparse matrix (no dense dims) times
-    a dense matrix; gradients reach the sparse values and the dense matrix."""
+    a dense matrix (or dense @ sparse, sparse @ sparse: arith.py); gradients reach the sparse
+    values and the dense matrix."""
+    from . import arith
     if not isinstance(mat1, SparseCOOTensor):
+        if isinstance(mat1, Tensor) and isinstance(mat2, SparseCOOTensor):
+            return arith.dense_mm(mat1, mat2)
         if isinstance(mat1, Tensor) and isinstance(mat2, Tensor):
             return F.mm(mat1, mat2)
         raise _out_of_scope(f"mm of {type(mat1).__name__} and {type(mat2).__name__}")
     if isinstance(mat2, SparseCOOTensor):
-        raise _out_of_scope("sparse @ sparse")
+        return arith.sparse_mm(mat1, mat2)
     if not isinstance(mat2, Tensor):
         raise TypeError(f"mm(): argument 'mat2' (position 2) must be Tensor, not "
                         f"{type(mat2).__name__}")

@@ -666,7 +666,7 @@ def _check_pair(fn: str, input, other, name: str = "other") -> None:
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("matmul", matmul, (input, other), {"out": out})
-    if not isinstance(input, Tensor) and getattr(input, "is_sparse", False) is True:
+    if getattr(input, "is_sparse", False) is True or getattr(other, "is_sparse", False) is True:
         return write_out(D.SPARSE_MM(input, other), out)
     _check_pair("matmul", input, other)
     a, b = input, other
@@ -698,7 +698,7 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("mm", mm, (input, mat2), {"out": out})
-    if not isinstance(input, Tensor) and getattr(input, "is_sparse", False) is True:
+    if getattr(input, "is_sparse", False) is True or getattr(mat2, "is_sparse", False) is True:
         return write_out(D.SPARSE_MM(input, mat2), out)
     _check_pair("mm", input, mat2, "mat2")
     if input.ndim != 2:
