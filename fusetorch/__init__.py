@@ -122,7 +122,7 @@ def result_type(tensor1, tensor2) -> dtype:
     return promote_args("add", [tensor1, tensor2])[0]
 
 
-__version__ = "0.1.0"  # (a TorchVersion from version.py at the end)
+__version__ = "2.13.0+fusetorch.0.1.0"  # (a TorchVersion from version.py at the end)
 
 from .tracer.functional_histogram import histogram, histogramdd  # noqa: E402
 from .tracer.functional_segment import segment_reduce  # noqa: E402

@@ -3,6 +3,7 @@ storages or constructors rather than ops on values: their behaviour as PyTorch 2
 (checked by hand). The ops themselves are registry entries (tests/opinfo_names.py)."""
 import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -327,8 +328,13 @@ def test_random_module_and_fork_rng():
 
 
 def test_version():
-    assert torch.__version__ >= "0.1" and torch.__version__ < "10.0"
-    assert torch.__version__ > (0, 0, 9) and torch.version.cuda is None
+    # the PyTorch release whose API is followed, fusetorch's own as the local part
+    assert torch.__version__ == "2.13.0+fusetorch." + torch.version.fusetorch
+    assert torch.__version__ >= "1.8" and torch.__version__ >= "2.2" and torch.__version__ < "10.0"
+    assert torch.__version__ > (2, 12) and torch.version.cuda is None
+    assert torch.__version__.split("+")[0] == "2.13.0"
+    pyproject = (Path(torch.__file__).parent.parent / "pyproject.toml").read_text()
+    assert f'version = "{torch.version.fusetorch}"' in pyproject
     assert torch.torch_version.TorchVersion("0.10.0") > "0.9"
 
 

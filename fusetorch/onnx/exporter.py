@@ -77,7 +77,7 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
     import onnx
     from onnx import helper
 
-    from .. import __version__ as _version
+    from ..version import fusetorch as _version
 
     graph = cap.graph
     b = Builder(opset)
