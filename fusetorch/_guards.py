@@ -28,6 +28,7 @@ through attributes of objects (a function stored as `self.helper`).
 """
 from __future__ import annotations
 
+import collections
 import dis
 import functools
 import operator
@@ -112,6 +113,27 @@ class Bindings:
     def __len__(self) -> int:
         return len(self._globals) + len(self._cells)
 
+    def contents(self) -> list:
+        """The mutable containers the names hold (a global `calls = []`, a closed-over dict),
+        each with its contents now, for `changed_container` after a call."""
+        out = []
+        for ns, name, value in self._globals:
+            if isinstance(value, _CONTAINERS):
+                out.append((name, value, _contents(value)))
+        for _cell, value, name in self._cells:
+            if isinstance(value, _CONTAINERS):
+                out.append((name, value, _contents(value)))
+        return out
+
+    @staticmethod
+    def changed_container(before: list) -> str | None:
+        """Which container of `contents()` the call changed (`calls.append(1)`,
+        `counts[k] += 1`), in words: a replay runs no Python and would not change it."""
+        for name, value, was in before:
+            if _contents(value) != was:
+                return f"it changes the {type(value).__name__} '{name}'"
+        return None
+
 
 def _same(a: Any, b: Any) -> bool:
     """The same object, or an equal plain scalar of the same type. Floats compare by their bits,
@@ -139,6 +161,19 @@ def items_of(value: Any):
         return (tuple(value), tuple(value.values())) if isinstance(value, dict) else \
             tuple(value)
     return None
+
+
+_CONTAINERS = (list, dict, set, bytearray, collections.deque)
+
+
+def _contents(value) -> tuple:
+    """A container's length and, up to `_MAX_ITEMS`, its items by identity (keys and values of
+    a dict), to tell whether a call changed it."""
+    if len(value) > _MAX_ITEMS:
+        return (len(value),)
+    if isinstance(value, dict):
+        return (len(value), tuple(map(id, value)), tuple(map(id, value.values())))
+    return (len(value), tuple(map(id, value)))
 
 
 def same_items(now: Any, items: tuple) -> bool:

@@ -20,10 +20,13 @@ Classes that define their own `__getattribute__` and built-in types are not reco
 `SimpleNamespace` or argparse `Namespace` in a global or cell has the attributes its code
 names guarded by `_guards.py` instead). A forward that appends to a list attribute it reads
 (`self.history.append(...)`) traces on every call, as its eager run is the only one that
-appends; the retrace's reason names the attribute.
+appends; the retrace's reason names the attribute. While a trace runs, `builtins.print` notes
+the user's line of the call's first print (`_Log.printed`): a replay would not print, so
+`compile` traces such a call again, as it does one that changes a global container.
 """
 from __future__ import annotations
 
+import builtins
 import os
 import sys
 import threading
@@ -79,11 +82,12 @@ class Reads:
 
 
 class _Log:
-    __slots__ = ("entries", "seen")
+    __slots__ = ("entries", "seen", "printed")
 
     def __init__(self):
         self.entries: list = []
         self.seen: set = set()
+        self.printed: str | None = None  # the user's line of the first print() the call made
 
     def note(self, owner: Any, ns: dict, name: str, value: Any) -> None:
         key = (id(ns), name)
@@ -92,8 +96,8 @@ class _Log:
             self.entries.append((owner, ns, name, value, items_of(value), _user_line()))
 
 
-def _user_line() -> str:
-    f = sys._getframe(3)
+def _user_line(depth: int = 3) -> str:
+    f = sys._getframe(depth)
     while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
         f = f.f_back
     return "?" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
@@ -129,6 +133,18 @@ def _module_getattr(module_getattr):
         return value
     __getattr__.recording = True
     return __getattr__
+
+
+_real_print = builtins.print
+_printing = [0]  # traces running (in any thread) while builtins.print is the hook
+
+
+def _recording_print(*args, **kwargs):
+    # a replay runs no Python: a print in the traced code would show only while tracing
+    for log in getattr(_local, "logs", ()):
+        if log.printed is None:
+            log.printed = _user_line(2)
+    return _real_print(*args, **kwargs)
 
 
 def _recordable(cls: type) -> bool:
@@ -180,6 +196,9 @@ def recording(classes: list = ()) -> Iterator[_Log]:
     with _lock:
         for c in targets:
             _patch(c, c is Module)
+        _printing[0] += 1
+        if _printing[0] == 1 and builtins.print is _real_print:
+            builtins.print = _recording_print
     logs = getattr(_local, "logs", None)
     if logs is None:
         logs = _local.logs = []
@@ -191,3 +210,6 @@ def recording(classes: list = ()) -> Iterator[_Log]:
         with _lock:
             for c in targets:
                 _unpatch(c)
+            _printing[0] -= 1
+            if _printing[0] == 0 and builtins.print is _recording_print:
+                builtins.print = _real_print

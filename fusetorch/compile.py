@@ -82,7 +82,8 @@ class CompiledFunction:
         # what graph(), backward_graph(), kernels() and source() describe, all the same one
         self._last: _Variant | None = None
         self._warned_overflow = False
-        self._unsettled: dict = {}  # key -> traces whose optimizer state had not settled
+        # key -> (traces, the last one's effect) of calls that ran Python a replay would not
+        self._unsettled: dict = {}
         # the objects with Python-side state (optimizers) that this function's traces used,
         # as the recorder reported them (`Recorder.uses_python_state`), by id
         self._stateful: dict = {}
@@ -207,6 +208,7 @@ class CompiledFunction:
         # what its names hold now, as the trace reads them (a Module argument's code too)
         bindings = Bindings.of(self._fn, [a for a in args if isinstance(a, Module)])
         names = tensor_names(self._fn, args)  # (for pictures of the graph: `graph("dot")`)
+        held = bindings.contents()
         with recording(bindings.classes) as read, trace(*tensors) as rec:
             rec.strict = True
             out = self._fn(*args)
@@ -225,24 +227,32 @@ class CompiledFunction:
         stateful = list(rec.stateful.values())
         new = [o for o in stateful if id(o) not in self._stateful]
         self._stateful.update(rec.stateful)
+        effect = None
         if new or _python_state(known) != state_before:
             # the call changed what an optimizer keeps in Python (its first step creates state;
-            # a scheduler set a new lr): a replay could not redo that. This call ran eagerly
-            # while tracing; the next one traces again, until the state settles. An optimizer
-            # this function had not used before counts as changed: its state before the call
-            # is unknown (the call may have set its lr before stepping it)
-            tries = self._unsettled.get(key, 0) + 1
-            self._unsettled[key] = tries
+            # a scheduler set a new lr): a replay could not redo that. An optimizer this
+            # function had not used before counts as changed: its state before the call is
+            # unknown (the call may have set its lr before stepping it)
+            effect = "it changes an optimizer's Python state (e.g. a step counter or a new lr)"
+        elif read.printed is not None:
+            effect = f"it prints (at {read.printed})"
+        else:  # `calls.append(1)`, `counts[k] += 1` on a global or closed-over container
+            effect = Bindings.changed_container(held)
+        if effect is not None:
+            # This call ran eagerly while tracing; the next one traces again, until the
+            # effect settles (a first step's state, a cache filled once) or, after
+            # _SETTLE_TRIES, the key runs eagerly
+            tries = self._unsettled.get(key, (0, None))[0] + 1
+            self._unsettled[key] = (tries, effect)
             if tries >= _SETTLE_TRIES:
-                warnings.warn("fusetorch.compile: the function changes an optimizer's Python "
-                              "state on every call (e.g. a step counter or a new lr); it runs "
-                              "eagerly", stacklevel=3)
-                self._note(args, "eager_call", "it changes an optimizer's Python state on "
-                           "every call")
+                warnings.warn(f"fusetorch.compile: {effect} on every call, which a replay of "
+                              "the compiled program would not do; this function runs eagerly "
+                              "for these inputs", stacklevel=3)
+                self._note(args, "eager_call", f"{effect} on every call")
                 self._remember(key, _EAGER)
             else:
-                self._note(args, "eager_call", "an optimizer's Python state changed in this "
-                           "call (traced again at the next)")
+                self._note(args, "eager_call", f"{effect}, which a replay would not (traced "
+                           "again at the next call)")
             return out
         effects = _Effects.of(rec, len(tensors))
         if effects is None or not outs:
@@ -337,8 +347,8 @@ class CompiledFunction:
 
     def _why_new(self, key) -> str:
         if key in self._unsettled:
-            return ("the previous trace of these inputs changed an optimizer's Python state "
-                    "(a first step creates it; a scheduler sets a new lr)")
+            return f"the previous trace of these inputs ran Python a replay would not " \
+                f"({self._unsettled[key][1]})"
         return _key_change(self._last_key, key)
 
     def _retraced(self, reason: str | None) -> None:
