@@ -13,7 +13,8 @@ run one thread (OMP_NUM_THREADS=1, `set_num_threads(1)` for PyTorch) unless `--t
 
 Cells: `ops` (bench_dispatch.grad_ops: issue 29's small ops with requires_grad), `composites`
 (an RNN loop's library calls: Linear, LogSoftmax, NLLLoss of LogSoftmax, cat of three,
-dropout, on one row), `steps` (bench_table's two-layer and LeNet training steps, eager),
+dropout, on one row), `steps` (bench_table's two-layer and LeNet training steps, eager, and
+the LeNet step compiled),
 `gemm` (the 512x4096x1024x10 two-layer step, eager and compiled: issue 24's GEMM-bound step),
 `prog:NAME` (a program of tests/programs, its `main()`; PyTorch runs it with its imports of
 fusetorch turned into torch's, as bench_programs.py does).
@@ -86,6 +87,7 @@ def cells(module: str, which: list, programs: str, threads: bool) -> dict:
         from bench_table import lenet, two_layer
         out["two-layer step 64x1000x100x10"] = (two_layer(T, 64, 1000, 100, 10)["eager"], 20)
         out["LeNet step, batch 64"] = (lenet(T)["eager"], 3)
+        out["same, compiled"] = (lenet(T)["compiled"], 3)  # (issue 29: <= 0.7x eager's)
     if "gemm" in which:  # issue 24's GEMM-bound step: two 2-GFLOP products
         from bench_table import two_layer
         big = two_layer(T, 512, 4096, 1024, 10)

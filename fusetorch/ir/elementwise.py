@@ -643,7 +643,7 @@ def _vjp_where(b, n, g):
 
 elementwise("where", 3, "same", "({0} ? {1} : {2})", lambda xp: xp.where, vjp=_vjp_where,
             saves=(0,), dtype=_where_dtype, fold=lambda n, v, src: v[1] if v[0] else v[2],
-            zero_one=True, mask=True, native_half=True,
+            zero_one=True, mask=True, native_half=True, cheaper=rw.mask_before_pool_grad,
             doc="cond ? a : b; the tracer promotes a and b only")
 
 

@@ -210,3 +210,30 @@ def tiling_fold(n, make):
         return None
     image = make("permute", [cols], {"perm": (0, 1, 4, 2, 5, 3)}, n.meta)
     return make("reshape", [image], {"shape": n.shape}, n.meta)
+
+
+# a max pooling gradient's primitive -> its values' primitive (ir/pool_ops.py's GRAD, inverted:
+# this module names the ops it builds)
+_POOL_OF_GRAD = {"max_pool2d_grad": "max_pool2d", "max_pool3d_grad": "max_pool3d"}
+
+
+def mask_before_pool_grad(n, make):
+    """where(c(x), +0, max_pool_grad(x, g)) -> max_pool_grad(x, where(c(max_pool(x)), +0, g)),
+    c elementwise in x and scalars alone (ReLU's `le(x, 0)` before a pooling): the mask read at
+    the picks only, over the pooled size instead of the input's (LeNet's first layer: a quarter
+    of the elements, and neither the mask nor the masked copy of the input's size is written).
+    Exact: a pick's value is x's there, so c(pooled) is c at the pick, and every position a
+    window does not pick holds +0 either way; where windows overlap, each addend at a position
+    is masked by that position's c alike."""
+    c, z, m = n.inputs
+    pool = _POOL_OF_GRAD.get(m.op)
+    if pool is None or not is_zero(z, False) or m.dtype is not n.dtype or \
+            c.shape != n.shape or m.shape != n.shape or c.opdef.kind != "elementwise":
+        return None
+    x, g = m.inputs
+    if not any(i is x for i in c.inputs) or any(
+            i is not x and not (i.op == "constant" and i.shape == ()) for i in c.inputs):
+        return None
+    pooled = make(pool, [x], dict(m.attrs), m.meta)
+    mask = make(c.op, [pooled if i is x else i for i in c.inputs], dict(c.attrs), c.meta)
+    return make(m.op, [x, make("where", [mask, z, g], {}, n.meta)], dict(m.attrs), m.meta)

@@ -242,6 +242,56 @@ def test_fold_of_tiling_windows_is_a_permute(kernel, stride, size, tiles):
     _same_values(g, out, [np.random.default_rng(1).standard_normal((2, 3) + size)])
 
 
+POOLS = [  # (input shape, kernel, stride, padding, dilation, ceil_mode)
+    ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0), (1, 1), False),  # LeNet's: windows that tile
+    ((2, 2, 7, 6), (3, 3), (1, 1), (1, 1), (1, 1), False),  # overlapping, padded
+    ((1, 2, 7, 7), (2, 3), (2, 2), (0, 1), (2, 1), True),   # dilated, ceil_mode's last window
+    ((1, 2, 4, 5, 6), (2, 2, 2), (1, 2, 2), (0, 1, 1), (1, 1, 1), False)]  # a volume
+
+
+@pytest.mark.parametrize("shape, kernel, stride, padding, dilation, ceil_mode", POOLS)
+@pytest.mark.parametrize("relu", [True, False])
+def test_a_mask_after_a_pool_gradient_moves_before_it(shape, kernel, stride, padding, dilation,
+                                                      ceil_mode, relu):
+    """ReLU's VJP after max pooling's, where(le(r, 0), 0, max_pool_grad(r, g)), masks the
+    cotangent at the picks instead (where(le(max_pool(r), 0), 0, g) into the pool's gradient):
+    the same bits, NaNs, infinities and signed zeros included, overlapping windows too (every
+    addend at a position is masked alike)."""
+    pool = "max_pool2d" if len(shape) == 4 else "max_pool3d"
+    a = dict(kernel=kernel, stride=stride, padding=padding, dilation=dilation,
+             ceil_mode=ceil_mode)
+    x = inp(shape)
+    r = op("relu", x) if relu else x
+    y = op(pool, r, **a)
+    g = inp(y.shape)
+    mask = op("le", r, const(0.0)) if relu else op("lt", const(0.5), r)
+    gx = op("where", mask, const(0.0), op(pool + "_grad", r, g, **a))
+    graph = Graph([x, g], [gx])
+    out = rewrite_indexing(graph)
+    new = only_output(out)
+    assert new.op == pool + "_grad" and new.inputs[1].op == "where"
+    assert new.inputs[1].inputs[0].inputs[int(not relu)].op == pool
+    for seed in range(3):
+        arrays = [values(shape, seed), values(y.shape, seed + 10)]
+        for u, v in zip(run(graph, arrays), run(out, arrays)):
+            assert same_bits(u, v)
+
+
+def test_a_mask_after_a_pool_gradient_stays_where_it_must():
+    """Not rewritten: a -0.0 or nonzero fill (the positions no window picks hold +0), a mask
+    of another value than the pooled one, or of that value and another array."""
+    a = dict(kernel=(2, 2), stride=(2, 2), padding=(0, 0), dilation=(1, 1), ceil_mode=False)
+    x, other = inp((1, 2, 4, 4)), inp((1, 2, 4, 4))
+    g = inp((1, 2, 2, 2))
+    m = op("max_pool2d_grad", x, g, **a)
+    for gx in (op("where", op("le", x, const(0.0)), const(-0.0), m),
+               op("where", op("le", x, const(0.0)), const(1.0), m),
+               op("where", op("le", other, const(0.0)), const(0.0), m),
+               op("where", op("le", x, other), const(0.0), m)):
+        out = rewrite_indexing(Graph([x, other, g], [gx]))
+        assert only_output(out).op == "where"
+
+
 def test_sink_reshapes_splits_an_elementwise_result_at_its_inputs():
     a, b, c = inp((4, 6, 5)), inp((6, 1)), inp(())
     f = op("add", op("mul", a, b), c)
