@@ -18,6 +18,7 @@ import weakref
 from .._policy import POLICY, note
 from ..ir.graph import Graph
 from ..runtime.interpret import Interpreter
+from ..runtime.schedule import Schedule
 from ..runtime import build as _build
 from ..runtime.program import kernel_safe, obtain, why_interpreted
 
@@ -27,13 +28,14 @@ class BackwardRunner:
     decision, and why, is noted for `fusetorch.compiler.explain` when it changes."""
 
     __slots__ = ("graph", "uses", "programs", "compilable", "crosses_device", "interpreter",
-                 "label", "why")
+                 "label", "why", "_schedule")
 
     def __init__(self, graph: Graph):
         self.graph = graph
         # (asked after every run: gradients then go where their forward values live)
         self.crosses_device = any(n.opdef.crosses_device for n in graph.nodes)
         self.interpreter = None  # made at the first interpreted run, per array module
+        self._schedule = None  # the graph's Schedule: its interpreters' and tensor-mode runs'
         self.uses = 0
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
         self.compilable = POLICY.backward_programs and all(n.opdef.compilable for n in graph.nodes)
@@ -61,8 +63,17 @@ class BackwardRunner:
         """The graph interpreted (anomaly mode's checks run it so, node by node)."""
         interpreter = self.interpreter
         if interpreter is None or interpreter.xp is not be.xp:
-            interpreter = self.interpreter = Interpreter(self.graph, be.impl, be.xp)
+            interpreter = self.interpreter = Interpreter(self.graph, be.impl, be.xp,
+                                                         self.schedule())
         return interpreter.run(arrays, consume=consume, hook=hook)
+
+    def schedule(self) -> Schedule:
+        """The graph's slots, steps and drop points, made once for every way it runs
+        (interpreted on arrays, or on Tensors through dispatch: `autograd._run_recorded`)."""
+        s = self._schedule
+        if s is None:
+            s = self._schedule = Schedule(self.graph)
+        return s
 
     def _decide(self, code: str, *args) -> None:
         if code != self.why:
