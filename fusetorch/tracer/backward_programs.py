@@ -1,11 +1,13 @@
 """Compiled eager backward: a backward graph that a training loop runs again and again is turned
 into a compiled `Program` (fused C kernels, externs for the rest) the second time its structure
-comes back, instead of being interpreted node by node every step.
+comes back (`POLICY.backward_compile_at`), instead of being interpreted node by node every
+step.
 
 Autograd already caches one backward graph per forward structure (`autograd._plan`); this module
-attaches a `BackwardRunner` to each cached graph. The runner interprets the first use (a graph
-seen once is not worth a build), compiles on the second, and keeps one program per input layout
-(a program's kernels are generated for the strides they were built with). A graph the compiler
+attaches a `BackwardRunner` to each cached graph. The runner interprets the uses before
+`POLICY.backward_compile_at` (a graph seen once is not worth a build), compiles there, and
+keeps one program per input layout (a program's kernels are generated for the strides they were
+built with). A graph the compiler
 cannot take (a custom Function's backward, random numbers, a crossing of devices, a
 data-dependent shape) and graphs too small for kernels to win stay with the interpreter, as
 does everything when no C compiler is found (one warning) or FUSETORCH_EAGER_COMPILE=0.
@@ -47,12 +49,14 @@ class BackwardRunner:
         caller hands the arrays over (the saved values of a backward that retains no graph),
         so each may be let go after its last reader."""
         self.uses += 1
-        if self.compilable and self.uses > 1 and be.device.type == "cpu":
+        at = POLICY.backward_compile_at
+        if self.compilable and self.uses >= at and be.device.type == "cpu":
             program = self._program(arrays, be)
             if program is not None:
                 return program.run(arrays, consume)
-        elif self.uses == 1:
-            self._decide("first_use")
+        elif self.uses < at:  # (noted at each of these uses: its count is in the reason)
+            self.why = "first_use"
+            note("backward", self.label, "first_use", self.uses, at)
         elif not self.compilable:
             self._decide(*self._not_compilable())
         elif be.device.type != "cpu":
