@@ -51,7 +51,9 @@ class Schedule:
 
     def drops(self, consume: bool) -> list:
         """Per step, the slots let go after it: each value after its last reader, never an
-        output, the graph's inputs only with `consume`."""
+        output, the graph's inputs only with `consume` (a backward graph's inputs are the saved
+        forward values: handed over, each lives until the step that last needs it, as PyTorch
+        frees a node's saved tensors as its backward runs)."""
         d = self._drops[consume]
         if d is None:
             keep = set(self.outputs)
