@@ -11,7 +11,8 @@ the median time per call over the blocks; the ratios are of medians. `--clock cp
 worker's CPU time (what the call costs, whatever share of the cores it got), and the workers
 run one thread (OMP_NUM_THREADS=1, `set_num_threads(1)` for PyTorch) unless `--threads`.
 
-Cells: `ops` (bench_dispatch.grad_ops: issue 29's small ops with requires_grad), `composites`
+Cells: `runner` (the executors' per-call overhead: a small compiled program, a compiled step,
+a small interpreted backward and a create_graph one, bench_autograd's step), `ops` (bench_dispatch.grad_ops: issue 29's small ops with requires_grad), `composites`
 (an RNN loop's library calls: Linear, LogSoftmax, NLLLoss of LogSoftmax, cat of three,
 dropout, on one row), `steps` (bench_table's two-layer and LeNet training steps, eager, and
 the LeNet step compiled),
@@ -87,7 +88,9 @@ def cells(module: str, which: list, programs: str, threads: bool) -> dict:
         from bench_table import lenet, two_layer
         out["two-layer step 64x1000x100x10"] = (two_layer(T, 64, 1000, 100, 10)["eager"], 20)
         out["LeNet step, batch 64"] = (lenet(T)["eager"], 3)
-        out["same, compiled"] = (lenet(T)["compiled"], 3)  # (issue 29: <= 0.7x eager's)
+        out["LeNet step, compiled"] = (lenet(T)["compiled"], 3)  # (issue 29: <= 0.7x eager's)
+    if "runner" in which:  # the executors' per-call overhead (issue 28's one runner)
+        out.update(runner_cells(T))
     if "gemm" in which:  # issue 24's GEMM-bound step: two 2-GFLOP products
         from bench_table import two_layer
         big = two_layer(T, 512, 4096, 1024, 10)
@@ -107,6 +110,34 @@ def cells(module: str, which: list, programs: str, threads: bool) -> dict:
                     m.main()
             out[name] = (run, 1)
     return out
+
+
+def runner_cells(T) -> dict:
+    """A small compiled program's call, a compiled training step, a small backward graph
+    interpreted (too small for kernels), the same with create_graph (Tensors through
+    dispatch), and bench_autograd's eager step (a larger backward, compiled once seen)."""
+    from bench_autograd import fusetorch_step
+    from bench_table import two_layer
+    T.manual_seed(0)
+    a, b = T.randn(10, 10), T.randn(10, 10)
+    add = T.compile(lambda p, q: p + q)
+    x, y = T.randn(10, 10, requires_grad=True), T.randn(10, 10)
+
+    def backward():
+        (x * y).tanh().sum().backward()
+
+    def grad2():
+        (g,) = T.autograd.grad((x * y).tanh().sum(), x, create_graph=True)
+        g.sum().backward()
+
+    xs, ys = T.randn(64, 1000), T.randn(64, 10)
+    w1, w2 = T.randn(1000, 100, requires_grad=True), T.randn(100, 10, requires_grad=True)
+    return {"x + y 10x10, compiled": (lambda: add(a, b), 2000),
+            "two-layer step 64x1000x100x10, compiled": (
+                two_layer(T, 64, 1000, 100, 10)["compiled"], 20),
+            "tanh(x*y).sum() 10x10 backward, interpreted": (backward, 1000),
+            "same, create_graph and its backward": (grad2, 300),
+            "bench_autograd two-layer step": (lambda: fusetorch_step(xs, ys, w1, w2), 20)}
 
 
 def _start(python: str, root: str, module: str, args, programs: str) -> subprocess.Popen:

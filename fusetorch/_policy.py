@@ -19,7 +19,8 @@ class EagerCompilePolicy:
     __slots__ = ("background_builds", "eager_kernels", "backward_programs", "fused_optimizers",
                  "min_elements",
                  "eager_programs", "composite_keys", "backward_layouts", "max_pool_rows",
-                 "max_pool_plane")
+                 "max_pool_plane", "backward_compile_at", "composite_capture_at",
+                 "eager_kernel_at", "fused_step_at")
 
     def __init__(self, environ=os.environ):
         on = environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
@@ -38,6 +39,16 @@ class EagerCompilePolicy:
         # per plane and thread: both bounded, else the reference composition runs
         self.max_pool_rows = 1 << 16
         self.max_pool_plane = 1 << 24
+        # the Nth use from which each holder pays for a build (a graph, a key or a layout seen
+        # once is not worth one): a backward graph compiles from its `backward_compile_at`-th
+        # use; a `@composite` key is captured at its `composite_capture_at`-th call and
+        # replayed from the next; an eager kernel is built at the `eager_kernel_at`-th sight
+        # of its layout; an optimizer's param group runs fused from its `fused_step_at`-th step
+        # (the earlier ones make its state). 1: from the first
+        self.backward_compile_at = 2
+        self.composite_capture_at = 2
+        self.eager_kernel_at = 2
+        self.fused_step_at = 2
 
     def __repr__(self) -> str:
         return "EagerCompilePolicy(" + ", ".join(
@@ -60,10 +71,13 @@ REASONS = {
     "kernel": "compiled: a kernel for this layout",
     "fused": "compiled: one fused kernel call per dtype",
     # why not (yet)
-    "first_use": "interpreted: first use (a graph seen once is not worth a build; compiled "
-                 "from the second)",
-    "first_sight": "numpy: first sight of this layout (built from the second)",
-    "first_call": "plain: first call (captured at the second, replayed from the third)",
+    "first_use": "interpreted: use {0} (compiled from use {1}: POLICY.backward_compile_at)",
+    "first_sight": "numpy: sight {0} of this layout (built at sight {1}: "
+                   "POLICY.eager_kernel_at)",
+    "first_call": "plain: call {0} (captured at call {1}: POLICY.composite_capture_at, "
+                  "replayed from the next)",
+    "first_step": "Python loop: step {0} of this group and its parameters (fused from step "
+                  "{1}: POLICY.fused_step_at)",
     "captured": "plain: captured at this call (replayed from the next)",
     "not_replayable": "plain: not replayable ({0})",
     "small": "interpreted: inputs {0} elements < POLICY.min_elements {1}",

@@ -67,9 +67,10 @@ def explain(kind: str | None = None) -> str:
     shapes), `backward` (eager autograd's cached backward graphs), `eager_kernel` (eager
     primitives' kernels, per layout), `fused_optimizer` (an optimizer's fused step, per
     parameter group). `kind` keeps one of them. Each says its latest decision (compiled
-    kernels, or the reference: interpreted, numpy, plain eager, Python's loop) and why: the
-    first use, a `fusetorch._policy.POLICY` threshold or switch, a limit reached, a build in
-    progress or failed, no C compiler. Made from codes the holders noted (the last
+    kernels, or the reference: interpreted, numpy, plain eager, Python's loop) and why: a use
+    before the holder's Nth-use rule (`POLICY.backward_compile_at`, `composite_capture_at`,
+    `eager_kernel_at`, `fused_step_at`), a `fusetorch._policy.POLICY` threshold or switch, a
+    limit reached, a build in progress or failed, no C compiler. Made from codes the holders noted (the last
     `_policy.DECISIONS_KEPT`); a program's state is asked now. (PyTorch's
     `torch._dynamo.explain` reports one function's graph breaks; here graph breaks are one of
     the reasons.)"""

@@ -51,7 +51,8 @@ def test_a_backward_graph_first_use_then_too_small():
     x.grad = None
     (x.exp() * 2).sum().backward()
     (line,) = _lines("backward")
-    assert line.startswith("backward #") and "interpreted: first use" in line
+    assert line.startswith("backward #") and \
+        line.endswith("interpreted: use 1 (compiled from use 2: POLICY.backward_compile_at)")
     (x.exp() * 2).sum().backward()
     # its inputs: the cotangent (1 element), the saved exp (96): 97 < 4096
     (line,) = _lines("backward")
@@ -133,8 +134,9 @@ def test_a_graph_break():
 def test_composite_keys_first_call_capture_and_replay(monkeypatch):
     x, w = torch.randn(2, 8), torch.randn(4, 8)
     F.linear(x, w)
-    assert _lines("composite")[-1].endswith("plain: first call (captured at the second, "
-                                            "replayed from the third)")
+    assert _lines("composite")[-1].endswith("plain: call 1 (captured at call 2: "
+                                            "POLICY.composite_capture_at, replayed from the "
+                                            "next)")
     F.linear(x, w)
     assert _lines("composite")[-1].endswith("plain: captured at this call (replayed from "
                                             "the next)")
@@ -177,8 +179,8 @@ def test_a_composite_that_reads_data_is_not_replayed():
 def test_eager_kernels_first_sight_then_a_kernel():
     x = torch.randn(128, 128)
     torch.erf(x)
-    assert _lines("eager_kernel")[-1].endswith("numpy: first sight of this layout (built "
-                                               "from the second)")
+    assert _lines("eager_kernel")[-1].endswith("numpy: sight 1 of this layout (built at "
+                                               "sight 2: POLICY.eager_kernel_at)")
     torch.erf(x)
     (line,) = _lines("eager_kernel")
     assert line.startswith("eager_kernel erf ((128, 128)") and \
@@ -197,8 +199,8 @@ def _train(opt_factory, steps=2, **group):
 
 def test_fused_optimizer_step():
     (line,) = _train(torch.optim.Adam, steps=1)
-    assert line == ("fused_optimizer Adam param group 0: Python loop: first step of this "
-                    "group and its parameters (fused from the next)")
+    assert line == ("fused_optimizer Adam param group 0: Python loop: step 1 of this "
+                    "group and its parameters (fused from step 2: POLICY.fused_step_at)")
     _policy.clear_decisions()
     (line,) = _train(torch.optim.Adam, steps=2)
     assert line == "fused_optimizer Adam param group 0: compiled: one fused kernel call per dtype"
@@ -240,3 +242,82 @@ def test_a_backward_graph_with_an_op_kernels_cannot_take():
     (line,) = _lines("backward")
     assert "interpreted: op custom" in line and "cannot be compiled (OpDef.compilable is " \
         "False)" in line, line
+
+
+# Each holder's "Nth use" is one POLICY field, read where the holder decides: moved, the
+# holder moves with it and its reason says so.
+
+def test_backward_compile_at_moves_the_build(monkeypatch):
+    monkeypatch.setattr(POLICY, "min_elements", 64)
+    monkeypatch.setattr(POLICY, "backward_compile_at", 3)
+    x = torch.randn(96, requires_grad=True)
+    want = 2 * np.exp(x.detach().numpy())
+    for use in (1, 2, 3):
+        x.grad = None
+        (x.exp() * 2).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+        (line,) = _lines("backward")
+        if use < 3:
+            assert line.endswith(f"interpreted: use {use} (compiled from use 3: "
+                                 "POLICY.backward_compile_at)"), line
+    assert "compiled: 1 kernel" in line, line
+
+
+def test_backward_compile_at_one_compiles_the_first_use(monkeypatch):
+    monkeypatch.setattr(POLICY, "min_elements", 64)
+    monkeypatch.setattr(POLICY, "backward_compile_at", 1)
+    x = torch.randn(96, requires_grad=True)
+    (x.exp() * 2).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(x.detach().numpy()), rtol=1e-6)
+    (line,) = _lines("backward")
+    assert "compiled: 1 kernel" in line, line
+
+
+@pytest.mark.parametrize("at", [1, 3])
+def test_composite_capture_at_moves_the_capture(monkeypatch, at):
+    monkeypatch.setattr(POLICY, "composite_capture_at", at)
+    x, w = torch.randn(2, 8), torch.randn(4, 8)
+    want = x.numpy() @ w.numpy().T
+    for call in range(1, at + 2):
+        np.testing.assert_allclose(F.linear(x, w).numpy(), want, rtol=1e-6)
+        line = _lines("composite")[-1]
+        if call < at:
+            assert line.endswith(f"plain: call {call} (captured at call {at}: "
+                                 "POLICY.composite_capture_at, replayed from the next)"), line
+        elif call == at:
+            assert line.endswith("plain: captured at this call (replayed from the next)"), line
+    assert line.endswith("interpreted: inputs 48 elements < POLICY.min_elements 4096"), line
+
+
+@pytest.mark.parametrize("at", [1, 3])
+def test_eager_kernel_at_moves_the_build(monkeypatch, at):
+    from fusetorch.runtime import eager_kernels as ek
+    monkeypatch.setattr(POLICY, "eager_kernel_at", at)
+    x = torch.randn(96, 97 + at)  # (a layout of this test's own)
+    try:
+        for sight in range(1, at + 1):
+            np.testing.assert_allclose(torch.erf(x).numpy(), _erf(x.numpy()), rtol=1e-5,
+                                       atol=1e-6)
+            line = _lines("eager_kernel")[-1]
+            if sight < at:
+                assert line.endswith(f"numpy: sight {sight} of this layout (built at sight "
+                                     f"{at}: POLICY.eager_kernel_at)"), line
+        assert line.endswith("compiled: a kernel for this layout"), line
+    finally:
+        for key in [k for k in ek._PROGRAMS if k[0] == "erf"]:
+            ek._PROGRAMS.pop(key, None)
+
+
+def _erf(a):
+    from math import erf
+    return np.vectorize(erf)(a.astype(np.float64))
+
+
+def test_fused_step_at_moves_the_fused_step(monkeypatch):
+    monkeypatch.setattr(POLICY, "fused_step_at", 3)
+    (line,) = _train(torch.optim.Adam, steps=2)
+    assert line == ("fused_optimizer Adam param group 0: Python loop: step 2 of this "
+                    "group and its parameters (fused from step 3: POLICY.fused_step_at)")
+    _policy.clear_decisions()
+    (line,) = _train(torch.optim.Adam, steps=3)
+    assert line == "fused_optimizer Adam param group 0: compiled: one fused kernel call per dtype"

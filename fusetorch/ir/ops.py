@@ -86,8 +86,8 @@ class OpDef:
     native_half: bool = False  # float16/bfloat16 eager runs as is, not through float32: exact
     #                            ops (casts, copies, rounding, where, relu, sign)
     # numpy computes it far slower than a kernel of its c_expr (a series, a select per
-    # element): on the CPU, eager float arrays of one shape and dtype from MIN_ELEMENTS run
-    # as a one-op kernel (runtime/eager_kernels.elementwise)
+    # element): on the CPU, eager float arrays of one shape and dtype, POLICY.min_elements
+    # elements or more, run as a one-op kernel (runtime/eager_kernels.elementwise)
     eager_kernel: bool = False
     # a view's inverse, for writes through views (tracer/views.py): (build, base, value,
     # attrs) -> base with the region this view selects replaced by value

@@ -19,7 +19,7 @@ through the kernel cache (`runtime/build.py`). Its statements are the eager ops'
 expressions on the scalars rounded to the parameter dtype as eager mode rounds a Python number
 operand, in the order the loop runs them: the results are the loop's bit for bit.
 
-A group runs fused from the second step with the same parameters (those with a gradient) and
+A group runs fused from its `POLICY.fused_step_at`-th step (the second) with the same parameters (those with a gradient) and
 the same structure: the first one is the loop's, which also creates the state. Everything else
 stays with the loop: parameters, gradients or state that are not C-contiguous float32/float64
 CPU arrays of the parameter's shape, memory shared between them, a hyperparameter that is a
@@ -153,10 +153,11 @@ class _Plan:
     """One group's fused step: the structure it was seen with, and its batches once built
     (None: not yet; False: this group cannot run fused with these tensors)."""
 
-    __slots__ = ("group", "key", "batches", "why")
+    __slots__ = ("group", "key", "batches", "why", "steps")
 
     def __init__(self, group: dict, key: tuple):
         self.group, self.key, self.batches = group, key, None
+        self.steps = 0  # steps seen with this structure (fused from POLICY.fused_step_at)
         self.why = None  # the decision last noted for `fusetorch.compiler.explain`
 
 
@@ -181,10 +182,13 @@ def step_group(opt, group: dict, rule: Rule) -> bool:
     key = (rule.name, flags, tuple(map(id, params)))
     plan = plans.get(id(group))
     if plan is None or plan.group is not group or plan.key != key:
-        plan = plans[id(group)] = _Plan(group, key)  # first sight: the loop's step
-        _decide(opt, group, plan, "python_loop", "first step of this group and its "
-                "parameters (fused from the next)")
-        return False
+        plan = plans[id(group)] = _Plan(group, key)
+    if plan.steps < POLICY.fused_step_at:
+        plan.steps += 1
+        if plan.steps < POLICY.fused_step_at:  # the loop's step (the first makes the state)
+            plan.why = None  # (noted at each such step: its count is in the reason)
+            _decide(opt, group, plan, "first_step", plan.steps, POLICY.fused_step_at)
+            return False
     f = dict(flags)
     keys = rule.state(f)
     if plan.batches is None or (plan.batches and not all(

@@ -16,8 +16,8 @@ cache as `fusetorch.compile`):
   ~640; their kernels, the C expressions compiled code runs, at 4, 14, 22 and 100), on float
   arrays of one shape and dtype (`elementwise`).
 
-Each (op, attributes, shape, strides, dtype) is a one-node graph built into a `Program` the
-second time it is seen: a layout met once is not worth a build, and a training loop meets its
+Each (op, attributes, shape, strides, dtype) is a one-node graph built into a `Program` at its
+`POLICY.eager_kernel_at`-th sight (the second): a layout met once is not worth a build, and a training loop meets its
 layouts every step. The program writes into the buffer it returned last time when nothing holds
 that any more (`Program.run`), so a loop's im2col reuses one buffer. Arrays under
 `POLICY.min_elements`, dtypes the kernels do not compute (`fuse.KERNEL_DTYPES` less bool), unaligned
@@ -50,7 +50,8 @@ MAX_SELECT = 16  # gather_rows: a select per slice of the gathered dim, up to a 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 _lock = threading.Lock()
-# key -> None (seen once), a Program, or False (the plan is not one kernel: never compiled)
+# key -> its sightings before `POLICY.eager_kernel_at` (an int), a Program, or False (the plan is
+# not one kernel: never compiled); a hand-written kernel (`cached_kernel`) or _BUILDING
 _PROGRAMS: OrderedDict = OrderedDict()
 # compile traces under way (`tracer/trace.py`): their eager run happens once, so it builds no
 # kernel (a compiler run is ~0.07 s of a first compiled call) and counts no sighting; kernels
@@ -256,7 +257,7 @@ def cached_kernel(key: tuple, build):
     depend on which ran)."""
     with _lock:
         fn = _PROGRAMS.get(key, _UNSEEN)
-        if fn is _UNSEEN or fn is None:  # (None: a key an eager program saw once, never here)
+        if fn is _UNSEEN or fn.__class__ is int:  # (int: an eager program's sightings)
             if _tracing.state.TRACING:
                 return None
             if POLICY.background_builds:
@@ -381,16 +382,23 @@ def _select_graph(nodes):
 def _run(key: tuple, arrays: list, make):
     with _lock:
         program = _PROGRAMS.get(key, _UNSEEN)
-        if _tracing.state.TRACING and (program is _UNSEEN or program is None):
+        new = program is _UNSEEN
+        seen = new or program.__class__ is int  # (sightings so far: no kernel yet)
+        if seen and _tracing.state.TRACING:
             return None
-        if program is _UNSEEN:  # first sight: numpy computes it
-            _PROGRAMS[key] = None
-            _evict()
-            note("eager_kernel", key, "first_sight")
-            return None
-        _PROGRAMS.move_to_end(key)
-        if program is None:
+        if not new:
+            _PROGRAMS.move_to_end(key)
+        if seen:
+            n, at = (1 if new else program + 1), POLICY.eager_kernel_at
+            if n < at:  # numpy computes it
+                _PROGRAMS[key] = n
+                if new:
+                    _evict()
+                note("eager_kernel", key, "first_sight", n, at)
+                return None
             program = _PROGRAMS[key] = _build(arrays, make)
+            if new:
+                _evict()
             note("eager_kernel", key, *(("kernel",) if program is not False else
                                         ("not_one_kernel",) if _accepted is False else
                                         ("no_compiler", _unavailable())))

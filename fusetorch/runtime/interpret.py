@@ -3,7 +3,8 @@
 It is the meaning of a graph: compiled programs are tested against it, and it is what runs a
 captured graph on new inputs before any compiler is involved (a program until its kernels are
 built, a backward graph until it is compiled, a small replayed composite). An `Interpreter` is
-made once per graph and run many times; `run_graph` is one run.
+a graph's `Schedule` (runtime/schedule.py) with the eager table on arrays: made once per graph
+and run many times; `run_graph` is one run.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from ..ir.graph import Graph
 from .device import NP_DTYPES
+from .schedule import Schedule
 
 
 # elements of a value from which writing it into its dead input 0 (an index_put chain into a
@@ -29,51 +31,48 @@ def run_graph(graph: Graph, inputs: list, impl: dict, xp, hook=None,
 
 
 class Interpreter:
-    """One graph made ready to be interpreted again and again with the eager table `impl`:
-    its nodes as steps over the slots of a list, constants evaluated once, and what
-    `_last_uses` finds (after which step each value may be let go, which steps may write into
-    their dead input 0) found here, not per run. `run` walks the steps in one of two loops: a
+    """The runner with no kernels: a graph's `Schedule` (runtime/schedule.py: slots, steps,
+    drop points; made once, shared with autograd's tensor-mode run where given) run with the
+    eager table `impl` on arrays, its constants evaluated once, and which steps may write into
+    their dead input 0 found here, not per run. `run` walks the steps in one of two loops: a
     lean one (a replayed composite or a backward of small arrays, where a few hundred ns per
     step are the cost) and a general one for what the lean one leaves out: a hook, devices
     crossed (`to_device`), in-place reuse (`reuses_input0`), data-dependent sizes."""
 
-    __slots__ = ("graph", "impl", "xp", "n_inputs", "outputs", "_nodes", "_slot", "_uses",
+    __slots__ = ("graph", "impl", "xp", "n_inputs", "outputs", "schedule", "_nodes",
                  "_at_step", "_plans", "_env", "_copied", "_general", "_crosses")
 
-    def __init__(self, graph: Graph, impl: dict, xp):
+    def __init__(self, graph: Graph, impl: dict, xp, schedule: Schedule | None = None):
         self.graph, self.impl, self.xp = graph, impl, xp
-        last_use, view_use, input_reads = uses = _last_uses(graph)
-        slot = {id(n): i for i, n in enumerate(graph.inputs)}
-        consts, nodes, at_step = [], [], {}
+        if schedule is None or schedule.graph is not graph:
+            schedule = Schedule(graph)
+        self.schedule = schedule
+        last_use, view_use = _last_uses(schedule)
+        consts, nodes, at_step = [], [], []
         reuses = dynamic = False
-        for pos, node in enumerate(graph.nodes):
-            if node.op == "input":
-                continue
-            out = slot[id(node)] = len(slot)
+        for pos, (node, ins, out) in enumerate(schedule.steps):
             if node.op == "constant" and not node.inputs:
                 consts.append((out, eval_node(node, [], impl, xp)))
                 continue
-            at_step[pos] = len(nodes)
-            ins = tuple(slot[id(i)] for i in node.inputs)
+            at_step.append(pos)
             # input 0 read last here and no value that may be a view of it read later: the
             # node may take its buffer, if at the run it is its own array held by no other
             # value (`_dead`); only for large values, where the copy saved pays for counting
             # the holders of every array in the general loop
             reuse = bool(node.opdef.reuses_input0 and ins and
                          math.prod(node.shape) > REUSE_MIN and
-                         last_use.get(id(node.inputs[0])) == pos and
-                         view_use.get(id(node.inputs[0]), -1) < pos)
+                         last_use.get(ins[0]) == pos and view_use.get(ins[0], -1) < pos)
             reuses = reuses or reuse
             dynamic = dynamic or node.opdef.shape is None  # (nonzero: checked each run)
             nodes.append((node, ins, out, reuse))
-        self._nodes, self._slot, self._uses, self._at_step = nodes, slot, uses, at_step
+        self._nodes, self._at_step = nodes, at_step
         # the steps of each loop, with and without `consume`: made at their first run (a
         # graph run once, the first backward of a structure, makes one)
         self._plans = [None, None, None, None]
-        self.n_inputs = len(graph.inputs)
-        self.outputs = tuple(slot[id(o)] for o in graph.outputs)
+        self.n_inputs = schedule.n_inputs
+        self.outputs = schedule.outputs
         # a run starts from a copy of this list: the constants, evaluated once, in their slots
-        self._env = [None] * len(slot)
+        self._env = [None] * schedule.n_slots
         for i, v in consts:
             self._env[i] = v
         # an output that is a constant, or may be a view of one, is copied where it can be
@@ -95,17 +94,15 @@ class Interpreter:
         # transformer held every intermediate to its end: 3.1 GB where its compiled program
         # peaks at 1.2); outputs and the caller's arrays are read "at the end"; with
         # `consume` the caller's arrays too, each after its last reader
-        frees: dict = {}
+        frees = [()] * len(self._nodes)
         # (a graph of small values only keeps them to the end in the lean loop: letting each
         # go frees nothing that matters and costs a few percent of a small composite's run)
         if general or not all(n.opdef.shape is not None and math.prod(n.shape) <= REUSE_MIN
                               for n in self.graph.nodes):
-            slot, at_step = self._slot, self._at_step
-            frees = {at_step[pos]: tuple(slot[key] for key in keys)
-                     for pos, keys in let_go(self.graph, bool(consume), self._uses).items()
-                     if pos in at_step}
+            drops = self.schedule.drops(bool(consume))
+            frees = [drops[pos] for pos in self._at_step]
         if general:
-            steps = [(node, ins, out, reuse, frees.get(j, ()))
+            steps = [(node, ins, out, reuse, frees[j])
                      for j, (node, ins, out, reuse) in enumerate(self._nodes)]
         else:
             # (a lean step's function and its input slots unpacked by arity: a call per step
@@ -113,7 +110,7 @@ class Interpreter:
             impl = self.impl
             steps = [(impl[node.op], len(ins), ins[0] if ins else None,
                       ins[1] if len(ins) > 1 else None, ins, node.attrs or None, out,
-                      NP_DTYPES[node.dtype], frees.get(j, ()))
+                      NP_DTYPES[node.dtype], frees[j])
                      for j, (node, ins, out, _) in enumerate(self._nodes)]
         self._plans[k] = steps
         return steps
@@ -237,53 +234,26 @@ def eval_node(node, args: list, impl: dict, xp, **extra):
 # (conservative: more is safe).
 
 
-def let_go(graph: Graph, consume: bool, uses: tuple | None = None) -> dict:
-    """Position of a node -> ids of the values that may be let go once it has run: each value
-    after its last reader, never an output, the graph's inputs (the caller's) only where the
-    caller hands them over (`consume`). `uses`: `_last_uses(graph)` where made already.
-    (The interpreter's rule, and `autograd._run_recorded`'s on tensors.)"""
-    last_use, _, input_reads = uses if uses is not None else _last_uses(graph)
-    end = len(graph.nodes)
-    out: dict[int, list] = {}
-    for key, pos in last_use.items():
-        if pos < end:  # (outputs and inputs: "at the end")
-            out.setdefault(pos, []).append(key)
-    if consume:
-        for key, pos in input_reads.items():
-            out.setdefault(pos, []).append(key)
-    return out
-
-
-def _last_uses(graph: Graph) -> tuple[dict, dict, dict]:
-    """(node id -> position of its last reader, node id -> last read of any value that may be
-    a view of its array, graph input id -> position of its last reader). The last: for each
-    graph input that is not an output and that a node reads; a backward graph's inputs are the
-    saved forward values: dropped there (`consume`), each lives until the step that last needs
-    it, not to the end of the run (PyTorch frees each node's saved tensors as its backward
-    runs). One walk over the edges for all three: an eager backward of a structure not seen
-    before (a sentence of another length) runs this graph once."""
+def _last_uses(schedule: Schedule) -> tuple[dict, dict]:
+    """(slot -> position of the step that reads it last, slot -> the last read of any value
+    that may be a view of its array). The graph's inputs and outputs are read "at the end"
+    (the caller's arrays are never written; outputs live to the end)."""
     last: dict = {}
-    for pos, node in enumerate(graph.nodes):
-        for i in node.inputs:
-            last[id(i)] = pos  # (positions grow: the last write is the last reader)
-    outs = {id(o) for o in graph.outputs}
-    end = len(graph.nodes)
-    input_reads = {}
-    for n in graph.inputs:
-        k = id(n)
-        if k not in outs and k in last:
-            input_reads[k] = last[k]
-        last[k] = end  # the caller's arrays are never written
-    for k in outs:
-        last[k] = end  # outputs live to the end
+    for pos, (_, ins, _) in enumerate(schedule.steps):
+        for i in ins:
+            last[i] = pos
+    end = len(schedule.steps)
+    for i in range(schedule.n_inputs):
+        last[i] = end
+    for i in schedule.outputs:
+        last[i] = end
     views: dict = {}
-    for node in reversed(graph.nodes):  # a view's own views are folded in before it
-        if node.opdef.may_view and node.inputs:
-            src = id(node.inputs[0])
-            seen = max(last.get(id(node), -1), views.get(id(node), -1))
-            if seen > views.get(src, -1):
-                views[src] = seen
-    return last, views, input_reads
+    for node, ins, out in reversed(schedule.steps):  # a view's own views are folded in first
+        if node.opdef.may_view and ins:
+            seen = max(last.get(out, -1), views.get(out, -1))
+            if seen > views.get(ins[0], -1):
+                views[ins[0]] = seen
+    return last, views
 
 
 def _dead(array, owners: dict) -> bool:

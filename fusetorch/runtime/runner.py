@@ -2,8 +2,10 @@
 extern steps with the eager implementations (specialized to their shapes where one offers
 `specialize`).
 
-The schedule (made once) names every value by a slot of one list, so a call does no dict
-lookups, builds no layout tuples and evaluates no constants. Values from outside the kernels
+The schedule (made once) is runtime/schedule.py's form, the interpreter's: every value a slot
+of one list, steps in order, each followed by its drop points (`drop_points`); here a step is a
+built kernel or an extern op, so a call does no dict lookups, builds no layout tuples and
+evaluates no constants. Values from outside the kernels
 are guarded (a kernel is only ever called on the layout it was generated for); a kernel's
 output buffers are reused from the last call when nothing outside holds them.
 """
@@ -17,6 +19,7 @@ from ..codegen import fuse
 from .device import C_ARRAY_TYPES, NP_DTYPES
 from .interpret import eval_node
 from .layouts import byte_strides, layout_kind, may_alias
+from .schedule import drop_points
 
 _now = time.perf_counter_ns
 KEEP_BYTES = 1 << 20  # intermediate kernel outputs up to this size keep their buffer
@@ -94,18 +97,12 @@ class Runner:
         # next (a transformer's compiled backward kept ~0.7 GB of intermediates between steps
         # so). Small ones are kept: a fresh buffer and its pointer each call cost a 64x1000
         # two-layer step ~0.1 ms.
-        keep = set(self._output_slots) | {i for i, _ in consts} | set(range(len(graph.inputs)))
-        last: dict = {}
-        for pos, st in enumerate(schedule):
-            for i in (st[2] if st[0] is _EXTERN else st[3]):
-                last[i] = pos
-        drops: dict = {}
-        for i, pos in last.items():
-            if i not in keep:
-                drops.setdefault(pos, []).append(i)
+        outs_kept = set(self._output_slots) | {i for i, _ in consts}
+        keep = outs_kept | set(range(len(graph.inputs)))
+        reads = [st[2] if st[0] is _EXTERN else st[3] for st in schedule]
+        drops = drop_points(reads, keep)
         self.schedule = []
-        for pos, st in enumerate(schedule):
-            drop = tuple(drops.get(pos, ()))
+        for st, drop in zip(schedule, drops):
             if st[0] is _KERNEL:
                 fresh = tuple(j for j, (i, shape, dtype) in enumerate(st[5])
                               if i not in keep and math.prod(shape) * dtype.itemsize > KEEP_BYTES)
@@ -116,11 +113,11 @@ class Runner:
         schedule = self.schedule
         # a run that was handed its input arrays (`consume`) lets each go after its last
         # reader as well: step id -> the input slots it read last
-        outs_kept = set(self._output_slots)
         self._input_drops: dict = {}
-        for i, pos in last.items():
-            if i < len(graph.inputs) and i not in outs_kept:
-                self._input_drops.setdefault(id(schedule[pos]), []).append(i)
+        for st, drop in zip(schedule, drop_points(reads, outs_kept)):
+            ins = tuple(i for i in drop if i < len(graph.inputs))
+            if ins:
+                self._input_drops[id(st)] = ins
         # constants are made once: a call starts from a copy of this list (its slots past the
         # inputs hold them), and runs only the steps that compute something
         self._env = [None] * len(slot)

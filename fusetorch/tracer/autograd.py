@@ -26,7 +26,6 @@ from ..ir.grad import backward_graph
 from ..ir.graph import Graph, Node, toposort
 from ..ir.identity import Unkeyable, graph_key
 from ..ir.ops import OPS
-from ..runtime.interpret import let_go
 from .backward_programs import BackwardRunner
 from . import dispatch as D
 from . import memory_formats as mf
@@ -500,7 +499,8 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
             # after its last reader), not the nodes' until the end (a traced nanoGPT step
             # held all its activations through its backward: 0.16 GB more at its peak)
             _free(order)
-        outs = _run_recorded(bw, grads, fwd_values, values, be, create_graph, order)
+        outs = _run_recorded(bw, runner, grads, fwd_values, values, be, create_graph,
+                             order)
     else:
         arrays = [g._data for g in grads] + [v[0] for v in values]
         # a gradient may be (a view of) a cotangent or a saved value, or the same buffer as
@@ -597,58 +597,58 @@ def _forward_backend(f: Node):
     return None
 
 
-def _run_recorded(bw, grads, fwd_values, values, be, create_graph: bool, order=()) -> list:
-    """Interpret the backward graph through dispatch, so its ops are recorded: by autograd
+def _run_recorded(bw, runner, grads, fwd_values, values, be, create_graph: bool,
+                  order=()) -> list:
+    """The backward graph's schedule (`runner.schedule()`, the interpreter's) run in tensor
+    mode: its nodes through dispatch on Tensors, so its ops are recorded: by autograd
     (create_graph) and/or by an active trace."""
     hook = D.PROFILE.grad_fn_spans(order) if D.PROFILE is not None else None
     if ANOMALY:
         from .autograd_modes import Checker
         hook = Checker(bw, order)
-    env: dict[int, Tensor] = {}
     ins = bw.graph.inputs
-    for node, g in zip(ins, grads):
-        env[id(node)] = g
+    env = list(grads)
     for node, (f, part), v in zip(ins[bw.n_cotangents:], fwd_values, values):
         if part == "context":
-            env[id(node)] = v[0]
+            env.append(v[0])
             continue
         leaf = _leaf_of(f)
         if leaf is not None:
-            env[id(node)] = leaf
+            env.append(leaf)
         elif v[3] is not None and v[3]._data is v[0] and (v[3]._node is f or f.op == "input"):
-            env[id(node)] = v[3]  # the forward tensor itself: a trace knows it
+            env.append(v[3])  # the forward tensor itself: a trace knows it
         else:
             t = Tensor._make(v[0], f.dtype, be)
             if f.op != "input":
                 t._node, t._requires_grad = f, True
-            env[id(node)] = t
+            env.append(t)
     values.clear()  # (env holds them now, each until its last reader)
-    given = {id(t) for t in env.values()}
+    given = {id(t) for t in env}
+
+    if hook is None:
+        def call(node, args):
+            return _dispatch_node(node, args, be)
+    else:
+        def call(node, args):
+            hook.begin(node)  # the ops themselves are timed by dispatch
+            try:
+                out = _dispatch_node(node, args, be)
+            except Exception:
+                if ANOMALY:
+                    hook.failed()
+                raise
+            if ANOMALY:
+                hook.end(node, out._data)
+            return out
     # each value is dropped after its last reader, as in the interpreter: a whole training
     # step's trace otherwise held every gradient temporary to the end (a nanoGPT step: 3 GB)
-    nodes = bw.graph.nodes
-    drop = let_go(bw.graph, consume=True)  # (env holds the saved values: handed over)
     with enable_grad() if create_graph else no_grad():
-        for pos, node in enumerate(nodes):
-            if id(node) not in env:
-                if hook is not None:
-                    hook.begin(node)  # the ops themselves are timed by dispatch
-                try:
-                    out = env[id(node)] = _dispatch_node(node, [env[id(i)] for i in node.inputs],
-                                                         be)
-                except Exception:
-                    if ANOMALY:
-                        hook.failed()
-                    raise
-                if ANOMALY:
-                    hook.end(node, out._data)
-            for key in drop.get(pos, ()):
-                env.pop(key, None)
+        # (env holds the saved values: handed over)
+        outs = runner.schedule().run_with(env, call, consume=True)
         if hook is not None:
             hook.finish()
         # a gradient that is a cotangent or a saved value itself gets its own buffer, so .grad
         # never aliases anything else
-        outs = [env[id(o)] for o in bw.graph.outputs]
         return [o.clone() if id(o) in given or any(o is p for p in outs[:k]) else o
                 for k, o in enumerate(outs)]
 

@@ -1,11 +1,13 @@
 """Compiled eager backward: a backward graph that a training loop runs again and again is turned
 into a compiled `Program` (fused C kernels, externs for the rest) the second time its structure
-comes back, instead of being interpreted node by node every step.
+comes back (`POLICY.backward_compile_at`), instead of being interpreted node by node every
+step.
 
 Autograd already caches one backward graph per forward structure (`autograd._plan`); this module
-attaches a `BackwardRunner` to each cached graph. The runner interprets the first use (a graph
-seen once is not worth a build), compiles on the second, and keeps one program per input layout
-(a program's kernels are generated for the strides they were built with). A graph the compiler
+attaches a `BackwardRunner` to each cached graph. The runner interprets the uses before
+`POLICY.backward_compile_at` (a graph seen once is not worth a build), compiles there, and
+keeps one program per input layout (a program's kernels are generated for the strides they were
+built with). A graph the compiler
 cannot take (a custom Function's backward, random numbers, a crossing of devices, a
 data-dependent shape) and graphs too small for kernels to win stay with the interpreter, as
 does everything when no C compiler is found (one warning) or FUSETORCH_EAGER_COMPILE=0.
@@ -18,6 +20,7 @@ import weakref
 from .._policy import POLICY, note
 from ..ir.graph import Graph
 from ..runtime.interpret import Interpreter
+from ..runtime.schedule import Schedule
 from ..runtime import build as _build
 from ..runtime.program import kernel_safe, obtain, why_interpreted
 
@@ -27,13 +30,14 @@ class BackwardRunner:
     decision, and why, is noted for `fusetorch.compiler.explain` when it changes."""
 
     __slots__ = ("graph", "uses", "programs", "compilable", "crosses_device", "interpreter",
-                 "label", "why")
+                 "label", "why", "_schedule")
 
     def __init__(self, graph: Graph):
         self.graph = graph
         # (asked after every run: gradients then go where their forward values live)
         self.crosses_device = any(n.opdef.crosses_device for n in graph.nodes)
         self.interpreter = None  # made at the first interpreted run, per array module
+        self._schedule = None  # the graph's Schedule: its interpreters' and tensor-mode runs'
         self.uses = 0
         self.programs: dict = {}  # input layout -> Program (None: not built, interpret)
         self.compilable = POLICY.backward_programs and all(n.opdef.compilable for n in graph.nodes)
@@ -45,12 +49,14 @@ class BackwardRunner:
         caller hands the arrays over (the saved values of a backward that retains no graph),
         so each may be let go after its last reader."""
         self.uses += 1
-        if self.compilable and self.uses > 1 and be.device.type == "cpu":
+        at = POLICY.backward_compile_at
+        if self.compilable and self.uses >= at and be.device.type == "cpu":
             program = self._program(arrays, be)
             if program is not None:
                 return program.run(arrays, consume)
-        elif self.uses == 1:
-            self._decide("first_use")
+        elif self.uses < at:  # (noted at each of these uses: its count is in the reason)
+            self.why = "first_use"
+            note("backward", self.label, "first_use", self.uses, at)
         elif not self.compilable:
             self._decide(*self._not_compilable())
         elif be.device.type != "cpu":
@@ -61,8 +67,17 @@ class BackwardRunner:
         """The graph interpreted (anomaly mode's checks run it so, node by node)."""
         interpreter = self.interpreter
         if interpreter is None or interpreter.xp is not be.xp:
-            interpreter = self.interpreter = Interpreter(self.graph, be.impl, be.xp)
+            interpreter = self.interpreter = Interpreter(self.graph, be.impl, be.xp,
+                                                         self.schedule())
         return interpreter.run(arrays, consume=consume, hook=hook)
+
+    def schedule(self) -> Schedule:
+        """The graph's slots, steps and drop points, made once for every way it runs
+        (interpreted on arrays, or on Tensors through dispatch: `autograd._run_recorded`)."""
+        s = self._schedule
+        if s is None:
+            s = self._schedule = Schedule(self.graph)
+        return s
 
     def _decide(self, code: str, *args) -> None:
         if code != self.why:

@@ -1,15 +1,17 @@
 """Compiled eager composites (issue 13, item 2): a composite function (a convolution, a pooling,
-softmax, a loss, a norm) that a loop calls again and again with the same layouts runs, from its
-third call, as one recorded graph: fused C kernels where the arrays are large, the interpreter
-where they are small, and no Python of the composite itself nor of dispatch per primitive.
+softmax, a loss, a norm) that a loop calls again and again with the same layouts runs, from the
+call after its capture (at its `POLICY.composite_capture_at`-th call, the second), as one
+recorded graph: fused C kernels where the arrays are large, the interpreter where they are
+small, and no Python of the composite itself nor of dispatch per primitive.
 
     @composite
     def log_softmax(input, dim=None, ...): ...   # composed of primitives as before
 
 A call is keyed by its tensors' shapes, strides, dtypes and requires_grad, the grad mode, and
-its other arguments (which must be hashable: numbers, strings, tuples, None). Per key:
-1. first call: plain eager;
-2. second call: plain eager while capturing it: a trace recording (the primitives' graph, for
+its other arguments (which must be hashable: numbers, strings, tuples, None). Per key, with
+`POLICY.composite_capture_at` = N (2):
+1. calls before the Nth: plain eager;
+2. the Nth call: plain eager while capturing it: a trace recording (the primitives' graph, for
    the program) and the autograd records it makes (op, inputs, attrs, result: the template);
 3. later calls: the graph runs on the inputs' arrays (a compile `Program` after
    `passes.optimize` when the inputs hold at least `POLICY.min_elements` elements; else the reference
@@ -55,10 +57,10 @@ from . import views as _views
 from .tensor import Tensor
 from .trace import Recorder
 
-_SEEN, _PLAIN = "seen", "plain"  # key states before a template exists, or instead of one
+_PLAIN = "plain"  # a key's state instead of a template (before one: its calls so far, an int)
 
 _lock = threading.RLock()
-_CACHE: OrderedDict = OrderedDict()  # key -> _SEEN | _PLAIN | _Template
+_CACHE: OrderedDict = OrderedDict()  # key -> calls so far | _PLAIN | _Template
 
 
 def composite(fn):
@@ -85,18 +87,21 @@ def composite(fn):
             except TypeError:  # an unhashable argument (hashed here once, not twice)
                 return fn(*args, **kwargs)
             if state is None:
-                _CACHE[key] = _SEEN
+                state = _CACHE[key] = 1
                 if len(_CACHE) > POLICY.composite_keys:
                     _CACHE.popitem(last=False)
             else:
                 _CACHE.move_to_end(key)
+                if state.__class__ is int:
+                    state = _CACHE[key] = state + 1
         if state is _PLAIN:
             return fn(*args, **kwargs)
         tensors = [a for a in args if isinstance(a, Tensor)]
-        if state is None:
-            note("composite", _label(name, tensors), "first_call")
-            return fn(*args, **kwargs)
-        if state is _SEEN:
+        if state.__class__ is int:  # calls so far: plain before POLICY.composite_capture_at
+            at = POLICY.composite_capture_at
+            if state < at:
+                note("composite", _label(name, tensors), "first_call", state, at)
+                return fn(*args, **kwargs)
             out, template = _capture(fn, args, kwargs, tensors, _label(name, tensors))
             with _lock:
                 _CACHE[key] = template if template is not None else _PLAIN
