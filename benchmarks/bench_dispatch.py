@@ -7,7 +7,8 @@
 - a chain of 20 elementwise ops on 1000x1000 float32: per-op cost where the arrays dominate.
 - one step of the classic two-layer net with raw tensors (64x1000x100x10, hand-written backward).
 - the small ops of RNN loops with requires_grad=True (`grad_ops`: issue 29's list, `x[2]`,
-  `view(1, -1)`, `expand`, `cat` of 5, `max(v, 1)`), which `bench_table.py` runs next to
+  `view(1, -1)`, `expand`, `cat` of 5, `max(v, 1)`, and a classifier's log_softmax and
+  nll_loss of a row of 57 scores), which `bench_table.py` runs next to
   PyTorch (`--ops`).
 Reports medians over interleaved repeats and the ratio fusetorch / numpy.
 """
@@ -76,7 +77,8 @@ def two_layer_step(m, x, y, w1, w2, lr=1e-6):
     return loss
 
 
-GRAD_OPS = ("x[2]", "view(1, -1)", "expand(4, -1)", "cat of 5", "max(v, 1)", "x + y", "tanh(x)")
+GRAD_OPS = ("x[2]", "view(1, -1)", "expand(4, -1)", "cat of 5", "max(v, 1)", "x + y", "tanh(x)",
+            "log_softmax(row, 1)", "nll_loss(log_softmax(row, 1))")
 
 
 def grad_ops(T) -> dict:
@@ -91,6 +93,7 @@ def grad_ops(T) -> dict:
     parts = [T.randn(1, 32, requires_grad=True) for _ in range(5)]
     scores = T.randn(4, 57, requires_grad=True)
     a, b = T.randn(1, 128, requires_grad=True), T.randn(1, 128, requires_grad=True)
+    logits, target, F = T.randn(1, 57, requires_grad=True), T.tensor([3]), T.nn.functional
     return dict(zip(GRAD_OPS, [
         lambda: seq[2],
         lambda: hidden.view(1, -1),
@@ -99,6 +102,8 @@ def grad_ops(T) -> dict:
         lambda: T.max(scores, 1),
         lambda: a + b,
         lambda: T.tanh(a),
+        lambda: F.log_softmax(logits, 1),
+        lambda: F.nll_loss(F.log_softmax(logits, 1), target),
     ]))
 
 

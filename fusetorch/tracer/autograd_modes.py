@@ -126,7 +126,8 @@ def _pack_node(node) -> None:
         return
     pack, unpack = _stack()[-1]
     items = []
-    for key, (data, _vc, _version, t) in saved.items():
+    for key, entry in saved.items():
+        data, t = entry[0], A.saved_tensor(entry)
         if t is None:  # a custom Function's ctx: its save_for_backward packs for itself
             return
         items.append((key, pack_one(pack, t), tuple(data.shape), t._dtype))

@@ -78,7 +78,7 @@ def composite(fn):
             if not POLICY.eager_kernels:  # (the one of these a user asks about)
                 note("composite", (name,), "off", "eager_kernels")
             return fn(*args, **kwargs)
-        key = _key(name, args, kwargs)
+        key, tensors = _key(name, args, kwargs)
         if key is None:
             return fn(*args, **kwargs)
         with _lock:
@@ -96,7 +96,6 @@ def composite(fn):
                     state = _CACHE[key] = state + 1
         if state is _PLAIN:
             return fn(*args, **kwargs)
-        tensors = [a for a in args if isinstance(a, Tensor)]
         if state.__class__ is int:  # calls so far: plain before POLICY.composite_capture_at
             at = POLICY.composite_capture_at
             if state < at:
@@ -120,37 +119,45 @@ def clear() -> None:
 
 # ---------------------------------------------------------------- keys
 
-def _key(name: str, args: tuple, kwargs: dict):
-    """The call's key, or None when it must run plainly: a tensor off the CPU, a tensor passed
-    twice, keyword tensors, autograd's recording wrapped. (An unhashable key runs plainly
-    too: the cache lookup raises TypeError.)"""
+_NO_KEY = (None, None)
+
+
+def _key(name: str, args: tuple, kwargs: dict) -> tuple:
+    """(the call's key, its tensor arguments in order), or (None, None) when it must run
+    plainly: a tensor off the CPU, a tensor passed twice, keyword tensors, autograd's
+    recording wrapped. (An unhashable key runs plainly too: the cache lookup raises
+    TypeError.)"""
     if D.GRAD_RECORD is not A.record:
-        return None
-    parts, be, ids = [name, D._LOCAL.state.GRAD_ENABLED], None, set()
+        return _NO_KEY
+    parts, be, tensors = [name, D._LOCAL.state.GRAD_ENABLED], None, []
     for a in args:
         if isinstance(a, Tensor):
             d = a._data
             if be is None:
                 be = a._be
                 if be.device.type != "cpu":
-                    return None
-            elif a._be is not be or id(a) in ids:
-                return None
-            ids.add(id(a))
+                    return _NO_KEY
+            else:
+                if a._be is not be:
+                    return _NO_KEY
+                for t in tensors:  # (a handful: no set of ids)
+                    if t is a:
+                        return _NO_KEY
+            tensors.append(a)
             parts.append((d.shape, d.strides, a._dtype, a._requires_grad))
         else:
             a = _static(a)
             if a is _TENSOR:
-                return None
+                return _NO_KEY
             parts.append(a)
     if be is None:
-        return None
+        return _NO_KEY
     for k, v in kwargs.items():
         v = _static(v)
         if v is _TENSOR:
-            return None
+            return _NO_KEY
         parts.append((k, v))
-    return tuple(parts)  # (unhashable: the cache lookup says so)
+    return tuple(parts), tensors  # (unhashable: the cache lookup says so)
 
 
 _TENSOR = object()
@@ -341,8 +348,10 @@ class _Template:
             record(op, ins(env), attrs, env[res], scalar_dtype)
         for res, name, ins in self.labels:
             A.label(env[res], name, *ins(env))
-        outs = tuple(None if s is None else env[s] for s in self.out_slots)
-        return outs if self.out_tuple else outs[0]
+        if not self.out_tuple:  # (one output: no tuple built)
+            s = self.out_slots[0]
+            return None if s is None else env[s]
+        return tuple([None if s is None else env[s] for s in self.out_slots])
 
     def _run(self, arrays: list, be) -> list:
         if self.interpret is None:

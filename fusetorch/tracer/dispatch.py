@@ -34,6 +34,7 @@ from .tensor import Tensor
 # (registered when fusetorch.sparse is imported: the tracer imports nothing above it)
 SPARSE_MM = None
 GRAD_RECORD = None
+GRAD_SAVED = None  # autograd's saved_tensor: the tensor of a node's saved entry
 _LOCAL = per_thread(__name__, RECORDER=None, GRAD_ENABLED=True, PROFILE=None)
 
 
@@ -722,7 +723,7 @@ def _keep_original(t: Tensor, node) -> None:
         saved = getattr(n, "saved", None)
         if isinstance(saved, dict):
             for k, e in saved.items():
-                if e[3] is t and e[1] is not None and e[1][0] == e[2]:
+                if e[1] is not None and e[1][0] == e[2] and GRAD_SAVED(e) is t:
                     saved[k] = (t._be.xp.array(e[0], copy=True), None, 0, None)
         queue.extend(n.inputs)
 

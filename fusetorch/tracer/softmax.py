@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 from ..ir import dtypes as dt
+from ..ir.shapes import norm_dim
 from . import autocast as _ac
 from . import autograd as A
 from . import dispatch as D
@@ -18,7 +19,7 @@ from .tensor import Tensor
 
 def _label(result: Tensor, name: str, *inputs) -> Tensor:
     """Name the last recorded node of a composite as PyTorch names its grad_fn."""
-    if D.GRAD_ENABLED and result._requires_grad:
+    if result._requires_grad and D._LOCAL.state.GRAD_ENABLED:
         A.label(result, name, *inputs)
     return result
 
@@ -43,17 +44,16 @@ def _softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
 
 
 def _prepare(input: Tensor, dim, dtype, name: str, stacklevel: int):
+    nd = input._data.ndim
     if dim is None:
-        dim = _softmax_dim(name, input.ndim, stacklevel + 1)
+        dim = _softmax_dim(name, nd, stacklevel + 1)
     if dtype is not None:
         input = D.cast(input, dtype)
-    if not input._dtype.is_floating_point:
+    if input._dtype.category != 2:  # (is_floating_point without the property call)
         raise NotImplementedError(f'"{name}_lastdim_kernel_impl" not implemented for '
                                   f"'{D._torch_name(input._dtype)}'")
-    x = input if input.ndim else F.reshape(input, (1,))
-    from ..ir.shapes import norm_dim
-    d = norm_dim(dim, max(input.ndim, 1))
-    return input, x, d
+    x = input if nd else F.reshape(input, (1,))
+    return input, x, norm_dim(dim, max(nd, 1))
 
 
 @composite
@@ -61,11 +61,11 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dt.DType | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) for stability."""
     D.check_tensor(input, "softmax", "input", 1)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _ac._LOCAL.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("softmax", softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
     r = D.apply("softmax", [x], {"dim": d})  # (one primitive: ir/norm_ops.py says why)
-    if orig.ndim == 0:
+    if x is not orig:  # (a 0-d input, computed as one element)
         r = _owned(F.reshape(r, ()), input)
     return _label(r, "SoftmaxBackward0", input)
 
@@ -75,10 +75,10 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dt.DType | None = None) -> Tensor:
     """x - logsumexp(x) along dim, with the max subtracted first so exp never overflows."""
     D.check_tensor(input, "log_softmax", "input", 1)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _ac._LOCAL.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("log_softmax", log_softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
     r = D.apply("log_softmax", [x], {"dim": d})
-    if orig.ndim == 0:
+    if x is not orig:  # (a 0-d input, computed as one element)
         r = _owned(F.reshape(r, ()), input)
     return _label(r, "LogSoftmaxBackward0", input)

@@ -72,7 +72,9 @@ def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
 
 def _named(result: Tensor, name: str, *inputs) -> Tensor:
     """Label a composite's result with PyTorch's grad_fn name for the fused op."""
-    if D.GRAD_ENABLED and any(isinstance(x, Tensor) and x._requires_grad for x in inputs):
+    # (a result that requires no grad has no node to name: the cheap test first)
+    if result._requires_grad and D._LOCAL.state.GRAD_ENABLED and any(
+            [isinstance(x, Tensor) and x._requires_grad for x in inputs]):
         A.label(result, name, *inputs)
     return result
 
@@ -330,38 +332,37 @@ def _check_weight(weight: Tensor | None, input: Tensor, n_classes: int, spatial:
 def _check_nll_args(input: Tensor, target: Tensor, weight: Tensor | None) -> tuple:
     """PyTorch's nll_loss_nd checks, in its order. Returns (target, spatial) where a 1-D input's
     size-1 target has become 0-d."""
-    nd = input.ndim
+    xs, ts = input._data.shape, target._data.shape  # (a loop's loss: no Size per look)
+    nd, tnd = len(xs), len(ts)
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
     if nd != 1:
-        tb = target.shape[0] if target.ndim else 0
-        if input.shape[0] != tb:
-            raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+        tb = ts[0] if tnd else 0
+        if xs[0] != tb:
+            raise ValueError(f"Expected input batch_size ({xs[0]}) to match target "
                              f"batch_size ({tb}).")
     if nd <= 2:
-        if target.ndim > 1:
+        if tnd > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-        if nd == 1 and target.ndim == 1:
-            if target.shape[0] != 1:
+        if nd == 1 and tnd == 1:
+            if ts[0] != 1:
                 raise ValueError(f"For 1D input, 1D target must have size 1, but got target "
-                                 f"size: {target.shape[0]}")
+                                 f"size: {ts[0]}")
             target = target.reshape(())
-        _check_weight(weight, input, input.shape[-1], False)
+        _check_weight(weight, input, xs[-1], False)
         _check_target_dtype(target)
         return target, False
     if nd == 4:
-        if target.ndim != 3:
+        if tnd != 3:
             raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got "
-                               f"targets of dimension: {target.ndim}")
-        _check_weight(weight, input, input.shape[1], True)
-        if tuple(target.shape) != (input.shape[0],) + tuple(input.shape[2:]):
-            raise RuntimeError(f"size mismatch (got input: {list(input.shape)} , target: "
-                               f"{list(target.shape)}")
+                               f"targets of dimension: {tnd}")
+        _check_weight(weight, input, xs[1], True)
+        if ts != (xs[0],) + xs[2:]:
+            raise RuntimeError(f"size mismatch (got input: {list(xs)} , target: {list(ts)}")
     else:
-        if tuple(target.shape[1:]) != tuple(input.shape[2:]):
-            raise RuntimeError(f"Expected target size {[input.shape[0]] + list(input.shape[2:])}"
-                               f", got {list(target.shape)}")
-        _check_weight(weight, input, input.shape[1], True)
+        if ts[1:] != xs[2:]:
+            raise RuntimeError(f"Expected target size {[xs[0]] + list(xs[2:])}, got {list(ts)}")
+        _check_weight(weight, input, xs[1], True)
     _check_target_dtype(target)
     return target, True
 
@@ -372,8 +373,9 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     the summed weights of the targets that count (nan when none do, as in PyTorch)."""
     red = _get_enum(reduction)
     target, spatial = _check_nll_args(input, target, weight)
-    cdim = 0 if input.ndim == 1 else 1
-    n_classes = input.shape[cdim]
+    nd = input._data.ndim
+    cdim = 0 if nd == 1 else 1
+    n_classes = input._data.shape[cdim]
     # Target values decide which rows are read and whether PyTorch raises IndexError: a
     # check in the graph, so that a compiled replay makes it too
     target = D.check_values(target, "Target {value} is out of bounds.", lo=0, hi=n_classes,
@@ -381,7 +383,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     # masking is unconditional (not decided from the values read above) so that a recorded
     # graph computes the same thing for any targets
     t = D.cast(target, dt.int64)
-    name = "NllLossBackward0" if not spatial or input.ndim != 4 else "NllLoss2DBackward0"
+    name = "NllLossBackward0" if not spatial or nd != 4 else "NllLoss2DBackward0"
     if input._dtype in (dt.float32, dt.float64) and (weight is None or not weight._requires_grad):
         # one primitive (ir/loss_ops.py); a weight that requires grad keeps the composed form
         out = D.apply("nll_loss", [input, t] + ([] if weight is None else [weight]),
