@@ -5,10 +5,9 @@ names `xs` and returns the result's name. `ctx.b` is the Builder, `ctx.shape(nod
 dims (dims.Dim: symbolic under dynamic_axes), `ctx.leaf(node, path)` a size-like attribute.
 `UNSUPPORTED` names the primitives no ONNX graph expresses here, with the reason the error
 gives; a test checks that every primitive of `ir.ops.OPS` is in one table or the other.
-Primitives with a composition (conv2d, lstm_scan, max pooling, softmax, layer_norm) are one
-ONNX operator where `WHOLE[op](node, opset)` holds, their composition elsewhere (capture.py).
-Composite torch functions (Linear, avg_pool2d) arrive as these primitives; patterns.py
-recognises those two.
+Primitives with a composition (linear, conv2d, lstm_scan, max and average pooling, softmax,
+layer_norm) are one ONNX operator where `WHOLE[op](node, opset)` holds, their composition
+elsewhere (capture.py).
 """
 from __future__ import annotations
 
@@ -857,9 +856,21 @@ def _layer_norm_whole(n, opset: int) -> bool:
     return opset >= 17 and _real(n, opset)  # LayerNormalization came in opset 17
 
 
+def _gemm_whole(n, opset: int) -> bool:
+    # Gemm multiplies matrices: a stack of rows is MatMul and Add (the composition)
+    return len(n.inputs[0].shape) == 2 and _real(n, opset)
+
+
+def _avg_pool_whole(n, opset: int) -> bool:
+    # AveragePool divides by the window's size (padded zeros counted); onnxruntime runs it for
+    # float32 only
+    return _float32(n, opset) and n.attrs["divisor"] == math.prod(n.attrs["kernel"])
+
+
 # primitives with a composition that one ONNX operator computes where the predicate holds
-WHOLE = {"max_pool2d": _max_pool_whole, "max_pool3d": _max_pool_whole, "conv2d": _float32, "conv2d_grad_input": _float32,
-         "lstm_scan": _float32,
+WHOLE = {"max_pool2d": _max_pool_whole, "max_pool3d": _max_pool_whole, "conv2d": _float32,
+         "conv2d_grad_input": _float32, "lstm_scan": _float32, "linear": _gemm_whole,
+         "avg_pool2d": _avg_pool_whole,
          "softmax": _real, "log_softmax": _real, "layer_norm": _layer_norm_whole}
 
 
@@ -872,6 +883,20 @@ def _window_attrs(a: dict) -> dict:
 def _max_pool2d(ctx, node, xs):
     return ctx.b.op("MaxPool", xs, kernel_shape=list(node.attrs["kernel"]),
                     **_window_attrs(node.attrs))
+
+
+@emits("linear")
+def _gemm(ctx, node, xs):
+    # (x, W[, b]): Gemm's A, B (transposed) and C as they are
+    return ctx.b.op("Gemm", xs, transB=1)
+
+
+@emits("avg_pool2d")
+def _avg_pool2d(ctx, node, xs):
+    a = node.attrs
+    pads = list(a["padding"])
+    return ctx.b.op("AveragePool", xs, kernel_shape=list(a["kernel"]), strides=list(a["stride"]),
+                    pads=pads + pads, count_include_pad=1)
 
 
 @emits("conv2d")

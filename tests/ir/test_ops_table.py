@@ -222,6 +222,11 @@ EXAMPLES.update({
 # nll_loss (ir/loss_ops.py): spatial targets, weights, an ignored class, mean over the weights
 EXAMPLES["nll_loss"] = ([_f(2, 5, 3), _i(2, 3), _f(5) ** 2 + 0.5],
                         {"cdim": 1, "ignore_index": 1, "reduction": 1, "weight": True})
+# linear (ir/linear_ops.py): a stack of rows, with a bias
+EXAMPLES["linear"] = ([_f(2, 3, 4), _f(5, 4), _f(5)], {})
+# average pooling over one divisor (ir/pool_ops.py): padded, strided, divisor_override's
+EXAMPLES["avg_pool2d"] = ([_f(2, 3, 5, 6)], {"kernel": (3, 2), "stride": (2, 1),
+                                             "padding": (1, 0), "divisor": 5.0})
 # max pooling's values and indices (ir/pool_ops.py): padded, dilated, ceil_mode's extra window
 _POOL = {"kernel": (3, 2), "stride": (2, 2), "padding": (1, 1), "dilation": (1, 2),
          "ceil_mode": True}
