@@ -481,6 +481,12 @@ def _linear(xp, matmul):
     return linear
 
 
+def _lstm(linear, scan):
+    def lstm(x, h0, c0, w_ih, w_hh, *b, reverse):
+        return scan(linear(x, w_ih, *b), h0, c0, w_hh, reverse=reverse)
+    return lstm
+
+
 def _avg_pool2d(xp, unfold2d, total, div):
     def avg_pool2d(x, kernel, stride, padding, divisor):
         win = unfold2d(x, kernel, stride, padding, (1, 1), 0)
@@ -556,6 +562,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         t["max_pool2d"] = _max_pool(t["max_pool2d"], 0)
         t["max_pool2d_index"] = _max_pool(t["max_pool2d_index"], 1)
         t["max_pool2d_grad"] = _max_pool_grad(t["max_pool2d_index"])
+    t["lstm"] = _lstm(t["linear"], t["lstm_scan"])  # (the CPU's scan: its C kernel)
     return t
 
 

@@ -202,6 +202,7 @@ EXAMPLES.update({
     "linalg_pinv": ([_f(2, 3, 5), np.array(0.0), np.array(1e-12)], {"hermitian": False}),
     # an LSTM layer's recurrence (ir/recurrent_ops.py): T=3, B=2, H=4
     "lstm_scan": ([_f(3, 2, 16), _f(2, 4), _f(2, 4), _f(16, 4)], {"reverse": False}),
+    "lstm": ([_f(3, 2, 5), _f(2, 4), _f(2, 4), _f(16, 5), _f(16, 4), _f(16)], {"reverse": True}),
     "lstm_scan_grad": ([_f(6, 3, 2, 4), _f(6, 3, 2, 4), _f(2, 4), _f(2, 4), _f(16, 4)],
                        {"reverse": True}),
     "conv2d": ([_f(2, 4, 7, 6), _f(6, 2, 3, 2)],
