@@ -577,17 +577,21 @@ def _transpose_last(b, x):
 
 
 def _vjp_matmul(b, n, g):
-    x, y = arg(n, 0), arg(n, 1)
-    gx = _product(b, g, _transpose_last(b, b.value(y)), x.shape)
+    return matmul_grads(b, b.value(arg(n, 0)), b.value(arg(n, 1)), g)
+
+
+def matmul_grads(b, x, y, g) -> tuple:
+    """The cotangents of x and y in x @ y (backward-graph nodes): matmul's VJP, which the
+    primitives computing a product (linear) share so that their gradients are its own."""
+    gx = _product(b, g, _transpose_last(b, y), x.shape)
     if len(y.shape) == 2 and len(x.shape) > 2:
         # a matrix times a stack: its gradient is the sum over the stack, one product of all
         # the stack's rows (x^T @ g over [rows, K] and [rows, N]) instead of one per matrix
         rows = math.prod(x.shape[:-1])
-        gy = b.op("matmul", _transpose_last(b, b.op("reshape", b.value(x),
-                                                     shape=(rows, x.shape[-1]))),
+        gy = b.op("matmul", _transpose_last(b, b.op("reshape", x, shape=(rows, x.shape[-1]))),
                   b.op("reshape", g, shape=(rows, g.shape[-1])))
     else:
-        gy = _product(b, _transpose_last(b, b.value(x)), g, y.shape)
+        gy = _product(b, _transpose_last(b, x), g, y.shape)
     return (b.sum_to(gx, x.shape), b.sum_to(gy, y.shape))
 
 
@@ -741,3 +745,5 @@ from . import norm_ops as _norm_ops  # noqa: E402,F401  (registers them in OPS)
 from . import pool_ops as _pool_ops  # noqa: E402,F401  (registers them in OPS)
 # nll_loss, one eager call for a classifier's loss (ir/loss_ops.py).
 from . import loss_ops as _loss_ops  # noqa: E402,F401  (registers them in OPS)
+# nn.Linear's x @ W^T + b, one eager call, two primitives in compiled graphs (ir/linear_ops.py).
+from . import linear_ops as _linear_ops  # noqa: E402,F401  (registers them in OPS)

@@ -331,7 +331,8 @@ def decompose(g: Graph, every_dtype: bool = False, keep=None) -> Graph:
     VJPs) replaced by it, so that kernels fuse its parts. float16/bfloat16 nodes stay one node
     unless `every_dtype` (ONNX export): they get no kernels, and eager rounds them once. So do
     the nodes `keep(node)` accepts (a backend's own kernel for them: max pooling on the CPU);
-    by default those of `kept_whole` ops (conv2d, lstm_scan).
+    by default those of `kept_whole` ops (conv2d, lstm_scan). A composition's own composites
+    are decomposed in turn (lstm: linear, then lstm_scan, which stays).
 
     >>> decompose(Graph([x], [softmax(x, dim=1)]))   # exp(x - max) / sum(exp(x - max))
     """
@@ -342,9 +343,27 @@ def decompose(g: Graph, every_dtype: bool = False, keep=None) -> Graph:
         own = n.opdef.composition
         if own is None or not every_dtype and n.dtype in (dt.float16, dt.bfloat16) or keep(n):
             return n
-        return own(n, make_node)
+        return _expand(own(n, make_node), n.inputs, rule)
 
     return _rewrite(g, rule)
+
+
+def _expand(out: Node, leaves, rule) -> Node:
+    """`out` (a composition over `leaves`) with `rule` applied to each node the composition
+    made, inputs first: a composition may hold composites (lstm's linear)."""
+    known = {id(x) for x in leaves}
+    done: dict[int, Node] = {}
+    stack = [(out, False)]
+    while stack:
+        n, ready = stack.pop()
+        if id(n) in known or id(n) in done:
+            continue
+        if not ready:
+            stack.append((n, True))
+            stack.extend((i, False) for i in n.inputs if id(i) not in known and id(i) not in done)
+            continue
+        done[id(n)] = rule(_with_inputs(n, tuple(done.get(id(i), i) for i in n.inputs)))
+    return done.get(id(out), out)
 
 
 def decompose_but_own_kernels(g: Graph) -> Graph:

@@ -34,7 +34,7 @@ import itertools
 import math
 
 from . import dtypes as dt
-from .ops import _def, arg
+from .ops import _def, arg, unfold2d_shape
 
 ATTRS = ("kernel", "stride", "padding", "dilation", "ceil_mode")
 PARTS = ("max_pool2d", "max_pool2d_index")  # what one kernel writes (templates/c/max_pool2d*)
@@ -512,3 +512,51 @@ _def("window_max_grad", "extern", 3, _table_grad_shape, _table_grad_dtype,
          "x, table, g")
 
 __all__ = ["ATTRS", "GRAD", "INDEX", "first_inside", "geometry", "lowest", "out_size"]
+
+
+# ---------------------------------------------------------------- average pooling
+#
+# avg_pool2d(x [N, C, H, W]; kernel, stride, padding, divisor) -> [N, C, OH, OW]: each window's
+# sum (zero padding) over one divisor, the kernel's size or divisor_override; windows divided
+# by their own sizes (count_include_pad=False, ceil_mode's clipped windows) stay the
+# composition of nn/_functional/pooling.py. Eager is that composition's arrays in one call
+# (runtime/eager.py), its VJP the nodes the composition differentiates into; compiled graphs
+# run the composition (its kernels fuse the sum and the division), ONNX writes AveragePool.
+
+AVG_ATTRS = ("kernel", "stride", "padding", "divisor")
+
+
+def _avg_windows(a: dict) -> dict:
+    return {"kernel": tuple(a["kernel"]), "stride": tuple(a["stride"]),
+            "padding": tuple(a["padding"]), "dilation": (1, 1)}
+
+
+def _avg_shape(shapes, a):
+    n, c, _, _, oh, ow = unfold2d_shape(tuple(shapes[0]), dict(_avg_windows(a), pad_value=0))
+    return (n, c, oh, ow)
+
+
+def _avg_dtype(dtypes, _a):
+    if dtypes[0] not in (dt.float32, dt.float64):
+        raise TypeError(f"avg_pool2d's primitive takes float32 or float64, got {dtypes[0]}")
+    return dtypes[0]
+
+
+def _avg_parts(n, make):
+    win = make("unfold2d", [arg(n)], dict(_avg_windows(n.attrs), pad_value=0), n.meta)
+    s = make("sum", [win], {"dims": (2, 3), "keepdim": False}, n.meta)
+    k = make("constant", [], {"shape": (), "dtype": n.dtype, "value": n.attrs["divisor"]})
+    return make("div", [s, k], {}, n.meta)
+
+
+def _vjp_avg(b, n, g):
+    a, x = n.attrs, arg(n)
+    gs = b.op("div", g, b.const(a["divisor"], n.dtype))
+    win = unfold2d_shape(tuple(x.shape), dict(_avg_windows(a), pad_value=0))
+    gw = b.expand_reduced(gs, win, (2, 3), False)
+    return (b.op("fold2d", gw, size=tuple(x.shape[2:]), **_avg_windows(a)),)
+
+
+_def("avg_pool2d", "extern", 1, _avg_shape, _avg_dtype, attrs=AVG_ATTRS, vjp=_vjp_avg,
+     grad_name="AvgPool2DBackward0", composition=_avg_parts,
+     doc="the sum of each window of x [N, C, H, W] (zero padding) over `divisor`")

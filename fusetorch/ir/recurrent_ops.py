@@ -6,8 +6,9 @@ step. PyTorch's CPU LSTM is one op (MkldnnRnnLayer); so is this one:
 
     lstm_scan(gi [T, B, 4H], h0 [B, H], c0 [B, H], w_hh [4H, H], reverse) -> ws [6, T, B, H]
 
-`gi` is the input projection of every step, x @ W_ih^T + b_ih + b_hh, computed before by one
-matmul (ordinary primitives, so its gradient is theirs). Each step t (T-1 down to 0 when
+`gi` is the input projection of every step, x @ W_ih^T + b_ih + b_hh: one `linear`, which the
+layer primitive `lstm` (below) holds with the scan (a packed batch's runs of steps are
+lstm_scans of slices of one projection). Each step t (T-1 down to 0 when
 `reverse`) computes gates = gi[t] + h @ w_hh^T in PyTorch's order i, f, g, o, then
 c = f c + i g and h = o tanh(c). The workspace holds, per step, h, c and the four gate
 activations (parts 0-5): part 0 is the layer's output [T, B, H], contiguous as PyTorch's; the
@@ -27,7 +28,7 @@ CPU eager table runs a C kernel per step instead where it can (runtime/recurrent
 from __future__ import annotations
 
 from . import dtypes as dt
-from .ops import _def, arg
+from .ops import _def, arg, matmul_grads
 
 PARTS = 6  # the workspace's parts: h, c, i, f, g, o
 
@@ -109,9 +110,14 @@ def _scan_grad(xp):
 
 
 def _vjp_scan(b, n, g):
-    gi, h0, c0, w = arg(n, 0), arg(n, 1), arg(n, 2), arg(n, 3)
+    return _scan_grads(b, n, arg(n, 1), arg(n, 2), arg(n, 3), g)
+
+
+def _scan_grads(b, n, h0, c0, w, g) -> tuple:
+    """The cotangents of gi, h0, c0 and w_hh of a recurrence whose workspace is node n's
+    (lstm_scan, or lstm, whose gi is its own input projection)."""
     reverse = n.attrs["reverse"]
-    t_len, batch, hid = gi.shape[0], gi.shape[1], h0.shape[1]
+    t_len, batch, hid = n.shape[1], n.shape[2], n.shape[3]
     ws, h0v = b.value(n), b.value(h0)
     d = b.op("lstm_scan_grad", g, ws, h0v, b.value(c0), b.value(w), reverse=reverse)
     all_b = ("slice", 0, batch, 1)
@@ -169,6 +175,43 @@ _def("lstm_scan", "extern", 4, _scan_shape, _float_dtype, attrs=("reverse",), ea
      kept_whole=True, composition=_scan_parts,
      doc="an LSTM layer's recurrence over gi = x W_ih^T + b: the workspace [6, T, B, H] of "
          "h, c and the gates i, f, g, o at every step")
+# ---------------------------------------------------------------- the layer
+#
+# lstm(x [T, B, I], h0, c0, w_ih [4H, I], w_hh [4H, H][, b [4H]]; reverse) -> ws [6, T, B, H]:
+# a layer with its input projection, gi = linear(x, w_ih, b) then lstm_scan, as one node, so
+# that ONNX's LSTM, which multiplies its X by a W itself, is written from the node's own
+# inputs. Eager is the two calls (runtime/eager.py), the VJP lstm_scan's and linear's rules
+# one after the other, compiled graphs the composition (the projection's add fuses; lstm_scan
+# keeps its kernel).
+
+def _layer_shape(shapes, a):
+    x, h0, c0, w_ih, w_hh = shapes[:5]
+    if len(x) != 3 or len(w_ih) != 2 or w_ih[1] != x[2] or (
+            len(shapes) == 6 and tuple(shapes[5]) != (w_ih[0],)):
+        raise RuntimeError(f"lstm: inconsistent shapes {[list(s) for s in shapes]}")
+    return _scan_shape([(x[0], x[1], w_ih[0]), h0, c0, w_hh], a)
+
+
+def _layer_parts(n, make):
+    x, h0, c0, w_ih, w_hh = n.inputs[:5]
+    gi = make("linear", [x, w_ih] + list(n.inputs[5:]), {}, n.meta)
+    return make("lstm_scan", [gi, h0, c0, w_hh], {"reverse": n.attrs["reverse"]}, n.meta)
+
+
+def _vjp_layer(b, n, g):
+    x, h0, c0, w_ih, w_hh = n.inputs[:5]
+    d_gi, dh0, dc0, dw_hh = _scan_grads(b, n, h0, c0, w_hh, g)
+    wt = b.op("permute", b.value(w_ih), perm=(1, 0))
+    gx, gwt = matmul_grads(b, b.value(x), wt, d_gi)
+    grads = (gx, dh0, dc0, b.op("permute", gwt, perm=(1, 0)), dw_hh)
+    return grads + (b.sum_to(d_gi, arg(n, 5).shape),) if len(n.inputs) == 6 else grads
+
+
+_def("lstm", "extern", None, _layer_shape, _float_dtype, attrs=("reverse",), vjp=_vjp_layer,
+     saves=(0, 1, 2, 3, 4, "out"), grad_name="MkldnnRnnLayerBackward0",
+     composition=_layer_parts,
+     doc="an LSTM layer with its input projection: lstm_scan over linear(x, w_ih, b); inputs "
+         "x, h0, c0, w_ih, w_hh[, b]")
 _def("lstm_scan_grad", "extern", 5, _grad_shape, _float_dtype, attrs=("reverse",),
      eager=_scan_grad, vjp=_vjp_scan_grad,
      doc="lstm_scan's recurrence backwards through time: the pre-activation gates' cotangents "

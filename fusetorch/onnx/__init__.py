@@ -5,11 +5,12 @@
 
 The model's forward is traced on the example arguments (capture.py); parameters and buffers
 become initializers named by their state_dict names; each IR primitive becomes ONNX operators
-(ops.py); layers that are primitives (conv2d, lstm_scan, max pooling, softmax, layer_norm)
-become their one operator (Conv, LSTM, MaxPool, ...) where it computes them (ops.WHOLE), and
-two composites are recognised (patterns.py: Gemm, AveragePool). `dynamic_axes` makes the named input sizes symbolic (dim_param) and every size in the
-graph that follows from them a computed shape (dims.py). A primitive ONNX cannot express is an
-`UnsupportedOperatorError` naming it and the line that recorded it.
+(ops.py); layers that are primitives (linear, conv2d, lstm_scan, max and average pooling,
+softmax, layer_norm) become their one operator (Gemm, Conv, LSTM, MaxPool, AveragePool, ...)
+where it computes them (ops.WHOLE), else their compositions. `dynamic_axes` makes the named
+input sizes symbolic (dim_param) and every size in the graph that follows from them a
+computed shape (dims.py). A primitive ONNX cannot express is an `UnsupportedOperatorError`
+naming it and the line that recorded it.
 
 The `onnx` package (and `onnxruntime`, to run or verify an export) is the optional `onnx`
 extra: `pip install fusetorch[onnx]`. Nothing here imports it until `export` runs.

@@ -97,8 +97,8 @@ def _distinct(obj, seen: set):
 def trace_call(fn, args: tuple, kwargs: dict, opset: int) -> tuple[Graph, list, list]:
     """(graph, input tensors in graph order, output tensors) of one call. Graph inputs: the
     argument tensors first, then every other tensor the call read, in order of first use.
-    Layers (conv2d, lstm_scan, pooling, softmax, layer_norm) stay one node where one operator
-    of `opset` computes them (ops.WHOLE), else become their compositions."""
+    Layers (linear, conv2d, lstm, pooling, softmax, layer_norm) stay one node where one
+    operator of `opset` computes them (ops.WHOLE), else become their compositions."""
     seen: set = set()
     args, kwargs = _distinct(args, seen), _distinct(kwargs, seen)
     flat_in = flatten(args, []) + flatten(kwargs, [])

@@ -1,5 +1,5 @@
-"""From a Capture to an ONNX ModelProto: graph inputs and initializers, patterns, constant
-folding, one emitter per primitive (ops.py), outputs named and typed."""
+"""From a Capture to an ONNX ModelProto: graph inputs and initializers, constant folding,
+one emitter per primitive (ops.py), outputs named and typed."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,6 @@ from ..ir import dtypes as dt
 from ..runtime.device import cpu_backend
 from ..runtime.interpret import eval_node
 from . import dims as dm
-from . import patterns
 from .builder import Builder, onnx_dtype
 from .errors import OnnxExporterError, UnsupportedOperatorError
 from .ops import EMIT, STRUCTURAL, UNSUPPORTED
@@ -92,13 +91,8 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
         p, axis = places[0]
         b.sym_source[name] = (input_names[p], axis)
 
-    matches = patterns.find(graph, opset)
-
     def deps(n, folded=frozenset()):
-        if id(n) in folded:
-            return ()
-        m = matches.get(id(n))
-        return m.roots if m is not None else n.inputs
+        return () if id(n) in folded else n.inputs
 
     def live_set(folded=frozenset()):
         seen, stack = set(), list(graph.outputs)
@@ -133,8 +127,7 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
             elif n.op in _CONST_SOURCES:
                 const[id(n)] = cap.is_static(n)
             else:
-                const[id(n)] = (n.op not in _NO_FOLD and id(n) not in matches and
-                                n.op in EMIT and cap.is_static(n) and
+                const[id(n)] = (n.op not in _NO_FOLD and n.op in EMIT and cap.is_static(n) and
                                 all(const[id(i)] for i in n.inputs))
                 # a parameter only laid out anew (W.T, a reshaped bias) keeps its name: the
                 # runtime does that at load time anyway
@@ -186,11 +179,7 @@ def build(cap, *, input_names: list, output_names: list, param_names: list,
                     name, onnx_dtype(n.dtype), list(n.shape)))
             values[id(n)] = name
             continue
-        m = matches.get(id(n))
         try:
-            if m is not None:
-                values[id(n)] = m.emit(ctx, [values[id(r)] for r in m.roots])
-                continue
             if id(n) in cap.bad:
                 raise OnnxExporterError(f"dynamic_axes: {n.op}{_where(n)} cannot follow the "
                                         f"dynamic sizes: {cap.bad[id(n)]}")

@@ -5,10 +5,9 @@ names `xs` and returns the result's name. `ctx.b` is the Builder, `ctx.shape(nod
 dims (dims.Dim: symbolic under dynamic_axes), `ctx.leaf(node, path)` a size-like attribute.
 `UNSUPPORTED` names the primitives no ONNX graph expresses here, with the reason the error
 gives; a test checks that every primitive of `ir.ops.OPS` is in one table or the other.
-Primitives with a composition (conv2d, lstm_scan, max pooling, softmax, layer_norm) are one
-ONNX operator where `WHOLE[op](node, opset)` holds, their composition elsewhere (capture.py).
-Composite torch functions (Linear, avg_pool2d) arrive as these primitives; patterns.py
-recognises those two.
+Primitives with a composition (linear, conv2d, lstm_scan, max and average pooling, softmax,
+layer_norm) are one ONNX operator where `WHOLE[op](node, opset)` holds, their composition
+elsewhere (capture.py).
 """
 from __future__ import annotations
 
@@ -857,9 +856,21 @@ def _layer_norm_whole(n, opset: int) -> bool:
     return opset >= 17 and _real(n, opset)  # LayerNormalization came in opset 17
 
 
+def _gemm_whole(n, opset: int) -> bool:
+    # Gemm multiplies matrices: a stack of rows is MatMul and Add (the composition)
+    return len(n.inputs[0].shape) == 2 and _real(n, opset)
+
+
+def _avg_pool_whole(n, opset: int) -> bool:
+    # AveragePool divides by the window's size (padded zeros counted); onnxruntime runs it for
+    # float32 only
+    return _float32(n, opset) and n.attrs["divisor"] == math.prod(n.attrs["kernel"])
+
+
 # primitives with a composition that one ONNX operator computes where the predicate holds
-WHOLE = {"max_pool2d": _max_pool_whole, "max_pool3d": _max_pool_whole, "conv2d": _float32, "conv2d_grad_input": _float32,
-         "lstm_scan": _float32,
+WHOLE = {"max_pool2d": _max_pool_whole, "max_pool3d": _max_pool_whole, "conv2d": _float32,
+         "conv2d_grad_input": _float32, "lstm": _float32, "lstm_scan": _float32, "linear": _gemm_whole,
+         "avg_pool2d": _avg_pool_whole,
          "softmax": _real, "log_softmax": _real, "layer_norm": _layer_norm_whole}
 
 
@@ -872,6 +883,20 @@ def _window_attrs(a: dict) -> dict:
 def _max_pool2d(ctx, node, xs):
     return ctx.b.op("MaxPool", xs, kernel_shape=list(node.attrs["kernel"]),
                     **_window_attrs(node.attrs))
+
+
+@emits("linear")
+def _gemm(ctx, node, xs):
+    # (x, W[, b]): Gemm's A, B (transposed) and C as they are
+    return ctx.b.op("Gemm", xs, transB=1)
+
+
+@emits("avg_pool2d")
+def _avg_pool2d(ctx, node, xs):
+    a = node.attrs
+    pads = list(a["padding"])
+    return ctx.b.op("AveragePool", xs, kernel_shape=list(a["kernel"]), strides=list(a["stride"]),
+                    pads=pads + pads, count_include_pad=1)
 
 
 @emits("conv2d")
@@ -911,35 +936,16 @@ def _layer_norm(ctx, node, xs):
 _ONNX_GATES = (0, 3, 1, 2)
 
 
-def _projection(ctx, gi):
-    """(X, W[, B]) of ONNX LSTM's own input projection where lstm_scan's gi [T, B, 4H] is one,
-    x @ W_ih^T (+ b), computed just before (nn/modules/rnn.py); else None. ONNX's LSTM always
-    multiplies its X by a W: with X = gi that is a [4H, 4H] product more per step, twice the
-    layer's time at H = 128."""
-    bias = None
-    if gi.op == "add":
-        mm, bias = gi.inputs if gi.inputs[0].op == "matmul" else gi.inputs[::-1]
-        if bias.shape != gi.shape[2:]:
-            return None
-    else:
-        mm = gi
-    if mm.op != "matmul" or len(mm.inputs[0].shape) != 3 or mm.inputs[1].op != "permute" or \
-            tuple(mm.inputs[1].attrs["perm"]) != (1, 0):
-        return None
-    parts = [mm.inputs[0], mm.inputs[1].inputs[0]] + ([bias] if bias is not None else [])
-    names = [ctx.value(p) for p in parts]
-    return None if None in names else names
-
-
-@emits("lstm_scan")
-def _lstm_scan(ctx, node, xs):
-    """ONNX LSTM: X and W are the projection gi was computed by where they are at hand, else
-    gi and the gate permutation; R is w_hh's rows in ONNX's order. The workspace it returns
-    holds h at every step (Y) and c at the last step (Y_c) as parts 0 and 1: all that the
-    forward reads (nn/modules/rnn.py: the output and the final state); the other parts are
-    read by the VJP only, which export does not record, and a reader of them is refused."""
+@emits("lstm", "lstm_scan")
+def _lstm(ctx, node, xs):
+    """ONNX LSTM. For `lstm`, X, W and B are the node's own x, w_ih and b (W's rows in ONNX's
+    gate order; B is [Wb | Rb], the recurrence's half zero); an `lstm_scan` (a packed batch's
+    run of steps) has X = gi and W the gate permutation, a [4H, 4H] product more per step.
+    R is w_hh's rows in ONNX's order. The workspace it returns holds h at every step (Y) and
+    c at the last step (Y_c) as parts 0 and 1: all that the forward reads
+    (nn/modules/rnn.py: the output and the final state); the other parts are read by the VJP
+    only, which export does not record, and a reader of them is refused."""
     b = ctx.b
-    gi, h0, c0, w_hh = xs
     hid = node.shape[3]
     last = 0 if node.attrs["reverse"] else node.shape[1] - 1
     for r in ctx.readers(node):
@@ -954,16 +960,18 @@ def _lstm_scan(ctx, node, xs):
 
     def onnx_order(v):  # [4H, ...] rows in ONNX's gate order, with a leading direction axis
         return b.op("Unsqueeze", [b.op("Gather", [v, perm], axis=0), b.ints([0])])
-    proj, bias = _projection(ctx, node.inputs[0]), ""
-    if proj is not None:
-        x, w = proj[0], onnx_order(proj[1])
-        if len(proj) == 3:  # B is [Wb | Rb]: the recurrence's half zero
+    bias = ""
+    if node.op == "lstm":
+        x, h0, c0, w_ih, w_hh = xs[:5]
+        w = onnx_order(w_ih)
+        if len(xs) == 6:
             zeros = b.const(np.zeros((1, 4 * hid), NP_DTYPES[node.dtype]))
-            bias = b.op("Concat", [onnx_order(proj[2]), zeros], axis=1)
+            bias = b.op("Concat", [onnx_order(xs[5]), zeros], axis=1)
     else:
+        x, h0, c0, w_hh = xs
         eye = b.op("EyeLike", [b.op("ConstantOfShape", [b.ints([4 * hid, 4 * hid])],
                                     value=_proto_value(np.zeros(1, NP_DTYPES[node.dtype])))])
-        x, w = gi, onnx_order(eye)
+        w = onnx_order(eye)
     r = onnx_order(w_hh)
     h0, c0 = (b.op("Unsqueeze", [s, b.ints([0])]) for s in (h0, c0))
     y, _, y_c = b.op("LSTM", [x, w, r, bias, "", h0, c0], n_out=3, hidden_size=hid,

@@ -472,6 +472,29 @@ def _max_pool_grad(index):
     return run
 
 
+def _linear(xp, matmul):
+    def linear(x, w, *b):
+        out = matmul(x, w.T)
+        if b:  # (into the product, a fresh array: no temporary)
+            xp.add(out, b[0], out=out)
+        return out
+    return linear
+
+
+def _lstm(linear, scan):
+    def lstm(x, h0, c0, w_ih, w_hh, *b, reverse):
+        return scan(linear(x, w_ih, *b), h0, c0, w_hh, reverse=reverse)
+    return lstm
+
+
+def _avg_pool2d(xp, unfold2d, total, div):
+    def avg_pool2d(x, kernel, stride, padding, divisor):
+        win = unfold2d(x, kernel, stride, padding, (1, 1), 0)
+        s = total(win, (2, 3), False)
+        return div(s, xp.asarray(divisor, dtype=s.dtype))
+    return avg_pool2d
+
+
 def make_table(xp, generator: "_Generator | None" = None) -> dict:
     """The eager implementation of every primitive for array module `xp`; random draws come
     from `generator` (default: the global CPU one)."""
@@ -520,6 +543,9 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         "custom_vjp": lambda g, ctx, index, positions, shape, dtype: ctx.input_grad(
             g, positions[index], shape, dtype),
     })
+    # composite layers whose eager form is their composition's arrays in one call
+    t["linear"] = _linear(xp, t["matmul"])
+    t["avg_pool2d"] = _avg_pool2d(xp, t["unfold2d"], t["sum"], t["div"])
     if xp is np:
         for name, d in OPS.items():  # (erf: 90 ns an element in numpy, 4 as a kernel)
             if d.eager_kernel:
@@ -536,6 +562,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         t["max_pool2d"] = _max_pool(t["max_pool2d"], 0)
         t["max_pool2d_index"] = _max_pool(t["max_pool2d_index"], 1)
         t["max_pool2d_grad"] = _max_pool_grad(t["max_pool2d_index"])
+    t["lstm"] = _lstm(t["linear"], t["lstm_scan"])  # (the CPU's scan: its C kernel)
     return t
 
 

@@ -202,6 +202,7 @@ EXAMPLES.update({
     "linalg_pinv": ([_f(2, 3, 5), np.array(0.0), np.array(1e-12)], {"hermitian": False}),
     # an LSTM layer's recurrence (ir/recurrent_ops.py): T=3, B=2, H=4
     "lstm_scan": ([_f(3, 2, 16), _f(2, 4), _f(2, 4), _f(16, 4)], {"reverse": False}),
+    "lstm": ([_f(3, 2, 5), _f(2, 4), _f(2, 4), _f(16, 5), _f(16, 4), _f(16)], {"reverse": True}),
     "lstm_scan_grad": ([_f(6, 3, 2, 4), _f(6, 3, 2, 4), _f(2, 4), _f(2, 4), _f(16, 4)],
                        {"reverse": True}),
     "conv2d": ([_f(2, 4, 7, 6), _f(6, 2, 3, 2)],
@@ -222,6 +223,11 @@ EXAMPLES.update({
 # nll_loss (ir/loss_ops.py): spatial targets, weights, an ignored class, mean over the weights
 EXAMPLES["nll_loss"] = ([_f(2, 5, 3), _i(2, 3), _f(5) ** 2 + 0.5],
                         {"cdim": 1, "ignore_index": 1, "reduction": 1, "weight": True})
+# linear (ir/linear_ops.py): a stack of rows, with a bias
+EXAMPLES["linear"] = ([_f(2, 3, 4), _f(5, 4), _f(5)], {})
+# average pooling over one divisor (ir/pool_ops.py): padded, strided, divisor_override's
+EXAMPLES["avg_pool2d"] = ([_f(2, 3, 5, 6)], {"kernel": (3, 2), "stride": (2, 1),
+                                             "padding": (1, 0), "divisor": 5.0})
 # max pooling's values and indices (ir/pool_ops.py): padded, dilated, ceil_mode's extra window
 _POOL = {"kernel": (3, 2), "stride": (2, 2), "padding": (1, 1), "dilation": (1, 2),
          "ceil_mode": True}

@@ -301,3 +301,46 @@ def test_a_stack_times_a_matrix_is_one_product_with_its_gradient():
     y.backward(torch.tensor(g))
     np.testing.assert_allclose(w.grad.numpy(), np.einsum("bmk,bmn->kn", a, g), rtol=1e-13)
     np.testing.assert_allclose(x.grad.numpy(), (g @ b.T).transpose(1, 0, 2), rtol=1e-13)
+
+
+# ---------------------------------------------------------------- the layer primitive
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_the_layer_is_one_lstm_node_equal_to_its_composition_bit_for_bit(bias, reverse):
+    # lstm (ir/recurrent_ops.py) is linear then lstm_scan: its values and gradients are
+    # theirs, recorded one node that passes.decompose turns into the two
+    from fusetorch.ir import passes
+    from fusetorch.tracer import dispatch as D
+    from fusetorch.tracer.trace import capture
+    torch.manual_seed(9)
+    x = torch.randn(5, 3, 4, requires_grad=True)
+    h0, c0 = torch.randn(3, 6, requires_grad=True), torch.randn(3, 6, requires_grad=True)
+    w_ih, w_hh = torch.randn(24, 4, requires_grad=True), torch.randn(24, 6, requires_grad=True)
+    b = [torch.randn(24, requires_grad=True)] if bias else []
+    ins = [x, h0, c0, w_ih, w_hh] + b
+    ct = torch.randn(6, 5, 3, 6)
+
+    def whole():
+        return D.apply("lstm", [x, h0, c0, w_ih, w_hh] + b, {"reverse": reverse})
+
+    def composed():
+        gi = torch.nn.functional.linear(x, w_ih, *b)
+        return D.apply("lstm_scan", [gi, h0, c0, w_hh], {"reverse": reverse})
+    got = [whole(), composed()]
+    grads = [torch.autograd.grad(y, ins, ct) for y in got]
+    np.testing.assert_array_equal(got[0].detach().numpy(), got[1].detach().numpy())
+    for a, c in zip(*grads):
+        np.testing.assert_array_equal(a.numpy(), c.numpy())
+    g, _ = capture(lambda *ts: whole(), *ins)
+    assert [n.op for n in g.nodes if n.op != "input"] == ["lstm"]
+    ops = [n.op for n in passes.decompose(g).nodes if n.op != "input"]
+    assert ops == ["permute", "matmul"] + ["add"] * bias + ["lstm_scan"]
+
+
+def test_an_lstm_layer_records_one_lstm_node():
+    from fusetorch.tracer.trace import capture
+    model = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+    g, _ = capture(lambda x: model(x)[0], torch.randn(5, 2, 3))
+    assert sum(n.op == "lstm" for n in g.nodes) == 4 and \
+        not any(n.op in ("matmul", "lstm_scan") for n in g.nodes)

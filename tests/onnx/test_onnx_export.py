@@ -17,7 +17,7 @@ import fusetorch.nn as nn  # noqa: E402
 import fusetorch.nn.functional as F  # noqa: E402
 from fusetorch.ir.ops import OPS  # noqa: E402
 from fusetorch.onnx import (OnnxExporterError, TrainingMode,  # noqa: E402
-                            UnsupportedOperatorError, patterns)
+                            UnsupportedOperatorError)
 from fusetorch.onnx import ops as onnx_ops  # noqa: E402
 
 RTOL, ATOL = 1e-5, 1e-5
@@ -122,16 +122,15 @@ def test_mlp():
     run_and_compare(sess, model, torch.randn(11, 10))
 
 
-@pytest.mark.parametrize("use_patterns", [True, False], ids=["patterns", "primitives"])
-def test_lenet(use_patterns, monkeypatch):
-    if not use_patterns:  # (and conv2d, max pooling as their compositions, not Conv, MaxPool)
-        monkeypatch.setattr(patterns, "PATTERNS", ())
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "primitives"])
+def test_lenet(whole, monkeypatch):
+    if not whole:  # (linear, conv2d, pooling as their compositions, not Gemm, Conv, MaxPool)
         monkeypatch.setattr(onnx_ops, "WHOLE", {})
     model = LeNet()
     x = torch.randn(2, 1, 28, 28)
     proto, sess = export(model, (x,), input_names=["image"], dynamic_axes={"image": [0]})
     ops = ops_of(proto)
-    if use_patterns:
+    if whole:
         assert ops.count("Conv") == 2 and ops.count("MaxPool") == 2 and "LogSoftmax" in ops
         assert "ArgMax" not in ops and "Slice" not in ops
     else:  # unfold2d as strided slices, max pooling as argmax + gather
@@ -139,6 +138,36 @@ def test_lenet(use_patterns, monkeypatch):
     assert dims_of(proto.graph.input[0]) == ["image_dynamic_axes_1", 1, 28, 28]
     run_and_compare(sess, model, x)
     run_and_compare(sess, model, torch.randn(5, 1, 28, 28))
+
+
+class _PoolHead(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(12, 3)
+
+    def forward(self, x):  # [N, 2, 6, 6] -> pooled to [N, 2, 3, 3] ... -> rows of 3 x 12
+        p = F.avg_pool2d(x, 2) + F.avg_pool2d(x, 3, stride=1, padding=1)[:, :, ::2, ::2]
+        return self.fc(p.reshape(x.shape[0], 3, 6).repeat(1, 1, 2))
+
+
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "primitives"])
+def test_linear_and_avg_pool_are_their_operators(whole, monkeypatch):
+    # the linear and avg_pool2d nodes themselves become Gemm and AveragePool (ops.WHOLE); a
+    # stack of rows is MatMul and Add (Gemm multiplies matrices)
+    if not whole:
+        monkeypatch.setattr(onnx_ops, "WHOLE", {})
+    model, x = _PoolHead(), torch.randn(2, 2, 6, 6)
+    proto, sess = export(model, (x,))
+    ops = ops_of(proto)
+    if whole:
+        assert ops.count("AveragePool") == 2 and "Gemm" not in ops and "MatMul" in ops
+    else:
+        assert "AveragePool" not in ops and "Slice" in ops
+    run_and_compare(sess, model, x)
+    mlp = nn.Linear(4, 5)
+    proto, sess = export(mlp, (torch.randn(3, 4),))
+    assert (ops_of(proto) == ["Gemm"]) == whole
+    run_and_compare(sess, mlp, torch.randn(3, 4))
 
 
 def test_lstm():

@@ -4,8 +4,8 @@ ONNX and run by onnxruntime against fusetorch's eager values.
 Cases (an entry's first variant on each of its samples) are batched: one traced function
 returns every output of a chunk of entries, so each chunk is one export, one onnx.checker run
 and one onnxruntime session. A failing chunk is re-run entry by entry so the message names the
-entry. Single operators (layers that are primitives, ops.WHOLE, and patterns.py) are on in one
-run and off in another, so both the single-operator forms (Conv, LSTM, MaxPool, Softmax, ...)
+entry. Single operators (layers that are primitives, ops.WHOLE) are on in one run and off in
+another, so both the single-operator forms (Gemm, Conv, LSTM, MaxPool, Softmax, ...)
 and the primitive-by-primitive forms (the layers' compositions) are checked.
 
 KNOWN lists the cases that cannot run, each with its reason: primitives ONNX cannot express (the
@@ -27,7 +27,7 @@ import fusetorch as torch  # noqa: E402
 import fusetorch.nn as nn  # noqa: E402
 import opinfo  # noqa: E402
 import opinfo_nn  # noqa: E402
-from fusetorch.onnx import TrainingMode, UnsupportedOperatorError, patterns  # noqa: E402
+from fusetorch.onnx import TrainingMode, UnsupportedOperatorError  # noqa: E402
 from fusetorch.onnx import ops as onnx_ops  # noqa: E402
 from opinfo import ModuleInfo, rebuild, tensors_in  # noqa: E402
 
@@ -168,11 +168,10 @@ def _check(cases) -> list[str]:
 _CHUNKS = [_ALL[i:i + CHUNK] for i in range(0, len(_ALL), CHUNK)]
 
 
-@pytest.mark.parametrize("use_patterns", [True, False], ids=["patterns", "primitives"])
+@pytest.mark.parametrize("whole", [True, False], ids=["whole", "primitives"])
 @pytest.mark.parametrize("chunk", range(len(_CHUNKS)))
-def test_registry_exports_and_runs(chunk, use_patterns, monkeypatch):
-    if not use_patterns:
-        monkeypatch.setattr(patterns, "PATTERNS", ())
+def test_registry_exports_and_runs(chunk, whole, monkeypatch):
+    if not whole:
         monkeypatch.setattr(onnx_ops, "WHOLE", {})
     fails = _check(_cases(_CHUNKS[chunk]))
     assert not fails, "\n".join(fails)

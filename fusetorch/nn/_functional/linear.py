@@ -1,17 +1,30 @@
 """nn.functional: linear and bilinear maps."""
 from __future__ import annotations
 
+from ...ir import dtypes as _dt
 from ...tracer import autocast as _ac
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
-from ...tracer.composite_programs import composite
 from .activation import _label, _owned
 
 __all__ = ["linear", "bilinear"]
 
 
-@composite
+def _whole(input: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
+    """Whether the linear primitive (ir/linear_ops.py) computes this call: real float operands
+    of one dtype and device and the shapes it takes. Other calls (a 1-d input, a broadcast
+    bias, half precision, mismatched shapes, which raise PyTorch's errors) are the composed
+    form, the same primitives the composition has."""
+    d, be = input._dtype, input._be
+    if d is not _dt.float32 and d is not _dt.float64 or weight._dtype is not d or \
+            weight._be is not be or input.ndim < 2 or weight.ndim != 2 or \
+            input.shape[-1] != weight.shape[1]:
+        return False
+    return bias is None or bias._dtype is d and bias._be is be and \
+        tuple(bias.shape) == (weight.shape[0],)
+
+
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias, for input [..., in] and weight [out, in]."""
     D.check_tensor(input, "linear", "input", 1)
@@ -20,9 +33,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         D.check_tensor(bias, "linear", "bias", 3)
     if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("linear", linear, (input, weight, bias), {})
-    out = _owned(F.matmul(input, F.t(weight)), input, weight)
-    if bias is not None:
-        out = out + bias
+    if _whole(input, weight, bias):
+        out = D.apply("linear", [input, weight] if bias is None else [input, weight, bias], {})
+    else:
+        out = _owned(F.matmul(input, F.t(weight)), input, weight)
+        if bias is not None:
+            out = out + bias
     if input.ndim == 2 and weight.ndim == 2:
         # PyTorch's grad_fn: addmm(bias, input, weight.t()) or mm(input, weight.t())
         if bias is None:

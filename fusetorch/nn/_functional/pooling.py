@@ -17,6 +17,7 @@ import itertools
 
 import numpy as np
 
+from ...ir import dtypes as dt
 from ...ir import pool_ops
 from ...tracer import creation as C
 from ...tracer import dispatch as D
@@ -55,13 +56,19 @@ def _lowest(x: Tensor) -> float:
     return pool_ops.lowest(x._dtype)
 
 
-def _windows(x: Tensor, kernel, stride, padding, dilation, out_hw, pad_value) -> Tensor:
-    """[N, C, kh, kw, OH, OW] windows, with ceil_mode's extra bottom/right padding added."""
+def _extra_padding(x: Tensor, kernel, stride, padding, dilation, out_hw, pad_value) -> Tensor:
+    """x with ceil_mode's extra bottom/right padding, which its last windows read."""
     h, w = x.shape[2], x.shape[3]
     extra = [max(0, (o - 1) * s + d * (k - 1) + 1 - (n + 2 * p))
              for o, s, d, k, n, p in zip(out_hw, stride, dilation, kernel, (h, w), padding)]
     if extra[0] or extra[1]:
         x = _pad(x, [0, extra[1], 0, extra[0]], value=pad_value)
+    return x
+
+
+def _windows(x: Tensor, kernel, stride, padding, dilation, out_hw, pad_value) -> Tensor:
+    """[N, C, kh, kw, OH, OW] windows, with ceil_mode's extra bottom/right padding added."""
+    x = _extra_padding(x, kernel, stride, padding, dilation, out_hw, pad_value)
     return D.apply("unfold2d", [x], {"kernel": kernel, "stride": stride, "padding": padding,
                                      "dilation": dilation, "pad_value": pad_value})
 
@@ -237,17 +244,23 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     oh, ow = _check_windows(x, kernel, stride, padding, (1, 1), ceil_mode)
+    divisor = divisor_override
+    if divisor is None:
+        div = _divisors(x.shape[2:], kernel, stride, padding, (oh, ow), count_include_pad)
+        divisor = kernel[0] * kernel[1] if (div == kernel[0] * kernel[1]).all() else None
+    if divisor is not None and x._dtype in (dt.float32, dt.float64):
+        # one primitive (ir/pool_ops.py): windows of one divisor, real floats
+        x = _extra_padding(x, kernel, stride, padding, (1, 1), (oh, ow), 0)
+        out = D.apply("avg_pool2d", [x], {"kernel": kernel, "stride": stride,
+                                          "padding": padding, "divisor": float(divisor)})
+        return _unbatch(_label(out, "AvgPool2DBackward0", input), input)
     win = _windows(x, kernel, stride, padding, (1, 1), (oh, ow), 0)
     sums = F.sum(win, (2, 3))
-    if divisor_override is not None:
-        out = sums / divisor_override
+    if divisor is not None:
+        out = sums / divisor
     else:
-        div = _divisors(x.shape[2:], kernel, stride, padding, (oh, ow), count_include_pad)
-        if (div == kernel[0] * kernel[1]).all():
-            out = sums / (kernel[0] * kernel[1])
-        else:
-            out = sums / C.tensor(div, dtype=sums.dtype if sums.dtype.is_floating_point
-                                  else None, device=input.device)
+        out = sums / C.tensor(div, dtype=sums.dtype if sums.dtype.is_floating_point
+                              else None, device=input.device)
     if out._dtype is not input._dtype:  # integer inputs: PyTorch divides in the integer type
         out = D.cast(out, input._dtype)
     return _unbatch(_label(out, "AvgPool2DBackward0", input), input)

@@ -1,9 +1,10 @@
 """nn layers: RNN, LSTM, GRU and their cells, with PyTorch's parameter names, shapes, gate order
 and initialisation.
 
-An LSTM layer (and LSTMCell) in float32/float64 without projection is one primitive,
-`lstm_scan` (ir/recurrent_ops.py: the whole recurrence, with its own VJP; `_fused` says when),
-after one matmul for the input projection of every step. Otherwise, and for all of them with
+An LSTM layer (and LSTMCell) in float32/float64 without projection is one primitive, `lstm`
+(ir/recurrent_ops.py: the input projection of every step, one matmul, then the whole
+recurrence `lstm_scan`, with their VJPs; `_fused` says when); a packed batch is a projection
+and one `lstm_scan` per run of steps of one batch size. Otherwise, and for all of them with
 `torch.backends.cudnn.enabled = False`, the recurrence is a Python loop over time steps, so any
 sequence length works (the graph is dynamic). Per layer and direction the input projection
 `x @ W_ih^T + b_ih` is one matmul over all steps; each step then adds `h @ W_hh^T` and applies
@@ -98,11 +99,18 @@ def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
     w_hr = weights[-1] if proj else None
     if mode != "GRU" and b_hh is not None:
         # both biases add outside any nonlinearity: fold them into the input projection
-        gi_all = _linear(x, w_ih, b_ih + b_hh)
-        b_hh = None
+        b_in, b_hh = b_ih + b_hh, None
     else:
-        gi_all = _linear(x, w_ih, b_ih)
-    if _fused(mode, x, h, c, w_hh, proj):
+        b_in = b_ih
+    fused = _fused(mode, x, h, c, w_hh, proj)
+    if fused and batch_sizes is None and _projects(x, w_ih, b_in):
+        # the layer and its input projection, one primitive (ir/recurrent_ops.py)
+        ws = D.apply("lstm", [x, h, c, w_ih, w_hh] + ([] if b_in is None else [b_in]),
+                     {"reverse": reverse})
+        last = 0 if reverse else x.shape[0] - 1
+        return ws[0], ws[0, last], ws[1, last]
+    gi_all = _linear(x, w_ih, b_in)
+    if fused:
         if batch_sizes is not None:
             return _fused_packed(gi_all, batch_sizes, h, c, w_hh, reverse)
         ws = D.apply("lstm_scan", [gi_all, h, c, w_hh], {"reverse": reverse})
@@ -132,6 +140,12 @@ def _fused(mode: str, x: Tensor, h: Tensor, c: Tensor | None, w_hh: Tensor,
 
 
 _FUSED_DTYPES = (dt.float32, dt.float64)
+
+
+def _projects(x: Tensor, w_ih: Tensor, b: Tensor | None) -> bool:
+    """Whether the `lstm` primitive takes this input projection: operands of x's dtype (else
+    the matmul raises PyTorch's error, as the composed form's does)."""
+    return w_ih._dtype is x._dtype and (b is None or b._dtype is x._dtype)
 
 
 def _fused_packed(gi_all: Tensor, batch_sizes: list, h0: Tensor, c0: Tensor, w_hh: Tensor,
@@ -636,8 +650,12 @@ class LSTMCell(RNNCellBase):
         if _fused("LSTM", x, h, c, self.weight_hh, False):
             # one step of the fused layer (PyTorch's LSTMCell is one op too)
             b = None if self.bias_ih is None else self.bias_ih + self.bias_hh
-            gi = F.unsqueeze(_linear(x, self.weight_ih, b), 0)
-            ws = D.apply("lstm_scan", [gi, h, c, self.weight_hh], {"reverse": False})
+            if _projects(x, self.weight_ih, b):
+                ws = D.apply("lstm", [F.unsqueeze(x, 0), h, c, self.weight_ih, self.weight_hh]
+                             + ([] if b is None else [b]), {"reverse": False})
+            else:
+                gi = F.unsqueeze(_linear(x, self.weight_ih, b), 0)
+                ws = D.apply("lstm_scan", [gi, h, c, self.weight_hh], {"reverse": False})
             h, c = ws[0, 0], ws[1, 0]
         else:
             gates = _linear(x, self.weight_ih, self.bias_ih) + _linear(h, self.weight_hh,
