@@ -120,7 +120,13 @@ def _zero_bytes(n: int) -> np.ndarray:
     """n zero bytes of an anonymous mapping of their own, read-only and never written. (One
     mapping shared by every stand-in made them all share memory, which the in-place choice of
     a background build then took for aliasing: a training step lost an in-place update.)"""
-    have = np.frombuffer(mmap.mmap(-1, max(n, 1)), np.uint8)[:n]
+    # private and read-only: a read of a page maps the kernel's zero page (a shared anonymous
+    # mapping, mmap's default, is shared memory, which allocates every page read: a build's
+    # copies of stand-ins made a nanoGPT step's RSS 0.2 GB higher)
+    flags = getattr(mmap, "MAP_PRIVATE", None)
+    m = mmap.mmap(-1, max(n, 1)) if flags is None else \
+        mmap.mmap(-1, max(n, 1), flags=flags, prot=mmap.PROT_READ)
+    have = np.frombuffer(m, np.uint8)[:n]
     have.flags.writeable = False
     return have
 
@@ -159,8 +165,13 @@ def derive(partition, layouts: dict, impl: dict, xp=np) -> dict:
                 raise LayoutUnknown(f"{node.op} on stand-ins: {e}") from None
             if tuple(a.shape) != node.shape:
                 raise LayoutUnknown(f"{node.op} on stand-ins made shape {a.shape}")
-            arrays[id(node)] = a
             out[id(node)] = layout_of(a)
+            # a step that copied (a reshape of a transposed view) made real memory: only its
+            # layout is kept, and a later reader gets a stand-in of it (a nanoGPT step's
+            # build held 190 MB of such copies to its end, beside the interpreted run)
+            if any(xp.may_share_memory(a, v) for v in args if isinstance(v, xp.ndarray)):
+                arrays[id(node)] = a
+            del a, args
         else:
             out[id(node)] = contiguous(node.shape)
     return out
