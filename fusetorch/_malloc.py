@@ -14,16 +14,6 @@ its saved activations shrank to PyTorch's: ~0.3 GB) gave the top of the heap bac
 step and faulted it in again (2940 minor faults and 0.18 s of system time a step at 64 MiB,
 456 and 0.02 s at 256 MiB, CPU time 3.1-3.3 s -> 2.8). Trimming less keeps more free memory
 mapped between steps, never more than the peak a step reached.
-
-One arena (M_ARENA_MAX 1): glibc gives each thread that mallocs while another holds the main
-arena an arena of its own, whose free memory no other thread reuses and which, under the trim
-threshold above, is never given back. A compiled nanoGPT step's background build (its plan,
-its C source, cffi's parse of the declarations) allocated ~200 MB there while the step ran
-interpreted in the main arena: peak RSS 1193 MB where the same step's build in the caller's
-thread peaked at 1003, and the steady state after the handover stayed 70 MB higher (995 MB
-against 925). In one arena the build reuses what the step freed (peak 1002 MB, steady 939).
-The threads that malloc here hold the GIL while they do (numpy's arrays, Python's objects),
-so one arena's lock is rarely contended.
 """
 from __future__ import annotations
 
@@ -34,16 +24,14 @@ import sys
 
 M_TRIM_THRESHOLD = -1  # mallopt's parameter numbers (malloc.h)
 M_MMAP_THRESHOLD = -3
-M_ARENA_MAX = -8
 MMAP_THRESHOLD = 32 << 20  # glibc's DEFAULT_MMAP_THRESHOLD_MAX on 64-bit
 TRIM_THRESHOLD = 256 << 20  # (see above: glibc's dynamic rule would set 64 MiB)
-ARENA_MAX = 1  # (see above: glibc's default is 8 per core)
 
 # the user's own malloc settings, which are left as they are
 _USER_SETTINGS = ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
-                  "MALLOC_MMAP_MAX_", "MALLOC_ARENA_MAX", "MALLOC_ARENA_TEST")
+                  "MALLOC_MMAP_MAX_")
 
-applied = False  # whether keep_heap set the thresholds and the arena count in this process
+applied = False  # whether keep_heap set the thresholds in this process
 
 
 def user_configured(environ=os.environ) -> bool:
@@ -54,8 +42,8 @@ def user_configured(environ=os.environ) -> bool:
 
 
 def keep_heap() -> bool:
-    """Set glibc's mmap and trim thresholds and its arena count (above) unless the user tuned
-    malloc or the C library is not glibc; True where they were set."""
+    """Set glibc's mmap and trim thresholds (above) unless the user tuned malloc or the C
+    library is not glibc; True where they were set."""
     global applied
     if applied or not sys.platform.startswith("linux") or user_configured():
         return applied
@@ -67,6 +55,5 @@ def keep_heap() -> bool:
         return False
     mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
     applied = bool(mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD)) and \
-        bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD)) and \
-        bool(mallopt(M_ARENA_MAX, ARENA_MAX))
+        bool(mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD))
     return applied
