@@ -1,9 +1,12 @@
 """Loop kernels -> C source, through the Jinja templates in fusetorch/templates/c/: the C
 subclass of `render_base.Renderer` (which holds dedup, parameter lists, C types, helpers).
 
-The templates hold the loop skeletons and OpenMP pragmas; what each statement computes comes
-from the op table's C expressions (via `lower`), and how the loops run (their order, blocks,
-chunks, accumulator rows, parallel and simd loops) from the kernel's `strategy.CStrategy`.
+The loops come from the kernel's `strategy.CStrategy`: its nest (`Loop` records: order,
+bounds, blocks, chunks, accumulator rows, parallel and simd loops), printed by the one
+printer, templates/common/loops.j2; a loop kernel's template holds only what lies between the
+loops (declarations, the element's loads and statements, folds, stores) and this module only
+spells the pragmas and the array offsets. What each statement computes comes from the op
+table's C expressions (via `lower`).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ PRAGMAS = {
     "parallel": "omp parallel for schedule(static)",
     "simd": "omp simd",
     "parallel_simd": "omp parallel for simd schedule(static)",
+    "parallel_dynamic": "omp parallel for schedule(dynamic)",
     "fold_simd": "omp simd {fold}",
     "fold_parallel": "omp parallel for {fold} schedule(static)",
     "fold_parallel_simd": "omp parallel for simd {fold} schedule(static)",
@@ -28,15 +32,15 @@ PRAGMAS = {
 }
 
 
-def pragmas(k: LoopKernel) -> list:
-    """The text after `#pragma` opening each loop of `k` ("" for none)."""
+def pragmas(k: LoopKernel) -> dict:
+    """The text after `#pragma` for each pragma key (CStrategy.pragmas, Loop.pragma) in `k`."""
     fold = reduction(k)
     clause, combine = "", ""
     if fold is not None:
         combine = fold.combine
         clause = (f"reduction({combine}:acc) reduction(|:nan)" if fold.nan and not fold.index
                   else "reduction(+:acc)")
-    return [PRAGMAS[p].format(fold=clause, combine=combine) for p in k.strategy.pragmas]
+    return {key: text.format(fold=clause, combine=combine) for key, text in PRAGMAS.items()}
 
 
 class CRenderer(Renderer):
