@@ -13,7 +13,9 @@ model):
   those choices the nest itself (`CStrategy.nest`: `Loop` records, `c_nest`), which one
   printer (templates/common/loops.j2) prints for every loop kernel.
 - `cuda_strategy(k) -> CudaStrategy`: reduced loops innermost, merged loops, the skeleton
-  (`variant`), threads per block, the vector width of flat kernels and the index type.
+  (`variant`), threads per block, the vector width of flat kernels and the index type; and
+  the skeleton's grid-stride and row loops as the same `Loop` records (`CudaStrategy.nest`,
+  `cuda_nest`), printed by the same printer.
 
 `schedule(k, backend)` returns `k` with its backend's strategy (`LoopKernel.strategy`) and its
 name, the digest of both parts; `lower.lower` schedules every kernel it makes. A new backend
@@ -122,6 +124,14 @@ class Loop:
     cmp: str = "<"
     clip: str = ""
     ctype: str = "long"
+
+
+@dataclass(frozen=True)
+class Block:
+    """A braced statement of a nest that is not a loop: `<head> { body }`, `head` the name of
+    the template's part that opens it (an `if` on an alignment, on the first thread)."""
+    head: str
+    body: tuple
 
 
 def _nest(loops: list, inner: tuple) -> tuple:
@@ -423,6 +433,7 @@ class CudaStrategy:
     flat: bool = False
     reduce_inner: int = 0
     vector: int = 0
+    nest: tuple = ()  # the skeleton's loops and blocks (`cuda_nest`): what the template prints
 
     @property
     def outer_loops(self) -> tuple:
@@ -465,6 +476,48 @@ def _vector_width(k, flat: bool) -> int:
 
 def cuda_strategy(k) -> CudaStrategy:
     """The CUDA skeleton of kernel `k` (see CudaStrategy)."""
+    s = _cuda_choices(k)
+    return dataclasses.replace(s, nest=cuda_nest(k, s))
+
+
+def cuda_nest(k, s: CudaStrategy) -> tuple:
+    """The loops and blocks of kernel `k`'s skeleton `s.variant` (see Loop, Block): grid-stride
+    loops over elements or output rows, a block's threads striding over a row."""
+    if k.template is not None:  # its template writes its own
+        return ()
+    it = s.index_type
+    thread = f"({it})blockIdx.x * blockDim.x + threadIdx.x"
+    grid = dict(step=" += ft_step", ctype=it)
+    if s.variant == "pointwise":
+        elements = Loop("ft_i", str(k.numel), ("index", "element"), start="ft_start + ft_first",
+                        **grid)
+        if not s.vector:
+            return ("grid", elements)
+        vectors = Loop("ft_v", str(k.numel // s.vector), ("vector_element",), start="ft_first",
+                       **grid)
+        return ("grid", Block("aligned", ("vector_scalars", vectors, "vector_rest")), elements)
+    rows, inner = math.prod(s.outer_loops), math.prod(s.inner_loops)
+    if s.variant == "rows_thread":  # a thread per row, the row in order
+        row = Loop("ft_j", str(inner), ("inner_index", "element", "fold"), ctype=it)
+        return ("step", Loop("ft_row", str(rows), ("outer_index", "acc", row, "store"),
+                             start=thread, **grid))
+    if s.variant == "rows_block":  # a block per row, its threads strided over the row
+        row = Loop("ft_j", str(inner), ("inner_index", "element", "fold"), start="threadIdx.x",
+                   step=" += blockDim.x", ctype=it)
+        return (Loop("ft_row", str(rows), ("outer_index", "acc", row, "block_reduce",
+                                           Block("first_thread", ("store",))),
+                     start="blockIdx.x", step=" += gridDim.x", ctype=it),)
+    # full: a grid-stride loop, each block's partial, the last block to finish folds them
+    partials = Loop("ft_b", "gridDim.x", ("partial_fold",), start="threadIdx.x",
+                    step=" += blockDim.x", ctype="unsigned int")
+    return ("last_flag", "acc", "step",
+            Loop("ft_i", str(k.numel), ("full_index", "element", "fold"), start=thread, **grid),
+            "block_reduce", Block("first_thread", ("publish",)), "sync",
+            Block("last_block", ("acc_reset", partials, "block_reduce",
+                                 Block("first_thread", ("store", "count_reset")))))
+
+
+def _cuda_choices(k) -> CudaStrategy:
     if k.template is not None:  # a thread per output element
         strides = tuple(p.strides for p in k.params)
         return CudaStrategy(loops=k.shape, strides=strides, variant=k.template,

@@ -11,7 +11,8 @@ import dataclasses
 import pytest
 
 from fusetorch.codegen import render, render_cuda
-from fusetorch.codegen.strategy import CStrategy, CudaStrategy, Loop, c_nest, schedule
+from fusetorch.codegen.strategy import (Block, CStrategy, CudaStrategy, Loop, c_nest, cuda_nest,
+                                        schedule)
 from fusetorch.ir import dtypes as dt
 from fusetorch.ir.graph import Graph, make_node
 from fusetorch.runtime import kernel_plan
@@ -74,7 +75,7 @@ def test_strategies_are_plain_data():
     def plain(v):
         if isinstance(v, tuple):
             return all(plain(x) for x in v)
-        if isinstance(v, Loop):  # a loop record of the nest
+        if isinstance(v, (Loop, Block)):  # a record of the nest
             return all(plain(getattr(v, f.name)) for f in dataclasses.fields(v))
         return isinstance(v, (bool, int, str))
     for k in (_column_sum(), _column_sum(cpu=False)):
@@ -107,9 +108,26 @@ def test_the_c_renderer_prints_the_strategy_it_is_given():
 def test_the_cuda_renderer_prints_the_skeleton_it_is_given():
     k = _column_sum(cpu=False)
     assert "ft_block_reduce" not in render_cuda.render_kernel(k)
-    forced = dataclasses.replace(k, strategy=dataclasses.replace(k.strategy,
-                                                                 variant="rows_block"))
+    s = dataclasses.replace(k.strategy, variant="rows_block")
+    forced = dataclasses.replace(k, strategy=dataclasses.replace(s, nest=cuda_nest(k, s)))
     assert "ft_block_reduce" in render_cuda.render_kernel(forced)
+
+
+def test_the_cuda_skeleton_is_a_nest_of_the_same_records():
+    """A thread per column: a grid-stride loop over the 300 rows, each summing its 40 in order."""
+    (step, rows) = _column_sum(cpu=False).strategy.nest
+    assert step == "step"
+    assert (rows.var, rows.stop, rows.step, rows.ctype) == ("ft_row", "300", " += ft_step", "int")
+    inner = rows.body[2]
+    assert (inner.var, inner.stop, inner.body) == ("ft_j", "40", ("inner_index", "element",
+                                                                  "fold"))
+    s = dataclasses.replace(_column_sum(cpu=False).strategy, variant="full")
+    k = _column_sum(cpu=False)
+    nest = cuda_nest(k, s)
+    assert [type(x).__name__ for x in nest] == ["str", "str", "str", "Loop", "str", "Block",
+                                                "str", "Block"]
+    assert isinstance(nest[-1].body[-1], Block) and nest[-1].body[-1].body == ("store",
+                                                                              "count_reset")
 
 
 def test_the_c_nest_is_printed_as_given_at_any_depth():
