@@ -3,7 +3,7 @@ subclass of `render_base.Renderer` (which holds dedup, parameter lists, C types,
 
 The loops come from the kernel's `strategy.CStrategy`: its nest (`Loop` records: order,
 bounds, blocks, chunks, accumulator rows, parallel and simd loops), printed by the one
-printer, templates/common/loops.j2; a loop kernel's template holds only what lies between the
+printer, codegen/printer.py; a loop kernel's template holds only what lies between the
 loops (declarations, the element's loads and statements, folds, stores) and this module only
 spells the pragmas and the array offsets. What each statement computes comes from the op
 table's C expressions (via `lower`).

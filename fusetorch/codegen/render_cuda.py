@@ -33,7 +33,7 @@ CUDA skeletons. Every kind of kernel the C renderer takes is rendered here too:
 
 Which skeleton, the loop order, threads per block, vector width and index type are the
 kernel's `strategy.CudaStrategy` (`strategy.cuda_strategy`), and so are the skeleton's loops
-and blocks (`CudaStrategy.nest`, printed by templates/common/loops.j2, as the C nests are):
+and blocks (`CudaStrategy.nest`, printed by codegen/printer.py, as the C nests are):
 this module spells what lies between them (index decompositions, loads, stores, the vector
 lanes) and the templates place it. A kernel
 this renderer does not understand (an unknown C type, reduction or template, or one scheduled

@@ -11,7 +11,7 @@ model):
   loops merged where every array walks them as one, flat loops, block-wise float32 sums and
   their chunks, float partial rows and blocks, OpenMP parallel and simd choices; and from
   those choices the nest itself (`CStrategy.nest`: `Loop` records, `c_nest`), which one
-  printer (templates/common/loops.j2) prints for every loop kernel.
+  printer (codegen/printer.py) prints for every loop kernel.
 - `cuda_strategy(k) -> CudaStrategy`: reduced loops innermost, merged loops, the skeleton
   (`variant`), threads per block, the vector width of flat kernels and the index type; and
   the skeleton's grid-stride and row loops as the same `Loop` records (`CudaStrategy.nest`,
@@ -108,7 +108,7 @@ ROW_BLOCK_SUMS = 64  # values a float partial row's element sums before it goes 
 
 @dataclass(frozen=True)
 class Loop:
-    """One loop of a nest, as the printer (templates/common/loops.j2 `nest`) writes it:
+    """One loop of a nest, as the printer (codegen/printer.py `nest`) writes it:
     `for (ctype var = start; var cmp stop; var step) { body }`, opened by `#pragma` with the
     renderer's spelling of `pragma` (a CStrategy pragma key). `clip`: the loop stops at the
     smaller of `stop` and `clip` (a last, shorter block), a bound declared just before it as
