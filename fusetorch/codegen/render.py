@@ -46,7 +46,7 @@ def pragmas(k: LoopKernel) -> dict:
 class CRenderer(Renderer):
     """C with OpenMP pragmas: pointwise.c.j2, reduce.c.j2 (reduced loops innermost),
     reduce_outer.c.j2 (loops in memory order, an accumulator row) and the movement ops'
-    own templates (`LoopKernel.template`: fold2d.c.j2)."""
+    own templates (`LoopKernel.template`: fold2d.c.j2), as `CStrategy.variant` names."""
     name = "C"
     STRATEGY = CStrategy
     backend, suffix = "c", "c.j2"
@@ -66,18 +66,14 @@ class CRenderer(Renderer):
         loads = [(p, x) for p, x in zip((p for p in k.params if not p.output), k.loads)]
         ctx = dict(k=k, sched=s, loads=loads, offsets=offsets, signature=self.signature(k),
                    fold=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
-        if k.template is not None:
-            return self.template(k.template).render(**ctx)
-        if s.outer_axis:
+        if s.variant == "reduce_outer":  # the row's offset, the output row's start
             out = next(st for p, st in zip(k.params, s.strides) if p is k.reduce_out)
             ctx["acc_offset"] = offset(s.acc_strides, loop_vars)
             ctx["out_offset"] = offset(out, loop_vars[:s.prefix]) if s.prefix else "0"
-            return self.template("reduce_outer").render(**ctx)
-        if k.reduce_out is not None:
+        elif s.variant == "reduce":
             outer = loop_vars[:len(s.outer_loops)]
             ctx["out_offset"] = offsets[k.reduce_out.name] if outer else "0"
-            return self.template("reduce").render(**ctx)
-        return self.template("pointwise").render(**ctx)
+        return self.template(s.variant).render(**ctx)
 
     def module_context(self, sources: list) -> dict:
         return {"simd": simd_declarations()}

@@ -149,6 +149,9 @@ class CStrategy:
     loops: tuple
     strides: tuple
     parallel: bool  # the outermost loop is an OpenMP parallel loop (see PARALLEL_WORK)
+    # the template that prints the kernel: "pointwise", "reduce" (reduced loops innermost),
+    # "reduce_outer" (the outer-axis layout) or the kernel's own (LoopKernel.template)
+    variant: str = "pointwise"
     simd: bool = False  # the innermost loop of a nested kernel is long enough for `omp simd`
     flat: bool = False  # one loop over numel (every parameter contiguous or a scalar)
     reduced: tuple = ()  # per loop: reduced (reductions)
@@ -247,7 +250,7 @@ def _c_choices(k) -> CStrategy:
     if k.template is not None:  # its template writes its own loops
         simd = k.template == "fold2d" and k.params[0].node.shape[5] >= SIMD_MIN
         return CStrategy(loops=k.shape, strides=tuple(p.strides for p in k.params),
-                         parallel=parallel(k), simd=simd)
+                         variant=k.template, parallel=parallel(k), simd=simd)
     if not k.reduced:
         flat = _flat(k)
         loops, strides, _ = _trailing(k, flat)
@@ -315,6 +318,7 @@ def _c_choices(k) -> CStrategy:
             else:
                 pragmas.append("fold_simd" if d == last else "")
     return CStrategy(
+        variant="reduce_outer" if outer_axis else "reduce",
         loops=loops, strides=tuple(strides), parallel=par, simd=simd, reduced=reduced,
         reduce_inner=reduce_inner, outer_axis=outer_axis, prefix=prefix,
         acc_strides=acc_strides, row=row if outer_axis else 0, blocked=blocked, chunk=chunk,
@@ -330,7 +334,8 @@ def c_nest(k, s: CStrategy) -> tuple:
         return ()
     if k.batched:  # one operand set after another, each a flat loop of its own length
         inner = Loop("i", "numel[t]", ("element_hoisted",), pragma="simd")
-        return ("sets", Loop("t", "n_sets", ("set_pointers", "set_scalars", inner), ctype="int64_t"))
+        return ("sets", Loop("t", "n_sets", ("set_pointers", "set_scalars", inner),
+                             ctype="int64_t"))
     if not k.reduced:
         if s.flat:
             return (Loop("i", f"{k.numel}L", ("element_flat",), pragma=s.pragmas[0]),)

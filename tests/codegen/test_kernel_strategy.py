@@ -46,7 +46,8 @@ def test_c_sums_leading_dims_into_a_row_in_memory_order():
     s = _column_sum().strategy
     assert isinstance(s, CStrategy)
     # loops as memory lies, the reduced one first; a float row of 64 iterations at a time
-    assert s.outer_axis and s.loops == (40, 300) and s.reduced == (True, False)
+    assert s.outer_axis and s.variant == "reduce_outer"
+    assert s.loops == (40, 300) and s.reduced == (True, False)
     assert s.prefix == 0 and s.row == 300 and s.row_block == 64
     assert s.acc_strides == (0, 1) and not s.parallel
 
