@@ -4,7 +4,7 @@ fuse.py (partition into kernel groups), lower.py (a group to a backend-neutral l
 what it computes), strategy.py (per backend, the loop structure that computes it, as data),
 render_base.py (what every backend's renderer shares) with its subclasses render.py (C) and
 render_cuda.py (CUDA): scheduled loop kernels printed as one module of source through
-../templates.
+../templates, whose loop-kernel templates print their strategy's loop nest with printer.py.
 """
 from __future__ import annotations
 
@@ -43,5 +43,7 @@ def environment(backend: str) -> jinja2.Environment:
     if env is None:
         env = jinja2.Environment(loader=_Loader(backend), undefined=jinja2.StrictUndefined,
                                  keep_trailing_newline=True)
+        from .printer import nest
+        env.globals["nest"] = nest  # the loop kernels' one printer of their strategy's nest
         _envs[backend] = env
     return env

@@ -1,9 +1,12 @@
 """Loop kernels -> C source, through the Jinja templates in fusetorch/templates/c/: the C
 subclass of `render_base.Renderer` (which holds dedup, parameter lists, C types, helpers).
 
-The templates hold the loop skeletons and OpenMP pragmas; what each statement computes comes
-from the op table's C expressions (via `lower`), and how the loops run (their order, blocks,
-chunks, accumulator rows, parallel and simd loops) from the kernel's `strategy.CStrategy`.
+The loops come from the kernel's `strategy.CStrategy`: its nest (`Loop` records: order,
+bounds, blocks, chunks, accumulator rows, parallel and simd loops), printed by the one
+printer, codegen/printer.py; a loop kernel's template holds only what lies between the
+loops (declarations, the element's loads and statements, folds, stores) and this module only
+spells the pragmas and the array offsets. What each statement computes comes from the op
+table's C expressions (via `lower`).
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ PRAGMAS = {
     "parallel": "omp parallel for schedule(static)",
     "simd": "omp simd",
     "parallel_simd": "omp parallel for simd schedule(static)",
+    "parallel_dynamic": "omp parallel for schedule(dynamic)",
     "fold_simd": "omp simd {fold}",
     "fold_parallel": "omp parallel for {fold} schedule(static)",
     "fold_parallel_simd": "omp parallel for simd {fold} schedule(static)",
@@ -28,21 +32,21 @@ PRAGMAS = {
 }
 
 
-def pragmas(k: LoopKernel) -> list:
-    """The text after `#pragma` opening each loop of `k` ("" for none)."""
+def pragmas(k: LoopKernel) -> dict:
+    """The text after `#pragma` for each pragma key (CStrategy.pragmas, Loop.pragma) in `k`."""
     fold = reduction(k)
     clause, combine = "", ""
     if fold is not None:
         combine = fold.combine
         clause = (f"reduction({combine}:acc) reduction(|:nan)" if fold.nan and not fold.index
                   else "reduction(+:acc)")
-    return [PRAGMAS[p].format(fold=clause, combine=combine) for p in k.strategy.pragmas]
+    return {key: text.format(fold=clause, combine=combine) for key, text in PRAGMAS.items()}
 
 
 class CRenderer(Renderer):
     """C with OpenMP pragmas: pointwise.c.j2, reduce.c.j2 (reduced loops innermost),
     reduce_outer.c.j2 (loops in memory order, an accumulator row) and the movement ops'
-    own templates (`LoopKernel.template`: fold2d.c.j2)."""
+    own templates (`LoopKernel.template`: fold2d.c.j2), as `CStrategy.variant` names."""
     name = "C"
     STRATEGY = CStrategy
     backend, suffix = "c", "c.j2"
@@ -62,18 +66,14 @@ class CRenderer(Renderer):
         loads = [(p, x) for p, x in zip((p for p in k.params if not p.output), k.loads)]
         ctx = dict(k=k, sched=s, loads=loads, offsets=offsets, signature=self.signature(k),
                    fold=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
-        if k.template is not None:
-            return self.template(k.template).render(**ctx)
-        if s.outer_axis:
+        if s.variant == "reduce_outer":  # the row's offset, the output row's start
             out = next(st for p, st in zip(k.params, s.strides) if p is k.reduce_out)
             ctx["acc_offset"] = offset(s.acc_strides, loop_vars)
             ctx["out_offset"] = offset(out, loop_vars[:s.prefix]) if s.prefix else "0"
-            return self.template("reduce_outer").render(**ctx)
-        if k.reduce_out is not None:
+        elif s.variant == "reduce":
             outer = loop_vars[:len(s.outer_loops)]
             ctx["out_offset"] = offsets[k.reduce_out.name] if outer else "0"
-            return self.template("reduce").render(**ctx)
-        return self.template("pointwise").render(**ctx)
+        return self.template(s.variant).render(**ctx)
 
     def module_context(self, sources: list) -> dict:
         return {"simd": simd_declarations()}

@@ -32,7 +32,10 @@ CUDA skeletons. Every kind of kernel the C renderer takes is rendered here too:
   else `long long`.
 
 Which skeleton, the loop order, threads per block, vector width and index type are the
-kernel's `strategy.CudaStrategy` (`strategy.cuda_strategy`): this module prints it. A kernel
+kernel's `strategy.CudaStrategy` (`strategy.cuda_strategy`), and so are the skeleton's loops
+and blocks (`CudaStrategy.nest`, printed by codegen/printer.py, as the C nests are):
+this module spells what lies between them (index decompositions, loads, stores, the vector
+lanes) and the templates place it. A kernel
 this renderer does not understand (an unknown C type, reduction or template, or one scheduled
 for another backend) is refused (`render_base.Refused`, a NotImplementedError naming it);
 cudabuild turns that into the build error `compile` falls back from.
@@ -101,7 +104,6 @@ class CudaRenderer(Renderer):
         fold = reduction(k)
         ctx.update(
             fold=fold, op=STEPS[fold.combine], minmax=fold.nan,
-            n_outer=math.prod(s.outer_loops), n_inner=math.prod(s.inner_loops),
             outer_index=_decompose(names[:n_outer], s.outer_loops, "ft_row", it),
             inner_index=_decompose(names[n_outer:], s.inner_loops, "ft_j", it),
             full_index=_decompose(names, s.loops, "ft_i", it),

@@ -9,9 +9,13 @@ model):
 - `c_strategy(k) -> CStrategy`: loop order (a reduction's reduced dims innermost, or memory
   order with an accumulator row: the outer-axis layout, its row cut into tiles where long),
   loops merged where every array walks them as one, flat loops, block-wise float32 sums and
-  their chunks, float partial rows and blocks, OpenMP parallel and simd choices.
+  their chunks, float partial rows and blocks, OpenMP parallel and simd choices; and from
+  those choices the nest itself (`CStrategy.nest`: `Loop` records, `c_nest`), which one
+  printer (codegen/printer.py) prints for every loop kernel.
 - `cuda_strategy(k) -> CudaStrategy`: reduced loops innermost, merged loops, the skeleton
-  (`variant`), threads per block, the vector width of flat kernels and the index type.
+  (`variant`), threads per block, the vector width of flat kernels and the index type; and
+  the skeleton's grid-stride and row loops as the same `Loop` records (`CudaStrategy.nest`,
+  `cuda_nest`), printed by the same printer.
 
 `schedule(k, backend)` returns `k` with its backend's strategy (`LoopKernel.strategy`) and its
 name, the digest of both parts; `lower.lower` schedules every kernel it makes. A new backend
@@ -97,8 +101,44 @@ OUTER_AXIS_MAX_ROW = 4096  # the accumulator row is a local array: at most 32 Ki
 OUTER_AXIS_TILE = 1024  # the widest tile of a tiled outer-axis row (8 KiB of double sums)
 OUTER_AXIS_MIN_TILE = 256  # narrower tiles read too little per row: one pass of the whole row wins
 BLOCK = 4096  # a blocked sum's block, and the length of an inner float partial sum
+LANES = 64  # a blocked sum's float accumulators per block (element i goes to lane i % LANES)
 MAX_CHUNKS = 4096  # a blocked sum's chunk sums are a local array too
 ROW_BLOCK_SUMS = 64  # values a float partial row's element sums before it goes to double
+
+
+@dataclass(frozen=True)
+class Loop:
+    """One loop of a nest, as the printer (codegen/printer.py `nest`) writes it:
+    `for (ctype var = start; var cmp stop; var step) { body }`, opened by `#pragma` with the
+    renderer's spelling of `pragma` (a CStrategy pragma key). `clip`: the loop stops at the
+    smaller of `stop` and `clip` (a last, shorter block), a bound declared just before it as
+    `<var>_end`. `body`, in order: inner Loops and the names of what the kernel's template
+    prints there (its declarations, initialisations, the element's loads and statements,
+    folds and stores: everything that is not a loop)."""
+    var: str
+    stop: str
+    body: tuple
+    start: str = "0"
+    pragma: str = ""
+    step: str = "++"
+    cmp: str = "<"
+    clip: str = ""
+    ctype: str = "long"
+
+
+@dataclass(frozen=True)
+class Block:
+    """A braced statement of a nest that is not a loop: `<head> { body }`, `head` the name of
+    the template's part that opens it (an `if` on an alignment, on the first thread)."""
+    head: str
+    body: tuple
+
+
+def _nest(loops: list, inner: tuple) -> tuple:
+    """`loops` (Loop fields but the body), each inside the one before, around `inner`."""
+    for spec in reversed(loops):
+        inner = (Loop(body=inner, **spec),)
+    return inner
 
 
 @dataclass
@@ -109,6 +149,9 @@ class CStrategy:
     loops: tuple
     strides: tuple
     parallel: bool  # the outermost loop is an OpenMP parallel loop (see PARALLEL_WORK)
+    # the template that prints the kernel: "pointwise", "reduce" (reduced loops innermost),
+    # "reduce_outer" (the outer-axis layout) or the kernel's own (LoopKernel.template)
+    variant: str = "pointwise"
     simd: bool = False  # the innermost loop of a nested kernel is long enough for `omp simd`
     flat: bool = False  # one loop over numel (every parameter contiguous or a scalar)
     reduced: tuple = ()  # per loop: reduced (reductions)
@@ -125,6 +168,7 @@ class CStrategy:
     blocked: bool = False
     block: int = BLOCK
     chunk: int = 64
+    chunks: int = 0  # how many (a local array holds their sums)
     # an outer-axis float32 sum whose innermost loop is kept: iterations of the first reduced
     # loop per block, each block summed into a float row first, then added into the double
     # row (0: no blocks). A double row updated element by element ran at a third of memory
@@ -144,6 +188,9 @@ class CStrategy:
     # accumulator), "part_sum" (a float partial sum's simd loop), "part_fold" (an
     # outer-axis max/min's innermost reduced loop into its partial)
     pragmas: tuple = ()
+    lanes: int = LANES  # a blocked sum's float accumulators per block
+    # the loop nest these choices make (`c_nest`): what the template prints, in order
+    nest: tuple = ()
 
     @property
     def outer_loops(self) -> tuple:
@@ -195,10 +242,15 @@ def _outer_axis(k) -> tuple:
 
 def c_strategy(k) -> CStrategy:
     """The C loop nest of kernel `k` (see CStrategy)."""
+    s = _c_choices(k)
+    return dataclasses.replace(s, nest=c_nest(k, s))
+
+
+def _c_choices(k) -> CStrategy:
     if k.template is not None:  # its template writes its own loops
         simd = k.template == "fold2d" and k.params[0].node.shape[5] >= SIMD_MIN
         return CStrategy(loops=k.shape, strides=tuple(p.strides for p in k.params),
-                         parallel=parallel(k), simd=simd)
+                         variant=k.template, parallel=parallel(k), simd=simd)
     if not k.reduced:
         flat = _flat(k)
         loops, strides, _ = _trailing(k, flat)
@@ -238,17 +290,19 @@ def c_strategy(k) -> CStrategy:
     inner_blocked = f32_sum and (
         (not outer_axis and reduce_inner == 1 and len(loops) > 1)
         or (outer_axis and reduced[-1] and loops[-1] <= BLOCK))
-    chunk = 64
+    chunk, chunks = 64, 0
     if blocked:  # chunks of 64 blocks (1 MiB of float32 per input), at most 4096 of them:
         # their sums are a local array of at most 32 KiB
         blocks = -(-k.numel // BLOCK)
         chunk = max(64, -(-blocks // MAX_CHUNKS))
+        chunks = -(-blocks // chunk)
     row = math.prod(n for n, r in zip(loops[prefix:], reduced[prefix:]) if not r)
     par, simd = parallel(k), loops[-1] >= SIMD_MIN
     fold = OPS[k.reduce_op].reduction
     last = len(loops) - 1
     if outer_axis:
-        pragmas = ["parallel" if d == 0 and par else "" for d in range(len(loops))]
+        # (the loops from the first reduced one on run in each prefix iteration: serial)
+        pragmas = ["parallel" if d == 0 < prefix and par else "" for d in range(len(loops))]
         pragmas[last] = ("part_sum" if reduced[-1] and (inner_blocked or not fold.propagates_nan)
                          else "" if reduced[-1] and fold.index
                          else "part_fold" if reduced[-1]
@@ -264,11 +318,101 @@ def c_strategy(k) -> CStrategy:
             else:
                 pragmas.append("fold_simd" if d == last else "")
     return CStrategy(
+        variant="reduce_outer" if outer_axis else "reduce",
         loops=loops, strides=tuple(strides), parallel=par, simd=simd, reduced=reduced,
         reduce_inner=reduce_inner, outer_axis=outer_axis, prefix=prefix,
         acc_strides=acc_strides, row=row if outer_axis else 0, blocked=blocked, chunk=chunk,
+        chunks=chunks,
         row_block=row_block, inner_blocked=inner_blocked,
         inner_blocks=inner_blocked and loops[-1] > BLOCK, pragmas=tuple(pragmas))
+
+
+def c_nest(k, s: CStrategy) -> tuple:
+    """The loop nest of kernel `k` under the choices `s`: Loop records and the names of the
+    template's parts between them (see Loop), in the order the C source holds them."""
+    if k.template is not None:  # its template writes its own loops
+        return ()
+    if k.batched:  # one operand set after another, each a flat loop of its own length
+        inner = Loop("i", "numel[t]", ("element_hoisted",), pragma="simd")
+        return ("sets", Loop("t", "n_sets", ("set_pointers", "set_scalars", inner),
+                             ctype="int64_t"))
+    if not k.reduced:
+        if s.flat:
+            return (Loop("i", f"{k.numel}L", ("element_flat",), pragma=s.pragmas[0]),)
+        return _nest([_loop(s, d) for d in range(len(s.loops))], ("element",))
+    if s.blocked:
+        return _blocked_nest(k, s)
+    if s.outer_axis:
+        return _outer_axis_nest(s)
+    return _inner_nest(s)
+
+
+def _loop(s: CStrategy, d: int, **kw) -> dict:
+    """Loop d of the kernel's loops (`CStrategy.loops`), its pragma the strategy's."""
+    return dict(var=f"i{d}", stop=f"{s.loops[d]}L", pragma=s.pragmas[d]) | kw
+
+
+def _blocked_nest(k, s: CStrategy) -> tuple:
+    """A large float32 sum read in order: chunks of blocks (in parallel, dynamically: a
+    thread the OS runs late leaves its chunks to the others), each block summed into float
+    lanes folded in a fixed pairwise tree, the blocks' sums added in double."""
+    blocks = -(-k.numel // s.block)
+    chunks = f"{s.chunks}L"
+    lanes = Loop("j", f"{s.lanes}L", ("lane_element",), pragma="simd", clip="s_end - s")
+    tree = Loop("w", "0", (Loop("j", "w", ("lane_fold",), pragma="simd"),),
+                start=f"{s.lanes // 2}L", cmp=">", step=" /= 2")
+    block = Loop("b", f"c * {s.chunk}L + {s.chunk}L", (
+        "lanes", Loop("j", f"{s.lanes}L", ("lane_zero",)),
+        Loop("s", f"b * {s.block}L + {s.block}L", (lanes,), start=f"b * {s.block}L",
+             step=f" += {s.lanes}L", clip=f"{k.numel}L"),
+        tree, "block_add"), start=f"c * {s.chunk}L", clip=f"{blocks}L")
+    chunk = Loop("c", chunks, ("chunk_acc", block, "chunk_store"),
+                 pragma="parallel_dynamic" if s.parallel else "")
+    why = ("dynamic",) if s.parallel else ()
+    return ("chunks", *why, chunk, "total", Loop("c", chunks, ("chunk_add",)), "store_total")
+
+
+def _inner_nest(s: CStrategy) -> tuple:
+    """Reduced loops innermost: per output (the kept loops), an accumulator, the reduced
+    loops folding into it (or into float partial sums first), the store."""
+    rank, n_outer = len(s.loops), len(s.outer_loops)
+    last = rank - 1
+    if s.inner_blocked:  # one reduced loop: float partial sums, added in double
+        n = f"{s.loops[last]}L"
+        if s.inner_blocks:
+            part = Loop(f"i{last}", f"b + {s.block}L", ("element", "fold_part"), start="b",
+                        pragma=s.pragmas[last], clip=n)
+            inner = ("blocks", Loop("b", n, ("part_float", part, "part_add"),
+                                    step=f" += {s.block}L"))
+        else:
+            inner = ("part_float", Loop(**_loop(s, last), body=("element", "fold_part")),
+                     "part_add")
+    else:
+        inner = _nest([_loop(s, d) for d in range(n_outer, rank)], ("element", "fold"))
+    return _nest([_loop(s, d) for d in range(n_outer)], ("acc", *inner, "store"))
+
+
+def _outer_axis_nest(s: CStrategy) -> tuple:
+    """Loops in memory order: per prefix iteration an accumulator row, every reduced row
+    folded into it (by float rows of `row_block` iterations first, where set), then stored.
+    An innermost reduced loop folds into a scalar partial first, added into the row after."""
+    last, p, rb = len(s.loops) - 1, s.prefix, s.row_block
+    row = f"{s.row}L"
+    if s.reduced[last]:
+        core = ("part_float" if s.inner_blocked else "part",
+                Loop(**_loop(s, last), body=("element", "fold_last")), "part_into_row")
+    else:
+        core = (Loop(**_loop(s, last), body=("element", "fold_part_row" if rb else "fold_row")),)
+    middle = [_loop(s, d, pragma="") for d in range(p, last)]
+    if rb:
+        middle[0] |= dict(start="b", stop=f"b + {rb}L", clip=f"{s.loops[p]}L")
+        rows = ("row_blocks", Loop("b", f"{s.loops[p]}L", (
+            "part_row", Loop("j", row, ("part_row_zero",)), *_nest(middle, core),
+            Loop("j", row, ("part_row_add",))), step=f" += {rb}L"))
+    else:
+        rows = _nest(middle, core)
+    per_row = ("row", Loop("j", row, ("row_init",)), *rows, Loop("j", row, ("row_store",)))
+    return _nest([_loop(s, d) for d in range(p)], per_row)
 
 
 # ------------------------------------------------------------------------------------ CUDA
@@ -294,6 +438,7 @@ class CudaStrategy:
     flat: bool = False
     reduce_inner: int = 0
     vector: int = 0
+    nest: tuple = ()  # the skeleton's loops and blocks (`cuda_nest`): what the template prints
 
     @property
     def outer_loops(self) -> tuple:
@@ -336,6 +481,48 @@ def _vector_width(k, flat: bool) -> int:
 
 def cuda_strategy(k) -> CudaStrategy:
     """The CUDA skeleton of kernel `k` (see CudaStrategy)."""
+    s = _cuda_choices(k)
+    return dataclasses.replace(s, nest=cuda_nest(k, s))
+
+
+def cuda_nest(k, s: CudaStrategy) -> tuple:
+    """The loops and blocks of kernel `k`'s skeleton `s.variant` (see Loop, Block): grid-stride
+    loops over elements or output rows, a block's threads striding over a row."""
+    if k.template is not None:  # its template writes its own
+        return ()
+    it = s.index_type
+    thread = f"({it})blockIdx.x * blockDim.x + threadIdx.x"
+    grid = dict(step=" += ft_step", ctype=it)
+    if s.variant == "pointwise":
+        elements = Loop("ft_i", str(k.numel), ("index", "element"), start="ft_start + ft_first",
+                        **grid)
+        if not s.vector:
+            return ("grid", elements)
+        vectors = Loop("ft_v", str(k.numel // s.vector), ("vector_element",), start="ft_first",
+                       **grid)
+        return ("grid", Block("aligned", ("vector_scalars", vectors, "vector_rest")), elements)
+    rows, inner = math.prod(s.outer_loops), math.prod(s.inner_loops)
+    if s.variant == "rows_thread":  # a thread per row, the row in order
+        row = Loop("ft_j", str(inner), ("inner_index", "element", "fold"), ctype=it)
+        return ("step", Loop("ft_row", str(rows), ("outer_index", "acc", row, "store"),
+                             start=thread, **grid))
+    if s.variant == "rows_block":  # a block per row, its threads strided over the row
+        row = Loop("ft_j", str(inner), ("inner_index", "element", "fold"), start="threadIdx.x",
+                   step=" += blockDim.x", ctype=it)
+        return (Loop("ft_row", str(rows), ("outer_index", "acc", row, "block_reduce",
+                                           Block("first_thread", ("store",))),
+                     start="blockIdx.x", step=" += gridDim.x", ctype=it),)
+    # full: a grid-stride loop, each block's partial, the last block to finish folds them
+    partials = Loop("ft_b", "gridDim.x", ("partial_fold",), start="threadIdx.x",
+                    step=" += blockDim.x", ctype="unsigned int")
+    return ("last_flag", "acc", "step",
+            Loop("ft_i", str(k.numel), ("full_index", "element", "fold"), start=thread, **grid),
+            "block_reduce", Block("first_thread", ("publish",)), "sync",
+            Block("last_block", ("acc_reset", partials, "block_reduce",
+                                 Block("first_thread", ("store", "count_reset")))))
+
+
+def _cuda_choices(k) -> CudaStrategy:
     if k.template is not None:  # a thread per output element
         strides = tuple(p.strides for p in k.params)
         return CudaStrategy(loops=k.shape, strides=strides, variant=k.template,

@@ -11,7 +11,8 @@ import dataclasses
 import pytest
 
 from fusetorch.codegen import render, render_cuda
-from fusetorch.codegen.strategy import CStrategy, CudaStrategy, schedule
+from fusetorch.codegen.strategy import (Block, CStrategy, CudaStrategy, Loop, c_nest, cuda_nest,
+                                        schedule)
 from fusetorch.ir import dtypes as dt
 from fusetorch.ir.graph import Graph, make_node
 from fusetorch.runtime import kernel_plan
@@ -45,7 +46,8 @@ def test_c_sums_leading_dims_into_a_row_in_memory_order():
     s = _column_sum().strategy
     assert isinstance(s, CStrategy)
     # loops as memory lies, the reduced one first; a float row of 64 iterations at a time
-    assert s.outer_axis and s.loops == (40, 300) and s.reduced == (True, False)
+    assert s.outer_axis and s.variant == "reduce_outer"
+    assert s.loops == (40, 300) and s.reduced == (True, False)
     assert s.prefix == 0 and s.row == 300 and s.row_block == 64
     assert s.acc_strides == (0, 1) and not s.parallel
 
@@ -64,12 +66,18 @@ def test_a_transposed_read_is_a_nested_loop_in_c():
     (k,) = _plan([make_node("copy", [y])], [x])
     s = k.strategy
     assert not s.flat and s.loops == (32, 64) and s.pragmas == ("", "simd")
+    (outer,) = s.nest
+    assert (outer.var, outer.stop, outer.pragma) == ("i0", "32L", "")
+    (inner,) = outer.body
+    assert (inner.var, inner.stop, inner.pragma, inner.body) == ("i1", "64L", "simd", ("element",))
 
 
 def test_strategies_are_plain_data():
     def plain(v):
         if isinstance(v, tuple):
             return all(plain(x) for x in v)
+        if isinstance(v, (Loop, Block)):  # a record of the nest
+            return all(plain(getattr(v, f.name)) for f in dataclasses.fields(v))
         return isinstance(v, (bool, int, str))
     for k in (_column_sum(), _column_sum(cpu=False)):
         for f in dataclasses.fields(k.strategy):
@@ -92,6 +100,7 @@ def test_the_c_renderer_prints_the_strategy_it_is_given():
     assert "float part[300]" in src and "#pragma omp parallel" not in src
     s = dataclasses.replace(k.strategy, row_block=0, pragmas=("parallel", "simd"), prefix=1,
                             acc_strides=(0, 1))
+    s = dataclasses.replace(s, nest=c_nest(k, s))
     other = render.render_kernel(dataclasses.replace(k, strategy=s))
     assert "float part[" not in other
     assert "#pragma omp parallel for schedule(static)\n    for (long i0" in other
@@ -100,6 +109,51 @@ def test_the_c_renderer_prints_the_strategy_it_is_given():
 def test_the_cuda_renderer_prints_the_skeleton_it_is_given():
     k = _column_sum(cpu=False)
     assert "ft_block_reduce" not in render_cuda.render_kernel(k)
-    forced = dataclasses.replace(k, strategy=dataclasses.replace(k.strategy,
-                                                                 variant="rows_block"))
+    s = dataclasses.replace(k.strategy, variant="rows_block")
+    forced = dataclasses.replace(k, strategy=dataclasses.replace(s, nest=cuda_nest(k, s)))
     assert "ft_block_reduce" in render_cuda.render_kernel(forced)
+
+
+def test_the_cuda_skeleton_is_a_nest_of_the_same_records():
+    """A thread per column: a grid-stride loop over the 300 rows, each summing its 40 in order."""
+    (step, rows) = _column_sum(cpu=False).strategy.nest
+    assert step == "step"
+    assert (rows.var, rows.stop, rows.step, rows.ctype) == ("ft_row", "300", " += ft_step", "int")
+    inner = rows.body[2]
+    assert (inner.var, inner.stop, inner.body) == ("ft_j", "40", ("inner_index", "element",
+                                                                  "fold"))
+    s = dataclasses.replace(_column_sum(cpu=False).strategy, variant="full")
+    k = _column_sum(cpu=False)
+    nest = cuda_nest(k, s)
+    assert [type(x).__name__ for x in nest] == ["str", "str", "str", "Loop", "str", "Block",
+                                                "str", "Block"]
+    assert isinstance(nest[-1].body[-1], Block) and nest[-1].body[-1].body == ("store",
+                                                                              "count_reset")
+
+
+def test_the_c_nest_is_printed_as_given_at_any_depth():
+    """One printer prints any nest: here a handmade one, three loops deep, a clipped bound,
+    a step and a pragma, around the template's parts."""
+    k = _column_sum()
+    inner = Loop("i1", "b + 8L", ("element", "fold_row"), start="b", clip="300L",
+                 pragma="simd")
+    nest = ("row", Loop("j", "300L", ("row_init",)),
+            Loop("i0", "40L", (Loop("b", "300L", (inner,), step=" += 8L"),)),
+            Loop("j", "300L", ("row_store",)))
+    s = dataclasses.replace(k.strategy, row_block=0, nest=nest)
+    src = render.render_kernel(dataclasses.replace(k, strategy=s))
+    body = src[src.index("{\n") + 2:]
+    assert body.startswith(
+        "    double acc[300];\n"
+        "    for (long j = 0; j < 300L; j++) {\n"
+        "        acc[j] = 0.0;\n"
+        "    }\n"
+        "    for (long i0 = 0; i0 < 40L; i0++) {\n"
+        "        for (long b = 0; b < 300L; b += 8L) {\n"
+        "            const long i1_end = b + 8L < 300L ? b + 8L : 300L;\n"
+        "            #pragma omp simd\n"
+        "            for (long i1 = b; i1 < i1_end; i1++) {\n"
+        "                const float x0 = in0[i0 * 300 + i1];\n"), body
+    assert body.endswith("            }\n        }\n    }\n"
+                         "    for (long j = 0; j < 300L; j++) {\n"
+                         "        out0[0 + j] = (float)acc[j];\n    }\n}\n"), body
