@@ -130,7 +130,7 @@ class Bindings:
         """Which container of `contents()` the call changed (`calls.append(1)`,
         `counts[k] += 1`), in words: a replay runs no Python and would not change it."""
         for name, value, was in before:
-            if _contents(value) != was:
+            if not _same_contents(value, was):
                 return f"it changes the {type(value).__name__} '{name}'"
         return None
 
@@ -167,13 +167,23 @@ _CONTAINERS = (list, dict, set, bytearray, collections.deque)
 
 
 def _contents(value) -> tuple:
-    """A container's length and, up to `_MAX_ITEMS`, its items by identity (keys and values of
-    a dict), to tell whether a call changed it."""
+    """A container's length and, up to `_MAX_ITEMS`, its items (a dict's and a list's as the
+    guards take them, `items_of`), to tell whether a call changed it."""
     if len(value) > _MAX_ITEMS:
         return (len(value),)
-    if isinstance(value, dict):
-        return (len(value), tuple(map(id, value)), tuple(map(id, value.values())))
-    return (len(value), tuple(map(id, value)))
+    return (len(value), items_of(value) if isinstance(value, (dict, list)) else tuple(value))
+
+
+def _same_contents(value, was: tuple) -> bool:
+    """Whether container `value` still holds what `_contents` saw, compared as the guards
+    compare items (the same objects, or equal plain scalars)."""
+    if len(value) != was[0]:
+        return False
+    if len(was) == 1:
+        return True
+    if isinstance(value, (dict, list)):
+        return same_items(value, was[1])
+    return _all_same(value, was[1])
 
 
 def same_items(now: Any, items: tuple) -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..ir import dtypes as dt
+from ..ir.shapes import norm_dim
 from ..tracer import functional as F
 from ..tracer.creation import tensor as _tensor
 from ..tracer.creation import zeros
@@ -145,15 +146,8 @@ def addmm(input: Tensor, mat1, mat2: Tensor, *, beta=1, alpha=1) -> Tensor:
 
 # shape ------------------------------------------------------------------------------------------
 
-def _dim(d: int, n: int) -> int:
-    if not -max(n, 1) <= d < max(n, 1):
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(n, 1)}, "
-                         f"{max(n, 1) - 1}], but got {d})")
-    return d % max(n, 1)
-
-
 def transpose(a: SparseCOOTensor, dim0: int, dim1: int) -> SparseCOOTensor:
-    d0, d1 = _dim(dim0, a.ndim), _dim(dim1, a.ndim)
+    d0, d1 = norm_dim(dim0, a.ndim), norm_dim(dim1, a.ndim)
     sd = a.sparse_dim()
     if (d0 < sd) != (d1 < sd):
         raise RuntimeError("transpose: cannot swap a sparse dim with a dense dim")
@@ -183,7 +177,7 @@ def sum(input: SparseCOOTensor, dim=None, keepdim: bool = False, dtype: dt.DType
     vals = input._vals if dtype is None else input._vals.to(dtype)
     if dim is None:
         return F.sum(vals)
-    dims = sorted({_dim(d, input.ndim) for d in ((dim,) if isinstance(dim, int) else dim)})
+    dims = sorted({norm_dim(d, input.ndim) for d in ((dim,) if isinstance(dim, int) else dim)})
     sd = input.sparse_dim()
     summed_sparse = [d for d in dims if d < sd]
     dense_axes = [d - sd + 1 for d in dims if d >= sd]
