@@ -166,3 +166,53 @@ def test_legacy_constructors():
     e = torch.sparse.FloatTensor(2, 3)
     assert e.shape == (2, 3) and e._nnz() == 0 and e.dtype == torch.float32
     assert repr(torch.sparse.FloatTensor) == "<class 'torch.sparse.FloatTensor'>"
+
+
+def test_dense_with_sparse_second_operand_as_pytorch():
+    d_np = np.arange(6.0).reshape(2, 3)
+    d = torch.tensor(d_np)
+    for got, want in [(d + _sp(), d_np + A), (torch.add(d, _sp()), d_np + A),
+                      (d - _sp(), d_np - A), (d.add(_sp()), d_np + A),
+                      (torch.sub(d, _sp(), alpha=2), d_np - 2 * A),
+                      (torch.add(d, _sp(UNC_IDX, coalesce=False), alpha=2),
+                       d_np + 2 * _dense(UNC_IDX, VAL, (2, 3)))]:
+        assert got.layout == torch.strided  # dense + sparse is dense
+        np.testing.assert_allclose(got.numpy(), want)
+    prod = d * _sp()  # dense * sparse is sparse: the entries scaled by the dense elements
+    assert prod.layout == torch.sparse_coo
+    np.testing.assert_allclose(prod.to_dense().numpy(), d_np * A)
+    scaled = torch.mul(torch.tensor(2.0), _sp())  # a 0-d dense operand scales
+    assert scaled.layout == torch.sparse_coo
+    np.testing.assert_allclose(scaled.to_dense().numpy(), 2 * A)
+
+
+def test_dense_with_sparse_second_operand_errors_as_pytorch():
+    no_broadcast = (r"add: expected 'self' and 'other' to have same size, but self has size "
+                    r"{} while other has size \[2, 3\] \(FYI: dense-sparse addition does not "
+                    r"currently support broadcasting\)")
+    with pytest.raises(RuntimeError, match=no_broadcast.format(r"\[\]")):
+        torch.tensor(2.0) + _sp()
+    with pytest.raises(RuntimeError, match=no_broadcast.format(r"\[\]")):
+        2 - _sp()
+    with pytest.raises(RuntimeError, match=no_broadcast.format(r"\[3\]")):
+        torch.ones(3) + _sp()
+    divisor = (r"Sparse division requires a scalar or zero-dim dense tensor divisor \(got "
+               r"shape \[2, 3\] for divisor\)")
+    with pytest.raises(RuntimeError, match=divisor):
+        torch.ones(2, 3) / _sp()
+    with pytest.raises(RuntimeError, match=divisor):  # a 0-d dense dividend does not help
+        torch.tensor(2.0) / _sp()
+    with pytest.raises(NotImplementedError):
+        2 / _sp()
+    with pytest.raises(NotImplementedError):
+        torch.ones(2, 3) > _sp()  # PyTorch has no sparse kernel for the comparison
+
+
+def test_dense_plus_sparse_gradient_reaches_both():
+    vals = torch.tensor(VAL, dtype=torch.float64, requires_grad=True)
+    dense = torch.zeros(2, 3, dtype=torch.float64, requires_grad=True)
+    w = torch.arange(6.0, dtype=torch.float64).reshape(2, 3)
+    ((dense + torch.sparse_coo_tensor(IDX, vals, (2, 3))) * w).sum().backward()
+    np.testing.assert_allclose(dense.grad.numpy(), w.numpy())
+    np.testing.assert_allclose(vals.grad.numpy(), [w[0, 2].item(), w[1, 0].item(),
+                                                   w[1, 2].item()])

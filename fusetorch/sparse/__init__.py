@@ -8,6 +8,7 @@ raises fusetorch's out-of-scope error."""
 from ..tracer import dispatch as _D
 from ..tracer.tensor import Tensor as _Tensor
 from ..ir import dtypes as _dt
+from . import arith as _arith
 from .arith import addmm, sum, zeros_sparse as _zeros_sparse
 from .coo import (SparseCOOTensor, _dense_to_dense, _no_kernel, _not_sparse, layout, mm,
                   sparse_coo, sparse_coo_tensor, strided, to_sparse)
@@ -62,5 +63,6 @@ for _name in ("indices", "values", "coalesce", "is_coalesced"):
 for _name in ("_indices", "_values"):
     setattr(_Tensor, _name, _no_kernel(_name))
 _D.SPARSE_MM = mm
+_D.SPARSE_BINARY = _arith.dense_op
 _Tensor.sparse_dim = lambda self: 0
 _Tensor.dense_dim = lambda self: self.ndim

@@ -63,9 +63,37 @@ def sub(a: SparseCOOTensor, b, *, alpha=1):
     return add(a, b)  # (PyTorch's error for a dense or number operand)
 
 
-def dense_add(dense: Tensor, s: SparseCOOTensor, *, alpha=1) -> Tensor:
-    """dense + sparse: the dense tensor with the entries added (a dense result)."""
-    return F.add(dense, s.to_dense() if alpha == 1 else s.to_dense() * alpha)
+def _dense_plus(name: str, dense: Tensor, s: SparseCOOTensor) -> Tensor:
+    """dense +/- sparse: a dense result of the dense operand's own size (no broadcasting)."""
+    if tuple(dense.shape) != s._size:
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
+                           f"size {list(dense.shape)} while other has size {list(s._size)} "
+                           f"(FYI: dense-sparse addition does not currently support "
+                           f"broadcasting)")
+    return (F.add if name == "add" else F.sub)(dense, s.to_dense())
+
+
+def _sparse_divisor(name: str, dense: Tensor, s: SparseCOOTensor):
+    raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor divisor "
+                       f"(got shape {list(s._size)} for divisor)")
+
+
+# dense (op) sparse, keyed by the op's name as dispatch.elementwise passes it
+_DENSE_SPARSE = {
+    "add": _dense_plus,
+    "sub": _dense_plus,
+    "mul": lambda name, dense, s: mul(s, dense),  # sparse, as PyTorch's
+    "div": _sparse_divisor,
+}
+
+
+def dense_op(name: str, dense, s: SparseCOOTensor):
+    """A dense tensor or number (op) a sparse tensor, as PyTorch computes it: + and - give a
+    dense tensor, * a sparse one, / raises (the divisor must be dense)."""
+    rule = _DENSE_SPARSE.get(name)
+    if rule is None:
+        raise _out_of_scope(f"{name} of a dense and a sparse tensor")
+    return rule(name, dense, s)
 
 
 # products ---------------------------------------------------------------------------------------

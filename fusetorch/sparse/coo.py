@@ -299,14 +299,14 @@ class SparseCOOTensor:
     def __radd__(self, other):  # number + sparse: PyTorch's add(sparse, dense) error
         return self.add(other)
 
-    def __rsub__(self, other):
-        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
-                           "instead.")
+    def __rsub__(self, other):  # number - sparse: a number is a 0-d dense operand
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
+                           f"size [] while other has size {list(self._size)} (FYI: "
+                           f"dense-sparse addition does not currently support broadcasting)")
 
-    def __rtruediv__(self, other):
-        raise RuntimeError("Sparse division requires a scalar or zero-dim dense tensor "
-                           "divisor (got shape [" + ", ".join(map(str, self._size)) +
-                           "] for divisor)")
+    def __rtruediv__(self, other):  # number / sparse: PyTorch has no sparse reciprocal
+        raise NotImplementedError("Could not run 'aten::reciprocal' with arguments from the "
+                                  "'SparseCPU' backend.")
 
     __add__, __sub__, __mul__, __rmul__, __truediv__ = add, sub, mul, mul, div
     __neg__, __pow__ = neg, pow

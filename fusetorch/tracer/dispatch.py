@@ -33,6 +33,9 @@ from .tensor import Tensor
 # fusetorch.sparse's sparse @ dense, which torch.mm/torch.matmul hand a sparse first operand to
 # (registered when fusetorch.sparse is imported: the tracer imports nothing above it)
 SPARSE_MM = None
+# fusetorch.sparse's dense (op) sparse, which elementwise hands a sparse second operand to
+# (name, dense, sparse) -> result; registered with SPARSE_MM
+SPARSE_BINARY = None
 GRAD_RECORD = None
 GRAD_SAVED = None  # autograd's saved_tensor: the tensor of a node's saved entry
 _LOCAL = per_thread(__name__, RECORDER=None, GRAD_ENABLED=True, PROFILE=None)
@@ -203,6 +206,9 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
         be, compute, shape = a._be, d, None
         out_dtype = dt.bool_ if name in _BOOL_OUT else d
     else:
+        if b.__class__ not in _SCALARS and not isinstance(b, Tensor) and \
+                SPARSE_BINARY is not None and getattr(b, "is_sparse", False) is True:
+            return SPARSE_BINARY(name, a, b)
         ins, tensors, data, be, compute, out_dtype, shape = _promote(name, _args(a, b, more))
     try:
         out = be.impl[name](*data)

@@ -86,7 +86,8 @@ def _tensor(x, like: Tensor | None = None) -> Tensor:
 
 def _times_alpha(input, other, alpha):
     """`alpha * other` for add/sub, with PyTorch's checks of alpha against the result type."""
-    result = D.promote_args("add", [input, other])[0]
+    typed = other._values() if getattr(other, "is_sparse", False) is True else other
+    result = D.promote_args("add", [input, typed])[0]
     if isinstance(alpha, bool) and result is not dt.bool_:
         raise RuntimeError("Boolean alpha only supported for Boolean results.")
     if isinstance(alpha, float) and not result.is_floating_point:

@@ -436,6 +436,8 @@ class Tensor:
     def __float__(self) -> float:
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if self.requires_grad:
+            _warn_scalar_of_grad()
         return float(self.item())
 
     def __int__(self) -> int:
@@ -552,6 +554,19 @@ def _check_grad_assignment(t: Tensor, g) -> None:
             f"attempting to assign a gradient of size '{list(g._data.shape)}' to a tensor of "
             f"size '{list(t._data.shape)}'. Please ensure that the gradient and the tensor are "
             "the same size")
+
+
+_WARNED_SCALAR_OF_GRAD = []  # PyTorch warns once per process (TORCH_WARN_ONCE)
+
+
+def _warn_scalar_of_grad() -> None:
+    """PyTorch's warning for `float(t)` of a tensor that requires grad: the number has no
+    history, a loop accumulating it silently stops the gradient."""
+    if not _WARNED_SCALAR_OF_GRAD:
+        _WARNED_SCALAR_OF_GRAD.append(True)
+        warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.",
+                      UserWarning, stacklevel=3)
 
 
 from . import dispatch as D  # noqa: E402

@@ -1102,3 +1102,18 @@ def test_bool_shifts_and_divisions_are_refused(fn, kernel, inplace):
         getattr(x, inplace)(b)
     assert x.tolist() == [True, False, True]
     assert fn(b, 1).dtype == torch.int64
+
+
+def test_float_of_a_tensor_requiring_grad_warns_once_as_pytorch(monkeypatch):
+    from fusetorch.tracer import tensor as tensor_module
+    monkeypatch.setattr(tensor_module, "_WARNED_SCALAR_OF_GRAD", [])
+    t = torch.ones(1, requires_grad=True)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert int(t) == 1 and t.item() == 1.0  # only float() warns
+        assert not seen
+        assert float(t) == 1.0 and float(t * 2) == 2.0 and float(torch.ones(1)) == 1.0
+    assert [str(w.message) for w in seen] == [
+        "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+        "behavior.\nConsider using tensor.detach() first."]
+    assert seen[0].filename == __file__
