@@ -21,8 +21,9 @@ Classes that define their own `__getattribute__` and built-in types are not reco
 names guarded by `_guards.py` instead). A forward that appends to a list attribute it reads
 (`self.history.append(...)`) traces on every call, as its eager run is the only one that
 appends; the retrace's reason names the attribute. While a trace runs, `builtins.print` notes
-the user's line of the call's first print (`_Log.printed`): a replay would not print, so
-`compile` traces such a call again, as it does one that changes a global container.
+the user's line of the call's first output (`_Log.printed`: a print, a write to sys.stdout or
+sys.stderr, a logging record not fusetorch's own): a replay would not make it, so `compile`
+traces such a call again, as it does one that changes a global container.
 """
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ class _Log:
     def __init__(self):
         self.entries: list = []
         self.seen: set = set()
-        self.printed: str | None = None  # the user's line of the first print() the call made
+        self.printed: str | None = None  # the user's line of the call's first output
 
     def note(self, owner: Any, ns: dict, name: str, value: Any) -> None:
         key = (id(ns), name)
@@ -98,7 +99,8 @@ class _Log:
 
 def _user_line(depth: int = 3) -> str:
     f = sys._getframe(depth)
-    while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
+    while f is not None and (f.f_code.co_filename.startswith(_PACKAGE) or
+                             f.f_globals.get("__name__") == "logging"):
         f = f.f_back
     return "?" if f is None else f"{f.f_code.co_filename}:{f.f_lineno}"
 
@@ -135,16 +137,84 @@ def _module_getattr(module_getattr):
     return __getattr__
 
 
+# Output a replay would not make. A replay runs no Python, so output the traced code makes
+# (print, a write to sys.stdout/sys.stderr, a logging record) would show only while tracing;
+# `compile` traces such a call again. The hooks stand while any trace runs (in any thread).
 _real_print = builtins.print
-_printing = [0]  # traces running (in any thread) while builtins.print is the hook
+_printing = [0]  # traces running while the output hooks stand
+_SKIPPED_WRITERS = frozenset({"warnings", "_py_warnings"})  # a warning shows once by itself
+
+
+def _note_output(depth: int) -> None:
+    logs = getattr(_local, "logs", ())
+    if logs:
+        line = _user_line(depth + 1)
+        for log in logs:
+            if log.printed is None:
+                log.printed = line
 
 
 def _recording_print(*args, **kwargs):
-    # a replay runs no Python: a print in the traced code would show only while tracing
-    for log in getattr(_local, "logs", ()):
-        if log.printed is None:
-            log.printed = _user_line(2)
+    _note_output(2)
     return _real_print(*args, **kwargs)
+
+
+class _NotingStream:
+    """sys.stdout/sys.stderr while a trace runs: the stream, with its writes noted."""
+
+    def __init__(self, stream):
+        object.__setattr__(self, "_stream", stream)
+
+    def write(self, text):
+        if sys._getframe(1).f_globals.get("__name__") not in _SKIPPED_WRITERS:
+            _note_output(2)
+        return self._stream.write(text)
+
+    def writelines(self, lines):
+        _note_output(2)
+        return self._stream.writelines(lines)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+    def __setattr__(self, name: str, value) -> None:
+        setattr(self._stream, name, value)
+
+
+def _recording_call_handlers(self, record):
+    if not record.name.startswith("fusetorch"):  # (fusetorch's own log says how it compiles)
+        _note_output(2)
+    return _real_call_handlers(self, record)
+
+
+def _install_output_hooks() -> None:
+    global _real_call_handlers
+    if builtins.print is _real_print:
+        builtins.print = _recording_print
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, _NotingStream):
+            setattr(sys, name, _NotingStream(stream))
+    logger = sys.modules["logging"].Logger if "logging" in sys.modules else None
+    if logger is not None and logger.callHandlers is not _recording_call_handlers:
+        _real_call_handlers = logger.callHandlers
+        logger.callHandlers = _recording_call_handlers
+
+
+def _remove_output_hooks() -> None:
+    # (each only where it is still the hook: code that replaced it meanwhile keeps its own)
+    if builtins.print is _recording_print:
+        builtins.print = _real_print
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if isinstance(stream, _NotingStream):
+            setattr(sys, name, stream._stream)
+    logger = sys.modules["logging"].Logger if "logging" in sys.modules else None
+    if logger is not None and logger.callHandlers is _recording_call_handlers:
+        logger.callHandlers = _real_call_handlers
+
+
+_real_call_handlers = None
 
 
 def _recordable(cls: type) -> bool:
@@ -197,8 +267,8 @@ def recording(classes: list = ()) -> Iterator[_Log]:
         for c in targets:
             _patch(c, c is Module)
         _printing[0] += 1
-        if _printing[0] == 1 and builtins.print is _real_print:
-            builtins.print = _recording_print
+        if _printing[0] == 1:
+            _install_output_hooks()
     logs = getattr(_local, "logs", None)
     if logs is None:
         logs = _local.logs = []
@@ -211,5 +281,5 @@ def recording(classes: list = ()) -> Iterator[_Log]:
             for c in targets:
                 _unpatch(c)
             _printing[0] -= 1
-            if _printing[0] == 0 and builtins.print is _recording_print:
-                builtins.print = _real_print
+            if _printing[0] == 0:
+                _remove_output_hooks()

@@ -86,8 +86,54 @@ def test_print_shows_on_every_call(capsys):
 
 def test_print_outside_traces_is_the_builtin():
     import builtins
+    import logging
+    import sys
+    out, err, handlers = sys.stdout, sys.stderr, logging.Logger.callHandlers
     _run(lambda x: x + 1, 2, torch.ones(1))
     assert builtins.print.__module__ == "builtins"
+    assert (sys.stdout, sys.stderr, logging.Logger.callHandlers) == (out, err, handlers)
+
+
+def test_a_write_to_stdout_or_stderr_shows_on_every_call(capsys):
+    import sys
+
+    def f(x):
+        sys.stdout.write("out\n")
+        sys.stderr.writelines(["err\n"])
+        return x * 3
+    _, outs, said = _run(f, 4, torch.ones(2))
+    got = capsys.readouterr()
+    assert (got.out, got.err) == ("out\n" * 4, "err\n" * 4)
+    assert len(said) == 1 and "it prints (at " in said[0] and "test_compile_side_effects.py" \
+        in said[0]
+    assert outs[-1].tolist() == [3.0, 3.0]
+
+
+def test_a_logging_record_shows_on_every_call():
+    import logging
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+    log = logging.getLogger("test_compile_side_effects.train")
+    log.addHandler(Keep())
+    log.setLevel(logging.INFO)
+    log.propagate = False
+
+    def f(x):
+        log.info("loss %d", 1)
+        log.debug("not emitted at INFO: no output, nothing to redo")
+        return x - 2
+    _, outs, said = _run(f, 4, torch.ones(2))
+    assert records == ["loss 1"] * 4
+    assert len(said) == 1 and "test_compile_side_effects.py" in said[0]
+
+    def quiet(x):  # a record below the level makes no output: compiled as usual
+        log.debug("not emitted")
+        return x - 2
+    c, outs, said = _run(quiet, 3, torch.ones(2))
+    assert said == [] and c.kernels() and outs[-1].tolist() == [-1.0, -1.0]
 
 
 def test_a_cache_filled_once_compiles_from_the_next_trace():
