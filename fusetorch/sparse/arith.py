@@ -63,26 +63,26 @@ def sub(a: SparseCOOTensor, b, *, alpha=1):
     return add(a, b)  # (PyTorch's error for a dense or number operand)
 
 
-def _dense_plus(name: str, dense: Tensor, s: SparseCOOTensor) -> Tensor:
+def _dense_sum(op, dense: Tensor, s: SparseCOOTensor) -> Tensor:
     """dense +/- sparse: a dense result of the dense operand's own size (no broadcasting)."""
     if tuple(dense.shape) != s._size:
         raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
                            f"size {list(dense.shape)} while other has size {list(s._size)} "
                            f"(FYI: dense-sparse addition does not currently support "
                            f"broadcasting)")
-    return (F.add if name == "add" else F.sub)(dense, s.to_dense())
+    return op(dense, s.to_dense())
 
 
-def _sparse_divisor(name: str, dense: Tensor, s: SparseCOOTensor):
+def _sparse_divisor(dense: Tensor, s: SparseCOOTensor):
     raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor divisor "
                        f"(got shape {list(s._size)} for divisor)")
 
 
 # dense (op) sparse, keyed by the op's name as dispatch.elementwise passes it
 _DENSE_SPARSE = {
-    "add": _dense_plus,
-    "sub": _dense_plus,
-    "mul": lambda name, dense, s: mul(s, dense),  # sparse, as PyTorch's
+    "add": lambda dense, s: _dense_sum(F.add, dense, s),
+    "sub": lambda dense, s: _dense_sum(F.sub, dense, s),
+    "mul": lambda dense, s: mul(s, dense),  # sparse, as PyTorch's
     "div": _sparse_divisor,
 }
 
@@ -93,7 +93,7 @@ def dense_op(name: str, dense, s: SparseCOOTensor):
     rule = _DENSE_SPARSE.get(name)
     if rule is None:
         raise _out_of_scope(f"{name} of a dense and a sparse tensor")
-    return rule(name, dense, s)
+    return rule(dense, s)
 
 
 # products ---------------------------------------------------------------------------------------
