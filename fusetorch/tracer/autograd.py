@@ -323,6 +323,14 @@ def label(result: Tensor, name: str, *inputs) -> Tensor:
     return result
 
 
+def label_recorded(result: Tensor, name: str, *inputs) -> Tensor:
+    """`label` where the result has a gradient history (grad mode on and the fresh result
+    requiring grad, so one of the inputs does): what a composite's last line calls."""
+    if result._requires_grad and D._LOCAL.state.GRAD_ENABLED:
+        label(result, name, *inputs)
+    return result
+
+
 # ---------------------------------------------------------------- backward
 
 _CACHE: OrderedDict = OrderedDict()

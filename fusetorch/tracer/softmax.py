@@ -1,7 +1,7 @@
 """softmax and log_softmax, composed from tensor primitives (public as nn.functional.softmax
 and nn.functional.log_softmax, and as Tensor.softmax / Tensor.log_softmax). They live in the
-tracer, not nn, so that tensor methods need nothing from the layer above; `_label` and `_owned`
-are shared with nn.functional's other composites.
+tracer, not nn, so that tensor methods need nothing from the layer above; `_owned` is shared
+with nn.functional's other composites.
 """
 from __future__ import annotations
 
@@ -15,13 +15,6 @@ from . import dispatch as D
 from . import functional as F
 from .composite_programs import composite
 from .tensor import Tensor
-
-
-def _label(result: Tensor, name: str, *inputs) -> Tensor:
-    """Name the last recorded node of a composite as PyTorch names its grad_fn."""
-    if result._requires_grad and D._LOCAL.state.GRAD_ENABLED:
-        A.label(result, name, *inputs)
-    return result
 
 
 def _owned(result: Tensor, *inputs) -> Tensor:
@@ -67,7 +60,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     r = D.apply("softmax", [x], {"dim": d})  # (one primitive: ir/norm_ops.py says why)
     if x is not orig:  # (a 0-d input, computed as one element)
         r = _owned(F.reshape(r, ()), input)
-    return _label(r, "SoftmaxBackward0", input)
+    return A.label_recorded(r, "SoftmaxBackward0", input)
 
 
 @composite
@@ -81,4 +74,4 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     r = D.apply("log_softmax", [x], {"dim": d})
     if x is not orig:  # (a 0-d input, computed as one element)
         r = _owned(F.reshape(r, ()), input)
-    return _label(r, "LogSoftmaxBackward0", input)
+    return A.label_recorded(r, "LogSoftmaxBackward0", input)

@@ -17,7 +17,7 @@ from ...tracer import functional as F
 from ...tracer.methods import _inplace
 from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
-from ...tracer.softmax import _label, _owned, _softmax_dim, log_softmax, softmax
+from ...tracer.softmax import _owned, _softmax_dim, log_softmax, softmax
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "sigmoid", "tanh", "gelu",
            "elu", "elu_", "selu_", "celu_", "softplus", "silu", "mish", "hardtanh", "hardtanh_", "softmax",
@@ -55,7 +55,7 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
                 F.where(input >= max_val, max_val, _inside(input, input < max_val, input)))
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
-    return _maybe_inplace(input, _label(r, "HardtanhBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "HardtanhBackward0", input), inplace)
 
 
 def _inside(input: Tensor, inside: Tensor, value: Tensor) -> Tensor:
@@ -78,7 +78,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     D.check_tensor(input, "leaky_relu", "input", 1)
     _float_only(input, "leaky_relu_cpu")
     r = F.where(input > 0, input, input * negative_slope)
-    return _maybe_inplace(input, _label(r, "LeakyReluBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "LeakyReluBackward0", input), inplace)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -104,7 +104,7 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     else:
         inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
         r = input * 0.5 * (F.tanh(inner) + 1.0)
-    return _label(r, "GeluBackward0", input)
+    return A.label_recorded(r, "GeluBackward0", input)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -114,7 +114,7 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     # clamp: exp of a large positive x overflows in the unused branch
     neg = F.expm1(F.clamp(input, max=0.0)) * alpha
     r = F.where(input <= 0, neg, input)  # PyTorch's test: NaN takes x's branch and gradient
-    return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "EluBackward0", input), inplace)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -126,14 +126,14 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     _float_only(input, "elu_cpu")
     neg = F.expm1(F.clamp(input, max=0.0)) * alpha
     r = F.where(input <= 0, neg, input) * scale
-    return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "EluBackward0", input), inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _float_only(input, "elu_cpu")
     neg = F.expm1(F.clamp(input, max=0.0) / alpha) * alpha
     r = F.where(input <= 0, neg, input)
-    return _maybe_inplace(input, _label(r, "EluBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "EluBackward0", input), inplace)
 
 
 def selu_(input: Tensor) -> Tensor:
@@ -152,7 +152,7 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     # where, not clamp: NaN keeps its NaN gradient, as PyTorch's z / (z + 1)
     soft = F.log1p(F.exp(F.where(bx > threshold, float(threshold), bx))) / beta
     r = F.where(bx > threshold, input, soft)
-    return _label(r, "SoftplusBackward0", input)
+    return A.label_recorded(r, "SoftplusBackward0", input)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -160,7 +160,7 @@ def silu(input: Tensor, inplace: bool = False) -> Tensor:
     D.check_tensor(input, "silu", "input", 1)
     _float_only(input, "silu_cpu")
     r = input * F.sigmoid(input)
-    return _maybe_inplace(input, _label(r, "SiluBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "SiluBackward0", input), inplace)
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -168,7 +168,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     D.check_tensor(input, "mish", "input", 1)
     _float_only(input, "mish_cpu")
     r = input * F.tanh(softplus(input))
-    return _maybe_inplace(input, _label(r, "MishBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "MishBackward0", input), inplace)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
@@ -179,19 +179,19 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
                 F.where(input >= 3.0, 1.0, _inside(input, input < 3.0, (input + 3.0) / 6.0)))
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
-    return _maybe_inplace(input, _label(r, "HardsigmoidBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "HardsigmoidBackward0", input), inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
     inner = F.where(input <= -3.0, 0.0, F.where(input >= 3.0, input, input * (input + 3.0) / 6.0))
-    return _maybe_inplace(input, _label(inner, "HardswishBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(inner, "HardswishBackward0", input), inplace)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
     r = -softplus(-input)
-    return _label(r, "LogSigmoidBackward0", input)
+    return A.label_recorded(r, "LogSigmoidBackward0", input)
 
 
 def softsign(input: Tensor) -> Tensor:
@@ -207,7 +207,7 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     r = F.where(input <= threshold, value, input)
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
-    return _maybe_inplace(input, _label(r, "ThresholdBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "ThresholdBackward0", input), inplace)
 
 
 def threshold_(input: Tensor, threshold_: float, value: float) -> Tensor:
@@ -249,7 +249,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     elif weight.ndim == 1:  # one slope: 0-d, so a 0-d input stays 0-d
         w = F.reshape(weight, ())
     r = F.where(input > 0, input, w * input)
-    return _label(r, "PreluKernelBackward0", input, weight)
+    return A.label_recorded(r, "PreluKernelBackward0", input, weight)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
@@ -262,7 +262,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{input.shape[d]}")
     a, b = F.chunk(input, 2, d)
-    return _label(a * F.sigmoid(b), "GluBackward0", input)
+    return A.label_recorded(a * F.sigmoid(b), "GluBackward0", input)
 
 
 def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
@@ -277,7 +277,7 @@ def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, trainin
     from ...tracer.creation import rand
     slope = rand(tuple(input.shape), dtype=input._dtype, device=input.device) * (upper - lower)
     r = F.where(input >= 0, input, input * (slope + lower))
-    return _maybe_inplace(input, _label(r, "RreluWithNoiseBackward0", input), inplace)
+    return _maybe_inplace(input, A.label_recorded(r, "RreluWithNoiseBackward0", input), inplace)
 
 
 def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
@@ -292,7 +292,7 @@ def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
                 F.where(F.logical_and(input >= -lambd, input <= lambd), 0.0, input.detach()))
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
-    return _label(r, "HardshrinkBackward0", input)
+    return A.label_recorded(r, "HardshrinkBackward0", input)
 
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
@@ -305,7 +305,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
                 F.where(F.logical_and(input >= -lambd, input <= lambd), 0.0, input.detach())))
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
-    return _label(r, "SoftshrinkBackward0", input)
+    return A.label_recorded(r, "SoftshrinkBackward0", input)
 
 
 def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,

@@ -15,13 +15,14 @@ from __future__ import annotations
 import warnings
 
 from ...ir import dtypes as dt
+from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import autocast as _ac
 from ...tracer import functional as F
 from ...tracer.creation import LEGACY
 from ...tracer.tensor import Tensor
 from ...tracer.composite_programs import composite
-from .activation import _label, _owned
+from .activation import _owned
 from .int_args import int_arg, int_list, type_name
 from .padding import pad as _pad
 
@@ -166,7 +167,7 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, d
         out = F.reshape(out, tuple(out.shape[:2]) + tuple(out.shape[3:]))
     if unbatched:
         out = F.reshape(out, tuple(out.shape[1:]))
-    return _label(_owned(out, input, weight, bias), "ConvolutionBackward0", input, weight, bias)
+    return A.label_recorded(_owned(out, input, weight, bias), "ConvolutionBackward0", input, weight, bias)
 
 
 def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation: tuple,

@@ -13,10 +13,11 @@ removed; conv_transpose1d is conv_transpose2d over a height-1 image, conv_transp
 """
 from __future__ import annotations
 
+from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
-from .activation import _label, _owned
+from .activation import _owned
 from .conv import _ntuple, _primitive, _type_name
 from .int_args import int_arg
 from .padding import pad as _pad
@@ -113,7 +114,7 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output
         r = F.reshape(r, tuple(r.shape[:2]) + tuple(r.shape[3:]))
     if unbatched:
         r = F.reshape(r, tuple(r.shape[1:]))
-    return _label(_owned(r, input, weight, bias), "ConvolutionBackward0", input, weight, bias)
+    return A.label_recorded(_owned(r, input, weight, bias), "ConvolutionBackward0", input, weight, bias)
 
 
 def _conv_transpose2d(x: Tensor, w: Tensor, stride, padding, output_padding, groups: int,

@@ -29,7 +29,7 @@ from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
-from .loss import _get_enum, _named
+from .loss import _get_enum
 from ...tracer import autocast as _ac
 
 __all__ = ["ctc_loss"]
@@ -167,7 +167,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
         out = nll.sum()
     else:
         out = (nll / D.cast(F.clamp(tg_len, min=1), nll._dtype)).mean()
-    return _named(out, "CtcLossBackward0", log_probs)
+    return A.label_recorded(out, "CtcLossBackward0", log_probs)
 
 
 def _softmax_logits_term(log_probs: Tensor, in_len: Tensor) -> Tensor:

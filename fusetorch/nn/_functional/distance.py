@@ -5,7 +5,6 @@ The norms are linalg's `p_norm` (the one definition, with PyTorch's zero subgrad
 """
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -20,10 +19,6 @@ from ...tracer.tensor import Tensor
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
 
 
-def _named(result: Tensor, name: str, *inputs) -> Tensor:
-    if D.GRAD_ENABLED and any(isinstance(x, Tensor) and x._requires_grad for x in inputs):
-        A.label(result, name, *inputs)
-    return result
 
 
 def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
@@ -78,8 +73,8 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
     if diff.ndim == 0:
         diff = F.reshape(diff, (1,))
         r = p_norm(diff, p, 0, keepdim=False)
-        return _named(F.reshape(r, (1,)) if keepdim else r, "NormBackward1", x1, x2)
-    return _named(p_norm(diff, p, diff.ndim - 1, keepdim=keepdim), "NormBackward1", x1,
+        return A.label_recorded(F.reshape(r, (1,)) if keepdim else r, "NormBackward1", x1, x2)
+    return A.label_recorded(p_norm(diff, p, diff.ndim - 1, keepdim=keepdim), "NormBackward1", x1,
                   x2)
 
 
@@ -98,4 +93,4 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
     ii = tensor(i.astype(np.int64), device=input.device)
     jj = tensor(j.astype(np.int64), device=input.device)
     diff = F.index_select(input, 0, ii) - F.index_select(input, 0, jj)
-    return _named(p_norm(diff, p, 1), "PdistBackward0", input)
+    return A.label_recorded(p_norm(diff, p, 1), "PdistBackward0", input)

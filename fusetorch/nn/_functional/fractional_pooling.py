@@ -18,11 +18,11 @@ import math
 import numpy as np
 
 from ...ir import dtypes as DT
+from ...tracer import autograd as A
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
-from .activation import _label
 from .int_args import int_list
 from .pooling import window_max
 
@@ -111,7 +111,7 @@ def _fractional(input: Tensor, kernel_size, output_size, output_ratio, samples, 
     if not batched:
         values = F.squeeze(values, 0)
         idx = F.squeeze(idx, 0) if idx is not None else None
-    return _label(values, f"FractionalMaxPool{nd}DBackward0", input), idx
+    return A.label_recorded(values, f"FractionalMaxPool{nd}DBackward0", input), idx
 
 
 def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None,

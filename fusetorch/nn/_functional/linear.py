@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 from ...ir import dtypes as _dt
+from ...tracer import autograd as A
 from ...tracer import autocast as _ac
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
-from .activation import _label, _owned
+from .activation import _owned
 
 __all__ = ["linear", "bilinear"]
 
@@ -42,8 +43,8 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if input.ndim == 2 and weight.ndim == 2:
         # PyTorch's grad_fn: addmm(bias, input, weight.t()) or mm(input, weight.t())
         if bias is None:
-            return _label(out, "MmBackward0", input, weight)
-        return _label(out, "AddmmBackward0", bias, input, weight)
+            return A.label_recorded(out, "MmBackward0", input, weight)
+        return A.label_recorded(out, "AddmmBackward0", bias, input, weight)
     return out
 
 

@@ -70,13 +70,6 @@ def _apply_reduction(loss: Tensor, reduction: str) -> Tensor:
     return loss.mean() if r == 1 else loss.sum()
 
 
-def _named(result: Tensor, name: str, *inputs) -> Tensor:
-    """Label a composite's result with PyTorch's grad_fn name for the fused op."""
-    # (a result that requires no grad has no node to name: the cheap test first)
-    if result._requires_grad and D._LOCAL.state.GRAD_ENABLED and any(
-            [isinstance(x, Tensor) and x._requires_grad for x in inputs]):
-        A.label(result, name, *inputs)
-    return result
 
 
 def _size_warning(input: Tensor, target: Tensor) -> None:
@@ -150,7 +143,7 @@ def _regression(name: str, input: Tensor, target: Tensor, reduction: str,
         raise ValueError(f"Invalid reduction mode: {reduction}. Expected one of 'none', "
                          "'mean', 'sum'.")
     out = _apply_reduction(loss, reduction)
-    return _named(out, grad_name, input, target) if grad_name else out
+    return A.label_recorded(out, grad_name, input, target) if grad_name else out
 
 
 @_ac.op("mse_loss")
@@ -275,7 +268,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
     loss = (y - 1) * log_1mx - y * log_x
     if weight is not None:
         loss = loss * weight
-    return _named(_apply_reduction(loss, reduction), "BinaryCrossEntropyBackward0", input,
+    return A.label_recorded(_apply_reduction(loss, reduction), "BinaryCrossEntropyBackward0", input,
                   target, weight)
 
 
@@ -303,7 +296,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor,
     loss = (1 - target) * input - log_sig
     if weight is not None:
         loss = loss * weight
-    return _named(_apply_reduction(loss, reduction), "BinaryCrossEntropyWithLogitsBackward0",
+    return A.label_recorded(_apply_reduction(loss, reduction), "BinaryCrossEntropyWithLogitsBackward0",
                   input, target, weight, pos_weight)
 
 
@@ -389,7 +382,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
         out = D.apply("nll_loss", [input, t] + ([] if weight is None else [weight]),
                       {"cdim": cdim, "ignore_index": int(ignore_index), "reduction": red,
                        "weight": weight is not None})
-        return _named(out, name, input, weight)
+        return A.label_recorded(out, name, input, weight)
     keep = t != ignore_index
     t = F.where(keep, t, 0)
     # (the gather primitive, not torch.gather, which would check the index again)
@@ -407,7 +400,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
         out = loss.sum()
     else:  # the summed weights of the targets that count (nan when none do, as in PyTorch)
         out = loss.sum() / (w.sum() if w is not None else keep.sum())
-    return _named(out, name, input, weight)
+    return A.label_recorded(out, name, input, weight)
 
 
 @_ac.op("nll_loss")  # (one primitive: a captured replay of it would only add its key's cost)

@@ -21,10 +21,6 @@ __all__ = ["batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm"
            "local_response_norm"]
 
 
-def _named(result: Tensor, name: str, *inputs) -> Tensor:
-    if D.GRAD_ENABLED and any(isinstance(x, Tensor) and x._requires_grad for x in inputs):
-        A.label(result, name, *inputs)
-    return result
 
 
 def _verify_batch_size(size) -> None:
@@ -107,7 +103,7 @@ def _affine(out: Tensor, input: Tensor, weight: Tensor | None, bias: Tensor | No
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
-    return _named(out, "NativeBatchNormBackward0", input, weight, bias)
+    return A.label_recorded(out, "NativeBatchNormBackward0", input, weight, bias)
 
 
 @composite
@@ -179,7 +175,7 @@ def layer_norm_parts(input: Tensor, normalized_shape: Sequence[int], weight: Ten
     out = D.apply("layer_norm", [input] + affine, {"count": k, "eps": float(eps),
                                                    "weight": weight is not None,
                                                    "bias": bias is not None})
-    out = _named(out, "NativeLayerNormBackward0", input, weight, bias)
+    out = A.label_recorded(out, "NativeLayerNormBackward0", input, weight, bias)
     if not stats:
         return out, None, None
     dims = tuple(range(input.ndim - k, input.ndim))
@@ -227,7 +223,7 @@ def group_norm_parts(input: Tensor, num_groups: int, weight: Tensor | None, bias
         out = out * weight.reshape(shape)
     if bias is not None:
         out = out + bias.reshape(shape)
-    return (_named(out, "NativeGroupNormBackward0", input, weight, bias),
+    return (A.label_recorded(out, "NativeGroupNormBackward0", input, weight, bias),
             mean.reshape((n, num_groups)), rstd.reshape((n, num_groups)))
 
 

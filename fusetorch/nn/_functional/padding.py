@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...tracer import autograd as A
 from ...tracer import creation as C
 from ...tracer import autocast as _ac
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
-from .activation import _label
 
 __all__ = ["pad"]
 
@@ -80,7 +80,7 @@ def _constant(input: Tensor, pad: list, value) -> Tensor:
     filled = D.source("full", {"shape": tuple(shape), "dtype": out_dtype,
                                "value": D._scalar_as(value, out_dtype)}, input._be)
     r = D.apply("index_put", [filled, x], {"spec": tuple(region), "accumulate": False})
-    return _label(r, "ConstantPadNdBackward0", input)
+    return A.label_recorded(r, "ConstantPadNdBackward0", input)
 
 
 _SUPPORTED = ("Supported combinations for non-constant padding:\n"
@@ -130,5 +130,5 @@ def _indexed(input: Tensor, pad: list, mode: str) -> Tensor:
         x = F.index_select(x, d, idx)
     name = {"reflect": "ReflectionPad", "replicate": "ReplicationPad"}.get(mode)
     if name is not None:
-        return _label(x, f"{name}{k}DBackward0", input)
+        return A.label_recorded(x, f"{name}{k}DBackward0", input)
     return x

@@ -7,10 +7,11 @@ channel_shuffle(x, g) takes channel i*(C/g) + j to j*g + i (ShuffleNet's interle
 """
 from __future__ import annotations
 
+from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
-from .activation import _label, _owned
+from .activation import _owned
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle"]
 
@@ -72,7 +73,7 @@ def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     n, rest = input.shape[0], tuple(input.shape[2:])
     r = F.reshape(input, (n, groups, c // groups) + rest)
     r = F.reshape(F.transpose(r, 1, 2), (n, c) + rest)
-    return _label(_owned(r, input), "ChannelShuffleBackward0", input)
+    return A.label_recorded(_owned(r, input), "ChannelShuffleBackward0", input)
 
 
 native_channel_shuffle = channel_shuffle

@@ -19,12 +19,13 @@ import numpy as np
 
 from ...ir import dtypes as dt
 from ...ir import pool_ops
+from ...tracer import autograd as A
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from ...tracer.composite_programs import composite
-from .activation import _label, _owned
+from .activation import _owned
 from .int_args import int_arg, int_list, type_name
 from .padding import pad as _pad
 
@@ -253,7 +254,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
         x = _extra_padding(x, kernel, stride, padding, (1, 1), (oh, ow), 0)
         out = D.apply("avg_pool2d", [x], {"kernel": kernel, "stride": stride,
                                           "padding": padding, "divisor": float(divisor)})
-        return _unbatch(_label(out, "AvgPool2DBackward0", input), input)
+        return _unbatch(A.label_recorded(out, "AvgPool2DBackward0", input), input)
     win = _windows(x, kernel, stride, padding, (1, 1), (oh, ow), 0)
     sums = F.sum(win, (2, 3))
     if divisor is not None:
@@ -263,7 +264,7 @@ def avg_pool2d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                               else None, device=input.device)
     if out._dtype is not input._dtype:  # integer inputs: PyTorch divides in the integer type
         out = D.cast(out, input._dtype)
-    return _unbatch(_label(out, "AvgPool2DBackward0", input), input)
+    return _unbatch(A.label_recorded(out, "AvgPool2DBackward0", input), input)
 
 
 def avg_pool1d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bool = False,
@@ -355,7 +356,7 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
         r = F.sum(r, (-3, -1)) / ((h // oh) * (w // ow))
     else:
         r = _adaptive_mean(_adaptive_mean(input, input.ndim - 2, oh), input.ndim - 1, ow)
-    return _label(r, "AdaptiveAvgPool2DBackward0", input)
+    return A.label_recorded(r, "AdaptiveAvgPool2DBackward0", input)
 
 
 def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
@@ -384,7 +385,7 @@ def adaptive_avg_pool3d(input: Tensor, output_size) -> Tensor:
             r = _adaptive_mean(r, input.ndim - 3 + k, o)
     if r is input:
         r = F.clone(input)
-    return _label(r, "AdaptiveAvgPool3DBackward0", input)
+    return A.label_recorded(r, "AdaptiveAvgPool3DBackward0", input)
 
 
 def adaptive_avg_pool1d(input: Tensor, output_size) -> Tensor:
@@ -414,7 +415,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
                            f"{oh if oh < 0 else ow}: {shape}")
     if oh and ow and h % oh == 0 and w % ow == 0:  # the windows tile: max_pool2d's graph
         r = max_pool2d(input, (h // oh, w // ow), return_indices=return_indices)
-        _label(r[0] if return_indices else r, "AdaptiveMaxPool2DBackward0", input)
+        A.label_recorded(r[0] if return_indices else r, "AdaptiveMaxPool2DBackward0", input)
         return r
     # varying windows: one window_max over a table of each cell's positions
     cells = [[((i * n) // o, -((-(i + 1) * n) // o)) for i in range(o)]
@@ -424,7 +425,7 @@ def adaptive_max_pool2d(input: Tensor, output_size, return_indices: bool = False
     if input.ndim == 3:
         values = F.squeeze(values, 0)
         idx = F.squeeze(idx, 0) if idx is not None else None
-    values = _label(_owned(values, input), "AdaptiveMaxPool2DBackward0", input)
+    values = A.label_recorded(_owned(values, input), "AdaptiveMaxPool2DBackward0", input)
     return (values, idx) if return_indices else values
 
 

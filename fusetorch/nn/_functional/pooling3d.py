@@ -14,12 +14,13 @@ import math
 
 import numpy as np
 
+from ...tracer import autograd as A
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer import functional_shape as FS
 from ...tracer.tensor import Tensor
-from .activation import _label, _owned
+from .activation import _owned
 from .int_args import int_arg, int_list
 from .padding import pad as _pad
 from .pooling import (_divisors, _no_stride, _out_size, _python_checks, avg_pool1d,
@@ -161,7 +162,7 @@ def avg_pool3d(input: Tensor, kernel_size, stride=None, padding=0, ceil_mode: bo
                                 device=input.device)
     if r._dtype is not input._dtype:  # integer inputs: PyTorch divides in the integer type
         r = D.cast(r, input._dtype)
-    return _unbatch(_label(r, "AvgPool3DBackward0", input), input)
+    return _unbatch(A.label_recorded(r, "AvgPool3DBackward0", input), input)
 
 
 # ---------------------------------------------------------------- adaptive pooling
@@ -211,17 +212,17 @@ def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices:
         v = F.reshape(F.flatten(input, -3)[..., :0], shape)
         i = C.tensor(np.zeros(shape, dtype=np.int64), device=input.device) if return_indices \
             else None
-        return _label(v, "AdaptiveMaxPool3DBackward0", input), i
+        return A.label_recorded(v, "AdaptiveMaxPool3DBackward0", input), i
     if all(n % o == 0 for n, o in zip(size, out)):  # the windows tile: max_pool3d
         kernel = tuple(n // o for n, o in zip(size, out))
         values, idx = max_pool3d_with_indices(input, kernel, return_indices=return_indices)
-        return _label(values, "AdaptiveMaxPool3DBackward0", input), idx
+        return A.label_recorded(values, "AdaptiveMaxPool3DBackward0", input), idx
     x = input if input.ndim == 5 else F.unsqueeze(input, 0)
     cells = [_cells(n, o) for n, o in zip(size, out)]
     v, i = window_max(x, cell_table(size, cells), return_indices)
     v = _unbatch(v, input)
     i = _unbatch(i, input) if return_indices else None
-    return _label(v, "AdaptiveMaxPool3DBackward0", input), i
+    return A.label_recorded(v, "AdaptiveMaxPool3DBackward0", input), i
 
 
 def adaptive_max_pool3d(input: Tensor, output_size, return_indices: bool = False):
@@ -304,7 +305,7 @@ def _max_unpool(input: Tensor, indices: Tensor, kernel_size, stride, padding, ou
     zeros = C.zeros(lead + (plane,), dtype=input.dtype, device=input.device)
     r = FS.scatter(zeros, -1, idx, x)
     r = F.reshape(r, lead + size)
-    return _label(_owned(r, input), f"MaxUnpool{dims}DBackward0", input)
+    return A.label_recorded(_owned(r, input), f"MaxUnpool{dims}DBackward0", input)
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,

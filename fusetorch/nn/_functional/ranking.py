@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Callable
 
 from ...ir import dtypes as dt
+from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .distance import pairwise_distance
-from .loss import _apply_reduction, _get_enum, _named, _reduction
+from .loss import _apply_reduction, _get_enum, _reduction
 from ...tracer import autocast as _ac
 
 __all__ = ["cosine_embedding_loss", "margin_ranking_loss", "hinge_embedding_loss",
@@ -69,7 +70,7 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=No
     reduction = _reduction(size_average, reduce, reduction)
     _get_enum(reduction)
     loss = F.log1p(F.exp(-input * target))
-    return _named(_apply_reduction(loss, reduction), "SoftMarginLossBackward0", input)
+    return A.label_recorded(_apply_reduction(loss, reduction), "SoftMarginLossBackward0", input)
 
 
 def _same_ndims(a: Tensor, p: Tensor, n: Tensor) -> None:
@@ -194,7 +195,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     loss = F.sum(F.where(pair, z, 0.0), (1, 2)) / c
     if input.ndim <= 1 and reduction == "none":
         loss = loss.reshape(())
-    return _named(_apply_reduction(loss, reduction), "MultilabelMarginLossBackward0", input)
+    return A.label_recorded(_apply_reduction(loss, reduction), "MultilabelMarginLossBackward0", input)
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
