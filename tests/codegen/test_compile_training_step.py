@@ -48,7 +48,7 @@ def _run(step_of, make_model=_two_layer, make_opt=lambda m: torch.optim.SGD(m.pa
     eager, compiled = step_of(m1, o1), torch.compile(step_of(m2, o2))
     for _ in range(steps):
         l1, l2 = eager(x, y), compiled(x, y)
-        np.testing.assert_allclose(float(l2), float(l1), rtol=1e-5)
+        np.testing.assert_allclose(l2.item(), l1.item(), rtol=1e-5)
         _assert_same(m1, m2)
     return compiled
 

@@ -400,7 +400,7 @@ def test_compiled_training_step_matches_eager_without_graph_breaks(name, kw):
         warnings.simplefilter("error")  # a graph break warns
         for _ in range(7):
             l1, l2 = eager(x, y), compiled(x, y)
-            np.testing.assert_allclose(float(l2), float(l1), rtol=1e-5)
+            np.testing.assert_allclose(l2.item(), l1.item(), rtol=1e-5)
             for p, q in zip(m1.parameters(), m2.parameters()):
                 np.testing.assert_allclose(q.detach().numpy(), p.detach().numpy(),
                                            rtol=1e-5, atol=1e-6)
