@@ -10,6 +10,9 @@ table's C expressions (via `lower`).
 """
 from __future__ import annotations
 
+import ctypes
+import functools
+
 from ..ir.ops import OPS
 from .lower import LoopKernel
 from .render_base import Renderer, offset, reduction
@@ -95,10 +98,31 @@ pointer_type = C.array_type
 
 def simd_declarations() -> list:
     """C prototypes of the libm functions whose vector variants (libmvec) kernels may call, as
-    the op table declares them (`simd`): exact to a few ulp like numpy's, without fast-math."""
+    the op table declares them (`simd`) and this C library provides them: exact to a few ulp
+    like numpy's, without fast-math."""
     out = []
     for name, d in sorted(OPS.items()):
         for precision in d.simd:
             ctype, fn = ("float", name + "f") if precision == "f" else ("double", name)
-            out.append(f"{ctype} {fn}({', '.join([ctype] * d.nin)});")
+            if has_vector_variant(fn, d.nin, precision):
+                out.append(f"{ctype} {fn}({', '.join([ctype] * d.nin)});")
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def _libmvec() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL("libmvec.so.1")
+    except OSError:  # not glibc, or a glibc without libmvec
+        return None
+
+
+@functools.lru_cache(maxsize=None)
+def has_vector_variant(fn: str, nin: int, precision: str) -> bool:
+    """Whether libmvec exports vector versions of libm's `fn`. glibc added them in releases
+    (exp, log, sin, cos, pow in 2.22; erf, tanh and most others in 2.35), every ISA's at once,
+    so the SSE variant's symbol stands for all; a declaration without them would make the
+    compiler call a symbol the module then fails to load with."""
+    lib = _libmvec()
+    lanes = 4 if precision == "f" else 2
+    return lib is not None and hasattr(lib, f"_ZGVbN{lanes}{'v' * nin}_{fn}")

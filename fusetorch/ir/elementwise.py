@@ -219,7 +219,7 @@ def _vjp_erf(b, n, g):
 
 
 elementwise("erf", 1, "float", "erf{f}({0})", _erf, vjp=_vjp_erf, saves=(0,), unary_api=True,
-            eager_kernel=True)
+            simd="fd", eager_kernel=True)
 
 
 # GELU (nn.functional.gelu, approximate="none") as one primitive, not its five: its VJP reads
