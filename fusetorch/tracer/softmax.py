@@ -65,9 +65,10 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         return _ac.call("softmax", softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
     r = D.apply("softmax", [x], {"dim": d})  # (one primitive: ir/norm_ops.py says why)
-    if x is not orig:  # (a 0-d input, computed as one element)
-        r = _owned(F.reshape(r, ()), input)
-    return _label(r, "SoftmaxBackward0", input)
+    if x is orig:  # (its op names it SoftmaxBackward0, its input the (cast) input: PyTorch's)
+        return r
+    # a 0-d input, computed as one element
+    return _label(_owned(F.reshape(r, ()), input), "SoftmaxBackward0", orig)
 
 
 @composite
@@ -79,6 +80,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         return _ac.call("log_softmax", log_softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
     r = D.apply("log_softmax", [x], {"dim": d})
-    if x is not orig:  # (a 0-d input, computed as one element)
-        r = _owned(F.reshape(r, ()), input)
-    return _label(r, "LogSoftmaxBackward0", input)
+    if x is orig:  # (its op names it LogSoftmaxBackward0, its input the (cast) input: PyTorch's)
+        return r
+    # a 0-d input, computed as one element
+    return _label(_owned(F.reshape(r, ()), input), "LogSoftmaxBackward0", orig)
