@@ -415,8 +415,8 @@ def apply(name: str, tensors, attrs: dict, checked: bool = False) -> Tensor:
     """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors. `checked`: a
     one-input view op (index, reshape, expand, permute) whose attributes the caller made valid
     for the op's shape rule (plain keys, `view` and `expand` through their own caches, sizes
-    derived from the input's as in `squeeze`), so the rules cache is not asked: the result
-    keeps the input's dtype."""
+    derived from the input's as in `squeeze`), or `check`, which returns its input, so the
+    rules cache is not asked: the result keeps the input's dtype."""
     st = _LOCAL.state  # this thread's recorder, grad mode and profiler
     prof = st.PROFILE
     if prof is not None and prof.enter():
@@ -536,8 +536,9 @@ def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = Fa
     [lo, hi) ([lo, hi] if closed) other than `allow`, and a recorded graph (so a compiled
     replay) checks every call. Use the result in place of `t` so the check stays in the
     graph; `{value}` in `message` is the first bad value."""
+    # (`checked`: the primitive returns its input, whose shape and dtype are valid for it)
     return apply("check", [t], {"lo": lo, "hi": hi, "closed": closed, "allow": allow,
-                                "error": error, "message": message})
+                                "error": error, "message": message}, checked=True)
 
 
 def source(name: str, attrs: dict, be) -> Tensor:
