@@ -431,9 +431,17 @@ def apply(name: str, tensors, attrs: dict, checked: bool = False) -> Tensor:
             raise allocator_error(e) from None
         dtype, npdt, may_view, crosses = t0._dtype, a0.dtype, True, False
     else:
-        if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
+        n = len(tensors)
+        if n == 1:  # (most of them: movement, reductions, casts; no comprehensions)
             arrays = (a0,)
             key = (name, a0.shape, t0._dtype, *attrs.items())
+        elif n == 2:  # (gather, a loss of input and target, matmul: no list to grow)
+            t1 = tensors[1]
+            if t1._be is not be:
+                _check_devices(tensors)
+            a1 = t1._data
+            arrays = (a0, a1)
+            key = (name, a0.shape, t0._dtype, a1.shape, t1._dtype, *attrs.items())
         else:
             arrays, key = [], [name]
             for t in tensors:
