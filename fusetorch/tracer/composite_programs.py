@@ -45,7 +45,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .._policy import POLICY, note
-from ..ir.identity import Unkeyable, value_key
+from ..ir.identity import BARE, Unkeyable, value_key
 from ..ir.ops import OPS
 from ..runtime import build as _build
 from ..runtime.interpret import Interpreter
@@ -145,6 +145,8 @@ def _key(name: str, args: tuple, kwargs: dict) -> tuple:
                         return _NO_KEY
             tensors.append(a)
             parts.append((d.shape, d.strides, a._dtype, a._requires_grad))
+        elif a.__class__ in BARE:  # (a dim, a string: value_key's values that are their key)
+            parts.append(a)
         else:
             a = _static(a)
             if a is _TENSOR:
