@@ -56,7 +56,7 @@ def _prepare(input: Tensor, dim, dtype, name: str, stacklevel: int):
     return input, x, norm_dim(dim, max(nd, 1))
 
 
-@composite
+@composite(small=False)  # (one primitive: a small input's replay would only add the key)
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dt.DType | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) for stability."""
@@ -71,7 +71,7 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     return _label(_owned(F.reshape(r, ()), input), "SoftmaxBackward0", orig)
 
 
-@composite
+@composite(small=False)
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dt.DType | None = None) -> Tensor:
     """x - logsumexp(x) along dim, with the max subtracted first so exp never overflows."""
