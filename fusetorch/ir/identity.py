@@ -39,7 +39,7 @@ class Unkeyable(Exception):
 _pack_double = struct.Struct("<d").pack
 # keyed as themselves: no two of these types compare equal to each other, and each of
 # their values equals only the values it means (DTypes are singletons)
-_BARE = frozenset({int, str, type(None), DType})
+BARE = frozenset({int, str, type(None), DType})
 
 
 class _Opaque:
@@ -67,7 +67,7 @@ class _Opaque:
 def value_key(v):
     """A hashable key, equal for values that mean the same thing (see the module's text)."""
     t = type(v)
-    if t in _BARE:
+    if t in BARE:
         return v
     if t is tuple:
         return _tuple_key(v)
@@ -101,10 +101,10 @@ def _tuple_key(v: tuple) -> tuple:
     # index spec: (("slice", 0, 5, 1), ("int", 2))), is its own key: each of them is
     for x in v:
         tx = type(x)
-        if tx not in _BARE:
+        if tx not in BARE:
             if tx is tuple:
                 for y in x:
-                    if type(y) not in _BARE:
+                    if type(y) not in BARE:
                         return tuple([value_key(z) for z in v])
             else:
                 return tuple([value_key(z) for z in v])
@@ -123,8 +123,8 @@ def attrs_key(n) -> tuple:
         return _constant_key(a)
     if len(a) == 1:
         for k, v in a.items():
-            return ((k, v if type(v) in _BARE else value_key(v)),)
-    return tuple(sorted([(k, v if type(v) in _BARE else value_key(v)) for k, v in a.items()]))
+            return ((k, v if type(v) in BARE else value_key(v)),)
+    return tuple(sorted([(k, v if type(v) in BARE else value_key(v)) for k, v in a.items()]))
 
 
 def _constant_key(a: dict) -> tuple:
@@ -171,7 +171,7 @@ def graph_key(nodes: list, outputs=()) -> tuple:
         elif len(a) == 1 and op != "constant":
             for name, v in a.items():
                 t = type(v)
-                ak = ((name, v if t in _BARE else _tuple_key(v) if t is tuple else
+                ak = ((name, v if t in BARE else _tuple_key(v) if t is tuple else
                        value_key(v)),)
         else:
             ak = attrs_key(n)
@@ -206,7 +206,7 @@ def data_key(v):
     the identity unless it says otherwise. A node inside the data enters as the array it names
     (its shape and dtype): data such as a kernel reads values, not how they were computed."""
     t = type(v)
-    if t in _BARE:
+    if t in BARE:
         return v
     if t is tuple or t is list:
         return (t.__name__,) + tuple([data_key(x) for x in v])

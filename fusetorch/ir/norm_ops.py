@@ -54,25 +54,38 @@ def _back(xp, r, low):
 
 # ---------------------------------------------------------------- softmax, log_softmax
 
+def _row_reductions(xp):
+    """(max, sum) along an axis: numpy's ufunc reductions themselves, which its `max`/`sum`
+    methods call through a Python wrapper (~0.3 us each of a loop's 57-score row, where the
+    whole softmax is ~4 us); the same reduction, so the same values."""
+    if xp.__name__ == "numpy":
+        return xp.maximum.reduce, xp.add.reduce
+    return xp.max, xp.sum
+
+
 def _softmax_eager(xp):
+    amax, total = _row_reductions(xp)
+
     def softmax(x, dim):
         w, low = _widened(xp, x)
         if w.size == 0:
             return xp.empty_like(x)
-        z = w - w.max(axis=dim, keepdims=True)
+        z = w - amax(w, axis=dim, keepdims=True)
         xp.exp(z, out=z)
-        z /= z.sum(axis=dim, keepdims=True)
+        z /= total(z, axis=dim, keepdims=True)
         return _back(xp, z, low)
     return softmax
 
 
 def _log_softmax_eager(xp):
+    amax, total = _row_reductions(xp)
+
     def log_softmax(x, dim):
         w, low = _widened(xp, x)
         if w.size == 0:
             return xp.empty_like(x)
-        z = w - w.max(axis=dim, keepdims=True)
-        s = xp.exp(z).sum(axis=dim, keepdims=True)  # (the exponentials die here)
+        z = w - amax(w, axis=dim, keepdims=True)
+        s = total(xp.exp(z), axis=dim, keepdims=True)  # (the exponentials die here)
         z -= xp.log(s)
         return _back(xp, z, low)
     return log_softmax

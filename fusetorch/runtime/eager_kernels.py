@@ -339,8 +339,10 @@ def clear() -> None:
 # ---------------------------------------------------------------- programs
 
 def _eligible(x, min_elements: int | None = None) -> bool:
-    return (POLICY.eager_kernels and x.size >= (POLICY.min_elements if min_elements is None else min_elements) and x.dtype in _FLOATS
-            and x.flags.aligned and x.__class__ is np.ndarray)
+    # (the size first: a loop's small arrays, most calls, are answered by one comparison)
+    return (x.size >= (POLICY.min_elements if min_elements is None else min_elements)
+            and POLICY.eager_kernels and x.dtype in _FLOATS and x.flags.aligned
+            and x.__class__ is np.ndarray)
 
 
 def _layout(x: np.ndarray) -> tuple:

@@ -45,7 +45,7 @@ from collections import OrderedDict
 import numpy as np
 
 from .._policy import POLICY, note
-from ..ir.identity import Unkeyable, value_key
+from ..ir.identity import BARE, Unkeyable, value_key
 from ..ir.ops import OPS
 from ..runtime import build as _build
 from ..runtime.interpret import Interpreter
@@ -63,13 +63,22 @@ _lock = threading.RLock()
 _CACHE: OrderedDict = OrderedDict()  # key -> calls so far | _PLAIN | _Template
 
 
-def composite(fn):
+def composite(fn=None, *, small: bool = True):
     """Run `fn` (a composite of primitives, pure in its tensor arguments) through a captured
-    graph once a call with the same key has been seen twice. See the module docstring."""
+    graph once a call with the same key has been seen twice. See the module docstring.
+    `small=False` (`@composite(small=False)`, for a composite of one primitive: softmax): a call
+    whose first argument, a tensor, has fewer than `POLICY.min_elements` elements runs plainly,
+    keyed by nothing, since its replay would be that primitive interpreted, the same dispatch
+    plus the key's cost (~3 us of a loop row's ~9)."""
+    if fn is None:
+        return functools.partial(composite, small=small)
     name = f"{fn.__module__}.{fn.__qualname__}"
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        if not small and args and args[0].__class__ is Tensor and \
+                args[0]._data.size < POLICY.min_elements:
+            return fn(*args, **kwargs)
         st = D._LOCAL.state  # this thread's recorder and profiler
         if st.RECORDER is not None or st.PROFILE is not None or _ac._LOCAL.state.ACTIVE or \
                 not POLICY.eager_kernels:
@@ -145,6 +154,8 @@ def _key(name: str, args: tuple, kwargs: dict) -> tuple:
                         return _NO_KEY
             tensors.append(a)
             parts.append((d.shape, d.strides, a._dtype, a._requires_grad))
+        elif a.__class__ in BARE:  # (a dim, a string: value_key's values that are their key)
+            parts.append(a)
         else:
             a = _static(a)
             if a is _TENSOR:

@@ -421,8 +421,8 @@ def apply(name: str, tensors, attrs: dict, checked: bool = False) -> Tensor:
     """Run a non-promoting primitive (reduce, movement, extern, cast) on tensors. `checked`: a
     one-input view op (index, reshape, expand, permute) whose attributes the caller made valid
     for the op's shape rule (plain keys, `view` and `expand` through their own caches, sizes
-    derived from the input's as in `squeeze`), so the rules cache is not asked: the result
-    keeps the input's dtype."""
+    derived from the input's as in `squeeze`), or `check`, which returns its input, so the
+    rules cache is not asked: the result keeps the input's dtype."""
     st = _LOCAL.state  # this thread's recorder, grad mode and profiler
     prof = st.PROFILE
     if prof is not None and prof.enter():
@@ -437,9 +437,17 @@ def apply(name: str, tensors, attrs: dict, checked: bool = False) -> Tensor:
             raise allocator_error(e) from None
         dtype, npdt, may_view, crosses = t0._dtype, a0.dtype, True, False
     else:
-        if len(tensors) == 1:  # (most of them: movement, reductions, casts; no comprehensions)
+        n = len(tensors)
+        if n == 1:  # (most of them: movement, reductions, casts; no comprehensions)
             arrays = (a0,)
             key = (name, a0.shape, t0._dtype, *attrs.items())
+        elif n == 2:  # (gather, a loss of input and target, matmul: no list to grow)
+            t1 = tensors[1]
+            if t1._be is not be:
+                _check_devices(tensors)
+            a1 = t1._data
+            arrays = (a0, a1)
+            key = (name, a0.shape, t0._dtype, a1.shape, t1._dtype, *attrs.items())
         else:
             arrays, key = [], [name]
             for t in tensors:
@@ -542,8 +550,9 @@ def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = Fa
     [lo, hi) ([lo, hi] if closed) other than `allow`, and a recorded graph (so a compiled
     replay) checks every call. Use the result in place of `t` so the check stays in the
     graph; `{value}` in `message` is the first bad value."""
+    # (`checked`: the primitive returns its input, whose shape and dtype are valid for it)
     return apply("check", [t], {"lo": lo, "hi": hi, "closed": closed, "allow": allow,
-                                "error": error, "message": message})
+                                "error": error, "message": message}, checked=True)
 
 
 def source(name: str, attrs: dict, be) -> Tensor:

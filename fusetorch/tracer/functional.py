@@ -468,9 +468,9 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
             return result_type(Tensor._make(v, x._dtype, be), Tensor._make(i, dt.int64, be))
         idx = Tensor._make(i, dt.int64, be)
     values = apply("gather", [x, idx], {"dim": d})
-    if shape is not None:
-        values = apply("reshape", [values], {"shape": shape})
-        idx = apply("reshape", [idx], {"shape": shape}) if traced else \
+    if shape is not None:  # (`checked`: the kept dim dropped, a valid shape for the rule)
+        values = apply("reshape", [values], {"shape": shape}, checked=True)
+        idx = apply("reshape", [idx], {"shape": shape}, checked=True) if traced else \
             Tensor._make(idx._data.reshape(shape), dt.int64, idx._be)
     return result_type(A.label(values, f"{name.capitalize()}Backward0", input), idx)
 

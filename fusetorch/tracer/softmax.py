@@ -49,7 +49,7 @@ def _prepare(input: Tensor, dim, dtype, name: str, stacklevel: int):
     return input, x, norm_dim(dim, max(nd, 1))
 
 
-@composite
+@composite(small=False)  # (one primitive: a small input's replay would only add the key)
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dt.DType | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) for stability."""
@@ -58,12 +58,13 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         return _ac.call("softmax", softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
     r = D.apply("softmax", [x], {"dim": d})  # (one primitive: ir/norm_ops.py says why)
-    if x is not orig:  # (a 0-d input, computed as one element)
-        r = _owned(F.reshape(r, ()), input)
-    return A.label_recorded(r, "SoftmaxBackward0", input)
+    if x is orig:  # (its op names it SoftmaxBackward0, its input the (cast) input: PyTorch's)
+        return r
+    # a 0-d input, computed as one element
+    return A.label_recorded(_owned(F.reshape(r, ()), input), "SoftmaxBackward0", orig)
 
 
-@composite
+@composite(small=False)
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dt.DType | None = None) -> Tensor:
     """x - logsumexp(x) along dim, with the max subtracted first so exp never overflows."""
@@ -72,6 +73,7 @@ def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
         return _ac.call("log_softmax", log_softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
     r = D.apply("log_softmax", [x], {"dim": d})
-    if x is not orig:  # (a 0-d input, computed as one element)
-        r = _owned(F.reshape(r, ()), input)
-    return A.label_recorded(r, "LogSoftmaxBackward0", input)
+    if x is orig:  # (its op names it LogSoftmaxBackward0, its input the (cast) input: PyTorch's)
+        return r
+    # a 0-d input, computed as one element
+    return A.label_recorded(_owned(F.reshape(r, ()), input), "LogSoftmaxBackward0", orig)

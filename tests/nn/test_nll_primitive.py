@@ -83,3 +83,41 @@ def test_compiled_matches_eager():
         (gg,) = torch.autograd.grad(got, [x])
         np.testing.assert_allclose(got.item(), want.item(), rtol=1e-5)
         np.testing.assert_allclose(gg.numpy(), gw.numpy(), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("xs,ts", [((1, 57), (1,)), ((3, 4, 2, 2), (3, 2, 2)), ((57,), ())])
+def test_a_loops_repeated_mean_where_every_target_counts(dtype, xs, ts):
+    # a loop's loss: the same shapes every call (grids made once per shape, shared), every
+    # target counted (the mean's count is their number); each call against float64 numpy
+    c = xs[0] if len(xs) == 1 else xs[1]
+    for k in range(3):
+        x = RNG.standard_normal(xs)
+        t = RNG.integers(0, c, ts)
+        xt = torch.tensor(x, dtype=dtype, requires_grad=True)
+        loss = F.nll_loss(xt, torch.tensor(t))
+        assert loss.dtype == dtype and loss.shape == ()
+        want = _reference(x.astype(np.float64), t, None, "mean", -100)
+        np.testing.assert_allclose(loss.item(), want, rtol=1e-6 if dtype == torch.float32
+                                   else 1e-12)
+        loss.backward()
+        g = np.zeros(xs)
+        cdim = 0 if len(xs) == 1 else 1
+        np.put_along_axis(g, np.expand_dims(t, cdim), -1.0 / max(t.size, 1), cdim)
+        np.testing.assert_allclose(xt.grad.numpy(), g, rtol=1e-6)
+
+
+def test_few_integer_targets_are_checked_as_pytorch_checks_them():
+    # (messages and types checked against PyTorch 2.13 by hand)
+    x = torch.randn(3, 5, requires_grad=True)
+    for t, bad in (([1, 200, 2], 200), ([-2, 1, 1], -2), ([5, 1, -100], 5)):
+        dtype = torch.uint8 if bad == 200 else torch.int64
+        with pytest.raises(IndexError, match=f"^Target {bad} is out of bounds.$"):
+            F.nll_loss(x, torch.tensor(t, dtype=dtype))
+    a = x.detach().numpy().astype(np.float64)
+    for t in ([4, -100, 0], [-100, -100, -100]):
+        got = F.nll_loss(x, torch.tensor(t), reduction="sum")
+        want = _reference(a, np.array(t), None, "sum", -100)
+        np.testing.assert_allclose(got.item(), want, rtol=1e-6)
+    with pytest.raises(IndexError, match="^Target 3 is out of bounds.$"):
+        F.nll_loss(torch.randn(3, 3), torch.tensor([3, 0, 1]), ignore_index=0)

@@ -93,8 +93,6 @@ SMALL = [  # (function, arrays, which require grad, kwargs): interpreted replays
     (F.max_pool2d, [_f(2, 3, 8, 8)], [True], {"kernel_size": 2}),
     (F.max_pool2d, [_f(2, 3, 9, 9)], [True],
      {"kernel_size": 3, "stride": 2, "padding": 1, "return_indices": True}),
-    (F.softmax, [_f(5, 7)], [True], {"dim": 1}),
-    (F.log_softmax, [_f(3, 4, 5)], [True], {"dim": -1}),
     (F.cross_entropy, [_f(8, 5), rng.integers(0, 5, (8,))], [True, False], {}),
     (F.cross_entropy, [_f(8, 5), np.array([0, 1, -100, 4, 2, 2, -100, 3]), _f(5) ** 2],
      [True, False, False], {"ignore_index": -100, "reduction": "sum"}),
@@ -112,6 +110,22 @@ SMALL = [  # (function, arrays, which require grad, kwargs): interpreted replays
 def test_small_replays_are_the_plain_calls_bit_for_bit(fn, arrays, grads, kwargs):
     state = _compare(fn, arrays, grads, kwargs, exact=True)
     assert state.interpret and state.program is None
+
+
+@pytest.mark.parametrize("fn,array,dim,name", [
+    (F.softmax, _f(5, 7), 1, "SoftmaxBackward0"),
+    (F.log_softmax, _f(3, 4, 5), -1, "LogSoftmaxBackward0"),
+    (F.log_softmax, _f(1, 57), 1, "LogSoftmaxBackward0")])
+def test_small_softmaxes_run_plainly_and_keep_no_key(fn, array, dim, name):
+    # (one primitive: a small input's replay would be that primitive interpreted)
+    make = _maker([array], [True])
+    want = _run(fn.__wrapped__, make, {"dim": dim})
+    got = _run(fn, make, {"dim": dim})
+    assert _states(fn) == []
+    for (wo, wg, wn), (go, gg, gn) in zip(want, got):
+        assert wn == gn == [name]
+        for a, b in zip(wo + wg, go + gg):
+            np.testing.assert_array_equal(b, a)
 
 
 LARGE = [  # compiled programs where they fuse: within rounding
@@ -306,14 +320,15 @@ def test_autocast_and_the_profiler_see_plain_calls():
 
 def test_checkpointed_regions_replay_nothing():
     from fusetorch.utils.checkpoint import checkpoint
-    x = torch.randn(4, 6, requires_grad=True)
+    x = torch.randn(4, 6, requires_grad=True)  # (layer_norm: small softmaxes keep no key)
     for _ in range(3):
-        F.log_softmax(x, 1)  # a template exists for this key
-    y = checkpoint(lambda t: F.log_softmax(t, 1), x, use_reentrant=False)
-    y.sum().backward()
+        F.layer_norm(x, (6,))  # a template exists for this key
+    assert isinstance(_states(F.layer_norm)[0], cp._Template)
+    y = checkpoint(lambda t: F.layer_norm(t, (6,)), x, use_reentrant=False)
+    (y * y).sum().backward()
     g = x.grad.clone()
     x.grad = None
-    F.log_softmax.__wrapped__(x, 1).sum().backward()
+    (lambda r: (r * r).sum())(F.layer_norm.__wrapped__(x, (6,))).backward()
     np.testing.assert_array_equal(g.numpy(), x.grad.numpy())
 
 

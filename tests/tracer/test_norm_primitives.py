@@ -147,3 +147,31 @@ def test_compiled_graphs_compute_the_compositions():
     assert "log_softmax" not in counts and "layer_norm" not in counts
     assert counts["exp"] == 2 and counts["sqrt"] == 1
     assert count_ops(decompose(Graph([h], [ops[3]]), every_dtype=True)).get("softmax") is None
+
+
+@pytest.mark.parametrize("shape", [(3, 5), ()])
+def test_softmax_grad_fn_names_and_next_functions_as_pytorch(shape):
+    # (PyTorch 2.13, by hand: SoftmaxBackward0 / LogSoftmaxBackward0 whose next function is
+    # the input's AccumulateGrad, or ToCopyBackward0 with dtype=)
+    x = torch.randn(shape, requires_grad=True)
+    for fn, name in ((F.softmax, "SoftmaxBackward0"), (F.log_softmax, "LogSoftmaxBackward0")):
+        for _ in range(3):  # (plain calls, the capture, replays)
+            y = fn(x, 0 if not shape else 1)
+            assert y.grad_fn.name() == name
+            (nxt, _), = y.grad_fn.next_functions
+            assert nxt.name() == "torch::autograd::AccumulateGrad"
+            y = fn(x, 0 if not shape else 1, dtype=torch.float64)
+            assert y.dtype == torch.float64 and y.grad_fn.name() == name
+            (nxt, _), = y.grad_fn.next_functions
+            assert nxt.name() == "ToCopyBackward0"
+
+
+def test_log_softmax_of_a_loop_row_against_float64():
+    a = np.random.default_rng(3).standard_normal((1, 57)).astype(np.float32)
+    x = torch.tensor(a)
+    for _ in range(3):
+        want = a.astype(np.float64) - np.log(np.exp(a.astype(np.float64)).sum(1, keepdims=True))
+        np.testing.assert_allclose(F.log_softmax(x, 1).numpy(), want, rtol=1e-5, atol=1e-6)
+        w = np.exp(a.astype(np.float64))
+        np.testing.assert_allclose(F.softmax(x, 1).numpy(), w / w.sum(1, keepdims=True),
+                                   rtol=1e-5)

@@ -382,6 +382,8 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
         out = D.apply("nll_loss", [input, t] + ([] if weight is None else [weight]),
                       {"cdim": cdim, "ignore_index": int(ignore_index), "reduction": red,
                        "weight": weight is not None})
+        if weight is None and name == "NllLossBackward0":
+            return out  # (the op's node has PyTorch's name, its inputs the next functions)
         return A.label_recorded(out, name, input, weight)
     keep = t != ignore_index
     t = F.where(keep, t, 0)
