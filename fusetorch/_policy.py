@@ -20,7 +20,7 @@ class EagerCompilePolicy:
                  "min_elements",
                  "eager_programs", "composite_keys", "backward_layouts", "max_pool_rows",
                  "max_pool_plane", "backward_compile_at", "composite_capture_at",
-                 "eager_kernel_at", "fused_step_at")
+                 "eager_kernel_at", "hand_kernel_at", "fused_step_at")
 
     def __init__(self, environ=os.environ):
         on = environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
@@ -43,11 +43,15 @@ class EagerCompilePolicy:
         # once is not worth one): a backward graph compiles from its `backward_compile_at`-th
         # use; a `@composite` key is captured at its `composite_capture_at`-th call and
         # replayed from the next; an eager kernel is built at the `eager_kernel_at`-th sight
-        # of its layout; an optimizer's param group runs fused from its `fused_step_at`-th step
-        # (the earlier ones make its state). 1: from the first
+        # of its layout; a hand-written kernel (convolution, LSTM, max pooling, row sums:
+        # `eager_kernels.cached_kernel`) at the `hand_kernel_at`-th sight of its key (1: each
+        # key is a dtype or a pool geometry that a training loop meets every step, and the build
+        # runs in a thread); an optimizer's param group runs fused from its `fused_step_at`-th
+        # step (the earlier ones make its state). 1: from the first
         self.backward_compile_at = 2
         self.composite_capture_at = 2
         self.eager_kernel_at = 2
+        self.hand_kernel_at = 1
         self.fused_step_at = 2
 
     def __repr__(self) -> str:
@@ -74,6 +78,8 @@ REASONS = {
     "first_use": "interpreted: use {0} (compiled from use {1}: POLICY.backward_compile_at)",
     "first_sight": "numpy: sight {0} of this layout (built at sight {1}: "
                    "POLICY.eager_kernel_at)",
+    "first_hand_sight": "reference: sight {0} of this kernel's key (built at sight {1}: "
+                        "POLICY.hand_kernel_at)",
     "first_call": "plain: call {0} (captured at call {1}: POLICY.composite_capture_at, "
                   "replayed from the next)",
     "first_step": "Python loop: step {0} of this group and its parameters (fused from step "
@@ -116,6 +122,11 @@ def note(kind: str, label: tuple, code: str, *args) -> None:
             del d[next(iter(d))]
         except (StopIteration, KeyError, RuntimeError):  # (another thread got there first)
             pass
+
+
+def noted(kind: str, label: tuple):
+    """The latest (code, args) noted for holder `label` of `kind`, or None."""
+    return _DECISIONS.get((kind, label))
 
 
 def decisions(kind: str | None = None) -> list:

@@ -326,3 +326,63 @@ def test_fused_step_at_moves_the_fused_step(monkeypatch):
     _policy.clear_decisions()
     (line,) = _train(torch.optim.Adam, steps=3)
     assert line == "fused_optimizer Adam param group 0: compiled: one fused kernel call per dtype"
+
+
+def _conv_ref(x, w):
+    """conv2d (stride 1, no padding) in float64 by windows."""
+    k = w.shape[2]
+    win = np.lib.stride_tricks.sliding_window_view(x.astype(np.float64), (k, k), axis=(2, 3))
+    return np.einsum("nchwij,ocij->nohw", win, w.astype(np.float64))
+
+
+def test_hand_written_kernels_switched_off_never_build(monkeypatch):
+    """The convolution's and max pooling's kernels: none is built or run with the switch off,
+    and explain() names the switch, once per kernel however often it is met."""
+    from fusetorch.runtime import conv
+    from fusetorch.runtime import eager_kernels as ek
+    monkeypatch.setattr(POLICY, "eager_kernels", False)
+    built = []
+    monkeypatch.setattr(conv, "_build", lambda *a: built.append(a))
+    monkeypatch.setattr(ek, "_build_pool", lambda *a, **k: built.append(a))
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 9, 9)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 3, 3)).astype(np.float32)
+    for _ in range(3):
+        y = F.conv2d(torch.tensor(x), torch.tensor(w))
+        np.testing.assert_allclose(y.numpy(), _conv_ref(x, w), rtol=1e-5, atol=1e-5)
+        p = F.max_pool2d(torch.tensor(x), 3)
+        np.testing.assert_array_equal(p.numpy(), x.reshape(2, 3, 3, 3, 3, 3).max((3, 5)))
+    assert built == []
+    lines = _lines("eager_kernel")
+    assert "eager_kernel conv2d float32: not compiled: POLICY.eager_kernels off" in lines, lines
+    assert any(line.startswith("eager_kernel max_pool2d ") and
+               line.endswith("not compiled: POLICY.eager_kernels off") for line in lines), lines
+    assert len(lines) == len(set(lines))
+
+
+def test_hand_kernel_at_moves_a_hand_written_kernels_build(monkeypatch):
+    from fusetorch.runtime import eager_kernels as ek
+    monkeypatch.setattr(POLICY, "hand_kernel_at", 3)
+    monkeypatch.setattr(POLICY, "background_builds", False)
+    key, kernel, calls = ("test_hand_kernel", "at3"), object(), []
+    try:
+        for sight in (1, 2):
+            assert ek.cached_kernel(key, lambda: calls.append(1) or kernel) is None
+            assert _lines("eager_kernel")[-1] == (
+                f"eager_kernel test_hand_kernel at3: reference: sight {sight} of this kernel's "
+                "key (built at sight 3: POLICY.hand_kernel_at)")
+        assert calls == []
+        assert ek.cached_kernel(key, lambda: calls.append(1) or kernel) is kernel
+        assert _lines("eager_kernel")[-1] == ("eager_kernel test_hand_kernel at3: compiled: a "
+                                              "kernel for this layout")
+        assert ek.cached_kernel(key, lambda: calls.append(1) or kernel) is kernel
+        assert calls == [1]
+    finally:
+        with ek._lock:
+            ek._PROGRAMS.pop(key, None)
+
+
+def test_hand_kernel_at_is_a_policy_row():
+    assert POLICY.hand_kernel_at == 1  # (from the first sight: a build runs in a thread)
+    assert "hand_kernel_at=1" in repr(_policy.EagerCompilePolicy({}))
+    assert _policy.EagerCompilePolicy({"FUSETORCH_EAGER_COMPILE": "0"}).eager_kernels is False

@@ -41,7 +41,7 @@ from typing import Iterator
 import numpy as np
 
 from .._per_thread import per_thread
-from .._policy import POLICY, note
+from .._policy import POLICY, note, noted
 from .device import C_ARRAY_TYPES
 
 # Below this the numpy call is as fast as a kernel call (a few microseconds of fixed cost each),
@@ -153,7 +153,7 @@ def max_pool2d(x: np.ndarray, kernel: tuple, stride: tuple, padding: tuple, dila
     by one kernel (templates/c/max_pool2d.c.j2); or None. What the max_pool2d and
     max_pool2d_index primitives compute (ir/pool_ops.py), from one read of the input. With
     `part` (0 the values, 1 the indices) only that one, by a kernel that writes only it."""
-    if not (x.ndim == 4 and _eligible(x, 0)):
+    if not (x.ndim == 4 and _fits(x, 0)):
         return None
     n, c, h, w = x.shape
     (kh, kw), (sh, sw), (ph, pw), (dh, dw), (eh, ew) = kernel, stride, padding, dilation, extra
@@ -179,7 +179,7 @@ def max_pool2d_grad(x: np.ndarray, g: np.ndarray, kernel: tuple, stride: tuple,
     """The max_pool2d_grad primitive (ir/pool_ops.py): g [N, C, OH, OW] added into zeros of
     x's shape at max pooling's picks, by the forward's scan (templates/c/max_pool2d.c.j2 with
     `grad`), in scatter_add's order; or None."""
-    if not (x.ndim == 4 and _eligible(x, 0) and g.dtype == x.dtype and g.ndim == 4
+    if not (x.ndim == 4 and _fits(x, 0) and g.dtype == x.dtype and g.ndim == 4
             and g.flags.aligned and g.__class__ is np.ndarray):
         return None
     n, c, h, w = x.shape
@@ -205,7 +205,7 @@ def add_rows(out: np.ndarray, rows: np.ndarray, v: np.ndarray) -> bool:
     in the same order; False (numpy should do it) where it does not apply: `out` and `v`
     C-contiguous float32/float64 of one dtype, `v` one row of `out` per index, `rows` a 1-d
     integer index already checked to be in range."""
-    if not (POLICY.eager_kernels and out.dtype in _FLOATS and v.dtype == out.dtype and out.ndim >= 2
+    if not (out.dtype in _FLOATS and v.dtype == out.dtype and out.ndim >= 2
             and rows.ndim == 1 and rows.dtype.kind in "iu" and v.shape[1:] == out.shape[1:]
             and v.shape[0] == rows.shape[0] and v.size >= POLICY.min_elements
             and out.flags.c_contiguous and v.flags.c_contiguous
@@ -228,18 +228,18 @@ def scatter_add_last(out: np.ndarray, index: np.ndarray, src: np.ndarray) -> boo
     (numpy should do it) where it does not apply: C-contiguous float32/float64 `out`, `src` of
     its dtype, an int64 `index` of src's shape, already checked to be in range, with out's
     leading dims."""
-    if not (POLICY.eager_kernels and out.dtype in _FLOATS and src.dtype == out.dtype
+    if not (out.dtype in _FLOATS and src.dtype == out.dtype
             and index.dtype == np.int64 and out.ndim == index.ndim >= 1
             and src.shape == index.shape and index.shape[:-1] == out.shape[:-1]
             and index.size >= POLICY.min_elements and out.flags.c_contiguous
             and out.__class__ is np.ndarray and src.__class__ is np.ndarray):
         return False
-    # (a sum's cotangent arrives broadcast: one copy is cheaper than numpy's loop)
-    index, src = np.ascontiguousarray(index), np.ascontiguousarray(src)
     fn = cached_kernel(("scatter_add_last", out.dtype),
                        lambda: _build_scatter_add_last(out.dtype))
     if fn is None:
         return False
+    # (a sum's cotangent arrives broadcast: one copy is cheaper than numpy's loop)
+    index, src = np.ascontiguousarray(index), np.ascontiguousarray(src)
     k = index.shape[-1]
     fn(out, index, src, index.size // max(k, 1), k, out.shape[-1])
     return True
@@ -254,11 +254,22 @@ def cached_kernel(key: tuple, build):
     eager step of a conv net on a fresh machine waited for), as a compiled program's first calls
     interpret; values agree between the two to rounding (the kernels sum in another order).
     FUSETORCH_COMPILE_BACKGROUND=0 builds while the caller waits (the tests: results never
-    depend on which ran)."""
+    depend on which ran). When to build is `POLICY`'s: off with `POLICY.eager_kernels`,
+    else from the `POLICY.hand_kernel_at`-th sight of `key`; each choice is `note`d."""
+    if not POLICY.eager_kernels:
+        _note_off(key)
+        return None
     with _lock:
         fn = _PROGRAMS.get(key, _UNSEEN)
-        if fn is _UNSEEN or fn.__class__ is int:  # (int: an eager program's sightings)
+        if fn is _UNSEEN or fn.__class__ is int:  # (int: sightings before hand_kernel_at)
             if _tracing.state.TRACING:
+                return None
+            n, at = (1 if fn is _UNSEEN else fn + 1), POLICY.hand_kernel_at
+            if n < at:  # the caller's reference computes it
+                _PROGRAMS[key] = n
+                if n == 1:
+                    _evict()
+                note("eager_kernel", key, "first_hand_sight", n, at)
                 return None
             if POLICY.background_builds:
                 _PROGRAMS[key] = _BUILDING
@@ -284,6 +295,16 @@ def cached_kernel(key: tuple, build):
         else:
             _PROGRAMS.move_to_end(key)
     return fn or None
+
+
+def _note_off(key: tuple) -> None:
+    """Note that the switch keeps `key`'s kernel unbuilt, once per change (callers come per op
+    call)."""
+    if noted("eager_kernel", key) != _OFF:
+        note("eager_kernel", key, "off", "eager_kernels")
+
+
+_OFF = ("off", ("eager_kernels",))
 
 
 def _build_kernel(key: tuple, build) -> None:
@@ -339,10 +360,15 @@ def clear() -> None:
 # ---------------------------------------------------------------- programs
 
 def _eligible(x, min_elements: int | None = None) -> bool:
-    # (the size first: a loop's small arrays, most calls, are answered by one comparison)
+    # (the size first, in _fits: a loop's small arrays, most calls, are answered by it)
+    return _fits(x, min_elements) and POLICY.eager_kernels
+
+
+def _fits(x, min_elements: int | None = None) -> bool:
+    """`x` is an array a kernel reads: aligned, float32/float64, of `min_elements` or more
+    (the switch aside: `cached_kernel` decides it for hand-written kernels and notes it)."""
     return (x.size >= (POLICY.min_elements if min_elements is None else min_elements)
-            and POLICY.eager_kernels and x.dtype in _FLOATS and x.flags.aligned
-            and x.__class__ is np.ndarray)
+            and x.dtype in _FLOATS and x.flags.aligned and x.__class__ is np.ndarray)
 
 
 def _layout(x: np.ndarray) -> tuple:

@@ -16,7 +16,6 @@ import hashlib
 import numpy as np
 
 from .. import _threads
-from .._policy import POLICY
 from . import eager_kernels
 
 # the kernels' products pad their columns to whole blocks of at most 64 (FT_NP)
@@ -72,7 +71,7 @@ def _dense(*arrays) -> list:
 
 def _kernels(dtype, hid: int):
     """(forward, backward, ffi) for this dtype and hidden size, or None (the reference runs)."""
-    if not POLICY.eager_kernels or dtype not in (np.float32, np.float64):
+    if dtype not in (np.float32, np.float64):
         return None
     dtype = np.dtype(dtype)
     return eager_kernels.cached_kernel(("lstm_scan", dtype, hid), lambda: _build(dtype, hid))

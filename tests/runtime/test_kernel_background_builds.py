@@ -14,6 +14,12 @@ from fusetorch.runtime import eager_kernels as ek
 from fusetorch.runtime import program
 
 
+@pytest.fixture(autouse=True)
+def _kernels_on(monkeypatch):
+    # (cached_kernel honours the switch: on here also under FUSETORCH_EAGER_COMPILE=0)
+    monkeypatch.setattr(POLICY, "eager_kernels", True)
+
+
 @pytest.fixture
 def background(monkeypatch):
     monkeypatch.setattr(POLICY, "background_builds", True)
