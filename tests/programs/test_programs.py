@@ -69,6 +69,8 @@ RUNS = [
     "packed_gru",                # chatbot-tutorial-style encoder (pack_padded_sequence, GRU)
     "autocast_accumulation",     # recipe: automatic mixed precision, gradient accumulation
     "makemore_lectures",         # karpathy Zero to Hero makemore 1-4 (keepdims=True, one_hot)
+    "per_sample_grads",          # torch.func tutorial: per-sample gradients (vmap(grad) of dicts)
+    "jacobians_hessians",        # torch.func tutorial: jacrev/jacfwd/hessian/hvp, batch Jacobians
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
@@ -78,6 +80,9 @@ STOPS = {
     # tutorial: dynamic quantization of an LSTM word language model
     "dynamic_quantization": ("torch.quantization: quantized tensors and quantization are out of "
                              "scope", "quantization (out of scope)"),
+    # torch.func tutorial: model ensembling (stack_module_state; the base model moved to 'meta')
+    "model_ensembling": ("device type at start of device string: meta",
+                         "the meta device (out of scope)"),
 }
 
 
