@@ -71,6 +71,10 @@ RUNS = [
     "makemore_lectures",         # karpathy Zero to Hero makemore 1-4 (keepdims=True, one_hot)
     "per_sample_grads",          # torch.func tutorial: per-sample gradients (vmap(grad) of dicts)
     "jacobians_hessians",        # torch.func tutorial: jacrev/jacfwd/hessian/hvp, batch Jacobians
+    "saving_loading",            # tutorial + recipes: saving/loading models, general checkpoints
+    "data_utilities",            # torch.utils.data: custom Dataset/Sampler/collate_fn, splits
+    "lr_schedulers",             # lr_scheduler docs: Lambda/Sequential/Plateau/WarmRestarts/...
+    "hooks",                     # forward/backward hook recipes (with_kwargs hooks), Grad-CAM
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
