@@ -75,6 +75,7 @@ RUNS = [
     "data_utilities",            # torch.utils.data: custom Dataset/Sampler/collate_fn, splits
     "lr_schedulers",             # lr_scheduler docs: Lambda/Sequential/Plateau/WarmRestarts/...
     "hooks",                     # forward/backward hook recipes (with_kwargs hooks), Grad-CAM
+    "parametrizations",          # tutorial: Parametrizations (orthogonal, weight/spectral norm)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
