@@ -76,6 +76,8 @@ RUNS = [
     "lr_schedulers",             # lr_scheduler docs: Lambda/Sequential/Plateau/WarmRestarts/...
     "hooks",                     # forward/backward hook recipes (with_kwargs hooks), Grad-CAM
     "parametrizations",          # tutorial: Parametrizations (orthogonal, weight/spectral norm)
+    "imagenet_resnet",           # pytorch/examples imagenet (ResNet-18 written out, AverageMeter)
+    "einsum_attention",          # einsum-heavy attention code (einsum sublist form)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
