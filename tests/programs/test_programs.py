@@ -78,6 +78,7 @@ RUNS = [
     "parametrizations",          # tutorial: Parametrizations (orthogonal, weight/spectral norm)
     "imagenet_resnet",           # pytorch/examples imagenet (ResNet-18 written out, AverageMeter)
     "einsum_attention",          # einsum-heavy attention code (einsum sublist form)
+    "weight_init",               # init_weights via model.apply (nn.init.*), inference_mode
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
