@@ -79,6 +79,7 @@ RUNS = [
     "imagenet_resnet",           # pytorch/examples imagenet (ResNet-18 written out, AverageMeter)
     "einsum_attention",          # einsum-heavy attention code (einsum sublist form)
     "weight_init",               # init_weights via model.apply (nn.init.*), inference_mode
+    "sequence_batching",         # pack/pad (enforce_sorted=False), key padding masks
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
