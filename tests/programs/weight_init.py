@@ -58,7 +58,8 @@ def main():
     assert nn.init.calculate_gain('conv2d') == 1 and nn.init.calculate_gain('sigmoid') == 1
 
     model = Model()
-    bound = 1 / math.sqrt(32)  # nn.Linear's default: kaiming_uniform_(a=sqrt(5)) = U(±1/sqrt(fan_in))
+    # nn.Linear's default: kaiming_uniform_(a=sqrt(5)), i.e. U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+    bound = 1 / math.sqrt(32)
     assert model.head.weight.abs().max() <= bound and model.head.weight.abs().max() > 0.8 * bound
     model.apply(init_weights)
 
