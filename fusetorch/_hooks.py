@@ -14,13 +14,18 @@ class RemovableHandle:
 
     _next_id = 0
 
-    def __init__(self, hooks: dict):
+    def __init__(self, hooks: dict, *, extra_dict=None):
         self._hooks = hooks
         self.id = RemovableHandle._next_id
         RemovableHandle._next_id += 1
+        # tables that mark the hook's id (a module's with_kwargs/always_call flags)
+        self.extra_dicts = [] if extra_dict is None else \
+            list(extra_dict) if isinstance(extra_dict, (list, tuple)) else [extra_dict]
 
     def remove(self) -> None:
         self._hooks.pop(self.id, None)
+        for table in self.extra_dicts:
+            table.pop(self.id, None)
 
     def __enter__(self) -> "RemovableHandle":
         return self

@@ -7,6 +7,7 @@ import math
 
 from ..ir import dtypes as dt
 from ..ir.shapes import norm_dim
+from ..tracer import autograd as _A
 from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer.functional import write_out
@@ -165,7 +166,10 @@ def torch_norm(input: Tensor, p="fro", dim=None, keepdim: bool = False, out=None
 def dist(input: Tensor, other: Tensor, p=2) -> Tensor:
     D.check_tensor(input, "dist", "input", 1)
     D.check_tensor(other, "dist", "other", 2)
-    return vector_norm(D.binary("sub", input, other), p)
+    out = vector_norm(D.binary("sub", input, other), p)
+    if D.GRAD_ENABLED and out._requires_grad:
+        _A.label(out, "DistBackward0", input, other)  # PyTorch's grad_fn for the composite
+    return out
 
 
 @_ac.op("cdist")

@@ -5,6 +5,7 @@ Attributes that are Parameters, Modules or registered buffers are kept in `_para
 """
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 from typing import Callable, Iterator
@@ -60,25 +61,73 @@ class Module:
         d = self.__dict__
         hooks = d.get("_forward_pre_hooks")
         if hooks:
-            for hook in list(hooks.values()):
-                r = hook(self, args)
-                if r is not None:
-                    args = r if isinstance(r, tuple) else (r,)
+            args, kwargs = self._call_pre_hooks(hooks, args, kwargs)
         backward_hooks = None
         if d.get("_backward_hooks") or d.get("_backward_pre_hooks"):
             backward_hooks = _backward_hooks.start(self, args)
             if backward_hooks is not None:
                 args = backward_hooks.inputs(args)
-        out = self.forward(*args, **kwargs)
         hooks = d.get("_forward_hooks")
-        if hooks:
-            for hook in list(hooks.values()):
-                r = hook(self, args, out)
-                if r is not None:
-                    out = r
+        if hooks and d.get("_forward_hooks_always_called"):
+            out = self._forward_always_calling(hooks, args, kwargs)
+        else:
+            out = self.forward(*args, **kwargs)
+            if hooks:
+                out = self._call_forward_hooks(hooks, args, kwargs, out, [])
         if backward_hooks is not None:
             out = backward_hooks.output(out)
         return out
+
+    def _call_pre_hooks(self, hooks, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        with_kwargs = self.__dict__.get("_forward_pre_hooks_with_kwargs", ())
+        for hook_id, hook in list(hooks.items()):
+            if hook_id in with_kwargs:
+                r = hook(self, args, kwargs)
+                if r is not None:
+                    if not (isinstance(r, tuple) and len(r) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {r}.")
+                    args, kwargs = r
+            else:
+                r = hook(self, args)
+                if r is not None:
+                    args = r if isinstance(r, tuple) else (r,)
+        return args, kwargs
+
+    def _call_forward_hooks(self, hooks, args: tuple, kwargs: dict, out, called: list):
+        with_kwargs = self.__dict__.get("_forward_hooks_with_kwargs", ())
+        for hook_id, hook in list(hooks.items()):
+            called.append(hook_id)
+            r = hook(self, args, kwargs, out) if hook_id in with_kwargs else hook(self, args, out)
+            if r is not None:
+                out = r
+        return out
+
+    def _forward_always_calling(self, hooks, args: tuple, kwargs: dict):
+        """forward and its hooks; where either raises, the `always_call` hooks that have not
+        run yet still run (with the output so far), as PyTorch's, then the error goes on."""
+        d = self.__dict__
+        called: list = []
+        out = None
+        try:
+            out = self.forward(*args, **kwargs)
+            return self._call_forward_hooks(hooks, args, kwargs, out, called)
+        except Exception:
+            with_kwargs = d.get("_forward_hooks_with_kwargs", ())
+            for hook_id, hook in list(hooks.items()):
+                if hook_id not in d["_forward_hooks_always_called"] or hook_id in called:
+                    continue
+                try:
+                    r = hook(self, args, kwargs, out) if hook_id in with_kwargs else \
+                        hook(self, args, out)
+                except Exception as e:  # noqa: BLE001  (the forward's error is the one raised)
+                    warnings.warn("module forward hook with ``always_call=True`` raised an "
+                                  "exception that was silenced as another error was raised in "
+                                  f"forward: {e}")
+                    continue
+                if r is not None:
+                    out = r
+            raise
 
     # ------------------------------------------------------------ attributes
 
@@ -414,17 +463,37 @@ class Module:
 
     # ------------------------------------------------------------ hooks
 
-    def register_forward_hook(self, hook: Callable) -> RemovableHandle:
-        """`hook(module, args, output)` after each forward; a non-None result replaces output."""
-        h = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[h.id] = hook
+    def register_forward_hook(self, hook: Callable, *, prepend: bool = False,
+                              with_kwargs: bool = False, always_call: bool = False
+                              ) -> RemovableHandle:
+        """`hook(module, args, output)` (with_kwargs: `hook(module, args, kwargs, output)`)
+        after each forward; a non-None result replaces output. `prepend` runs it before the
+        hooks already registered; `always_call` runs it even where forward raises."""
+        h = self._add_hook(self._forward_hooks, hook, prepend)
+        if with_kwargs:
+            self._hook_flags(h, "_forward_hooks_with_kwargs")
+        if always_call:
+            self._hook_flags(h, "_forward_hooks_always_called")
         return h
 
-    def register_forward_pre_hook(self, hook: Callable) -> RemovableHandle:
-        """`hook(module, args)` before each forward; a non-None result replaces the args."""
-        h = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[h.id] = hook
+    def register_forward_pre_hook(self, hook: Callable, *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """`hook(module, args)` before each forward; a non-None result replaces the args.
+        With `with_kwargs`, `hook(module, args, kwargs)` returning None or (args, kwargs)."""
+        h = self._add_hook(self._forward_pre_hooks, hook, prepend)
+        if with_kwargs:
+            self._hook_flags(h, "_forward_pre_hooks_with_kwargs")
         return h
+
+    def _hook_flags(self, handle: RemovableHandle, table: str) -> None:
+        """Marks the handle's hook in one of PyTorch's id tables (created at first use, so a
+        module without such hooks has none); removing the handle unmarks it."""
+        flags = self.__dict__.get(table)
+        if flags is None:
+            flags = OrderedDict()
+            object.__setattr__(self, table, flags)
+        flags[handle.id] = True
+        handle.extra_dicts.append(flags)
 
     def register_full_backward_hook(self, hook: Callable, prepend: bool = False
                                     ) -> RemovableHandle:

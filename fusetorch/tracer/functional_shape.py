@@ -458,10 +458,36 @@ def _diag_labels(t: Tensor, s: str) -> tuple:
     return t, s
 
 
+def _sublist_labels(sublist) -> str:
+    """PyTorch's sublist subscripts: 0-25 are A-Z, 26-51 a-z, Ellipsis is '...'."""
+    out = []
+    for v in sublist:
+        if v is Ellipsis:
+            out.append("...")
+        elif isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 52:
+            out.append(chr(ord("A") + v) if v < 26 else chr(ord("a") + v - 26))
+        else:
+            raise ValueError("einsum(): subscript in subscript list is not within the valid "
+                             "range [0, 52)")
+    return "".join(out)
+
+
+def _sublist_equation(args: tuple) -> tuple[str, list]:
+    """`einsum(op1, sublist1, op2, sublist2, ..., [sublist_out])` as (equation, operands)."""
+    ops, subs = list(args[0::2][:len(args) // 2]), [_sublist_labels(s) for s in args[1::2]]
+    equation = ",".join(subs)
+    if len(args) % 2:
+        equation += "->" + _sublist_labels(args[-1])
+    return equation, ops
+
+
 def einsum(equation: str, *operands) -> Tensor:
     """Operands are aligned on one label order (size-1 dims where a label is absent), then
     multiplied left to right; a label is summed out as soon as no later operand or the output
-    uses it, so intermediates stay small for chains like 'ij,jk,kl->il'."""
+    uses it, so intermediates stay small for chains like 'ij,jk,kl->il'. The sublist form
+    `einsum(a, [0, 1], b, [1, 2], [0, 2])` is the same equation spelt with integers."""
+    if not isinstance(equation, str):
+        equation, operands = _sublist_equation((equation,) + operands)
     D.check_tensors(operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple))
                     else operands, "einsum")
     ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \

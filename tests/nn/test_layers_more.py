@@ -399,3 +399,72 @@ def test_prelu_keeps_a_0d_input_0d():
         assert x.grad.shape == () and x.grad.item() == 0.25
         assert w.grad.shape == w.shape and w.grad.sum().item() == -3.0
     assert nn.PReLU()(torch.tensor(-2.0)).shape == ()
+
+
+@pytest.mark.parametrize("shape,orthogonal_map", [
+    ((4, 4), None), ((4, 4), "cayley"), ((5, 3), None), ((3, 5), "householder"),
+    ((5, 3), "matrix_exp"), ((2, 4, 4), None),
+])
+def test_orthogonal_parametrization_gives_orthonormal_columns_or_rows(shape, orthogonal_map):
+    from fusetorch.nn.utils import parametrizations
+    torch.manual_seed(0)
+    m = torch.nn.Module()
+    m.weight = torch.nn.Parameter(torch.randn(*shape, dtype=torch.float64))
+    parametrizations.orthogonal(m, orthogonal_map=orthogonal_map)
+    Q = m.weight.detach().numpy()
+    small = min(shape[-2:])
+    gram = Q.swapaxes(-1, -2) @ Q if shape[-2] >= shape[-1] else Q @ Q.swapaxes(-1, -2)
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(small), gram.shape), atol=1e-10)
+    # trained through the parametrization, it stays orthogonal
+    opt = torch.optim.SGD(m.parameters(), lr=0.1)
+    target = torch.randn(*shape, dtype=torch.float64)
+    before = ((m.weight - target) ** 2).sum().item()
+    for _ in range(3):
+        opt.zero_grad()
+        ((m.weight - target) ** 2).sum().backward()
+        opt.step()
+    Q = m.weight.detach().numpy()
+    gram = Q.swapaxes(-1, -2) @ Q if shape[-2] >= shape[-1] else Q @ Q.swapaxes(-1, -2)
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(small), gram.shape), atol=1e-10)
+    assert ((m.weight - target) ** 2).sum().item() < before
+
+
+def test_orthogonal_parametrization_keeps_an_orthogonal_weight_and_refuses_bad_input():
+    from fusetorch.nn.utils import parametrizations
+    lin = torch.nn.Linear(3, 3, dtype=torch.float64)
+    rot = np.linalg.qr(np.random.default_rng(0).standard_normal((3, 3)))[0]
+    with torch.no_grad():
+        lin.weight.copy_(torch.tensor(rot))
+    parametrizations.orthogonal(lin)
+    # an orthogonal weight is kept as it is (its base), the original holds -Id
+    np.testing.assert_allclose(lin.weight.detach().numpy(), rot, atol=1e-12)
+    orig = lin.parametrizations.weight.original.detach().numpy()
+    np.testing.assert_allclose(orig, -np.eye(3))
+    with pytest.raises(ValueError, match="Expected a matrix or batch of matrices. Got a tensor "
+                                         "of 1 dimensions."):
+        parametrizations.orthogonal(torch.nn.Linear(3, 3), "bias")
+    with pytest.raises(ValueError, match='orthogonal_map has to be one of "matrix_exp", '
+                                         '"cayley", "householder". Got: qr'):
+        parametrizations.orthogonal(torch.nn.Linear(3, 3), orthogonal_map="qr")
+    with pytest.raises(ValueError, match="has no parameter or buffer with name 'w'"):
+        parametrizations.orthogonal(torch.nn.Linear(3, 3), "w")
+    fixed = torch.nn.Linear(3, 3)
+    parametrizations.orthogonal(fixed, use_trivialization=False)
+    with pytest.raises(NotImplementedError, match="not possible to assign to the matrix "
+                                                  "exponential"):
+        fixed.weight = torch.eye(3)
+
+
+def test_dist_grad_fn_is_pytorchs():
+    d = torch.dist(torch.ones(3, requires_grad=True), torch.zeros(3))
+    assert type(d.grad_fn).__name__ == "DistBackward0" or d.grad_fn.name() == "DistBackward0"
+
+
+def test_householder_without_trivialization_round_trips_an_assigned_orthogonal_matrix():
+    from fusetorch.nn.utils import parametrizations
+    lin = torch.nn.Linear(3, 5, dtype=torch.float64)  # weight 5 x 3, a tall matrix
+    parametrizations.orthogonal(lin, orthogonal_map="householder", use_trivialization=False)
+    q = np.linalg.qr(np.random.default_rng(1).standard_normal((5, 3)))[0]
+    lin.weight = torch.tensor(q)
+    np.testing.assert_allclose(lin.weight.detach().numpy(), q, atol=1e-12)
+    assert not hasattr(lin.parametrizations.weight[0], "base")

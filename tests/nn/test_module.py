@@ -177,6 +177,58 @@ def test_forward_hooks():
     assert m(torch.ones(1, 3)).tolist() == [[3.0, 3.0]] and len(seen) == 1
 
 
+class _Shift(nn.Module):
+    def forward(self, x, by=1.0, fail=False):
+        if fail:
+            raise ValueError("forward failed")
+        return x + by
+
+
+def test_forward_hooks_with_kwargs_prepend_and_always_call():
+    # the behaviour PyTorch 2.13 showed for the same calls
+    m = _Shift()
+    calls = []
+    m.register_forward_hook(lambda mod, a, o: calls.append("plain"))
+    always = m.register_forward_hook(lambda mod, a, k, o: calls.append(("always", k, o)),
+                                     with_kwargs=True, always_call=True)
+    m.register_forward_hook(lambda mod, a, o: calls.append("first"), prepend=True)
+    assert m(torch.tensor(1.0)).item() == 2.0
+    assert calls[:2] == ["first", "plain"] and calls[2][0] == "always"
+    calls.clear()
+    with pytest.raises(ValueError, match="forward failed"):
+        m(torch.tensor(1.0), fail=True)
+    assert calls == [("always", {"fail": True}, None)]  # only always_call hooks, output None
+    calls.clear()
+    always.remove()
+    assert not m._forward_hooks_with_kwargs and not m._forward_hooks_always_called
+    with pytest.raises(ValueError, match="forward failed"):
+        m(torch.tensor(1.0), fail=True)
+    assert calls == []
+
+    pre = m.register_forward_pre_hook(lambda mod, a, k: (a, {**k, "by": 10.0}), with_kwargs=True)
+    m.register_forward_pre_hook(lambda mod, a: (a[0] * 2,), prepend=True)
+    assert m(torch.tensor(1.0), by=3.0).item() == 12.0  # doubled first, then by=10
+    pre.remove()
+    assert m(torch.tensor(1.0), by=3.0).item() == 5.0
+    m.register_forward_pre_hook(lambda mod, a, k: 5, with_kwargs=True)
+    with pytest.raises(RuntimeError, match=re.escape("forward pre-hook must return None or a "
+                                                     "tuple of (new_args, new_kwargs), but "
+                                                     "got 5.")):
+        m(torch.tensor(1.0))
+
+
+def test_a_failing_always_call_hook_warns_and_the_forward_error_is_raised():
+    m = _Shift()
+
+    def bad(mod, args, out):
+        raise KeyError("hook")
+    m.register_forward_hook(bad, always_call=True)
+    with pytest.warns(UserWarning, match="``always_call=True`` raised an exception that was "
+                                         "silenced"):
+        with pytest.raises(ValueError, match="forward failed"):
+            m(torch.tensor(1.0), fail=True)
+
+
 def test_full_backward_hooks_see_and_replace_gradients():
     # PyTorch 2.13: the pre-hook sees grad_output first and may replace it; the full hook then
     # sees grad_input (w.r.t. the positional input) with the replaced grad_output

@@ -69,6 +69,17 @@ RUNS = [
     "packed_gru",                # chatbot-tutorial-style encoder (pack_padded_sequence, GRU)
     "autocast_accumulation",     # recipe: automatic mixed precision, gradient accumulation
     "makemore_lectures",         # karpathy Zero to Hero makemore 1-4 (keepdims=True, one_hot)
+    "per_sample_grads",          # torch.func tutorial: per-sample gradients (vmap(grad) of dicts)
+    "jacobians_hessians",        # torch.func tutorial: jacrev/jacfwd/hessian/hvp, batch Jacobians
+    "saving_loading",            # tutorial + recipes: saving/loading models, general checkpoints
+    "data_utilities",            # torch.utils.data: custom Dataset/Sampler/collate_fn, splits
+    "lr_schedulers",             # lr_scheduler docs: Lambda/Sequential/Plateau/WarmRestarts/...
+    "hooks",                     # forward/backward hook recipes (with_kwargs hooks), Grad-CAM
+    "parametrizations",          # tutorial: Parametrizations (orthogonal, weight/spectral norm)
+    "imagenet_resnet",           # pytorch/examples imagenet (ResNet-18 written out, AverageMeter)
+    "einsum_attention",          # einsum-heavy attention code (einsum sublist form)
+    "weight_init",               # init_weights via model.apply (nn.init.*), inference_mode
+    "sequence_batching",         # pack/pad (enforce_sorted=False), key padding masks
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
@@ -78,6 +89,9 @@ STOPS = {
     # tutorial: dynamic quantization of an LSTM word language model
     "dynamic_quantization": ("torch.quantization: quantized tensors and quantization are out of "
                              "scope", "quantization (out of scope)"),
+    # torch.func tutorial: model ensembling (stack_module_state; the base model moved to 'meta')
+    "model_ensembling": ("device type at start of device string: meta",
+                         "the meta device (out of scope)"),
 }
 
 

@@ -236,3 +236,17 @@ def test_addr():
                    beta=True)
     assert gradcheck(lambda a, b: torch.addr(T(x), a, b, alpha=0.5),
                      (T(u, grad=True), T(w, grad=True)))
+
+
+def test_einsum_sublist_form_against_numpy():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((3, 4))
+    ta, tb = torch.tensor(a), torch.tensor(b)
+    np.testing.assert_allclose(torch.einsum(ta, [0, 1], tb, [1, 2], [0, 2]).numpy(), a @ b)
+    np.testing.assert_allclose(torch.einsum(ta, [0, 1], tb, [1, 2]).numpy(),
+                               np.einsum(a, [0, 1], b, [1, 2]))
+    np.testing.assert_allclose(torch.einsum(ta, [Ellipsis, 30], [30]).numpy(), a.sum(0))
+    np.testing.assert_allclose(torch.einsum(ta.t(), [51, 0], [0, 51]).numpy(), a)
+    with pytest.raises(ValueError, match=r"subscript in subscript list is not within the valid "
+                                         r"range \[0, 52\)"):
+        torch.einsum(ta, [0, 52])

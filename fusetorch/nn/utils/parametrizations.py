@@ -6,14 +6,148 @@ from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.autograd import no_grad
-from ...tracer.creation import randn
+from ...linalg.compositions import householder_product
+from ...linalg.decompositions import solve
+from ...linalg.factorizations import geqrf, matrix_exp
+from ...tracer.creation import eye, full_like, randn, zeros_like
 from ...tracer.tensor import Tensor
+from ...tracer.type_info import finfo
 from .._functional.distance import normalize
 from .._functional.native import norm_except_dim
 from ..module import Module
 from . import parametrize
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["orthogonal", "weight_norm", "spectral_norm"]
+
+
+_ORTHOGONAL_MAPS = ("matrix_exp", "cayley", "householder")
+
+
+def _is_orthogonal(Q: Tensor) -> bool:
+    n, k = Q.size(-2), Q.size(-1)
+    Id = eye(k, dtype=Q.dtype, device=Q.device)
+    eps = 10. * n * finfo(Q.dtype).eps  # a reasonable eps, but not too large
+    return F.allclose(Q.mH @ Q, Id, atol=eps)
+
+
+def _with_diagonal(X: Tensor, values: Tensor | None, fill: float = 0.) -> Tensor:
+    """X with its (..., i, i) entries replaced by `values` (or `fill`): by a mask, since
+    `diagonal()` here is a copy, not a view to write through."""
+    mask = eye(X.size(-2), X.size(-1), dtype=X.dtype, device=X.device)
+    k = min(X.size(-2), X.size(-1))
+    if values is None:
+        values = full_like(X[..., :1, :k], fill).squeeze(-2)
+    if X.size(-1) > k:
+        values = F.cat([values, values.new_zeros(*values.shape[:-1], X.size(-1) - k)], dim=-1)
+    return X * (1 - mask) + mask * values.unsqueeze(-2)
+
+
+def _make_orthogonal(A_: Tensor) -> Tensor:
+    """The Q factor of a tall A_ = QR with diag(R) non-negative."""
+    X, tau = geqrf(A_)
+    Q = householder_product(X, tau)
+    # the diagonal of X is that of R: normalised by its signs
+    return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+class _Orthogonal(Module):
+    """PyTorch's orthogonal parametrization: X -> an orthogonal Q by the matrix exponential or
+    the Cayley map of a skew matrix made from X's lower triangle, or by Householder
+    reflections; with `use_trivialization` Q is `base @ Q`, `base` set by right_inverse."""
+
+    def __init__(self, weight: Tensor, orthogonal_map: str, *,
+                 use_trivialization: bool = True) -> None:
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X: Tensor) -> Tensor:
+        n, k = X.size(-2), X.size(-1)
+        transposed = n < k
+        if transposed:
+            X = X.mT
+            n, k = k, n
+        # here n >= k: X is a tall matrix
+        if self.orthogonal_map in ("matrix_exp", "cayley"):
+            X = X.tril()  # n * k - k * (k - 1) / 2 parameters
+            if n != k:  # embedded into a square matrix
+                X = F.cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+            skew = X - X.mH
+            if self.orthogonal_map == "matrix_exp":
+                Q = matrix_exp(skew)
+            else:  # the Cayley retraction (I + A/2)(I - A/2)^{-1}
+                Id = eye(n, dtype=skew.dtype, device=skew.device)
+                Q = solve(F.add(Id, skew, alpha=-0.5), F.add(Id, skew, alpha=0.5))
+            if n != k:
+                Q = Q[..., :k]
+        else:
+            H = X.tril(diagonal=-1)
+            tau = 2. / (1. + (H * H).sum(dim=-2))
+            Q = householder_product(H, tau)
+            # X's diagonal holds 1s and -1s: a sign per column, neither differentiated nor
+            # updated (hence the cast)
+            Q = Q * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    def right_inverse(self, Q: Tensor) -> Tensor:
+        with no_grad():
+            return self._right_inverse(Q)
+
+    def _right_inverse(self, Q: Tensor) -> Tensor:
+        if Q.shape != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                             f"Got a tensor of shape {Q.shape}.")
+        Q_init = Q
+        n, k = Q.size(-2), Q.size(-1)
+        transpose = n < k
+        if transpose:
+            Q = Q.mT
+            n, k = k, n
+        if not hasattr(self, "base"):
+            if self.orthogonal_map in ("matrix_exp", "cayley"):
+                raise NotImplementedError(
+                    "It is not possible to assign to the matrix exponential or the Cayley "
+                    "parametrizations when use_trivialization=False.")
+            # Householder: X with Q's reflections and diag(R) > 0 through the QR
+            H, tau = geqrf(Q)
+            signs = H.diagonal(dim1=-2, dim2=-1).sign()
+            # LAPACK returns exactly zero where it does not use a reflection
+            signs = F.where(tau == 0., -signs, signs)
+            H = _with_diagonal(H, signs)
+            return H.mT if transpose else H
+        if n == k:
+            Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+        else:  # completed into a full n x n orthogonal matrix
+            N = randn(*(tuple(Q.size()[:-2]) + (n, n - k)), dtype=Q.dtype, device=Q.device)
+            Q = _make_orthogonal(F.cat([Q, N], dim=-1))
+        self.base = Q
+        # -Id: householder(zeros(m, n)) is then eye(m, n) (the diagonal holds the signs)
+        return _with_diagonal(zeros_like(Q_init), None, fill=-1.)
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Constrain `module.<name>` (a matrix or batch of matrices) to be orthogonal:
+    `orthogonal_map` "matrix_exp" (square weights' default), "cayley" or "householder" (the
+    default otherwise); `use_trivialization` keeps a `base` so that training moves on it."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError("Expected a matrix or batch of matrices. "
+                         f"Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.size(-2) == weight.size(-1) else "householder"
+    if orthogonal_map not in _ORTHOGONAL_MAPS:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = _Orthogonal(weight, orthogonal_map, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
 
 
 def _norm_except_dim(v: Tensor, dim: int) -> Tensor:

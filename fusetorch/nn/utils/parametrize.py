@@ -57,7 +57,10 @@ class ParametrizationList(ModuleList):
         with no_grad():
             for m in reversed(list(self)):
                 if hasattr(m, "right_inverse"):
-                    new = m.right_inverse(new)
+                    try:
+                        new = m.right_inverse(new)
+                    except NotImplementedError:
+                        pass  # as PyTorch: the original kept as it is (orthogonal's maps)
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
