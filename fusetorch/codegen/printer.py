@@ -32,6 +32,7 @@ class Loop:
     cmp: str = "<"
     clip: str = ""
     ctype: str = "long"
+    also: str = ""  # a further condition the loop runs while (`&&` after its bound)
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,8 @@ def _print(items: tuple, text: Callable, pragmas: dict, pad: str, out: list) -> 
                            f"{it.stop} : {it.clip};")
             if it.pragma:
                 out.append(f"\n{pad}#pragma {pragmas[it.pragma]}")
+            if it.also:
+                stop = f"{stop} && {it.also}"
             out.append(f"\n{pad}for ({it.ctype} {it.var} = {it.start}; {it.var} {it.cmp} {stop}; "
                        f"{it.var}{it.step}) {{")
         _print(it.body, text, pragmas, pad + PAD, out)

@@ -9,6 +9,10 @@ prints the nest with the one printer, `nest(...)`.
   the picks. Its geometry and blocking is a `Pool` (the eager kernel's, runtime/eager_kernels.py
   `_build_pool`, or a compiled group's, `pool_of`, held as `CStrategy.geometry`), its nest
   `max_pool_c(pool)`.
+- the LSTM layer's kernels (templates/c/lstm_scan.c.j2, runtime/recurrent.py): `lstm_c()`, a
+  nest per C function (the hidden size is the template's constant H, the rest arguments).
+
+The convolution kernels (templates/c/conv2d.c.j2) still write their own loops.
 """
 from __future__ import annotations
 
@@ -142,6 +146,39 @@ def max_pool_c(g: Pool) -> tuple:
     if g.padded:
         plane += ("free",)
     return (Loop("p", f"{n * c}L", plane, pragma="parallel" if g.parallel else ""),)
+
+
+def lstm_c() -> dict:
+    """The loops of the LSTM layer's kernels (templates/c/lstm_scan.c.j2), per function: the
+    packing of w_hh, the register-blocked product (blocks of NB columns, 4 rows at a time),
+    the pointwise step over the batch's rows, and the recurrence over time on each thread's
+    range of rows."""
+    vectors = dict(stop="NV", ctype="int")
+    block = (Loop("r", "4", (Loop("v", body=("block_zero",), **vectors),), ctype="int"),
+             Loop("k", "K", ("block_w_decl", Loop("v", body=("block_w",), **vectors),
+                             Loop("r", "mr", ("block_row", Loop("v", body=("block_fma",),
+                                                                **vectors)), ctype="int"))),
+             Loop("r", "mr", (Loop("v", body=("block_store",), **vectors),), ctype="int"))
+    def elements(part): return Loop("j", "H", (part,), pragma="simd")  # noqa: E704
+    return {
+        "pack": (Loop("n0", "N", (Loop("k", "K", (Loop("c", "NB", ("pack_element",)),)),),
+                      step=" += NB"),),
+        "block": ("block_acc", *block),
+        "product": (Loop("n0", "N", ("product_panel", Loop("r", "rows - 3", ("product_rows",),
+                                                           step=" += 4"), "product_tail"),
+                         step=" += NB"),),
+        "forward_step": ("forward_parts", Loop("b", "b1", ("forward_row", elements("forward_element")),
+                                               start="b0")),
+        "backward_step": ("backward_parts", Loop("b", "b1", ("backward_row", elements("backward_element")),
+                                                 start="b0")),
+        "forward": ("forward_setup", Loop("part", "parts", ("forward_rows", Loop(
+            "s", "t_len", ("forward_time",), also="b0 < b1")), pragma="parallel_parts",
+            ctype="int")),
+        "backward": ("backward_setup", Loop("part", "parts", ("backward_rows", Loop(
+            "s", "0", ("backward_time",), start="t_len - 1", cmp=">=", step="--",
+            also="b0 < b1")), pragma="parallel_parts", ctype="int"),
+            Loop("b", "batch", ("carry",))),
+    }
 
 
 def _max_pool_group(k, s) -> tuple:

@@ -133,6 +133,25 @@ def test_fold2d_nest_walks_planes_taps_and_positions():
     assert [v for v, *_ in _loops(cu.strategy.nest)] == ["ft_i", "i", "j"]
 
 
+def test_a_loop_with_a_further_condition_prints_it_after_its_bound():
+    from fusetorch.codegen.printer import nest
+    loop = Loop("s", "0", ("step",), start="t_len - 1", cmp=">=", step="--", also="b0 < b1")
+    got = nest((loop,), lambda part, pad: f"\n{pad}{part}();")
+    assert got == "\n    for (long s = t_len - 1; s >= 0 && b0 < b1; s--) {\n        step();\n    }"
+
+
+def test_the_lstm_kernels_recurrence_runs_over_time_on_each_threads_rows():
+    from fusetorch.codegen.template_nests import lstm_c
+    nests = lstm_c()
+    (forward,) = [it for it in nests["forward"] if isinstance(it, Loop)]
+    assert (forward.var, forward.pragma) == ("part", "parallel_parts")
+    (time,) = [it for it in forward.body if isinstance(it, Loop)]
+    assert (time.var, time.start, time.stop, time.also) == ("s", "0", "t_len", "b0 < b1")
+    backward = [it for it in nests["backward"] if isinstance(it, Loop)]
+    assert [lp.var for lp in backward] == ["part", "b"]  # the recurrence, then the carry out
+    assert _loops(nests["forward_step"]) == [("b", "b0", "b1", ""), ("j", "0", "H", "simd")]
+
+
 def test_the_name_differs_per_backend_and_each_renderer_takes_only_its_own():
     c, cuda = _column_sum(), _column_sum(cpu=False)
     assert c.name != cuda.name
