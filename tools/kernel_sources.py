@@ -9,7 +9,8 @@ The corpus: every compiled program the LeNet, two-layer and small GPT training s
 samples (each entry's variants on its samples, traced with their joint backward as
 `tests/codegen/test_cuda_codegen.py` plans them), that test file's cases (every reduction
 skeleton, argmax, outer-axis rows, tiles, fold2d, in-place updates), and the fused optimizer
-kernels. Each program's kernels are rendered for C (the plan `compile` makes) and for CUDA
+kernels, and the hand-written template kernels (max pooling, convolution, LSTM) over a set of
+geometries (`hand/`, their sources as rendered, without building them). Each program's kernels are rendered for C (the plan `compile` makes) and for CUDA
 (the same graph planned for CUDA), one file per program and backend. Kernel names are digests
 of the kernels' data, so they change whenever that data's form does: they are written as
 `ft_<kind>_K<n>` (numbered in order of appearance in the file), so only the code is compared.
@@ -189,6 +190,26 @@ def codegen_cases(corpus: Corpus) -> None:
     ]
     for i, (fn, args) in enumerate(extra):
         traced(corpus, f"extra{i}", fn, args, grad=False)
+    F = torch.nn.functional
+    pools = [  # max pooling's groups (values, indices) and its gradient's
+        (lambda x: F.max_pool2d(x, 2), (t(2, 3, 8, 8),)),
+        (lambda x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True),
+         (t(2, 3, 9, 7),)),
+        (lambda x: F.max_pool2d(x, (3, 2), (1, 2), (1, 0), dilation=(2, 1)), (t(1, 2, 12, 11),)),
+        (lambda x: F.max_pool2d(x.transpose(2, 3), 2), (t(2, 3, 8, 6),)),
+        (lambda x: F.max_pool2d(x, 3, 2, 1), (t(16, 64, 64, 64),)),
+    ]
+    for i, (fn, (x,)) in enumerate(pools):
+        def step(fn=fn, x=x):
+            x = x.detach().requires_grad_(True)
+            cf = torch.compile(lambda a: (fn(a) if not isinstance(fn(a), tuple) else fn(a)[0])
+                               .square().sum())
+            for _ in range(2):
+                cf(x).backward()
+        try:
+            capture_compiles(corpus, f"pool{i}", step)
+        except Exception:
+            traceback.print_exc()
     for i, (fn, arrays, in_place) in enumerate(T._kind_cases()):
         tensors = [torch.from_numpy(x) for x in arrays]
         with trace(*tensors) as rec:
@@ -287,17 +308,71 @@ def fused_optimizers(corpus: Corpus) -> None:
         _fused.kernel_for = real
 
 
+def hand_written(out: Path) -> None:
+    """The eager template kernels' sources as their builders render them (nothing is built:
+    `template_functions` is replaced by one that writes the source and reports no compiler)."""
+    from fusetorch.codegen import environment
+    from fusetorch.runtime import conv, eager_kernels, recurrent
+    (out / "hand").mkdir(parents=True, exist_ok=True)
+    real, label = eager_kernels.template_functions, [""]
+
+    def record(template, ctx, cdef, names):
+        text = environment("c").get_template(template).render(**ctx)
+        (out / "hand" / f"{label[0]}.c").write_text(normalise(text) + "\n")
+        return None
+    eager_kernels.template_functions = record
+    try:
+        for dtype in (np.float32, np.float64):
+            d = np.dtype(dtype).name
+            for i, (shape, kernel, stride, padding, dilation, extra) in enumerate((
+                    ((2, 3, 8, 8), (2, 2), (2, 2), (0, 0), (1, 1), (0, 0)),
+                    ((2, 3, 9, 7), (3, 3), (2, 1), (1, 1), (1, 1), (1, 0)),
+                    ((1, 2, 12, 11), (3, 2), (1, 2), (1, 0), (2, 1), (0, 1)),
+                    ((16, 64, 64, 64), (3, 3), (2, 2), (1, 1), (1, 1), (0, 0)))):
+                x = np.zeros(shape, dtype)
+                hp, wp = shape[2] + 2 * padding[0] + extra[0], shape[3] + 2 * padding[1] + extra[1]
+                oh = (hp - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+                ow = (wp - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
+                geo = (kernel, stride, padding, dilation, extra, (oh, ow))
+                for part in (None, 0, 1):
+                    label[0] = f"max_pool2d_{d}_{i}_part{part}"
+                    eager_kernels._build_pool(x, *geo, part=part)
+                g = np.zeros(shape[:2] + (oh, ow), dtype)[..., ::1]
+                label[0] = f"max_pool2d_grad_{d}_{i}"
+                eager_kernels._build_pool(x, *geo, g)
+            for hid in (1, 3, 8, 20):
+                label[0] = f"lstm_scan_{d}_{hid}"
+                recurrent._build(np.dtype(dtype), hid)
+            label[0] = f"conv2d_{d}_any"
+            conv._build(np.dtype(dtype))
+            for i, geometry in enumerate((
+                    (2, 3, 8, 8, 4, 3, 3, 1, 1, 0, 0, 1, 1, 1, 6, 6),
+                    (4, 16, 14, 14, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 7, 7),
+                    (2, 8, 9, 9, 8, 5, 5, 1, 1, 2, 2, 2, 2, 2, 5, 5))):
+                label[0] = f"conv2d_{d}_{i}"
+                conv._build(np.dtype(dtype), geometry)
+    finally:
+        eager_kernels.template_functions = real
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
     ap.add_argument("--quick", action="store_true", help="every 7th opinfo entry")
+    ap.add_argument("--only", choices=("hand", "cases"),
+                    help="only the hand-written kernels, or only those and the codegen cases")
     a = ap.parse_args()
     corpus = Corpus(Path(a.out))
     import warnings
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
-    training_steps(corpus)
+    hand_written(Path(a.out))
+    if a.only == "hand":
+        return
     codegen_cases(corpus)
+    if a.only == "cases":
+        return
+    training_steps(corpus)
     fused_optimizers(corpus)
     opinfo_samples(corpus, a.quick)
     print(f"{corpus.n} programs written under {a.out}")

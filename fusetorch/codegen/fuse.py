@@ -34,12 +34,12 @@ class Group:
     start: int = 0  # topological position of the first node (inputs must come before it)
     # an op with a C template of its own (fold2d; max pooling, whose `nodes` are the values
     # and indices its template writes: `OpDef.kernel_outputs`)
-    special: Node | None = None
+    template: Node | None = None
 
     @property
     def kind(self) -> str:
-        if self.special is not None:
-            return (OPS[self.special.op].kernel_outputs or (self.special.op,))[0]
+        if self.template is not None:
+            return (OPS[self.template.op].kernel_outputs or (self.template.op,))[0]
         return "reduce" if self.reduce is not None else "pointwise"
 
 
@@ -120,7 +120,7 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
             key = (OPS[n.op].kernel_outputs, id(n.inputs[0]), _attrs_key(n))
             g = together.get(key)
             if g is None:
-                g = together[key] = Group(shape=n.shape, start=pos[id(n)], special=n)
+                g = together[key] = Group(shape=n.shape, start=pos[id(n)], template=n)
                 steps.append(g)
             g.nodes.append(n)
             group_of[id(n)] = g
@@ -135,7 +135,7 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
             group_of[id(n)] = g
             continue
         g = group_of.get(id(n.inputs[0])) if n.inputs else None
-        if g is not None and g.reduce is None and g.special is None and \
+        if g is not None and g.reduce is None and g.template is None and \
                 _reducible(n, g, index=cpu):
             # (a value the reduction reads that others read too is stored by the same loop: a
             # bias gradient sums the cotangent that the weight gradient's matmul also reads)
@@ -146,7 +146,7 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
         if cpu and OPS[n.op].own_kernel and not OPS[n.op].kernel_outputs and \
                 n.dtype in (dt.float32, dt.float64) and \
                 (not OPS[n.op].window_scan or _pool_fits(n)):
-            g = Group(shape=n.shape, nodes=[n], start=pos[id(n)], special=n)
+            g = Group(shape=n.shape, nodes=[n], start=pos[id(n)], template=n)
             group_of[id(n)] = g
             steps.append(g)
             continue
@@ -179,7 +179,7 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
                 g.outputs.append(m)
         if g.reduce is not None:
             g.outputs.append(g.reduce)
-        written = OPS[g.special.op].kernel_outputs if g.special is not None else ()
+        written = OPS[g.template.op].kernel_outputs if g.template is not None else ()
         if written:  # in the template's order
             g.outputs.sort(key=lambda m: written.index(m.op))
     return Plan(graph, steps)
@@ -212,7 +212,7 @@ def _sink_into_consumers(steps: list, group_of: dict, users: dict) -> list:
     update `buf * momentum + grad` did not read `buf` itself (no in-place write, see Program)."""
     gone = set()
     for g in steps:
-        if not isinstance(g, Group) or g.reduce is not None or g.special is not None:
+        if not isinstance(g, Group) or g.reduce is not None or g.template is not None:
             continue
         readers = {}
         for m in g.nodes:
@@ -223,7 +223,7 @@ def _sink_into_consumers(steps: list, group_of: dict, users: dict) -> list:
         if len(readers) != 1:
             continue
         (target,) = readers.values()
-        if target is None or target.shape != g.shape or target.special is not None:
+        if target is None or target.shape != g.shape or target.template is not None:
             continue  # read by an extern step, or over another space
         target.nodes[:0] = g.nodes
         for m in g.nodes:
@@ -238,7 +238,7 @@ def _joinable(n: Node, group_of: dict, pos: dict, open_groups: list) -> Group | 
     group first (vertical fusion: the value never goes to memory), else any such group
     (horizontal fusion: independent work over the same space shares one loop and one call)."""
     def fits(g: Group) -> bool:
-        return g.reduce is None and g.special is None and g.shape == n.shape and all(
+        return g.reduce is None and g.template is None and g.shape == n.shape and all(
             group_of.get(id(j)) is g or pos[id(j)] < g.start or _is_scalar_const(j)
             for j in n.inputs)
 

@@ -148,10 +148,10 @@ def lower(group: Group, layouts: dict, names: dict | None = None,
 
 def _lower(group: Group, layouts: dict, names: dict, in_place: dict,
            batched: bool) -> LoopKernel:
-    if group.special is not None and OPS[group.special.op].kernel_outputs:
+    if group.template is not None and OPS[group.template.op].kernel_outputs:
         return _lower_max_pool(group, layouts, names)
-    if group.special is not None:
-        return _lower_special(group.special, layouts, names)
+    if group.template is not None:
+        return _lower_template(group.template, layouts, names)
     space = group.reduce.inputs[0].shape if group.reduce is not None else group.shape
     dims = tuple(group.reduce.attrs["dims"]) if group.reduce is not None else ()
     params, loads, bools, var_of = [], [], [], {}
@@ -228,7 +228,7 @@ def _lower(group: Group, layouts: dict, names: dict, in_place: dict,
     return kernel
 
 
-def _lower_special(n: Node, layouts: dict, names: dict) -> LoopKernel:
+def _lower_template(n: Node, layouts: dict, names: dict) -> LoopKernel:
     """An op computed by its own template (fold2d, max_pool2d_grad): its inputs read through
     their strides, one C-contiguous output. The template gets the op's attributes as
     constants."""
@@ -253,7 +253,7 @@ def _lower_max_pool(group: Group, layouts: dict, names: dict) -> LoopKernel:
     input): the input read through its strides, the values (out0) and the indices (out1) it
     has written C-contiguous, by max_pool2d.c.j2 (the eager kernel's template) with the
     window's attributes as constants."""
-    n = group.special
+    n = group.template
     x = n.inputs[0]
     parts = OPS[n.op].kernel_outputs
     strides = layouts[id(x)].strides

@@ -27,6 +27,7 @@ PRAGMAS = {
     "simd": "omp simd",
     "parallel_simd": "omp parallel for simd schedule(static)",
     "parallel_dynamic": "omp parallel for schedule(dynamic)",
+    "parallel_parts": "omp parallel for num_threads(parts) if(parts > 1) schedule(static)",
     "fold_simd": "omp simd {fold}",
     "fold_parallel": "omp parallel for {fold} schedule(static)",
     "fold_parallel_simd": "omp parallel for simd {fold} schedule(static)",

@@ -113,8 +113,8 @@ class CudaRenderer(Renderer):
 
     def _template_kernel(self, k: LoopKernel) -> str:
         return self.template(k.template).render(
-            k=k, it=k.strategy.index_type, kernel_params=self.signature(k), block=BLOCK,
-            t=self.array_type(k.params[1].ctype))
+            k=k, sched=k.strategy, it=k.strategy.index_type, kernel_params=self.signature(k),
+            block=BLOCK, t=self.array_type(k.params[1].ctype))
 
     def _element(self, loads, stores, strides, names, reduce: bool) -> list:
         """Load, call `<name>_at`, store: one element at the loop indices `names`."""

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from ..ir import dtypes as dt
 from ..ir.identity import digest
 from ..ir.ops import OPS
+from .printer import Block, Loop, nested
+from . import template_nests
 
 
 def contiguous(shape: tuple) -> tuple:
@@ -106,41 +108,6 @@ MAX_CHUNKS = 4096  # a blocked sum's chunk sums are a local array too
 ROW_BLOCK_SUMS = 64  # values a float partial row's element sums before it goes to double
 
 
-@dataclass(frozen=True)
-class Loop:
-    """One loop of a nest, as the printer (codegen/printer.py `nest`) writes it:
-    `for (ctype var = start; var cmp stop; var step) { body }`, opened by `#pragma` with the
-    renderer's spelling of `pragma` (a CStrategy pragma key). `clip`: the loop stops at the
-    smaller of `stop` and `clip` (a last, shorter block), a bound declared just before it as
-    `<var>_end`. `body`, in order: inner Loops and the names of what the kernel's template
-    prints there (its declarations, initialisations, the element's loads and statements,
-    folds and stores: everything that is not a loop)."""
-    var: str
-    stop: str
-    body: tuple
-    start: str = "0"
-    pragma: str = ""
-    step: str = "++"
-    cmp: str = "<"
-    clip: str = ""
-    ctype: str = "long"
-
-
-@dataclass(frozen=True)
-class Block:
-    """A braced statement of a nest that is not a loop: `<head> { body }`, `head` the name of
-    the template's part that opens it (an `if` on an alignment, on the first thread)."""
-    head: str
-    body: tuple
-
-
-def _nest(loops: list, inner: tuple) -> tuple:
-    """`loops` (Loop fields but the body), each inside the one before, around `inner`."""
-    for spec in reversed(loops):
-        inner = (Loop(body=inner, **spec),)
-    return inner
-
-
 @dataclass
 class CStrategy:
     """The C loop nest of a kernel. `loops` are the extents in loop order; `strides` one
@@ -191,6 +158,9 @@ class CStrategy:
     lanes: int = LANES  # a blocked sum's float accumulators per block
     # the loop nest these choices make (`c_nest`): what the template prints, in order
     nest: tuple = ()
+    # a template kernel's own constants, which its nest and template read (template_nests:
+    # max pooling's Pool)
+    geometry: object = None
 
     @property
     def outer_loops(self) -> tuple:
@@ -249,8 +219,10 @@ def c_strategy(k) -> CStrategy:
 def _c_choices(k) -> CStrategy:
     if k.template is not None:  # its template writes its own loops
         simd = k.template == "fold2d" and k.params[0].node.shape[5] >= SIMD_MIN
+        par = parallel(k)
         return CStrategy(loops=k.shape, strides=tuple(p.strides for p in k.params),
-                         variant=k.template, parallel=parallel(k), simd=simd)
+                         variant=k.template, parallel=par, simd=simd,
+                         geometry=template_nests.geometry(k, par))
     if not k.reduced:
         flat = _flat(k)
         loops, strides, _ = _trailing(k, flat)
@@ -330,8 +302,8 @@ def _c_choices(k) -> CStrategy:
 def c_nest(k, s: CStrategy) -> tuple:
     """The loop nest of kernel `k` under the choices `s`: Loop records and the names of the
     template's parts between them (see Loop), in the order the C source holds them."""
-    if k.template is not None:  # its template writes its own loops
-        return ()
+    if k.template is not None:  # a template of its own: its nest beside it
+        return template_nests.c_nest(k, s)
     if k.batched:  # one operand set after another, each a flat loop of its own length
         inner = Loop("i", "numel[t]", ("element_hoisted",), pragma="simd")
         return ("sets", Loop("t", "n_sets", ("set_pointers", "set_scalars", inner),
@@ -339,7 +311,7 @@ def c_nest(k, s: CStrategy) -> tuple:
     if not k.reduced:
         if s.flat:
             return (Loop("i", f"{k.numel}L", ("element_flat",), pragma=s.pragmas[0]),)
-        return _nest([_loop(s, d) for d in range(len(s.loops))], ("element",))
+        return nested([_loop(s, d) for d in range(len(s.loops))], ("element",))
     if s.blocked:
         return _blocked_nest(k, s)
     if s.outer_axis:
@@ -388,8 +360,8 @@ def _inner_nest(s: CStrategy) -> tuple:
             inner = ("part_float", Loop(**_loop(s, last), body=("element", "fold_part")),
                      "part_add")
     else:
-        inner = _nest([_loop(s, d) for d in range(n_outer, rank)], ("element", "fold"))
-    return _nest([_loop(s, d) for d in range(n_outer)], ("acc", *inner, "store"))
+        inner = nested([_loop(s, d) for d in range(n_outer, rank)], ("element", "fold"))
+    return nested([_loop(s, d) for d in range(n_outer)], ("acc", *inner, "store"))
 
 
 def _outer_axis_nest(s: CStrategy) -> tuple:
@@ -407,12 +379,12 @@ def _outer_axis_nest(s: CStrategy) -> tuple:
     if rb:
         middle[0] |= dict(start="b", stop=f"b + {rb}L", clip=f"{s.loops[p]}L")
         rows = ("row_blocks", Loop("b", f"{s.loops[p]}L", (
-            "part_row", Loop("j", row, ("part_row_zero",)), *_nest(middle, core),
+            "part_row", Loop("j", row, ("part_row_zero",)), *nested(middle, core),
             Loop("j", row, ("part_row_add",))), step=f" += {rb}L"))
     else:
-        rows = _nest(middle, core)
+        rows = nested(middle, core)
     per_row = ("row", Loop("j", row, ("row_init",)), *rows, Loop("j", row, ("row_store",)))
-    return _nest([_loop(s, d) for d in range(p)], per_row)
+    return nested([_loop(s, d) for d in range(p)], per_row)
 
 
 # ------------------------------------------------------------------------------------ CUDA
@@ -488,8 +460,8 @@ def cuda_strategy(k) -> CudaStrategy:
 def cuda_nest(k, s: CudaStrategy) -> tuple:
     """The loops and blocks of kernel `k`'s skeleton `s.variant` (see Loop, Block): grid-stride
     loops over elements or output rows, a block's threads striding over a row."""
-    if k.template is not None:  # its template writes its own
-        return ()
+    if k.template is not None:  # a template of its own: its nest beside it
+        return template_nests.cuda_nest(k, s)
     it = s.index_type
     thread = f"({it})blockIdx.x * blockDim.x + threadIdx.x"
     grid = dict(step=" += ft_step", ctype=it)

@@ -537,24 +537,20 @@ def _build_pool(x: np.ndarray, kernel, stride, padding, dilation, extra, out_hw,
     the one `part` leaves out), or with a cotangent `g`'s layout the gradient's, of (x, g,
     gradient); False without a compiler."""
     import hashlib
+    from ..codegen import render, template_nests
     from ..codegen.strategy import PARALLEL_WORK
     t = c_type(x.dtype)
-    strides = tuple(s // x.itemsize for s in x.strides)
     (kh, kw), (oh, ow) = kernel, out_hw
-    ctx = dict(t=t, strides=strides, oh=oh, ow=ow, kh=kh, kw=kw,
-               parallel=x.shape[0] * x.shape[1] * oh * ow * kh * kw >= PARALLEL_WORK)
-    ctx.update(zip(("n", "c", "h", "w"), x.shape))
-    ctx.update(zip(("sh", "sw"), stride))
-    ctx.update(zip(("ph", "pw"), padding))
-    ctx.update(zip(("dh", "dw"), dilation))
-    ctx.update(zip(("eh", "ew"), extra))
-    if part is not None:
-        ctx.update(write_values=part == 0, write_indices=part == 1)
-    if g is not None:
-        ctx.update(grad=True, gs=tuple(0 if n == 1 else s // g.itemsize
-                                       for n, s in zip(g.shape, g.strides)))
-    ctx["name"] = name = "ft_max_pool2d_" + hashlib.sha256(
-        repr(sorted(ctx.items())).encode()).hexdigest()[:12]
+    pool = template_nests.Pool(
+        shape=x.shape, strides=tuple(s // x.itemsize for s in x.strides), out_hw=out_hw,
+        kernel=kernel, stride=stride, padding=padding, dilation=dilation, extra=extra,
+        parallel=x.shape[0] * x.shape[1] * oh * ow * kh * kw >= PARALLEL_WORK,
+        values=g is None and part != 1, indices=g is None and part != 0,
+        grad_strides=None if g is None else tuple(0 if n == 1 else s // g.itemsize
+                                                  for n, s in zip(g.shape, g.strides)))
+    name = "ft_max_pool2d_" + hashlib.sha256(repr((t, pool)).encode()).hexdigest()[:12]
+    ctx = dict(t=t, name=name, g=pool, loops=template_nests.max_pool_c(pool),
+               pragmas=render.PRAGMAS)
     if g is not None:
         ctx["signature"] = f"const {t}* restrict in0, const {t}* restrict in1, {t}* restrict out0"
         built = template_functions("max_pool2d.c.j2", ctx,

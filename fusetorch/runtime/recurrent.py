@@ -83,6 +83,8 @@ def _build(dtype: np.dtype, hid: int):
                tanh="tanhf" if t == "float" else "tanh")
     name = ctx["name"] = "ft_lstm_" + hashlib.sha256(
         repr(sorted(ctx.items())).encode()).hexdigest()[:12]
+    from ..codegen import render, template_nests
+    ctx.update(loops=template_nests.lstm_c(), pragmas=render.PRAGMAS)
     cdef = (f"void {name}_forward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long, long);\n"
             f"void {name}_backward({t}*, {t}*, {t}*, {t}*, {t}*, {t}*, long, long, long, long);")
     built = eager_kernels.template_functions("lstm_scan.c.j2", ctx, cdef,

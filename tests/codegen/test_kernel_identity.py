@@ -12,6 +12,7 @@ import fusetorch as torch
 from fusetorch.codegen import lower, render
 from fusetorch.codegen.lower import LoopKernel, Param, Stmt
 from fusetorch.codegen.strategy import CStrategy, schedule
+from fusetorch.codegen.template_nests import Pool
 from fusetorch.ir import dtypes as dt
 from fusetorch.ir import passes
 from fusetorch.ir.graph import make_node
@@ -35,7 +36,10 @@ def _kernel() -> LoopKernel:
         loops=(4, 8), strides=((8, 1), (1,), (8, 1)), parallel=True, simd=True, flat=True,
         reduced=(False, True), reduce_inner=1, outer_axis=True, prefix=1, acc_strides=(0, 1),
         row=8, blocked=True, block=128, chunk=3, row_block=2, inner_blocked=True,
-        inner_blocks=True)
+        inner_blocks=True, geometry=Pool(
+            shape=(1, 2, 4, 8), strides=(64, 32, 8, 1), out_hw=(2, 4), kernel=(2, 2),
+            stride=(2, 2), padding=(0, 0), dilation=(1, 1), extra=(0, 0), parallel=True,
+            values=False, indices=False, grad_strides=(8, 8, 4, 1)))
     return LoopKernel(
         name="ft_reduce_0", kind="reduce", shape=(4, 8), params=[inp, out, row],
         loads=[Stmt("x0", "float", "", "input 0: %0 f32[4,8]")],

@@ -13,6 +13,7 @@ import pytest
 from fusetorch.codegen import render, render_cuda
 from fusetorch.codegen.strategy import (Block, CStrategy, CudaStrategy, Loop, c_nest, cuda_nest,
                                         schedule)
+from fusetorch.codegen.template_nests import Pool
 from fusetorch.ir import dtypes as dt
 from fusetorch.ir.graph import Graph, make_node
 from fusetorch.runtime import kernel_plan
@@ -76,12 +77,79 @@ def test_strategies_are_plain_data():
     def plain(v):
         if isinstance(v, tuple):
             return all(plain(x) for x in v)
-        if isinstance(v, (Loop, Block)):  # a record of the nest
+        if isinstance(v, (Loop, Block, Pool)):  # a record of the nest, a template's geometry
             return all(plain(getattr(v, f.name)) for f in dataclasses.fields(v))
-        return isinstance(v, (bool, int, str))
+        return v is None or isinstance(v, (bool, int, str))
     for k in (_column_sum(), _column_sum(cpu=False)):
         for f in dataclasses.fields(k.strategy):
             assert plain(getattr(k.strategy, f.name)), f.name
+
+
+def _loops(items) -> list:
+    """(var, start, stop, pragma) of every Loop of a nest, outside in, in order."""
+    out = []
+    for it in items:
+        if isinstance(it, Loop):
+            out.append((it.var, it.start, it.stop, it.pragma))
+        if not isinstance(it, str):
+            out += _loops(it.body)
+    return out
+
+
+_POOL = {"kernel": (3, 3), "stride": (2, 2), "padding": (1, 1), "dilation": (1, 1),
+         "ceil_mode": True}
+
+
+def test_a_max_pool_group_has_its_geometry_and_nest_as_data():
+    """[2, 3, 9, 8] pooled 3x3, stride 2, padding 1, ceil_mode: out (5, 5) (ceil((9+2-3)/2)+1,
+    ceil((8+2-3)/2)+1), the last window column (8..10) reaching one past the padded width 10
+    (extra (0, 1)), so the scan reads a padded copy [11, 11] of each plane; all 5 output rows
+    go in one block (9 * 5 elements a row, far below 4096)."""
+    x = _input((2, 3, 9, 8))
+    v = make_node("max_pool2d", [x], _POOL)
+    i = make_node("max_pool2d_index", [x], _POOL)
+    (k,) = _plan([v, i], [x])
+    g = k.strategy.geometry
+    assert isinstance(g, Pool) and g.out_hw == (5, 5) and g.extra == (0, 1)
+    assert g.padded and g.padded_hw == (11, 11) and g.src_strides == (11, 1) and g.rows == 5
+    assert g.values and g.indices and g.grad_strides is None and not g.parallel
+    loops = _loops(k.strategy.nest)
+    assert loops[0] == ("p", "0", "6L", "")  # the planes, serial (small)
+    assert ("y0", "0", "5L", "") in loops and ("k", "0", "9", "") in loops
+    assert ("x", "0", "m", "simd") in loops  # the scan over a block's rows
+    src = render.render_kernel(k)
+    assert src.count("for (") == len(loops) and "padded == NULL" in src
+
+
+def test_fold2d_nest_walks_planes_taps_and_positions():
+    cols = _input((2, 4, 3, 3, 5, 5))
+    n = make_node("fold2d", [cols], {"size": (9, 9), "kernel": (3, 3), "stride": (2, 2),
+                                      "padding": (1, 1), "dilation": (1, 1)})
+    (k,) = _plan([n], [cols])
+    assert _loops(k.strategy.nest) == [("p", "0", "8L", ""), ("q", "0", "81L", ""),
+                                       ("i", "0", "3L", ""), ("j", "0", "3L", ""),
+                                       ("y", "y_lo", "y_hi", ""), ("x", "x_lo", "x_hi", "")]
+    cu = schedule(k, "cuda")  # (CUDA plans leave fold2d to the library: C kernels only)
+    assert [v for v, *_ in _loops(cu.strategy.nest)] == ["ft_i", "i", "j"]
+
+
+def test_a_loop_with_a_further_condition_prints_it_after_its_bound():
+    from fusetorch.codegen.printer import nest
+    loop = Loop("s", "0", ("step",), start="t_len - 1", cmp=">=", step="--", also="b0 < b1")
+    got = nest((loop,), lambda part, pad: f"\n{pad}{part}();")
+    assert got == "\n    for (long s = t_len - 1; s >= 0 && b0 < b1; s--) {\n        step();\n    }"
+
+
+def test_the_lstm_kernels_recurrence_runs_over_time_on_each_threads_rows():
+    from fusetorch.codegen.template_nests import lstm_c
+    nests = lstm_c()
+    (forward,) = [it for it in nests["forward"] if isinstance(it, Loop)]
+    assert (forward.var, forward.pragma) == ("part", "parallel_parts")
+    (time,) = [it for it in forward.body if isinstance(it, Loop)]
+    assert (time.var, time.start, time.stop, time.also) == ("s", "0", "t_len", "b0 < b1")
+    backward = [it for it in nests["backward"] if isinstance(it, Loop)]
+    assert [lp.var for lp in backward] == ["part", "b"]  # the recurrence, then the carry out
+    assert _loops(nests["forward_step"]) == [("b", "b0", "b1", ""), ("j", "0", "H", "simd")]
 
 
 def test_the_name_differs_per_backend_and_each_renderer_takes_only_its_own():
