@@ -158,3 +158,25 @@ def test_hash_tensor_is_out_of_scope_with_its_reason():
     with pytest.raises(OutOfScopeError, match="hash_tensor.*wide unsigned"):
         torch.hash_tensor(torch.ones(3))
     assert not hasattr(torch, "hash_tensor")
+
+
+# ---------------------------------------------------------------- int32 products stay int32
+
+def test_addbmm_of_int32_is_int32():
+    # PyTorch's addbmm keeps its operands' integer dtype (sum alone would widen int32 to int64)
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.integers(-4, 5, s).astype(np.int32) for s in ((3, 4), (2, 3, 5), (2, 5, 4)))
+    r = torch.addbmm(torch.tensor(a), torch.tensor(b), torch.tensor(c), beta=2, alpha=3)
+    assert r.dtype == torch.int32
+    expected = 2 * a.astype(np.int64) + 3 * np.einsum("bij,bjk->ik", b.astype(np.int64), c)
+    np.testing.assert_array_equal(r.numpy(), expected)
+
+
+def test_bilinear_of_int32_is_int32():
+    rng = np.random.default_rng(1)
+    x1, x2 = rng.integers(-3, 4, (2, 3)).astype(np.int32), rng.integers(-3, 4, (2, 4)).astype(np.int32)
+    w, bias = rng.integers(-3, 4, (5, 3, 4)).astype(np.int32), rng.integers(-3, 4, 5).astype(np.int32)
+    r = torch.nn.functional.bilinear(torch.tensor(x1), torch.tensor(x2), torch.tensor(w), torch.tensor(bias))
+    assert r.dtype == torch.int32
+    expected = np.einsum("ni,oij,nj->no", x1.astype(np.int64), w, x2) + bias
+    np.testing.assert_array_equal(r.numpy(), expected)

@@ -404,7 +404,9 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None)
 @_ac.op("addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
            out=None) -> Tensor:
-    return write_out(_check_scale(beta, alpha, input, F.sum(F.bmm(batch1, batch2), 0)), out)
+    products = F.bmm(batch1, batch2)
+    # summed in the products' dtype: PyTorch's addbmm keeps int32 (sum alone would widen it)
+    return write_out(_check_scale(beta, alpha, input, F.sum(products, 0, dtype=products.dtype)), out)
 
 
 @_ac.op("baddbmm")
