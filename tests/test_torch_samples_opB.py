@@ -180,3 +180,20 @@ def test_bilinear_of_int32_is_int32():
     assert r.dtype == torch.int32
     expected = np.einsum("ni,oij,nj->no", x1.astype(np.int64), w, x2) + bias
     np.testing.assert_array_equal(r.numpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int16"])
+def test_einsum_keeps_a_narrow_integer_dtype(dtype):
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(0, 4, (2, 3)).astype(dtype), rng.integers(0, 4, (1, 3)).astype(dtype)
+    r = torch.einsum("ij,kj->ik", torch.tensor(a), torch.tensor(b))
+    assert r.dtype == getattr(torch, dtype)
+    np.testing.assert_array_equal(r.numpy(), a.astype(np.int64) @ b.astype(np.int64).T)
+
+
+def test_einsum_sum_of_uint8_wraps_and_of_bool_is_any():
+    # PyTorch: einsum('i->', uint8 [200, 100]) is 300 mod 256 = 44; over bool it stays bool
+    r = torch.einsum("i->", torch.tensor([200, 100], dtype=torch.uint8))
+    assert r.dtype == torch.uint8 and int(r) == 44
+    r = torch.einsum("i->", torch.tensor([True, True]))
+    assert r.dtype == torch.bool and bool(r)

@@ -478,7 +478,7 @@ def einsum(equation: str, *operands) -> Tensor:
         later = set(out).union(*[set(s) for _, s in pairs[k:]])
         drop = [i for i, c in enumerate(acc_s) if c not in later]
         if drop:
-            acc = F.sum(acc, tuple(drop))
+            acc = F.sum(acc, tuple(drop), dtype=acc.dtype)  # PyTorch's einsum keeps int32, uint8
             acc_s = "".join(c for i, c in enumerate(acc_s) if i not in drop)
         if k == len(pairs):
             break
