@@ -191,9 +191,13 @@ def test_einsum_keeps_a_narrow_integer_dtype(dtype):
     np.testing.assert_array_equal(r.numpy(), a.astype(np.int64) @ b.astype(np.int64).T)
 
 
-def test_einsum_sum_of_uint8_wraps_and_of_bool_is_any():
-    # PyTorch: einsum('i->', uint8 [200, 100]) is 300 mod 256 = 44; over bool it stays bool
+def test_einsum_of_one_operand_sums_as_sum_does():
+    # PyTorch (checked in 2.13): einsum('i->') over uint8 [200, 100] is int64 300, over bool int64 2,
+    # over int32 int64: sum's widening, where a contraction keeps the operands' dtype
     r = torch.einsum("i->", torch.tensor([200, 100], dtype=torch.uint8))
-    assert r.dtype == torch.uint8 and int(r) == 44
+    assert r.dtype == torch.int64 and int(r) == 300
     r = torch.einsum("i->", torch.tensor([True, True]))
-    assert r.dtype == torch.bool and bool(r)
+    assert r.dtype == torch.int64 and int(r) == 2
+    r = torch.einsum("ij->i", torch.tensor([[1, 2], [3, 4]], dtype=torch.int32))
+    assert r.dtype == torch.int64
+    np.testing.assert_array_equal(r.numpy(), [3, 7])

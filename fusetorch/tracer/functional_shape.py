@@ -478,7 +478,9 @@ def einsum(equation: str, *operands) -> Tensor:
         later = set(out).union(*[set(s) for _, s in pairs[k:]])
         drop = [i for i, c in enumerate(acc_s) if c not in later]
         if drop:
-            acc = F.sum(acc, tuple(drop), dtype=acc.dtype)  # PyTorch's einsum keeps int32, uint8
+            # PyTorch sums a label of the first operand alone with sum (int32 widens to int64,
+            # bool counts), a contracted one with bmm (the operands' dtype stays)
+            acc = F.sum(acc, tuple(drop), dtype=None if k == 1 else acc.dtype)
             acc_s = "".join(c for i, c in enumerate(acc_s) if i not in drop)
         if k == len(pairs):
             break
