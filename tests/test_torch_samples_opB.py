@@ -201,3 +201,15 @@ def test_einsum_of_one_operand_sums_as_sum_does():
     r = torch.einsum("ij->i", torch.tensor([[1, 2], [3, 4]], dtype=torch.int32))
     assert r.dtype == torch.int64
     np.testing.assert_array_equal(r.numpy(), [3, 7])
+
+
+def test_masked_cumsum_and_cumprod_keep_int32():
+    # torch.masked's scans default dtype to the input's (sum's widening does not apply)
+    x = np.array([[1, 2], [3, 4]], dtype=np.int32)
+    m = np.array([[True, False], [True, True]])
+    r = torch.masked.cumsum(torch.tensor(x), 0, mask=torch.tensor(m))
+    assert r.dtype == torch.int32
+    np.testing.assert_array_equal(r.numpy(), np.cumsum(np.where(m, x, 0).astype(np.int64), 0))
+    r = torch.masked.cumprod(torch.tensor(x), 1, mask=torch.tensor(m))
+    assert r.dtype == torch.int32
+    np.testing.assert_array_equal(r.numpy(), np.cumprod(np.where(m, x, 1).astype(np.int64), 1))
