@@ -158,3 +158,58 @@ def test_hash_tensor_is_out_of_scope_with_its_reason():
     with pytest.raises(OutOfScopeError, match="hash_tensor.*wide unsigned"):
         torch.hash_tensor(torch.ones(3))
     assert not hasattr(torch, "hash_tensor")
+
+
+# ---------------------------------------------------------------- int32 products stay int32
+
+def test_addbmm_of_int32_is_int32():
+    # PyTorch's addbmm keeps its operands' integer dtype (sum alone would widen int32 to int64)
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.integers(-4, 5, s).astype(np.int32) for s in ((3, 4), (2, 3, 5), (2, 5, 4)))
+    r = torch.addbmm(torch.tensor(a), torch.tensor(b), torch.tensor(c), beta=2, alpha=3)
+    assert r.dtype == torch.int32
+    expected = 2 * a.astype(np.int64) + 3 * np.einsum("bij,bjk->ik", b.astype(np.int64), c)
+    np.testing.assert_array_equal(r.numpy(), expected)
+
+
+def test_bilinear_of_int32_is_int32():
+    rng = np.random.default_rng(1)
+    x1, x2 = rng.integers(-3, 4, (2, 3)).astype(np.int32), rng.integers(-3, 4, (2, 4)).astype(np.int32)
+    w, bias = rng.integers(-3, 4, (5, 3, 4)).astype(np.int32), rng.integers(-3, 4, 5).astype(np.int32)
+    r = torch.nn.functional.bilinear(torch.tensor(x1), torch.tensor(x2), torch.tensor(w), torch.tensor(bias))
+    assert r.dtype == torch.int32
+    expected = np.einsum("ni,oij,nj->no", x1.astype(np.int64), w, x2) + bias
+    np.testing.assert_array_equal(r.numpy(), expected)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int16"])
+def test_einsum_keeps_a_narrow_integer_dtype(dtype):
+    rng = np.random.default_rng(2)
+    a, b = rng.integers(0, 4, (2, 3)).astype(dtype), rng.integers(0, 4, (1, 3)).astype(dtype)
+    r = torch.einsum("ij,kj->ik", torch.tensor(a), torch.tensor(b))
+    assert r.dtype == getattr(torch, dtype)
+    np.testing.assert_array_equal(r.numpy(), a.astype(np.int64) @ b.astype(np.int64).T)
+
+
+def test_einsum_of_one_operand_sums_as_sum_does():
+    # PyTorch (checked in 2.13): einsum('i->') over uint8 [200, 100] is int64 300, over bool int64 2,
+    # over int32 int64: sum's widening, where a contraction keeps the operands' dtype
+    r = torch.einsum("i->", torch.tensor([200, 100], dtype=torch.uint8))
+    assert r.dtype == torch.int64 and int(r) == 300
+    r = torch.einsum("i->", torch.tensor([True, True]))
+    assert r.dtype == torch.int64 and int(r) == 2
+    r = torch.einsum("ij->i", torch.tensor([[1, 2], [3, 4]], dtype=torch.int32))
+    assert r.dtype == torch.int64
+    np.testing.assert_array_equal(r.numpy(), [3, 7])
+
+
+def test_masked_cumsum_and_cumprod_keep_int32():
+    # torch.masked's scans default dtype to the input's (sum's widening does not apply)
+    x = np.array([[1, 2], [3, 4]], dtype=np.int32)
+    m = np.array([[True, False], [True, True]])
+    r = torch.masked.cumsum(torch.tensor(x), 0, mask=torch.tensor(m))
+    assert r.dtype == torch.int32
+    np.testing.assert_array_equal(r.numpy(), np.cumsum(np.where(m, x, 0).astype(np.int64), 0))
+    r = torch.masked.cumprod(torch.tensor(x), 1, mask=torch.tensor(m))
+    assert r.dtype == torch.int32
+    np.testing.assert_array_equal(r.numpy(), np.cumprod(np.where(m, x, 1).astype(np.int64), 1))

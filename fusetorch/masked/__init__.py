@@ -178,12 +178,12 @@ def logsumexp(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None,
 
 def cumsum(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
     x = _input(input, "cumsum", dtype)
-    return S.cumsum(_fill(x, _mask(x, mask, "cumsum"), 0), dim)
+    return S.cumsum(_fill(x, _mask(x, mask, "cumsum"), 0), dim, dtype=x.dtype)  # int32 stays
 
 
 def cumprod(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
     x = _input(input, "cumprod", dtype)
-    return S.cumprod(_fill(x, _mask(x, mask, "cumprod"), 1), dim)
+    return S.cumprod(_fill(x, _mask(x, mask, "cumprod"), 1), dim, dtype=x.dtype)  # int32 stays
 
 
 def softmax(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:

@@ -404,7 +404,9 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None)
 @_ac.op("addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
            out=None) -> Tensor:
-    return write_out(_check_scale(beta, alpha, input, F.sum(F.bmm(batch1, batch2), 0)), out)
+    products = F.bmm(batch1, batch2)
+    # summed in the products' dtype: PyTorch's addbmm keeps int32 (sum alone would widen it)
+    return write_out(_check_scale(beta, alpha, input, F.sum(products, 0, dtype=products.dtype)), out)
 
 
 @_ac.op("baddbmm")
@@ -502,7 +504,9 @@ def einsum(equation: str, *operands) -> Tensor:
         later = set(out).union(*[set(s) for _, s in pairs[k:]])
         drop = [i for i, c in enumerate(acc_s) if c not in later]
         if drop:
-            acc = F.sum(acc, tuple(drop))
+            # PyTorch sums a label of the first operand alone with sum (int32 widens to int64,
+            # bool counts), a contracted one with bmm (the operands' dtype stays)
+            acc = F.sum(acc, tuple(drop), dtype=None if k == 1 else acc.dtype)
             acc_s = "".join(c for i, c in enumerate(acc_s) if i not in drop)
         if k == len(pairs):
             break

@@ -105,3 +105,19 @@ def test_aten_entry_points_check_as_pytorch():
     with pytest.raises(RuntimeError, match="first two dimensions of batch2 tensor to be: "
                                            "\\[2, 3\\] but got: \\[2, 4\\]"):
         torch.affine_grid_generator(theta, [2, 3, 4, 5], False)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_corners_of_a_volume_past_float16s_integers(dtype, mode):
+    # 13 * 14 * 15 = 2730 voxels: the last one's flat position 2729 is no float16 (spacing 2
+    # above 2048), so the position is computed in int64; the grid's corners pick corner voxels
+    rng = np.random.default_rng(3)
+    vol = rng.standard_normal((1, 2, 13, 14, 15)).astype(dtype)
+    corners = np.array(list(itertools.product([-1.0, 1.0], repeat=3)))  # (x, y, z)
+    grid = corners.reshape(1, 1, 1, 8, 3).astype(dtype)
+    out = F.grid_sample(torch.tensor(vol), torch.tensor(grid), mode=mode, align_corners=True)
+    assert out.dtype == getattr(torch, dtype) and tuple(out.shape) == (1, 2, 1, 1, 8)
+    for k, (x, y, z) in enumerate(corners):
+        i, j, l = (0 if z < 0 else 12), (0 if y < 0 else 13), (0 if x < 0 else 14)
+        np.testing.assert_array_equal(out.numpy()[0, :, 0, 0, k], vol[0, :, i, j, l])

@@ -143,9 +143,9 @@ def _point(flat: Tensor, coords: list, sizes: list, weight: Tensor) -> Tensor:
     for c, size in zip(reversed(coords), reversed(sizes)):  # z, y, x: row-major position
         ok = F.logical_and(c >= 0, c <= size - 1)
         inside = ok if inside is None else F.logical_and(inside, ok)
-        k = F.clamp(c, 0, size - 1)
+        # the flat position in int64: float16 (or float32 past 2**24) would round it out of range
+        k = F.clamp(c, 0, size - 1).long()
         idx = k if idx is None else idx * size + k
-    idx = idx.long()
     n, c, _ = flat.shape
     vals = F.gather(flat, 2, F.expand(F.unsqueeze(idx, 1), n, c, idx.shape[1]))
     wt = F.where(inside, weight, F.mul(weight, 0.0))

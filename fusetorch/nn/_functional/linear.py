@@ -69,7 +69,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     # x1 @ W as one matmul: W rearranged to [i, o * j]
     w = F.reshape(F.permute(weight, 1, 0, 2), (i, o * j))
     t = F.reshape(F.matmul(input1, w), tuple(input1.shape[:-1]) + (o, j))
-    out = F.sum(t * F.unsqueeze(input2, -2), -1)
+    terms = t * F.unsqueeze(input2, -2)
+    out = F.sum(terms, -1, dtype=terms.dtype)  # int32 stays int32, as in PyTorch
     if bias is not None:
         out = out + bias
     return out
