@@ -159,7 +159,6 @@ unsafe_split_with_sizes = split_with_sizes  # noqa: F821  (functional_pieces: Py
 Tensor.unsafe_split_with_sizes = Tensor.split_with_sizes
 torch = _sys.modules[__name__]  # (PyTorch's `torch.torch`)
 __version__ = version.__version__
-as_strided_ = _inplace_functions._torch_inplace("as_strided_")  # (Tensor.as_strided_: _tensor_extras)
 cudnn_is_acceptable = _global_state.cudnn_is_acceptable
 # names PyTorch's namespace holds from its own imports and build flags
 import builtins, ctypes, functools, glob, importlib, inspect, math, os, platform  # noqa: E402,E401,F401

@@ -3,7 +3,8 @@ and the comparison and arithmetic aliases PyTorch spells twice (`torch.greater`,
 `Tensor.not_equal_`, `Tensor.absolute`).
 
 A torch-level in-place function is the Tensor method (`torch.abs_(x)` is `x.abs_()`): the
-method's leaf, overlap and dtype checks apply, and there is one definition of each op. The
+method's leaf, overlap and dtype checks apply, and there is one definition of each op (the
+defs of METHODS' and VIEW_METHODS' are generated: _api/torch_inplace.py). The
 ones without a method (`torch.selu_`, `torch.dropout_`, ...) call nn.functional's in-place
 form with ATen's positional signature. Aliases are the same function object as their target.
 """
@@ -13,7 +14,6 @@ from .nn._functional import activation as _act
 from .nn._functional import dropout as _drop
 from .nn._functional import sparse as _sparse
 from .tracer import dispatch as D
-from .tracer import functional as F
 from .tracer.tensor import Tensor
 
 # torch.<name>_ = Tensor.<name>_ (every one of these methods exists)
@@ -22,6 +22,8 @@ METHODS = ("abs acos acosh addmv arccos arccosh arcsin arcsinh arctan arctanh as
            "erfc exp exp2 expm1 fix floor frac gcd i0 index_put lcm ldexp log log10 log1p log2 "
            "logit nan_to_num neg negative rad2deg reciprocal relu resize_as round rsqrt sigmoid "
            "sin sinc sinh sqrt square tan tanh trunc xlogy").split()
+# torch.<name>_ = Tensor.<name>_ too: the in-place views PyTorch exposes at torch level
+VIEW_METHODS = ("as_strided",)
 
 # Tensor.<alias> = Tensor.<target> (PyTorch's second spellings)
 TENSOR_ALIASES = {
@@ -35,30 +37,14 @@ TORCH_ALIASES = {"greater": "gt", "greater_equal": "ge", "less": "lt", "less_equ
                  "not_equal": "ne"}
 
 
-def _torch_inplace(name: str):
-    method = getattr(Tensor, name)
-
-    def fn(input: Tensor, *args, **kwargs) -> Tensor:
-        D.check_tensor(input, name, "input", 1)
-        return method(input, *args, **kwargs)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"`torch.{name}(input, ...)` is `input.{name}(...)`."
-    return fn
-
-
-def bind_tensor_methods() -> None:
-    """The in-place comparisons and logical ops, `Tensor.rsqrt_`/`negative_`, and the aliases
-    (called once at import, after the tracer has bound the methods they build on)."""
-    from .tracer.methods import _inplace_of
-    for name in ("eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "rsqrt",
-                 "negative"):
-        setattr(Tensor, name + "_", _inplace_of(getattr(F, name)))
+def bind_tensor_aliases() -> None:
+    """Tensor's second spellings (called once at import, after the tracer has bound the methods
+    they name)."""
     for alias, target in TENSOR_ALIASES.items():
         setattr(Tensor, alias, getattr(Tensor, target))
 
 
-bind_tensor_methods()
-PUBLIC = {name + "_": _torch_inplace(name + "_") for name in METHODS}
+bind_tensor_aliases()
 
 
 def selu_(input: Tensor) -> Tensor:
@@ -107,6 +93,7 @@ def embedding_renorm_(input: Tensor, indices: Tensor, max_norm: float,
     return input
 
 
-for _fn in (selu_, celu_, threshold_, rrelu_, dropout_, alpha_dropout_, feature_alpha_dropout_,
-            feature_dropout_, embedding_renorm_):
-    PUBLIC[_fn.__name__] = _fn
+# the torch-level in-place functions written here (torch.abs_, torch.clamp_, ... of METHODS and
+# VIEW_METHODS are generated defs: _api/torch_inplace.py)
+PUBLIC = ("selu_", "celu_", "threshold_", "rrelu_", "dropout_", "alpha_dropout_",
+          "feature_alpha_dropout_", "feature_dropout_", "embedding_renorm_")

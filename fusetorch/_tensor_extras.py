@@ -11,7 +11,7 @@ from .tracer import creation as C
 from .tracer import dispatch as D
 from .tracer import functional as F
 from .tracer import strided as _strided
-from .tracer.methods import _inplace_view
+from .tracer.methods import become_view, check_view_inplace
 from .tracer.tensor import Size, Tensor
 
 
@@ -139,7 +139,20 @@ for _fn in (get_device, is_inference, new, resize, resize_as, apply_, map_, map2
 Tensor.real = property(_real)
 Tensor.imag = property(_imag)
 Tensor.output_nr = property(lambda self: 0)  # (multi-output ops' outputs all report 0)
-Tensor.as_strided_ = _inplace_view(_strided.as_strided, "AsStridedBackward0")
+
+
+def as_strided_(self: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
+    """as_strided_(size, stride, storage_offset=None) -> Tensor
+
+    In-place version of `Tensor.as_strided`: self becomes the view of its storage with these
+    sizes and strides (see `tracer/methods.py`, in-place views).
+    """
+    check_view_inplace(self)
+    return become_view(self, _strided.as_strided(self, size, stride, storage_offset),
+                       "AsStridedBackward0")
+
+
+Tensor.as_strided_ = as_strided_
 
 
 def _volatile(self: Tensor) -> bool:

@@ -35,3 +35,46 @@ def test_the_namespace_is_assembled_by_imports():
     assert "globals()[" not in text and "globals().update" not in text
     assert torch.remainder.__module__ == "fusetorch.tracer.functional_math"
     assert torch.greater is torch.gt and torch.inverse is torch.linalg.inv
+
+
+def test_checked_in_inplace_modules_are_what_the_generator_writes():
+    from fusetorch._api import generate_inplace
+    assert generate_inplace.METHODS_TARGET.read_text() == generate_inplace.methods_source(), \
+        REGENERATE
+    assert generate_inplace.TORCH_TARGET.read_text() == generate_inplace.torch_source(), \
+        REGENERATE
+
+
+def test_inplace_methods_and_torch_functions_are_real_defs():
+    # help(), tracebacks and grep land on a def named as the method, with the signature of the
+    # function it writes (PyTorch's `clamp_(min=None, max=None)`), out= left out
+    import inspect
+    from fusetorch._api import generate_inplace
+    for method, *_ in generate_inplace.method_entries():
+        fn = getattr(torch.Tensor, method)
+        assert fn.__name__ == method and fn.__module__ == "fusetorch.tracer.inplace_methods"
+        assert "out" not in inspect.signature(fn).parameters and fn.__doc__
+    for name in generate_inplace.torch_names():
+        fn = getattr(torch, name)
+        assert fn.__name__ == name and fn.__module__ == "fusetorch._api.torch_inplace"
+        assert list(inspect.signature(fn).parameters)[0] == "input" and fn.__doc__
+    assert str(inspect.signature(torch.Tensor.clamp_)) == "(self: 'Tensor', min=None, max=None)" \
+        " -> 'Tensor'"
+    assert str(inspect.signature(torch.clamp_)) == "(input: 'Tensor', min=None, max=None) -> " \
+        "'Tensor'"
+    assert list(inspect.signature(torch.Tensor.swapaxes_).parameters) == \
+        ["self", "axis0", "axis1"]  # PyTorch's names: swapaxes_(axis0, axis1)
+    for fn in (torch.Tensor.t_, torch.Tensor.as_strided_, torch.remainder, torch.arcsin):
+        assert "def " + fn.__name__ + "(" in inspect.getsource(fn)
+
+
+def test_inplace_functions_keep_pytorchs_argument_errors():
+    x = torch.tensor([1.0, -2.0])
+    with pytest.raises(TypeError, match="clamp_"):  # PyTorch: a TypeError naming clamp_
+        x.clamp_(0, 1, 2)
+    with pytest.raises(TypeError, match="fmod_"):  # no out= on an in-place method
+        x.fmod_(2.0, out=x)
+    assert torch.clamp_(x, min=0.0) is x and x.tolist() == [1.0, 0.0]
+    y = torch.arange(6.0)
+    with pytest.raises(RuntimeError, match="unsupported operation"):  # partial overlap
+        y[1:].fmod_(y[:-1])

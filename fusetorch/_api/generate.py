@@ -1,6 +1,7 @@
 """Writes `_api/torch_names.py`, the torch.* names of the modules' PUBLIC tables as explicit
-imports, and `tracer/unary_api.py`, the op table's unary functions as source. After adding a
-name to one of the SOURCES' tables (or a module to SOURCES), regenerate both:
+imports, `tracer/unary_api.py`, the op table's unary functions as source, and the in-place API
+(`tracer/inplace_methods.py`, `_api/torch_inplace.py`: generate_inplace.py). After adding a
+name to one of the SOURCES' tables (or a module to SOURCES), regenerate them all:
 
     python -m fusetorch._api.generate
 
@@ -9,7 +10,7 @@ tests/test_api_source.py and tests/tracer/test_unary_api_source.py fail while on
 Each name is imported from the source module where that module holds it under the same name
 (`from ..tracer.functional_math import remainder`), else from the module that defines it
 (`from ..linalg.decompositions import torch_qr as qr`), else read from the table itself
-(`abs_ = _inplace_functions.PUBLIC["abs_"]`: a function built at import). A stale module that
+(`name = module.TABLE["name"]`: an object built at import). A stale module that
 imports a name its module no longer has stops `import fusetorch`, and with it this command:
 delete that line by hand, then regenerate.
 """
@@ -23,6 +24,7 @@ from pathlib import Path
 import fusetorch
 
 from ..tracer import generate_unary
+from . import generate_inplace
 
 TARGET = Path(__file__).resolve().parent / "torch_names.py"
 
@@ -42,7 +44,8 @@ SOURCES = (
     ("nn._functional.native", "PUBLIC"),  # torch.native_batch_norm, ...
     ("nn._functional.grid_sample", "TORCH_PUBLIC"),  # torch.grid_sampler_3d, ...
     ("signal.windows", "TORCH_PUBLIC"),  # torch.hann_window and friends
-    ("_inplace_functions", "PUBLIC", "TORCH_ALIASES"),  # torch.abs_, torch.greater, ...
+    ("_api.torch_inplace", "__all__"),  # torch.abs_, torch.clamp_: the Tensor methods
+    ("_inplace_functions", "PUBLIC", "TORCH_ALIASES"),  # torch.dropout_, torch.greater, ...
     ("_aten_nn", "PUBLIC"),  # torch.conv2d, torch.batch_norm, torch.lstm: ATen's forms
     ("_global_state", "PUBLIC"),  # torch.get_rng_state, torch.pi, ...
     ("storage", "LEGACY"),  # torch.FloatStorage, ...
@@ -93,7 +96,8 @@ def _defined_in(obj) -> tuple | None:
 
 def _from(module: str, names: list) -> str:
     body = textwrap.fill(", ".join(names), 95, initial_indent="    ", subsequent_indent="    ")
-    return f"from ..{module} import (\n{body},\n)\n"
+    where = module[len("_api."):] if module.startswith("_api.") else f".{module}"
+    return f"from .{where} import (\n{body},\n)\n"
 
 
 def source() -> str:
@@ -135,6 +139,8 @@ def write(target: Path, text: str) -> None:
 
 def main() -> int:
     write(generate_unary.TARGET, generate_unary.source())
+    write(generate_inplace.METHODS_TARGET, generate_inplace.methods_source())
+    write(generate_inplace.TORCH_TARGET, generate_inplace.torch_source())
     write(TARGET, source())
     return 0
 

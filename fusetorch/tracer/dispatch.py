@@ -310,8 +310,6 @@ def uninitialized_message(what: str | None = None) -> str:
         while f is not None:
             if f.f_code.co_filename.startswith(root):
                 inside, code = True, f.f_code.co_name
-                if code == "fn" and isinstance(f.f_locals.get("name"), str):
-                    code = f.f_locals["name"]  # a `_binary_fn` closure
                 if code not in _WRAPPERS:
                     name = code
             elif inside:

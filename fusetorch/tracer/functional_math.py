@@ -8,7 +8,7 @@ from __future__ import annotations
 from ..ir import dtypes as dt
 from . import dispatch as D
 from .dispatch import binary
-from .functional import write_out
+from .functional import tensor_first, tensors_only, write_out
 from .out_args import with_out
 from .tensor import Tensor
 from .numpy_names import numpy_names
@@ -28,39 +28,72 @@ def _c():
     return creation
 
 
-def _binary_fn(name: str, doc: str, scalars: str = "other"):
-    """scalars: which operands may be Python numbers, as in PyTorch: 'other', 'none', 'one'
-    (either, not both), or 'any' (two numbers make a tensor)."""
-    check = {"other": _f().tensor_first, "none": _f().tensors_only}.get(scalars)
+# PyTorch's rule for Python numbers differs per function: `tensor_first` (a number only as
+# `other`: fmod), `tensors_only` (no numbers: atan2), none (either one, not both: remainder) or
+# two numbers making a tensor (floor_divide)
 
-    def fn(input, other, *, out=None) -> Tensor:
-        if check is not None:
-            check(name, input, other)
-        elif scalars == "any" and not isinstance(input, Tensor) and \
-                not isinstance(other, Tensor):
-            input = _c().tensor(input)
-        return write_out(binary(name, input, other), out, operands=(input, other))
-    fn.__name__ = name
-    fn.__doc__ = doc
-    return fn
+def remainder(input, other, *, out=None) -> Tensor:
+    """Python's modulus: the result has the sign of `other`."""
+    return write_out(binary("remainder", input, other), out, operands=(input, other))
 
 
-remainder = _binary_fn("remainder", "Python's modulus: the result has the sign of `other`.",
-                       scalars="one")
-fmod = _binary_fn("fmod", "C's fmod: the result has the sign of `input`.")
-floor_divide = _binary_fn("floor_divide", "floor(input / other), as `//`.", scalars="any")
-atan2 = _binary_fn("atan2", "The angle of (other, input), in (-pi, pi].", scalars="none")
+def fmod(input, other, *, out=None) -> Tensor:
+    """C's fmod: the result has the sign of `input`."""
+    tensor_first("fmod", input, other)
+    return write_out(binary("fmod", input, other), out, operands=(input, other))
+
+
+def floor_divide(input, other, *, out=None) -> Tensor:
+    """floor(input / other), as `//`."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        input = _c().tensor(input)
+    return write_out(binary("floor_divide", input, other), out, operands=(input, other))
+
+
+def atan2(input, other, *, out=None) -> Tensor:
+    """The angle of (other, input), in (-pi, pi]."""
+    tensors_only("atan2", input, other)
+    return write_out(binary("atan2", input, other), out, operands=(input, other))
+
+
 arctan2 = atan2
-hypot = _binary_fn("hypot", "sqrt(input^2 + other^2) without overflow.", scalars="none")
-logaddexp = _binary_fn("logaddexp", "log(exp(input) + exp(other)) without overflow.",
-                       scalars="none")
-bitwise_left_shift = _binary_fn("bitwise_left_shift", "input << other (integers).",
-                                scalars="one")
-bitwise_right_shift = _binary_fn("bitwise_right_shift", "input >> other (integers).",
-                                 scalars="one")
-bitwise_and = _binary_fn("bitwise_and", "input & other (integers and bools).", scalars="one")
-bitwise_or = _binary_fn("bitwise_or", "input | other (integers and bools).", scalars="one")
-bitwise_xor = _binary_fn("bitwise_xor", "input ^ other (integers and bools).", scalars="one")
+
+
+def hypot(input, other, *, out=None) -> Tensor:
+    """sqrt(input^2 + other^2) without overflow."""
+    tensors_only("hypot", input, other)
+    return write_out(binary("hypot", input, other), out, operands=(input, other))
+
+
+def logaddexp(input, other, *, out=None) -> Tensor:
+    """log(exp(input) + exp(other)) without overflow."""
+    tensors_only("logaddexp", input, other)
+    return write_out(binary("logaddexp", input, other), out, operands=(input, other))
+
+
+def bitwise_left_shift(input, other, *, out=None) -> Tensor:
+    """input << other (integers)."""
+    return write_out(binary("bitwise_left_shift", input, other), out, operands=(input, other))
+
+
+def bitwise_right_shift(input, other, *, out=None) -> Tensor:
+    """input >> other (integers)."""
+    return write_out(binary("bitwise_right_shift", input, other), out, operands=(input, other))
+
+
+def bitwise_and(input, other, *, out=None) -> Tensor:
+    """input & other (integers and bools)."""
+    return write_out(binary("bitwise_and", input, other), out, operands=(input, other))
+
+
+def bitwise_or(input, other, *, out=None) -> Tensor:
+    """input | other (integers and bools)."""
+    return write_out(binary("bitwise_or", input, other), out, operands=(input, other))
+
+
+def bitwise_xor(input, other, *, out=None) -> Tensor:
+    """input ^ other (integers and bools)."""
+    return write_out(binary("bitwise_xor", input, other), out, operands=(input, other))
 
 
 def div_rounded(input, other, rounding_mode: str | None) -> Tensor:
@@ -114,18 +147,34 @@ def sgn(input: Tensor, *, out=None) -> Tensor:
     return write_out(D.unary("sign", input), out, operands=(input,))
 
 
-def _alias(name: str, of: str):
-    def fn(input: Tensor, *, out=None) -> Tensor:
-        return write_out(D.unary(of, input), out, operands=(input,))
-    fn.__name__ = name
-    fn.__doc__ = f"Alias of torch.{of}."
-    return fn
+def arcsin(input: Tensor, *, out=None) -> Tensor:
+    """Alias of torch.asin."""
+    return write_out(D.unary("asin", input), out, operands=(input,))
 
 
-arcsin, arccos, arctan = _alias("arcsin", "asin"), _alias("arccos", "acos"), _alias("arctan",
-                                                                                   "atan")
-arcsinh, arccosh, arctanh = (_alias("arcsinh", "asinh"), _alias("arccosh", "acosh"),
-                             _alias("arctanh", "atanh"))
+def arccos(input: Tensor, *, out=None) -> Tensor:
+    """Alias of torch.acos."""
+    return write_out(D.unary("acos", input), out, operands=(input,))
+
+
+def arctan(input: Tensor, *, out=None) -> Tensor:
+    """Alias of torch.atan."""
+    return write_out(D.unary("atan", input), out, operands=(input,))
+
+
+def arcsinh(input: Tensor, *, out=None) -> Tensor:
+    """Alias of torch.asinh."""
+    return write_out(D.unary("asinh", input), out, operands=(input,))
+
+
+def arccosh(input: Tensor, *, out=None) -> Tensor:
+    """Alias of torch.acosh."""
+    return write_out(D.unary("acosh", input), out, operands=(input,))
+
+
+def arctanh(input: Tensor, *, out=None) -> Tensor:
+    """Alias of torch.atanh."""
+    return write_out(D.unary("atanh", input), out, operands=(input,))
 
 
 # ---------------------------------------------------------------- NaN and infinity

@@ -105,23 +105,27 @@ def cumprod(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     return _scan("cumprod", input, dim, dtype, out)
 
 
-def _inplace_value(op: str):
+def _inplace_value(op: str, input: Tensor, dim: int, dtype) -> Tensor:
     """The value `x.cumsum_(dim)` writes: computed in x's own dtype (wrapping, as PyTorch's
     in-place kernel), which an explicit `dtype` must equal."""
-    def value(input: Tensor, dim: int, *, dtype=None) -> Tensor:
-        from ..ir.ops import _CPP_NAME
-        if dtype is not None and dt.to_dtype(dtype, op) is not input._dtype:
-            raise RuntimeError(f"Bad in-place call: input tensor dtype "
-                               f"{_CPP_NAME[input._dtype.name]} and output tensor dtype "
-                               f"{_CPP_NAME[dt.to_dtype(dtype, op).name]} should match")
-        if input._dtype is dt.bool_:
-            raise NotImplementedError(f'"{op}_out_cpu" not implemented for \'Bool\'')
-        return _scan(op, input, dim, input._dtype, None)
-    value.__name__ = op
-    return value
+    from ..ir.ops import _CPP_NAME
+    if dtype is not None and dt.to_dtype(dtype, op) is not input._dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype "
+                           f"{_CPP_NAME[input._dtype.name]} and output tensor dtype "
+                           f"{_CPP_NAME[dt.to_dtype(dtype, op).name]} should match")
+    if input._dtype is dt.bool_:
+        raise NotImplementedError(f'"{op}_out_cpu" not implemented for \'Bool\'')
+    return _scan(op, input, dim, input._dtype, None)
 
 
-cumsum_value, cumprod_value = _inplace_value("cumsum"), _inplace_value("cumprod")
+def cumsum_value(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """The running sum `x.cumsum_(dim)` writes (in x's dtype)."""
+    return _inplace_value("cumsum", input, dim, dtype)
+
+
+def cumprod_value(input: Tensor, dim: int, *, dtype=None) -> Tensor:
+    """The running product `x.cumprod_(dim)` writes (in x's dtype)."""
+    return _inplace_value("cumprod", input, dim, dtype)
 
 
 def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
@@ -713,4 +717,3 @@ PUBLIC = ("cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort", "args
           "masked_select", "unique", "unique_consecutive", "nonzero_static")
 # Tensor methods: all but the two PyTorch has only as functions; in place: x.cumsum_(0)
 METHODS = tuple(n for n in PUBLIC if n not in ("searchsorted", "bucketize"))
-INPLACE = (cumsum_value, cumprod_value)

@@ -71,14 +71,6 @@ def _write_direct(self: Tensor, name: str, od) -> Tensor:
     return self
 
 
-def _inplace_of(fn):
-    def method(self: Tensor, *args, **kw) -> Tensor:
-        D.check_no_partial_overlap(self, args + tuple(kw.values()))
-        return _inplace(self, fn(self, *args, **kw))
-    method.__name__ = fn.__name__ + "_"
-    return method
-
-
 def _method(fn):
     """`fn(x, ...)` as the method `x.fn(...)`: a Python function binds as one itself (a wrapper
     repacking the arguments cost ~0.2 us a call: `h.view(1, -1)` in an RNN loop)."""
@@ -108,27 +100,31 @@ for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "clamp", 
 
 for _name in ("add", "sub", "mul", "div", "pow"):
     setattr(Tensor, _name + "_", _inplace_binary(_name))
-for _name in ("clamp", "clip", "square", "masked_fill", "scatter_add", "maximum", "minimum",
-              "reciprocal", "addcmul", "addcdiv", "lerp"):
-    setattr(Tensor, _name + "_", _inplace_of(getattr(F, _name)))
 # the math of functional_math.py: x.remainder(y), x.isnan(), x.logsumexp(1), x.fmod_(y), ...
 for _name in M.PUBLIC:
     setattr(Tensor, _name, _method(getattr(M, _name)))
-for _name in ("remainder", "fmod", "floor_divide", "atan2", "arctan2", "hypot", "logaddexp",
-              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
-              "bitwise_right_shift", "bitwise_not", "round", "frac", "fix", "sgn",
-              "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "nan_to_num",
-              "xlogy", "heaviside", "mvlgamma"):
-    setattr(Tensor, _name + "_", _inplace_of(getattr(M, _name)))
+# (their in-place methods, x.clamp_(0, 1), x.fmod_(y), x.tril_(), ...: inplace_methods.py)
 
 
-def _polygamma(self: Tensor, n: int) -> Tensor:
+def polygamma(self: Tensor, n: int) -> Tensor:
+    """polygamma(n) -> Tensor
+
+    `torch.polygamma(n, self)`: the method takes its arguments the other way round.
+    """
     return M.polygamma(n, self)
 
 
-_polygamma.__name__ = "polygamma"
-Tensor.polygamma = _polygamma
-Tensor.polygamma_ = _inplace_of(_polygamma)
+def polygamma_(self: Tensor, n: int) -> Tensor:
+    """polygamma_(n) -> Tensor
+
+    In-place version of `Tensor.polygamma`.
+    """
+    D.check_no_partial_overlap(self, (n,))
+    return _inplace(self, M.polygamma(n, self))
+
+
+Tensor.polygamma = polygamma
+Tensor.polygamma_ = polygamma_
 Tensor.true_divide = Tensor.div
 Tensor.multiply = Tensor.mul
 Tensor.subtract = Tensor.sub
@@ -166,45 +162,97 @@ def _type_as(self, other):
 Tensor.reshape = _reshape
 
 
-def _inplace_view(fn, grad_name):
-    """`x.unsqueeze_(0)`, `x.t_()`, ...: x itself takes the view's shape and strides over the
-    same memory (nothing is copied) and, for autograd and recordings, the view's node; the
-    version counter is bumped as PyTorch does (so a saved x no longer checks out). Unlike data
-    writes these are allowed on views of tensors that require grad: nothing is written, so no
-    other tensor's value or history changes. `grad_name`: PyTorch's grad_fn name (a string or a
-    function of the arguments)."""
-    def method(self: Tensor, *args, **kw) -> Tensor:
-        if D.GRAD_ENABLED and self._requires_grad and self.is_leaf:
-            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                               "operation.")
-        value = fn(self, *args, **kw)
-        if D.GRAD_ENABLED and value._requires_grad:
-            A.label(value, grad_name(*args, **kw) if callable(grad_name) else grad_name, self)
-            self._node = value._node
-        self._data = value._data
-        self._bump_version()
-        if self._base is not None and getattr(value, "_view", None) is not None:
-            # a view stays a view of its storage root, its steps now ending with this one, and
-            # current: a later refresh must not replay the old steps over its new shape
-            self._view, self._vver = value._view, _views.version(self)
-        if D.RECORDER is not None:
-            D.RECORDER.alias(self, value)
-            D.RECORDER.shape_change(self)
-        return self
-    method.__name__ = fn.__name__ + "_"
-    return method
+# ------------------------------------------------------------ in-place views
+# `x.unsqueeze_(0)`, `x.t_()`, ...: x itself takes the view's shape and strides over the same
+# memory (nothing is copied) and, for autograd and recordings, the view's node; the version
+# counter is bumped as PyTorch does (so a saved x no longer checks out). Unlike data writes these
+# are allowed on views of tensors that require grad: nothing is written, so no other tensor's
+# value or history changes.
+
+def check_view_inplace(self: Tensor) -> None:
+    """PyTorch's refusal of an in-place op on a leaf that requires grad (before any work)."""
+    if D.GRAD_ENABLED and self._requires_grad and self.is_leaf:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
 
 
-def _squeeze_name(dim=None) -> str:
-    return "SqueezeBackward3" if dim is None else (
+def become_view(self: Tensor, value: Tensor, grad_name: str) -> Tensor:
+    """`self` turned into the view `value` of itself; `grad_name`: PyTorch's grad_fn name."""
+    if D.GRAD_ENABLED and value._requires_grad:
+        A.label(value, grad_name, self)
+        self._node = value._node
+    self._data = value._data
+    self._bump_version()
+    if self._base is not None and getattr(value, "_view", None) is not None:
+        # a view stays a view of its storage root, its steps now ending with this one, and
+        # current: a later refresh must not replay the old steps over its new shape
+        self._view, self._vver = value._view, _views.version(self)
+    if D.RECORDER is not None:
+        D.RECORDER.alias(self, value)
+        D.RECORDER.shape_change(self)
+    return self
+
+
+def unsqueeze_(self: Tensor, dim: int) -> Tensor:
+    """unsqueeze_(dim) -> Tensor
+
+    In-place version of `Tensor.unsqueeze`: self becomes the view with a size-1 dim at `dim`.
+    """
+    check_view_inplace(self)
+    return become_view(self, F.unsqueeze(self, dim), "UnsqueezeBackward1")
+
+
+def squeeze_(self: Tensor, dim=None) -> Tensor:
+    """squeeze_(dim=None) -> Tensor
+
+    In-place version of `Tensor.squeeze`: self becomes the view without the size-1 dims
+    (all of them, or those `dim` names).
+    """
+    check_view_inplace(self)
+    grad_name = "SqueezeBackward3" if dim is None else (
         "SqueezeBackward5" if isinstance(dim, (tuple, list)) else "SqueezeBackward4")
+    return become_view(self, F.squeeze(self, dim), grad_name)
 
 
-Tensor.unsqueeze_ = _inplace_view(F.unsqueeze, "UnsqueezeBackward1")
-Tensor.squeeze_ = _inplace_view(F.squeeze, _squeeze_name)
-Tensor.t_ = _inplace_view(F.t, "TBackward1")
-Tensor.transpose_ = _inplace_view(F.transpose, "TransposeBackward1")
-Tensor.swapaxes_ = Tensor.swapdims_ = _inplace_view(F.transpose, "TransposeBackward1")
+def t_(self: Tensor) -> Tensor:
+    """t_() -> Tensor
+
+    In-place version of `Tensor.t`: self becomes its transpose (at most 2-D).
+    """
+    check_view_inplace(self)
+    return become_view(self, F.t(self), "TBackward1")
+
+
+def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """transpose_(dim0, dim1) -> Tensor
+
+    In-place version of `Tensor.transpose`: self becomes the view with dims `dim0` and `dim1`
+    swapped.
+    """
+    check_view_inplace(self)
+    return become_view(self, F.transpose(self, dim0, dim1), "TransposeBackward1")
+
+
+def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
+    """swapaxes_(axis0, axis1) -> Tensor
+
+    In-place version of `Tensor.swapaxes`, which is `Tensor.transpose_`.
+    """
+    check_view_inplace(self)
+    return become_view(self, F.transpose(self, axis0, axis1), "TransposeBackward1")
+
+
+def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
+    """swapdims_(dim0, dim1) -> Tensor
+
+    In-place version of `Tensor.swapdims`, which is `Tensor.transpose_`.
+    """
+    check_view_inplace(self)
+    return become_view(self, F.transpose(self, dim0, dim1), "TransposeBackward1")
+
+
+for _fn in (unsqueeze_, squeeze_, t_, transpose_, swapaxes_, swapdims_):
+    setattr(Tensor, _fn.__name__, _fn)
 Tensor.where = _where
 Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
@@ -501,13 +549,6 @@ Tensor.__isub__ = _inplace_binary("sub")
 Tensor.__imul__ = _inplace_binary("mul")
 Tensor.__itruediv__ = _inplace_binary("div")
 Tensor.__ipow__ = _inplace_binary("pow")
-Tensor.__ifloordiv__ = _inplace_of(M.floor_divide)
-Tensor.__imod__ = _inplace_of(M.remainder)
-Tensor.__ilshift__ = _inplace_of(M.bitwise_left_shift)
-Tensor.__irshift__ = _inplace_of(M.bitwise_right_shift)
-Tensor.__iand__ = Tensor.bitwise_and_
-Tensor.__ior__ = Tensor.bitwise_or_
-Tensor.__ixor__ = Tensor.bitwise_xor_
 Tensor.__idiv__ = Tensor.__itruediv__  # PyTorch keeps Python 2's name
 Tensor.__getitem__ = indexing.getitem
 Tensor.__setitem__ = indexing.setitem
@@ -515,12 +556,8 @@ Tensor.__setitem__ = indexing.setitem
 from . import functional_shape as _S  # noqa: E402
 for _name in _S.PUBLIC:
     setattr(Tensor, _name, _method(getattr(_S, _name)))
-for _name in _S.INPLACE:
-    setattr(Tensor, _name + "_", _inplace_of(getattr(_S, _name)))
 Tensor.unfold = _method(_S.unfold)
 Tensor.masked_scatter = _S._masked_scatter_method
-Tensor.masked_scatter_ = _inplace_of(_S._masked_scatter_)
-Tensor.fill_diagonal_ = _inplace_of(_S._fill_diagonal)
 # linear algebra: x.det(), x.inverse(), x.norm(), x.svd(), ... are bound by fusetorch/linalg
 # when it is imported (the tracer imports nothing from the packages above it)
 # half-precision dtypes (issue 11): `.half()` and `.bfloat16()` are bound with the other casts above
@@ -529,8 +566,6 @@ Tensor.fill_diagonal_ = _inplace_of(_S._fill_diagonal)
 from . import functional_scan as _S  # noqa: E402
 for _name in _S.METHODS:
     setattr(Tensor, _name, _method(getattr(_S, _name)))
-for _fn in _S.INPLACE:
-    setattr(Tensor, _fn.__name__ + "_", _inplace_of(_fn))
 from . import functional_histogram as _Hist  # noqa: E402
 for _name in _Hist.METHODS:
     setattr(Tensor, _name, _method(getattr(_Hist, _name)))
@@ -540,11 +575,6 @@ from . import functional_more as _More  # noqa: E402
 from . import functional_stats as _Stats  # noqa: E402
 for _name in _More.PUBLIC:
     setattr(Tensor, _name, _method(getattr(_More, _name)))
-for _name in _More.INPLACE:
-    setattr(Tensor, _name + "_", _inplace_of(getattr(_More, _name)))
-Tensor.conj_physical_ = _inplace_of(_More.conj_physical)
-Tensor.float_power_ = _inplace_of(_More._float_power_)
-Tensor.float_power_.__name__ = "float_power_"
 for _name in _Stats.METHODS:
     setattr(Tensor, _name, _method(getattr(_Stats, _name)))
 from . import functional_pieces as _Pieces  # noqa: E402
@@ -553,11 +583,20 @@ for _name in _Pieces.METHODS:
 from . import functional_writes as _Writes  # noqa: E402
 for _name in _Writes.METHODS:
     setattr(Tensor, _name, _method(getattr(_Writes, _name)))
-for _name in _Writes.INPLACE:
-    setattr(Tensor, _name + "_", _inplace_of(getattr(_Writes, _name)))
 Tensor.resize_ = _Writes.resize_
 Tensor.resize_as_ = _Writes.resize_as_
 Tensor.new_empty_strided = _Writes.new_empty_strided
 Tensor.sum_to_size = _More.sum_to_size
 Tensor.H = property(_More._H)
 Tensor.mH = property(_More.adjoint)
+
+# x.clamp_(0, 1), x.fmod_(y), x.eq_(y), x.index_add_(...): a function's value written into the
+# tensor, one generated def each (python -m fusetorch._api.generate)
+from . import inplace_methods as _inplace_methods  # noqa: E402
+Tensor.__ifloordiv__ = _inplace_methods.floor_divide_
+Tensor.__imod__ = _inplace_methods.remainder_
+Tensor.__ilshift__ = _inplace_methods.bitwise_left_shift_
+Tensor.__irshift__ = _inplace_methods.bitwise_right_shift_
+Tensor.__iand__ = _inplace_methods.bitwise_and_
+Tensor.__ior__ = _inplace_methods.bitwise_or_
+Tensor.__ixor__ = _inplace_methods.bitwise_xor_
