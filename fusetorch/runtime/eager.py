@@ -17,6 +17,7 @@ from .. import _threads
 from .._policy import POLICY
 from ..ir import dtypes as dt
 from ..ir import pool_ops
+from ..ir.loss_ops import FEW_IN_PYTHON
 from ..ir.ops import OPS
 from . import conv, eager_kernels, recurrent
 from .device import NP_DTYPES
@@ -412,8 +413,6 @@ def _custom(*xs, fn, positions, dtype):
                               "cannot be re-run: custom Functions are graph breaks")
 
 
-_FEW = 16  # `check`: up to this many integers are compared in Python
-
 _ERRORS = {"IndexError": IndexError, "RuntimeError": RuntimeError, "ValueError": ValueError}
 
 
@@ -425,7 +424,7 @@ def _check(xp, x, *, lo, hi, closed, allow, error, message):
     n = x.size
     if n == 0:
         return x
-    if n <= _FEW and xp is np and x.dtype.kind in "iu":
+    if n <= FEW_IN_PYTHON and xp is np and x.dtype.kind in "iu":
         # a loop's targets (one row's class): Python's min and max of a few integers, ~0.2 us
         # where each numpy reduction costs ~1 us of fixed setup (floats go to numpy: a NaN)
         vals = x.ravel().tolist()
