@@ -98,10 +98,13 @@ class Module:
         with_kwargs = self.__dict__.get("_forward_hooks_with_kwargs", ())
         for hook_id, hook in list(hooks.items()):
             called.append(hook_id)
-            r = hook(self, args, kwargs, out) if hook_id in with_kwargs else hook(self, args, out)
+            r = self._forward_hook(hook_id, hook, with_kwargs, args, kwargs, out)
             if r is not None:
                 out = r
         return out
+
+    def _forward_hook(self, hook_id, hook, with_kwargs, args: tuple, kwargs: dict, out):
+        return hook(self, args, kwargs, out) if hook_id in with_kwargs else hook(self, args, out)
 
     def _forward_always_calling(self, hooks, args: tuple, kwargs: dict):
         """forward and its hooks; where either raises, the `always_call` hooks that have not
@@ -118,8 +121,7 @@ class Module:
                 if hook_id not in d["_forward_hooks_always_called"] or hook_id in called:
                     continue
                 try:
-                    r = hook(self, args, kwargs, out) if hook_id in with_kwargs else \
-                        hook(self, args, out)
+                    r = self._forward_hook(hook_id, hook, with_kwargs, args, kwargs, out)
                 except Exception as e:  # noqa: BLE001  (the forward's error is the one raised)
                     warnings.warn("module forward hook with ``always_call=True`` raised an "
                                   "exception that was silenced as another error was raised in "
