@@ -295,6 +295,32 @@ def _globals_loaded(code: types.CodeType) -> frozenset:
     return names
 
 
+# names through which code can read its own frame's locals without loading them by name
+_FRAME_READERS = frozenset({"locals", "vars", "eval", "exec", "_getframe", "currentframe",
+                            "stack", "getouterframes", "getframeinfo"})
+_unread_of: "weakref.WeakKeyDictionary[types.CodeType, frozenset]" = weakref.WeakKeyDictionary()
+
+
+def unread_parameters(code: types.CodeType) -> frozenset:
+    """The parameters of a code object that its body never reads: no instruction but a store
+    names them (`LOAD_FAST`, a closure cell, `del`), and the code names nothing that reads a
+    frame's locals (`locals()`, `sys._getframe`). Such an argument cannot change what a call
+    computes, so `compile` does not key its variants on it: `f(x, step)` with a `step` that
+    `f` never reads traces once (torch.compile guards only on what the frame reads, too)."""
+    unread = _unread_of.get(code)
+    if unread is None:
+        n = code.co_argcount + code.co_kwonlyargcount
+        params = set(code.co_varnames[:n]) - set(code.co_cellvars)
+        if _names(code) & _FRAME_READERS:
+            params = set()
+        for ins in dis.get_instructions(code):
+            if params and ins.opname != "STORE_FAST":
+                named = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+                params.difference_update(v for v in named if isinstance(v, str))
+        unread = _unread_of[code] = frozenset(params)
+    return unread
+
+
 class _Walk:
     """What `Bindings.of` collects, and what it has looked at (each object once)."""
 

@@ -42,7 +42,7 @@ from .ir.grad import backward_graph, needs_grad
 from .codegen.fuse import fusible
 from . import _logging
 from ._policy import note
-from ._guards import Bindings
+from ._guards import Bindings, unread_parameters
 from ._reads import Reads, recording
 from ._tensor_names import tensor_names
 from .ir.graph import Graph, toposort
@@ -163,11 +163,17 @@ class CompiledFunction:
 
     def _key(self, args, kwargs):
         parts = []
-        for a in list(args) + list(kwargs.values()):
+        unread = None
+        for i, (name, a) in enumerate(_named_arguments(args, kwargs)):
             if isinstance(a, Tensor):
                 parts.append((tuple(a._data.shape), a._dtype, a._data.strides, str(a.device),
                               a._requires_grad))
             elif isinstance(a, (int, float, bool, str, type(None))):
+                if unread is None:
+                    unread = _unread_arguments(self._fn)
+                if (i if name is None else name) in unread:
+                    parts.append(_UNREAD)  # (a loop counter the function never reads)
+                    continue
                 # by structural identity: 2, 2.0 and True trace to different dtypes, 0.0 and
                 # -0.0 to different values (x / -0.0 is -inf), though Python finds them equal
                 parts.append(("py", value_key(a)))
@@ -475,6 +481,42 @@ class _CompiledCall:
 
 
 _CompiledCall.__name__ = "CompiledFunction"  # grad_fn: CompiledFunctionBackward
+
+
+_UNREAD = ("unread",)  # a key's part for an argument the function never reads
+_HOOKS = ("_forward_pre_hooks", "_forward_hooks", "_backward_hooks", "_backward_pre_hooks")
+
+
+def _named_arguments(args: tuple, kwargs: dict):
+    """(None, value) for each positional argument, then (name, value) for each keyword one."""
+    for a in args:
+        yield None, a
+    yield from kwargs.items()
+
+
+def _unread_arguments(fn: Callable) -> frozenset:
+    """The positions and keyword names of the arguments a call of `fn` never reads
+    (`_guards.unread_parameters`): none for what it cannot see into, or while a Module has
+    hooks (a hook receives the arguments)."""
+    skip = 0
+    if isinstance(fn, Module):
+        d = fn.__dict__
+        if type(fn).__call__ is not Module.__call__ or "forward" in d or \
+                any(d.get(h) for h in _HOOKS):
+            return frozenset()
+        fn, skip = type(fn).forward, 1
+    elif isinstance(fn, types.MethodType):
+        fn, skip = fn.__func__, 1
+    if not isinstance(fn, types.FunctionType):
+        return frozenset()
+    code = fn.__code__
+    names = unread_parameters(code)
+    if not names:
+        return names
+    params = code.co_varnames[:code.co_argcount]
+    # (a positional-only name passed as a keyword lands in **kwargs, which may read it)
+    by_name = names - set(params[:code.co_posonlyargcount])
+    return by_name | {i - skip for i, n in enumerate(params) if n in names and i >= skip}
 
 
 def _with_backward(arrays: list, n_user: int, n_outputs: int, tensors: list, program: Program,

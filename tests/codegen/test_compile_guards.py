@@ -391,3 +391,56 @@ def test_a_trace_ending_in_one_thread_leaves_another_threads_recording_on():
     assert [e[2] for e in mine.entries] == ["bias"]  # this thread's reads only
     assert names == ["weight", "training"]
     assert "__getattribute__" not in vars(Module)
+
+
+# ------------------------------------------------ Python arguments the function never reads
+
+def test_an_argument_the_function_never_reads_costs_no_retrace():
+    w = torch.tensor([1.0, 2.0])
+
+    @torch.compile
+    def step_fn(x, step, *, tag="a"):
+        return (x * w).sum()
+
+    x = torch.tensor([3.0, 4.0])
+    for step in range(12):
+        assert step_fn(x, step, tag=str(step)).item() == 11.0
+    assert step_fn.retrace_count == 0
+
+
+@pytest.mark.parametrize("body", ["x * step", "x + len([step])", "x * (lambda: step)()",
+                                  "x * locals()['step']", "x * [step for _ in (1,)][0]"])
+def test_an_argument_the_function_reads_keys_its_variants(body):
+    ns = {}
+    exec(f"def fn(x, step):\n    return {body}\n", ns)
+    f = torch.compile(ns["fn"])
+    x = torch.tensor([1.0, 2.0])
+    got = [f(x, s).tolist() for s in (1, 2, 3)]
+    want = [[2.0, 3.0] if "len" in body else [s * 1.0, s * 2.0] for s in (1, 2, 3)]
+    assert got == want
+    assert f.retrace_count == 2  # (read, so keyed, even where its value does not matter)
+
+
+def test_a_positional_only_name_passed_as_a_keyword_reaches_kwargs():
+    ns = {}
+    exec("def fn(x, step, /, **kw):\n    return x * kw['step']\n", ns)
+    f = torch.compile(ns["fn"])
+    x = torch.tensor([1.0])
+    assert [f(x, 0, step=s).item() for s in (2.0, 3.0)] == [2.0, 3.0]
+
+
+class _Scale(Module):
+    def forward(self, x, step):
+        return x * 2.0
+
+
+def test_a_modules_unread_argument_is_keyed_again_while_a_hook_may_read_it():
+    m = _Scale()
+    f = torch.compile(m)
+    x = torch.tensor([1.0])
+    assert [f(x, s).item() for s in range(4)] == [2.0] * 4 and f.retrace_count == 0
+    seen = []
+    h = m.register_forward_pre_hook(lambda mod, args: seen.append(args[1]))
+    assert [f(x, s).item() for s in (7, 8)] == [2.0, 2.0]
+    h.remove()
+    assert seen[-1] == 8  # the hook ran with each call's own argument
