@@ -948,14 +948,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots, grads = _roots_and_grads(outputs, list(grad_outputs), create_graph)
     wrt = [_target_node(t) for t in inputs]
-    reachable = {id(n) for n in toposort([r._node for r in roots])}
+    order = toposort([r._node for r in roots])
+    reachable = {id(n) for n in order}
     used = [id(w) in reachable for w in wrt]
     if not all(used) and not (allow_unused or materialize_grads):
         raise RuntimeError(f"The differentiated Tensor at index {used.index(False)} appears to "
                            "not have been used in the graph. Set allow_unused=True if this is the "
                            "desired behavior.")
     with no_grad() if not create_graph else enable_grad(), recording_phase("backward"):
-        outs = run_backward(roots, grads, wrt, [], retain_graph, create_graph)
+        outs = run_backward(roots, grads, wrt, [], retain_graph, create_graph, order)
         outs = [_hooked(t, g) if t.__dict__.get(GRAD_HOOKS) else g for t, g in zip(inputs, outs)]
     result = tuple(g if u or materialize_grads else None for g, u in zip(outs, used))
     return result
