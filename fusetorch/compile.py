@@ -57,7 +57,7 @@ from .tracer import autocast as _ac
 from .tracer import autograd as A
 from .tracer import dispatch as D
 from .tracer import forward_ad as _forward_ad
-from .tracer.function import FunctionCtx
+from .tracer.function import FunctionCtx, record_outputs
 from .tracer.tensor import Tensor
 from .tracer.trace import trace
 
@@ -466,17 +466,11 @@ class _CompiledCall:
     their cotangents arrive together as one."""
 
     @staticmethod
-    def backward(ctx, grad_output):
+    def backward(ctx, *grad_outputs):
         if D.GRAD_ENABLED:
             raise NotImplementedError("double backward through a compiled function is not "
                                       "supported yet: differentiate the eager function")
-        g = grad_output._data
-        if ctx.pieces is None:
-            cotangents = [g]
-        else:
-            cotangents = [g[start:start + size].reshape(shape) for start, size, shape
-                          in ctx.pieces]
-        arrays = ctx.program.run(cotangents + ctx.saved_arrays)
+        arrays = ctx.program.run([g._data for g in grad_outputs] + ctx.saved_arrays)
         return tuple(Tensor._make(a, t._dtype, t._be) for a, t in zip(arrays, ctx.inputs))
 
 
@@ -525,29 +519,10 @@ def _with_backward(arrays: list, n_user: int, n_outputs: int, tensors: list, pro
     over the inputs that require grad."""
     be = tensors[0]._be
     outs = [Tensor._make(a, _dtype_of(a), be) for a in arrays[:n_user]]
-    pieces = None
-    if len(diff) == 1:
-        node_out = outs[diff[0]]
-    else:
-        pieces, start = [], 0
-        for i in diff:
-            pieces.append((start, arrays[i].size, arrays[i].shape))
-            start += arrays[i].size
-        packed = be.xp.concatenate([arrays[i].reshape(-1) for i in diff])
-        node_out = Tensor._make(packed, _dtype_of(packed), be)
     inputs = [tensors[k] for k in wrt]
     ctx = FunctionCtx(_CompiledCall, tuple(inputs))
     ctx.program, ctx.saved_arrays, ctx.inputs = program, list(arrays[n_outputs:]), inputs
-    ctx.pieces = pieces
-    ctx._out_dtype, ctx._out_be = node_out._dtype, be
-    ctx._in_shapes = tuple(tuple(t.shape) for t in inputs)
-    A.record("custom", inputs, {"fn": _CompiledCall, "positions": tuple(range(len(inputs))),
-                                "dtype": node_out._dtype}, node_out)
-    node_out._node.saved = {("context", id(node_out._node)): (ctx, None, 0, None)}
-    if pieces is not None:
-        for i, (start, size, shape) in zip(diff, pieces):
-            outs[i] = node_out[start:start + size].reshape(shape)  # views, recorded
-    return outs
+    return record_outputs(_CompiledCall, ctx, tuple(inputs), outs, diff)
 
 
 class _GradOf:

@@ -15,12 +15,15 @@
 
 `apply` runs `forward` without recording and records one `custom` node. Its VJP rule emits one
 `custom_vjp` node per input; the first of them to run calls the user's `backward` once for that
-cotangent and the others read the cached result.
+cotangent and the others read the cached result. Several differentiable outputs are one packed
+1-d output of the node and the returned tensors are recorded views of it (`record_outputs`), so
+their cotangents arrive together and `backward` runs once with all of them.
 """
 from __future__ import annotations
 
 from . import dispatch as D
-from .autograd import FREED, _SECOND_BACKWARD, _saved_entry, enable_grad, no_grad, record
+from .autograd import (FREED, _SECOND_BACKWARD, _saved_entry, enable_grad, label, no_grad,
+                       record)
 from .tensor import Tensor
 from . import autograd_modes as _modes
 
@@ -44,6 +47,8 @@ class FunctionCtx:
         self._grads_for = None
         self._grads = None
         self._materialize = True
+        self._slots = None  # several outputs: how each one's cotangent is cut from the packed one
+        self._received = None  # set_materialize_grads(False): the outputs that got a gradient
         self.non_differentiable = ()
 
     def save_for_backward(self, *tensors) -> None:
@@ -86,9 +91,35 @@ class FunctionCtx:
     def _free(self) -> None:
         self._saved = FREED
 
+    def _cotangents(self, g: Tensor) -> tuple:
+        """One cotangent per output of forward, cut from the node's (packed) cotangent `g`:
+        zeros for an output without a gradient (None under set_materialize_grads(False)),
+        None for a non-tensor output."""
+        if self._slots is None:
+            return (g,)
+        out = []
+        for slot in self._slots:
+            if slot is None:
+                out.append(None)
+            elif slot[0] == "whole":
+                out.append(g)
+            elif slot[0] == "zeros":  # not differentiable
+                from .creation import zeros
+                out.append(zeros(slot[1], dtype=slot[2]) if self._materialize else None)
+            elif self._received is not None and len(out) not in self._received:
+                out.append(None)
+            else:
+                _, start, size, shape, dtype = slot
+                piece = g[start:start + size].reshape(shape)
+                out.append(piece if piece._dtype == dtype else piece.to(dtype))
+        return tuple(out)
+
     def _input_grads(self, g: Tensor) -> list:
         """The user's backward for cotangent `g`, called once per backward run."""
-        res = self._fn.backward(self, g)
+        grads = self._cotangents(g)
+        if self._received is not None:
+            self._received.clear()
+        res = self._fn.backward(self, *grads)
         res = res if isinstance(res, tuple) else (res,)
         if len(res) != len(self.needs_input_grad):
             raise RuntimeError(
@@ -147,17 +178,81 @@ class Function:
             out = cls.forward(ctx, *args, **kwargs)
         if not (D.GRAD_ENABLED and any(ctx.needs_input_grad)):
             return out
-        if not isinstance(out, Tensor):
-            raise NotImplementedError("custom Functions with several outputs are not supported "
-                                      "yet: return one Tensor")
-        if out._node is not None or any(out is a for a in args):
+        if isinstance(out, Tensor):
+            if any(out is t for t in ctx.non_differentiable):
+                return out
+            return record_outputs(cls, ctx, args, [out], (0,))[0]
+        if not isinstance(out, tuple):
+            return out  # (a list is one non-tensor output to PyTorch: not differentiated)
+        marked = {id(t) for t in ctx.non_differentiable}
+        diff = tuple(i for i, o in enumerate(out) if isinstance(o, Tensor) and id(o) not in marked
+                     and (o._dtype.is_floating_point or o._dtype.is_complex))
+        if not diff:
+            return tuple(out)
+        outs = record_outputs(cls, ctx, args, list(out), diff)
+        cut = ctx._slots or (("whole",),)
+        ctx._slots = tuple(cut[diff.index(i)] if i in diff else
+                           ("zeros", tuple(o.shape), o._dtype) if isinstance(o, Tensor) else None
+                           for i, o in enumerate(outs))
+        return tuple(outs)
+
+
+def record_outputs(fn: type, ctx: FunctionCtx, args: tuple, outs: list, diff: tuple) -> list:
+    """`outs` with the differentiable ones (positions `diff`) recorded as the outputs of one
+    `custom` node over the tensors in `args`, whose backward is `fn.backward(ctx, ...)`.
+    Several are packed into one 1-d output (in their promoted dtype) and returned as views of
+    it, recorded, so their cotangents arrive at the node as one; `ctx._slots` says how to cut
+    them apart again."""
+    outs = list(outs)
+    if len(diff) == 1:
+        node_out = outs[diff[0]]
+        if node_out._node is not None or any(node_out is a for a in args):
             from .tensor import _alias
-            out = _alias(out)  # the Function's output is a new node even if forward returned x
-        ctx._out_dtype, ctx._out_be = out._dtype, out._be
-        ctx._in_shapes = tuple(tuple(a.shape) if isinstance(a, Tensor) else () for a in args)
-        tensors = [a for a in args if isinstance(a, Tensor)]
-        positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
-        record("custom", tensors, {"fn": cls, "positions": positions, "dtype": out._dtype}, out)
-        node = out._node
-        node.saved = {("context", id(node)): (ctx, None, 0, None)}
-        return out
+            node_out = _alias(node_out)  # a new node even if forward returned x itself
+        outs[diff[0]] = node_out
+    else:
+        from ..ir.dtypes import promote_types
+        dtype = outs[diff[0]]._dtype
+        for i in diff[1:]:
+            dtype = promote_types(dtype, outs[i]._dtype)
+        be = outs[diff[0]]._be
+        ctx._slots, start = [], 0
+        for i in diff:
+            o = outs[i]
+            ctx._slots.append(("cut", start, o.numel(), tuple(o.shape), o._dtype))
+            start += o.numel()
+        with no_grad():
+            packed = be.xp.concatenate([outs[i].to(dtype)._data.reshape(-1) for i in diff])
+        node_out = Tensor._make(packed, dtype, be)
+    ctx._out_dtype, ctx._out_be = node_out._dtype, node_out._be
+    ctx._in_shapes = tuple(tuple(a.shape) if isinstance(a, Tensor) else () for a in args)
+    tensors = [a for a in args if isinstance(a, Tensor)]
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+    record("custom", tensors, {"fn": fn, "positions": positions, "dtype": node_out._dtype},
+           node_out)
+    node = node_out._node
+    node.saved = {("context", id(node)): (ctx, None, 0, None)}
+    if ctx._slots is not None:
+        for i, (_, start, size, shape, dtype) in zip(diff, ctx._slots):
+            view = node_out[start:start + size].reshape(shape)  # recorded
+            view = view if view._dtype == dtype else view.to(dtype)
+            if not ctx._materialize:
+                ctx._received = ctx._received or set()
+                view = _Seen.apply(view, ctx, i)
+            outs[i] = label(view, fn.__name__ + "Backward", *tensors)
+    return outs
+
+
+class _Seen(Function):
+    """x itself; its backward notes that output `k` of a Function got a gradient, so that under
+    set_materialize_grads(False) the others' cotangents are None."""
+
+    @staticmethod
+    def forward(ctx, x, owner, k):
+        ctx.owner, ctx.k = owner, k
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        ctx.owner._received.add(ctx.k)
+        return g, None, None

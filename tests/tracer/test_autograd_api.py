@@ -878,6 +878,164 @@ def test_function_saved_tensor_modified():
         y.sum().backward()
 
 
+class SinCos(torch.autograd.Function):
+    """(sin x, cos x, 3): two differentiable outputs and a number; backward records its
+    cotangents."""
+    seen = []
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin(), x.cos(), 3
+
+    @staticmethod
+    def backward(ctx, gs, gc, gk):
+        SinCos.seen.append((gs, gc, gk))
+        x, = ctx.saved_tensors
+        return gs * x.cos() - gc * x.sin()
+
+
+def test_function_several_outputs_one_backward_call():
+    xv = np.array([0.5, -1.0, 2.0])
+    x = leaf(xv, torch.float64)
+    s, c, k = SinCos.apply(x)
+    assert k == 3 and s.requires_grad and c.requires_grad
+    assert type(s.grad_fn).__name__ == type(c.grad_fn).__name__ == "SinCosBackward"
+    (acc, _), = s.grad_fn.next_functions
+    assert acc.variable is x
+    close(s, np.sin(xv), rtol=1e-12)
+    close(c, np.cos(xv), rtol=1e-12)
+    SinCos.seen.clear()
+    (2 * s + 3 * c).sum().backward()
+    (gs, gc, gk), = SinCos.seen  # one call with every cotangent
+    close(gs, [2.0] * 3)
+    close(gc, [3.0] * 3)
+    assert gk is None
+    close(x.grad, 2 * np.cos(xv) - 3 * np.sin(xv), rtol=1e-12)
+
+
+def test_function_output_without_gradient_gets_zeros():
+    x = leaf([0.5, 1.0], torch.float64)
+    s, c, _ = SinCos.apply(x)
+    SinCos.seen.clear()
+    s.sum().backward()
+    (gs, gc, _), = SinCos.seen
+    assert gc.tolist() == [0.0, 0.0] and gs.tolist() == [1.0, 1.0]
+    close(x.grad, np.cos([0.5, 1.0]), rtol=1e-12)
+
+
+def test_function_set_materialize_grads_false_gives_none():
+    seen = []
+
+    class Pair(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 2, x * 3
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            seen.append((ga, gb))
+            return (0 if ga is None else ga * 2) + (0 if gb is None else gb * 3)
+
+    x = leaf([1.0, 2.0])
+    a, b = Pair.apply(x)
+    b.sum().backward()
+    assert seen[-1][0] is None and seen[-1][1].tolist() == [1.0, 1.0]
+    assert x.grad.tolist() == [3.0, 3.0]
+    a, b = Pair.apply(x)
+    (a + b).sum().backward()  # both received: neither is None
+    assert seen[-1][0].tolist() == [1.0, 1.0] and seen[-1][1].tolist() == [1.0, 1.0]
+    assert x.grad.tolist() == [8.0, 8.0]
+
+
+def test_function_non_differentiable_output():
+    class MaxAt(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            v, i = x.max(0)
+            ctx.mark_non_differentiable(i)
+            ctx.save_for_backward(i)
+            ctx.n = x.shape[0]
+            return v, i
+
+        @staticmethod
+        def backward(ctx, gv, gi):
+            i, = ctx.saved_tensors
+            assert gi.dtype == torch.int64 and gi.tolist() == 0
+            g = torch.zeros(ctx.n, dtype=gv.dtype)
+            g[i] = gv
+            return g
+
+    x = leaf([0.5, 3.0, 2.0])
+    v, i = MaxAt.apply(x)
+    assert not i.requires_grad and i.tolist() == 1
+    assert type(v.grad_fn).__name__ == "MaxAtBackward"
+    (v * 4).backward()
+    assert x.grad.tolist() == [0.0, 4.0, 0.0]
+
+
+def test_function_outputs_of_two_dtypes_two_inputs():
+    class SumProd(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a + b, (a * b).float()
+
+        @staticmethod
+        def backward(ctx, gs, gp):
+            a, b = ctx.saved_tensors
+            assert gs.dtype == torch.float64 and gp.dtype == torch.float32
+            return gs + gp * b, gs + gp * a
+
+    av, bv = np.array([1.0, -2.0]), np.array([3.0, 0.5])
+    a, b = leaf(av, torch.float64), leaf(bv, torch.float64)
+    s, p = SumProd.apply(a, b)
+    assert s.dtype == torch.float64 and p.dtype == torch.float32
+    close(p, av * bv)
+    (s * 2 + p * 5).sum().backward()
+    close(a.grad, 2 + 5 * bv, rtol=1e-6)
+    close(b.grad, 2 + 5 * av, rtol=1e-6)
+
+
+def test_function_several_outputs_create_graph():
+    xv = np.array([0.3, 1.2])
+    x = leaf(xv, torch.float64)
+    s, c, _ = SinCos.apply(x)
+    g, = torch.autograd.grad((s * c).sum(), x, create_graph=True)
+    close(g, np.cos(2 * xv), rtol=1e-12)  # d/dx sin x cos x = cos 2x
+    g2, = torch.autograd.grad(g.sum(), x)
+    close(g2, -2 * np.sin(2 * xv), rtol=1e-12)
+
+
+def test_function_list_and_one_tuple_outputs():
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return (x * 2,)
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    class AsList(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return [x * 2]
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    x = leaf([1.0, 2.0])
+    out = Twice.apply(x)
+    assert type(out) is tuple and type(out[0].grad_fn).__name__ == "TwiceBackward"
+    out[0].sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    listed = AsList.apply(x)  # PyTorch: a list is one non-tensor output, not differentiated
+    assert type(listed) is list and not listed[0].requires_grad
+
+
 def test_function_create_graph():
     class Cube(torch.autograd.Function):
         @staticmethod
