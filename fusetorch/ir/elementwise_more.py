@@ -23,7 +23,7 @@ def _vjp_erfc(b, n, g):
 
 
 elementwise("erfc", 1, "float", "erfc{f}({0})", scipy_ufunc("erfc"), vjp=_vjp_erfc, saves=(0,),
-            unary_api=True)
+            simd="fd", unary_api=True, eager_kernel=True)
 
 
 def _vjp_copysign(b, n, g):
