@@ -1,6 +1,8 @@
 """nn.functional: activations, softmax and log_softmax, composed from tensor primitives.
 
-Each composite keeps PyTorch's gradient at its kinks (leaky_relu and elu at 0, hardtanh at its
+The pure part of each composite of several primitives is a `@composite`: from its second call
+with the same layouts one fused kernel (large inputs) or one interpreted graph (small ones),
+not a numpy pass and a dispatch per primitive. Each composite keeps PyTorch's gradient at its kinks (leaky_relu and elu at 0, hardtanh at its
 bounds, softplus at its threshold) and never lets an unused `where` branch overflow: a branch's
 gradient is multiplied by zero, and 0 * inf would be nan, so arguments of exp are clamped first.
 The result is labelled with PyTorch's grad_fn name (`GeluBackward0`, ...).
@@ -17,6 +19,7 @@ from ...tracer import functional as F
 from ...tracer.methods import _inplace
 from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
+from ...tracer.composite_programs import composite
 from ...tracer.softmax import _owned, _softmax_dim, log_softmax, softmax
 
 __all__ = ["relu", "relu_", "relu6", "leaky_relu", "leaky_relu_", "sigmoid", "tanh", "gelu",
@@ -51,11 +54,16 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
     hardtanh, unlike clamp, passes nothing at the bounds)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    return _maybe_inplace(input, _hardtanh(input, min_val, max_val), inplace)
+
+
+@composite
+def _hardtanh(input: Tensor, min_val: float, max_val: float) -> Tensor:
     r = F.where(input <= min_val, min_val,
                 F.where(input >= max_val, max_val, _inside(input, input < max_val, input)))
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
-    return _maybe_inplace(input, A.label_recorded(r, "HardtanhBackward0", input), inplace)
+    return A.label_recorded(r, "HardtanhBackward0", input)
 
 
 def _inside(input: Tensor, inside: Tensor, value: Tensor) -> Tensor:
@@ -77,8 +85,13 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     """x where x > 0, else negative_slope * x (the slope also at 0, as in PyTorch)."""
     D.check_tensor(input, "leaky_relu", "input", 1)
     _float_only(input, "leaky_relu_cpu")
+    return _maybe_inplace(input, _leaky_relu(input, negative_slope), inplace)
+
+
+@composite
+def _leaky_relu(input: Tensor, negative_slope: float) -> Tensor:
     r = F.where(input > 0, input, input * negative_slope)
-    return _maybe_inplace(input, A.label_recorded(r, "LeakyReluBackward0", input), inplace)
+    return A.label_recorded(r, "LeakyReluBackward0", input)
 
 
 def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -111,10 +124,21 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha * (exp(x) - 1)."""
     D.check_tensor(input, "elu", "input", 1)
     _float_only(input, "elu_cpu")
+    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0), inplace)
+
+
+@composite
+def _elu(input: Tensor, alpha: float, scale: float, divisor: float) -> Tensor:
+    """scale * (x where x > 0, else alpha * (exp(x / divisor) - 1)): elu, selu, celu."""
     # clamp: exp of a large positive x overflows in the unused branch
-    neg = F.expm1(F.clamp(input, max=0.0)) * alpha
+    neg = F.clamp(input, max=0.0)
+    if divisor != 1.0:
+        neg = neg / divisor
+    neg = F.expm1(neg) * alpha
     r = F.where(input <= 0, neg, input)  # PyTorch's test: NaN takes x's branch and gradient
-    return _maybe_inplace(input, A.label_recorded(r, "EluBackward0", input), inplace)
+    if scale != 1.0:
+        r = r * scale
+    return A.label_recorded(r, "EluBackward0", input)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -124,16 +148,12 @@ def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     _float_only(input, "elu_cpu")
-    neg = F.expm1(F.clamp(input, max=0.0)) * alpha
-    r = F.where(input <= 0, neg, input) * scale
-    return _maybe_inplace(input, A.label_recorded(r, "EluBackward0", input), inplace)
+    return _maybe_inplace(input, _elu(input, alpha, scale, 1.0), inplace)
 
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _float_only(input, "elu_cpu")
-    neg = F.expm1(F.clamp(input, max=0.0) / alpha) * alpha
-    r = F.where(input <= 0, neg, input)
-    return _maybe_inplace(input, A.label_recorded(r, "EluBackward0", input), inplace)
+    return _maybe_inplace(input, _elu(input, alpha, 1.0, alpha), inplace)
 
 
 def selu_(input: Tensor) -> Tensor:
@@ -148,6 +168,11 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
     D.check_tensor(input, "softplus", "input", 1)
     _float_only(input, "softplus_cpu")
+    return _softplus(input, beta, threshold)
+
+
+@composite
+def _softplus(input: Tensor, beta: float, threshold: float) -> Tensor:
     bx = input * beta
     # where, not clamp: NaN keeps its NaN gradient, as PyTorch's z / (z + 1)
     soft = F.log1p(F.exp(F.where(bx > threshold, float(threshold), bx))) / beta
@@ -167,30 +192,52 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * tanh(softplus(x))."""
     D.check_tensor(input, "mish", "input", 1)
     _float_only(input, "mish_cpu")
-    r = input * F.tanh(softplus(input))
-    return _maybe_inplace(input, A.label_recorded(r, "MishBackward0", input), inplace)
+    return _maybe_inplace(input, _mish(input), inplace)
+
+
+@composite
+def _mish(input: Tensor) -> Tensor:
+    r = input * F.tanh(_softplus(input, 1.0, 20.0))
+    return A.label_recorded(r, "MishBackward0", input)
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6; the gradient passes strictly inside (-3, 3)."""
     D.check_tensor(input, "hardsigmoid", "input", 1)
     _float_only(input, "hardsigmoid_cpu")
+    return _maybe_inplace(input, _hardsigmoid(input), inplace)
+
+
+@composite
+def _hardsigmoid(input: Tensor) -> Tensor:
     r = F.where(input <= -3.0, 0.0,
                 F.where(input >= 3.0, 1.0, _inside(input, input < 3.0, (input + 3.0) / 6.0)))
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
-    return _maybe_inplace(input, A.label_recorded(r, "HardsigmoidBackward0", input), inplace)
+    return A.label_recorded(r, "HardsigmoidBackward0", input)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6."""
-    inner = F.where(input <= -3.0, 0.0, F.where(input >= 3.0, input, input * (input + 3.0) / 6.0))
-    return _maybe_inplace(input, A.label_recorded(inner, "HardswishBackward0", input), inplace)
+    return _maybe_inplace(input, _hardswish(input), inplace)
 
 
+@composite
+def _hardswish(input: Tensor) -> Tensor:
+    # PyTorch's: x * 0 up to -3 (-0, and NaN at -inf); the middle branch of x clamped, so
+    # that its unused gradient at +-inf is not inf * 0
+    mid = F.clamp(input, -3.0, 3.0)
+    inner = F.where(input <= -3.0, input * 0.0,
+                    F.where(input >= 3.0, input, mid * (mid + 3.0) / 6.0))
+    return A.label_recorded(inner, "HardswishBackward0", input)
+
+
+@composite
 def logsigmoid(input: Tensor) -> Tensor:
     """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
-    r = -softplus(-input)
+    D.check_tensor(input, "log_sigmoid", "input", 1)
+    _float_only(input, "log_sigmoid_cpu")
+    r = -_softplus(-input, 1.0, 20.0)
     return A.label_recorded(r, "LogSigmoidBackward0", input)
 
 
@@ -204,10 +251,15 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """value where x <= threshold, else x (NaN passes, with its gradient, as PyTorch's)."""
+    return _maybe_inplace(input, _threshold(input, threshold, value), inplace)
+
+
+@composite
+def _threshold(input: Tensor, threshold: float, value: float) -> Tensor:
     r = F.where(input <= threshold, value, input)
     if r._dtype is not input._dtype:
         r = D.cast(r, input._dtype)
-    return _maybe_inplace(input, A.label_recorded(r, "ThresholdBackward0", input), inplace)
+    return A.label_recorded(r, "ThresholdBackward0", input)
 
 
 def threshold_(input: Tensor, threshold_: float, value: float) -> Tensor:
@@ -285,9 +337,11 @@ def rrelu_(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
     return rrelu(input, lower, upper, training, inplace=True)
 
 
+@composite
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """x where |x| > lambd, else 0; NaN stays NaN with gradient 0 (PyTorch's forward and
     backward test the band differently)."""
+    _float_only(input, "hardshrink_cpu")
     r = F.where(F.logical_or(input > lambd, input < -lambd), input,
                 F.where(F.logical_and(input >= -lambd, input <= lambd), 0.0, input.detach()))
     if r._dtype is not input._dtype:
@@ -300,6 +354,12 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     if lambd < 0:
         raise RuntimeError(f"lambda must be in range [0, 3.40282e+38] for input dtype "
                            f"{D._torch_name(input._dtype).capitalize()}, but found {lambd:g}")
+    _float_only(input, "softshrink_check")
+    return _softshrink(input, lambd)
+
+
+@composite
+def _softshrink(input: Tensor, lambd: float) -> Tensor:
     # NaN stays NaN with gradient 0, as PyTorch's forward and backward give
     r = F.where(input > lambd, input - lambd, F.where(input < -lambd, input + lambd,
                 F.where(F.logical_and(input >= -lambd, input <= lambd), 0.0, input.detach())))
