@@ -202,6 +202,8 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
                 name in _SAME_FLOAT2:
             b = float(b)  # (the general path's scalar: the same graph)
             ins, tensors, data = (a, b), (a,), (a._data, b)
+    elif len(more) == 1 and name in _SELECT and isinstance(a, Tensor) and a._dtype is _BOOL:
+        ins, tensors, data, d = _select_operands(a, b, more[0])
     if data is not None:
         be, compute, shape = a._be, d, None
         out_dtype = dt.bool_ if name in _BOOL_OUT else d
@@ -227,6 +229,41 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
     if st.GRAD_ENABLED and any_needs_grad(tensors):
         GRAD_RECORD(name, ins, {}, result, compute)
     return result
+
+
+_SELECT = {n for n, d in OPS.items() if d.mask}  # where(cond, x, y)
+_BOOL = dt.bool_
+_NO_SELECT = (None, None, None, None)
+
+
+def _select_operands(cond: Tensor, x, y) -> tuple:
+    """where's common case, (inputs, tensors, data, dtype) without promotion: x and y tensors of one
+    float dtype (not bfloat16 beside a number: ml_dtypes widens it) on cond's backend, or one
+    of them a Python number; else _NO_SELECT, the general path."""
+    be = cond._be
+    if isinstance(x, Tensor):
+        d = x._dtype
+        if d.category != 2 or x._be is not be:
+            return _NO_SELECT
+        if isinstance(y, Tensor):
+            if y._dtype is not d or y._be is not be:
+                return _NO_SELECT
+            ins = (cond, x, y)
+            data = (cond._data, x._data, y._data)
+        elif y.__class__ in _SCALARS and d is not _BF16:
+            ins, data = (cond, x, float(y)), (cond._data, x._data, float(y))
+        else:
+            return _NO_SELECT
+    elif x.__class__ in _SCALARS and isinstance(y, Tensor) and y._dtype.category == 2 and \
+            y._dtype is not _BF16 and y._be is be:
+        d = y._dtype
+        ins, data = (cond, float(x), y), (cond._data, float(x), y._data)
+    else:
+        return _NO_SELECT
+    shapes = [a.shape for a in data if a.__class__ is not float]
+    if any(s != shapes[0] for s in shapes):
+        broadcast_many(shapes)  # PyTorch's error
+    return ins, tuple(a for a in ins if isinstance(a, Tensor)), data, d
 
 
 # binary and unary ops are elementwise ops: their call sites name the arity

@@ -199,3 +199,35 @@ def test_cat_promotes_over_the_empty_tensors_it_skips(dtypes, want):
         out = torch.cat(parts)
         assert out.dtype == want
         np.testing.assert_array_equal(out.numpy(), np.array([1, 2]))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16])
+def test_where_without_promotion_matches_numpy_and_its_gradient(dtype):
+    """where's direct path (one float dtype, or a Python number beside a tensor): numpy's
+    values in the tensor's dtype, broadcasting, the gradient to each tensor branch, and
+    PyTorch's broadcast error; other dtypes and mixes take the promoting path."""
+    rng = np.random.default_rng(1)
+    cv = rng.random((3, 4)) > 0.5
+    xv, yv = rng.standard_normal((3, 4)), rng.standard_normal((1, 4))
+    c = torch.tensor(cv)
+    x = torch.tensor(xv, dtype=dtype, requires_grad=True)
+    y = torch.tensor(yv, dtype=dtype, requires_grad=True)
+    np_dt = {torch.float32: np.float32, torch.float64: np.float64, torch.float16: np.float16}[dtype]
+    out = torch.where(c, x, y)
+    assert out.dtype == dtype and out.grad_fn.name() == "WhereBackward0"
+    np.testing.assert_array_equal(out.detach().numpy(), np.where(cv, xv.astype(np_dt),
+                                                                 yv.astype(np_dt)))
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), cv.astype(np_dt))
+    np.testing.assert_array_equal(y.grad.numpy(), (~cv).sum(0, keepdims=True).astype(np_dt))
+    left, right = torch.where(c, x, 0.5), torch.where(c, -2, x)
+    assert left.dtype == right.dtype == dtype
+    np.testing.assert_array_equal(left.detach().numpy(), np.where(cv, xv.astype(np_dt), 0.5))
+    np.testing.assert_array_equal(right.detach().numpy(), np.where(cv, -2.0, xv.astype(np_dt)))
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(4\) must match the size of "
+                                           r"tensor b \(5\) at non-singleton dimension 1"):
+        torch.where(c, x, torch.ones(3, 5, dtype=dtype))
+    mixed = torch.where(c, x, torch.tensor(yv))  # float64 beside dtype: promoted
+    assert mixed.dtype == torch.float64
+    ints = torch.where(c, torch.tensor([1, 2, 3, 4]), 0.5)  # an integer branch and a float
+    assert ints.dtype == torch.float32
