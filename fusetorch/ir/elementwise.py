@@ -812,7 +812,7 @@ FT_FN float ft_logaddexpf(float a, float b)
 }
 """
 elementwise("logaddexp", 2, "float", "ft_logaddexp{f}({0}, {1})", lambda xp: xp.logaddexp,
-            vjp=_vjp_logaddexp, saves=(0, 1), c_helper=_LOGADDEXP_C)
+            vjp=_vjp_logaddexp, saves=(0, 1), c_helper=_LOGADDEXP_C, eager_kernel=True)
 
 
 # Integer division family. PyTorch raises "ZeroDivisionError" (a RuntimeError) for an integer

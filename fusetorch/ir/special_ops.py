@@ -127,7 +127,7 @@ def _vjp_i1e(b, n, g):  # (e^-|x| I1)' = i0e - i1e (sign(x) + 1/x), 1/2 at 0
 for _name, _vjp, _saves in (("i0", _vjp_i0, (0,)), ("i1", _vjp_i1, (0, "out")),
                             ("i0e", _vjp_i0e, (0, "out")), ("i1e", _vjp_i1e, (0, "out"))):
     elementwise(_name, 1, "float", f"ft_{_name}{{f}}({{0}})", scipy_ufunc(_name), vjp=_vjp,
-                saves=_saves, c_helper=_BESSEL_I_C, unary_api=_name == "i0")
+                saves=_saves, c_helper=_BESSEL_I_C, unary_api=_name == "i0", eager_kernel=True)
 
 
 # ---------------------------------------------------------------- erfcx, log_ndtr
@@ -174,9 +174,9 @@ def _vjp_log_ndtr(b, n, g):  # pdf / ndtr = exp(-x^2 / 2 - log_ndtr(x)) / sqrt(2
 
 
 elementwise("erfcx", 1, "float", "ft_erfcx{f}({0})", scipy_ufunc("erfcx"), vjp=_vjp_erfcx,
-            saves=(0, "out"), c_helper=_ERFCX_C)
+            saves=(0, "out"), c_helper=_ERFCX_C, eager_kernel=True)
 elementwise("log_ndtr", 1, "float", "ft_log_ndtr{f}({0})", scipy_ufunc("log_ndtr"),
-            vjp=_vjp_log_ndtr, saves=(0, "out"), c_helper=_ERFCX_C)
+            vjp=_vjp_log_ndtr, saves=(0, "out"), c_helper=_ERFCX_C, eager_kernel=True)
 
 
 # ---------------------------------------------------------------- without kernels
@@ -244,22 +244,23 @@ elementwise("igammac", 2, "float", "ft_igammac{f}({0}, {1})", _gammainc("gammain
 elementwise("airy_ai", 1, "float", "ft_airy_ai{f}({0})", scipy_ufunc("airy", 0), vjp=_vjp_refused("airy_ai"),
             fusible=False)
 # libm's j0 j1 y0 y1 (POSIX, not C11: declared here), in double for float32 as well
-_BESSEL_JY_C = """/* libm's Bessel functions of the first and second kind (POSIX; kernels are -std=c11) */
+_BESSEL_JY_C = """/* libm's Bessel functions of the first and second kind (POSIX; kernels are -std=c11);
+ * NaN at +-inf as PyTorch's (libm's limit there is 0) */
 #ifndef __CUDACC__
 double j0(double); double j1(double); double y0(double); double y1(double);
 #endif
-FT_FN double ft_bessel_j0(double x) { return j0(x); }
-FT_FN double ft_bessel_j1(double x) { return j1(x); }
-FT_FN double ft_bessel_y0(double x) { return y0(x); }
-FT_FN double ft_bessel_y1(double x) { return y1(x); }
-FT_FN float ft_bessel_j0f(float x) { return (float)j0((double)x); }
-FT_FN float ft_bessel_j1f(float x) { return (float)j1((double)x); }
-FT_FN float ft_bessel_y0f(float x) { return (float)y0((double)x); }
-FT_FN float ft_bessel_y1f(float x) { return (float)y1((double)x); }
+FT_FN double ft_bessel_j0(double x) { return isinf(x) ? NAN : j0(x); }
+FT_FN double ft_bessel_j1(double x) { return isinf(x) ? NAN : j1(x); }
+FT_FN double ft_bessel_y0(double x) { return isinf(x) ? NAN : y0(x); }
+FT_FN double ft_bessel_y1(double x) { return isinf(x) ? NAN : y1(x); }
+FT_FN float ft_bessel_j0f(float x) { return (float)ft_bessel_j0((double)x); }
+FT_FN float ft_bessel_j1f(float x) { return (float)ft_bessel_j1((double)x); }
+FT_FN float ft_bessel_y0f(float x) { return (float)ft_bessel_y0((double)x); }
+FT_FN float ft_bessel_y1f(float x) { return (float)ft_bessel_y1((double)x); }
 """
 for _name in ("bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1"):
     elementwise(_name, 1, "float", f"ft_{_name}{{f}}({{0}})", scipy_ufunc(_name[-2:]),
-                vjp=_vjp_refused(_name), c_helper=_BESSEL_JY_C)
+                vjp=_vjp_refused(_name), c_helper=_BESSEL_JY_C, eager_kernel=True)
 for _name, _scipy in (("modified_bessel_k0", "k0"), ("modified_bessel_k1", "k1"),
                       ("scaled_modified_bessel_k0", "k0e"), ("scaled_modified_bessel_k1", "k1e")):
     elementwise(_name, 1, "float", f"ft_{_name}{{f}}({{0}})", scipy_ufunc(_scipy),
@@ -286,7 +287,7 @@ def _vjp_entr(b, n, g):
 
 
 elementwise("entr", 1, "float", "ft_entr{f}({0})", scipy_ufunc("entr"), vjp=_vjp_entr, saves=(0,),
-            c_helper=_ENTR_C, grad_name="SpecialEntrBackward0")
+            c_helper=_ENTR_C, grad_name="SpecialEntrBackward0", eager_kernel=True)
 
 
 # xlogy, xlog1py: primitives for PyTorch's gradients: d/dx = xlogy(g, y), 0 where x == 0 and y
