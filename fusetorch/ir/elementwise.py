@@ -762,7 +762,7 @@ def _vjp_atan2(b, n, g):  # d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
 
 
 elementwise("atan2", 2, "float", "atan2{f}({0}, {1})", lambda xp: xp.arctan2, vjp=_vjp_atan2,
-            saves=(0, 1))
+            saves=(0, 1), simd="fd", eager_kernel=True)  # (numpy: ~20 ns an element)
 
 
 def _vjp_hypot(b, n, g):  # d/da = a / out, d/db = b / out
@@ -783,7 +783,7 @@ def _refuse_integral_hypot(_compute, dtypes):
 
 
 elementwise("hypot", 2, "float", "hypot{f}({0}, {1})", lambda xp: xp.hypot, vjp=_vjp_hypot,
-            saves=(0, 1, "out"), refuse=_refuse_integral_hypot)
+            saves=(0, 1, "out"), refuse=_refuse_integral_hypot, simd="fd", eager_kernel=True)
 
 
 def _vjp_logaddexp(b, n, g):
