@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from ..ir import dtypes as dt
 from . import dispatch as D
+from .composite_programs import composite
 from .dispatch import binary
 from .functional import tensor_first, tensors_only, write_out
 from .out_args import with_out
@@ -219,13 +220,17 @@ def nan_to_num(input: Tensor, nan: float = 0.0, posinf: float | None = None,
     `neginf` (default: the most negative); integers are returned as they are."""
     if not input._dtype.is_floating_point:
         return write_out(D.unary("copy", input), out)
+    return write_out(_nan_to_num(input, nan, posinf, neginf), out)
+
+
+@composite  # (five primitives: one kernel for a large input)
+def _nan_to_num(input: Tensor, nan: float, posinf: float | None, neginf: float | None) -> Tensor:
     big = _FLOAT_MAX[input._dtype]
     r = D.elementwise("where", isnan(input), nan, input)
     r = D.elementwise("where", binary("eq", input, float("inf")),
                       big if posinf is None else posinf, r)
-    r = D.elementwise("where", binary("eq", input, float("-inf")),
-                      -big if neginf is None else neginf, r)
-    return write_out(r, out)
+    return D.elementwise("where", binary("eq", input, float("-inf")),
+                         -big if neginf is None else neginf, r)
 
 
 def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-08,

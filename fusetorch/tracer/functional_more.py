@@ -11,6 +11,7 @@ import math
 
 from ..ir import dtypes as dt
 from . import dispatch as D
+from .composite_programs import composite
 from .dispatch import binary, cast, elementwise, unary
 from .functional import _grad_name, clamp, write_out
 from .tensor import Tensor
@@ -56,14 +57,18 @@ def logit(input: Tensor, eps: float | None = None, *, out=None) -> Tensor:
     outside [0, 1] (x is made NaN there); with `eps`, x is clamped to [eps, 1 - eps] first
     (gradient 0 outside, NaN kept, as PyTorch's)."""
     D.check_tensor(input, "logit", "input", 1)
-    x = _float(input)
+    return write_out(_logit(_float(input), eps), out)
+
+
+@composite  # (six primitives: one kernel for a large input)
+def _logit(x: Tensor, eps: float | None) -> Tensor:
     if eps is not None:
         x = elementwise("where", binary("lt", x, eps), eps,
                         elementwise("where", binary("gt", x, 1.0 - eps), 1.0 - eps, x))
     else:
         outside = binary("bitwise_or", binary("lt", x, 0.0), binary("gt", x, 1.0))
         x = binary("add", x, cast(elementwise("where", outside, math.nan, 0.0), x._dtype))
-    return write_out(binary("sub", unary("log", x), unary("log1p", unary("neg", x))), out)
+    return binary("sub", unary("log", x), unary("log1p", unary("neg", x)))
 
 
 # ---------------------------------------------------------------- bitwise and logical

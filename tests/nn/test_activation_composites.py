@@ -138,3 +138,33 @@ def test_hardswish_edges_as_pytorch():
     assert got[3] == 0.5 * 3.5 / 6 and got[4] == 3.0 and got[5] == np.inf
     y.sum().backward()
     assert x.grad.tolist() == [0.0, 0.0, 0.0, 4.0 / 6, 1.0, 1.0]
+
+
+@pytest.mark.parametrize("shape", [(64, 80), (3, 5)])
+def test_replayed_nan_to_num_and_logit(replays, shape):
+    """nan_to_num and logit replay as @composite: numpy's values (NaN, +-inf and the dtype's
+    limits in place; logit NaN outside [0, 1], clamped with eps) and logit's gradient
+    1 / (x (1 - x))."""
+    rng = np.random.default_rng(11)
+    xv = rng.uniform(-0.2, 1.2, shape)
+    flat = xv.reshape(-1)
+    flat[:5] = [np.nan, np.inf, -np.inf, 0.0, 1.0]
+    inside = (xv > 0) & (xv < 1)
+    with np.errstate(all="ignore"):
+        want_logit = np.where((xv < 0) | (xv > 1), np.nan, np.log(xv) - np.log1p(-xv))
+        c = np.clip(xv, 0.1, 0.9)
+        want_eps = np.where(np.isnan(xv), np.nan, np.log(c) - np.log1p(-c))
+    for k in range(4):
+        x = torch.tensor(xv, requires_grad=True)
+        y = torch.logit(x)
+        if k == 3:
+            wait_for_builds(60)
+        np.testing.assert_allclose(y.detach().numpy(), want_logit, rtol=1e-12)
+        y.backward(torch.ones(shape, dtype=torch.float64))
+        np.testing.assert_allclose(x.grad.numpy()[inside], 1 / (xv * (1 - xv))[inside],
+                                   rtol=1e-10)
+        np.testing.assert_allclose(torch.logit(torch.tensor(xv), 0.1).numpy(), want_eps,
+                                   rtol=1e-12)
+        got = torch.nan_to_num(torch.tensor(xv), 2.0, posinf=5.0).numpy()
+        big = np.finfo(np.float64).max
+        np.testing.assert_array_equal(got, np.nan_to_num(xv, nan=2.0, posinf=5.0, neginf=-big))
