@@ -13,6 +13,7 @@ from . import _out_of_scope
 from .autograd import functional as _AF
 from .tracer import autograd as A
 from .tracer import functional as F
+from .tracer.creation import eye
 from .tracer.tensor import Tensor
 from .utils import _pytree as pytree
 
@@ -144,8 +145,12 @@ def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False
 def _jacobian_rows(out: Tensor, ins: _Inputs) -> list:
     """d out / d input for every flat input, shaped out.shape + input.shape: one backward
     per element of `out` (reverse mode)."""
-    flat_out = out.reshape(-1)
-    rows = [_grads([flat_out[i]], ins.flat, None, ins.nested) for i in range(flat_out.numel())]
+    # (a unit cotangent per row over one output: the same backward graph each time, so its
+    # plan is built once, where out.reshape(-1)[i] made a new graph per row)
+    n = out.numel()
+    units = eye(n, dtype=out.dtype, device=out.device).reshape((n,) + tuple(out.shape))
+    with A.same_graph():
+        rows = [_grads([out], ins.flat, [units[i]], ins.nested) for i in range(n)]
     jacs = []
     for j, x in enumerate(ins.flat):
         if rows:

@@ -125,3 +125,20 @@ def test_stack_module_state():
         stack_module_state(models)
     with pytest.raises(RuntimeError, match="Expected all models to be of the same class."):
         stack_module_state([torch.nn.Linear(2, 2), torch.nn.Bilinear(2, 2, 2)])
+
+
+def test_same_graph_reuses_the_order_and_lets_the_graph_go():
+    """autograd.grad under `same_graph()` (jacrev's rows): each cotangent's own gradient, as
+    without it; the table holding the graphs is dropped when the block ends."""
+    from fusetorch.tracer import autograd as A
+
+    w = np.array([[1.0, 2.0, -1.0], [0.5, -3.0, 2.0]])
+    x = torch.tensor([0.3, -0.2, 0.7], dtype=torch.float64, requires_grad=True)
+    y = torch.tanh(torch.tensor(w) @ x)
+    slope = (1 - np.tanh(w @ x.detach().numpy()) ** 2)[:, None] * w
+    with A.same_graph():
+        rows = [torch.autograd.grad(y, x, torch.tensor(e), retain_graph=True)[0].numpy()
+                for e in np.eye(2)]
+        assert A._MEMO.table  # (the order and key of y's graph)
+    np.testing.assert_allclose(np.stack(rows), slope, rtol=1e-12)
+    assert A._MEMO.table is None

@@ -16,6 +16,8 @@ the version of its tensor at that moment. `backward` then:
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import warnings
 import threading
 import weakref
@@ -337,13 +339,53 @@ _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 256
 
 
+_MEMO = threading.local()  # `same_graph()`'s table on this thread, while it runs
+
+
+@contextlib.contextmanager
+def same_graph():
+    """Within it, `grad` calls over the same roots (a Jacobian's rows, one cotangent each)
+    toposort and key their forward graph once: a recorded graph never changes its edges, and
+    the table, holding the graphs, lives only as long as the block."""
+    prev = getattr(_MEMO, "table", None)
+    _MEMO.table = {}
+    try:
+        yield
+    finally:
+        _MEMO.table = prev
+
+
+def _order_of(root_nodes: list) -> list:
+    table = getattr(_MEMO, "table", None)
+    if table is None:
+        return toposort(root_nodes)
+    key = tuple(root_nodes)  # (nodes hash by identity)
+    order = table.get(key)
+    if order is None:
+        order = table[key] = toposort(root_nodes)
+    return order
+
+
+def _graph_key_of(order: list):
+    """graph_key(order), or None for a graph with an unkeyable node; once per `same_graph`."""
+    table = getattr(_MEMO, "table", None)
+    hit = table.get(id(order)) if table is not None else None
+    if hit is None:
+        try:
+            hit = graph_key(order)
+        except Unkeyable:
+            hit = (None, {n: i for i, n in enumerate(order)})
+        if table is not None:
+            table[id(order)] = hit  # (the order itself is held by the table: its id stays)
+    return hit
+
+
 def _structure_key(order: list, wrt: list, also: list, stop: list = ()):
     """(key, pos): the forward's structural identity (ir/identity.py) and the positions of the
     nodes differentiated for; key None when a node has no identity (differentiate afresh)."""
-    try:
-        gkey, pos = graph_key(order)
-    except Unkeyable:
-        return None, {n: i for i, n in enumerate(order)}
+    gkey, pos = _graph_key_of(order)
+    if gkey is None:
+        return None, pos
     key = (gkey, tuple([pos.get(w, -1) for w in wrt]),  # -1: not reached
            tuple([pos[a] for a in also]), tuple([pos.get(s, -1) for s in stop]))
     return key, pos
@@ -362,7 +404,10 @@ def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | Non
                                 "autograd::derive_backward_graph")
         else:
             bw = backward_graph(roots, wrt, also, stop)
-        hit = (bw, [(pos[f], part) for f, part in bw.values], BackwardRunner(bw.graph))
+        # (kept without `values`, the forward nodes it was derived from: the cache would
+        # otherwise hold up to _CACHE_SIZE dead forward graphs and their saved arrays)
+        kept = dataclasses.replace(bw, values=[])
+        hit = (kept, [(pos[f], part) for f, part in bw.values], BackwardRunner(bw.graph))
         if key is not None:
             _CACHE[key] = hit
             if len(_CACHE) > _CACHE_SIZE:
@@ -948,7 +993,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     roots, grads = _roots_and_grads(outputs, list(grad_outputs), create_graph)
     wrt = [_target_node(t) for t in inputs]
-    order = toposort([r._node for r in roots])
+    order = _order_of([r._node for r in roots])
     reachable = {id(n) for n in order}
     used = [id(w) in reachable for w in wrt]
     if not all(used) and not (allow_unused or materialize_grads):

@@ -57,3 +57,27 @@ def test_a_loop_over_one_structure_differentiates_once(monkeypatch):
     for _ in range(4):
         (torch.randn(5, 4).mm(w).relu() * 0.5 + 1.0).sum().backward()
     assert len(derived) == 4  # (1.0 was seen at step 1)
+
+
+def test_a_cached_plan_does_not_keep_its_forward_graph_alive():
+    """The cache keys structures, not graphs: once the user drops an output differentiated
+    with retain_graph=True, its forward nodes and their saved arrays go (the cached plan held
+    the first graph of each structure, up to 256 of them, with their activations)."""
+    import gc
+    import weakref
+
+    x = torch.randn(64, 64, dtype=torch.float64, requires_grad=True)
+    t = (x @ x).tanh()  # (its output is saved: the value tanh's gradient reads)
+    y = t.sum()
+    torch.autograd.grad(y, x, retain_graph=True)
+    y.backward(retain_graph=True)
+    node = weakref.ref(t._node)
+    del t, y
+    gc.collect()
+    assert node() is None
+    z = (x @ x).tanh().sum()  # the same structure: the cached plan still serves it
+    g, = torch.autograd.grad(z, x)
+    xv = x.detach().numpy()
+    t = np.tanh(xv @ xv)
+    d = 1 - t ** 2
+    np.testing.assert_allclose(g.numpy(), d @ xv.T + xv.T @ d, rtol=1e-10)
