@@ -170,11 +170,19 @@ def with_zero_grad(result: Tensor, *inputs, grad_fn: str | None = None) -> Tenso
     return A.label(result, grad_fn, *inputs) if grad_fn else result
 
 
+_BOUNDS = (int, float, type(None))  # Python numbers, which keep a float tensor's dtype
+
+
 def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return write_out(_clamp_tensors(input, min, max), out, operands=(input, min, max))
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(input, Tensor) and input._dtype.category == 2 and min.__class__ in _BOUNDS \
+            and max.__class__ in _BOUNDS:  # (a float tensor's dtype is the compute dtype)
+        attrs = {"min": None if min is None else float(min),
+                 "max": None if max is None else float(max)}
+        return write_out(apply("clamp", [input], attrs), out, operands=(input, min, max))
     bounds = [b for b in (min, max) if b is not None]
     compute, _ = D.promote_args("clamp", [input] + bounds)
     attrs = {"min": None if min is None else D._scalar_as(min, compute),
