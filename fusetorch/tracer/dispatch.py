@@ -147,11 +147,12 @@ def _torch_name(d: dt.DType) -> str:
     return dt.SCALAR_TYPE_NAMES[d.name]
 
 
-def _scalar_as(value, d: dt.DType):
+def _scalar_as(value, d: dt.DType, strict_unsigned: bool = False):
     """A Python number written into dtype `d` (a fill, a bound, a `where` operand), checked as
     c10's `checked_convert`: an unsigned dtype takes negatives down to -max (two's complement,
     -9 in uint8 is 247), a float must lie in the range before truncation (127.5 is too big for
-    int8), NaN never converts to an integer."""
+    int8), NaN never converts to an integer. `strict_unsigned`: no negatives at all (c10's
+    flag, which constant_pad_nd sets)."""
     if d.category == 2:
         return float(value)
     if d.category == 1:
@@ -161,7 +162,7 @@ def _scalar_as(value, d: dt.DType):
                 _overflow(d)
             return int(value)
         v = int(value)
-        if v > hi or v < (-hi if lo == 0 else lo):
+        if v > hi or v < (-hi if lo == 0 and not strict_unsigned else lo):
             _overflow(d)
         return _wrap_int(v, d) if v < lo else v
     return bool(value)

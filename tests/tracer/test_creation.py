@@ -1001,3 +1001,15 @@ def test_scalar_operands_of_where_and_clamp_are_checked_too():
     for f in (lambda: torch.where(m, u, 300), lambda: torch.clamp(u, max=300)):
         with pytest.raises(RuntimeError, match="uint8_t without overflow"):
             f()
+
+
+def test_constant_pad_value_takes_no_negative_into_unsigned():
+    # constant_pad_nd converts strictly: no two's complement for an unsigned dtype
+    u = torch.tensor([5, 6], dtype=torch.uint8)
+    pad = torch.nn.functional.pad
+    assert pad(u, (1, 1), value=255).tolist() == [255, 5, 6, 255]
+    assert pad(u, (1, 1), value=0.7).tolist() == [0, 5, 6, 0]
+    for v in (-3, -0.5, 256):
+        with pytest.raises(RuntimeError, match="uint8_t without overflow"):
+            pad(u, (1, 1), value=v)
+    assert pad(torch.tensor([5, 6], dtype=torch.int8), (1, 0), value=-3).tolist() == [-3, 5, 6]
