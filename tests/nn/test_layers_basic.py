@@ -1156,3 +1156,25 @@ def test_half_activations_compute_in_float32_and_round_once():
     nc = torch.tensor(np.repeat(x16[:, None], 2, 1)).t()[0]  # a strided half view
     np.testing.assert_array_equal(F.elu(nc, 0.8).double().numpy(),
                                   F.elu(torch.tensor(x16), 0.8).double().numpy())
+
+
+def test_half_adaptive_avg_pool2d_rounds_once():
+    # ATen's 2-d kernel sums each window in float32 and divides before the one rounding
+    r = np.random.default_rng(4)
+    a = r.uniform(-1, 1, (2, 3, 8, 8)).astype(np.float16)
+    for d, eps in ((torch.float16, 2.0 ** -11), (torch.bfloat16, 2.0 ** -8)):
+        x = torch.tensor(a).to(d)
+        src = x.double().numpy()
+        for oh, ow in ((5, 7), (4, 4), (3, 8)):
+            got = F.adaptive_avg_pool2d(x, (oh, ow))
+            assert got.dtype is d
+            ref = np.empty((2, 3, oh, ow))
+            for i in range(oh):
+                for j in range(ow):
+                    h0, h1 = i * 8 // oh, -(-(i + 1) * 8 // oh)
+                    w0, w1 = j * 8 // ow, -(-(j + 1) * 8 // ow)
+                    ref[..., i, j] = src[..., h0:h1, w0:w1].mean((-2, -1))
+            np.testing.assert_allclose(got.double().numpy(), ref, rtol=eps * 1.01,
+                                       atol=2.0 ** -24)
+        nc = F.adaptive_avg_pool2d(x.transpose(2, 3), (5, 7))  # a non-contiguous input
+        assert nc.shape == (2, 3, 5, 7)
