@@ -51,22 +51,48 @@ elementwise("nextafter", 2, "same", "nextafter{f}({0}, {1})", lambda xp: xp.next
             vjp=_vjp_nextafter, saves=(0, 1))
 
 
-def _integer_ufunc(ufunc: str):
+def _aten_gcd(xp, a, b):
+    """ATen's Euclid where an operand is its dtype's minimum: abs(min) wraps to min itself and
+    C's remainder keeps the dividend's sign, so gcd(127, -128) in int8 is -1 (numpy's: 1)."""
+    a, b = xp.abs(a), xp.abs(b)
+    while True:
+        live = a != 0
+        if not bool(live.any()):
+            return b
+        c = a
+        a = xp.where(live, xp.fmod(b, xp.where(live, a, 1)), 0)
+        b = xp.where(live, c, b)
+
+
+def _gcd_edges(xp, a, b, out):
+    """np.gcd, with ATen's value where an operand is a signed dtype's minimum."""
+    if getattr(out, "dtype", None) is None or out.dtype.kind != "i":
+        return out
+    low = xp.iinfo(out.dtype).min
+    edge = (a == low) | (b == low)
+    if not bool(edge.any()):
+        return out
+    a2, b2 = xp.broadcast_arrays(xp.asarray(a, out.dtype), xp.asarray(b, out.dtype))
+    return xp.where(edge, _aten_gcd(xp, a2, b2), out)
+
+
+def _integer_ufunc(ufunc: str, fix=None):
     def make(xp):
         f = getattr(xp, ufunc)
 
         def run(a, b):
             if getattr(a, "dtype", None) is not None and a.dtype.kind == "b":
                 raise NotImplementedError(f'"{ufunc}_cpu" not implemented for \'Bool\'')
-            return f(a, b)
+            out = f(a, b)
+            return out if fix is None else fix(xp, a, b, out)
         return run
     return make
 
 
 # Integers only, as the shifts: kernels compute floats and bools, so never fused (an eager step
 # of a compiled program). PyTorch refuses floats and bools with NotImplementedError.
-for _name in ("gcd", "lcm"):
-    elementwise(_name, 2, "integral", f"ft_{_name}({{0}}, {{1}})", _integer_ufunc(_name),
+for _name, _fix in (("gcd", _gcd_edges), ("lcm", None)):
+    elementwise(_name, 2, "integral", f"ft_{_name}({{0}}, {{1}})", _integer_ufunc(_name, _fix),
                 vjp=vjp_zero, fusible=False)
 
 

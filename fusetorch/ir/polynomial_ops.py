@@ -178,12 +178,14 @@ def _recurrence(xp, x, n, first, coef, step, start: int = 2, skip=None, finish=N
     n or turns NaN (which every later step keeps; ATen's loops stop at a NaN too): lanes are
     sorted by n, so the running ones are a prefix the steps compute on. Lanes running past
     _HANDOFF steps get `finish`'s values (`_finished`; None: the loop goes on)."""
-    out = xp.where(n == 0, 1, xp.where(n == 1, first, 0 * x)).astype(x.dtype, copy=False)
+    # C order: `where` keeps a transposed x's layout, and reshape(-1) of that is a copy, which
+    # the lanes' results below would be written into and lost
+    out = xp.where(n == 0, 1, xp.where(n == 1, first, 0 * x)).astype(x.dtype, order="C")
     run = n if skip is None else xp.where(skip, 0, n)
     lanes = xp.flatnonzero(run >= start)
     if lanes.size == 0:
         return out
-    flat = out.reshape(-1)  # (a fresh array: a view)
+    flat = out.reshape(-1)  # a view of out
     lanes = lanes[xp.argsort(-run.reshape(-1)[lanes])]
     need = run.reshape(-1)[lanes]  # descending
     c = xp.broadcast_to(coef, x.shape).reshape(-1)[lanes]

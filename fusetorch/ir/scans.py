@@ -49,8 +49,12 @@ def _accumulate(name: str):
         def run(x, dim, reverse=False):
             if x.shape[dim] == 0:
                 return x.copy()
-            r = accumulate(xp, ufunc, _flip(xp, x, dim, reverse), dim)
-            return _flip(xp, r, dim, reverse)
+            # float16/bfloat16 (ml_dtypes': kind "V") run in float32, each output rounded
+            # once, as ATen's CPU scans carry their acc_type (float) from step to step
+            half = x.dtype.itemsize == 2 and x.dtype.kind in "fV"
+            r = accumulate(xp, ufunc, _flip(xp, x.astype("float32") if half else x, dim,
+                                            reverse), dim)
+            return _flip(xp, r.astype(x.dtype) if half else r, dim, reverse)
         return run
     return make
 

@@ -12,6 +12,8 @@ stay within a few microseconds of numpy. It is the same path: only the promotion
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..ir import dtypes as dt
@@ -145,12 +147,36 @@ def _torch_name(d: dt.DType) -> str:
     return dt.SCALAR_TYPE_NAMES[d.name]
 
 
-def _scalar_as(value, d: dt.DType):
+def _scalar_as(value, d: dt.DType, strict_unsigned: bool = False):
+    """A Python number written into dtype `d` (a fill, a bound, a `where` operand), checked as
+    c10's `checked_convert`: an unsigned dtype takes negatives down to -max (two's complement,
+    -9 in uint8 is 247), a float must lie in the range before truncation (127.5 is too big for
+    int8), NaN never converts to an integer. `strict_unsigned`: no negatives at all (c10's
+    flag, which constant_pad_nd sets)."""
     if d.category == 2:
         return float(value)
     if d.category == 1:
-        return int(value)
+        lo, hi = _int_range(d)
+        if isinstance(value, (float, np.floating)):
+            if math.isnan(value) or not lo <= value <= hi:
+                _overflow(d)
+            return int(value)
+        v = int(value)
+        if v > hi or v < (-hi if lo == 0 and not strict_unsigned else lo):
+            _overflow(d)
+        return _wrap_int(v, d) if v < lo else v
     return bool(value)
+
+
+def _int_range(d: dt.DType) -> tuple:
+    bits = 8 * d.itemsize
+    return (-(1 << bits - 1), (1 << bits - 1) - 1) if d.is_signed else (0, (1 << bits) - 1)
+
+
+def _overflow(d: dt.DType):
+    # c10 names the C type as its compiler spells it: int32_t is "int"
+    name = "int" if d is dt.int32 else d.c_type
+    raise RuntimeError(f"value cannot be converted to type {name} without overflow")
 
 
 def _wrap_int(v: int, d: dt.DType) -> int:

@@ -597,9 +597,17 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _dims(dim, input.ndim)
     n = numel([input.shape[d] for d in dims])
-    centered = sub(input, mean(input, dims, keepdim=True))
+    x = _opmath(input)
+    centered = sub(x, mean(x, dims, keepdim=True))
     ss = apply("sum", [binary("mul", centered, centered)], {"dims": dims, "keepdim": keepdim})
-    return binary("div", ss, float(n - correction) if n > correction else 0.0)
+    v = binary("div", ss, float(n - correction) if n > correction else 0.0)
+    return v if x is input else cast(v, input._dtype)
+
+
+def _opmath(x: Tensor) -> Tensor:
+    """x in float32 if it is float16/bfloat16: ATen's CPU var and std compute in their opmath
+    type and round once (the mean and squares rounded to half put var 2 ulps off)."""
+    return cast(x, dt.float32) if x._dtype in (dt.float16, dt.bfloat16) else x
 
 
 @numpy_names
@@ -607,13 +615,16 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
 @with_out("std")
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
     D.check_tensor(input, "std", "input", 1)
-    v = var(input, dim, unbiased, keepdim, correction=correction)
+    x = _opmath(input) if input._dtype.is_floating_point else input
+    v = var(x, dim, unbiased, keepdim, correction=correction)
     if not (D.GRAD_ENABLED and input._requires_grad):
-        return sqrt(v)
-    # PyTorch's std passes a 0 gradient where std == 0 (sqrt's would be inf * 0 = nan): the
-    # two-where form keeps the inf out of the backward
-    zero = eq(v, 0.0)
-    return elementwise("where", zero, 0.0, sqrt(elementwise("where", zero, 1.0, v)))
+        r = sqrt(v)
+    else:
+        # PyTorch's std passes a 0 gradient where std == 0 (sqrt's would be inf * 0 = nan):
+        # the two-where form keeps the inf out of the backward
+        zero = eq(v, 0.0)
+        r = elementwise("where", zero, 0.0, sqrt(elementwise("where", zero, 1.0, v)))
+    return r if x is input else cast(r, input._dtype)
 
 
 def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:

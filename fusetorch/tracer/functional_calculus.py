@@ -128,19 +128,25 @@ def gradient(input: Tensor, *, spacing=1, dim=None, edge_order: int = 1) -> tupl
     return tuple(out)
 
 
-def _trapezoid_args(fn: str, y: Tensor, x, dx, dim: int) -> tuple:
+def _trapezoid_args(fn: str, y: Tensor, x, dx, dim: int) -> int:
     D.check_tensor(y, fn, "y", 1)
     if x is not None and dx is not None:
         raise TypeError(f"{fn}() received an invalid combination of arguments: x and dx")
     if y.ndim == 0:
         raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
-    d = norm_dim(dim, y.ndim)
-    return _float(y), d
+    return norm_dim(dim, y.ndim)
+
+
+def _no_bool(fn: str, y: Tensor, x) -> None:
+    if isinstance(x, Tensor) and dt.bool_ in (x._dtype, y._dtype):
+        raise RuntimeError(f"{fn}: received a bool input for `x` or `y`, but bool is not "
+                           f"supported")
+    if y._dtype is dt.bool_:
+        raise RuntimeError(f"{fn}: received a bool input for `y`, but bool is not supported")
 
 
 def _x_steps(y: Tensor, x: Tensor, d: int) -> Tensor:
-    """diff(x) broadcast along dim d of y (x 1-d, or of y's rank)."""
-    x = cast(x, y._dtype) if x._dtype is not y._dtype else x
+    """diff(x) broadcast along dim d of y (x 1-d, or of y's rank), in x's own dtype."""
     if x.ndim == 1:
         if x.shape[0] != y.shape[d]:
             raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
@@ -167,13 +173,17 @@ def _step(x, dx) -> float:
 
 
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
-    """The trapezoid rule along `dim`: with sample points `x`, or a constant spacing `dx`."""
-    y, d = _trapezoid_args("trapezoid", y, x, dx, dim)
-    if y.shape[d] == 0:
-        return F.sum(y, d)
+    """The trapezoid rule along `dim`: with sample points `x`, or a constant spacing `dx`.
+    Sums and differences stay in the inputs' dtypes until the halving, as ATen's (an integer
+    y's neighbours' sums and x's steps wrap around in its width)."""
+    d = _trapezoid_args("trapezoid", y, x, dx, dim)
+    if y.shape[d] == 0:  # zeros in y's own dtype, before any dtype check, as ATen's
+        total = F.sum(y, d)
+        return cast(total, y._dtype) if total._dtype is not y._dtype else total
+    _no_bool("trapezoid", y, x)
     if x is not None and isinstance(x, Tensor):
         steps = _x_steps(y, x, d)
-        return binary("div", F.sum(binary("mul", steps, _left_right(y, d)), d), 2.0)
+        return binary("div", F.sum(binary("mul", _left_right(y, d), steps), d), 2.0)
     h = _step(x, dx)
     n = y.shape[d]
     ends = binary("add", _part(y, d, 0, 1), _part(y, d, n - 1, n))
@@ -188,11 +198,13 @@ def trapz(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tens
 
 def cumulative_trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None,
                          dim: int = -1) -> Tensor:
-    """The running trapezoid rule along `dim` (one element fewer than y there)."""
+    """The running trapezoid rule along `dim` (one element fewer than y there), in the dtypes
+    trapezoid's formulas keep."""
     from .functional_scan import cumsum
-    y, d = _trapezoid_args("cumulative_trapezoid", y, x, dx, dim)
+    d = _trapezoid_args("cumulative_trapezoid", y, x, dx, dim)
+    _no_bool("cumulative_trapezoid", y, x)
     if y.shape[d] == 0:
-        return y
+        return _float(y)
     if x is not None and isinstance(x, Tensor):
         areas = binary("div", binary("mul", _x_steps(y, x, d), _left_right(y, d)), 2.0)
     else:

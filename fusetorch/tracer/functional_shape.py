@@ -388,9 +388,20 @@ def _check_scale(beta, alpha, input: Tensor, prod: Tensor) -> Tensor:
     return D.binary("add", i, p)
 
 
+def _half_gemm(fn, input: Tensor, a: Tensor, b: Tensor, beta, alpha) -> Tensor:
+    """beta * input + alpha * fn(a, b); float16/bfloat16 operands computed in float32 and
+    rounded once, as ATen's CPU gemm, which scales and adds its float sums before the store
+    (the product rounded to half and then added rounds twice)."""
+    half = (dt.float16, dt.bfloat16)
+    if a._dtype not in half or b._dtype is not a._dtype or input._dtype is not a._dtype:
+        return _check_scale(beta, alpha, input, fn(a, b))
+    up = lambda t: D.cast(t, dt.float32)  # noqa: E731
+    return D.cast(_check_scale(beta, alpha, up(input), fn(up(a), up(b))), a._dtype)
+
+
 @_ac.op("addmm")
 def addmm(input: Tensor, mat1: Tensor, mat2: Tensor, *, beta=1, alpha=1, out=None) -> Tensor:
-    return write_out(_check_scale(beta, alpha, input, F.mm(mat1, mat2)), out)
+    return write_out(_half_gemm(F.mm, input, mat1, mat2, beta, alpha), out)
 
 
 @_ac.op("addmv")
@@ -398,7 +409,7 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None)
     if mat.ndim != 2 or vec.ndim != 1:
         raise RuntimeError(f"vector + matrix @ vector expected, got {input.ndim}, {mat.ndim}, "
                            f"{vec.ndim}")
-    return write_out(_check_scale(beta, alpha, input, F.mv(mat, vec)), out)
+    return write_out(_half_gemm(F.mv, input, mat, vec, beta, alpha), out)
 
 
 @_ac.op("addbmm")
@@ -412,7 +423,7 @@ def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
 @_ac.op("baddbmm")
 def baddbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
             out=None) -> Tensor:
-    return write_out(_check_scale(beta, alpha, input, F.bmm(batch1, batch2)), out)
+    return write_out(_half_gemm(F.bmm, input, batch1, batch2, beta, alpha), out)
 
 
 def _parse_einsum(equation: str, operands) -> tuple:

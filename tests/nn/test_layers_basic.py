@@ -1122,3 +1122,59 @@ def test_adaptive_avg_pool2d_to_one_by_one_is_a_mean_for_any_rank():
         torch.nn.functional.adaptive_avg_pool2d(torch.ones(3), 1)
     with pytest.raises(RuntimeError, match="Expected 3D or 4D tensor"):
         torch.nn.functional.adaptive_avg_pool2d(torch.ones(2, 2), 2)
+
+
+def _f16(v):
+    return np.asarray(v, dtype=np.float16).astype(np.float64)
+
+
+def test_half_activations_compute_in_float32_and_round_once():
+    # ATen's CPU kernels compute a float16/bfloat16 input in float32: the float64 value
+    # rounded to half is within a half ulp of theirs, where rounding every step lost it
+    x16 = np.linspace(-4, 1, 41).astype(np.float16)
+    a = x16.astype(np.float64)
+    sp = lambda v, b=1.0, t=20.0: np.where(b * v > t, v, np.log1p(np.exp(b * v)) / b)  # noqa
+    s_a, s_s = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    refs = {
+        "gelu": (lambda x: F.gelu(x, approximate="tanh"),
+                 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a ** 3)))),
+        "elu": (lambda x: F.elu(x, 0.8), np.where(a <= 0, 0.8 * np.expm1(a), a)),
+        "celu": (lambda x: F.celu(x, 0.8), np.where(a <= 0, 0.8 * np.expm1(a / 0.8), a)),
+        "selu": (F.selu, s_s * np.where(a <= 0, s_a * np.expm1(a), a)),
+        "softplus": (lambda x: F.softplus(x, 3, 0.2), sp(a, 3.0, 0.2)),
+        "mish": (F.mish, a * np.tanh(sp(a))),
+    }
+    for name, (fn, ref) in refs.items():
+        for d, rtol in ((torch.float16, 2 ** -11), (torch.bfloat16, 2 ** -8)):
+            out = fn(torch.tensor(x16).to(d))
+            assert out.dtype is d, name
+            got = out.double().numpy()
+            # one rounding: at most half an ulp of the result's binade (plus subnormals' step)
+            np.testing.assert_allclose(got, ref, rtol=rtol * 1.01, atol=2 ** -24, err_msg=name)
+    z = F.gelu(torch.zeros(0, 3, dtype=torch.float16), approximate="tanh")
+    assert z.shape == (0, 3) and z.dtype is torch.float16
+    nc = torch.tensor(np.repeat(x16[:, None], 2, 1)).t()[0]  # a strided half view
+    np.testing.assert_array_equal(F.elu(nc, 0.8).double().numpy(),
+                                  F.elu(torch.tensor(x16), 0.8).double().numpy())
+
+
+def test_half_adaptive_avg_pool2d_rounds_once():
+    # ATen's 2-d kernel sums each window in float32 and divides before the one rounding
+    r = np.random.default_rng(4)
+    a = r.uniform(-1, 1, (2, 3, 8, 8)).astype(np.float16)
+    for d, eps in ((torch.float16, 2.0 ** -11), (torch.bfloat16, 2.0 ** -8)):
+        x = torch.tensor(a).to(d)
+        src = x.double().numpy()
+        for oh, ow in ((5, 7), (4, 4), (3, 8)):
+            got = F.adaptive_avg_pool2d(x, (oh, ow))
+            assert got.dtype is d
+            ref = np.empty((2, 3, oh, ow))
+            for i in range(oh):
+                for j in range(ow):
+                    h0, h1 = i * 8 // oh, -(-(i + 1) * 8 // oh)
+                    w0, w1 = j * 8 // ow, -(-(j + 1) * 8 // ow)
+                    ref[..., i, j] = src[..., h0:h1, w0:w1].mean((-2, -1))
+            np.testing.assert_allclose(got.double().numpy(), ref, rtol=eps * 1.01,
+                                       atol=2.0 ** -24)
+        nc = F.adaptive_avg_pool2d(x.transpose(2, 3), (5, 7))  # a non-contiguous input
+        assert nc.shape == (2, 3, 5, 7)

@@ -176,6 +176,26 @@ def test_rms_norm_and_local_response_norm():
         F.rms_norm(torch.zeros(2, 3), (4,))
 
 
+def test_rms_norm_half_computes_in_float32():
+    # 400 ** 2 overflows float16: the squares are float32's, the result rounded once to half
+    a = np.array([[43.25, 463.25, 671.0], [396.5, 20.23, 0.0]], dtype=np.float16)
+    w = np.array([0.5, -2.0, 1.5], dtype=np.float16)
+    a64, w64 = a.astype(np.float64), w.astype(np.float64)
+    ref = a64 / np.sqrt((a64 * a64).mean(1, keepdims=True) + 0.5) * w64
+    for d, nd in ((torch.float16, np.float16), (torch.bfloat16, None)):
+        x = torch.tensor(a, dtype=torch.float32).to(d)
+        out = F.rms_norm(x, (3,), torch.tensor(w, dtype=torch.float32).to(d), eps=0.5)
+        assert out.dtype is d
+        np.testing.assert_allclose(out.float().numpy(), ref, rtol=1e-2 if nd is None else 2e-3)
+    # eps None for a half input is float32's epsilon (the computation's dtype), not float16's
+    v = float(np.float16(1e-2))
+    small = torch.tensor(np.full((1, 4), v, dtype=np.float16))
+    np.testing.assert_allclose(F.rms_norm(small, (4,)).float().numpy(),
+                               np.full((1, 4), v / np.sqrt(v * v + np.finfo(np.float32).eps)),
+                               rtol=2e-3)
+    assert F.rms_norm(torch.zeros(0, 3, dtype=torch.float16), (3,)).shape == (0, 3)
+
+
 # ---------------------------------------------------------------- distances
 
 def test_distances():

@@ -115,6 +115,35 @@ def test_integer_functions():
     assert x.tolist() == [5, 2]
 
 
+def _c_gcd(a: int, b: int, bits: int) -> int:
+    """ATen's Euclid in a signed width: abs of the minimum wraps, C's % truncates."""
+    wrap = lambda v: (v + (1 << bits - 1)) % (1 << bits) - (1 << bits - 1)  # noqa: E731
+    a, b = wrap(abs(a)), wrap(abs(b))
+    while a:
+        a, b = wrap(int(math.fmod(b, a))), a
+    return b
+
+
+def test_gcd_at_the_signed_minimum_is_atens():
+    vals = [-128, 127, -1, 0, 64, -64, 6, -9, 1]
+    for np_d, d, bits in ((np.int8, torch.int8, 8), (np.int16, torch.int16, 16)):
+        lo = -(1 << bits - 1)
+        row = [lo if v == -128 else v for v in vals]
+        a = np.array([[x for x in row for _ in row]], dtype=np_d)
+        b = np.array([[y for _ in row for y in row]], dtype=np_d)
+        ref = [_c_gcd(int(x), int(y), bits) for x, y in zip(a[0], b[0])]
+        assert torch.gcd(torch.tensor(a, dtype=d), torch.tensor(b, dtype=d))[0].tolist() == ref
+        # non-contiguous operands and a 0-d one take the same path
+        ta = torch.tensor(np.repeat(a, 2, 0), dtype=d).t()[:, 0]
+        assert torch.gcd(ta, torch.tensor(b[0], dtype=d)).tolist() == ref
+        assert torch.gcd(torch.tensor(lo, dtype=d), torch.tensor(127, dtype=d)).item() == \
+            _c_gcd(lo, 127, bits)
+    assert torch.gcd(torch.tensor([127], dtype=torch.int8),
+                     torch.tensor([-128], dtype=torch.int8)).tolist() == [-1]
+    assert torch.gcd(torch.zeros(0, dtype=torch.int8), torch.zeros(0, dtype=torch.int8)).shape \
+        == (0,)
+
+
 def test_powers_angles_and_sinc_against_numpy():
     x = R.uniform(-3, 3, (3, 4))
     np.testing.assert_allclose(torch.sinc(t64(x)).numpy(), np.sinc(x), rtol=1e-15)

@@ -150,6 +150,36 @@ def test_trapezoid_family_is_numpys():
     assert torch.cumulative_trapezoid(torch.zeros(2, 1)).shape == (2, 0)
 
 
+def test_trapezoid_integer_inputs_keep_their_dtype_until_the_halving():
+    # ATen adds neighbours and differences x in the inputs' dtype: uint8 wraps modulo 256
+    y = np.array([[100, 200, 30], [4, 5, 250]], dtype=np.uint8)
+    x = np.array([[1, 3, 7], [0, 5, 2]], dtype=np.uint8)
+    pairs = (y[:, 1:] + y[:, :-1]).astype(np.int64)  # numpy's uint8 sum wraps the same way
+    steps = (x[:, 1:] - x[:, :-1]).astype(np.int64)
+    ty, tx = torch.tensor(y), torch.tensor(x)
+    areas = (steps * pairs) % 256 / 2  # the uint8 product wraps before the halving
+    out = torch.trapezoid(ty, tx)
+    assert out.dtype == torch.float32
+    np.testing.assert_array_equal(out.numpy(), areas.sum(1))
+    np.testing.assert_array_equal(torch.cumulative_trapezoid(ty, tx).numpy(), np.cumsum(areas, 1))
+    ends = (y[:, 0] + y[:, -1]).astype(np.int64)
+    np.testing.assert_array_equal(torch.trapz(ty, dx=2.5).numpy(),
+                                  (y.astype(np.int64).sum(1) - ends * 0.5) * 2.5)
+    np.testing.assert_array_equal(torch.cumulative_trapezoid(ty, dx=3).numpy(),
+                                  np.cumsum(1.5 * pairs, 1))
+    # a float y with float64 x promotes to float64; an empty dim gives zeros in y's dtype
+    yf = torch.tensor(y.astype(np.float32))
+    assert torch.trapezoid(yf, torch.tensor(np.array([1.0, 2.5, 4.0]))).dtype == torch.float64
+    empty = torch.trapezoid(torch.zeros(2, 0, dtype=torch.uint8))
+    assert empty.dtype == torch.uint8 and empty.tolist() == [0, 0]
+    b = torch.tensor([True, False, True])
+    with pytest.raises(RuntimeError, match="trapezoid: received a bool input for `y`, but bool"):
+        torch.trapezoid(b)
+    with pytest.raises(RuntimeError, match="cumulative_trapezoid: received a bool input for "
+                                           "`x` or `y`"):
+        torch.cumulative_trapezoid(yf[0], b)
+
+
 GRADCHECKS = {
     "tensor_split": lambda x: torch.cat(torch.tensor_split(x, [1, 3], dim=1)[::-1], 1),
     "hsplit": lambda x: torch.hsplit(x, 2)[1],

@@ -962,3 +962,54 @@ def test_range_tensor_bounds_compute_in_the_dtype_asked():
                        dtype=torch.float64)
     np.testing.assert_allclose(got.numpy(), float(s) + np.arange(6) * float(np.float32(0.2)),
                                rtol=1e-15)
+
+
+# c10's checked_convert, the rule every fill follows (observed by hand in PyTorch 2.13):
+# an unsigned dtype takes negatives down to -max as two's complement, floats must lie in
+# [lowest, max] before truncation, NaN never becomes an integer.
+@pytest.mark.parametrize("make", [
+    lambda v, d: torch.full((2,), v, dtype=d),
+    lambda v, d: torch.full_like(torch.zeros(2, dtype=d), v),
+    lambda v, d: torch.zeros(2, dtype=d).new_full((2,), v),
+    lambda v, d: torch.zeros(4, dtype=d)[::2].fill_(v),
+    lambda v, d: torch.zeros(2, dtype=d).masked_fill(torch.tensor([True, True]), v),
+])
+def test_fill_values_convert_as_c10s_checked_convert(make):
+    u8, i8 = torch.uint8, torch.int8
+    for v, d, want in ((-9, u8, 247), (-255, u8, 1), (255, u8, 255), (True, u8, 1),
+                       (2.7, u8, 2), (-128, i8, -128), (127.0, i8, 127), (-2 ** 63, torch.int64,
+                                                                         -2 ** 63)):
+        assert make(v, d).tolist() == [want, want]
+    for v, d, name in ((-256, u8, "uint8_t"), (256, u8, "uint8_t"), (-2.7, u8, "uint8_t"),
+                       (255.5, u8, "uint8_t"), (127.9, i8, "int8_t"), (-129, i8, "int8_t"),
+                       (2 ** 31, torch.int32, "int"), (float("nan"), torch.int32, "int"),
+                       (float("inf"), torch.int64, "int64_t"), (2 ** 63, torch.int64, "int64_t"),
+                       (40000, torch.int16, "int16_t")):
+        with pytest.raises(RuntimeError, match=f"value cannot be converted to type {name} "
+                                               f"without overflow"):
+            make(v, d)
+    assert make(-9, u8).shape == (2,)
+    assert torch.full((), -1, dtype=u8).item() == 255
+    assert torch.full((0, 3), -1, dtype=u8).shape == (0, 3)
+
+
+def test_scalar_operands_of_where_and_clamp_are_checked_too():
+    u = torch.tensor([1, 200, 3], dtype=torch.uint8)
+    m = torch.tensor([True, False, True])
+    assert torch.where(m, u, -9).tolist() == [1, 247, 3]
+    assert torch.clamp(u, min=-9).tolist() == [247, 247, 247]  # the bound itself is 247
+    for f in (lambda: torch.where(m, u, 300), lambda: torch.clamp(u, max=300)):
+        with pytest.raises(RuntimeError, match="uint8_t without overflow"):
+            f()
+
+
+def test_constant_pad_value_takes_no_negative_into_unsigned():
+    # constant_pad_nd converts strictly: no two's complement for an unsigned dtype
+    u = torch.tensor([5, 6], dtype=torch.uint8)
+    pad = torch.nn.functional.pad
+    assert pad(u, (1, 1), value=255).tolist() == [255, 5, 6, 255]
+    assert pad(u, (1, 1), value=0.7).tolist() == [0, 5, 6, 0]
+    for v in (-3, -0.5, 256):
+        with pytest.raises(RuntimeError, match="uint8_t without overflow"):
+            pad(u, (1, 1), value=v)
+    assert pad(torch.tensor([5, 6], dtype=torch.int8), (1, 0), value=-3).tolist() == [-3, 5, 6]

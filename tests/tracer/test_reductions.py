@@ -626,3 +626,25 @@ def test_max_min_along_a_dim_with_and_without_autograd(grad):
                 assert v.requires_grad == grad
                 v[...] = 0  # (a write to the result leaves the input alone)
                 np.testing.assert_array_equal(x.detach().numpy(), a)
+
+
+def test_half_var_and_std_compute_in_float32():
+    # ATen's CPU var/std compute float16/bfloat16 in float32 and round once: the float64
+    # value of the half inputs rounded to half is within half an ulp
+    r = np.random.default_rng(5)
+    a = r.uniform(-20, 20, (5, 7, 5)).astype(np.float16)
+    for d, eps in ((torch.float16, 2.0 ** -11), (torch.bfloat16, 2.0 ** -8)):
+        x = torch.tensor(a).to(d)
+        src = x.double().numpy()
+        for corr in (0, 1, 2):
+            v = torch.var(x, dim=1, correction=corr)
+            assert v.dtype is d
+            ref = src.var(1, ddof=corr)
+            np.testing.assert_allclose(v.double().numpy(), ref, rtol=eps * 1.01)
+            np.testing.assert_allclose(torch.std(x, dim=[0, 2], correction=corr).double().numpy(),
+                                       np.sqrt(src.var((0, 2), ddof=corr)), rtol=eps * 1.01)
+        vm = torch.var_mean(x.transpose(0, 2), dim=0)  # a non-contiguous view
+        np.testing.assert_allclose(vm[0].double().numpy(), src.transpose(2, 1, 0).var(0, ddof=1),
+                                   rtol=eps * 1.01)
+        assert torch.var(torch.tensor(3.0).to(d), correction=0).item() == 0.0
+        assert torch.std(torch.zeros(0, 3, dtype=d), 0).shape == (3,)

@@ -603,3 +603,25 @@ def test_unique_inverse_of_0d_is_0d():
         values, inverse, counts = fn(x, return_inverse=True, return_counts=True)
         assert values.tolist() == [3.0] and counts.tolist() == [1]
         assert inverse.shape == () and inverse.item() == 0
+
+
+def test_half_scans_carry_float32_between_steps():
+    # ATen's CPU cumsum/cumprod keep a float running value for float16/bfloat16, rounding
+    # each output once: numpy's float16 cumsum rounds the running sum itself at every step
+    r = np.random.default_rng(11)
+    x16 = r.uniform(-1, 1, (3, 300)).astype(np.float16)
+    p16 = r.uniform(0.9, 1.1, (3, 60)).astype(np.float16)
+    for d, eps in ((torch.float16, 2.0 ** -11), (torch.bfloat16, 2.0 ** -8)):
+        xs = torch.tensor(x16).to(d)
+        got = torch.cumsum(xs, 1).double().numpy()
+        src = xs.double().numpy()  # the inputs as that dtype holds them
+        ref = np.cumsum(src, 1)
+        # the float32 carry's error is negligible beside one rounding of each output
+        np.testing.assert_allclose(got, ref, rtol=eps * 1.01, atol=2.0 ** -24 * 300)
+        ps = torch.tensor(p16).to(d)
+        np.testing.assert_allclose(torch.cumprod(ps, 1).double().numpy(),
+                                   np.cumprod(ps.double().numpy(), 1), rtol=eps * 1.05)
+        nc = torch.tensor(x16).to(d).t()  # a transposed view, scanned along its dim 0
+        np.testing.assert_array_equal(torch.cumsum(nc, 0).double().numpy(), got.T)
+        assert torch.cumsum(torch.zeros(0, 3, dtype=d), 0).shape == (0, 3)
+        assert torch.cumsum(torch.tensor(1.5).to(d), 0).item() == 1.5

@@ -250,3 +250,33 @@ def test_einsum_sublist_form_against_numpy():
     with pytest.raises(ValueError, match=r"subscript in subscript list is not within the valid "
                                          r"range \[0, 52\)"):
         torch.einsum(ta, [0, 52])
+
+
+def test_half_addmm_family_rounds_once():
+    # ATen's CPU gemm adds beta * input to its float sums before the one store: the float64
+    # value of the half operands, rounded to half, is within half an ulp of it
+    r = np.random.default_rng(3)
+    m1 = r.uniform(-3, 3, (5, 6)).astype(np.float16)
+    m2 = r.uniform(-3, 3, (6, 4)).astype(np.float16)
+    inp = r.uniform(-3, 3, (5, 4)).astype(np.float16)
+    b1, b2 = r.uniform(-3, 3, (2, 5, 6)).astype(np.float16), r.uniform(-3, 3, (2, 6, 4)).astype(
+        np.float16)
+    vec = r.uniform(-3, 3, 6).astype(np.float16)
+    for d, eps in ((torch.float16, 2.0 ** -11), (torch.bfloat16, 2.0 ** -8)):
+        T = lambda a: torch.tensor(a).to(d)  # noqa: E731
+        h = lambda t: t.double().numpy()  # noqa: E731
+        ti, t1, t2 = T(inp), T(m1), T(m2)
+        cases = [
+            (torch.addmm(ti, t1, t2, beta=0.6, alpha=0.2),
+             0.6 * h(ti) + 0.2 * h(t1) @ h(t2)),
+            (torch.addmm(ti, t1, t2), h(ti) + h(t1) @ h(t2)),
+            (torch.addmv(ti[:, 0], t1, T(vec), beta=0.5), 0.5 * h(ti)[:, 0] + h(t1) @ h(T(vec))),
+            (torch.baddbmm(ti, T(b1), T(b2), alpha=2), h(ti) + 2 * h(T(b1)) @ h(T(b2))),
+            (torch.addmm(ti.t().contiguous().t(), t1, t2, beta=0), h(t1) @ h(t2)),
+        ]
+        for got, ref in cases:
+            assert got.dtype is d
+            np.testing.assert_allclose(h(got), ref, rtol=eps * 1.01, atol=2.0 ** -14)
+    z = torch.addmm(torch.zeros(0, 4, dtype=torch.float16),
+                    torch.zeros(0, 3, dtype=torch.float16), torch.zeros(3, 4, dtype=torch.float16))
+    assert z.shape == (0, 4)

@@ -211,6 +211,44 @@ def test_orthogonal_polynomials_against_numpy_and_closed_forms():
                                S.chebyshev_polynomial_t(t64(0.3), 5).item(), rtol=1e-14)
 
 
+POLYNOMIALS = ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+               "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
+               "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+               "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+               "laguerre_polynomial_l", "legendre_polynomial_p")
+
+
+@pytest.mark.parametrize("name", POLYNOMIALS)
+def test_orthogonal_polynomials_of_transposed_inputs(name):
+    # a transposed x kept its layout through `where`, and the lanes' results went into a copy
+    from numpy.polynomial import chebyshev, hermite, hermite_e, laguerre, legendre
+    r = np.random.default_rng(9)
+    x = r.uniform(-0.9, 0.9, (7, 5))
+    n = r.integers(0, 9, (7, 5)).astype(np.float64)
+    kind = name.replace("shifted_", "")
+    val = {"chebyshev_polynomial_t": chebyshev.chebval, "hermite_polynomial_h": hermite.hermval,
+           "hermite_polynomial_he": hermite_e.hermeval, "laguerre_polynomial_l": laguerre.lagval,
+           "legendre_polynomial_p": legendre.legval}.get(kind)
+    arg = x  # a shifted polynomial's input is (x + 1) / 2
+    if name.startswith("shifted_"):
+        x = (x + 1) / 2
+    th = np.arccos(arg)
+    closed = {"chebyshev_polynomial_u": lambda k: np.sin((k + 1) * th) / np.sin(th),
+              "chebyshev_polynomial_v": lambda k: np.cos((k + 0.5) * th) / np.cos(th / 2),
+              "chebyshev_polynomial_w": lambda k: np.sin((k + 0.5) * th) / np.sin(th / 2)}
+    if val is not None:
+        want = np.vectorize(lambda v, k: val(v, np.eye(int(k) + 1)[int(k)]))(arg, n)
+    else:
+        want = closed[kind](n)
+    fn = getattr(S, name)
+    xt, nt = t64(np.ascontiguousarray(x.T)).t(), t64(np.ascontiguousarray(n.T)).t()
+    assert not xt.is_contiguous()
+    for a, b in ((xt, nt), (xt, t64(n)), (t64(x), nt), (xt[::2], nt[::2])):
+        ref = want if a.shape[0] == 7 else want[::2]
+        np.testing.assert_allclose(fn(a, b).numpy(), ref, rtol=1e-9, atol=1e-9, err_msg=name)
+    assert fn(t64(np.zeros((0, 3))).t(), 4).shape == (3, 0)
+
+
 def _recurrence_ref(name: str, x: float, n: int) -> float:
     """P_n(x) by the three-term recurrence in 50-digit decimal arithmetic: the exact value to
     float64 rounding at every n the tests use (no rounding error accumulates at this width);

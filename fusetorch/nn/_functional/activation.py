@@ -35,6 +35,15 @@ def _float_only(input: Tensor, kernel: str) -> None:
                                   f"'{D._torch_name(input._dtype)}'")
 
 
+def _opmath(input: Tensor, fn) -> Tensor:
+    """fn(x) in float32 for a float16/bfloat16 x, rounded once back, as ATen's CPU kernels:
+    a composition rounding each step to half loses small values (gelu's tanh form gave -0.0
+    at -4, where the value is -7e-5)."""
+    if input._dtype not in (dt.float16, dt.bfloat16):
+        return fn(input)
+    return D.cast(fn(D.cast(input, dt.float32)), input._dtype)
+
+
 def _maybe_inplace(input: Tensor, result: Tensor, inplace: bool) -> Tensor:
     return _inplace(input, result) if inplace else result
 
@@ -115,9 +124,13 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate == "none":
         r = D.elementwise("gelu", input)  # (one primitive: ir/elementwise.py says why)
     else:
-        inner = (input + input * input * input * 0.044715) * math.sqrt(2.0 / math.pi)
-        r = input * 0.5 * (F.tanh(inner) + 1.0)
+        r = _opmath(input, _gelu_tanh)
     return A.label_recorded(r, "GeluBackward0", input)
+
+
+def _gelu_tanh(x: Tensor) -> Tensor:
+    inner = (x + x * x * x * 0.044715) * math.sqrt(2.0 / math.pi)
+    return x * 0.5 * (F.tanh(inner) + 1.0)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
@@ -130,15 +143,14 @@ def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
 @composite
 def _elu(input: Tensor, alpha: float, scale: float, divisor: float) -> Tensor:
     """scale * (x where x > 0, else alpha * (exp(x / divisor) - 1)): elu, selu, celu."""
-    # clamp: exp of a large positive x overflows in the unused branch
-    neg = F.clamp(input, max=0.0)
-    if divisor != 1.0:
-        neg = neg / divisor
-    neg = F.expm1(neg) * alpha
-    r = F.where(input <= 0, neg, input)  # PyTorch's test: NaN takes x's branch and gradient
-    if scale != 1.0:
-        r = r * scale
-    return A.label_recorded(r, "EluBackward0", input)
+    def value(x: Tensor) -> Tensor:
+        # clamp: exp of a large positive x overflows in the unused branch
+        neg = F.clamp(x, max=0.0)
+        if divisor != 1.0:
+            neg = neg / divisor
+        r = F.where(x <= 0, F.expm1(neg) * alpha, x)  # PyTorch's test: NaN takes x's branch
+        return r * scale if scale != 1.0 else r
+    return A.label_recorded(_opmath(input, value), "EluBackward0", input)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
@@ -168,16 +180,20 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     """log(1 + exp(beta * x)) / beta, and x itself where beta * x > threshold."""
     D.check_tensor(input, "softplus", "input", 1)
     _float_only(input, "softplus_cpu")
-    return _softplus(input, beta, threshold)
+    return _softplus_op(input, beta, threshold)
 
 
 @composite
-def _softplus(input: Tensor, beta: float, threshold: float) -> Tensor:
-    bx = input * beta
+def _softplus_op(input: Tensor, beta: float, threshold: float) -> Tensor:
+    r = _opmath(input, lambda x: _softplus(x, beta, threshold))
+    return A.label_recorded(r, "SoftplusBackward0", input)
+
+
+def _softplus(x: Tensor, beta: float, threshold: float) -> Tensor:
+    bx = x * beta
     # where, not clamp: NaN keeps its NaN gradient, as PyTorch's z / (z + 1)
     soft = F.log1p(F.exp(F.where(bx > threshold, float(threshold), bx))) / beta
-    r = F.where(bx > threshold, input, soft)
-    return A.label_recorded(r, "SoftplusBackward0", input)
+    return F.where(bx > threshold, x, soft)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -197,7 +213,7 @@ def mish(input: Tensor, inplace: bool = False) -> Tensor:
 
 @composite
 def _mish(input: Tensor) -> Tensor:
-    r = input * F.tanh(_softplus(input, 1.0, 20.0))
+    r = _opmath(input, lambda x: x * F.tanh(_softplus(x, 1.0, 20.0)))
     return A.label_recorded(r, "MishBackward0", input)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Sequence
 
+from ...ir import dtypes as dt
 from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
@@ -303,13 +304,17 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
         raise RuntimeError(f"Expected weight to be of same shape as normalized_shape, but got "
                            f"weight of shape {list(weight.shape)} and normalized_shape = "
                            f"{list(ns)}")
+    # A half input computes in float32, as ATen's (its squares overflow float16 past 256), with
+    # float32's epsilon as the default, and the result goes back to the input's dtype.
+    low = input._dtype in (dt.float16, dt.bfloat16)
+    x = input.to(dt.float32) if low else input
     if eps is None:
-        eps = _finfo_eps(input._dtype)
+        eps = _finfo_eps(x._dtype)
     dims = tuple(range(input.ndim - k, input.ndim))
-    out = input * F.rsqrt((input * input).mean(dims, keepdim=True) + eps)
+    out = x * F.rsqrt((x * x).mean(dims, keepdim=True) + eps)
     if weight is not None:
         out = out * weight
-    return out
+    return out.to(input._dtype) if low else out
 
 
 def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,

@@ -78,7 +78,7 @@ def _constant(input: Tensor, pad: list, value) -> Tensor:
         shape[d] += lo + hi
     out_dtype = input._dtype
     filled = D.source("full", {"shape": tuple(shape), "dtype": out_dtype,
-                               "value": D._scalar_as(value, out_dtype)}, input._be)
+                               "value": D._scalar_as(value, out_dtype, True)}, input._be)
     r = D.apply("index_put", [filled, x], {"spec": tuple(region), "accumulate": False})
     return A.label_recorded(r, "ConstantPadNdBackward0", input)
 

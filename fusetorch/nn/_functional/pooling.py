@@ -328,6 +328,17 @@ def _adaptive_mean(x: Tensor, dim: int, o: int) -> Tensor:
     return F.cat(cells, dim)
 
 
+_HALF = (dt.float16, dt.bfloat16)
+
+
+def _in_float32(pool, input: Tensor, size: tuple, grad_name: str) -> Tensor:
+    """A float16/bfloat16 pooling computed in float32, rounded once, as ATen's 2-d CPU kernel
+    sums and divides in its opmath type (the window sums rounded to half, then the division,
+    put the mean an ulp off). Its 3-d kernel sums in half itself, element by element."""
+    r = D.cast(pool(D.cast(input, dt.float32), size), input._dtype)
+    return A.label_recorded(r, grad_name, input)
+
+
 def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
     """Average pooling to a fixed output size: window i spans
     [floor(i * H / OH), ceil((i + 1) * H / OH)) as in PyTorch."""
@@ -349,6 +360,8 @@ def adaptive_avg_pool2d(input: Tensor, output_size) -> Tensor:
                            f"or equal to 0 but received {{{oh}, {ow}}}")
     if (oh, ow) == (1, 1):  # PyTorch computes this one as a mean (MeanBackward1)
         return F.mean(input, (-2, -1), keepdim=True)
+    if input._dtype in _HALF:
+        return _in_float32(adaptive_avg_pool2d, input, (oh, ow), "AdaptiveAvgPool2DBackward0")
     lead = tuple(input.shape[:-2])
     if oh and ow and h % oh == 0 and w % ow == 0:
         # equal windows: one reshape and a mean over the window dims
