@@ -26,6 +26,7 @@ from .autograd import (FREED, _SECOND_BACKWARD, _saved_entry, enable_grad, label
                        record)
 from .tensor import Tensor
 from . import autograd_modes as _modes
+from . import forward_ad as _fwd
 
 
 class _Packed:
@@ -168,6 +169,11 @@ class Function:
                                   "your custom autograd.Function to use it with backward mode "
                                   "AD.")
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         if D.RECORDER is not None and D.RECORDER.strict:
@@ -232,6 +238,8 @@ def record_outputs(fn: type, ctx: FunctionCtx, args: tuple, outs: list, diff: tu
            node_out)
     node = node_out._node
     node.saved = {("context", id(node)): (ctx, None, 0, None)}
+    if _fwd.LEVEL is not None:
+        _fwd.propagate_custom(node, ctx, args, outs, diff)
     if ctx._slots is not None:
         for i, (_, start, size, shape, dtype) in zip(diff, ctx._slots):
             view = node_out[start:start + size].reshape(shape)  # recorded
