@@ -197,3 +197,32 @@ def test_a_custom_function_jvp_of_one_output_and_of_a_zero_size_input():
         assert out.tangent.shape == shape
         np.testing.assert_allclose(out.tangent.numpy(), 2 * x * t)
 
+
+def test_gradcheck_checks_forward_mode_and_can_skip_backward():
+    x = torch.tensor(X, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda v: _ScaledExp.apply(v, 2.0, v.sin())[1], (x,),
+                                    check_forward_ad=True, check_backward_ad=False)
+    assert torch.autograd.gradcheck(lambda v: (v.exp() * v).sum(1), (x,), check_forward_ad=True)
+
+    class WrongJvp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, v):
+            return v * 2
+
+        @staticmethod
+        def jvp(ctx, g):
+            return g * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    assert torch.autograd.gradcheck(WrongJvp.apply, (x,))  # backward alone is right
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for output 0 with respect to "
+                  "input 0"):
+        torch.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
+    assert not torch.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True,
+                                        raise_exception=False)
+    with pytest.raises(AssertionError, match="Expected at least one of check_forward_ad or "
+                                             "check_backward_ad to be True"):
+        torch.autograd.gradcheck(WrongJvp.apply, (x,), check_backward_ad=False)
