@@ -170,6 +170,10 @@ class Function:
                                   "AD.")
 
     @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
@@ -179,9 +183,21 @@ class Function:
         if D.RECORDER is not None and D.RECORDER.strict:
             from .trace import user_source
             D.RECORDER.graph_break(f"custom Function {cls.__name__} at {user_source()}")
-        ctx = FunctionCtx(cls, args)
-        with no_grad():
-            out = cls.forward(ctx, *args, **kwargs)
+        if cls.setup_context is not Function.setup_context:
+            # forward(*args) without ctx, then setup_context(ctx, inputs, output): the inputs
+            # with forward's defaults bound, as PyTorch hands them (and backward answers them)
+            import inspect
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+            ctx = FunctionCtx(cls, args)
+            with no_grad():
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+        else:
+            ctx = FunctionCtx(cls, args)
+            with no_grad():
+                out = cls.forward(ctx, *args, **kwargs)
         if not (D.GRAD_ENABLED and any(ctx.needs_input_grad)):
             return out
         if isinstance(out, Tensor):

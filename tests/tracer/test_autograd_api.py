@@ -1056,6 +1056,60 @@ def test_function_create_graph():
     close(g2, 6 * xv, rtol=1e-12)
 
 
+def test_function_with_setup_context():
+    # "Extending PyTorch": forward without ctx, setup_context(ctx, inputs, output) with
+    # forward's defaults bound into inputs (and so one gradient per parameter of forward)
+    seen = {}
+
+    class LinearFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(input, weight, bias=None):
+            out = input.mm(weight.t())
+            return out if bias is None else out + bias
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            seen["inputs"] = len(inputs)
+            input, weight, bias = inputs
+            ctx.save_for_backward(input, weight)
+            ctx.has_bias = bias is not None
+
+        @staticmethod
+        def backward(ctx, g):
+            input, weight = ctx.saved_tensors
+            assert ctx.needs_input_grad == (True, True, False)
+            return g.mm(weight), g.t().mm(input), g.sum(0) if ctx.has_bias else None
+
+    xv, wv = np.arange(6.0).reshape(2, 3) / 4, np.array([[1.0, -1.0, 2.0]])
+    x, w = leaf(xv, torch.float64), leaf(wv, torch.float64)
+    out = LinearFunction.apply(x, w)
+    assert seen["inputs"] == 3 and out.grad_fn.name() == "LinearFunctionBackward"
+    out.sum().backward()
+    close(x.grad, np.ones((2, 1)) @ wv, rtol=1e-12)
+    close(w.grad, np.ones((1, 2)) @ xv, rtol=1e-12)
+    close(LinearFunction.apply(x, w, bias=w[0, :1]), xv @ wv.T + 1.0, rtol=1e-12)
+
+    class MyCube(torch.autograd.Function):  # a second output: the derivative, saved
+        @staticmethod
+        def forward(x):
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+
+        @staticmethod
+        def backward(ctx, g, g_dx):
+            x, dx = ctx.saved_tensors
+            return g * dx + g_dx * 6 * x
+
+    x = leaf(np.array([1.0, -2.0, 0.5]), torch.float64)
+    g, = torch.autograd.grad(MyCube.apply(x)[0].sum(), x, create_graph=True)
+    close(g, 3 * x.detach().numpy() ** 2, rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="setup_context is not implemented."):
+        torch.autograd.Function.setup_context(None, (), None)
+
+
 # ---------------------------------------------------------------- Variable
 
 def test_variable_returns_a_tensor_leaf():
