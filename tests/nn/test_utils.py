@@ -44,6 +44,25 @@ def test_clip_grad_norm_nonfinite_error():
         clip_grad_norm_(ps, 1.0, error_if_nonfinite=True)
 
 
+def test_get_total_norm_and_clip_grads_with_norm():
+    # the two halves of clip_grad_norm_ (PyTorch 2.6), e.g. with the norm reduced in between
+    g1, g2 = np.array([[3.0, 0.0], [0.0, -4.0]]), np.array([12.0])
+    ps = _params_with_grads(g1, g2)
+    total = nn.utils.get_total_norm([p.grad for p in ps])
+    assert np.isclose(total.item(), 13.0, rtol=1e-6) and total.dim() == 0
+    assert np.isclose(nn.utils.get_total_norm(ps[1].grad, norm_type=1).item(), 12.0)
+    assert nn.utils.get_total_norm([]).item() == 0.0
+    assert nn.utils.clip_grads_with_norm_(ps, 6.5, total) is None
+    np.testing.assert_allclose(ps[0].grad.numpy(), g1 * 6.5 / (13.0 + 1e-6), rtol=1e-6)
+    np.testing.assert_allclose(ps[1].grad.numpy(), g2 * 6.5 / (13.0 + 1e-6), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="The total norm of order 2.0 for gradients from "
+                                           "`parameters` is non-finite"):
+        nn.utils.get_total_norm([torch.tensor([np.nan])], error_if_nonfinite=True)
+    with pytest.warns(UserWarning, match="`parameters` is an empty generator, no gradient "
+                                         "clipping will occur."):
+        clip_grad_norm_((p for p in []), 1.0)
+
+
 def test_clip_grad_value():
     g = np.random.randn(10) * 3
     ps = _params_with_grads(g)
