@@ -80,6 +80,13 @@ RUNS = [
     "einsum_attention",          # einsum-heavy attention code (einsum sublist form)
     "weight_init",               # init_weights via model.apply (nn.init.*), inference_mode
     "sequence_batching",         # pack/pad (enforce_sorted=False), key padding masks
+    "forward_mode_ad",           # tutorial: forward-mode AD (custom jvp, func.jvp over a dict)
+    "extending_pytorch",         # notes: Extending PyTorch (setup_context, once_differentiable)
+    "word2vec",                  # skip-gram negative sampling (sparse Embedding, SparseAdam)
+    "swa",                       # optim docs: SWA recipe (AveragedModel, SWALR, update_bn, EMA)
+    "tcn",                       # locuslab/TCN adding problem (weight_norm, dilated Conv1d)
+    "pruning_tutorial",          # tutorial: pruning (prune.*, global_unstructured, custom method)
+    "fgsm",                      # tutorial: adversarial example generation (FGSM)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
