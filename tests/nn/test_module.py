@@ -4,6 +4,7 @@ Expected strings were printed by PyTorch 2.13 for the same module definitions.
 """
 import copy
 import re
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -322,6 +323,29 @@ def test_containers():
     assert [n for n, _ in md.named_parameters()] == ["a.w", "b.w"]
     pl = nn.ParameterList([nn.Parameter(torch.ones(1)), torch.zeros(2)])
     assert all(isinstance(p, nn.Parameter) for p in pl) and len(list(pl.parameters())) == 2
+
+
+def test_parameter_containers_print_and_order_as_pytorchs():
+    # printed by PyTorch 2.13: the list shows dtypes, the dict torch.typename; a plain dict
+    # goes in sorted by key, an OrderedDict in its order
+    pl = nn.ParameterList([nn.Parameter(torch.ones(2)), torch.zeros(2, 3, dtype=torch.float64)])
+    assert repr(pl) == ("ParameterList(\n    (0): Parameter containing: [torch.float32 of size 2]"
+                        "\n    (1): Parameter containing: [torch.float64 of size 2x3]\n)")
+    assert repr(nn.ParameterList()) == "ParameterList()"
+    pd = nn.ParameterDict({"w": nn.Parameter(torch.ones(2)), "b": torch.ones(0, 3).double()})
+    assert list(pd.keys()) == ["b", "w"]
+    assert repr(pd) == ("ParameterDict(\n    (b): Parameter containing: [torch.DoubleTensor of "
+                        "size 0x3]\n    (w): Parameter containing: [torch.FloatTensor of size 2]\n)")
+    assert list(nn.ParameterDict(OrderedDict([("w", torch.ones(1)), ("b", torch.ones(1))]))) == \
+        ["w", "b"]
+    holder = nn.Module()
+    holder.p = nn.ParameterList([torch.ones(())])
+    assert repr(holder) == ("Module(\n  (p): ParameterList(  (0): Parameter containing: "
+                            "[torch.float32 of size ])\n)")
+    assert [tuple(p.shape) for p in pl[1:]] == [(2, 3)] and isinstance(pl[1:], nn.ParameterList)
+    assert pd.get("w") is pd["w"] and pd.get("z") is None
+    del pd["w"]
+    assert list(pd) == ["b"] and pd.pop("b").shape == (0, 3) and len(pd) == 0
 
 
 def test_softmax_is_also_a_tensor_method_and_a_torch_function():
