@@ -125,3 +125,16 @@ def test_legacy_spectral_norm_steps_v_then_u_and_divides_by_sigma():
     c = nn.utils.spectral_norm(nn.ConvTranspose2d(2, 3, 2))
     assert c.weight_u.shape == (3,) and c.weight_v.shape == (8,)
     assert c(torch.ones(1, 2, 3, 3)).shape == (1, 3, 4, 4)
+
+
+def test_modules_utils_tuple_helpers_and_prefix_consumption():
+    from fusetorch.nn.modules.utils import (_pair, _quadruple, _reverse_repeat_tuple, _single,
+                                            _triple, consume_prefix_in_state_dict_if_present)
+    assert _pair(3) == (3, 3) and _pair([1, 2]) == (1, 2) and _single(2) == (2,)
+    assert _triple(0) == (0, 0, 0) and _quadruple(1) == (1, 1, 1, 1) and _pair.__name__ == "_pair"
+    assert _reverse_repeat_tuple((1, 2), 2) == (2, 2, 1, 1)
+    model = nn.Sequential(nn.Linear(2, 2))
+    sd = {"module." + k: v for k, v in model.state_dict().items()}
+    consume_prefix_in_state_dict_if_present(sd, "module.")
+    assert list(sd) == ["0.weight", "0.bias"]
+    model.load_state_dict(sd)
