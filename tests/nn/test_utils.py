@@ -127,6 +127,46 @@ def test_legacy_spectral_norm_steps_v_then_u_and_divides_by_sigma():
     assert c(torch.ones(1, 2, 3, 3)).shape == (1, 3, 4, 4)
 
 
+def _bn_eval(num, dims, rng):
+    bn = (nn.BatchNorm2d if dims == 4 else nn.BatchNorm1d)(num).double().eval()
+    with torch.no_grad():
+        bn.running_mean.copy_(torch.tensor(rng.standard_normal(num)))
+        bn.running_var.copy_(torch.tensor(rng.uniform(0.5, 2.0, num)))
+        bn.weight.copy_(torch.tensor(rng.standard_normal(num)))
+        bn.bias.copy_(torch.tensor(rng.standard_normal(num)))
+    return bn
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv_no_bias", "conv_transpose", "linear"])
+def test_fusion_folds_an_eval_batchnorm_into_the_layer(kind):
+    from fusetorch.nn.utils.fusion import fuse_conv_bn_eval, fuse_linear_bn_eval
+    rng = np.random.RandomState(3)
+    bn = _bn_eval(4, 2 if kind == "linear" else 4, rng)
+    if kind == "linear":
+        layer, x = nn.Linear(3, 4).double().eval(), rng.standard_normal((5, 3))
+        fused = fuse_linear_bn_eval(layer, bn)
+    else:
+        layer = (nn.ConvTranspose2d(2, 4, 3) if kind == "conv_transpose" else
+                 nn.Conv2d(2, 4, 3, bias=kind == "conv")).double().eval()
+        x = rng.standard_normal((2, 2, 5, 5))
+        fused = fuse_conv_bn_eval(layer, bn, transpose=kind == "conv_transpose")
+    y = layer(torch.tensor(x)).detach().numpy()
+    shape = (1, -1) if kind == "linear" else (1, -1, 1, 1)
+    mean, var = bn.running_mean.numpy().reshape(shape), bn.running_var.numpy().reshape(shape)
+    w, b = bn.weight.detach().numpy().reshape(shape), bn.bias.detach().numpy().reshape(shape)
+    expect = (y - mean) / np.sqrt(var + bn.eps) * w + b
+    np.testing.assert_allclose(fused(torch.tensor(x)).detach().numpy(), expect, rtol=1e-10,
+                               atol=1e-12)
+    assert isinstance(fused.weight, nn.Parameter) and isinstance(fused.bias, nn.Parameter)
+    assert fused is not layer and fused.weight.shape == layer.weight.shape
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        fuse_linear_bn_eval(nn.Linear(3, 4), nn.BatchNorm1d(4))
+    with pytest.raises(AssertionError, match="To fuse, linear.out_features == bn.num_features or "
+                                             "bn.num_features == 1, got linear.out_features=4 "
+                                             "and bn.num_features=3"):
+        fuse_linear_bn_eval(nn.Linear(3, 4).eval(), nn.BatchNorm1d(3).eval())
+
+
 def test_modules_utils_tuple_helpers_and_prefix_consumption():
     from fusetorch.nn.modules.utils import (_pair, _quadruple, _reverse_repeat_tuple, _single,
                                             _triple, consume_prefix_in_state_dict_if_present)
