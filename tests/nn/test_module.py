@@ -372,3 +372,44 @@ def test_a_replaced_member_keeps_its_place():
     bn.running_mean = nn.Buffer(torch.zeros(3))
     assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var",
                                      "num_batches_tracked"]
+
+
+def test_registration_errors_are_pytorchs():
+    # the messages PyTorch 2.13 raises, torch.typename of the value included
+    m = nn.Linear(1, 1)
+    cases = [
+        (lambda: setattr(m, "weight", torch.ones(1, 1)), TypeError,
+         "cannot assign 'torch.FloatTensor' as parameter 'weight' (torch.nn.Parameter or None "
+         "expected)"),
+        (lambda: m.register_parameter("a.b", None), KeyError, 'parameter name can\'t contain "."'),
+        (lambda: m.register_parameter("", None), KeyError,
+         'parameter name can\'t be empty string ""'),
+        (lambda: m.register_parameter(1, None), TypeError,
+         "parameter name should be a string. Got int"),
+        (lambda: m.register_parameter("p", torch.ones(1)), TypeError,
+         "cannot assign 'torch.FloatTensor' object to parameter 'p' (torch.nn.Parameter or None "
+         "required)"),
+        (lambda: m.register_buffer("a.b", None), KeyError, 'buffer name can\'t contain "."'),
+        (lambda: m.register_buffer("x", 3), TypeError,
+         "cannot assign 'int' object to buffer 'x' (torch Tensor or None required)"),
+        (lambda: m.register_buffer("weight", None), KeyError, "attribute 'weight' already exists"),
+        (lambda: m.add_module("a.b", nn.ReLU()), KeyError, 'module name can\'t contain ".", got: '
+                                                           'a.b'),
+        (lambda: m.add_module("", nn.ReLU()), KeyError, 'module name can\'t be empty string ""'),
+        (lambda: m.add_module(3, nn.ReLU()), TypeError, "module name should be a string. Got int"),
+        (lambda: m.add_module("r", 3), TypeError, "int is not a Module subclass"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error) as info:
+            call()
+        got = info.value.args[0]
+        assert got == message, (got, message)
+    holder = nn.Module()
+    holder.sub = nn.ReLU()
+    with pytest.raises(TypeError, match=r"cannot assign 'torch.FloatTensor' as child module "
+                                        r"'sub' \(torch.nn.Module or None expected\)"):
+        holder.sub = torch.ones(1)
+    holder.register_buffer("buf", torch.ones(1))
+    with pytest.raises(TypeError, match=r"cannot assign 'str' as buffer 'buf' \(torch.nn.Buffer, "
+                                        r"torch.Tensor or None expected\)"):
+        holder.buf = "x"
