@@ -836,7 +836,14 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return apply("permute", [input], {"perm": tuple(perm)}, checked=True)
 
 
-swapaxes = swapdims = transpose
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """`transpose` under NumPy's name and argument names."""
+    return transpose(input, axis0, axis1)
+
+
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """`transpose` under its other name."""
+    return transpose(input, dim0, dim1)
 
 
 @_grad_name("TBackward0")
@@ -850,6 +857,7 @@ def t(input: Tensor) -> Tensor:
         "permute", [input], {"perm": tuple(range(input.ndim))})
 
 
+@numpy_names
 @_grad_name(lambda x, dim=None: "SqueezeBackward0" if dim is None else "SqueezeBackward1")
 def squeeze(input: Tensor, dim=None) -> Tensor:
     D.check_tensor(input, "squeeze", "input", 1)
@@ -862,6 +870,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     return apply("reshape", [input], {"shape": new}, checked=True)
 
 
+@numpy_names
 @_grad_name("UnsqueezeBackward0")
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     D.check_tensor(input, "unsqueeze", "input", 1)
@@ -883,6 +892,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return apply("reshape", [input], {"shape": new}, checked=True)
 
 
+@numpy_names
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     d = norm_dim(dim, input.ndim)
     shape = input.shape
@@ -944,6 +954,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     return _mf.copy_in_order(input, _mf.target_order(input, fmt))
 
 
+@numpy_names
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     tensors = D.check_tensors(tensors, "cat")
     if not tensors:
@@ -970,6 +981,7 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
 concat = concatenate = cat
 
 
+@numpy_names
 @_grad_name("StackBackward0")
 def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     tensors = D.check_tensors(tensors, "stack")
@@ -987,6 +999,7 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     return cat([apply("reshape", [x], shape) for x in tensors], d, out=out)
 
 
+@numpy_names
 @_grad_name("SliceBackward0")
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     D.check_tensor(input, "narrow", "input", 1)
@@ -1042,6 +1055,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return tuple(out)
 
 
+@numpy_names
 @_grad_name("SplitBackward0")
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     D.check_tensor(input, "chunk", "input", 1)
@@ -1058,6 +1072,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(input, _b.max(1, math.ceil(n / chunks)), d)
 
 
+@numpy_names
 @_grad_name("UnbindBackward0")
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     if input.ndim == 0:
@@ -1108,6 +1123,7 @@ def _one_d(t: Tensor) -> Tensor:
     return reshape(t, (1,)) if t.ndim == 0 else t
 
 
+@numpy_names
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     if out is not None:
@@ -1134,6 +1150,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     return apply("gather", [input, idx], {"dim": d})
 
 
+@numpy_names
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     D.check_tensor(input, "scatter_add", "input", 1)
     D.check_tensor(src, "scatter_add", "src", 4)
@@ -1145,6 +1162,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return apply("scatter_add", [input, cast(index, dt.int64), src], {"dim": d})
 
 
+@numpy_names
 @_grad_name("IndexSelectBackward0")
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     if out is not None:

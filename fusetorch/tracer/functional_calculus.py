@@ -10,6 +10,7 @@ from . import dispatch as D
 from . import functional as F
 from .dispatch import binary, cast
 from .tensor import Tensor
+from .numpy_names import numpy_names
 
 
 def _float(x: Tensor) -> Tensor:
@@ -166,6 +167,7 @@ def _step(x, dx) -> float:
     return float(h)
 
 
+@numpy_names
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoid rule along `dim`: with sample points `x`, or a constant spacing `dx`."""
     y, d = _trapezoid_args("trapezoid", y, x, dx, dim)

@@ -19,6 +19,7 @@ from .numpy_names import numpy_names
 ReturnAminmax = _return_type("aminmax", ("min", "max"))
 
 
+@numpy_names
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
          append: Tensor | None = None) -> Tensor:
     """The n-th forward difference along `dim`, after concatenating `prepend` and `append`

@@ -25,6 +25,7 @@ from . import indexing
 from .out_args import inplace as _inplace
 from .softmax import log_softmax, softmax  # composed there, public as nn.functional's
 from .tensor import Tensor, _alias
+from .numpy_names import numpy_names
 
 
 def _inplace_binary(name: str):
@@ -314,10 +315,12 @@ def _detach_(self):
     return self
 
 
+@numpy_names
 def _softmax(self, dim=None, dtype=None):
     return softmax(self, dim, dtype=dtype)
 
 
+@numpy_names
 def _log_softmax(self, dim=None, dtype=None):
     return log_softmax(self, dim, dtype=dtype)
 
