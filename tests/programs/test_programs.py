@@ -87,6 +87,9 @@ RUNS = [
     "tcn",                       # locuslab/TCN adding problem (weight_norm, dilated Conv1d)
     "pruning_tutorial",          # tutorial: pruning (prune.*, global_unstructured, custom method)
     "fgsm",                      # tutorial: adversarial example generation (FGSM)
+    "ddpm",                      # annotated diffusion (cumprod(axis=0), GroupNorm, einsum attention)
+    "vqvae",                     # zalandoresearch/pytorch-vq-vae (codebook, straight-through, EMA)
+    "translation",               # tutorial: language translation with nn.Transformer (masks)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
