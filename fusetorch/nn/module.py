@@ -328,6 +328,13 @@ class Module:
 
     # ------------------------------------------------------------ modes and grads
 
+    _compile_in_place: Callable | None = None  # (set by fusetorch.compile, a layer above)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's forward in place with `torch.compile(*args, **kwargs)`'s
+        options; calling the module then runs the compiled forward."""
+        Module._compile_in_place(self, *args, **kwargs)
+
     def train(self, mode: bool = True) -> "Module":
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
