@@ -463,13 +463,25 @@ Tensor.normal_ = _normal_
 
 # ------------------------------------------------------------ operators
 
+def _binary_or_not_implemented(name: str, a, b, other):
+    """D.binary(name, a, b); an operand it cannot take (None, a str, a list) makes the operator
+    NotImplemented, as PyTorch's wrapper of its operators does, so Python answers: `x == None`
+    is False, `x + None` Python's "unsupported operand" TypeError."""
+    try:
+        return D.binary(name, a, b)
+    except TypeError:
+        if isinstance(other, Tensor):
+            raise
+        return NotImplemented
+
+
 def _rev(name, unbound=None):
     """`other <op> self`. `unbound(self)` is what PyTorch's Python-level definition does when
     called unbound on a non-tensor (`Tensor.__rdiv__(2, t)` calls `2.reciprocal()`)."""
     def op(self, other):
         if unbound is not None and not isinstance(self, Tensor):
             return unbound(self)
-        return D.binary(name, other, self)
+        return _binary_or_not_implemented(name, other, self, other)
     return op
 
 
@@ -479,7 +491,7 @@ def _no_reciprocal(self):
 
 def _fwd(name):
     def op(self, other):
-        return D.binary(name, self, other)
+        return _binary_or_not_implemented(name, self, other, other)
     return op
 
 
@@ -490,7 +502,7 @@ def _bound(name: str, dunder: str):
         if self.__class__ is not Tensor and not isinstance(self, Tensor):
             raise TypeError(f"descriptor '{dunder}' for 'Tensor' objects doesn't apply to a "
                             f"'{type(self).__name__}' object")
-        return D.binary(name, self, other)
+        return _binary_or_not_implemented(name, self, other, other)
     op.__name__ = dunder
     return op
 
