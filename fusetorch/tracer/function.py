@@ -122,7 +122,10 @@ class FunctionCtx:
             self._received.clear()
         res = self._fn.backward(self, *grads)
         res = res if isinstance(res, tuple) else (res,)
-        if len(res) != len(self.needs_input_grad):
+        n = len(self.needs_input_grad)
+        if len(res) > n and all(r is None for r in res[n:]):
+            res = res[:n]  # (PyTorch drops trailing Nones beyond the inputs)
+        if len(res) != n:
             raise RuntimeError(
                 f"function {self._fn.__name__}Backward returned an incorrect number of "
                 f"gradients (expected {len(self.needs_input_grad)}, got {len(res)})")

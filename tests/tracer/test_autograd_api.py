@@ -865,6 +865,35 @@ def test_function_wrong_number_of_gradients():
             + "$"):
         Bad.apply(a, 2.0).sum().backward()
 
+    class TrailingNones(torch.autograd.Function):  # the conv-bn fusion tutorial's backward
+        @staticmethod
+        def forward(ctx, a, k=3.0):
+            ctx.k = k
+            return a * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None, None, None  # (PyTorch drops the Nones past the inputs)
+
+    a = leaf([1.0, 2.0])
+    TrailingNones.apply(a).sum().backward()
+    assert a.grad.tolist() == [3.0, 3.0]
+
+    class Extra(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, g
+
+    b = leaf([1.0])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "function ExtraBackward returned an incorrect number of gradients (expected 1, "
+            "got 3)")):
+        Extra.apply(b).sum().backward()
+
 
 def test_function_saved_tensor_modified():
     c = leaf([1.0, -2.0])
