@@ -90,6 +90,8 @@ RUNS = [
     "ddpm",                      # annotated diffusion (cumprod(axis=0), GroupNorm, einsum attention)
     "vqvae",                     # zalandoresearch/pytorch-vq-vae (codebook, straight-through, EMA)
     "translation",               # tutorial: language translation with nn.Transformer (masks)
+    "neural_tangent_kernels",    # torch.func tutorial: NTKs (vmap(jacrev), vjp then jvp, einsum)
+    "fuse_conv_bn",              # tutorial: fusing conv and batch norm (custom Functions, gradcheck)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
