@@ -702,6 +702,21 @@ def test_next_functions_of_two_branches():
         == ["MulBackward0", None]
 
 
+def test_every_function_of_a_graph_walk_is_an_autograd_graph_node():
+    from fusetorch.autograd.graph import Node
+    x = torch.randn(3, requires_grad=True)
+    y = (x.exp() * 2).sum()
+    seen, todo = [], [y.grad_fn]
+    while todo:  # the graph walk of visualisation scripts
+        fn = todo.pop()
+        assert isinstance(fn, Node)
+        seen.append(fn.name())
+        todo += [f for f, _ in fn.next_functions if f is not None]
+    assert seen == ["SumBackward0", "MulBackward0", "ExpBackward0",
+                    "torch::autograd::AccumulateGrad"]
+    assert not isinstance(x, Node) and not isinstance(None, Node)
+
+
 def test_tutorial_reprs():
     x = torch.ones(2, 2, requires_grad=True)
     assert repr(x) == "tensor([[1., 1.],\n        [1., 1.]], requires_grad=True)"
