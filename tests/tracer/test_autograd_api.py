@@ -445,6 +445,16 @@ def test_no_grad_decorators():
         assert not torch.is_grad_enabled()
 
 
+def test_grad_mode_module_path():
+    from fusetorch.autograd import grad_mode
+    assert grad_mode.no_grad is torch.no_grad and grad_mode.enable_grad is torch.enable_grad
+    assert grad_mode.inference_mode is torch.inference_mode
+    with grad_mode.set_multithreading_enabled(False):  # (backward runs on the calling thread)
+        y = torch.ones(2, requires_grad=True) * 3
+    y.sum().backward()
+    assert grad_mode.set_multithreading_enabled(True).clone().mode is True
+
+
 def test_set_grad_enabled_call_context_decorator():
     x = leaf([1.0])
     try:
