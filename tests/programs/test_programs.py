@@ -92,6 +92,8 @@ RUNS = [
     "translation",               # tutorial: language translation with nn.Transformer (masks)
     "neural_tangent_kernels",    # torch.func tutorial: NTKs (vmap(jacrev), vjp then jvp, einsum)
     "fuse_conv_bn",              # tutorial: fusing conv and batch norm (custom Functions, gradcheck)
+    "maml",                      # dragen1860/MAML-Pytorch (second-order grads, ParameterList repr)
+    "cyclegan",                  # junyanz CycleGAN (InstanceNorm partial, image pool, LambdaLR)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
