@@ -578,7 +578,8 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 @numpy_names
 @_grad_name("VarBackward0")
 @with_out("var")
-def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
+        _warn_as: str = "var"):
     """Variance; `unbiased` (legacy) or `correction` (default 1) as in PyTorch."""
     D.check_tensor(input, "var", "input", 1)
     if isinstance(dim, bool):
@@ -589,6 +590,8 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _dims(dim, input.ndim)
     n = numel([input.shape[d] for d in dims])
+    if n - correction <= 0:
+        _warn_no_dof(_warn_as)
     centered = sub(input, mean(input, dims, keepdim=True))
     ss = apply("sum", [binary("mul", centered, centered)], {"dims": dims, "keepdim": keepdim})
     return binary("div", ss, float(n - correction) if n > correction else 0.0)
@@ -597,15 +600,30 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
 @numpy_names
 @_grad_name("StdBackward0")
 @with_out("std")
-def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
+        _warn_as: str = "std"):
     D.check_tensor(input, "std", "input", 1)
-    v = var(input, dim, unbiased, keepdim, correction=correction)
+    v = var(input, dim, unbiased, keepdim, correction=correction, _warn_as=_warn_as)
     if not (D.GRAD_ENABLED and input._requires_grad):
         return sqrt(v)
     # PyTorch's std passes a 0 gradient where std == 0 (sqrt's would be inf * 0 = nan): the
     # two-where form keeps the inf out of the backward
     zero = eq(v, 0.0)
     return elementwise("where", zero, 0.0, sqrt(elementwise("where", zero, 1.0, v)))
+
+
+def _warn_no_dof(name: str) -> None:
+    """PyTorch's warning (every call) for a variance over fewer elements than `correction`."""
+    import os
+    import sys
+    import warnings
+    root, f, level = os.path.dirname(os.path.dirname(os.path.abspath(__file__))), \
+        sys._getframe(1), 2
+    while f is not None and f.f_code.co_filename.startswith(root):  # (the user's line)
+        f, level = f.f_back, level + 1
+    warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                  "than the reduction factor (input numel divided by output numel).",
+                  UserWarning, stacklevel=level)
 
 
 def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
