@@ -178,3 +178,12 @@ def test_modules_utils_tuple_helpers_and_prefix_consumption():
     consume_prefix_in_state_dict_if_present(sd, "module.")
     assert list(sd) == ["0.weight", "0.bias"]
     model.load_state_dict(sd)
+
+
+def test_clip_grad_norm_deprecated_name_warns_and_clips():
+    ps = _params_with_grads(np.array([3.0, 4.0]))
+    with pytest.warns(FutureWarning, match=r"`torch.nn.utils.clip_grad_norm` is now deprecated "
+                                           r"in favor of `torch.nn.utils.clip_grad_norm_`."):
+        total = nn.utils.clip_grad_norm(ps, 1.0)
+    assert np.isclose(total.item(), 5.0)
+    np.testing.assert_allclose(ps[0].grad.numpy(), [0.6, 0.8], rtol=1e-5)

@@ -2,12 +2,13 @@
 sequences), parametrizations (`parametrize`, `parametrizations.weight_norm` / `spectral_norm`)
 and the legacy `weight_norm` and `spectral_norm`."""
 from . import fusion, parametrizations, parametrize, prune, rnn
-from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
+from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,
+                        get_total_norm)
 from .convert import parameters_to_vector, vector_to_parameters
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
            "parameters_to_vector", "vector_to_parameters", "fusion", "parametrizations",
            "parametrize", "prune", "rnn", "weight_norm", "remove_weight_norm", "spectral_norm",
            "remove_spectral_norm"]

@@ -69,6 +69,15 @@ def clip_grad_norm_(parameters: Iterable[Tensor] | Tensor, max_norm: float,
     return total
 
 
+def clip_grad_norm(parameters: Iterable[Tensor] | Tensor, max_norm: float,
+                   norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    """The deprecated name of `clip_grad_norm_` (FutureWarning), which old scripts call."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
+
+
 def clip_grad_value_(parameters: Iterable[Tensor] | Tensor, clip_value: float,
                      foreach=None) -> None:
     """Clamp every gradient element to [-clip_value, clip_value] in place."""
