@@ -259,7 +259,22 @@ Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
 Tensor.expand_as = _expand_as
 Tensor.type_as = _type_as
-Tensor.T = property(lambda self: F.permute(self, *reversed(range(self.ndim))))
+_WARNED_T = []  # PyTorch warns once per process (TORCH_WARN_ONCE)
+
+
+def _T(self):
+    if self.ndim != 2 and not _WARNED_T:
+        import warnings
+        _WARNED_T.append(True)
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                      "shape is deprecated and it will throw an error in a future release. "
+                      "Consider `x.mT` to transpose batches of matrices or "
+                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
+                      "of a tensor.", UserWarning, stacklevel=2)
+    return F.permute(self, *reversed(range(self.ndim)))
+
+
+Tensor.T = property(_T)
 Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
 
 

@@ -367,3 +367,18 @@ def test_equality_with_a_non_tensor_is_pythons():
     assert (x == None) is False and (x != None) is True  # noqa: E711
     assert (x == "a") is False and (x == [1.0]) is False and (x != (1, 2)) is True
     assert (x == 1.0).all().item() and np.asarray(x.detach()).shape == (2, 3)
+
+
+def test_T_of_a_tensor_not_2d_warns_once_as_pytorch():
+    import warnings
+
+    from fusetorch.tracer import methods
+    methods._WARNED_T.clear()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert torch.ones(2, 3).T.shape == (3, 2)  # 2-d: silent
+        assert torch.ones(2, 3, 4).T.shape == (4, 3, 2)
+        assert torch.ones(3).T.shape == (3,)  # (once per process, as TORCH_WARN_ONCE)
+    assert [str(w.message)[:63] for w in seen] == [
+        "The use of `x.T` on tensors of dimension other than 2 to revers"]
+    assert seen[0].filename == __file__
