@@ -149,7 +149,20 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
     D.check_tensor(condition, "where", "condition", 1)
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
+    if condition._dtype is dt.uint8:  # (old masks: deprecated, still taken as nonzero)
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of PyTorch. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=2 if _caller_is_user() else 3)
+        condition = cast(condition, dt.bool_)
     return elementwise("where", condition, input, other)
+
+
+def _caller_is_user() -> bool:
+    import os
+    import sys
+    return not sys._getframe(2).f_code.co_filename.startswith(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def with_zero_grad(result: Tensor, *inputs, grad_fn: str | None = None) -> Tensor:
@@ -1234,8 +1247,9 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
                             f"{type(value).__name__}")
         value = D._scalar_as(value, input._dtype)
     if mask._dtype is not dt.bool_:
+        from ..ir.ops import _CPP_NAME  # (PyTorch names the C++ type here)
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask._dtype.name}")
+                           f"{_CPP_NAME.get(mask._dtype.name, mask._dtype.name)}")
     return elementwise("where", mask, value, input)
 
 

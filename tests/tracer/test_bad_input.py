@@ -382,3 +382,21 @@ def test_T_of_a_tensor_not_2d_warns_once_as_pytorch():
     assert [str(w.message)[:63] for w in seen] == [
         "The use of `x.T` on tensors of dimension other than 2 to revers"]
     assert seen[0].filename == __file__
+
+
+def test_uint8_masks_where_and_masked_fill_as_pytorch():
+    import warnings
+    x = torch.tensor([1.0, 2.0, 3.0])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        r = torch.where(torch.tensor([1, 0, 2], dtype=torch.uint8), x, -x)  # nonzero is true
+    assert r.tolist() == [1.0, -2.0, 3.0]
+    assert [str(w.message) for w in seen] == [
+        "where received a uint8 condition tensor. This behavior is deprecated and will be "
+        "removed in a future version of PyTorch. Use a boolean condition instead."]
+    assert seen[0].filename == __file__
+    for mask, name in [(torch.tensor([1, 0, 1], dtype=torch.uint8), "unsigned char"),
+                       (torch.tensor([1, 0, 1]), "long int")]:
+        with pytest.raises(RuntimeError, match="^masked_fill_ only supports boolean masks, but "
+                                               f"got mask with dtype {name}$"):
+            x.masked_fill(mask, 0.0)
