@@ -64,6 +64,9 @@ def test_backend_switches_are_accepted():
     assert torch.backends.cudnn.is_available() is False
     assert torch.backends.cudnn.version() is None
     assert torch.backends.mps.is_available() is False
+    torch.backends.mkldnn.enabled = False  # (old scripts' switch: kept, nothing uses oneDNN)
+    assert torch.backends.mkldnn.is_available() is False
+    torch.backends.mkldnn.enabled = True
     torch.backends.cuda.matmul.allow_tf32 = True
 
 
