@@ -187,3 +187,20 @@ def test_clip_grad_norm_deprecated_name_warns_and_clips():
         total = nn.utils.clip_grad_norm(ps, 1.0)
     assert np.isclose(total.item(), 5.0)
     np.testing.assert_allclose(ps[0].grad.numpy(), [0.6, 0.8], rtol=1e-5)
+
+
+def test_skip_init_builds_the_module_and_checks_its_class():
+    m = nn.utils.skip_init(nn.Linear, 4, 3, bias=False, dtype=torch.float64)
+    assert isinstance(m, nn.Linear) and m.weight.shape == (3, 4) and m.bias is None
+    assert m.weight.dtype == torch.float64
+    with pytest.raises(RuntimeError, match="Expected a Module; got"):
+        nn.utils.skip_init(torch.ones, 2)
+
+    class NoDevice(nn.Module):
+        def __init__(self, n):
+            super().__init__()
+
+    with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip "
+                                           "initialization"):
+        nn.utils.skip_init(NoDevice, 2)
+    assert nn.utils.fuse_conv_bn_eval is nn.utils.fusion.fuse_conv_bn_eval
