@@ -204,3 +204,17 @@ def test_skip_init_builds_the_module_and_checks_its_class():
                                            "initialization"):
         nn.utils.skip_init(NoDevice, 2)
     assert nn.utils.fuse_conv_bn_eval is nn.utils.fusion.fuse_conv_bn_eval
+
+
+def test_convert_conv2d_weight_memory_format_reaches_nested_convs():
+    net = nn.Sequential(nn.Conv2d(3, 4, 3), nn.Sequential(nn.ReLU(), nn.ConvTranspose2d(4, 2, 2)),
+                        nn.Linear(2, 2))
+    before = [m.weight.detach().clone() for m in (net[0], net[1][1])]
+    w0 = net[0].weight
+    assert nn.utils.convert_conv2d_weight_memory_format(net, torch.channels_last) is net
+    for m, b in zip((net[0], net[1][1]), before):
+        assert m.weight.is_contiguous(memory_format=torch.channels_last)
+        np.testing.assert_array_equal(m.weight.detach().numpy(), b.numpy())
+    assert net[0].weight is w0  # (the Parameter itself, its data replaced)
+    x = torch.randn(1, 3, 5, 5)
+    assert net[1](net[0](x)).shape == (1, 2, 4, 4)
