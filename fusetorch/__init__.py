@@ -74,7 +74,12 @@ from .serialization import load, save
 from ._threads import (get_num_interop_threads, get_num_threads, set_num_interop_threads,
                        set_num_threads)
 
-from .nn.functional import log_softmax, softmax  # noqa: E402  (torch.softmax, torch.log_softmax)
+from .nn import functional as _nn_functional  # noqa: E402
+from .tracer.numpy_names import numpy_names as _numpy_names  # noqa: E402
+# torch.softmax and torch.log_softmax are native functions, so they also take NumPy's `axis=`
+# (F.softmax, a Python function in PyTorch, does not)
+softmax = _numpy_names(_nn_functional.softmax)
+log_softmax = _numpy_names(_nn_functional.log_softmax)
 from . import special  # noqa: E402,F401  (torch.special: aliases, gammaln, psi, polygamma, ...)
 from . import masked  # noqa: E402,F401  (torch.masked: reductions with a boolean mask=)
 from . import signal  # noqa: E402  (torch.signal.windows)

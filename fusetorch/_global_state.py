@@ -21,6 +21,7 @@ from .tracer import creation as C
 from .tracer import dispatch as D
 from .tracer import functional as F
 from .tracer.tensor import Tensor
+from .tracer.typename import typename
 
 # ------------------------------------------------------------------ predicates
 
@@ -69,19 +70,6 @@ def is_inference_mode_enabled() -> builtins.bool:
 def get_device(input: Tensor) -> builtins.int:
     D.check_tensor(input, "get_device", "input", 1)
     return input.get_device()
-
-
-def typename(obj) -> str:
-    """`torch.FloatTensor` for a tensor, else the object's qualified class name."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = getattr(obj, "__module__", "") or ""
-    cls = obj if isinstance(obj, type) else type(obj)
-    module = cls.__module__ or module
-    name = cls.__qualname__
-    if module in ("builtins", "__builtin__") or not module:
-        return name
-    return f"{module.replace('fusetorch', 'torch', 1)}.{name}"
 
 
 def is_storage(obj) -> builtins.bool:

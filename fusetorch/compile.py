@@ -765,9 +765,12 @@ def _tensors(args) -> list:
 
 
 def _module_tensors(fn) -> list:
-    if not hasattr(fn, "parameters"):
+    """The parameters and buffers of a Module `fn`, or of the Module a bound method is of
+    (`Module.compile` compiles its forward)."""
+    owner = fn if hasattr(fn, "parameters") else getattr(fn, "__self__", None)
+    if not isinstance(owner, Module):
         return []
-    return list(fn.parameters()) + [b for b in fn.buffers()]
+    return list(owner.parameters()) + [b for b in owner.buffers()]
 
 
 class _NotTensors(Exception):
@@ -810,3 +813,12 @@ def _build(spec, it):
 
 def _dtype_of(a):
     return dtype_from_numpy(a.dtype)
+
+
+def _compile_module(module: Module, *args, **kwargs) -> None:
+    """`Module.compile(...)`: the module's forward, compiled as `compile(...)` would; its hooks
+    still run around it, eagerly."""
+    module.forward = compile(types.MethodType(type(module).forward, module), *args, **kwargs)
+
+
+Module._compile_in_place = staticmethod(_compile_module)

@@ -136,10 +136,40 @@ def vjp(func: Callable, *primals, has_aux: bool = False):
 
 def jvp(func: Callable, primals: tuple, tangents: tuple, *, strict: bool = False,
         has_aux: bool = False):
-    """(func(*primals), the directional derivative along `tangents`)."""
+    """(func(*primals), the directional derivative along `tangents`): primals and tangents
+    are tuples of pytrees of the same structure, the derivative the structure of the output;
+    has_aux: func returns (output, aux) and jvp (output, derivative, aux)."""
+    if not isinstance(primals, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
+                           "should be valid to call f(*primals).")
+    flat_p, p_spec = pytree.tree_flatten(primals)
+    flat_t, t_spec = pytree.tree_flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
+                           "the same python structure. For example, if primals is a tuple of "
+                           "3 tensors, tangents also must be. Got primals with structure "
+                           f"{p_spec} and tangents with structure {t_spec}")
+    for p, t in zip(flat_p, flat_t):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError("Trying to set a forward gradient that has a different size than "
+                               "that of the original Tensor, this is not supported. Tensor is "
+                               f"of size {list(p.shape)} while the given forward gradient is "
+                               f"of size {list(t.shape)}.")
+    seen: dict = {}
+
+    def flat_func(*leaves):
+        out, aux = _split_aux(func(*pytree.tree_unflatten(list(leaves), p_spec)), has_aux,
+                              "jvp")
+        outs, seen["spec"] = pytree.tree_flatten(out)
+        seen["aux"] = aux
+        return tuple(outs)
+    out, tangent_out = _AF.jvp(flat_func, tuple(flat_p), tuple(flat_t), strict=strict)
+    out = pytree.tree_unflatten(list(out), seen["spec"])
+    tangent_out = pytree.tree_unflatten(list(tangent_out), seen["spec"])
     if has_aux:
-        raise NotImplementedError("fusetorch: torch.func.jvp(has_aux=True) is not supported")
-    return _AF.jvp(func, tuple(primals), tuple(tangents))
+        aux = pytree.tree_map(lambda a: a.detach() if isinstance(a, Tensor) else a, seen["aux"])
+        return out, tangent_out, aux
+    return out, tangent_out
 
 
 def _jacobian_rows(out: Tensor, ins: _Inputs) -> list:

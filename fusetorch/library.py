@@ -33,16 +33,24 @@ class CustomOpDef:
             return f
         return register(fn) if fn is not None else register
 
+    def _impl(self, args: tuple, kwargs: dict):
+        """The implementation on tensors without autograd, as PyTorch's dispatcher calls it
+        below the autograd key (so it may call `x.numpy()`); detached tensors share storage,
+        so the arguments it mutates are the caller's."""
+        from .autograd import no_grad
+        with no_grad():
+            return self._fn(*_detached(args), **_detached(kwargs))
+
     def __call__(self, *args, **kwargs):
         if self._backward is None:
-            return self._fn(*args, **kwargs)
+            return self._impl(args, kwargs)
         from .autograd import Function
         op = self
 
         class _Op(Function):
             @staticmethod
             def forward(ctx, *a):
-                out = op._fn(*a, **kwargs)
+                out = op._impl(a, kwargs)
                 if op._setup is not None:
                     op._setup(ctx, a, out)
                 return out
@@ -51,6 +59,17 @@ class CustomOpDef:
             def backward(ctx, *grads):
                 return op._backward(ctx, *grads)
         return _Op.apply(*args)
+
+
+def _detached(value):
+    from .tracer.tensor import Tensor
+    if isinstance(value, Tensor):
+        return value.detach()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_detached(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _detached(v) for k, v in value.items()}
+    return value
 
 
 def custom_op(name: str, fn: Callable | None = None, /, *, mutates_args=(), device_types=None,

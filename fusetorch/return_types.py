@@ -5,10 +5,11 @@ from __future__ import annotations
 
 
 def _collect() -> dict:
-    from . import linalg
+    from .linalg import compositions, decompositions, factorizations
     from .tracer import functional, functional_scan, functional_stats, out_args
     found = {}
-    for mod in (functional, functional_scan, functional_stats, linalg):
+    for mod in (functional, functional_scan, functional_stats, compositions, decompositions,
+                factorizations):
         for value in vars(mod).values():
             if isinstance(value, type) and issubclass(value, tuple) and \
                     hasattr(value, "_fields") and value.__name__.isidentifier():

@@ -142,3 +142,33 @@ def test_same_graph_reuses_the_order_and_lets_the_graph_go():
         assert A._MEMO.table  # (the order and key of y's graph)
     np.testing.assert_allclose(np.stack(rows), slope, rtol=1e-12)
     assert A._MEMO.table is None
+
+
+def test_jvp_of_pytree_primals_outputs_and_aux():
+    # the forward-mode AD tutorial: jvp of functional_call over a dict of parameters
+    from fusetorch.func import functional_call, jvp
+    w = np.array([[0.5, -1.0], [2.0, 0.25], [1.0, 1.0]])
+    b = np.array([0.1, -0.2, 0.3])
+    tw, tb = np.arange(6.0).reshape(3, 2) / 5, np.array([1.0, 0.0, -1.0])
+    x = np.array([[1.0, 2.0], [-0.5, 0.0], [3.0, 1.0], [0.0, 0.0]])
+    model = torch.nn.Linear(2, 3).double()
+    params = {"weight": torch.tensor(w), "bias": torch.tensor(b)}
+    tangents = {"weight": torch.tensor(tw), "bias": torch.tensor(tb)}
+    out, t = jvp(lambda p: functional_call(model, p, (torch.tensor(x),)), (params,), (tangents,))
+    np.testing.assert_allclose(out.numpy(), x @ w.T + b)
+    np.testing.assert_allclose(t.numpy(), x @ tw.T + tb)
+    # a pytree output keeps its structure; has_aux hands aux back as it is
+    out, t, aux = jvp(lambda a: ((a * 3, {"sq": a * a}), "aux"), (torch.tensor([1.0, 2.0]),),
+                      (torch.tensor([1.0, -1.0]),), has_aux=True)
+    assert aux == "aux" and set(t[1]) == {"sq"}
+    np.testing.assert_allclose(t[0].numpy(), [3.0, -3.0])
+    np.testing.assert_allclose(t[1]["sq"].numpy(), [2.0, -4.0])
+    with pytest.raises(RuntimeError, match=r"Expected primals to be a tuple. E.g. it should be "
+                                           r"valid to call f\(\*primals\)."):
+        jvp(lambda a: a, [torch.ones(2)], [torch.ones(2)])
+    with pytest.raises(RuntimeError, match="Expected primals and tangents to have the same "
+                                           "python structure"):
+        jvp(lambda a: a, ({"a": torch.ones(2)},), ([torch.ones(2)],))
+    with pytest.raises(RuntimeError, match=r"Tensor is of size \[2\] while the given forward "
+                                           r"gradient is of size \[3\]"):
+        jvp(lambda a: a, (torch.ones(2),), (torch.ones(3),))

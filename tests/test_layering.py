@@ -49,6 +49,9 @@ EXCEPTIONS: dict[tuple[str, str], str] = {
     ("fusetorch.distributed.optim", "optim"):
         "torch.distributed.optim's path for ZeroRedundancyOptimizer, an Optimizer subclass that "
         "lives in optim/ (which may use distributed's collectives)",
+    ("fusetorch.optim.swa_utils", "nn"):
+        "torch.optim.swa_utils's AveragedModel is an nn.Module and its update_bn resets "
+        "BatchNorm statistics, beside SWALR, an LRScheduler (PyTorch's module holds all three)",
     ("fusetorch.utils.safetensors", "checkpoint_formats"):
         "torch.utils-style safetensors entry points wrap the checkpoint-format readers and "
         "writers of fusetorch/checkpoint_formats, which sit with serialization at the top",

@@ -58,6 +58,21 @@ def test_lu_results_are_pytorchs_named_tuples():
     assert L.numel() == 0 and U.numel() == 0 and P.shape == (3, 3)
 
 
+def test_decomposition_results_print_and_name_as_pytorchs():
+    # every torch.linalg named tuple prints as torch.return_types.<name>( one field a line
+    a = t(np.array([[2.0, 1.0], [1.0, 3.0]]))
+    r = torch.linalg.slogdet(a)
+    assert repr(r) == ("torch.return_types.linalg_slogdet(\nsign=tensor(1., dtype=torch.float64),"
+                       "\nlogabsdet=tensor(1.6094, dtype=torch.float64))")
+    for name, res in [("linalg_qr", torch.linalg.qr(a)), ("linalg_svd", torch.linalg.svd(a)),
+                      ("linalg_eigh", torch.linalg.eigh(a)), ("svd", torch.svd(a)),
+                      ("linalg_inv_ex", torch.linalg.inv_ex(a)),
+                      ("linalg_cholesky_ex", torch.linalg.cholesky_ex(a)),
+                      ("linalg_solve_ex", torch.linalg.solve_ex(a, a))]:
+        assert repr(res).startswith(f"torch.return_types.{name}(\n{res._fields[0]}=tensor(")
+        assert isinstance(res, getattr(torch.return_types, name))
+
+
 def test_singular_lu_info_and_errors():
     s = np.stack([np.eye(2), np.zeros((2, 2)), [[1.0, 2.0], [2.0, 4.0]]])
     LU, piv, info = torch.linalg.lu_factor_ex(t(s))

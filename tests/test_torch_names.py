@@ -444,6 +444,41 @@ def test_library_overrides_return_types_and_types():
     assert torch.types.Number is not None and torch.types.Device is not None
 
 
+def test_custom_op_implementations_see_tensors_without_autograd():
+    # the custom Python operators tutorial: the implementation calls x.numpy(), as PyTorch's
+    # dispatcher runs it below autograd; the registered formula differentiates it
+    @torch.library.custom_op("mylib::numpy_sin", mutates_args=())
+    def numpy_sin(x: torch.Tensor) -> torch.Tensor:
+        return torch.from_numpy(np.sin(x.numpy()))
+
+    @numpy_sin.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        return grad * x.cos()
+
+    numpy_sin.register_autograd(backward, setup_context=setup_context)
+    xv = np.array([0.5, -1.0, 2.0])
+    x = torch.tensor(xv, requires_grad=True)
+    y = numpy_sin(x)
+    np.testing.assert_allclose(y.detach().numpy(), np.sin(xv), rtol=1e-15)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cos(xv), rtol=1e-15)
+
+    @torch.library.custom_op("mylib::numpy_add_", mutates_args=("out",))
+    def numpy_add_(x: torch.Tensor, out: torch.Tensor) -> None:
+        np.add(out.numpy(), x.numpy(), out=out.numpy())  # written into the caller's tensor
+
+    acc = torch.zeros(3, dtype=torch.float64)
+    numpy_add_(x, acc)
+    np.testing.assert_allclose(acc.numpy(), xv)
+
+
 def test_from_file_cond_and_while_loop(tmp_path):
     path = tmp_path / "values.bin"
     np.arange(4, dtype=np.float32).tofile(path)

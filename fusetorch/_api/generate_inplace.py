@@ -59,6 +59,7 @@ from __future__ import annotations
 
 {imports}
 from .dispatch import check_no_partial_overlap
+from .numpy_names import numpy_names
 from .out_args import inplace
 from .tensor import Tensor
 
@@ -156,13 +157,16 @@ def _operands(params: list) -> str:
     return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
 
 
-def _def(name: str, first: str, params: list, doc: str, body: list) -> str:
+def _def(name: str, first: str, params: list, doc: str, body: list,
+         decorator: str = "") -> str:
     args = ", ".join(filter(None, [f"{first}: Tensor", _signature(params, True)]))
     head = f"def {name}({args}) -> Tensor:"
     if len(head) > 99:
         wrapped = textwrap.fill(args + ",", 91, initial_indent=" " * 8,
                                 subsequent_indent=" " * 8)
         head = f"def {name}(\n{wrapped}\n) -> Tensor:"
+    if decorator:
+        head = f"@{decorator}\n{head}"
     shown = ", ".join(filter(None, [first if first == "input" else "",
                                     _signature(params, False)]))
     lines = [head, f'    """{name}({shown}) -> Tensor', ""]
@@ -172,7 +176,8 @@ def _def(name: str, first: str, params: list, doc: str, body: list) -> str:
 
 
 def _method_def(method: str, module: str, fn_name: str) -> str:
-    params = _params(_function(module, fn_name))
+    fn = _function(module, fn_name)
+    params = _params(fn)
     call = ", ".join(filter(None, ["self", _call(params)]))
     body = [f"check_no_partial_overlap(self, {_operands(params)})"] if params else []
     ret = f"return inplace(self, _{module}.{fn_name}({call}))"
@@ -180,7 +185,9 @@ def _method_def(method: str, module: str, fn_name: str) -> str:
         ret = f"return inplace(self, _{module}.{fn_name}(\n        {call}))"
     body.append(ret)
     doc = f"In-place version of `Tensor.{method[:-1]}`."
-    return _def(method, "self", params, doc, body)
+    # (a function taking NumPy's axis=/keepdims= gives its in-place method them too)
+    return _def(method, "self", params, doc, body,
+                "numpy_names" if getattr(fn, "takes_numpy_names", False) else "")
 
 
 def methods_source() -> str:

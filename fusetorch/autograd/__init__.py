@@ -8,7 +8,7 @@ from ..tracer.autograd import (backward, backward_graph_text, enable_grad, forwa
 from ..tracer.function import Function, FunctionCtx
 from ..tracer.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..tracer.tensor import Tensor, _alias
-from . import anomaly_mode, forward_ad, graph  # noqa: F401
+from . import anomaly_mode, forward_ad, grad_mode, graph  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
 from . import function, functional  # noqa: F401  (torch.autograd.function/functional after
 #                                                   `import torch`)

@@ -6,6 +6,7 @@ kept; the backward gets `unpack(result)` back (tracer/autograd_modes.py does bot
 """
 from __future__ import annotations
 
+import abc
 import contextlib
 from typing import Any, Callable, Iterable
 
@@ -13,7 +14,29 @@ from ..tracer import autograd_modes as _modes
 from ..tracer.tensor import Tensor
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
-           "increment_version"]
+           "increment_version", "Node"]
+
+
+class Node(abc.ABC):
+    """The type of every `grad_fn` (and of the AccumulateGrad a walk of next_functions ends
+    at), for `isinstance(t.grad_fn, torch.autograd.graph.Node)` as graph walkers write it."""
+
+    @abc.abstractmethod
+    def name(self) -> str:
+        ...
+
+    @property
+    @abc.abstractmethod
+    def next_functions(self) -> tuple:
+        ...
+
+    @classmethod
+    def __subclasshook__(cls, C):
+        if cls is Node:
+            from ..tracer.grad_fn import AccumulateGrad, BackwardFunction
+            if issubclass(C, (BackwardFunction, AccumulateGrad)):
+                return True
+        return NotImplemented
 
 
 class saved_tensors_hooks:
@@ -67,7 +90,7 @@ def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
         t._bump_version()
 
 
-_NOT_BUILT = ("Node", "GradientEdge", "get_gradient_edge", "register_multi_grad_hook",
+_NOT_BUILT = ("GradientEdge", "get_gradient_edge", "register_multi_grad_hook",
               "allow_mutation_on_saved_tensors")
 
 

@@ -94,6 +94,52 @@ def memory_allocated(device=None) -> int:
     return 0 if cp is None else int(cp.get_default_memory_pool().used_bytes())
 
 
+_PEAK = {"allocated": 0, "reserved": 0}  # since the last reset_peak_memory_stats
+
+
+def memory_reserved(device=None) -> int:
+    """Bytes of device memory cupy's pool holds (live and cached); 0 without a device."""
+    cp = _dev._cupy()
+    return 0 if cp is None else int(cp.get_default_memory_pool().total_bytes())
+
+
+def max_memory_allocated(device=None) -> int:
+    """The most device memory live arrays have held since the last reset, as far as fusetorch
+    sees it: cupy keeps no peak, so the pool's holding (which grows to the peak and keeps it
+    cached) bounds it from above. 0 without a device, as PyTorch's CPU build answers."""
+    _PEAK["allocated"] = max(_PEAK["allocated"], memory_allocated(device),
+                             memory_reserved(device))
+    return _PEAK["allocated"]
+
+
+def max_memory_reserved(device=None) -> int:
+    """The most the memory pool has held since the last reset; 0 without a device."""
+    _PEAK["reserved"] = max(_PEAK["reserved"], memory_reserved(device))
+    return _PEAK["reserved"]
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    """Start the peaks of max_memory_allocated/max_memory_reserved afresh from now."""
+    _PEAK["allocated"], _PEAK["reserved"] = memory_allocated(device), memory_reserved(device)
+
+
+reset_max_memory_allocated = reset_peak_memory_stats
+
+
+def is_initialized() -> bool:
+    """Whether a CUDA device is in use (False without one, as PyTorch's CPU build answers)."""
+    return is_available()
+
+
+def get_arch_list() -> list:
+    """The compute architectures kernels are built for: the GPU's own (fusetorch compiles for
+    the device it runs on); [] without one."""
+    if not is_available():
+        return []
+    major, minor = get_device_capability()
+    return [f"sm_{major}{minor}"]
+
+
 def is_bf16_supported(including_emulation: bool = True) -> bool:
     """Whether the GPU computes in bfloat16 (compute capability 8.0 or later); False without
     one, as PyTorch answers."""

@@ -1,5 +1,6 @@
 """`fusetorch.distributed`: collectives between processes, on MPI (mpi4py) for CPU tensors and
-NCCL (cupy) for CUDA tensors. Launch with MPI, which gives every process its rank:
+NCCL (cupy) for CUDA tensors (a single process asking for a world of one needs no MPI).
+Launch with MPI, which gives every process its rank:
 
     mpiexec -n 2 python train.py
 

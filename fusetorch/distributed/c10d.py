@@ -146,8 +146,8 @@ def launched_by_mpi() -> bool:
 
 
 def _gloo_on_mpi(world_size: int, rank: int):
-    """'gloo' (PyTorch's CPU backend) runs on the MPI backend: under an MPI launcher, or as a
-    single process. Processes started any other way (torchrun, mp.spawn with a rendezvous)
+    """'gloo' (PyTorch's CPU backend) runs on the MPI backend under an MPI launcher; a single
+    process started without one is a world of one, which needs no MPI (local.py). Processes started any other way (torchrun, mp.spawn with a rendezvous)
     cannot find each other through MPI: that is an error, never N separate worlds of one."""
     import os
     global _gloo_noted
@@ -158,6 +158,12 @@ def _gloo_on_mpi(world_size: int, rank: int):
             f"started by an MPI launcher (world_size {wanted} was asked for): launch the ranks "
             f"with `mpiexec -n {wanted} python script.py` instead of torchrun or "
             "multiprocessing.spawn")
+    if wanted == 1 and not launched_by_mpi():
+        if rank not in (-1, 0):
+            raise RuntimeError(f"init_process_group('gloo', world_size=1, rank={rank}): the "
+                               "only rank of a world of one is 0")
+        from .local import LocalBackend
+        return LocalBackend()
     from .mpi import MPIBackend
     pg = MPIBackend()
     if (world_size != -1 and world_size != pg.size) or (rank != -1 and rank != pg.rank):

@@ -71,6 +71,7 @@ class OpDef:
     passthrough: bool = False  # the output is the input array itself (check, detach)
     crosses_device: bool = False  # the output lives on attrs['device'] (to_device)
     user_backward: bool = False  # runs the user's Python backward of a custom Function
+    user_forward: bool = False  # a custom Function's forward: its tangent is the user's jvp
     compilable: bool = True  # False: a graph holding it is not compiled (opaque, impure,
     #                          data-dependent shape, or between devices)
     data_shape: bool = False  # the output's shape depends on the input's values (nonzero)
@@ -393,7 +394,7 @@ _def("fold2d", "movement", 1, lambda s, a: fold2d_shape(s[0], a), _same_dtype,
 # user's Python backward. `custom_vjp` reads its context from the `custom` node's saved value.
 _def("custom", "extern", None, None, lambda d, a: a["dtype"], attrs=("fn", "positions", "dtype"),
      distinct=True, compilable=False, grad_name=lambda n: n.attrs["fn"].__name__ + "Backward",
-     doc="out = fn.forward(ctx, *inputs): a user's autograd.Function")
+     user_forward=True, doc="out = fn.forward(ctx, *inputs): a user's autograd.Function")
 _def("custom_vjp", "extern", 2, _attr_shape, _attr_dtype,
      attrs=("index", "positions", "shape", "dtype"), distinct=True, compilable=False,
      user_backward=True,

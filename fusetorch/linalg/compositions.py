@@ -5,7 +5,6 @@ numbers, tensor inverses and solves, and the `_ex` forms that report LAPACK's
 from __future__ import annotations
 
 import math
-from collections import namedtuple
 
 import numpy as np
 
@@ -18,7 +17,7 @@ from ..tracer import functional_shape as FS
 from ..tracer.autograd import no_grad
 from ..tracer.functional import write_out
 from ..tracer.out_args import write_outs
-from ..tracer.functional_scan import cumprod
+from ..tracer.functional_scan import _return_type, cumprod
 from ..tracer.tensor import Tensor
 from .decompositions import _check, cholesky, inv, solve, svdvals, eigvalsh
 from .norms import matrix_norm
@@ -27,9 +26,9 @@ __all__ = ["multi_dot", "vecdot", "vander", "diagonal", "matrix_rank", "cond", "
            "tensorsolve", "householder_product", "inv_ex", "cholesky_ex",
            "solve_ex"]
 
-InvExResult = namedtuple("linalg_inv_ex", ["inverse", "info"])
-CholeskyExResult = namedtuple("linalg_cholesky_ex", ["L", "info"])
-SolveExResult = namedtuple("linalg_solve_ex", ["result", "info"])
+InvExResult = _return_type("linalg_inv_ex", ("inverse", "info"))
+CholeskyExResult = _return_type("linalg_cholesky_ex", ("L", "info"))
+SolveExResult = _return_type("linalg_solve_ex", ("result", "info"))
 
 
 # ---------------------------------------------------------------- products

@@ -4,24 +4,23 @@ sides, PyTorch's named-tuple results), plus what composes from them (`pinv`, `ma
 `cross`)."""
 from __future__ import annotations
 
-from collections import namedtuple
-
 from ..ir import dtypes as dt
 from ..ir.linalg_ops import check_float, check_square
 from ..ir.shapes import broadcast_many, broadcast_shapes, norm_dim
 from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer.functional import write_out
+from ..tracer.functional_scan import _return_type
 from ..tracer.out_args import write_outs
 from ..tracer.tensor import Tensor
 from ..tracer import autocast as _ac
 
-SlogdetResult = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
-QRResult = namedtuple("linalg_qr", ["Q", "R"])
-SVDResult = namedtuple("linalg_svd", ["U", "S", "Vh"])
-EighResult = namedtuple("linalg_eigh", ["eigenvalues", "eigenvectors"])
-OldSVDResult = namedtuple("svd", ["U", "S", "V"])
-OldQRResult = namedtuple("qr", ["Q", "R"])
+SlogdetResult = _return_type("linalg_slogdet", ("sign", "logabsdet"))
+QRResult = _return_type("linalg_qr", ("Q", "R"))
+SVDResult = _return_type("linalg_svd", ("U", "S", "Vh"))
+EighResult = _return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
+OldSVDResult = _return_type("svd", ("U", "S", "V"))
+OldQRResult = _return_type("qr", ("Q", "R"))
 
 
 def _check(fn: str, A, square: bool = True) -> None:

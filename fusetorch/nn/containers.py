@@ -211,11 +211,16 @@ class ParameterList(Module):
     def __iter__(self):
         return iter(self._parameters.values())
 
-    def __getitem__(self, idx: int) -> Parameter:
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return ParameterList(list(self)[idx])
         return self._parameters[str(_index(idx, len(self), "ParameterList"))]
 
     def __setitem__(self, idx: int, value) -> None:
         self.register_parameter(str(_index(idx, len(self), "ParameterList")), _as_param(value))
+
+    def extra_repr(self) -> str:
+        return "\n".join(_param_line(k, p, str(p.dtype)) for k, p in enumerate(self))
 
     def append(self, value) -> "ParameterList":
         self.register_parameter(str(len(self)), _as_param(value))
@@ -259,10 +264,38 @@ class ParameterDict(Module):
     def values(self):
         return self._parameters.values()
 
+    def __delitem__(self, key: str) -> None:
+        del self._parameters[key]
+
+    def get(self, key: str, default=None):
+        return self._parameters.get(key, default)
+
+    def pop(self, key: str) -> Parameter:
+        return self._parameters.pop(key)
+
+    def clear(self) -> None:
+        self._parameters.clear()
+
     def update(self, parameters) -> None:
-        items = parameters.items() if hasattr(parameters, "items") else parameters
+        # a plain mapping goes in sorted by key; an OrderedDict or ParameterDict keeps its order
+        if isinstance(parameters, (OrderedDict, ParameterDict)):
+            items = parameters.items()
+        elif hasattr(parameters, "items"):
+            items = sorted(parameters.items())
+        else:
+            items = parameters
         for k, v in items:
             self[k] = v
+
+    def extra_repr(self) -> str:
+        return "\n".join(_param_line(k, p, p.type()) for k, p in self.items())
+
+
+def _param_line(key, p, type_name: str) -> str:
+    """PyTorch's line for one entry of a ParameterList or ParameterDict."""
+    size = "x".join(str(n) for n in p.shape)
+    device = f" ({p.device})" if p.device.type != "cpu" else ""
+    return f"  ({key}): Parameter containing: [{type_name} of size {size}{device}]"
 
 
 def _as_param(value):

@@ -13,6 +13,7 @@ from typing import Callable, Iterator
 from .._hooks import RemovableHandle  # noqa: F401  (nn.RemovableHandle, as before)
 from ..tracer.autograd import no_grad
 from ..tracer.tensor import Tensor
+from ..tracer.typename import typename
 from . import _backward_hooks
 from .parameter import Buffer, Parameter, is_lazy
 
@@ -27,6 +28,16 @@ class _IncompatibleKeysRepr(_IncompatibleKeys):
             return "<All keys matched successfully>"
         return (f"_IncompatibleKeys(missing_keys={self.missing_keys}, "
                 f"unexpected_keys={self.unexpected_keys})")
+
+
+def _check_name(name, kind: str) -> None:
+    """PyTorch's checks of a parameter or buffer name, in its order."""
+    if not isinstance(name, str):
+        raise TypeError(f"{kind} name should be a string. Got {typename(name)}")
+    if "." in name:
+        raise KeyError(f'{kind} name can\'t contain "."')
+    if name == "":
+        raise KeyError(f'{kind} name can\'t be empty string ""')
 
 
 class Module:
@@ -147,7 +158,7 @@ class Module:
             self.register_parameter(name, value)
         elif name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as parameter '{name}' "
+                raise TypeError(f"cannot assign '{typename(value)}' as parameter '{name}' "
                                 "(torch.nn.Parameter or None expected)")
             params[name] = None
         elif isinstance(value, Module):
@@ -155,7 +166,7 @@ class Module:
             modules[name] = value
         elif name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{type(value).__name__}' as child module "
+                raise TypeError(f"cannot assign '{typename(value)}' as child module "
                                 f"'{name}' (torch.nn.Module or None expected)")
             modules[name] = None
         elif isinstance(value, Buffer):
@@ -163,8 +174,8 @@ class Module:
             self.register_buffer(name, value, persistent=value.persistent)
         elif name in buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign '{type(value).__name__}' as buffer '{name}' "
-                                "(torch.Tensor or None expected)")
+                raise TypeError(f"cannot assign '{typename(value)}' as buffer '{name}' "
+                                "(torch.nn.Buffer, torch.Tensor or None expected)")
             buffers[name] = value
         else:
             object.__setattr__(self, name, value)
@@ -200,25 +211,23 @@ class Module:
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
-        if not isinstance(name, str) or "." in name or name == "":
-            raise KeyError(f'parameter name can\'t contain "." or be empty, got {name!r}')
-        if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{type(param).__name__}' object to parameter "
-                            f"'{name}' (torch.nn.Parameter or None required)")
+        _check_name(name, "parameter")
         if hasattr(type(self), name) or (name in self.__dict__ and name not in self._parameters):
             raise KeyError(f"attribute '{name}' already exists")
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{typename(param)}' object to parameter "
+                            f"'{name}' (torch.nn.Parameter or None required)")
         self._parameters[name] = param
 
     def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
-        if not isinstance(name, str) or "." in name or name == "":
-            raise KeyError(f'buffer name can\'t contain "." or be empty, got {name!r}')
-        if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{type(tensor).__name__}' object to buffer "
-                            f"'{name}' (torch Tensor or None required)")
+        _check_name(name, "buffer")
         if name in self._parameters or name in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{typename(tensor)}' object to buffer "
+                            f"'{name}' (torch Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers.discard(name)
@@ -227,11 +236,15 @@ class Module:
 
     def add_module(self, name: str, module: "Module | None") -> None:
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module subclass")
-        if not isinstance(name, str) or "." in name or name == "":
-            raise KeyError(f'module name can\'t contain "." or be empty, got {name!r}')
+            raise TypeError(f"{typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {typename(name)}")
         if hasattr(type(self), name) and name not in self._modules:
             raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f'module name can\'t contain ".", got: {name}')
+        if name == "":
+            raise KeyError('module name can\'t be empty string ""')
         self._modules[name] = module
 
     register_module = add_module
@@ -314,6 +327,13 @@ class Module:
         return self
 
     # ------------------------------------------------------------ modes and grads
+
+    _compile_in_place: Callable | None = None  # (set by fusetorch.compile, a layer above)
+
+    def compile(self, *args, **kwargs) -> None:
+        """Compile this module's forward in place with `torch.compile(*args, **kwargs)`'s
+        options; calling the module then runs the compiled forward."""
+        Module._compile_in_place(self, *args, **kwargs)
 
     def train(self, mode: bool = True) -> "Module":
         if not isinstance(mode, bool):

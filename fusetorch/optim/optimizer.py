@@ -24,6 +24,7 @@ from .._hooks import RemovableHandle
 from ..tracer import creation as C
 from ..tracer import dispatch as D
 from ..tracer.autograd import enable_grad, no_grad
+from ..tracer.typename import typename
 from ..tracer.tensor import Tensor
 from ..tracer.trace import recording_phase
 
@@ -56,15 +57,6 @@ def register_optimizer_step_post_hook(hook: Callable) -> RemovableHandle:
     handle = RemovableHandle(_global_optimizer_post_hooks)
     _global_optimizer_post_hooks[handle.id] = hook
     return handle
-
-
-def _typename(obj) -> str:
-    """`torch.typename`: tensors by their legacy type name, other objects by qualified name."""
-    if isinstance(obj, Tensor):
-        return obj.type()
-    module = type(obj).__module__
-    name = type(obj).__qualname__
-    return name if module in (None, "builtins") else f"{module}.{name}"
 
 
 def _to_scalar(x):
@@ -206,7 +198,7 @@ class Optimizer:
 
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
-                            "Tensors or dicts, but got " + _typename(params))
+                            "Tensors or dicts, but got " + typename(params))
         self.state: defaultdict = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
 
@@ -466,7 +458,7 @@ class Optimizer:
         for param in param_group["params"]:
             if not isinstance(param, Tensor):
                 raise TypeError("optimizer can only optimize Tensors, but one of the params is "
-                                + _typename(param))
+                                + typename(param))
             if not self.defaults.get("differentiable", None) and not (
                     param.is_leaf or param.retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")

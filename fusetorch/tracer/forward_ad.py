@@ -98,6 +98,8 @@ def tangent_of(tensor: Tensor):
 
 def propagate(node) -> None:
     """Store the tangent of recorded `node`, from its inputs' tangents (called at record)."""
+    if node.opdef.user_forward:  # (record_outputs calls `propagate_custom` once ctx is bound)
+        return
     tangents = [_TANGENTS.get(i) for i in node.inputs]
     if all(t is None for t in tangents):
         return
@@ -121,6 +123,42 @@ def propagate(node) -> None:
     ts = [tangents[k]._data.astype(NP_DTYPES[out.dtype], copy=False)
           for k, out in zip(wrt, first.graph.outputs)]
     (tangent,) = run_second(ts + list(values))
+    _TANGENTS[node] = Tensor._make(tangent, node.dtype, be)
+
+
+def propagate_custom(node, ctx, args: tuple, outs: list, diff: tuple) -> None:
+    """The tangent of a custom Function's `node` from the user's `jvp(ctx, *tangents)`: one
+    tangent per forward argument (zeros for a tensor without one, None for a non-tensor), one
+    returned per forward output; the node packs the outputs at positions `diff` of `outs`."""
+    tangents = [_TANGENTS.get(i) for i in node.inputs]
+    if all(t is None for t in tangents):
+        return
+    fn = ctx._fn
+    from .function import Function
+    if fn.jvp is Function.jvp:
+        Function.jvp(ctx)  # (raises PyTorch's error)
+    from .autograd import no_grad
+    from .creation import zeros_like
+    given, it = [], iter(tangents)
+    for a in args:
+        t = next(it) if isinstance(a, Tensor) else None
+        given.append(None if not isinstance(a, Tensor) else t if t is not None else
+                     zeros_like(a))
+    with no_grad():
+        res = fn.jvp(ctx, *given)
+    res = res if isinstance(res, tuple) else (res,)
+    be, dt = outs[diff[0]]._be, NP_DTYPES[node.dtype]
+    parts = []
+    for k in diff:
+        t, o = (res[k] if k < len(res) else None), outs[k]
+        if t is None:
+            parts.append(be.xp.zeros(tuple(o.shape), dtype=dt))
+            continue
+        if tuple(t.shape) != tuple(o.shape):
+            raise RuntimeError(f"Function {fn.__name__}.jvp returned a tangent of size "
+                               f"{list(t.shape)} for output {k} of size {list(o.shape)}")
+        parts.append(t._data.astype(dt, copy=False))
+    tangent = parts[0] if len(parts) == 1 else be.xp.concatenate([p.reshape(-1) for p in parts])
     _TANGENTS[node] = Tensor._make(tangent, node.dtype, be)
 
 

@@ -26,6 +26,7 @@ from .autograd import (FREED, _SECOND_BACKWARD, _saved_entry, enable_grad, label
                        record)
 from .tensor import Tensor
 from . import autograd_modes as _modes
+from . import forward_ad as _fwd
 
 
 class _Packed:
@@ -121,7 +122,10 @@ class FunctionCtx:
             self._received.clear()
         res = self._fn.backward(self, *grads)
         res = res if isinstance(res, tuple) else (res,)
-        if len(res) != len(self.needs_input_grad):
+        n = len(self.needs_input_grad)
+        if len(res) > n and all(r is None for r in res[n:]):
+            res = res[:n]  # (PyTorch drops trailing Nones beyond the inputs)
+        if len(res) != n:
             raise RuntimeError(
                 f"function {self._fn.__name__}Backward returned an incorrect number of "
                 f"gradients (expected {len(self.needs_input_grad)}, got {len(res)})")
@@ -168,14 +172,35 @@ class Function:
                                   "your custom autograd.Function to use it with backward mode "
                                   "AD.")
 
+    @staticmethod
+    def setup_context(ctx, inputs: tuple, output) -> None:
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError("You must implement the jvp function for custom "
+                                  "autograd.Function to use it with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         if D.RECORDER is not None and D.RECORDER.strict:
             from .trace import user_source
             D.RECORDER.graph_break(f"custom Function {cls.__name__} at {user_source()}")
-        ctx = FunctionCtx(cls, args)
-        with no_grad():
-            out = cls.forward(ctx, *args, **kwargs)
+        if cls.setup_context is not Function.setup_context:
+            # forward(*args) without ctx, then setup_context(ctx, inputs, output): the inputs
+            # with forward's defaults bound, as PyTorch hands them (and backward answers them)
+            import inspect
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+            ctx = FunctionCtx(cls, args)
+            with no_grad():
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+        else:
+            ctx = FunctionCtx(cls, args)
+            with no_grad():
+                out = cls.forward(ctx, *args, **kwargs)
         if not (D.GRAD_ENABLED and any(ctx.needs_input_grad)):
             return out
         if isinstance(out, Tensor):
@@ -232,6 +257,8 @@ def record_outputs(fn: type, ctx: FunctionCtx, args: tuple, outs: list, diff: tu
            node_out)
     node = node_out._node
     node.saved = {("context", id(node)): (ctx, None, 0, None)}
+    if _fwd.LEVEL is not None:
+        _fwd.propagate_custom(node, ctx, args, outs, diff)
     if ctx._slots is not None:
         for i, (_, start, size, shape, dtype) in zip(diff, ctx._slots):
             view = node_out[start:start + size].reshape(shape)  # recorded

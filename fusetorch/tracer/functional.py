@@ -149,7 +149,20 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
     D.check_tensor(condition, "where", "condition", 1)
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
+    if condition._dtype is dt.uint8:  # (old masks: deprecated, still taken as nonzero)
+        import warnings
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
+                      "will be removed in a future version of PyTorch. Use a boolean condition "
+                      "instead.", UserWarning, stacklevel=2 if _caller_is_user() else 3)
+        condition = cast(condition, dt.bool_)
     return elementwise("where", condition, input, other)
+
+
+def _caller_is_user() -> bool:
+    import os
+    import sys
+    return not sys._getframe(2).f_code.co_filename.startswith(
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def with_zero_grad(result: Tensor, *inputs, grad_fn: str | None = None) -> Tensor:
@@ -586,7 +599,8 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 @numpy_names
 @_grad_name("VarBackward0")
 @with_out("var")
-def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
+        _warn_as: str = "var"):
     """Variance; `unbiased` (legacy) or `correction` (default 1) as in PyTorch."""
     D.check_tensor(input, "var", "input", 1)
     if isinstance(dim, bool):
@@ -597,6 +611,8 @@ def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _dims(dim, input.ndim)
     n = numel([input.shape[d] for d in dims])
+    if n - correction <= 0:
+        _warn_no_dof(_warn_as)
     x = _opmath(input)
     centered = sub(x, mean(x, dims, keepdim=True))
     ss = apply("sum", [binary("mul", centered, centered)], {"dims": dims, "keepdim": keepdim})
@@ -613,10 +629,11 @@ def _opmath(x: Tensor) -> Tensor:
 @numpy_names
 @_grad_name("StdBackward0")
 @with_out("std")
-def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None):
+def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
+        _warn_as: str = "std"):
     D.check_tensor(input, "std", "input", 1)
     x = _opmath(input) if input._dtype.is_floating_point else input
-    v = var(x, dim, unbiased, keepdim, correction=correction)
+    v = var(x, dim, unbiased, keepdim, correction=correction, _warn_as=_warn_as)
     if not (D.GRAD_ENABLED and input._requires_grad):
         r = sqrt(v)
     else:
@@ -625,6 +642,20 @@ def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
         zero = eq(v, 0.0)
         r = elementwise("where", zero, 0.0, sqrt(elementwise("where", zero, 1.0, v)))
     return r if x is input else cast(r, input._dtype)
+
+
+def _warn_no_dof(name: str) -> None:
+    """PyTorch's warning (every call) for a variance over fewer elements than `correction`."""
+    import os
+    import sys
+    import warnings
+    root, f, level = os.path.dirname(os.path.dirname(os.path.abspath(__file__))), \
+        sys._getframe(1), 2
+    while f is not None and f.f_code.co_filename.startswith(root):  # (the user's line)
+        f, level = f.f_back, level + 1
+    warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                  "than the reduction factor (input numel divided by output numel).",
+                  UserWarning, stacklevel=level)
 
 
 def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
@@ -855,7 +886,14 @@ def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
     return apply("permute", [input], {"perm": tuple(perm)}, checked=True)
 
 
-swapaxes = swapdims = transpose
+def swapaxes(input: Tensor, axis0: int, axis1: int) -> Tensor:
+    """`transpose` under NumPy's name and argument names."""
+    return transpose(input, axis0, axis1)
+
+
+def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
+    """`transpose` under its other name."""
+    return transpose(input, dim0, dim1)
 
 
 @_grad_name("TBackward0")
@@ -869,6 +907,7 @@ def t(input: Tensor) -> Tensor:
         "permute", [input], {"perm": tuple(range(input.ndim))})
 
 
+@numpy_names
 @_grad_name(lambda x, dim=None: "SqueezeBackward0" if dim is None else "SqueezeBackward1")
 def squeeze(input: Tensor, dim=None) -> Tensor:
     D.check_tensor(input, "squeeze", "input", 1)
@@ -881,6 +920,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
     return apply("reshape", [input], {"shape": new}, checked=True)
 
 
+@numpy_names
 @_grad_name("UnsqueezeBackward0")
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
     D.check_tensor(input, "unsqueeze", "input", 1)
@@ -902,6 +942,7 @@ def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return apply("reshape", [input], {"shape": new}, checked=True)
 
 
+@numpy_names
 def unflatten(input: Tensor, dim: int, sizes) -> Tensor:
     d = norm_dim(dim, input.ndim)
     shape = input.shape
@@ -963,6 +1004,7 @@ def clone(input: Tensor, *, memory_format=None) -> Tensor:
     return _mf.copy_in_order(input, _mf.target_order(input, fmt))
 
 
+@numpy_names
 def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
     tensors = D.check_tensors(tensors, "cat")
     if not tensors:
@@ -989,6 +1031,7 @@ def cat(tensors, dim: int = 0, *, out=None) -> Tensor:
 concat = concatenate = cat
 
 
+@numpy_names
 @_grad_name("StackBackward0")
 def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     tensors = D.check_tensors(tensors, "stack")
@@ -1006,6 +1049,7 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
     return cat([apply("reshape", [x], shape) for x in tensors], d, out=out)
 
 
+@numpy_names
 @_grad_name("SliceBackward0")
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
     D.check_tensor(input, "narrow", "input", 1)
@@ -1061,6 +1105,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return tuple(out)
 
 
+@numpy_names
 @_grad_name("SplitBackward0")
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     D.check_tensor(input, "chunk", "input", 1)
@@ -1077,6 +1122,7 @@ def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
     return split(input, _b.max(1, math.ceil(n / chunks)), d)
 
 
+@numpy_names
 @_grad_name("UnbindBackward0")
 def unbind(input: Tensor, dim: int = 0) -> tuple:
     if input.ndim == 0:
@@ -1127,6 +1173,7 @@ def _one_d(t: Tensor) -> Tensor:
     return reshape(t, (1,)) if t.ndim == 0 else t
 
 
+@numpy_names
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     if out is not None:
@@ -1153,6 +1200,7 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
     return apply("gather", [input, idx], {"dim": d})
 
 
+@numpy_names
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     D.check_tensor(input, "scatter_add", "input", 1)
     D.check_tensor(src, "scatter_add", "src", 4)
@@ -1164,6 +1212,7 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     return apply("scatter_add", [input, cast(index, dt.int64), src], {"dim": d})
 
 
+@numpy_names
 @_grad_name("IndexSelectBackward0")
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     if out is not None:
@@ -1217,8 +1266,9 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
                             f"{type(value).__name__}")
         value = D._scalar_as(value, input._dtype)
     if mask._dtype is not dt.bool_:
+        from ..ir.ops import _CPP_NAME  # (PyTorch names the C++ type here)
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask._dtype.name}")
+                           f"{_CPP_NAME.get(mask._dtype.name, mask._dtype.name)}")
     return elementwise("where", mask, value, input)
 
 

@@ -10,6 +10,7 @@ from . import dispatch as D
 from . import functional as F
 from .dispatch import binary, cast
 from .tensor import Tensor
+from .numpy_names import numpy_names
 
 
 def _float(x: Tensor) -> Tensor:
@@ -172,6 +173,7 @@ def _step(x, dx) -> float:
     return float(h)
 
 
+@numpy_names
 def trapezoid(y: Tensor, x: Tensor | None = None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoid rule along `dim`: with sample points `x`, or a constant spacing `dx`.
     Sums and differences stay in the inputs' dtypes until the halving, as ATen's (an integer

@@ -15,6 +15,7 @@ from .composite_programs import composite
 from .dispatch import binary, cast, elementwise, unary
 from .functional import _grad_name, clamp, write_out
 from .tensor import Tensor
+from .numpy_names import numpy_names
 
 _LN2 = 0.6931471805599453
 
@@ -330,6 +331,7 @@ def binary_shape(a: Tensor, b: Tensor) -> tuple:
     return broadcast_shapes(tuple(a.shape), tuple(b.shape))
 
 
+@numpy_names
 @_grad_name("RenormBackward0")
 def renorm(input: Tensor, p, dim: int, maxnorm) -> Tensor:
     """Each slice along `dim` whose p-norm exceeds `maxnorm`, scaled down to that norm

@@ -13,8 +13,10 @@ from . import dispatch as D
 from . import functional as F
 from .dispatch import binary, cast
 from .tensor import Size, Tensor
+from .numpy_names import numpy_names
 
 
+@numpy_names
 def tensor_split(input: Tensor, indices_or_sections, dim: int = 0) -> tuple:
     """numpy.array_split: `sections` nearly equal pieces (the first n % sections one longer),
     or pieces between the given indices (clipped to the dim, as slices are)."""

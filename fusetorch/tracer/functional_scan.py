@@ -95,11 +95,13 @@ def _scan(op: str, input: Tensor, dim: int, dtype, out) -> Tensor:
     return write_out(_like_input(apply(op, [x], attrs), input), out)
 
 
+@numpy_names
 def cumsum(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     """Running sum along dim; integers and bool accumulate in int64 unless `dtype` says."""
     return _scan("cumsum", input, dim, dtype, out)
 
 
+@numpy_names
 def cumprod(input: Tensor, dim: int, *, dtype=None, out=None) -> Tensor:
     """Running product along dim; its gradient is exact across zeros (no division by them)."""
     return _scan("cumprod", input, dim, dtype, out)
@@ -118,16 +120,19 @@ def _inplace_value(op: str, input: Tensor, dim: int, dtype) -> Tensor:
     return _scan(op, input, dim, input._dtype, None)
 
 
+@numpy_names
 def cumsum_value(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """The running sum `x.cumsum_(dim)` writes (in x's dtype)."""
     return _inplace_value("cumsum", input, dim, dtype)
 
 
+@numpy_names
 def cumprod_value(input: Tensor, dim: int, *, dtype=None) -> Tensor:
     """The running product `x.cumprod_(dim)` writes (in x's dtype)."""
     return _inplace_value("cumprod", input, dim, dtype)
 
 
+@numpy_names
 def logcumsumexp(input: Tensor, dim: int, *, out=None) -> Tensor:
     D.check_tensor(input, "logcumsumexp", "input", 1)
     if not input._dtype.is_floating_point:
@@ -161,12 +166,14 @@ def _cum_extreme(op: str, grad_name: str, rt, input: Tensor, dim: int):
     return rt(_label(_like_input(values, input), grad_name, input), _like_input(idx, input))
 
 
+@numpy_names
 @_pair_out("cummax", in_place=True)
 def cummax(input: Tensor, dim: int):
     """(values, indices) of the running max; a tie or a NaN takes the later index."""
     return _cum_extreme("cumargmax", "CummaxBackward0", ReturnCummax, input, dim)
 
 
+@numpy_names
 @_pair_out("cummin", in_place=True)
 def cummin(input: Tensor, dim: int):
     return _cum_extreme("cumargmin", "CumminBackward0", ReturnCummin, input, dim)
@@ -178,6 +185,7 @@ def _argsort(x: Tensor, d: int, descending: bool) -> Tensor:
     return apply("argsort", [x], {"dim": d, "descending": _b.bool(descending)})
 
 
+@numpy_names
 @_pair_out("sort", in_place=True)
 def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
     """Stable always (PyTorch's `stable=False` leaves the order of ties unspecified); NaN
@@ -191,12 +199,14 @@ def sort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = 
                       _like_input(idx, input))
 
 
+@numpy_names
 def argsort(input: Tensor, dim: int = -1, descending: bool = False, stable: bool = False):
     D.check_tensor(input, "argsort", "input", 1)
     d = norm_dim(dim, input.ndim)
     return _like_input(_argsort(_at_least_1d(input), d, descending), input)
 
 
+@numpy_names
 @_pair_out("topk", in_place=True)
 def topk(input: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):
     """The k largest (smallest) along dim, always in sorted order (PyTorch allows any order
@@ -590,6 +600,7 @@ def take(input: Tensor, index: Tensor, *, out=None) -> Tensor:
     return write_out(_label(r, "TakeBackward0", input), out, name="take", inputs=(input, index))
 
 
+@numpy_names
 def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None, *,
                    out=None) -> Tensor:
     """Values of `input` at `indices` along dim (numpy's take_along_axis; the two broadcast

@@ -17,6 +17,7 @@ from . import functional as F
 from .functional import write_out
 from .tensor import Tensor
 from . import autocast as _ac
+from .numpy_names import numpy_names
 
 
 def _arange(n: int, like: Tensor) -> Tensor:
@@ -220,6 +221,7 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(t if tuple(t.shape) == shape else F.expand(t, *shape) for t in tensors)
 
 
+@numpy_names
 @F._grad_name("SelectBackward0")
 def select(input: Tensor, dim: int, index: int) -> Tensor:
     D.check_tensor(input, "select", "input", 1)
@@ -633,6 +635,7 @@ def _check_index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor) ->
                          f"to source.size(dim) ({source.shape[d]})")
 
 
+@numpy_names
 def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1,
               out=None) -> Tensor:
     D.check_tensor(input, "index_add", "input", 1)
@@ -644,6 +647,7 @@ def index_add(input: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
                      inputs=(index, source))
 
 
+@numpy_names
 def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=None) -> Tensor:
     D.check_tensor(input, "index_copy", "input", 1)
     D.check_tensor(index, "index_copy", "index", 2)
@@ -653,6 +657,7 @@ def index_copy(input: Tensor, dim: int, index: Tensor, source: Tensor, *, out=No
                      name="index_copy", inputs=(index, source))
 
 
+@numpy_names
 def index_fill(input: Tensor, dim: int, index: Tensor, value) -> Tensor:
     D.check_tensor(input, "index_fill", "input", 1)
     D.check_tensor(index, "index_fill", "index", 2)
@@ -715,6 +720,7 @@ def _check_scatter_sizes(input: Tensor, d: int, index: Tensor, src) -> None:
         raise RuntimeError(msg)
 
 
+@numpy_names
 def scatter(input: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None,
             out=None) -> Tensor:
     """Writes src (or a scalar `value`) at `index` along `dim`; reduce='add' accumulates,
@@ -777,6 +783,7 @@ def _scatter(input: Tensor, d: int, index: Tensor, src, reduce: str | None,
     return write_out(r, out, name="scatter", inputs=(index, src))
 
 
+@numpy_names
 def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *,
                    include_self: bool = True, out=None) -> Tensor:
     """reduce 'sum' and 'mean' are index_put accumulations; 'prod', 'amax' and 'amin' the
@@ -842,6 +849,7 @@ def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
     return F.reshape(r, (size,)) if input.ndim == 0 else r
 
 
+@numpy_names
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None) -> Tensor:
     """Each element repeated; tensor `repeats` make the output shape depend on values, so they
     are read on the host (a graph break when compiling, like nonzero)."""

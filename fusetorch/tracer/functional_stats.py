@@ -19,6 +19,7 @@ from .numpy_names import numpy_names
 ReturnAminmax = _return_type("aminmax", ("min", "max"))
 
 
+@numpy_names
 def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Tensor | None = None,
          append: Tensor | None = None) -> Tensor:
     """The n-th forward difference along `dim`, after concatenating `prepend` and `append`
@@ -183,7 +184,7 @@ def var_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
     """(var, mean) over `dim`, as a plain tuple (PyTorch's)."""
     D.check_tensor(input, "var_mean", "input", 1)
     dim, unbiased, keepdim, correction = _var_args(input, dim, unbiased, keepdim, correction)
-    v = F.var(input, dim, unbiased, keepdim, correction=correction)
+    v = F.var(input, dim, unbiased, keepdim, correction=correction, _warn_as="var_mean")
     return v, F.mean(input, dim, keepdim)
 
 
@@ -194,7 +195,7 @@ def std_mean(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *,
     """(std, mean) over `dim`, as a plain tuple (PyTorch's)."""
     D.check_tensor(input, "std_mean", "input", 1)
     dim, unbiased, keepdim, correction = _var_args(input, dim, unbiased, keepdim, correction)
-    s = F.std(input, dim, unbiased, keepdim, correction=correction)
+    s = F.std(input, dim, unbiased, keepdim, correction=correction, _warn_as="std_mean")
     return s, F.mean(input, dim, keepdim)
 
 

@@ -62,8 +62,44 @@ def _analytical(func, inputs, diff) -> list:
     return jac
 
 
+def _forward_analytical(func, inputs, diff) -> list:
+    """J[out][in] by forward-mode AD: one dual pass per input element (a one-hot tangent)."""
+    from . import forward_ad as fw
+    outs = _outputs(func, inputs)
+    jac = [[np.zeros((o.numel(), x.numel())) for x in diff] for o in outs]
+    for j, x in enumerate(diff):
+        for k in range(x.numel()):
+            seed = np.zeros(x.numel(), dtype=x._data.dtype)
+            seed[k] = 1
+            tangent = Tensor._make(seed.reshape(x._data.shape), x.dtype, x._be)
+            fw.enter()
+            try:
+                dual = fw.make_dual(x, tangent)
+                args = tuple(dual if a is x else a for a in inputs)
+                for i, o in enumerate(_outputs(func, args)):
+                    t = fw.tangent_of(o)[1]
+                    if t is not None:
+                        jac[i][j][:, k] = t._host().astype(np.float64).reshape(-1)
+            finally:
+                fw.exit_level()
+    return jac
+
+
+def _compare(analytical, numerical, atol, rtol, raise_exception, mode: str = "") -> bool:
+    for i, (arow, nrow) in enumerate(zip(analytical, numerical)):
+        for j, (a, n) in enumerate(zip(arow, nrow)):
+            if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
+                msg = (f"Jacobian {mode}mismatch for output {i} with respect to input {j},\n"
+                       f"numerical:{n}\nanalytical:{a}\n")
+                if raise_exception:
+                    raise GradcheckError(msg)
+                return False
+    return True
+
+
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
-              raise_exception: bool = True, **_ignored) -> bool:
+              raise_exception: bool = True, check_backward_ad: bool = True,
+              check_forward_ad: bool = False, **_ignored) -> bool:
     """True if `func`'s gradients match finite differences at `inputs` (float64 advised).
 
     >>> x = fusetorch.randn(3, dtype=fusetorch.float64, requires_grad=True)
@@ -79,17 +115,16 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                           "double precision floating point. ", UserWarning, stacklevel=2)
         if not x._data.flags.c_contiguous:
             raise ValueError("gradcheck expects contiguous inputs")
-    analytical = _analytical(func, inputs, diff)
+    if not (check_backward_ad or check_forward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad to "
+                             "be True")
     numerical = _numerical(func, inputs, diff, eps)
-    for i, (arow, nrow) in enumerate(zip(analytical, numerical)):
-        for j, (a, n) in enumerate(zip(arow, nrow)):
-            if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
-                msg = (f"Jacobian mismatch for output {i} with respect to input {j},\n"
-                       f"numerical:{n}\nanalytical:{a}\n")
-                if raise_exception:
-                    raise GradcheckError(msg)
-                return False
-    return True
+    if check_backward_ad and not _compare(_analytical(func, inputs, diff), numerical, atol, rtol,
+                                          raise_exception):
+        return False
+    return not check_forward_ad or _compare(_forward_analytical(func, inputs, diff), numerical,
+                                            atol, rtol, raise_exception,
+                                            "computed with forward mode ")
 
 
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5,

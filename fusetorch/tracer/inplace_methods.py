@@ -14,6 +14,7 @@ from . import functional_scan as _functional_scan
 from . import functional_shape as _functional_shape
 from . import functional_writes as _functional_writes
 from .dispatch import check_no_partial_overlap
+from .numpy_names import numpy_names
 from .out_args import inplace
 from .tensor import Tensor
 
@@ -140,6 +141,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     return inplace(self, _functional.masked_fill(self, mask, value))
 
 
+@numpy_names
 def scatter_add_(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
     """scatter_add_(dim, index, src) -> Tensor
 
@@ -544,6 +546,7 @@ def triu_(self: Tensor, diagonal: int = 0) -> Tensor:
     return inplace(self, _functional_shape.triu(self, diagonal))
 
 
+@numpy_names
 def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1) -> Tensor:
     """index_add_(dim, index, source, *, alpha=1) -> Tensor
 
@@ -553,6 +556,7 @@ def index_add_(self: Tensor, dim: int, index: Tensor, source: Tensor, *, alpha=1
     return inplace(self, _functional_shape.index_add(self, dim, index, source, alpha=alpha))
 
 
+@numpy_names
 def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
     """index_copy_(dim, index, source) -> Tensor
 
@@ -562,6 +566,7 @@ def index_copy_(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor
     return inplace(self, _functional_shape.index_copy(self, dim, index, source))
 
 
+@numpy_names
 def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     """index_fill_(dim, index, value) -> Tensor
 
@@ -571,6 +576,7 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     return inplace(self, _functional_shape.index_fill(self, dim, index, value))
 
 
+@numpy_names
 def scatter_(
         self: Tensor, dim: int, index: Tensor, src=None, *, value=None, reduce=None,
 ) -> Tensor:
@@ -583,6 +589,7 @@ def scatter_(
         self, dim, index, src, value=value, reduce=reduce))
 
 
+@numpy_names
 def scatter_reduce_(
         self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, *, include_self:
         bool = True,
@@ -746,6 +753,7 @@ def addr_(self: Tensor, vec1: Tensor, vec2: Tensor, *, beta=1, alpha=1) -> Tenso
     return inplace(self, _functional_more.addr(self, vec1, vec2, beta=beta, alpha=alpha))
 
 
+@numpy_names
 def renorm_(self: Tensor, p, dim: int, maxnorm) -> Tensor:
     """renorm_(p, dim, maxnorm) -> Tensor
 
@@ -839,6 +847,7 @@ def float_power_(self: Tensor, exponent) -> Tensor:
     return inplace(self, _functional_more._float_power_(self, exponent))
 
 
+@numpy_names
 def cumsum_(self: Tensor, dim: int, *, dtype=None) -> Tensor:
     """cumsum_(dim, *, dtype=None) -> Tensor
 
@@ -848,6 +857,7 @@ def cumsum_(self: Tensor, dim: int, *, dtype=None) -> Tensor:
     return inplace(self, _functional_scan.cumsum_value(self, dim, dtype=dtype))
 
 
+@numpy_names
 def cumprod_(self: Tensor, dim: int, *, dtype=None) -> Tensor:
     """cumprod_(dim, *, dtype=None) -> Tensor
 

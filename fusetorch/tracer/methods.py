@@ -25,6 +25,7 @@ from . import indexing
 from .out_args import inplace as _inplace
 from .softmax import log_softmax, softmax  # composed there, public as nn.functional's
 from .tensor import Tensor, _alias
+from .numpy_names import numpy_names
 
 
 def _inplace_binary(name: str):
@@ -258,7 +259,22 @@ Tensor.view_as = _view_as
 Tensor.reshape_as = _reshape_as
 Tensor.expand_as = _expand_as
 Tensor.type_as = _type_as
-Tensor.T = property(lambda self: F.permute(self, *reversed(range(self.ndim))))
+_WARNED_T = []  # PyTorch warns once per process (TORCH_WARN_ONCE)
+
+
+def _T(self):
+    if self.ndim != 2 and not _WARNED_T:
+        import warnings
+        _WARNED_T.append(True)
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                      "shape is deprecated and it will throw an error in a future release. "
+                      "Consider `x.mT` to transpose batches of matrices or "
+                      "`x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions "
+                      "of a tensor.", UserWarning, stacklevel=2)
+    return F.permute(self, *reversed(range(self.ndim)))
+
+
+Tensor.T = property(_T)
 Tensor.mT = property(lambda self: F.transpose(self, -2, -1))
 
 
@@ -314,10 +330,12 @@ def _detach_(self):
     return self
 
 
+@numpy_names
 def _softmax(self, dim=None, dtype=None):
     return softmax(self, dim, dtype=dtype)
 
 
+@numpy_names
 def _log_softmax(self, dim=None, dtype=None):
     return log_softmax(self, dim, dtype=dtype)
 
@@ -460,13 +478,25 @@ Tensor.normal_ = _normal_
 
 # ------------------------------------------------------------ operators
 
+def _binary_or_not_implemented(name: str, a, b, other):
+    """D.binary(name, a, b); an operand it cannot take (None, a str, a list) makes the operator
+    NotImplemented, as PyTorch's wrapper of its operators does, so Python answers: `x == None`
+    is False, `x + None` Python's "unsupported operand" TypeError."""
+    try:
+        return D.binary(name, a, b)
+    except TypeError:
+        if isinstance(other, Tensor):
+            raise
+        return NotImplemented
+
+
 def _rev(name, unbound=None):
     """`other <op> self`. `unbound(self)` is what PyTorch's Python-level definition does when
     called unbound on a non-tensor (`Tensor.__rdiv__(2, t)` calls `2.reciprocal()`)."""
     def op(self, other):
         if unbound is not None and not isinstance(self, Tensor):
             return unbound(self)
-        return D.binary(name, other, self)
+        return _binary_or_not_implemented(name, other, self, other)
     return op
 
 
@@ -476,7 +506,7 @@ def _no_reciprocal(self):
 
 def _fwd(name):
     def op(self, other):
-        return D.binary(name, self, other)
+        return _binary_or_not_implemented(name, self, other, other)
     return op
 
 
@@ -487,7 +517,7 @@ def _bound(name: str, dunder: str):
         if self.__class__ is not Tensor and not isinstance(self, Tensor):
             raise TypeError(f"descriptor '{dunder}' for 'Tensor' objects doesn't apply to a "
                             f"'{type(self).__name__}' object")
-        return D.binary(name, self, other)
+        return _binary_or_not_implemented(name, self, other, other)
     op.__name__ = dunder
     return op
 

@@ -20,5 +20,6 @@ def numpy_names(fn: Callable) -> Callable:
                                         f"'{numpy_name}'")
                     kw[name] = kw.pop(numpy_name)
         return fn(*args, **kw)
+    wrapper.takes_numpy_names = True  # (read by _api/generate_inplace.py)
     return wrapper
 

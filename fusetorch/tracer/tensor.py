@@ -410,7 +410,8 @@ class Tensor:
         return self._host().tolist()
 
     def __array__(self, dtype=None, copy=None):
-        if self._be.device.type != "cpu":  # np.asarray(cuda_tensor) is numpy()'s error
+        # np.asarray of a CUDA tensor, or of one that requires grad, is numpy()'s error
+        if self._be.device.type != "cpu" or self.requires_grad:
             self.numpy()
         a = self._host()
         return a if dtype is None else a.astype(dtype, copy=False)

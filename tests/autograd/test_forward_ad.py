@@ -145,3 +145,84 @@ def test_tangents_through_replayed_composites():
         with fwAD.dual_level():
             tangent = fwAD.unpack_dual(f(fwAD.make_dual(x, t))).tangent
         np.testing.assert_allclose(tangent.numpy(), fd, rtol=1e-5, atol=1e-8)
+
+
+class _ScaledExp(torch.autograd.Function):
+    """exp(x) * k and x * y, with a user jvp (and no backward: forward mode alone)."""
+
+    @staticmethod
+    def forward(ctx, x, k, y):
+        ctx.save_for_backward(x, y)
+        ctx.k = k
+        return x.exp() * k, x * y
+
+    @staticmethod
+    def jvp(ctx, gx, gk, gy):
+        x, y = ctx.saved_tensors
+        assert gk is None  # a non-tensor argument
+        return gx * x.exp() * ctx.k, gx * y + x * gy
+
+
+def test_a_custom_function_with_jvp_gives_its_tangents():
+    x, y = torch.tensor(X), torch.tensor(X[::-1].copy())
+    with fwAD.dual_level():
+        d = fwAD.make_dual(x, torch.tensor(T))
+        a, b = _ScaledExp.apply(d, 3.0, y)  # y has no tangent: jvp gets zeros for it
+        ta, tb = fwAD.unpack_dual(a).tangent, fwAD.unpack_dual(b).tangent
+        # a later op reads the tangent of a custom output too
+        tc = fwAD.unpack_dual((a * b).sum()).tangent
+    np.testing.assert_allclose(ta.numpy(), 3.0 * np.exp(X) * T, rtol=1e-12)
+    np.testing.assert_allclose(tb.numpy(), T * X[::-1], rtol=1e-12)
+    expect = (3 * np.exp(X) * T * X * X[::-1] + 3 * np.exp(X) * T * X[::-1]).sum()
+    np.testing.assert_allclose(tc.item(), expect, rtol=1e-12)
+
+
+def test_a_custom_function_jvp_of_one_output_and_of_a_zero_size_input():
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.x = x
+            return x * x
+
+        @staticmethod
+        def jvp(ctx, g):
+            return 2 * ctx.x * g
+
+    for shape in [(), (0, 3), (2, 3)]:
+        x = np.full(shape, 1.5)
+        t = np.full(shape, -0.5)
+        with fwAD.dual_level():
+            out = fwAD.unpack_dual(Square.apply(fwAD.make_dual(torch.tensor(x),
+                                                               torch.tensor(t))))
+        assert out.tangent.shape == shape
+        np.testing.assert_allclose(out.tangent.numpy(), 2 * x * t)
+
+
+def test_gradcheck_checks_forward_mode_and_can_skip_backward():
+    x = torch.tensor(X, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda v: _ScaledExp.apply(v, 2.0, v.sin())[1], (x,),
+                                    check_forward_ad=True, check_backward_ad=False)
+    assert torch.autograd.gradcheck(lambda v: (v.exp() * v).sum(1), (x,), check_forward_ad=True)
+
+    class WrongJvp(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, v):
+            return v * 2
+
+        @staticmethod
+        def jvp(ctx, g):
+            return g * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    assert torch.autograd.gradcheck(WrongJvp.apply, (x,))  # backward alone is right
+    with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for output 0 with respect to "
+                  "input 0"):
+        torch.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True)
+    assert not torch.autograd.gradcheck(WrongJvp.apply, (x,), check_forward_ad=True,
+                                        raise_exception=False)
+    with pytest.raises(AssertionError, match="Expected at least one of check_forward_ad or "
+                                             "check_backward_ad to be True"):
+        torch.autograd.gradcheck(WrongJvp.apply, (x,), check_backward_ad=False)

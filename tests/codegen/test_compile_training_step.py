@@ -250,3 +250,37 @@ def test_an_update_of_memory_an_argument_views_runs_right():
         got, want = cf(x_c), step(x_e, ref)
         np.testing.assert_allclose(float(got), float(want), rtol=1e-5)
         np.testing.assert_allclose(w.numpy(), ref.numpy(), rtol=1e-6)
+
+
+def test_module_compile_in_place_trains_as_eager():
+    # the torch.compile tutorial's `model.compile()`: the module itself runs compiled, its
+    # parameters read afresh each call (an optimizer's updates are seen), hooks around it
+    rng = np.random.RandomState(0)
+    x, y = rng.standard_normal((6, 3)), rng.standard_normal((6, 1))
+
+    def make():
+        m = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).double()
+        with torch.no_grad():
+            for p in m.parameters():
+                p.copy_(torch.tensor(rng.standard_normal(tuple(p.shape))))
+        return m
+
+    eager = make()
+    compiled = copy.deepcopy(eager)
+    assert compiled.compile() is None
+    seen = []
+    compiled.register_forward_hook(lambda mod, args, out: seen.append(out.shape))
+    losses = []
+    for model in (eager, compiled):
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            loss = F.mse_loss(model(torch.tensor(x)), torch.tensor(y))
+            loss.backward()
+            opt.step()
+        losses.append(loss.item())
+    assert losses[0] == pytest.approx(losses[1], rel=1e-12)
+    assert seen == [(6, 1)] * 3
+    for a, b in zip(eager.parameters(), compiled.parameters()):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+    assert list(compiled.state_dict()) == list(eager.state_dict())

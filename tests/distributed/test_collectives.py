@@ -1,14 +1,10 @@
 """fusetorch.distributed's collectives on 2 and 4 MPI ranks against numpy references (the checks
 themselves are in mpi_checks.py, run in one launch per world size)."""
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
 import fusetorch.distributed as dist
-from conftest import mpi_missing
 
 CHECKS = ["all_reduce_ops", "all_reduce_non_contiguous_and_half", "async_work_and_barrier",
           "broadcast_from_each_rank", "all_gather_and_reduce_scatter", "errors_as_pytorch",
@@ -52,27 +48,45 @@ def test_gloo_outside_an_mpi_launcher_refuses_several_ranks(monkeypatch):
     assert not dist.is_initialized()
 
 
-def test_gloo_in_a_single_process_is_rank_0_of_1_on_mpi():
-    if mpi_missing():
-        pytest.skip(mpi_missing())
-    env = {k: v for k, v in os.environ.items() if k not in (
-        "PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS",
-        "WORLD_SIZE")}
-    code = ("import warnings\n"
-            "import fusetorch as torch, fusetorch.distributed as dist\n"
-            "with warnings.catch_warnings(record=True) as w:\n"
-            "    warnings.simplefilter('always')\n"
-            "    dist.init_process_group('gloo', rank=0, world_size=1)\n"
-            "x = torch.ones(2)\n"
-            "dist.all_reduce(x)\n"
-            "print(dist.get_rank(), dist.get_world_size(), dist.get_backend(), x.tolist(),\n"
-            "      [str(m.message).split(':')[0] for m in w])\n"
-            "dist.destroy_process_group()\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
-                         timeout=120, stdin=subprocess.DEVNULL)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == ("0 1 gloo [1.0, 1.0] ['fusetorch.distributed has no gloo "
-                                  "backend of its own']")
+def test_gloo_in_a_single_process_is_a_world_of_one_without_mpi(monkeypatch):
+    """A DDP script run as one process (mp.spawn with nprocs=1, `torchrun --nproc_per_node=1`):
+    'gloo' with world_size 1 outside an MPI launcher needs no MPI; each collective is its value
+    over one rank, as PyTorch's gloo gives it (checked by hand in PyTorch 2.13)."""
+    import numpy as np
+
+    import fusetorch as torch
+    for var in ("PMI_RANK", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS",
+                "WORLD_SIZE"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(RuntimeError, match="the only rank of a world of one is 0"):
+        dist.init_process_group("gloo", rank=1, world_size=1)
+    dist.init_process_group("gloo", rank=0, world_size=1)
+    try:
+        assert (dist.get_rank(), dist.get_world_size(), dist.get_backend()) == (0, 1, "gloo")
+        x = torch.tensor([1.0, 2.0])
+        dist.all_reduce(x, op=dist.ReduceOp.AVG)
+        dist.broadcast(x, src=0)
+        assert x.tolist() == [1.0, 2.0]
+        outs = [torch.zeros(2)]
+        dist.all_gather(outs, x)
+        out = torch.zeros(2)
+        dist.reduce_scatter(out, [x * 3])
+        assert outs[0].tolist() == [1.0, 2.0] and out.tolist() == [3.0, 6.0]
+        work = dist.all_reduce(x, async_op=True)
+        assert work.wait() and dist.barrier() is None
+        objs = [None]
+        dist.broadcast_object_list(objs, src=0)
+        # DDP over the world of one trains as the module alone
+        model = torch.nn.Linear(3, 2).double()
+        ddp = torch.nn.parallel.DistributedDataParallel(model)
+        inp = torch.tensor(np.arange(6.0).reshape(2, 3))
+        ddp(inp).sum().backward()
+        np.testing.assert_allclose(model.weight.grad.numpy(),
+                                   np.ones((2, 2)).T @ inp.numpy(), rtol=1e-12)
+        assert list(ddp.state_dict())[0] == "module.weight"
+    finally:
+        dist.destroy_process_group()
+    assert not dist.is_initialized()
 
 
 def test_reduce_op_names():

@@ -4,6 +4,7 @@ Expected strings were printed by PyTorch 2.13 for the same module definitions.
 """
 import copy
 import re
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -324,6 +325,29 @@ def test_containers():
     assert all(isinstance(p, nn.Parameter) for p in pl) and len(list(pl.parameters())) == 2
 
 
+def test_parameter_containers_print_and_order_as_pytorchs():
+    # printed by PyTorch 2.13: the list shows dtypes, the dict torch.typename; a plain dict
+    # goes in sorted by key, an OrderedDict in its order
+    pl = nn.ParameterList([nn.Parameter(torch.ones(2)), torch.zeros(2, 3, dtype=torch.float64)])
+    assert repr(pl) == ("ParameterList(\n    (0): Parameter containing: [torch.float32 of size 2]"
+                        "\n    (1): Parameter containing: [torch.float64 of size 2x3]\n)")
+    assert repr(nn.ParameterList()) == "ParameterList()"
+    pd = nn.ParameterDict({"w": nn.Parameter(torch.ones(2)), "b": torch.ones(0, 3).double()})
+    assert list(pd.keys()) == ["b", "w"]
+    assert repr(pd) == ("ParameterDict(\n    (b): Parameter containing: [torch.DoubleTensor of "
+                        "size 0x3]\n    (w): Parameter containing: [torch.FloatTensor of size 2]\n)")
+    assert list(nn.ParameterDict(OrderedDict([("w", torch.ones(1)), ("b", torch.ones(1))]))) == \
+        ["w", "b"]
+    holder = nn.Module()
+    holder.p = nn.ParameterList([torch.ones(())])
+    assert repr(holder) == ("Module(\n  (p): ParameterList(  (0): Parameter containing: "
+                            "[torch.float32 of size ])\n)")
+    assert [tuple(p.shape) for p in pl[1:]] == [(2, 3)] and isinstance(pl[1:], nn.ParameterList)
+    assert pd.get("w") is pd["w"] and pd.get("z") is None
+    del pd["w"]
+    assert list(pd) == ["b"] and pd.pop("b").shape == (0, 3) and len(pd) == 0
+
+
 def test_softmax_is_also_a_tensor_method_and_a_torch_function():
     x = torch.randn(3, 4, dtype=torch.float64)
     e = np.exp(x.numpy() - x.numpy().max(1, keepdims=True))
@@ -348,3 +372,44 @@ def test_a_replaced_member_keeps_its_place():
     bn.running_mean = nn.Buffer(torch.zeros(3))
     assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var",
                                      "num_batches_tracked"]
+
+
+def test_registration_errors_are_pytorchs():
+    # the messages PyTorch 2.13 raises, torch.typename of the value included
+    m = nn.Linear(1, 1)
+    cases = [
+        (lambda: setattr(m, "weight", torch.ones(1, 1)), TypeError,
+         "cannot assign 'torch.FloatTensor' as parameter 'weight' (torch.nn.Parameter or None "
+         "expected)"),
+        (lambda: m.register_parameter("a.b", None), KeyError, 'parameter name can\'t contain "."'),
+        (lambda: m.register_parameter("", None), KeyError,
+         'parameter name can\'t be empty string ""'),
+        (lambda: m.register_parameter(1, None), TypeError,
+         "parameter name should be a string. Got int"),
+        (lambda: m.register_parameter("p", torch.ones(1)), TypeError,
+         "cannot assign 'torch.FloatTensor' object to parameter 'p' (torch.nn.Parameter or None "
+         "required)"),
+        (lambda: m.register_buffer("a.b", None), KeyError, 'buffer name can\'t contain "."'),
+        (lambda: m.register_buffer("x", 3), TypeError,
+         "cannot assign 'int' object to buffer 'x' (torch Tensor or None required)"),
+        (lambda: m.register_buffer("weight", None), KeyError, "attribute 'weight' already exists"),
+        (lambda: m.add_module("a.b", nn.ReLU()), KeyError, 'module name can\'t contain ".", got: '
+                                                           'a.b'),
+        (lambda: m.add_module("", nn.ReLU()), KeyError, 'module name can\'t be empty string ""'),
+        (lambda: m.add_module(3, nn.ReLU()), TypeError, "module name should be a string. Got int"),
+        (lambda: m.add_module("r", 3), TypeError, "int is not a Module subclass"),
+    ]
+    for call, error, message in cases:
+        with pytest.raises(error) as info:
+            call()
+        got = info.value.args[0]
+        assert got == message, (got, message)
+    holder = nn.Module()
+    holder.sub = nn.ReLU()
+    with pytest.raises(TypeError, match=r"cannot assign 'torch.FloatTensor' as child module "
+                                        r"'sub' \(torch.nn.Module or None expected\)"):
+        holder.sub = torch.ones(1)
+    holder.register_buffer("buf", torch.ones(1))
+    with pytest.raises(TypeError, match=r"cannot assign 'str' as buffer 'buf' \(torch.nn.Buffer, "
+                                        r"torch.Tensor or None expected\)"):
+        holder.buf = "x"

@@ -409,3 +409,43 @@ def test_compiled_training_step_matches_eager_without_graph_breaks(name, kw):
         for k, v in o1.state[p].items():
             np.testing.assert_allclose(o2.state[q][k].numpy(), v.numpy(), rtol=1e-5,
                                        atol=1e-6, err_msg=k)
+
+
+def _sparse_adam_np(p, rows_per_step, grads, lr=0.01, b1=0.9, b2=0.999, eps=1e-8):
+    """PyTorch's sparse_adam on the rows each step's sparse gradient holds, in numpy."""
+    p, m, v = p.copy(), np.zeros_like(p), np.zeros_like(p)
+    for t, (rows, g) in enumerate(zip(rows_per_step, grads), 1):
+        m[rows] += (g[rows] - m[rows]) * (1 - b1)
+        v[rows] += (g[rows] ** 2 - v[rows]) * (1 - b2)
+        p[rows] -= lr * np.sqrt(1 - b2 ** t) / (1 - b1 ** t) * m[rows] / (np.sqrt(v[rows]) + eps)
+    return p
+
+
+def test_sparse_adam_updates_only_the_rows_an_embedding_looked_up():
+    w0 = np.arange(15.0).reshape(5, 3) / 10 - 0.6
+    emb = nn.Embedding(5, 3, sparse=True, _weight=torch.tensor(w0))
+    opt = optim.SparseAdam(emb.parameters(), lr=0.01)
+    lookups = [[[1, 2], [1, 4]], [[0, 0]], [[3, 1]]]
+    rows, grads = [], []
+    for idx in lookups:
+        opt.zero_grad()
+        w = emb.weight.detach().numpy().copy()
+        (emb(torch.tensor(idx)) ** 2).sum().backward()
+        g = np.zeros_like(w)
+        for i in np.array(idx).reshape(-1):
+            g[i] += 2 * w[i]
+        rows.append(sorted(set(np.array(idx).reshape(-1))))
+        grads.append(g)
+        opt.step()
+    np.testing.assert_allclose(emb.weight.detach().numpy(), _sparse_adam_np(w0, rows, grads),
+                               rtol=1e-12)
+    assert opt.state[emb.weight]["step"] == 3
+    # rows 2 and 4 were looked up at step 1 only: their moments stay as step 1 left them
+    np.testing.assert_allclose(opt.state[emb.weight]["exp_avg"].numpy()[[2, 4]],
+                               0.1 * grads[0][[2, 4]], rtol=1e-12)
+    assert set(inspect.signature(optim.SparseAdam).parameters) == {"params", "lr", "betas", "eps",
+                                                                   "maximize"}
+    with pytest.raises(ValueError, match="Invalid learning rate: 0.0"):
+        optim.SparseAdam(emb.parameters(), lr=0.0)
+    with pytest.raises(ValueError, match="Invalid beta parameter at index 1: 1.0"):
+        optim.SparseAdam(emb.parameters(), betas=(0.9, 1.0))

@@ -80,6 +80,20 @@ RUNS = [
     "einsum_attention",          # einsum-heavy attention code (einsum sublist form)
     "weight_init",               # init_weights via model.apply (nn.init.*), inference_mode
     "sequence_batching",         # pack/pad (enforce_sorted=False), key padding masks
+    "forward_mode_ad",           # tutorial: forward-mode AD (custom jvp, func.jvp over a dict)
+    "extending_pytorch",         # notes: Extending PyTorch (setup_context, once_differentiable)
+    "word2vec",                  # skip-gram negative sampling (sparse Embedding, SparseAdam)
+    "swa",                       # optim docs: SWA recipe (AveragedModel, SWALR, update_bn, EMA)
+    "tcn",                       # locuslab/TCN adding problem (weight_norm, dilated Conv1d)
+    "pruning_tutorial",          # tutorial: pruning (prune.*, global_unstructured, custom method)
+    "fgsm",                      # tutorial: adversarial example generation (FGSM)
+    "ddpm",                      # annotated diffusion (cumprod(axis=0), GroupNorm, einsum attention)
+    "vqvae",                     # zalandoresearch/pytorch-vq-vae (codebook, straight-through, EMA)
+    "translation",               # tutorial: language translation with nn.Transformer (masks)
+    "neural_tangent_kernels",    # torch.func tutorial: NTKs (vmap(jacrev), vjp then jvp, einsum)
+    "fuse_conv_bn",              # tutorial: fusing conv and batch norm (custom Functions, gradcheck)
+    "maml",                      # dragen1860/MAML-Pytorch (second-order grads, ParameterList repr)
+    "cyclegan",                  # junyanz CycleGAN (InstanceNorm partial, image pool, LambdaLR)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}

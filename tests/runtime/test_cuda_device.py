@@ -51,6 +51,11 @@ def test_no_cuda_means_nothing_changes():
     torch.cuda.manual_seed_all(1)
     torch.cuda.empty_cache()
     assert torch.cuda.memory_allocated() == 0
+    # the memory statistics training scripts log: zeros, as PyTorch's CPU build gives them
+    torch.cuda.reset_peak_memory_stats()
+    assert torch.cuda.max_memory_allocated() == torch.cuda.memory_reserved() == 0
+    assert torch.cuda.max_memory_reserved() == 0
+    assert torch.cuda.is_initialized() is False and torch.cuda.get_arch_list() == []
 
 
 def test_backend_switches_are_accepted():
@@ -59,6 +64,9 @@ def test_backend_switches_are_accepted():
     assert torch.backends.cudnn.is_available() is False
     assert torch.backends.cudnn.version() is None
     assert torch.backends.mps.is_available() is False
+    torch.backends.mkldnn.enabled = False  # (old scripts' switch: kept, nothing uses oneDNN)
+    assert torch.backends.mkldnn.is_available() is False
+    torch.backends.mkldnn.enabled = True
     torch.backends.cuda.matmul.allow_tf32 = True
 
 

@@ -445,6 +445,16 @@ def test_no_grad_decorators():
         assert not torch.is_grad_enabled()
 
 
+def test_grad_mode_module_path():
+    from fusetorch.autograd import grad_mode
+    assert grad_mode.no_grad is torch.no_grad and grad_mode.enable_grad is torch.enable_grad
+    assert grad_mode.inference_mode is torch.inference_mode
+    with grad_mode.set_multithreading_enabled(False):  # (backward runs on the calling thread)
+        y = torch.ones(2, requires_grad=True) * 3
+    y.sum().backward()
+    assert grad_mode.set_multithreading_enabled(True).clone().mode is True
+
+
 def test_set_grad_enabled_call_context_decorator():
     x = leaf([1.0])
     try:
@@ -702,6 +712,21 @@ def test_next_functions_of_two_branches():
         == ["MulBackward0", None]
 
 
+def test_every_function_of_a_graph_walk_is_an_autograd_graph_node():
+    from fusetorch.autograd.graph import Node
+    x = torch.randn(3, requires_grad=True)
+    y = (x.exp() * 2).sum()
+    seen, todo = [], [y.grad_fn]
+    while todo:  # the graph walk of visualisation scripts
+        fn = todo.pop()
+        assert isinstance(fn, Node)
+        seen.append(fn.name())
+        todo += [f for f, _ in fn.next_functions if f is not None]
+    assert seen == ["SumBackward0", "MulBackward0", "ExpBackward0",
+                    "torch::autograd::AccumulateGrad"]
+    assert not isinstance(x, Node) and not isinstance(None, Node)
+
+
 def test_tutorial_reprs():
     x = torch.ones(2, 2, requires_grad=True)
     assert repr(x) == "tensor([[1., 1.],\n        [1., 1.]], requires_grad=True)"
@@ -864,6 +889,35 @@ def test_function_wrong_number_of_gradients():
             "function BadBackward returned an incorrect number of gradients (expected 2, got 1)")
             + "$"):
         Bad.apply(a, 2.0).sum().backward()
+
+    class TrailingNones(torch.autograd.Function):  # the conv-bn fusion tutorial's backward
+        @staticmethod
+        def forward(ctx, a, k=3.0):
+            ctx.k = k
+            return a * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * ctx.k, None, None, None  # (PyTorch drops the Nones past the inputs)
+
+    a = leaf([1.0, 2.0])
+    TrailingNones.apply(a).sum().backward()
+    assert a.grad.tolist() == [3.0, 3.0]
+
+    class Extra(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, g
+
+    b = leaf([1.0])
+    with pytest.raises(RuntimeError, match=re.escape(
+            "function ExtraBackward returned an incorrect number of gradients (expected 1, "
+            "got 3)")):
+        Extra.apply(b).sum().backward()
 
 
 def test_function_saved_tensor_modified():
@@ -1054,6 +1108,60 @@ def test_function_create_graph():
     close(g, 3 * xv ** 2, rtol=1e-12)
     g2, = torch.autograd.grad(g.sum(), x)
     close(g2, 6 * xv, rtol=1e-12)
+
+
+def test_function_with_setup_context():
+    # "Extending PyTorch": forward without ctx, setup_context(ctx, inputs, output) with
+    # forward's defaults bound into inputs (and so one gradient per parameter of forward)
+    seen = {}
+
+    class LinearFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(input, weight, bias=None):
+            out = input.mm(weight.t())
+            return out if bias is None else out + bias
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            seen["inputs"] = len(inputs)
+            input, weight, bias = inputs
+            ctx.save_for_backward(input, weight)
+            ctx.has_bias = bias is not None
+
+        @staticmethod
+        def backward(ctx, g):
+            input, weight = ctx.saved_tensors
+            assert ctx.needs_input_grad == (True, True, False)
+            return g.mm(weight), g.t().mm(input), g.sum(0) if ctx.has_bias else None
+
+    xv, wv = np.arange(6.0).reshape(2, 3) / 4, np.array([[1.0, -1.0, 2.0]])
+    x, w = leaf(xv, torch.float64), leaf(wv, torch.float64)
+    out = LinearFunction.apply(x, w)
+    assert seen["inputs"] == 3 and out.grad_fn.name() == "LinearFunctionBackward"
+    out.sum().backward()
+    close(x.grad, np.ones((2, 1)) @ wv, rtol=1e-12)
+    close(w.grad, np.ones((1, 2)) @ xv, rtol=1e-12)
+    close(LinearFunction.apply(x, w, bias=w[0, :1]), xv @ wv.T + 1.0, rtol=1e-12)
+
+    class MyCube(torch.autograd.Function):  # a second output: the derivative, saved
+        @staticmethod
+        def forward(x):
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+
+        @staticmethod
+        def backward(ctx, g, g_dx):
+            x, dx = ctx.saved_tensors
+            return g * dx + g_dx * 6 * x
+
+    x = leaf(np.array([1.0, -2.0, 0.5]), torch.float64)
+    g, = torch.autograd.grad(MyCube.apply(x)[0].sum(), x, create_graph=True)
+    close(g, 3 * x.detach().numpy() ** 2, rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="setup_context is not implemented."):
+        torch.autograd.Function.setup_context(None, (), None)
 
 
 # ---------------------------------------------------------------- Variable

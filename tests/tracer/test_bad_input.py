@@ -26,6 +26,20 @@ BAD = [
     ("x @ None", lambda: x @ None, TypeError,
      "unsupported operand type(s) for @: 'Tensor' and 'NoneType'"),
     ("x @ list", lambda: x @ [1., 1., 1.], TypeError, "unsupported operand type(s) for @"),
+    # every operator answers NotImplemented to an operand it cannot take, so Python raises
+    ("x + None", lambda: x + None, TypeError,
+     "unsupported operand type(s) for +: 'Tensor' and 'NoneType'"),
+    ("None - x", lambda: None - x, TypeError,
+     "unsupported operand type(s) for -: 'NoneType' and 'Tensor'"),
+    ("x & 'a'", lambda: x.bool() & "a", TypeError,
+     "unsupported operand type(s) for &: 'Tensor' and 'str'"),
+    ("x < None", lambda: x < None, TypeError,
+     "'<' not supported between instances of 'Tensor' and 'NoneType'"),
+    ("x ** None", lambda: x ** None, TypeError,
+     "unsupported operand type(s) for ** or pow(): 'Tensor' and 'NoneType'"),
+    ("np.asarray(requires_grad)", lambda: np.asarray(torch.ones(2, requires_grad=True)),
+     RuntimeError, "Can't call numpy() on Tensor that requires grad. Use "
+                   "tensor.detach().numpy() instead."),
     ("matmul(x, None)", lambda: torch.matmul(x, None), TypeError,
      "matmul(): argument 'other' (position 2) must be Tensor, not NoneType"),
     ("F.relu('a')", lambda: F.relu("a"), TypeError,
@@ -345,3 +359,44 @@ def test_0d_inputs_where_a_dim_is_needed_say_so_as_pytorch():
         with pytest.raises(IndexError) as e:
             fn()
         assert str(e.value) == f"Dimension specified as {dim} but tensor has no dimensions"
+
+
+def test_equality_with_a_non_tensor_is_pythons():
+    # PyTorch's __eq__/__ne__ answer NotImplemented to None, a str or a list: Python compares
+    # identities (the `if mask == None:` of old scripts)
+    assert (x == None) is False and (x != None) is True  # noqa: E711
+    assert (x == "a") is False and (x == [1.0]) is False and (x != (1, 2)) is True
+    assert (x == 1.0).all().item() and np.asarray(x.detach()).shape == (2, 3)
+
+
+def test_T_of_a_tensor_not_2d_warns_once_as_pytorch():
+    import warnings
+
+    from fusetorch.tracer import methods
+    methods._WARNED_T.clear()
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert torch.ones(2, 3).T.shape == (3, 2)  # 2-d: silent
+        assert torch.ones(2, 3, 4).T.shape == (4, 3, 2)
+        assert torch.ones(3).T.shape == (3,)  # (once per process, as TORCH_WARN_ONCE)
+    assert [str(w.message)[:63] for w in seen] == [
+        "The use of `x.T` on tensors of dimension other than 2 to revers"]
+    assert seen[0].filename == __file__
+
+
+def test_uint8_masks_where_and_masked_fill_as_pytorch():
+    import warnings
+    x = torch.tensor([1.0, 2.0, 3.0])
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        r = torch.where(torch.tensor([1, 0, 2], dtype=torch.uint8), x, -x)  # nonzero is true
+    assert r.tolist() == [1.0, -2.0, 3.0]
+    assert [str(w.message) for w in seen] == [
+        "where received a uint8 condition tensor. This behavior is deprecated and will be "
+        "removed in a future version of PyTorch. Use a boolean condition instead."]
+    assert seen[0].filename == __file__
+    for mask, name in [(torch.tensor([1, 0, 1], dtype=torch.uint8), "unsigned char"),
+                       (torch.tensor([1, 0, 1]), "long int")]:
+        with pytest.raises(RuntimeError, match="^masked_fill_ only supports boolean masks, but "
+                                               f"got mask with dtype {name}$"):
+            x.masked_fill(mask, 0.0)

@@ -65,3 +65,75 @@ def test_every_keepdim_reduction_takes_keepdims(name):
     assert r.shape == (3, 1)
     m = getattr(x, name)(axis=0, keepdims=False)
     assert (m[0] if isinstance(m, tuple) else m).shape == (4,)
+
+
+B = np.arange(12.0).reshape(3, 4) / 5 - 1
+IDX = np.array([[0, 3], [1, 1], [2, 0]])
+# the other native functions with a `dim` (checked by hand in PyTorch 2.13: each takes `axis=`;
+# its Python-level functions, Tensor.split, torch.norm and F.softmax, take no `axis`)
+AXIS_CALLS = {
+    "cumsum": (lambda t: torch.cumsum(t, axis=1), lambda a: np.cumsum(a, 1)),
+    "cumprod": (lambda t: t.cumprod(axis=0), lambda a: np.cumprod(a, 0)),
+    "cumsum_": (lambda t: t.clone().cumsum_(axis=1), lambda a: np.cumsum(a, 1)),
+    "cummax": (lambda t: t.cummax(axis=1).values, lambda a: np.maximum.accumulate(a, 1)),
+    "logcumsumexp": (lambda t: t.logcumsumexp(axis=1), lambda a: np.log(np.cumsum(np.exp(a), 1))),
+    "softmax": (lambda t: torch.softmax(t, axis=1),
+                lambda a: np.exp(a) / np.exp(a).sum(1, keepdims=True)),
+    "method_softmax": (lambda t: t.softmax(axis=0),
+                       lambda a: np.exp(a) / np.exp(a).sum(0, keepdims=True)),
+    "log_softmax": (lambda t: torch.log_softmax(t, axis=1),
+                    lambda a: a - np.log(np.exp(a).sum(1, keepdims=True))),
+    "cat": (lambda t: torch.cat([t, t], axis=1), lambda a: np.concatenate([a, a], 1)),
+    "concat": (lambda t: torch.concat([t, t], axis=0), lambda a: np.concatenate([a, a], 0)),
+    "stack": (lambda t: torch.stack([t, t], axis=2), lambda a: np.stack([a, a], 2)),
+    "squeeze": (lambda t: t[None].squeeze(axis=0), lambda a: a),
+    "unsqueeze": (lambda t: t.unsqueeze(axis=1), lambda a: a[:, None]),
+    "sort": (lambda t: t.sort(axis=0, descending=True).values, lambda a: -np.sort(-a, 0)),
+    "argsort": (lambda t: t.argsort(axis=1), lambda a: np.argsort(a, 1)),
+    "topk": (lambda t: t.topk(2, axis=1).values, lambda a: -np.sort(-a, 1)[:, :2]),
+    "gather": (lambda t: t.gather(axis=1, index=torch.tensor(IDX)),
+               lambda a: np.take_along_axis(a, IDX, 1)),
+    "take_along_dim": (lambda t: torch.take_along_dim(t, torch.tensor(IDX), axis=1),
+                       lambda a: np.take_along_axis(a, IDX, 1)),
+    "index_select": (lambda t: t.index_select(axis=1, index=torch.tensor([3, 0])),
+                     lambda a: a[:, [3, 0]]),
+    "narrow": (lambda t: t.narrow(axis=1, start=1, length=2), lambda a: a[:, 1:3]),
+    "select": (lambda t: t.select(axis=1, index=2), lambda a: a[:, 2]),
+    "chunk": (lambda t: t.chunk(2, axis=1)[1], lambda a: a[:, 2:]),
+    "tensor_split": (lambda t: torch.tensor_split(t, 2, axis=1)[0], lambda a: a[:, :2]),
+    "unbind": (lambda t: t.unbind(axis=1)[3], lambda a: a[:, 3]),
+    "diff": (lambda t: torch.diff(t, axis=0), lambda a: np.diff(a, axis=0)),
+    "repeat_interleave": (lambda t: t.repeat_interleave(2, axis=0), lambda a: np.repeat(a, 2, 0)),
+    "index_add": (lambda t: t.index_add(axis=0, index=torch.tensor([2]),
+                                        source=torch.ones(1, 4, dtype=torch.float64)),
+                  lambda a: a + np.array([[0.0], [0.0], [1.0]])),
+    "scatter": (lambda t: t.scatter(axis=1, index=torch.tensor(IDX[:, :1]), value=9.0),
+                lambda a: np.where(np.arange(4) == IDX[:, :1], 9.0, a)),
+    "cosine_similarity": (lambda t: torch.nn.functional.cosine_similarity(t, t + 1, axis=0),
+                          lambda a: (a * (a + 1)).sum(0) / np.linalg.norm(a, axis=0)
+                          / np.linalg.norm(a + 1, axis=0)),
+    "trapezoid": (lambda t: torch.trapezoid(t, axis=0), lambda a: np.trapezoid(a, axis=0)
+                  if hasattr(np, "trapezoid") else np.trapz(a, axis=0)),
+    "swapaxes": (lambda t: t.swapaxes(axis0=0, axis1=1), lambda a: a.T),
+    "index_fill_": (lambda t: t.clone().index_fill_(axis=1, index=torch.tensor([0]), value=2.0),
+                    lambda a: np.concatenate([np.full((3, 1), 2.0), a[:, 1:]], 1)),
+    "scatter_add_": (lambda t: t.clone().scatter_add_(axis=0, index=torch.tensor([[1, 1, 1, 1]]),
+                                                      src=torch.ones(1, 4, dtype=torch.float64)),
+                     lambda a: a + np.array([[0.0], [1.0], [0.0]])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AXIS_CALLS))
+def test_native_functions_with_a_dim_take_axis(name):
+    call, ref = AXIS_CALLS[name]
+    np.testing.assert_allclose(call(torch.tensor(B)).numpy(), ref(B), rtol=1e-12, atol=1e-12)
+
+
+def test_python_level_functions_take_no_axis():
+    x = torch.tensor(B)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
+        x.split(1, axis=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
+        torch.nn.functional.softmax(x, axis=1)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'axis'"):
+        torch.cat([x], dim=0, axis=0)

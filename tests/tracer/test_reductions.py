@@ -648,3 +648,25 @@ def test_half_var_and_std_compute_in_float32():
                                    rtol=eps * 1.01)
         assert torch.var(torch.tensor(3.0).to(d), correction=0).item() == 0.0
         assert torch.std(torch.zeros(0, 3, dtype=d), 0).shape == (3,)
+
+
+def test_variance_without_degrees_of_freedom_warns_as_pytorch_and_is_nan():
+    msg = ("{}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+           "reduction factor (input numel divided by output numel).")
+    calls = [("var", lambda: torch.ones(1).var()), ("std", lambda: torch.ones(1).std()),
+             ("var", lambda: torch.ones(2, 0).var(1)),
+             ("var", lambda: torch.ones(2).var(correction=2)),
+             ("var_mean", lambda: torch.var_mean(torch.ones(1))[0]),
+             ("std_mean", lambda: torch.std_mean(torch.ones(3, 1), 1)[0])]
+    for name, call in calls:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            r = call()
+        user = [w for w in seen if w.category is UserWarning]
+        assert [str(w.message) for w in user] == [msg.format(name)], name
+        assert user[0].filename == __file__  # (the caller's line, as PyTorch's)
+        assert np.isnan(r.numpy()).all() or r.numel() == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        torch.ones(2).var()
+        torch.ones(1).var(correction=0)

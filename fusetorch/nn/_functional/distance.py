@@ -15,6 +15,7 @@ from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
+from ...tracer.numpy_names import numpy_names
 
 __all__ = ["normalize", "cosine_similarity", "pairwise_distance", "pdist"]
 
@@ -41,6 +42,7 @@ def _float_common(name: str, x1: Tensor, x2: Tensor) -> tuple:
             x2 if x2._dtype is common else D.cast(x2, common))
 
 
+@numpy_names
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) along `dim`, after broadcasting.
 

@@ -1,12 +1,22 @@
 """`fusetorch.nn.utils`: gradient clipping, parameter/vector conversion, `rnn` (packed
 sequences), parametrizations (`parametrize`, `parametrizations.weight_norm` / `spectral_norm`)
 and the legacy `weight_norm` and `spectral_norm`."""
-from . import parametrizations, parametrize, prune, rnn
-from .clip_grad import clip_grad_norm_, clip_grad_value_
+from . import fusion, parametrizations, parametrize, prune, rnn
+from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,
+                        get_total_norm)
 from .convert import parameters_to_vector, vector_to_parameters
+from .fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,
+                     fuse_linear_bn_weights)
+from .init import skip_init
+from .memory_format import (convert_conv2d_weight_memory_format,
+                            convert_conv3d_weight_memory_format)
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters", "parametrizations", "parametrize", "prune", "rnn", "weight_norm",
-           "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
+__all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters", "fusion",
+           "parametrizations", "parametrize", "prune", "rnn", "weight_norm",
+           "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "fuse_conv_bn_eval",
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights",
+           "skip_init", "convert_conv2d_weight_memory_format",
+           "convert_conv3d_weight_memory_format"]
