@@ -40,6 +40,11 @@ CASES = {
     "mish": (F.mish, lambda x: x * np.tanh(_softplus(x)),
              lambda x: np.tanh(_softplus(x)) + x * (1 - np.tanh(_softplus(x)) ** 2) * _sigmoid(x),
              "MishBackward0"),
+    "gelu_tanh": (lambda t: F.gelu(t, approximate="tanh"),
+                  lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
+                  lambda x: 0.5 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+                  + 0.5 * x * (1 - np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)) ** 2)
+                  * np.sqrt(2 / np.pi) * (1 + 3 * 0.044715 * x ** 2), "GeluBackward0"),
     "hardsigmoid": (F.hardsigmoid, lambda x: np.clip(x + 3, 0, 6) / 6,
                     lambda x: np.where(np.abs(x) < 3, 1 / 6, 0.0), "HardsigmoidBackward0"),
     "hardswish": (F.hardswish, lambda x: x * np.clip(x + 3, 0, 6) / 6,
@@ -59,7 +64,7 @@ CASES = {
                    lambda x: np.where(x > 0.5, x - 0.5, np.where(x < -0.5, x + 0.5, 0.0)),
                    lambda x: np.where(np.abs(x) > 0.5, 1.0, 0.0), "SoftshrinkBackward0"),
 }
-KINKS = {"elu": [0], "selu": [0], "celu": [0], "softplus": [2.5], "hardsigmoid": [-3, 3],
+KINKS = {"gelu_tanh": [], "elu": [0], "selu": [0], "celu": [0], "softplus": [2.5], "hardsigmoid": [-3, 3],
          "hardswish": [-3, 3], "hardtanh": [-0.5, 2], "relu6": [0, 6], "leaky_relu": [0],
          "threshold": [0.5], "hardshrink": [-0.5, 0.5], "softshrink": [-0.5, 0.5], "logsigmoid": [],
          "mish": []}
@@ -96,7 +101,7 @@ def test_replayed_activation_values_and_gradients(replays, name, shape):
         if k == 3:
             wait_for_builds(60)
         assert type(y.grad_fn).__name__ == grad_fn
-        np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-12, atol=1e-300)
+        np.testing.assert_allclose(y.detach().numpy(), want, rtol=1e-12, atol=1e-14)
         y.backward(torch.tensor(gv))
         np.testing.assert_allclose(x.grad.numpy()[away], dwant[away], rtol=1e-10, atol=1e-12)
 

@@ -123,9 +123,13 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     _float_only(input, "GeluKernelImpl")
     if approximate == "none":
         r = D.elementwise("gelu", input)  # (one primitive: ir/elementwise.py says why)
-    else:
-        r = _opmath(input, _gelu_tanh)
-    return A.label_recorded(r, "GeluBackward0", input)
+        return A.label_recorded(r, "GeluBackward0", input)
+    return _gelu_tanh_op(input)
+
+
+@composite
+def _gelu_tanh_op(input: Tensor) -> Tensor:
+    return A.label_recorded(_opmath(input, _gelu_tanh), "GeluBackward0", input)
 
 
 def _gelu_tanh(x: Tensor) -> Tensor:
