@@ -63,6 +63,9 @@ def logit(input: Tensor, eps: float | None = None, *, out=None) -> Tensor:
 
 @composite  # (six primitives: one kernel for a large input)
 def _logit(x: Tensor, eps: float | None) -> Tensor:
+    half = x._dtype in (dt.float16, dt.bfloat16)
+    if half:  # (ATen's kernel computes in float32 and rounds once: log - log1p cancels)
+        return cast(_logit(cast(x, dt.float32), eps), x._dtype)
     if eps is not None:
         x = elementwise("where", binary("lt", x, eps), eps,
                         elementwise("where", binary("gt", x, 1.0 - eps), 1.0 - eps, x))
