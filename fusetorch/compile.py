@@ -818,7 +818,8 @@ def _dtype_of(a):
 def _compile_module(module: Module, *args, **kwargs) -> None:
     """`Module.compile(...)`: the module's forward, compiled as `compile(...)` would; its hooks
     still run around it, eagerly."""
-    module.forward = compile(types.MethodType(type(module).forward, module), *args, **kwargs)
+    compiled = compile(types.MethodType(type(module).forward, module), *args, **kwargs)
+    module.forward = module._compiled_call_impl = compiled
 
 
 Module._compile_in_place = staticmethod(_compile_module)

@@ -335,6 +335,14 @@ class Module:
         options; calling the module then runs the compiled forward."""
         Module._compile_in_place(self, *args, **kwargs)
 
+    def __getstate__(self) -> dict:
+        # a copy or a saved module is not compiled (PyTorch drops _compiled_call_impl too)
+        state = self.__dict__.copy()
+        compiled = state.pop("_compiled_call_impl", None)
+        if compiled is not None and state.get("forward") is compiled:
+            del state["forward"]
+        return state
+
     def train(self, mode: bool = True) -> "Module":
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")

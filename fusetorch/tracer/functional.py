@@ -150,19 +150,12 @@ def where(condition: Tensor, input=None, other=None) -> Tensor:
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if condition._dtype is dt.uint8:  # (old masks: deprecated, still taken as nonzero)
-        import warnings
-        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and "
-                      "will be removed in a future version of PyTorch. Use a boolean condition "
-                      "instead.", UserWarning, stacklevel=2 if _caller_is_user() else 3)
+        from .user_warning import warn_at_user
+        warn_at_user("where received a uint8 condition tensor. This behavior is deprecated and "
+                     "will be removed in a future version of PyTorch. Use a boolean condition "
+                     "instead.")
         condition = cast(condition, dt.bool_)
     return elementwise("where", condition, input, other)
-
-
-def _caller_is_user() -> bool:
-    import os
-    import sys
-    return not sys._getframe(2).f_code.co_filename.startswith(
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def with_zero_grad(result: Tensor, *inputs, grad_fn: str | None = None) -> Tensor:
@@ -646,16 +639,9 @@ def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
 
 def _warn_no_dof(name: str) -> None:
     """PyTorch's warning (every call) for a variance over fewer elements than `correction`."""
-    import os
-    import sys
-    import warnings
-    root, f, level = os.path.dirname(os.path.dirname(os.path.abspath(__file__))), \
-        sys._getframe(1), 2
-    while f is not None and f.f_code.co_filename.startswith(root):  # (the user's line)
-        f, level = f.f_back, level + 1
-    warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
-                  "than the reduction factor (input numel divided by output numel).",
-                  UserWarning, stacklevel=level)
+    from .user_warning import warn_at_user
+    warn_at_user(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                 "than the reduction factor (input numel divided by output numel).")
 
 
 def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:

@@ -60,6 +60,10 @@ def _normalise(t: Tensor, key) -> list:
         else:
             k = _as_index_tensor(k, t)
             if k._dtype in (dt.bool_, dt.uint8):
+                if k._dtype is dt.uint8:  # (old ByteTensor masks: still masks, deprecated)
+                    from .user_warning import warn_at_user
+                    warn_at_user("indexing with dtype torch.uint8 is now deprecated, please use "
+                                 "a dtype torch.bool instead.")
                 items.append(("mask", D.cast(k, dt.bool_)))
             else:
                 items.append(("tensor", D.cast(k, dt.int64)))

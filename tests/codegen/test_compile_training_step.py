@@ -284,3 +284,19 @@ def test_module_compile_in_place_trains_as_eager():
     for a, b in zip(eager.parameters(), compiled.parameters()):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
     assert list(compiled.state_dict()) == list(eager.state_dict())
+    # a copy, or a saved and loaded module, is the module uncompiled (as PyTorch drops its
+    # compiled call), with the same parameters
+    plain = make()  # (no hooks: a lambda hook is not something torch.save can store)
+    plain.compile()
+    for original, other in ((compiled, copy.deepcopy(compiled)), (plain, _saved_and_loaded(plain))):
+        assert "forward" not in other.__dict__ and "forward" in original.__dict__
+        np.testing.assert_allclose(other(torch.tensor(x)).detach().numpy(),
+                                   original(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+
+
+def _saved_and_loaded(module):
+    import io
+    buf = io.BytesIO()
+    torch.save(module, buf)
+    buf.seek(0)
+    return torch.load(buf, weights_only=False)

@@ -193,7 +193,9 @@ def test_skip_init_builds_the_module_and_checks_its_class():
     m = nn.utils.skip_init(nn.Linear, 4, 3, bias=False, dtype=torch.float64)
     assert isinstance(m, nn.Linear) and m.weight.shape == (3, 4) and m.bias is None
     assert m.weight.dtype == torch.float64
-    with pytest.raises(RuntimeError, match="Expected a Module; got"):
+    with pytest.raises(RuntimeError, match="Expected a Module; got <class 'int'>"):
+        nn.utils.skip_init(int, 2)
+    with pytest.raises(TypeError, match="issubclass"):
         nn.utils.skip_init(torch.ones, 2)
 
     class NoDevice(nn.Module):

@@ -94,6 +94,7 @@ RUNS = [
     "fuse_conv_bn",              # tutorial: fusing conv and batch norm (custom Functions, gradcheck)
     "maml",                      # dragen1860/MAML-Pytorch (second-order grads, ParameterList repr)
     "cyclegan",                  # junyanz CycleGAN (InstanceNorm partial, image pool, LambdaLR)
+    "seq2seq_packed",            # bentrevett pytorch-seq2seq 4 (packed bi-GRU, masked attention)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}

@@ -395,6 +395,13 @@ def test_uint8_masks_where_and_masked_fill_as_pytorch():
         "where received a uint8 condition tensor. This behavior is deprecated and will be "
         "removed in a future version of PyTorch. Use a boolean condition instead."]
     assert seen[0].filename == __file__
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        picked = x[torch.tensor([1, 0, 1], dtype=torch.uint8)]  # an old ByteTensor mask
+    assert picked.tolist() == [1.0, 3.0]
+    assert [str(w.message) for w in seen] == [
+        "indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool "
+        "instead."] and seen[0].filename == __file__
     for mask, name in [(torch.tensor([1, 0, 1], dtype=torch.uint8), "unsigned char"),
                        (torch.tensor([1, 0, 1]), "long int")]:
         with pytest.raises(RuntimeError, match="^masked_fill_ only supports boolean masks, but "

@@ -1,0 +1,16 @@
+"""Warnings PyTorch raises from C++, attributed as Python shows them: to the user's line (the
+first frame outside fusetorch), however many of fusetorch's frames lie in between."""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def warn_at_user(message: str, category: type = UserWarning) -> None:
+    f, level = sys._getframe(1), 2
+    while f is not None and f.f_code.co_filename.startswith(_ROOT):
+        f, level = f.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
