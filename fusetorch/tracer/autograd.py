@@ -369,14 +369,17 @@ def _order_of(root_nodes: list) -> list:
 def _graph_key_of(order: list):
     """graph_key(order), or None for a graph with an unkeyable node; once per `same_graph`."""
     table = getattr(_MEMO, "table", None)
-    hit = table.get(id(order)) if table is not None else None
-    if hit is None:
-        try:
-            hit = graph_key(order)
-        except Unkeyable:
-            hit = (None, {n: i for i, n in enumerate(order)})
-        if table is not None:
-            table[id(order)] = hit  # (the order itself is held by the table: its id stays)
+    entry = table.get(id(order)) if table is not None else None
+    if entry is not None and entry[0] is order:
+        return entry[1]
+    try:
+        hit = graph_key(order)
+    except Unkeyable:
+        hit = (None, {n: i for i, n in enumerate(order)})
+    if table is not None:
+        # (the order is kept with its key: a list made afresh, a hooked graph's segment,
+        # could otherwise take the id of one since freed)
+        table[id(order)] = (order, hit)
     return hit
 
 

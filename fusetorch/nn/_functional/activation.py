@@ -2,9 +2,10 @@
 
 The pure part of each composite of several primitives is a `@composite`: from its second call
 with the same layouts one fused kernel (large inputs) or one interpreted graph (small ones),
-not a numpy pass and a dispatch per primitive. Each composite keeps PyTorch's gradient at its kinks (leaky_relu and elu at 0, hardtanh at its
-bounds, softplus at its threshold) and never lets an unused `where` branch overflow: a branch's
-gradient is multiplied by zero, and 0 * inf would be nan, so arguments of exp are clamped first.
+not a numpy pass and a dispatch per primitive. Each composite keeps PyTorch's gradient at its
+kinks (leaky_relu and elu at 0, hardtanh at its bounds, softplus at its threshold) and never lets
+an unused `where` branch overflow: a branch's gradient is multiplied by zero, and 0 * inf would
+be nan, so arguments of exp are clamped first.
 The result is labelled with PyTorch's grad_fn name (`GeluBackward0`, ...).
 """
 from __future__ import annotations
