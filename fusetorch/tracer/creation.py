@@ -584,18 +584,11 @@ def _random(size, dtype, dist, device, requires_grad, generator=None, low=None, 
         from ..runtime.eager import _random as draw
         from .sampling import _host_break
         _host_break("a draw from a torch.Generator")  # a constant in the graph: replays repeat it
-        return _finish(_const(np.asarray(_swap(generator, lambda: draw(np, **attrs))), dtype,
-                              be), requires_grad)
+        # the stream is passed, never swapped in for the global one: a swap races with other
+        # threads' draws, which would then take this stream's numbers (or keep it as global)
+        arr = np.asarray(draw(np, **attrs, gen=generator._g))
+        return _finish(_const(arr, dtype, be), requires_grad)
     return _finish(D.source("random", attrs, be), requires_grad)
-
-
-def _swap(generator: Generator, fn):
-    saved = GENERATOR.np
-    GENERATOR.np = generator._g.np
-    try:
-        return fn()
-    finally:
-        GENERATOR.np = saved
 
 
 def _check_float(dtype: dt.DType, kernel: str) -> None:

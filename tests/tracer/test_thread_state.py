@@ -354,3 +354,36 @@ def test_two_threads_accumulating_a_first_grad_into_one_leaf_keep_both(monkeypat
     ta.start(), tb.start()
     ta.join(60), tb.join(60)
     np.testing.assert_array_equal(w.grad.numpy(), [11.0, 22.0, 33.0])
+
+
+def test_a_generators_draw_leaves_the_global_stream_alone():
+    """A draw from a torch.Generator takes its numbers from that stream only; it used to swap
+    the stream in as the global one for the draw, so another thread drawing meanwhile took
+    this stream's numbers, and the swaps' restores could leave it as the global stream."""
+    from fusetorch.runtime import eager
+    global_stream, seen = eager.GENERATOR.np, []
+
+    class Stream:  # stands in for the Generator's numpy stream, and looks at the global one
+        def standard_normal(self, shape, dtype):
+            seen.append(eager.GENERATOR.np is global_stream)
+            return np.zeros(shape, dtype)
+
+    g = torch.Generator()
+    g._g.np = Stream()
+    assert torch.randn(3, generator=g).tolist() == [0.0, 0.0, 0.0]
+    assert seen == [True] and eager.GENERATOR.np is global_stream
+
+
+def test_seeded_generators_in_threads_draw_what_they_draw_alone():
+    def draws(seed):
+        g = torch.Generator().manual_seed(seed)
+        return [torch.randn(8, 5, generator=g).numpy().copy() for _ in range(20)]
+
+    alone = [draws(i) for i in range(4)]
+
+    def target(i, barrier):
+        barrier.wait()
+        return draws(i)
+
+    for got, want in zip(_run_threads(4, target), alone):
+        assert all(np.array_equal(a, b) for a, b in zip(got, want))
