@@ -197,6 +197,33 @@ def _permute_shape(shapes, a):
     return tuple(src[p] for p in norm)
 
 
+def _diagonal_length(n: int, m: int, offset: int) -> int:
+    return max(0, min(n + min(offset, 0), m - max(offset, 0)))
+
+
+def _diagonal_shape(shapes, a):
+    s, d1, d2 = shapes[0], a["dim1"], a["dim2"]
+    rest = tuple(x for i, x in enumerate(s) if i not in (d1, d2))
+    return rest + (_diagonal_length(s[d1], s[d2], a["offset"]),)
+
+
+def diagonal_steps(shape: tuple, a: dict) -> list:
+    """diagonal(x) as movement steps of x [shape]: dims (dim1, dim2) moved last, flattened into
+    one, and every (m + 1)-th element of that from the diagonal's first (m: dim2's size). The
+    composition in compiled graphs, and (walked back) the write of a value onto a diagonal."""
+    d1, d2, off = a["dim1"], a["dim2"], a["offset"]
+    rest = [i for i in range(len(shape)) if i not in (d1, d2)]
+    perm, outer = tuple(rest) + (d1, d2), tuple(shape[i] for i in rest)
+    n, m = shape[d1], shape[d2]
+    length = _diagonal_length(n, m, off)
+    start = (off if off >= 0 else -off * m) if length else 0
+    stop = start + (length - 1) * (m + 1) + 1 if length else 0
+    steps = [] if perm == tuple(range(len(shape))) else [("permute", {"perm": perm})]
+    steps.append(("reshape", {"shape": outer + (n * m,)}))
+    spec = tuple(("slice", 0, k, 1) for k in outer) + (("slice", start, stop, m + 1),)
+    return steps + [("index", {"spec": spec})]
+
+
 def _expand_shape(shapes, a):
     return expand_shape(shapes[0], a["shape"])
 
@@ -363,6 +390,9 @@ _def("expand", "movement", 1, _expand_shape, _same_dtype, attrs=("shape",), valu
      simplify=rw.to_shape, may_view=True)
 _def("index", "movement", None, index_shape, lambda d, a: d[0], attrs=("spec",), may_view=True,
      doc="x[spec] for ints, slices, None and int64 index tensors (inputs 1..)")
+_def("diagonal", "movement", 1, _diagonal_shape, _same_dtype, attrs=("offset", "dim1", "dim2"),
+     may_view=True, composition=lambda n, make: _diagonal_parts(n, make),
+     doc="the diagonal `offset` of dims (dim1, dim2), as a new last dim (a view)")
 _def("index_put", "movement", None, _index_put_shape, lambda d, a: d[0],
      attrs=("spec", "accumulate"), reuses_input0=True,
      doc="a copy of x with x[spec] = v (or += v when accumulate); inputs x, v, index tensors")
@@ -522,6 +552,29 @@ def _vjp_index_put(b, n, g):
     return (gx, gv) + (None,) * len(idx)
 
 
+def _diagonal_parts(n, make):
+    node = n.inputs[0]
+    for op, attrs in diagonal_steps(node.shape, n.attrs):
+        node = make(op, [node], attrs, n.meta)
+    return node
+
+
+def _put_diagonal(build, x, u, a):
+    """x with its diagonal replaced by u: the steps' own put_backs, last step first."""
+    steps, inner = diagonal_steps(x.shape, a), [x]
+    for op, attrs in steps[:-1]:
+        inner.append(build(op, [inner[-1]], attrs))
+    for (op, attrs), base in zip(reversed(steps), reversed(inner)):
+        u = OPS[op].put_back(build, base, u, attrs)
+    return u
+
+
+def _vjp_diagonal(b, n, g):
+    x = arg(n)
+    return (_put_diagonal(lambda op, ins, at: b.op(op, *ins, **at), b.zeros(x.shape, x.dtype),
+                          g, n.attrs),)
+
+
 def _vjp_cat(b, n, g):
     d, out, start = n.attrs["dim"], [], 0
     for x in n.inputs:
@@ -641,6 +694,7 @@ _VJP = {
     "max": (_vjp_max_min, (0, "out")), "min": (_vjp_max_min, (0, "out")),
     "reshape": (_vjp_reshape, ()), "permute": (_vjp_permute, ()),
     "expand": (_vjp_expand, ()), "index": (_vjp_index, (slice(1, None),)),
+    "diagonal": (_vjp_diagonal, ()),
     "index_put": (_vjp_index_put, (slice(2, None),)), "cat": (_vjp_cat, ()),
     "gather": (_vjp_gather, (1,)), "scatter_add": (_vjp_scatter_add, (1,)),
     "scatter_reduce": (_vjp_scatter_reduce, (0, 1, 2, "out")),
@@ -686,7 +740,8 @@ def _put_identity(build, x, u, _a):
 
 
 for _n, _put in (("index", _put_index), ("reshape", _put_reshape), ("permute", _put_permute),
-                 ("detach", _put_identity), ("check", _put_identity)):
+                 ("detach", _put_identity), ("check", _put_identity),
+                 ("diagonal", _put_diagonal)):
     OPS[_n] = replace(OPS[_n], put_back=_put)
 
 

@@ -100,6 +100,15 @@ def _check_bounds(x_shape, spec, idx):
 _BASIC_KEYS: dict = {}  # spec -> numpy index, for specs of ints, slices and new dims only
 
 
+def _diagonal(x, offset, dim1, dim2):
+    """A view, writable where x is: numpy's own is read-only (a guard from its copying days)
+    but may be made writable, which is what PyTorch's diagonal is."""
+    d = x.diagonal(offset, dim1, dim2)
+    if d.__class__ is np.ndarray and not d.flags.writeable and x.flags.writeable:
+        d.flags.writeable = True
+    return d
+
+
 def _index(x, *idx, spec):
     if idx:
         _check_bounds(x.shape, spec, idx)
@@ -539,6 +548,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         "expand": _expand if xp is np else
         lambda x, shape: x if x.shape == shape else xp.broadcast_to(x, shape),
         "index": _index, "index_put": functools.partial(_index_put, xp),
+        "diagonal": _diagonal,
         "cat": lambda *xs, dim: xp.concatenate(xs, axis=dim),
         "gather": functools.partial(_gather, xp),
         "scatter_add": functools.partial(_scatter_add, xp),

@@ -132,6 +132,7 @@ def _put_back_case(name):
         "reshape": ((2, 6), {"shape": (3, 4)}, []),
         "permute": ((2, 3, 4), {"perm": (2, 0, 1)}, []),
         "index": ((4, 5), {"spec": (("slice", 1, 4, 2), ("int", 3))}, []),  # basic: a view
+        "diagonal": ((3, 4, 5), {"offset": -1, "dim1": 2, "dim2": 0}, []),
         "detach": ((3, 2), {}, []),
         "check": ((3, 2), {"lo": -1e9, "hi": 1e9, "closed": False, "allow": None,
                            "error": "RuntimeError", "message": "{value}"}, []),
@@ -148,7 +149,7 @@ def test_put_back_writes_exactly_the_viewed_region():
     from fusetorch.runtime.interpret import run_graph
 
     rules = sorted(n for n, d in OPS.items() if d.put_back is not None)
-    assert rules == ["check", "detach", "index", "permute", "reshape"]
+    assert rules == ["check", "detach", "diagonal", "index", "permute", "reshape"]
     impl = make_table(np)
     rng = np.random.default_rng(0)
     for name in rules:
@@ -166,6 +167,11 @@ def test_put_back_writes_exactly_the_viewed_region():
         if name == "index":  # outside rows 1 and 3 of column 3: base's values
             want = b.copy()
             want[1:4:2, 3] = v
+            np.testing.assert_array_equal(out, want)
+        elif name == "diagonal":  # dims 2 and 0, offset -1: x[k, :, k + 1] (dim1 one past dim2)
+            want = b.copy()
+            for k in range(v.shape[-1]):
+                want[k, :, k + 1] = v[:, k]
             np.testing.assert_array_equal(out, want)
         else:  # a bijection: `viewed == v` alone pins every element of out
             assert np.shape(out) == shape

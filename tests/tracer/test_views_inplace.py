@@ -441,3 +441,69 @@ def test_recording_of_a_detached_alias_written_in_place():
         d[0].zero_()
         return y + 0
     _traced_matches_eager(f, rand(2, (3, 2)))
+
+
+# ---------------------------------------------------------------- diagonal() is a view
+
+@pytest.mark.parametrize("shape, offset, dims", [
+    ((3, 4), 0, (0, 1)), ((3, 4), 2, (0, 1)), ((3, 4), -2, (1, 0)), ((2, 3, 4), 1, (-1, 0)),
+    ((2, 3, 4), -5, (0, 2)), ((0, 3), 0, (0, 1)), ((4, 4), 9, (0, 1))])
+def test_a_write_through_diagonal_reaches_the_base(shape, offset, dims):
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    x = torch.tensor(a)
+    d = x.diagonal(offset, *dims)
+    d.mul_(-1.0)
+    want = a.copy()
+    for k in range(d.shape[-1]):  # element k: dim1 at k + max(-offset, 0), dim2 k + max(offset, 0)
+        idx = [slice(None)] * len(shape)
+        idx[dims[0] % len(shape)] = k + max(-offset, 0)
+        idx[dims[1] % len(shape)] = k + max(offset, 0)
+        want[tuple(idx)] *= -1
+    np.testing.assert_array_equal(x.numpy(), want)
+    assert d.shape == np.diagonal(a, offset, *dims).shape
+
+
+def test_diagonal_of_a_transposed_base_and_its_strides():
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = torch.tensor(a).permute(2, 0, 1)  # [4, 2, 3], not contiguous
+    d = torch.diagonal(x, 0, 1, 2)
+    np.testing.assert_array_equal(d.numpy(), np.diagonal(a.transpose(2, 0, 1), 0, 1, 2))
+    assert d.stride() == (1, 16)  # (dim 0 of x; x's strides of dims 1 and 2 added: 12 + 4)
+    d.fill_(0.5)
+    assert (x.numpy()[:, [0, 1], [0, 1]] == 0.5).all()
+
+
+def test_the_gradient_through_a_written_diagonal():
+    def f(t):
+        y = t * 1.0
+        y.diagonal(-1, 0, 2).mul_(t.diagonal(-1, 0, 2).sin())  # (not y's: mul_ writes it)
+        return y * y
+    x = torch.tensor(np.random.default_rng(3).standard_normal((4, 2, 3)), requires_grad=True)
+    assert gradcheck(f, (x,))
+    y = x * 1.0
+    d = y.diagonal()
+    assert type(d.grad_fn).__name__ == "DiagonalBackward0"
+    d.add_(1.0)
+    assert type(y.grad_fn).__name__ == "CopySlices"
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones((4, 2, 3)))
+
+
+def test_a_diagonal_of_a_leaf_refuses_a_write():
+    x = torch.zeros(3, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=re.escape(VIEW_LEAF)):
+        x.diagonal().fill_(1.0)
+
+
+def test_compiled_writes_through_a_diagonal_equal_eager():
+    def f(a, b):
+        c = a @ b
+        c.diagonal().add_(1.0)
+        return c.diagonal(1) * 3 + c[0, 1:]
+    rng = np.random.default_rng(5)
+    a, b = (torch.tensor(rng.standard_normal((5, 5))) for _ in range(2))
+    cf = torch.compile(f)
+    for _ in range(3):
+        np.testing.assert_allclose(cf(a, b).numpy(), f(a, b).numpy(), rtol=1e-12)
+    c = a.numpy() @ b.numpy() + np.eye(5)
+    np.testing.assert_allclose(f(a, b).numpy(), np.diagonal(c, 1) * 3 + c[0, 1:], rtol=1e-12)

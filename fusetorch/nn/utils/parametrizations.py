@@ -31,8 +31,8 @@ def _is_orthogonal(Q: Tensor) -> bool:
 
 
 def _with_diagonal(X: Tensor, values: Tensor | None, fill: float = 0.) -> Tensor:
-    """X with its (..., i, i) entries replaced by `values` (or `fill`): by a mask, since
-    `diagonal()` here is a copy, not a view to write through."""
+    """X with its (..., i, i) entries replaced by `values` (or `fill`), out of place (X may be a
+    leaf that requires grad): by a mask."""
     mask = eye(X.size(-2), X.size(-1), dtype=X.dtype, device=X.device)
     k = min(X.size(-2), X.size(-1))
     if values is None:
