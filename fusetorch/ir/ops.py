@@ -224,6 +224,28 @@ def diagonal_steps(shape: tuple, a: dict) -> list:
     return steps + [("index", {"spec": spec})]
 
 
+def _unfold_shape(shapes, a):
+    s, d, size, step = shapes[0], a["dim"], a["size"], a["step"]
+    return s[:d] + ((s[d] - size) // step + 1,) + s[d + 1:] + (size,)
+
+
+def unfold_parts(shape: tuple, a: dict, op) -> tuple:
+    """(index attrs, window index [windows, size], the permute after the index) for
+    unfold as movement steps: x[..., idx] gives [..., windows, size, rest...], whose size dim
+    the permute moves last. `op(name, *inputs, **attrs)` builds."""
+    d, size, step = a["dim"], a["size"], a["step"]
+    windows = (shape[d] - size) // step + 1
+    i64 = dt.int64
+    starts = op("reshape", op("iota", shape=(windows,), dtype=i64, start=0, step=step),
+                shape=(windows, 1))
+    idx = op("add", starts, op("reshape", op("iota", shape=(size,), dtype=i64, start=0, step=1),
+                               shape=(1, size)))
+    spec = tuple(("slice", 0, k, 1) for k in shape[:d]) + (("tensor", 0),)
+    nd = len(shape) + 1
+    perm = tuple(i for i in range(nd) if i != d + 1) + (d + 1,)
+    return {"spec": spec}, idx, perm
+
+
 def _expand_shape(shapes, a):
     return expand_shape(shapes[0], a["shape"])
 
@@ -393,6 +415,9 @@ _def("index", "movement", None, index_shape, lambda d, a: d[0], attrs=("spec",),
 _def("diagonal", "movement", 1, _diagonal_shape, _same_dtype, attrs=("offset", "dim1", "dim2"),
      may_view=True, composition=lambda n, make: _diagonal_parts(n, make),
      doc="the diagonal `offset` of dims (dim1, dim2), as a new last dim (a view)")
+_def("unfold", "movement", 1, _unfold_shape, _same_dtype, attrs=("dim", "size", "step"),
+     may_view=True, composition=lambda n, make: _unfold_composed(n, make),
+     doc="windows of `size` every `step` along `dim`, as a new last dim (Tensor.unfold: a view)")
 _def("index_put", "movement", None, _index_put_shape, lambda d, a: d[0],
      attrs=("spec", "accumulate"), reuses_input0=True,
      doc="a copy of x with x[spec] = v (or += v when accumulate); inputs x, v, index tensors")
@@ -575,6 +600,25 @@ def _vjp_diagonal(b, n, g):
                           g, n.attrs),)
 
 
+def _unfold_composed(n, make):
+    def op(name, *ins, **attrs):
+        return make(name, list(ins), attrs, n.meta)
+    x = n.inputs[0]
+    index, idx, perm = unfold_parts(x.shape, n.attrs, op)
+    return op("permute", op("index", x, idx, **index), perm=perm)
+
+
+def _vjp_unfold(b, n, g):
+    """The cotangent added back at each window's elements (overlapping windows, step < size,
+    share them). (No put_back: its index tensors would be values of the forward graph that
+    nothing saved, so a write through the view requiring grad is refused as as_strided's.)"""
+    x = arg(n)
+    index, idx, perm = unfold_parts(x.shape, n.attrs, b.op)
+    inv = tuple(perm.index(i) for i in range(len(perm)))
+    return (b.op("index_put", b.zeros(x.shape, x.dtype), b.op("permute", g, perm=inv), idx,
+                 accumulate=True, **index),)
+
+
 def _vjp_cat(b, n, g):
     d, out, start = n.attrs["dim"], [], 0
     for x in n.inputs:
@@ -694,7 +738,7 @@ _VJP = {
     "max": (_vjp_max_min, (0, "out")), "min": (_vjp_max_min, (0, "out")),
     "reshape": (_vjp_reshape, ()), "permute": (_vjp_permute, ()),
     "expand": (_vjp_expand, ()), "index": (_vjp_index, (slice(1, None),)),
-    "diagonal": (_vjp_diagonal, ()),
+    "diagonal": (_vjp_diagonal, ()), "unfold": (_vjp_unfold, ()),
     "index_put": (_vjp_index_put, (slice(2, None),)), "cat": (_vjp_cat, ()),
     "gather": (_vjp_gather, (1,)), "scatter_add": (_vjp_scatter_add, (1,)),
     "scatter_reduce": (_vjp_scatter_reduce, (0, 1, 2, "out")),

@@ -109,6 +109,14 @@ def _diagonal(x, offset, dim1, dim2):
     return d
 
 
+def _unfold(xp, x, dim, size, step):
+    """Tensor.unfold's windows as a view of x (writable where x is), PyTorch's strides."""
+    st = x.strides
+    shape = x.shape[:dim] + ((x.shape[dim] - size) // step + 1,) + x.shape[dim + 1:] + (size,)
+    strides = st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],)
+    return xp.lib.stride_tricks.as_strided(x, shape, strides)
+
+
 def _index(x, *idx, spec):
     if idx:
         _check_bounds(x.shape, spec, idx)
@@ -549,6 +557,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         lambda x, shape: x if x.shape == shape else xp.broadcast_to(x, shape),
         "index": _index, "index_put": functools.partial(_index_put, xp),
         "diagonal": _diagonal,
+        "unfold": functools.partial(_unfold, xp),
         "cat": lambda *xs, dim: xp.concatenate(xs, axis=dim),
         "gather": functools.partial(_gather, xp),
         "scatter_add": functools.partial(_scatter_add, xp),

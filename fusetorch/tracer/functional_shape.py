@@ -824,21 +824,19 @@ def scatter_reduce(input: Tensor, dim: int, index: Tensor, src: Tensor, reduce: 
 # ---------------------------------------------------------------- windows and repeats
 
 def unfold(input: Tensor, dimension: int, size: int, step: int) -> Tensor:
-    """Tensor.unfold: windows of `size` every `step` along `dimension`, as a new last dim."""
+    """Tensor.unfold: windows of `size` every `step` along `dimension`, as a new last dim (a
+    view)."""
     nd = _b.max(input.ndim, 1)
     d = norm_dim(dimension, nd)
     x = F.reshape(input, (1,)) if input.ndim == 0 else input
     n = x.shape[d]
     if size > n:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
     if step <= 0:
         raise RuntimeError(f"step is {step} but must be > 0")
-    windows = (n - size) // step + 1
-    starts = D.binary("mul", F.unsqueeze(_arange(windows, x), 1), step)
-    idx = D.binary("add", starts, _arange(size, x))  # [windows, size]
-    spec = tuple(("slice", 0, s, 1) for s in x.shape[:d]) + (("tensor", 0),)
-    r = D.apply("index", [x, idx], {"spec": spec})  # [..., windows, size, rest...]
-    r = movedim(r, d + 1, -1)
+    r = D.apply("unfold", [x], {"dim": d, "size": size, "step": step})
     return F.reshape(r, (size,)) if input.ndim == 0 else r
 
 

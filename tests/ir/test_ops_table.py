@@ -156,6 +156,7 @@ EXAMPLES = {
     "reshape": ([_f(2, 3, 4)], {"shape": (4, 6)}),
     "permute": ([_f(2, 3, 4)], {"perm": (2, 0, 1)}),
     "diagonal": ([_f(2, 3, 4)], {"offset": 1, "dim1": 2, "dim2": 1}),
+    "unfold": ([_f(2, 7, 3)], {"dim": 1, "size": 3, "step": 2}),
     "expand": ([_f(3, 1)], {"shape": (2, 3, 5)}),
     "index": ([_f(4, 5, 6), _i(2, 1, hi=5), _i(3, hi=6)],
               {"spec": (("slice", 1, 4, 2), ("tensor", 0), ("tensor", 1))}),

@@ -507,3 +507,58 @@ def test_compiled_writes_through_a_diagonal_equal_eager():
         np.testing.assert_allclose(cf(a, b).numpy(), f(a, b).numpy(), rtol=1e-12)
     c = a.numpy() @ b.numpy() + np.eye(5)
     np.testing.assert_allclose(f(a, b).numpy(), np.diagonal(c, 1) * 3 + c[0, 1:], rtol=1e-12)
+
+
+# ---------------------------------------------------------------- unfold() is a view
+
+@pytest.mark.parametrize("shape, dim, size, step", [
+    ((7,), 0, 3, 2), ((7,), 0, 3, 4), ((3, 8, 2), 1, 4, 3), ((4, 5), 0, 4, 4), ((2, 6), -1, 2, 2)])
+def test_a_write_through_unfold_reaches_the_base(shape, dim, size, step):
+    a = np.arange(float(np.prod(shape))).reshape(shape)
+    x = torch.tensor(a)
+    u = x.unfold(dim, size, step)
+    u.mul_(-1.0)
+    d = dim % len(shape)
+    windows = (shape[d] - size) // step + 1
+    want = a.copy()
+    hit = np.zeros(shape[d], bool)
+    for j in range(windows):
+        hit[j * step:j * step + size] = True
+    want[(slice(None),) * d + (hit,)] *= -1
+    np.testing.assert_array_equal(x.numpy(), want)
+    first = np.moveaxis(a.take(range(size), axis=d), d, -1)  # window 0, size last
+    np.testing.assert_array_equal(u.select(d, 0).numpy(), -first)
+
+
+def test_unfold_strides_and_the_gradient_of_overlapping_windows():
+    x = torch.tensor(np.random.default_rng(4).standard_normal((3, 9)), requires_grad=True)
+    u = x.unfold(1, 4, 2)  # windows at 0, 2, 4: elements 2..5 are in two of them
+    assert u.shape == (3, 3, 4) and u.stride() == (9, 2, 1)
+    assert gradcheck(lambda t: t.unfold(1, 4, 2).sin() * 2, (x,))
+    u.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy()[0], [1, 1, 2, 2, 2, 2, 1, 1, 0])
+
+
+def test_unfold_errors_and_a_write_with_grad():
+    x = torch.arange(5.0)
+    with pytest.raises(RuntimeError, match="size is -1 but must be >= 0"):
+        x.unfold(0, -1, 1)
+    with pytest.raises(RuntimeError, match="step is 0 but must be > 0"):
+        x.unfold(0, 2, 0)
+    assert torch.tensor(3.0).unfold(0, 1, 1).shape == (1,)
+    y = torch.ones(6, requires_grad=True) * 1
+    with pytest.raises(NotImplementedError, match="write into a clone"):
+        y.unfold(0, 2, 2).mul_(3)
+
+
+def test_compiled_unfold_equals_eager():
+    def f(x):
+        p = x.unfold(2, 4, 4).unfold(3, 4, 4)  # ViT-style patches [N, C, 2, 2, 4, 4]
+        return p.reshape(2, 3, 4, 16).sum(-1) * x.mean()
+    x = torch.tensor(np.random.default_rng(6).standard_normal((2, 3, 8, 8)))
+    cf = torch.compile(f)
+    for _ in range(3):
+        np.testing.assert_allclose(cf(x).numpy(), f(x).numpy(), rtol=1e-12)
+    a = x.numpy()
+    want = a.reshape(2, 3, 2, 4, 2, 4).transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 4, 16).sum(-1)
+    np.testing.assert_allclose(f(x).numpy(), want * a.mean(), rtol=1e-12)
