@@ -499,7 +499,8 @@ def _vjp_mul(b, n, g):
 
 
 elementwise("mul", 2, "same", "({0} * {1})", lambda xp: xp.multiply, vjp=_vjp_mul, saves=(0, 1),
-            saves_for=((1,), (0,)), fold=fo.arith(lambda a, b: a * b), simplify=rw.unit_either)
+            saves_for=((1,), (0,)), fold=fo.arith(lambda a, b: a * b), simplify=rw.unit_either,
+            half_scalar_at_float32=True)
 
 
 def _vjp_div(b, n, g):
@@ -512,7 +513,7 @@ def _vjp_div(b, n, g):
 
 elementwise("div", 2, "float", "({0} / {1})", lambda xp: xp.true_divide, vjp=_vjp_div,
             saves=(0, 1), saves_for=((1,), (0, 1)), fold=fo.arith(fo.fdiv, ints=False),
-            simplify=rw.unit_right_float)
+            simplify=rw.unit_right_float, half_scalar_at_float32=True)
 
 
 _NEG_POW = "Integers to negative integer powers are not allowed."

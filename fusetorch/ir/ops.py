@@ -86,6 +86,9 @@ class OpDef:
     reuses_input0: bool = False  # may write its result into input 0's buffer when it is dead
     native_half: bool = False  # float16/bfloat16 eager runs as is, not through float32: exact
     #                            ops (casts, copies, rounding, where, relu, sign)
+    # beside a float16/bfloat16 tensor, a scalar second operand (a number, a 0-d tensor of
+    # another dtype) is read at float32 as given, not rounded first: PyTorch's CPU mul and div
+    half_scalar_at_float32: bool = False
     # numpy computes it far slower than a kernel of its c_expr (a series, a select per
     # element): on the CPU, eager float arrays of one shape and dtype, POLICY.min_elements
     # elements or more, run as a one-op kernel (runtime/eager_kernels.elementwise)

@@ -239,7 +239,11 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
             return SPARSE_BINARY(name, a, b)
         ins, tensors, data, be, compute, out_dtype, shape = _promote(name, _args(a, b, more))
     try:
-        out = be.impl[name](*data)
+        if (compute is _F16 or compute is _BF16) and b is not _UNARY and be.xp is np and \
+                OPS[name].half_scalar_at_float32:
+            out = _with_scalar_at_float32(be.impl[name], compute, a, b, data)
+        else:
+            out = be.impl[name](*data)
     except MemoryError as e:
         raise allocator_error(e) from None
     if out.__class__ is not _ndarray:  # a numpy scalar from 0-d inputs, or cupy
@@ -255,6 +259,21 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
     if st.GRAD_ENABLED and any_needs_grad(tensors):
         GRAD_RECORD(name, ins, {}, result, compute)
     return result
+
+
+# (OpDef.half_scalar_at_float32) numpy rounds a scalar to the tensor's dtype first, as PyTorch
+# does for a first operand (`torch.mul(0.1, x)`) and for add and sub; PyTorch's mul and div
+# read a second one at float32: one in three of `x * 0.1` differed in the last bit.
+_F16, _F32_NP = dt.float16, np.dtype(np.float32)
+
+
+def _with_scalar_at_float32(fn, compute: dt.DType, a, b, data: tuple):
+    if not (b.__class__ in _SCALARS or b.__class__ is bool or
+            isinstance(b, Tensor) and b.ndim == 0 and b._dtype is not compute) or \
+            not isinstance(a, Tensor) or a._dtype is not compute:
+        return fn(*data)
+    wide = fn(data[0].astype(_F32_NP), np.float32(b._data if isinstance(b, Tensor) else b))
+    return _as_array(wide, NP_DTYPES[compute], _device.cpu_backend())
 
 
 _SELECT = {n for n, d in OPS.items() if d.mask}  # where(cond, x, y)
