@@ -353,8 +353,17 @@ def _vjp_abs(b, n, g):
     return (b.op("mul", g, b.op("sign", b.value(arg(n)))),)
 
 
+def _refuse_bool(kernel: str):
+    """PyTorch has no bool kernel for these: NotImplementedError naming its CPU kernel."""
+    def refuse(compute, _dtypes):
+        if compute is dt.bool_:
+            return NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+        return None
+    return refuse
+
+
 elementwise("abs", 1, "same", "fabs{f}({0})", lambda xp: xp.abs, vjp=_vjp_abs, saves=(0,),
-            fold=fo.arith(abs), unary_api=True)
+            fold=fo.arith(abs), unary_api=True, refuse=_refuse_bool("abs_cpu"))
 
 
 def _sign(xp):
@@ -466,15 +475,6 @@ elementwise("add", 2, "same", "({0} + {1})", lambda xp: xp.add, vjp=_vjp_add,
 
 def _vjp_sub(b, n, g):
     return (b.sum_to(g, arg(n, 0).shape), b.sum_to(b.op("neg", g), arg(n, 1).shape))
-
-
-def _refuse_bool(kernel: str):
-    """PyTorch has no bool kernel for these: NotImplementedError naming its CPU kernel."""
-    def refuse(compute, _dtypes):
-        if compute is dt.bool_:
-            return NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
-        return None
-    return refuse
 
 
 def _refuse_sub(compute, dtypes):

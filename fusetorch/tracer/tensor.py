@@ -426,6 +426,10 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._data.shape[0]))
 
+    def __reversed__(self) -> "Tensor":
+        """PyTorch's: the tensor flipped along dim 0 (a 0-d tensor is itself), not an iterator."""
+        return self if self._data.ndim == 0 else self.flip(0)
+
     def __bool__(self) -> bool:
         _data_read("bool()")
         n = self._data.size
