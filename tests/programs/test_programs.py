@@ -95,6 +95,16 @@ RUNS = [
     "maml",                      # dragen1860/MAML-Pytorch (second-order grads, ParameterList repr)
     "cyclegan",                  # junyanz CycleGAN (InstanceNorm partial, image pool, LambdaLR)
     "seq2seq_packed",            # bentrevett pytorch-seq2seq 4 (packed bi-GRU, masked attention)
+    "mobilenet_v2",              # torchvision models/mobilenetv2.py (Conv2dNormActivation, ReLU6)
+    "densenet",                  # torchvision models/densenet.py (checkpointed bottlenecks, ModuleDict)
+    "realnvp",                   # karpathy/pytorch-normalizing-flows (AffineHalfFlow, ActNorm)
+    "gmm_mixture",               # distributions: MixtureSameFamily GMM fit, kl_divergence
+    "gnn_scatter",               # message passing with index_add_/scatter_reduce (GIN, SAGE)
+    "pointnet",                  # fxia22/pointnet.pytorch (STN3d/STNkd, Conv1d, bmm, regularizer)
+    "capsnet",                   # gram-ai/capsule-networks (dynamic routing, margin loss)
+    "ctc_speech",                # AssemblyAI speech recognition (CTCLoss, bi-GRU, OneCycleLR)
+    "gaussian_process",          # GP regression from scratch (cdist, cholesky_solve, float64)
+    "knowledge_distillation",    # tutorial: knowledge distillation (KL soft targets, cosine, MSE)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
