@@ -105,6 +105,7 @@ RUNS = [
     "ctc_speech",                # AssemblyAI speech recognition (CTCLoss, bi-GRU, OneCycleLR)
     "gaussian_process",          # GP regression from scratch (cdist, cholesky_solve, float64)
     "knowledge_distillation",    # tutorial: knowledge distillation (KL soft targets, cosine, MSE)
+    "autograd_mechanics",        # notes: autograd mechanics (_saved_*, Node hooks, multi-grad hook)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
