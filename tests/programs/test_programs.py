@@ -106,6 +106,7 @@ RUNS = [
     "gaussian_process",          # GP regression from scratch (cdist, cholesky_solve, float64)
     "knowledge_distillation",    # tutorial: knowledge distillation (KL soft targets, cosine, MSE)
     "autograd_mechanics",        # notes: autograd mechanics (_saved_*, Node hooks, multi-grad hook)
+    "lkj_covariance",            # Pyro's examples/lkj.py as MAP (LKJCholesky, Wishart posterior)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
