@@ -107,6 +107,8 @@ RUNS = [
     "knowledge_distillation",    # tutorial: knowledge distillation (KL soft targets, cosine, MSE)
     "autograd_mechanics",        # notes: autograd mechanics (_saved_*, Node hooks, multi-grad hook)
     "lkj_covariance",            # Pyro's examples/lkj.py as MAP (LKJCholesky, Wishart posterior)
+    "annotated_transformer",     # harvardnlp The Annotated Transformer (LabelSmoothing, copy task)
+    "neural_ode",                # msurtsukov Neural ODEs (hand-written adjoint autograd.Function)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
