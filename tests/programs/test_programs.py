@@ -109,6 +109,10 @@ RUNS = [
     "lkj_covariance",            # Pyro's examples/lkj.py as MAP (LKJCholesky, Wishart posterior)
     "annotated_transformer",     # harvardnlp The Annotated Transformer (LabelSmoothing, copy task)
     "neural_ode",                # msurtsukov Neural ODEs (hand-written adjoint autograd.Function)
+    "simclr",                    # sthalles/SimCLR (info_nce_loss: boolean-mask similarity matrix)
+    "sinkhorn",                  # dfdazac/wassdistance (log-domain Sinkhorn, logsumexp)
+    "yolo_boxes",                # YOLOv5 utils (box_iou, non_max_suppression, x[i, j + 5, None])
+    "bayes_by_backprop",         # Bayes by Backprop (Gaussian posterior, scale-mixture prior)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
