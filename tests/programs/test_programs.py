@@ -113,6 +113,8 @@ RUNS = [
     "sinkhorn",                  # dfdazac/wassdistance (log-domain Sinkhorn, logsumexp)
     "yolo_boxes",                # YOLOv5 utils (box_iou, non_max_suppression, x[i, j + 5, None])
     "bayes_by_backprop",         # Bayes by Backprop (Gaussian posterior, scale-mixture prior)
+    "compile_tutorial",          # tutorial: Introduction to torch.compile (graph breaks, modes)
+    "profiler_recipe",           # recipe: PyTorch Profiler (tables, memory, schedule, trace)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
