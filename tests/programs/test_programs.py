@@ -115,6 +115,9 @@ RUNS = [
     "bayes_by_backprop",         # Bayes by Backprop (Gaussian posterior, scale-mixture prior)
     "compile_tutorial",          # tutorial: Introduction to torch.compile (graph breaks, modes)
     "profiler_recipe",           # recipe: PyTorch Profiler (tables, memory, schedule, trace)
+    "swin_block",                # microsoft/Swin-Transformer (shifted windows, torch.roll, bias table)
+    "convnext",                  # facebookresearch/ConvNeXt (depthwise 7x7, channels_first LayerNorm)
+    "gumbel_vae",                # YongfeiYan/Gumbel_Softmax_VAE (straight-through gumbel softmax)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
