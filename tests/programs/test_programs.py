@@ -118,6 +118,10 @@ RUNS = [
     "swin_block",                # microsoft/Swin-Transformer (shifted windows, torch.roll, bias table)
     "convnext",                  # facebookresearch/ConvNeXt (depthwise 7x7, channels_first LayerNorm)
     "gumbel_vae",                # YongfeiYan/Gumbel_Softmax_VAE (straight-through gumbel softmax)
+    "lora",                      # microsoft/LoRA loralib (nn.Linear mixin, merge on eval)
+    "sparsemax",                 # deep-spin/entmax (sparsemax/entmax15 Functions, gradcheck)
+    "mixture_of_experts",        # davidmrau/mixture-of-experts (noisy top-k gating, dispatcher)
+    "mamba_minimal",             # johnma2006/mamba-minimal (selective scan; x.split(split_size=))
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
