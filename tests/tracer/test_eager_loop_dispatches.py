@@ -245,3 +245,14 @@ def test_split_keywords_are_pytorchs():
         x.split(split_size_or_sections=2)
     with pytest.raises(TypeError, match="split_size"):
         torch.split(x, split_size=2)
+
+
+def test_contains_and_reversed_are_pytorchs():
+    t = torch.tensor([[1, 2], [3, 4]])
+    assert 2 in t and 5 not in t and torch.tensor(3) in t and 2.0 in t
+    with pytest.raises(RuntimeError, match="Tensor.__contains__ only supports Tensor or scalar, "
+                                           "but you passed in a <class 'str'>."):
+        "a" in t
+    assert reversed(t).tolist() == [[3, 4], [1, 2]]
+    s = torch.tensor(1.0)
+    assert reversed(s) is s
