@@ -122,6 +122,7 @@ RUNS = [
     "sparsemax",                 # deep-spin/entmax (sparsemax/entmax15 Functions, gradcheck)
     "mixture_of_experts",        # davidmrau/mixture-of-experts (noisy top-k gating, dispatcher)
     "mamba_minimal",             # johnma2006/mamba-minimal (selective scan; x.split(split_size=))
+    "frozen_bn_finetune",        # torchvision FrozenBatchNorm2d, state-dict migrations and hooks
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
