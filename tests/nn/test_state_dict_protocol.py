@@ -123,3 +123,19 @@ def test_get_buffer_set_submodule_bfloat16_modules():
     shared = nn.ReLU()
     s = nn.Sequential(shared, shared)
     assert len(list(s.modules())) == 2 and len(list(s.modules(remove_duplicate=False))) == 3
+
+
+def test_batchnorm_checkpoint_without_num_batches_tracked_loads():
+    # an old (version 1) or plain-dict checkpoint lacks num_batches_tracked: PyTorch's
+    # _NormBase supplies the module's own; one with version 2 metadata is strict about it
+    bn = nn.BatchNorm2d(3)
+    bn.num_batches_tracked.fill_(5)
+    sd = dict(bn.state_dict())
+    del sd["num_batches_tracked"]
+    assert repr(bn.load_state_dict(sd)) == "<All keys matched successfully>"
+    assert bn.num_batches_tracked.item() == 5
+    full = bn.state_dict()
+    del full["num_batches_tracked"]
+    with pytest.raises(RuntimeError, match='Missing key\\(s\\) in state_dict: '
+                                           '"num_batches_tracked"'):
+        bn.load_state_dict(full)
