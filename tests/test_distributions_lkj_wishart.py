@@ -48,7 +48,8 @@ def test_corr_cholesky_transform():
     assert t.forward_shape((2, 6)) == (2, 4, 4) and t.inverse_shape((2, 4, 4)) == (2, 6)
     with pytest.raises(ValueError, match="Input is not a flattend lower-diagonal number"):
         t.forward_shape((5,))
-    assert biject_to(constraints.corr_cholesky) == t and transform_to(constraints.corr_cholesky) == t
+    assert biject_to(constraints.corr_cholesky) == t
+    assert transform_to(constraints.corr_cholesky) == t
     # log|det J| of x -> the strict lower triangle of y, by central differences
     ladj = t.log_abs_det_jacobian(x, y).numpy()
     for b in range(3):

@@ -31,7 +31,8 @@ class Block(nn.Module):
         super().__init__()
         self.dwconv = nn.Conv2d(dim, dim, kernel_size=7, padding=3, groups=dim)  # depthwise conv
         self.norm = LayerNorm(dim, eps=1e-6)
-        self.pwconv1 = nn.Linear(dim, 4 * dim)  # pointwise/1x1 convs, implemented with linear layers
+        # pointwise/1x1 convs, implemented with linear layers
+        self.pwconv1 = nn.Linear(dim, 4 * dim)
         self.act = nn.GELU()
         self.pwconv2 = nn.Linear(4 * dim, dim)
         self.gamma = nn.Parameter(layer_scale_init_value * torch.ones((dim)),
@@ -58,7 +59,8 @@ class ConvNeXt(nn.Module):
                  dims=[96, 192, 384, 768], drop_path_rate=0., layer_scale_init_value=1e-6,
                  head_init_scale=1.):
         super().__init__()
-        self.downsample_layers = nn.ModuleList()  # stem and 3 intermediate downsampling conv layers
+        # stem and 3 intermediate downsampling conv layers
+        self.downsample_layers = nn.ModuleList()
         stem = nn.Sequential(
             nn.Conv2d(in_chans, dims[0], kernel_size=4, stride=4),
             LayerNorm(dims[0], eps=1e-6, data_format="channels_first")
@@ -70,7 +72,8 @@ class ConvNeXt(nn.Module):
                 nn.Conv2d(dims[i], dims[i + 1], kernel_size=2, stride=2),
             )
             self.downsample_layers.append(downsample_layer)
-        self.stages = nn.ModuleList()  # feature resolution stages, each consisting of multiple residual blocks
+        # feature resolution stages, each consisting of multiple residual blocks
+        self.stages = nn.ModuleList()
         dp_rates = [x.item() for x in torch.linspace(0, drop_path_rate, sum(depths))]
         cur = 0
         for i in range(len(dims)):

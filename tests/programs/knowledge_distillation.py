@@ -1,10 +1,11 @@
 """In the style of the PyTorch tutorial "Knowledge Distillation" (beginner/knowledge_distillation
-_tutorial): a deeper teacher and a lighter student CNN, the student trained on
-`T**2`-scaled soft targets (`soft_targets * (soft_targets.log() - soft_prob)` summed over the
-batch) plus cross-entropy, the cosine-loss variant on flattened hidden representations
-(`nn.CosineEmbeddingLoss` with `torch.ones(...)` targets, the teacher's pooled by `avg_pool1d`), and the regressor
-variant with an MSE on feature maps; `teacher.eval()` under `torch.no_grad()`, and the soft
-target term checked against `nn.KLDivLoss(reduction="batchmean")`."""
+_tutorial): a deeper teacher and a lighter student CNN, the student trained on `T**2`-scaled
+soft targets (`soft_targets * (soft_targets.log() - soft_prob)` summed over the batch) plus
+cross-entropy, the cosine-loss variant on flattened hidden representations
+(`nn.CosineEmbeddingLoss` with `torch.ones(...)` targets, the teacher's pooled by
+`avg_pool1d`), and the regressor variant with an MSE on feature maps; `teacher.eval()` under
+`torch.no_grad()`, and the soft target term checked against
+`nn.KLDivLoss(reduction="batchmean")`."""
 import fusetorch as torch
 import fusetorch.nn as nn
 import fusetorch.optim as optim

@@ -96,7 +96,7 @@ RUNS = [
     "cyclegan",                  # junyanz CycleGAN (InstanceNorm partial, image pool, LambdaLR)
     "seq2seq_packed",            # bentrevett pytorch-seq2seq 4 (packed bi-GRU, masked attention)
     "mobilenet_v2",              # torchvision models/mobilenetv2.py (Conv2dNormActivation, ReLU6)
-    "densenet",                  # torchvision models/densenet.py (checkpointed bottlenecks, ModuleDict)
+    "densenet",                  # torchvision models/densenet.py (checkpointed bottlenecks)
     "realnvp",                   # karpathy/pytorch-normalizing-flows (AffineHalfFlow, ActNorm)
     "gmm_mixture",               # distributions: MixtureSameFamily GMM fit, kl_divergence
     "gnn_scatter",               # message passing with index_add_/scatter_reduce (GIN, SAGE)
@@ -115,14 +115,15 @@ RUNS = [
     "bayes_by_backprop",         # Bayes by Backprop (Gaussian posterior, scale-mixture prior)
     "compile_tutorial",          # tutorial: Introduction to torch.compile (graph breaks, modes)
     "profiler_recipe",           # recipe: PyTorch Profiler (tables, memory, schedule, trace)
-    "swin_block",                # microsoft/Swin-Transformer (shifted windows, torch.roll, bias table)
-    "convnext",                  # facebookresearch/ConvNeXt (depthwise 7x7, channels_first LayerNorm)
+    "swin_block",                # microsoft/Swin-Transformer (shifted windows, torch.roll)
+    "convnext",                  # facebookresearch/ConvNeXt (depthwise 7x7, channels_first LN)
     "gumbel_vae",                # YongfeiYan/Gumbel_Softmax_VAE (straight-through gumbel softmax)
     "lora",                      # microsoft/LoRA loralib (nn.Linear mixin, merge on eval)
     "sparsemax",                 # deep-spin/entmax (sparsemax/entmax15 Functions, gradcheck)
     "mixture_of_experts",        # davidmrau/mixture-of-experts (noisy top-k gating, dispatcher)
     "mamba_minimal",             # johnma2006/mamba-minimal (selective scan; x.split(split_size=))
     "frozen_bn_finetune",        # torchvision FrozenBatchNorm2d, state-dict migrations and hooks
+    "llama2c",                   # karpathy/llama2.c model.py (RoPE, GQA, flash/manual attention)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
