@@ -13,10 +13,34 @@ recompiles = logging.getLogger("fusetorch.recompiles")
 _handler: logging.Handler | None = None
 
 
-def set_logs(*, recompiles: bool = False) -> None:
-    """Turn logging of every retrace (`recompiles`) on or off; replaces what the environment
-    variables asked for."""
-    _enable(bool(recompiles))
+# the rest of PyTorch 2.13's `set_logs` keywords: components' log levels (int or None) and
+# artifacts (bool), accepted for scripts that set them and otherwise ignored (fusetorch has no
+# dynamo, AOT or inductor logs; a graph break warns once whatever graph_breaks says)
+_COMPONENTS = ("all", "dynamo", "aot", "autograd", "dynamic", "inductor", "distributed", "c10d",
+               "ddp", "fsdp", "dtensor", "onnx", "export", "modules")
+_IGNORED_ARTIFACTS = (
+    "bytecode", "aot_graphs", "aot_joint_graph", "ddp_graphs", "graph", "graph_code",
+    "graph_code_verbose", "graph_breaks", "side_effects", "graph_sizes", "guards",
+    "trace_source", "trace_call", "trace_bytecode", "output_code", "kernel_code", "schedule",
+    "perf_hints", "pre_grad_graphs", "post_grad_graphs", "ir_pre_fusion", "ir_post_fusion",
+    "onnx_diagnostics", "fusion", "overlap", "cudagraphs", "sym_node", "compiled_autograd",
+    "compiled_autograd_verbose", "cudagraph_static_inputs", "benchmarking", "autotuning",
+    "incremental", "graph_region_expansion", "inductor_metrics", "hierarchical_compile",
+    "compute_dependencies", "caching")
+
+
+def set_logs(*, recompiles: bool = False, recompiles_verbose: bool = False,
+             **settings) -> None:
+    """Turn logging of every retrace (`recompiles`, `recompiles_verbose`) on or off; replaces
+    what the environment variables asked for. PyTorch's other keywords are accepted and
+    ignored.
+
+    >>> torch._logging.set_logs(recompiles=True, graph_breaks=True, dynamo=logging.INFO)
+    """
+    for name in settings:
+        if name not in _COMPONENTS and name not in _IGNORED_ARTIFACTS:
+            raise TypeError(f"set_logs() got an unexpected keyword argument '{name}'")
+    _enable(bool(recompiles or recompiles_verbose))
 
 
 def _enable(on: bool) -> None:

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import abc
 import contextlib
-from typing import Any, Callable, Iterable
+import threading
+from typing import Any, Callable, Iterable, Sequence
 
 from ..tracer import autograd_modes as _modes
 from ..tracer.tensor import Tensor
 
 __all__ = ["saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks",
-           "increment_version", "Node"]
+           "increment_version", "Node", "register_multi_grad_hook"]
 
 
 class Node(abc.ABC):
@@ -90,8 +91,64 @@ def increment_version(tensor: Tensor | Iterable[Tensor]) -> None:
         t._bump_version()
 
 
-_NOT_BUILT = ("GradientEdge", "get_gradient_edge", "register_multi_grad_hook",
-              "allow_mutation_on_saved_tensors")
+class _MultiHandle:
+    """The handle `register_multi_grad_hook` returns: removes the hook from every tensor."""
+
+    def __init__(self, handles: tuple) -> None:
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+    def __enter__(self) -> "_MultiHandle":
+        return self
+
+    def __exit__(self, *args: object) -> None:
+        self.remove()
+
+
+def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *,
+                             mode: str = "all") -> _MultiHandle:
+    """`fn` on the gradients of several tensors, once per backward. mode "all": `fn(grads)`
+    with one entry per tensor, None for those whose gradient this backward did not compute,
+    called once the backward has computed them all (here: as it finishes, through
+    `queue_callback`). mode "any": `fn(grad)` with the first of them computed.
+
+    >>> h = register_multi_grad_hook((a, b), lambda grads: print(len(grads)))
+    """
+    from ..tracer.autograd import queue_callback
+    supported_modes = ("all", "any")
+    if mode not in supported_modes:
+        raise ValueError(f"Expects mode to be one of {supported_modes} but got {mode}")
+    tensors = tuple(tensors)
+    lock = threading.Lock()  # (backwards in several threads: one call each)
+    state: dict = {}  # per backward in progress: the gradients seen, or that "any" ran
+
+    def finish() -> None:
+        with lock:
+            grads = state.pop("grads", None)
+        if mode == "all" and grads is not None:
+            fn(tuple(grads))
+
+    def inner(idx: int):
+        def hook(grad: Tensor) -> None:
+            with lock:
+                first = "grads" not in state
+                if first:
+                    state["grads"] = [None] * len(tensors)
+                state["grads"][idx] = grad
+            if first:
+                queue_callback(finish)
+                if mode == "any":
+                    fn(grad)
+        return hook
+
+    return _MultiHandle(tuple(t.register_hook(inner(i)) for i, t in enumerate(tensors)
+                              if t.requires_grad))
+
+
+_NOT_BUILT = ("GradientEdge", "get_gradient_edge", "allow_mutation_on_saved_tensors")
 
 
 def __getattr__(name: str):

@@ -9,11 +9,13 @@ from .distribution import Distribution
 from .generalized_pareto import GeneralizedPareto
 from .independent import Independent
 from .kl import kl_divergence, register_kl
+from .lkj_cholesky import LKJCholesky
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .uniform import Uniform
 from .von_mises import VonMises
+from .wishart import Wishart
 from . import _families, constraint_registry, kl_lowrank_cb, transforms  # noqa: F401
 from .constraint_registry import biject_to, transform_to
 from ._families import (  # noqa: F401
@@ -24,23 +26,18 @@ from ._families import (  # noqa: F401
     OneHotCategorical, OneHotCategoricalStraightThrough, Pareto, Poisson, RelaxedBernoulli,
     RelaxedOneHotCategorical, StudentT, TransformedDistribution, Weibull)
 from .transforms import (  # noqa: F401
-    AbsTransform, AffineTransform, CatTransform, ComposeTransform,
+    AbsTransform, AffineTransform, CatTransform, ComposeTransform, CorrCholeskyTransform,
     CumulativeDistributionTransform, StackTransform,
     ExpTransform, IndependentTransform, LowerCholeskyTransform, PositiveDefiniteTransform,
     PowerTransform, ReshapeTransform, SigmoidTransform, SoftmaxTransform, SoftplusTransform,
     StickBreakingTransform, TanhTransform, Transform, identity_transform)
 
 __all__ = ["Bernoulli", "Categorical", "ContinuousBernoulli", "Distribution", "GeneralizedPareto",
-           "Independent",
+           "Independent", "LKJCholesky",
            "LowRankMultivariateNormal", "MultivariateNormal",
-           "Normal", "Uniform", "VonMises", *_families.__all__,
+           "Normal", "Uniform", "VonMises", "Wishart", *_families.__all__,
            "constraints", "kl_divergence", "register_kl", "biject_to", "transform_to"]
-
-_NOT_BUILT = ("Wishart",
-              "LKJCholesky", "CorrCholeskyTransform")
 
 
 def __getattr__(name: str):
-    if name in _NOT_BUILT:
-        raise NotImplementedError(f"fusetorch does not implement torch.distributions.{name} yet")
     raise AttributeError(f"module 'fusetorch.distributions' has no attribute '{name}'")

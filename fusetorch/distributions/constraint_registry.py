@@ -109,6 +109,12 @@ def _transform_to_lower_cholesky(constraint):
     return transforms.LowerCholeskyTransform()
 
 
+@biject_to.register(constraints.corr_cholesky)
+@transform_to.register(constraints.corr_cholesky)
+def _transform_to_corr_cholesky(constraint):
+    return transforms.CorrCholeskyTransform()
+
+
 @transform_to.register(constraints.positive_definite)
 def _transform_to_positive_definite(constraint):
     return transforms.PositiveDefiniteTransform()

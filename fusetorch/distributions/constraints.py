@@ -11,7 +11,7 @@ __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_
            "one_hot", "multinomial",
            "interval", "is_dependent", "less_than", "nonnegative", "nonnegative_integer",
            "positive", "positive_integer", "real", "real_vector", "simplex", "unit_interval",
-           "lower_cholesky", "positive_definite", "cat", "stack"]
+           "lower_cholesky", "corr_cholesky", "positive_definite", "cat", "stack"]
 
 
 class Constraint:
@@ -243,6 +243,20 @@ class _LowerCholesky(Constraint):
         return F.logical_and(lower, F.gt(value.diagonal(dim1=-2, dim2=-1), 0).min(-1).values)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: lower Cholesky with rows of unit norm
+    (within 10 eps per dim, PyTorch's tolerance)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        from .utils import finfo_eps
+        tol = finfo_eps(value.dtype) * value.size(-1) * 10
+        row_norm = value.detach().pow(2).sum(-1).sqrt()
+        unit_row_norm = F.le(F.abs(row_norm - 1.0), tol).all(dim=-1)
+        return F.logical_and(_LowerCholesky().check(value), unit_row_norm)
+
+
 class _PositiveDefinite(Constraint):
     """Symmetric square matrices whose Cholesky factorisation succeeds."""
 
@@ -334,6 +348,7 @@ simplex = _Simplex()
 one_hot = _OneHot()
 multinomial = _Multinomial
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
 cat = _Cat
 stack = _Stack

@@ -689,16 +689,8 @@ class StickBreakingTransform(Transform):
 
 
 from .transforms_more import (  # noqa: E402  (they subclass Transform, defined above)
-    CatTransform, CumulativeDistributionTransform, LowerCholeskyTransform,
-    PositiveDefiniteTransform, StackTransform)
+    CatTransform, CorrCholeskyTransform, CumulativeDistributionTransform,
+    LowerCholeskyTransform, PositiveDefiniteTransform, StackTransform)
 
-__all__ += ["CatTransform", "CumulativeDistributionTransform", "LowerCholeskyTransform",
-            "PositiveDefiniteTransform", "StackTransform"]
-
-
-def __getattr__(name: str):
-    if name == "CorrCholeskyTransform":
-        raise NotImplementedError(f"fusetorch does not implement "
-                                  f"torch.distributions.transforms.{name} yet")
-    raise AttributeError(f"module 'fusetorch.distributions.transforms' has no attribute "
-                         f"'{name}'")
+__all__ += ["CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+            "LowerCholeskyTransform", "PositiveDefiniteTransform", "StackTransform"]

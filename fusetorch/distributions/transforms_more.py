@@ -4,15 +4,80 @@ applied slice-wise along a dim (as torch.cat / torch.stack). PyTorch's code tran
 `transforms` re-exports them."""
 from __future__ import annotations
 
+import math
+
 from .. import linalg
+from ..nn import functional as NF
+from ..tracer import creation as C
 from ..tracer import functional as F
 from ..tracer.functional_shape import diag_embed
 from . import constraints
 from .transforms import Transform
-from .utils import _sum_rightmost, lazy_property
+from .utils import _sum_rightmost, finfo_eps, lazy_property, tril_matrix_to_vec, \
+    vec_to_tril_matrix
 
-__all__ = ["CatTransform", "CumulativeDistributionTransform", "LowerCholeskyTransform",
-           "PositiveDefiniteTransform", "StackTransform"]
+__all__ = ["CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+           "LowerCholeskyTransform", "PositiveDefiniteTransform", "StackTransform"]
+
+
+class CorrCholeskyTransform(Transform):
+    """Vectors of D(D-1)/2 reals to lower Cholesky factors of D x D correlation matrices:
+    tanh to (-1, 1), placed in the strict lower triangle, then stick-breaking on the squares so
+    each row has unit norm (Stan's transform; PyTorch's code translated). Its log-det-Jacobian
+    is that of x and the flattened strict lower triangle of y."""
+
+    domain = constraints.real_vector
+    codomain = constraints.corr_cholesky
+    bijective = True
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, CorrCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        x = F.tanh(x)
+        eps = finfo_eps(x.dtype)
+        x = x.clamp(min=-1 + eps, max=1 - eps)
+        r = vec_to_tril_matrix(x, diag=-1)
+        # y = sign(r) sqrt(z * z1m_cumprod) = r sqrt(z1m_cumprod), stick-breaking on z = r^2
+        z = r ** 2
+        z1m_cumprod_sqrt = (1 - z).sqrt().cumprod(-1)
+        r = r + C.eye(r.shape[-1], dtype=r.dtype, device=r.device)  # a unit diagonal
+        return r * NF.pad(z1m_cumprod_sqrt[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        y_cumsum = 1 - (y * y).cumsum(-1)
+        y_cumsum_shifted = NF.pad(y_cumsum[..., :-1], [1, 0], value=1)
+        y_vec = tril_matrix_to_vec(y, diag=-1)
+        y_cumsum_vec = tril_matrix_to_vec(y_cumsum_shifted, diag=-1)
+        t = y_vec / y_cumsum_vec.sqrt()
+        return (F.log1p(t) - F.log1p(-t)) / 2  # atanh
+
+    def log_abs_det_jacobian(self, x, y, intermediates=None):
+        y1m_cumsum = 1 - (y * y).cumsum(-1)
+        # (diag -2 needs no shift of the cumulative product; a 2 x 2 matrix works too)
+        y1m_cumsum_tril = tril_matrix_to_vec(y1m_cumsum, diag=-2)
+        stick_breaking_logdet = 0.5 * F.log(y1m_cumsum_tril).sum(-1)
+        tanh_logdet = -2 * (x + NF.softplus(-2 * x) - math.log(2.0)).sum(dim=-1)
+        return stick_breaking_logdet + tanh_logdet
+
+    def forward_shape(self, shape):
+        if len(shape) < 1:
+            raise ValueError("Too few dimensions on input")
+        N = shape[-1]
+        D = round((0.25 + 2 * N) ** 0.5 + 0.5)
+        if D * (D - 1) // 2 != N:
+            raise ValueError("Input is not a flattend lower-diagonal number")
+        return tuple(shape[:-1]) + (D, D)
+
+    def inverse_shape(self, shape):
+        if len(shape) < 2:
+            raise ValueError("Too few dimensions on input")
+        if shape[-2] != shape[-1]:
+            raise ValueError("Input is not square")
+        D = shape[-1]
+        return tuple(shape[:-2]) + (D * (D - 1) // 2,)
 
 
 class LowerCholeskyTransform(Transform):

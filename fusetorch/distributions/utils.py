@@ -16,6 +16,7 @@ from ..tracer.tensor import Tensor
 from ..nn import functional as NF
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
+           "tril_matrix_to_vec", "vec_to_tril_matrix",
            "probs_to_logits"]
 
 _Number = (numbers.Number, np.number)
@@ -60,6 +61,37 @@ def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
     if is_binary:
         return F.sigmoid(logits)
     return NF.softmax(logits, dim=-1)
+
+
+def _tril_mask(n: int, diag: int, device) -> Tensor:
+    arange = C.arange(n, device=device)
+    return F.lt(arange, arange.view(-1, 1) + (diag + 1))
+
+
+def tril_matrix_to_vec(mat: Tensor, diag: int = 0) -> Tensor:
+    """The lower triangle of `mat` from diagonal `diag` down, row by row, as its last dim.
+
+    >>> tril_matrix_to_vec(torch.arange(9.).view(3, 3), diag=-1)
+    tensor([3., 6., 7.])
+    """
+    n = mat.shape[-1]
+    if diag < -n or diag >= n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    return mat[..., _tril_mask(n, diag, mat.device)]
+
+
+def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
+    """The inverse of `tril_matrix_to_vec`: a square matrix, zero outside its lower triangle."""
+    # +ve root of D**2 + (1+2*diag)*D - |diag| * (diag+1) - 2*vec.shape[-1] = 0
+    n = (-(1 + 2 * diag) + ((1 + 2 * diag) ** 2 + 8 * vec.shape[-1]
+                            + 4 * abs(diag) * (diag + 1)) ** 0.5) / 2
+    if round(n) - n > finfo_eps(vec.dtype):
+        raise ValueError(f"The size of last dimension is {vec.shape[-1]} which cannot be "
+                         "expressed as the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    mat = vec.new_zeros(tuple(vec.shape[:-1]) + (n, n))
+    mat[..., _tril_mask(n, diag, vec.device)] = vec
+    return mat
 
 
 def _sum_rightmost(value: Tensor, dim: int) -> Tensor:

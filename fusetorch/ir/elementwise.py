@@ -589,7 +589,7 @@ def _pow_grad_name(n) -> str:
 
 elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 1, "out"),
             fold=fo.int_pow, simd="f", grad_name=_pow_grad_name, simplify=rw.small_power,
-            eager_kernel=True)
+            eager_kernel=True, saved_names=("self", "exponent"), saved_scalars=(0, 1))
 
 
 def _vjp_extreme(cmp):
@@ -648,6 +648,7 @@ def _vjp_where(b, n, g):
 elementwise("where", 3, "same", "({0} ? {1} : {2})", lambda xp: xp.where, vjp=_vjp_where,
             saves=(0,), dtype=_where_dtype, fold=lambda n, v, src: v[1] if v[0] else v[2],
             zero_one=True, mask=True, native_half=True, cheaper=rw.mask_before_pool_grad,
+            saved_names=("condition", "self", "other"),
             doc="cond ? a : b; the tracer promotes a and b only")
 
 

@@ -51,6 +51,12 @@ class OpDef:
     # PyTorch's grad_fn name, where not <Op>Backward0; or (node) -> name, where it depends on
     # the node (SumBackward0 for a full sum, SumBackward1 along dims)
     grad_name: Optional[str | Callable] = None
+    # PyTorch's argument names, by input position, as its grad_fn shows what it saved
+    # (`grad_fn._saved_<name>`; the output is `_saved_result`); None: self, other
+    saved_names: Optional[tuple] = None
+    # input positions PyTorch takes as a Scalar: a number given there is saved as that number
+    # (PowBackward0's `_saved_exponent`), elsewhere as a 0-d tensor (MulBackward0's other)
+    saved_scalars: tuple = ()
     unary_api: bool = False  # torch.<name>(input), Tensor.<name>(), Tensor.<name>_()
     fusible: bool = True  # False: not computed inside fused kernels (copy: a fresh buffer)
     reduction: Optional["Reduction"] = None  # how a reduce primitive folds values

@@ -15,6 +15,7 @@ from ..tracer.autograd import no_grad
 from ..tracer.tensor import Tensor
 from ..tracer.typename import typename
 from . import _backward_hooks
+from . import _state_dict as _state
 from .parameter import Buffer, Parameter, is_lazy
 
 _IncompatibleKeys = namedtuple("_IncompatibleKeys", ["missing_keys", "unexpected_keys"])
@@ -59,6 +60,10 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", OrderedDict())
         object.__setattr__(self, "_backward_hooks", OrderedDict())
         object.__setattr__(self, "_backward_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_state_dict_hooks", OrderedDict())
+        object.__setattr__(self, "_state_dict_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_load_state_dict_pre_hooks", OrderedDict())
+        object.__setattr__(self, "_load_state_dict_post_hooks", OrderedDict())
 
     forward: Callable
 
@@ -260,9 +265,34 @@ class Module:
     def get_parameter(self, target: str) -> Parameter:
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
         if name not in mod._parameters:
-            raise AttributeError(f"{mod._get_name()} has no parameter `{name}`")
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
         return mod._parameters[name]
+
+    def get_buffer(self, target: str) -> Tensor:
+        mod_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(mod_path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return mod._buffers[name]
+
+    def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
+        """Replace (or, unless `strict`, add) the submodule at dotted path `target`."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        mod_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(mod_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     # ------------------------------------------------------------ walking
 
@@ -278,8 +308,8 @@ class Module:
                 yield from m.named_modules(memo, prefix + ("." if prefix else "") + name,
                                            remove_duplicate)
 
-    def modules(self) -> Iterator["Module"]:
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate: bool = True) -> Iterator["Module"]:
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self):
@@ -430,66 +460,88 @@ class Module:
     def half(self) -> "Module":
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
+    def bfloat16(self) -> "Module":
+        return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
+
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Parameters and buffers moved to `device` as uninitialised storage."""
+        from ..tracer.creation import empty_like
+        return self._apply(lambda t: empty_like(t, device=device))
+
     # ------------------------------------------------------------ state
 
     def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
-        """Parameters and persistent buffers by dotted name (sharing memory with the module)."""
+        """Parameters, persistent buffers and extra state by dotted name (sharing memory with
+        the module), each module's `_version` in `._metadata`."""
         if args:  # the legacy positional form state_dict(destination, prefix, keep_vars)
             destination = args[0]
             prefix = args[1] if len(args) > 1 else prefix
             keep_vars = args[2] if len(args) > 2 else keep_vars
-        out = OrderedDict() if destination is None else destination
-        for name, p in self._parameters.items():
-            if p is not None:
-                out[prefix + name] = p if keep_vars or is_lazy(p) else p.detach()
-        for name, b in self._buffers.items():
-            if b is not None and name not in self._non_persistent_buffers:
-                out[prefix + name] = b if keep_vars or is_lazy(b) else b.detach()
-        for name, m in self._modules.items():
-            if m is not None:
-                m.state_dict(destination=out, prefix=prefix + name + ".", keep_vars=keep_vars)
-        return out
+        return _state.state_dict(self, destination, prefix, keep_vars)
+
+    def _save_to_state_dict(self, destination, prefix: str, keep_vars: bool) -> None:
+        _state.save_to(self, destination, prefix, keep_vars)
+
+    def _load_from_state_dict(self, state_dict, prefix: str, local_metadata: dict,
+                              strict: bool, missing_keys: list, unexpected_keys: list,
+                              error_msgs: list) -> None:
+        _state.load_from(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                         unexpected_keys, error_msgs)
 
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False):
-        """Copy `state_dict`'s tensors into this module's parameters and buffers."""
-        if not isinstance(state_dict, Mapping):
-            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        own = self.state_dict(keep_vars=True)
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        with no_grad():
-            for k, target in own.items():
-                if k not in state_dict:
-                    continue
-                src = state_dict[k]
-                if is_lazy(target):  # a lazy module takes its shapes from the checkpoint
-                    if isinstance(src, Tensor) and not is_lazy(src):
-                        target.materialize(src.shape)
-                    else:
-                        continue
-                if not isinstance(src, Tensor):
-                    errors.append(f'While copying the parameter named "{k}", expected torch.Tensor '
-                                  f"or Tensor-like object from checkpoint but received "
-                                  f"{type(src)}")
-                    continue
-                if tuple(src.shape) != tuple(target.shape):
-                    errors.append(f"size mismatch for {k}: copying a param with shape "
-                                  f"{src.shape} from checkpoint, the shape in current model is "
-                                  f"{target.shape}.")
-                    continue
-                target.copy_(src)
-        if strict:
-            if unexpected:
-                errors.insert(0, "Unexpected key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in unexpected) + ". ")
-            if missing:
-                errors.insert(0, "Missing key(s) in state_dict: "
-                              + ", ".join(f'"{k}"' for k in missing) + ". ")
-        if errors:
-            raise RuntimeError(f"Error(s) in loading state_dict for {self._get_name()}:\n\t"
-                               + "\n\t".join(errors))
-        return _IncompatibleKeysRepr(missing, unexpected)
+        """Copy `state_dict`'s tensors into this module's parameters and buffers (`assign`:
+        take them as they are), module by module through `_load_from_state_dict`."""
+        return _state.load_state_dict(self, state_dict, strict, assign, _IncompatibleKeysRepr)
+
+    def get_extra_state(self):
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never "
+                           "be called. Please file an issue at https://github.com/pytorch/"
+                           "pytorch/issues/new?template=bug-report.yml to report this bug.")
+
+    def set_extra_state(self, state) -> None:
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never "
+                           "be called. Please file an issue at https://github.com/pytorch/"
+                           "pytorch/issues/new?template=bug-report.yml to report this bug.")
+
+    def _state_hooks(self, name: str) -> OrderedDict:
+        hooks = self.__dict__.get(name)
+        if hooks is None:  # (made without __init__: an unpickled module)
+            hooks = OrderedDict()
+            object.__setattr__(self, name, hooks)
+        return hooks
+
+    def register_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, prefix, keep_vars)` before this module's entries are saved."""
+        return self._add_hook(self._state_hooks("_state_dict_pre_hooks"), hook, False)
+
+    def register_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata)` after them (returns None)."""
+        def public(module, state_dict, prefix, local_metadata):
+            if hook(module, state_dict, prefix, local_metadata) is not None:
+                raise RuntimeError("state_dict post-hook must return None")
+
+        return self._add_hook(self._state_hooks("_state_dict_hooks"), public, False)
+
+    def _register_state_dict_hook(self, hook: Callable) -> RemovableHandle:
+        # (the private form: a returned dict replaces the state dict)
+        return self._add_hook(self._state_hooks("_state_dict_hooks"), hook, False)
+
+    def register_load_state_dict_pre_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
+        unexpected_keys, error_msgs)` before this module loads its entries."""
+        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+
+    def _register_load_state_dict_pre_hook(self, hook: Callable, with_module: bool = False
+                                           ) -> RemovableHandle:
+        if with_module:
+            import functools
+            hook = functools.partial(hook, self)
+        return self._add_hook(self._state_hooks("_load_state_dict_pre_hooks"), hook, False)
+
+    def register_load_state_dict_post_hook(self, hook: Callable) -> RemovableHandle:
+        """`hook(module, incompatible_keys)` after this module and its children loaded; it
+        may edit the key lists in place."""
+        return self._add_hook(self._state_hooks("_load_state_dict_post_hooks"), hook, False)
 
     # ------------------------------------------------------------ hooks
 

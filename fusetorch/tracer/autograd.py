@@ -509,7 +509,9 @@ def run_backward(roots: Sequence[Tensor], grads: Sequence, wrt_nodes: list, also
     root_nodes = [r._node for r in roots]
     if order is None:
         order = toposort(root_nodes)
-    hooked = [n for n in order if n.meta and n.meta.get("hooks")]
+    hooked = [n for n in order if n.meta and (n.meta.get("hooks") or
+                                                n.meta.get(NODE_PRE_HOOKS) or
+                                                n.meta.get(NODE_POST_HOOKS))]
     if hooked:
         return _run_hooked(root_nodes, grads, wrt_nodes, also, hooked, roots[0]._be,
                            retain_graph, create_graph)
@@ -537,20 +539,99 @@ def _run_hooked(root_nodes: list, grads: list, wrt: list, also: list, hooked: li
         add(k, g)
     for h in reversed(hooked):  # toposort order: the last is nearest the roots
         g = acc[where[id(h)]]
-        g = _call_hooks(h.meta["hooks"], g)
+        meta = h.meta
+        if meta.get("hooks"):  # the tensor's hooks, then the node's pre-hooks (PyTorch)
+            g = _call_hooks(meta["hooks"], g)
+        if meta.get(NODE_PRE_HOOKS):
+            g = _call_node_hooks(meta[NODE_PRE_HOOKS], (g,), None)[0]
         for k, t in enumerate(targets):
             if t is h:  # `inputs=` / retain_grad on the hooked tensor: the hooked gradient
                 acc[k] = g
         rest = [s for s in hooked if s is not h]
-        outs = _run_backward([h], [g], targets + rest, [], be, True, create_graph, stop=rest)
+        roots, root_grads = [h], [g]
+        if meta.get(NODE_POST_HOOKS):  # the node alone first: its hooks see its gradients
+            roots, root_grads = _after_post_hooks(h, g, be, create_graph, targets, acc, add,
+                                                  where)
+            if not roots:
+                continue
+        outs = _run_backward(roots, root_grads, targets + rest, [], be, True, create_graph,
+                             stop=rest)
         for k, (t, o) in enumerate(zip(targets, outs)):
-            if t is not h:
+            if not any(t is r for r in roots):
                 add(k, o)
         for s, o in zip(rest, outs[n_t:]):
             add(where[id(s)], o)
     if not retain_graph:
         _free(toposort(root_nodes))
     return acc[:n_t]
+
+
+def _needs_grad(n: Node) -> bool:
+    if n.op == "constant":
+        return False
+    if n.op == "input":
+        leaf = _leaf_of(n)
+        return leaf is not None and leaf._requires_grad
+    return True
+
+
+def _after_post_hooks(h: Node, g: Tensor, be, create_graph: bool, targets: list, acc: list,
+                      add, where: dict) -> tuple:
+    """Node `h`'s gradients for its inputs, through its post-hooks (`Node.register_hook`):
+    those reaching a target or a hooked node are added there; returned are the other inputs,
+    from which the backward goes on, and their gradients. An input given twice (`x * x`)
+    shows its summed gradient at its first position, None at the repeats."""
+    ins = list(h.inputs)
+    need = [n for k, n in enumerate(ins) if _needs_grad(n)
+            and not any(n is m for m in ins[:k])]
+    got = _run_backward([h], [g], need, [], be, True, create_graph, stop=need) if need else []
+    by = {id(n): v for n, v in zip(need, got)}
+    grad_inputs = tuple([by.pop(id(n), None) for n in ins])
+    grad_inputs = _call_node_hooks(h.meta[NODE_POST_HOOKS], grad_inputs, (g,))
+    roots, grads = [], []
+    for n, v in zip(ins, grad_inputs):
+        if v is None:
+            continue
+        if id(n) in where:  # a hooked node: its segment comes later
+            add(where[id(n)], v)
+            continue
+        for k, t in enumerate(targets):
+            if t is n:
+                add(k, v)
+        if n.op != "input":
+            for k, r in enumerate(roots):
+                if r is n:
+                    grads[k] = D.binary("add", grads[k], v)
+                    break
+            else:
+                roots.append(n)
+                grads.append(v)
+    return roots, grads
+
+
+def _call_node_hooks(hooks: dict, grads: tuple, grad_outputs: tuple | None) -> tuple:
+    """A node's pre-hooks (`grad_outputs` None: `hook(grads)`) or post-hooks (`hook(grads,
+    grad_outputs)`), in registration order; a returned tuple replaces `grads`."""
+    for hook in list(hooks.values()):
+        r = hook(grads) if grad_outputs is None else hook(grads, grad_outputs)
+        if r is None:
+            continue
+        name = getattr(hook, "__name__", type(hook).__name__)
+        if not isinstance(r, (tuple, list)):
+            raise TypeError(f"hook '{name}' returned an object of type "
+                            f"'{type(r).__name__}'; expected a tuple or None")
+        if len(r) != len(grads):
+            raise RuntimeError(f"hook '{name}' has returned an incorrect number of values "
+                               f"(got {len(r)}, but expected {len(grads)})")
+        for v, old in zip(r, grads):
+            if v is not None and not isinstance(v, Tensor):
+                raise TypeError(f"expected Variable, but hook returned "
+                                f"'{type(v).__name__}'")
+            if v is not None and old is not None and tuple(v._data.shape) != \
+                    tuple(old._data.shape):
+                raise RuntimeError(f"hook '{name}' has changed the size of value")
+        grads = tuple(r)
+    return grads
 
 
 def _call_hooks(hooks: dict, g: Tensor) -> Tensor:
@@ -794,6 +875,27 @@ def add_hook(t: Tensor, kind: str, hook):
     return handle
 
 
+NODE_PRE_HOOKS = "node_pre_hooks"  # node meta keys: {handle id: hook}
+NODE_POST_HOOKS = "node_post_hooks"
+
+
+def add_node_hook(n: Node, kind: str, hook):
+    """`grad_fn.register_prehook` / `register_hook`: kept in the node's meta, where backward
+    cuts its graph (`_run_hooked`) as for a non-leaf tensor's hooks."""
+    from .._hooks import RemovableHandle
+    if not callable(hook):
+        raise TypeError(f"'{type(hook).__name__}' object is not callable")
+    rec = D.RECORDER
+    if rec is not None and (rec.strict or (rec.parent is not None and rec.parent.strict)):
+        from .trace import user_source
+        rec.graph_break(f"a grad_fn hook at {user_source()}")
+    n.meta = dict(n.meta or {})
+    hooks = n.meta.setdefault(kind, {})
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
 def queue_callback(fn) -> None:
     """Run `fn()` once the backward in progress has accumulated every gradient (PyTorch's
     `Variable._execution_engine.queue_callback`; meant to be called from a hook)."""
@@ -956,10 +1058,15 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
             for (_, t), g in zip(retained, outs[len(wrt):]):
                 _accumulate_leaf(t, g, create_graph)
         finally:
-            callbacks = _FINAL_CALLBACKS[:]
-            _FINAL_CALLBACKS.clear()
+            callbacks = _take_callbacks()
         for fn in callbacks:
             fn()
+
+
+def _take_callbacks() -> list:
+    callbacks = _FINAL_CALLBACKS[:]
+    _FINAL_CALLBACKS.clear()
+    return callbacks
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False,
@@ -1004,8 +1111,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
                            "not have been used in the graph. Set allow_unused=True if this is the "
                            "desired behavior.")
     with no_grad() if not create_graph else enable_grad(), recording_phase("backward"):
-        outs = run_backward(roots, grads, wrt, [], retain_graph, create_graph, order)
-        outs = [_hooked(t, g) if t.__dict__.get(GRAD_HOOKS) else g for t, g in zip(inputs, outs)]
+        try:
+            outs = run_backward(roots, grads, wrt, [], retain_graph, create_graph, order)
+            outs = [_hooked(t, g) if t.__dict__.get(GRAD_HOOKS) else g
+                    for t, g in zip(inputs, outs)]
+        finally:
+            callbacks = _take_callbacks()  # (multi-grad hooks queue theirs from the hooks)
+        for fn in callbacks:
+            fn()
     result = tuple(g if u or materialize_grads else None for g, u in zip(outs, used))
     return result
 

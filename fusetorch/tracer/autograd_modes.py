@@ -74,20 +74,46 @@ def restore_disabled(prev: str | None) -> None:
 
 
 class _Packed:
-    """A node's saved values as its pack hook returned them: (key, packed, shape, dtype)."""
+    """A node's saved values as pack hooks returned them, (key, packed, shape, dtype, unpack)
+    each, beside the entries no hook packed (`raw`: `SavedTensor.register_hooks` packs one)."""
 
-    __slots__ = ("items", "unpack")
+    __slots__ = ("items", "raw")
 
-    def __init__(self, items: list, unpack: Callable):
-        self.items, self.unpack = items, unpack
+    def __init__(self, items: list, raw: dict | None = None):
+        self.items, self.raw = items, raw or {}
 
     def materialize(self, node) -> dict:
-        out = {}
+        out = dict(self.raw)
         with A.no_grad():
-            for key, packed, shape, dtype in self.items:
-                t = unpack_one(self.unpack, packed, shape, dtype)
+            for key, packed, shape, dtype, unpack in self.items:
+                t = unpack_one(unpack, packed, shape, dtype)
                 out[key] = (t._data, None, 0, t)
         return out
+
+    def holds(self, key) -> bool:
+        return any(item[0] == key for item in self.items)
+
+    def unpack_key(self, key) -> Tensor:
+        for k, packed, shape, dtype, unpack in self.items:
+            if k == key:
+                with A.no_grad():
+                    return unpack_one(unpack, packed, shape, dtype)
+        raise KeyError(key)
+
+
+def pack_entry(saved: dict | _Packed, key, dtype, pack: Callable, unpack: Callable) -> _Packed:
+    """`saved` with the entry under `key` packed by `pack` (one saved value's own hooks)."""
+    if isinstance(saved, _Packed):
+        items, raw = list(saved.items), dict(saved.raw)
+    else:
+        items, raw = [], dict(saved)
+    entry = raw.pop(key)
+    t = A.saved_tensor(entry)
+    if t is None:  # a node's output freed since: its array stands for it
+        from ..runtime import device as dev
+        t = Tensor._make(entry[0], dtype, dev.backend_of_array(entry[0], dev.cpu_backend()))
+    items.append((key, pack_one(pack, t), tuple(entry[0].shape), dtype, unpack))
+    return _Packed(items, raw)
 
 
 def pack_one(pack: Callable, t: Tensor) -> Any:
@@ -130,8 +156,8 @@ def _pack_node(node) -> None:
         data, t = entry[0], A.saved_tensor(entry)
         if t is None:  # a custom Function's ctx: its save_for_backward packs for itself
             return
-        items.append((key, pack_one(pack, t), tuple(data.shape), t._dtype))
-    node.saved = _Packed(items, unpack)
+        items.append((key, pack_one(pack, t), tuple(data.shape), t._dtype, unpack))
+    node.saved = _Packed(items)
 
 
 def current_hooks() -> tuple | None:

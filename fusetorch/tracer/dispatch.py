@@ -745,8 +745,14 @@ def _partial_overlap(a, b) -> bool:
     pa, pb = _address(a), _address(b)
     ea, eb = pa + a.nbytes, pb + b.nbytes
     if pa == pb and ea == eb:
-        return a.strides != b.strides
+        # the same elements in the same order whatever unit dims either has: `y[:] += 1` on a
+        # (1, n) tensor writes back its (n,) value, the unit dims stripped, as PyTorch's does
+        return _without_unit_dims(a) != _without_unit_dims(b)
     return pa < eb and pb < ea
+
+
+def _without_unit_dims(a) -> tuple:
+    return tuple((n, s) for n, s in zip(a.shape, a.strides) if n != 1)
 
 
 def _dense(a) -> bool:

@@ -129,7 +129,23 @@ class FunctionCtx:
             raise RuntimeError(
                 f"function {self._fn.__name__}Backward returned an incorrect number of "
                 f"gradients (expected {len(self.needs_input_grad)}, got {len(res)})")
-        return list(res)
+        return [self._fitted(i, r) for i, r in enumerate(res)]
+
+    def _fitted(self, i: int, r):
+        """PyTorch's check of a returned gradient (engine's validate_outputs): one broadcast
+        over an input's shape is summed back to it, other shapes are an error."""
+        if not isinstance(r, Tensor) or not self.needs_input_grad[i]:
+            return r
+        want = self._in_shapes[i]
+        if tuple(r.shape) == want:
+            return r
+        got = tuple(r.shape)
+        pad = len(got) - len(want)
+        if pad < 0 or any(w != 1 and w != s for w, s in zip(want, got[pad:])):
+            raise RuntimeError(f"Function {self._fn.__name__}Backward returned an invalid "
+                               f"gradient at index {i} - got {list(got)} but expected shape "
+                               f"compatible with {list(want)}")
+        return r.sum_to_size(want) if want else r.sum()
 
     def input_grad(self, g_array, index: int, shape: tuple, dtype):
         """Gradient array for input `index` (eager backward: runs without recording)."""

@@ -41,6 +41,31 @@ class BackwardFunction:
     def __repr__(self) -> str:
         return f"<{type(self).__name__} object at {hex(id(self))}>"
 
+    def __getattr__(self, name: str):
+        # (only for names the slots lack: `_saved_self`, `_raw_saved_result`, ...)
+        from . import saved_tensors as S
+        try:
+            if name.startswith("_raw_saved_"):
+                return S.SavedTensor(self._node, name[len("_raw_saved_"):])
+            if name.startswith("_saved_"):
+                return S.unpack(self._node, name[len("_saved_"):])
+        except AttributeError:
+            pass
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def register_prehook(self, fn):
+        """`fn(grad_outputs) -> tuple | None` before this node runs in a backward (after the
+        hooks of the tensor it made); a returned tuple replaces `grad_outputs`."""
+        from .autograd import NODE_PRE_HOOKS, add_node_hook
+        return add_node_hook(self._node, NODE_PRE_HOOKS, fn)
+
+    def register_hook(self, fn):
+        """`fn(grad_inputs, grad_outputs) -> tuple | None` after this node ran in a backward;
+        `grad_inputs` has one entry per input of the node (None where no gradient flows), and a
+        returned tuple of that length replaces them."""
+        from .autograd import NODE_POST_HOOKS, add_node_hook
+        return add_node_hook(self._node, NODE_POST_HOOKS, fn)
+
     def __eq__(self, other) -> bool:
         return isinstance(other, BackwardFunction) and other._node is self._node
 

@@ -132,7 +132,9 @@ def _expand_masks(items: list) -> tuple[list, list]:
 
 
 def _is_trivial(spec, shape) -> bool:
-    return all(it[0] == "slice" and it[1:] == (0, n, 1) for it, n in zip(spec, shape))
+    # (a spec longer than the shape ends in new dims: `x[i, j, None]`)
+    return len(spec) <= len(shape) and \
+        all(it[0] == "slice" and it[1:] == (0, n, 1) for it, n in zip(spec, shape))
 
 
 _INT_SPECS: dict = {}  # (int key, shape) -> its spec

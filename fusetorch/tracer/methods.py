@@ -94,7 +94,7 @@ for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "clamp", 
               "mm", "bmm", "mv", "dot", "permute", "transpose", "swapaxes", "swapdims", "t",
               "squeeze",
               "unsqueeze", "flatten", "unflatten", "expand", "contiguous", "clone", "narrow",
-              "split", "chunk", "unbind", "gather", "scatter_add", "index_select", "masked_fill",
+              "chunk", "unbind", "gather", "scatter_add", "index_select", "masked_fill",
               "nonzero", "flip", "repeat", "view", "equal", "allclose", "rsub", "addcmul",
               "addcdiv", "lerp"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
@@ -124,8 +124,19 @@ def polygamma_(self: Tensor, n: int) -> Tensor:
     return _inplace(self, M.polygamma(n, self))
 
 
+def split(self: Tensor, split_size, dim: int = 0) -> tuple:
+    """split(split_size, dim=0) -> tuple of Tensors
+
+    `torch.split(self, split_size, dim)`; the method's argument is `split_size` (PyTorch's
+    `Tensor.split`: `x.split(split_size=[2, 4], dim=-1)`), the function's
+    `split_size_or_sections`.
+    """
+    return F.split(self, split_size, dim)
+
+
 Tensor.polygamma = polygamma
 Tensor.polygamma_ = polygamma_
+Tensor.split = split
 Tensor.true_divide = Tensor.div
 Tensor.multiply = Tensor.mul
 Tensor.subtract = Tensor.sub

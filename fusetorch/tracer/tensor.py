@@ -6,6 +6,7 @@ functions at the bottom of this file.
 """
 from __future__ import annotations
 
+import numbers
 import warnings
 
 import numpy as np
@@ -429,6 +430,13 @@ class Tensor:
     def __reversed__(self) -> "Tensor":
         """PyTorch's: the tensor flipped along dim 0 (a 0-d tensor is itself), not an iterator."""
         return self if self._data.ndim == 0 else self.flip(0)
+
+    def __contains__(self, element) -> bool:
+        # any element equal (Python's fallback would compare rows, and bool() of a row raises)
+        if isinstance(element, (Tensor, numbers.Number)):
+            return bool((element == self).any().item())
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed "
+                           f"in a {type(element)}.")
 
     def __bool__(self) -> bool:
         _data_read("bool()")

@@ -218,5 +218,5 @@ def test_set_detect_anomaly_is_a_call_and_a_context_manager():
 def test_graph_names_not_built_say_so():
     import fusetorch.autograd.graph as g
     with pytest.raises(NotImplementedError, match="does not implement"):
-        g.register_multi_grad_hook
+        g.get_gradient_edge
     assert not hasattr(g, "no_such_name")

@@ -444,3 +444,16 @@ def test_a_modules_unread_argument_is_keyed_again_while_a_hook_may_read_it():
     assert [f(x, s).item() for s in (7, 8)] == [2.0, 2.0]
     h.remove()
     assert seen[-1] == 8  # the hook ran with each call's own argument
+
+
+def test_set_logs_takes_pytorchs_keywords():
+    # the compile tutorial's `torch._logging.set_logs(graph_breaks=True)`, component levels
+    # too; an unknown keyword is Python's TypeError
+    import logging
+    _logging.set_logs(graph_breaks=True, dynamo=logging.INFO, guards=True)
+    _logging.set_logs(recompiles_verbose=True)
+    assert _logging.recompiles.level == logging.DEBUG
+    _logging.set_logs()
+    assert _logging.recompiles.level == logging.NOTSET
+    with pytest.raises(TypeError, match="unexpected keyword argument 'no_such_log'"):
+        _logging.set_logs(no_such_log=True)

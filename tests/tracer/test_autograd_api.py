@@ -1420,3 +1420,32 @@ def test_once_differentiable_backward():
     with pytest.raises(RuntimeError, match="differentiate twice a function that was marked "
                                            "with @once_differentiable"):
         torch.autograd.grad(y, x, torch.ones(1, requires_grad=True), create_graph=True)
+
+
+def test_custom_function_gradient_broadcast_is_summed_back_and_wrong_shapes_refused():
+    # PyTorch's engine (validate_outputs): a gradient with extra leading dims, or broadcast
+    # over an input's unit dims, is summed to the input's shape; anything else is an error
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, grad_shape):
+            ctx.grad_shape = grad_shape
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return torch.ones(ctx.grad_shape), None
+
+    x = torch.ones(2, requires_grad=True)
+    Twice.apply(x, (4, 2)).sum().backward()
+    assert x.grad.tolist() == [4.0, 4.0]
+    u = torch.ones(2, 1, requires_grad=True)
+    Twice.apply(u, (2, 3)).sum().backward()
+    assert u.grad.tolist() == [[3.0], [3.0]]
+    s = torch.tensor(1.0, requires_grad=True)
+    Twice.apply(s, (5,)).backward()
+    assert s.grad.item() == 5.0
+    w = torch.ones(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Function TwiceBackward returned an invalid "
+                                           r"gradient at index 0 - got \[3, 2\] but expected "
+                                           r"shape compatible with \[2, 3\]"):
+        Twice.apply(w, (3, 2)).sum().backward()

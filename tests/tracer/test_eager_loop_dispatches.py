@@ -231,3 +231,28 @@ def test_where_without_promotion_matches_numpy_and_its_gradient(dtype):
     assert mixed.dtype == torch.float64
     ints = torch.where(c, torch.tensor([1, 2, 3, 4]), 0.5)  # an integer branch and a float
     assert ints.dtype == torch.float32
+
+
+def test_split_keywords_are_pytorchs():
+    # mamba-minimal's `x_and_res.split(split_size=[d, d], dim=-1)`: the method's argument is
+    # split_size, torch.split's split_size_or_sections (each refuses the other's, as PyTorch)
+    x = torch.arange(6.0)
+    assert [t.tolist() for t in x.split(split_size=[2, 4], dim=-1)] == [[0.0, 1.0],
+                                                                      [2.0, 3.0, 4.0, 5.0]]
+    assert [t.tolist() for t in torch.split(x, split_size_or_sections=3)] == [[0.0, 1.0, 2.0],
+                                                                            [3.0, 4.0, 5.0]]
+    with pytest.raises(TypeError, match="split_size_or_sections"):
+        x.split(split_size_or_sections=2)
+    with pytest.raises(TypeError, match="split_size"):
+        torch.split(x, split_size=2)
+
+
+def test_contains_and_reversed_are_pytorchs():
+    t = torch.tensor([[1, 2], [3, 4]])
+    assert 2 in t and 5 not in t and torch.tensor(3) in t and 2.0 in t
+    with pytest.raises(RuntimeError, match="Tensor.__contains__ only supports Tensor or scalar, "
+                                           "but you passed in a <class 'str'>."):
+        "a" in t
+    assert reversed(t).tolist() == [[3, 4], [1, 2]]
+    s = torch.tensor(1.0)
+    assert reversed(s) is s

@@ -655,3 +655,24 @@ def test_scatter_refuses_an_index_larger_than_self_or_src():
         with pytest.raises(RuntimeError) as e:
             fn()
         assert str(e.value) == "Expected index [2, 4] to be no larger than " + tail
+
+
+def test_trailing_new_dims_after_advanced_indices():
+    # YOLOv5's non_max_suppression: `x[i, j + 5, None]`; numpy's shapes and values
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = torch.tensor(a)
+    i, j = torch.tensor([0, 1, 1]), torch.tensor([2, 0, 2])
+    for key, np_key in (((i, j, None), ([0, 1, 1], [2, 0, 2], None)),
+                        ((i, j, None, None), ([0, 1, 1], [2, 0, 2], None, None)),
+                        ((i, j, Ellipsis, None), ([0, 1, 1], [2, 0, 2], Ellipsis, None))):
+        got = x[key]
+        want = a[np_key]
+        assert got.shape == want.shape and np.array_equal(got.numpy(), want)
+    w = torch.tensor(a, requires_grad=True)
+    w[i, j, None].sum().backward()
+    ref = np.zeros_like(a)
+    np.add.at(ref, ([0, 1, 1], [2, 0, 2]), 1.0)
+    assert np.array_equal(w.grad.numpy(), ref)
+    y = torch.zeros(2, 3, 4)
+    y[i, j, None] = torch.ones(3, 1, 4)
+    assert y.sum().item() == 12.0

@@ -83,3 +83,17 @@ def test_a_compiled_function_keeps_the_check():
         cf(x[1:], x[:-1])
     assert str(e.value) == MESSAGE
     np.testing.assert_array_equal(x.numpy(), np.arange(6.0))
+
+
+def test_setitem_of_a_view_over_itself_with_unit_dims_is_a_full_overlap():
+    # `adj[:] += g` on a (1, n) tensor: Python writes back the view with its leading unit dim
+    # stripped, the same elements in the same order (PyTorch lets it through)
+    a = torch.zeros(1, 4)
+    a[:] += torch.ones(1, 4)
+    assert a.tolist() == [[1.0] * 4]
+    c = torch.arange(8.0).view(2, 1, 4)
+    c[0] = c[0].view(4)
+    assert c.view(-1).tolist() == list(map(float, range(8)))
+    d = torch.zeros(4)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        d[1:] = d[:3]
