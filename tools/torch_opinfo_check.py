@@ -117,6 +117,48 @@ for _n in ("polygamma.polygamma_n_0", "digamma", "mvlgamma.mvlgamma_p_1", "mvlga
     DEPARTURES.setdefault(_n, ("the gradient is trigamma: see polygamma", _digamma_grad_edges, ("grad",)))
 
 
+
+def _half_precision(sample, t_out):
+    """Every element of a float16/bfloat16 result."""
+    return np.ones(tuple(t_out.shape), bool) if str(t_out.dtype) in (
+        "torch.float16", "torch.bfloat16") else None
+
+
+DEPARTURES["matrix_exp"] = (
+    "PyTorch's CPU matrix_exp evaluates its float64-tuned degree-18 polynomial in float16/bfloat16 "
+    "(NaN or garbage for all but tiny norms; its own Inductor test skips Half); fusetorch computes "
+    "in float32 and rounds once", _half_precision, ("value", "grad"))
+
+
+def _grid_sample_int16(sample, t_out):
+    """The outputs whose input offsets can pass 32767 elements in PyTorch's vectorised float16/
+    bfloat16 2-d kernel, whose gather offsets are int_same_size_t<scalar_t> = int16: they wrap
+    and read outside the image (NaN or 1e13 from foreign memory). Conservative: |unnormalised
+    coordinate| + 2 taps."""
+    x = sample.input
+    if str(x.dtype) not in ("torch.float16", "torch.bfloat16") or x.dim() != 4:
+        return None
+    _, _, h, w = x.shape
+    sh, sw = x.stride(2), x.stride(3)
+    if (h - 1) * sh + (w - 1) * sw < 32768:
+        return None
+    grid = (sample.args[0] if sample.args else sample.kwargs["grid"]).detach().double().numpy()
+    align = sample.args[3] if len(sample.args) > 3 else sample.kwargs.get("align_corners", False)
+    gx, gy = grid[..., 0], grid[..., 1]
+    if align:
+        ix, iy = (gx + 1) / 2 * (w - 1), (gy + 1) / 2 * (h - 1)
+    else:
+        ix, iy = ((gx + 1) * w - 1) / 2, ((gy + 1) * h - 1) / 2
+    with np.errstate(invalid="ignore"):
+        far = ~((np.abs(iy) + 2) * sh + (np.abs(ix) + 2) * sw < 32768)
+    return np.broadcast_to(far[:, None], tuple(t_out.shape))
+
+
+DEPARTURES["nn.functional.grid_sample"] = (
+    "PyTorch's float16/bfloat16 2-d grid sampler computes gather offsets in int16 (wrapping past 32767 "
+    "elements of an image plane: reads outside the input); fusetorch reads the right pixels",
+    _grid_sample_int16, ("value", "grad"))
+
 class OpTimeout(Exception):
     pass
 

@@ -257,6 +257,24 @@ def test_grid_sample_gradcheck(pad):
     assert gn.grad is not None and not gn.grad.numpy().any()
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_half_precision_at_pixel_positions_returns_the_pixel(dtype, mode):
+    # W = 513, H = 129, align_corners: x = (g + 1) * 256 and y = (g + 1) * 64, exact in both
+    # dtypes for these g, so every mode returns the pixel. In bfloat16 the corner x0 + 1
+    # rounds to x0 past 256 and 133 + 0.5 rounds to 134 (once weight 0 and the wrong pixel);
+    # offsets pass 2**15 (PyTorch's half kernel gathers with int16 offsets)
+    h, w = 129, 513
+    img = (np.arange(h * w).reshape(1, 1, h, w) % 251).astype(np.float64)  # exact integers
+    xs, ys = np.array([256, 133, 500, 0, 512]), np.array([1, 64, 100, 128, 0])
+    g = np.stack([xs / 256 - 1, ys / 64 - 1], -1)[None, None]
+    d = getattr(torch, dtype)
+    got = F.grid_sample(torch.tensor(img, dtype=d), torch.tensor(g, dtype=d), mode=mode,
+                        align_corners=True)
+    assert got.dtype == d
+    np.testing.assert_array_equal(got.double().numpy()[0, 0, 0], img[0, 0, ys, xs])
+
+
 def test_affine_grid_values_and_gradient():
     r = np.random.default_rng(6)
     theta = r.standard_normal((2, 2, 3))
