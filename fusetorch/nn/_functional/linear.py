@@ -6,6 +6,7 @@ from ...tracer import autograd as A
 from ...tracer import autocast as _ac
 from ...tracer import dispatch as D
 from ...tracer import functional as F
+from ...tracer.opmath import half_dtype, in_float32
 from ...tracer.tensor import Tensor
 from .activation import _owned
 
@@ -36,6 +37,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return _ac.call("linear", linear, (input, weight, bias), {})
     if _whole(input, weight, bias):
         out = D.apply("linear", [input, weight] if bias is None else [input, weight, bias], {})
+    elif half_dtype(input) and input._dtype is weight._dtype and (
+            bias is None or bias._dtype is input._dtype):
+        # ATen's half gemm: float32 products and sums, the bias added there, one rounding
+        out = in_float32(linear, input, weight, bias)
     else:
         out = _owned(F.matmul(input, F.t(weight)), input, weight)
         if bias is not None:

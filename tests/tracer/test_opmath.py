@@ -1,0 +1,45 @@
+"""tracer/opmath.py: float16/bfloat16 composites computed in float32 and rounded once, as
+ATen's CPU kernels compute them. References: numpy float64 of the same (rounded) half inputs;
+one rounding puts a result within half an ulp of it (float32's own error is far below)."""
+import numpy as np
+import pytest
+
+import fusetorch as torch
+from fusetorch.tracer.opmath import half_dtype, in_float32
+
+
+def _ulps(got, want, dtype):
+    """|got - want| in units of the dtype's spacing at want (float16: 10 bits, bfloat16: 7)."""
+    bits, tiny = (10, 2.0 ** -24) if dtype == "float16" else (7, 2.0 ** -133)
+    spacing = np.maximum(2.0 ** (np.floor(np.log2(np.maximum(np.abs(want), tiny))) - bits), tiny)
+    return np.abs(got - want) / spacing
+
+
+def test_in_float32_casts_half_tensors_and_rounds_results_once():
+    x = torch.tensor([1.0, 2049.0], dtype=torch.float16)  # 2049 rounds to 2048 in float16
+    f = torch.tensor([0.5, 0.5])
+    assert half_dtype(f, [x]) is torch.float16 and half_dtype(f, 3) is None
+    seen = []
+
+    def fn(a, b):
+        seen.append((a.dtype, b.dtype))
+        return a + b, a.sum(), 7
+    s, total, k = in_float32(fn, x, f)
+    assert seen == [(torch.float32, torch.float32)] and k == 7
+    assert s.dtype == total.dtype == torch.float16
+    # 1 + 2048 = 2049 exactly in float32, then one rounding (a tie: to even, 2048)
+    assert s.tolist() == [1.5, 2048.0] and total.item() == 2048.0
+    assert in_float32(lambda a: a * 2, f).dtype == torch.float32  # no half tensor: as it is
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_lerp_in_half_precision_rounds_once(dtype):
+    d = getattr(torch, dtype)
+    r = np.random.default_rng(12)
+    a, e = (torch.tensor(r.standard_normal(200), dtype=d) for _ in range(2))
+    wt = torch.tensor(r.uniform(-1, 2, 200), dtype=d)
+    a64, e64, w64 = (t.double().numpy() for t in (a, e, wt))
+    for w, want in ((0.4, a64 + 0.4 * (e64 - a64)), (0.75, a64 + 0.75 * (e64 - a64)),
+                    (wt, a64 + w64 * (e64 - a64))):
+        got = torch.lerp(a, e, w)
+        assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
