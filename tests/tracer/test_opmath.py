@@ -43,3 +43,34 @@ def test_lerp_in_half_precision_rounds_once(dtype):
                     (wt, a64 + w64 * (e64 - a64))):
         got = torch.lerp(a, e, w)
         assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_convolutions_and_addbmm_in_half_precision_round_once(dtype):
+    # the float32 products, sums and bias rounded once (ATen's CPU kernels); the bias added
+    # after a half product rounded twice, 1 ulp off and in bfloat16 more
+    import fusetorch.nn.functional as F
+    d = getattr(torch, dtype)
+    r = np.random.default_rng(13)
+    h = lambda a: torch.tensor(a, dtype=d)  # noqa: E731
+    x, w, b = h(r.standard_normal((2, 3, 7, 6))), h(r.standard_normal((4, 3, 3, 2))), \
+        h(r.standard_normal(4))
+    x64, w64, b64 = (t.double().numpy() for t in (x, w, b))
+    win = np.lib.stride_tricks.sliding_window_view(x64, (3, 2), axis=(2, 3))  # n c oh ow kh kw
+    want = np.einsum("ncijkl,ockl->noij", win, w64) + b64[:, None, None]
+    got = F.conv2d(x, w, b)
+    assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+    # conv_transpose1d of a length-1 kernel is a channel mix: x^T w + b at every position
+    x1, w1 = h(r.standard_normal((2, 3, 5))), h(r.standard_normal((3, 4, 1)))
+    want = np.einsum("ncl,co->nol", x1.double().numpy(), w1.double().numpy()[:, :, 0]) \
+        + b64[:, None]
+    got = F.conv_transpose1d(x1, w1, b)
+    assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+    # addbmm: ATen's loop of addmm, each batch's float32 gemm added and rounded once
+    inp, b1, b2 = h(r.standard_normal((3, 4))), h(r.standard_normal((2, 3, 5))), \
+        h(r.standard_normal((2, 5, 4)))
+    i64, p64, q64 = (t.double().numpy() for t in (inp, b1, b2))
+    acc = torch.tensor(0.6 * i64 + 0.2 * p64[0] @ q64[0]).to(d).double().numpy()
+    want = acc + 0.2 * p64[1] @ q64[1]  # the second step's exact value
+    got = torch.addbmm(inp, b1, b2, beta=0.6, alpha=0.2)
+    assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
