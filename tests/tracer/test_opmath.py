@@ -74,3 +74,19 @@ def test_convolutions_and_addbmm_in_half_precision_round_once(dtype):
     want = acc + 0.2 * p64[1] @ q64[1]  # the second step's exact value
     got = torch.addbmm(inp, b1, b2, beta=0.6, alpha=0.2)
     assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_logsigmoid_and_huber_loss_in_half_precision_round_once(dtype):
+    import fusetorch.nn.functional as F
+    d = getattr(torch, dtype)
+    r = np.random.default_rng(14)
+    x, y = (torch.tensor(r.uniform(-9, 9, 300), dtype=d) for _ in range(2))
+    x64, y64 = x.double().numpy(), y.double().numpy()
+    want = -np.logaddexp(0.0, -x64)  # log(sigmoid(x)), exactly
+    got = F.logsigmoid(x)
+    assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+    z = np.abs(x64 - y64)  # the kernel's z is not rounded to half before squaring
+    want = np.where(z < 4.3, 0.5 * z * z, 4.3 * (z - 0.5 * 4.3))
+    got = F.huber_loss(x, y, reduction="none", delta=4.3)
+    assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
