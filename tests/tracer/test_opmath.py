@@ -90,3 +90,30 @@ def test_logsigmoid_and_huber_loss_in_half_precision_round_once(dtype):
     want = np.where(z < 4.3, 0.5 * z * z, 4.3 * (z - 0.5 * 4.3))
     got = F.huber_loss(x, y, reduction="none", delta=4.3)
     assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_attention_bilinear_and_weighted_bags_in_half_precision_round_once(dtype):
+    import fusetorch.nn.functional as F
+    d = getattr(torch, dtype)
+    r = np.random.default_rng(15)
+    h = lambda *s: torch.tensor(r.standard_normal(s), dtype=d)  # noqa: E731
+    q, k, v = h(2, 3, 8), h(2, 6, 8), h(2, 6, 8)
+    q64, k64, v64 = (t.double().numpy() for t in (q, k, v))
+    s = q64 @ k64.transpose(0, 2, 1) / np.sqrt(8)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v64  # PyTorch's math path: float32 inside
+    got = F.scaled_dot_product_attention(q, k, v)
+    assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+    x1, x2, w = h(4, 3), h(4, 5), h(2, 3, 5)
+    want = np.einsum("ni,oij,nj->no", x1.double().numpy(), w.double().numpy(),
+                     x2.double().numpy())
+    got = F.bilinear(x1, x2, w)
+    assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+    table, psw = h(10, 4), h(6)
+    idx = torch.tensor([1, 2, 2, 7, 0, 9])
+    t64, w64 = table.double().numpy(), psw.double().numpy()
+    rows = t64[[1, 2, 2, 7, 0, 9]] * w64[:, None]
+    want = np.stack([rows[:4].sum(0), rows[4:].sum(0)])
+    got = F.embedding_bag(idx, table, torch.tensor([0, 4]), mode="sum", per_sample_weights=psw)
+    assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6

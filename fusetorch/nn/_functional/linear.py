@@ -71,11 +71,17 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     if input2.shape[-1] != j:
         raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
                            f"{input2.shape[-1]} but expected {j}")
+    # ATen's _trilinear rounds its half products once (float32 sums), then adds the bias
+    out = in_float32(_bilinear_form, input1, input2, weight)
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _bilinear_form(input1: Tensor, input2: Tensor, weight: Tensor) -> Tensor:
+    o, i, j = weight.shape
     # x1 @ W as one matmul: W rearranged to [i, o * j]
     w = F.reshape(F.permute(weight, 1, 0, 2), (i, o * j))
     t = F.reshape(F.matmul(input1, w), tuple(input1.shape[:-1]) + (o, j))
     terms = t * F.unsqueeze(input2, -2)
-    out = F.sum(terms, -1, dtype=terms.dtype)  # int32 stays int32, as in PyTorch
-    if bias is not None:
-        out = out + bias
-    return out
+    return F.sum(terms, -1, dtype=terms.dtype)  # int32 stays int32, as in PyTorch
