@@ -170,6 +170,30 @@ def test_matrix_exp_against_scipy_and_its_gradient_by_the_block_trick():
         torch.matrix_exp(t(np.ones((2, 3))))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_matrix_exp_in_half_precision_is_float32s_value_rounded_once(dtype):
+    # PyTorch's CPU kernel gives NaN here (its polynomial evaluated in the half type); the
+    # value is scipy's expm of the same (rounded) entries, rounded once to the dtype
+    a = RNG.uniform(-3, 3, (2, 5, 5))
+    x = torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True)
+    e = torch.matrix_exp(x)
+    assert e.dtype == x.dtype and e.grad_fn.name() == "LinalgMatrixExpBackward0"
+    want = sl.expm(x.detach().double().numpy())
+    eps = 2.0 ** -10 if dtype == "float16" else 2.0 ** -7
+    np.testing.assert_allclose(e.detach().double().numpy(), want, rtol=eps, atol=eps * 1e-2)
+    assert torch.linalg.matrix_exp(torch.zeros(0, 0, dtype=x.dtype)).shape == (0, 0)
+    e.sum().backward()  # against central differences of scipy's expm, entry by entry
+    a0, h, fd = x.detach().double().numpy()[0], 1e-6, np.empty((5, 5))
+    for i, j in np.ndindex(5, 5):
+        d = np.zeros((5, 5))
+        d[i, j] = h
+        fd[i, j] = (sl.expm(a0 + d).sum() - sl.expm(a0 - d).sum()) / (2 * h)
+    np.testing.assert_allclose(x.grad.double().numpy()[0], fd, rtol=4 * eps,
+                               atol=4 * eps * np.abs(fd).max())
+    with pytest.raises(RuntimeError, match="Expected a floating point"):
+        torch.matrix_exp(torch.zeros(2, 2, dtype=torch.int64))
+
+
 def test_ldl_is_lapacks_sytrf_and_refuses_gradients():
     s = np.array([[0.0, 1.0, 0.5], [1.0, 0.0, 0.2], [0.5, 0.2, 3.0]])  # a 2x2 pivot block
     LD, piv = torch.linalg.ldl_factor(t(s))

@@ -3,16 +3,17 @@
 This script imports torch (the project never does otherwise) and is run by hand:
 
     PYTHONPATH=<fusetorch checkout> /tmp/tv/bin/python tools/torch_moduleinfo_check.py \
-        [--only Linear,BatchNorm1d] [--json out.json] [--max-samples N]
+        [--only Linear,BatchNorm1d] [--json out.json] [--max-samples N] [--dtypes float16]
 
 For each entry of `torch.testing._internal.common_modules.module_db` and each of its
 ModuleInputs it builds the torch module and the fusetorch module with the same constructor
 arguments, copies the torch state_dict into fusetorch, runs forward on the same inputs
-(float32 and float64; train and eval where the entry says they differ), compares outputs
-and the state after forward, then backward with a random cotangent (float64) and compares
-input and parameter gradients. Error inputs compare the exception type. repr, extra_repr
-and state_dict keys/shapes of the fresh modules are compared too. Modules whose torch
-output changes with the seed (dropout) are compared by shape and the share of zeros only.
+(float32 and float64, or --dtypes; train and eval where the entry says they differ),
+compares outputs and the state after forward, then backward with a random cotangent
+(float64) and compares input and parameter gradients. Error inputs compare the exception
+type. repr, extra_repr and state_dict keys/shapes of the fresh modules are compared too.
+Modules whose torch output changes with the seed (dropout) are compared by shape and the
+share of zeros only.
 
 Per entry the worst finding wins: WRONG VALUE > WRONG GRAD > RAISES > WRONG ERROR >
 WRONG REPR/STATE > TORCH GRAD DIFFERS (fusetorch matches central differences where torch
@@ -43,6 +44,8 @@ from fusetorch._out_of_scope import OutOfScopeError
 ORDER = ["WRONG VALUE", "WRONG GRAD", "RAISES", "WRONG ERROR", "WRONG REPR/STATE",
          "TORCH GRAD DIFFERS", "OK"]
 SAMPLE_SECONDS = 60
+HALF_TOL = {torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}  # torch.testing's
+DTYPES = [torch.float32, torch.float64]
 STATS = {"outputs compared": 0, "gradients compared": 0, "error inputs matched": 0}
 
 
@@ -190,8 +193,8 @@ def compare(ref: Any, got: Any, dtype: torch.dtype, what: str, grad: bool = Fals
         if r.dtype != g.dtype:
             return f"{what}[{i}]: dtype {r.dtype} vs {g.dtype}"
         if r.dtype.kind in "fc":
-            rtol, atol = ((1e-4, 1e-5) if dtype == torch.float32 else
-                          (1e-6, 1e-8) if grad else (1e-7, 1e-9))
+            rtol, atol = HALF_TOL.get(dtype) or ((1e-4, 1e-5) if dtype == torch.float32 else
+                                                 (1e-6, 1e-8) if grad else (1e-7, 1e-9))
             scale = float(np.nanmax(np.abs(r), initial=1.0)) if np.isfinite(r).any() else 1.0
             ok = np.isclose(g, r, rtol=rtol, atol=atol * max(1.0, scale), equal_nan=True)
         else:
@@ -451,7 +454,7 @@ def check_entry(info, max_samples: int | None) -> dict:
     findings: list = []
     count = 0
     trainings = (True, False) if info.train_and_eval_differ else (True,)
-    for dtype in (torch.float32, torch.float64):
+    for dtype in DTYPES:
         for training in trainings:
             torch.manual_seed(0)
             samples = info.module_inputs_func(info, device="cpu", dtype=dtype,
@@ -487,7 +490,10 @@ def main() -> None:
     ap.add_argument("--json", default="moduleinfo_check.json")
     ap.add_argument("--max-samples", type=int, default=None)
     ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--dtypes", default="float32,float64",
+                    help="forward dtypes (gradients are compared in float64 only)")
     args = ap.parse_args()
+    DTYPES[:] = [getattr(torch, d) for d in args.dtypes.split(",") if d]
     signal.signal(signal.SIGALRM, _alarm)
     only = {s for s in args.only.split(",") if s}
     results = {}

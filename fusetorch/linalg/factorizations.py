@@ -15,7 +15,7 @@ from ..tracer import creation as C
 from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer import functional_shape as FS
-from ..tracer.autograd import no_grad
+from ..tracer.autograd import label_recorded, no_grad
 from ..tracer.functional import write_out
 from ..tracer.functional_scan import _return_type
 from ..tracer.tensor import Tensor
@@ -476,8 +476,19 @@ def lstsq(A: Tensor, B: Tensor, rcond: float | None = None, *, driver: str | Non
 # ---------------------------------------------------------------- matrix exponential
 
 def matrix_exp(A: Tensor, *, out=None) -> Tensor:
+    """exp(A) of each square matrix A [..., n, n]. float16/bfloat16 compute in float32 and
+    round once: PyTorch's CPU kernel evaluates its float64-tuned degree-18 polynomial in the
+    half type, which overflows to NaN or garbage for all but tiny norms (its own Inductor
+    test skips Half); the value is the one thing a caller can use.
+
+    >>> torch.linalg.matrix_exp(torch.zeros(2, 2))
+    tensor([[1., 0.],
+            [0., 1.]])"""
     D.check_tensor(A, "linalg.matrix_exp", "A", 1)
     check_square("linalg.matrix_exp", tuple(A.shape))
+    if A._dtype in (dt.float16, dt.bfloat16):
+        r = D.cast(D.apply("linalg_matrix_exp", [D.cast(A, dt.float32)], {}), A._dtype)
+        return write_out(label_recorded(r, "LinalgMatrixExpBackward0", A), out)
     check_float("linalg.matrix_exp", A._dtype)
     return write_out(D.apply("linalg_matrix_exp", [A], {}), out)
 

@@ -316,17 +316,19 @@ def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
         if isinstance(other, Tensor) and other._dtype is not input._dtype:
             raise RuntimeError(f"expected dtype {D._torch_name(input._dtype).lower()} for "
                                f"`{name}` but got dtype {D._torch_name(other._dtype).lower()}")
+    from .opmath import in_float32  # (float16/bfloat16 in float32, rounded once: ATen's)
+    return write_out(in_float32(_lerp, input, end, weight), out, operands=(input, end, weight))
+
+
+def _lerp(input: Tensor, end: Tensor, weight) -> Tensor:
     diff = binary("sub", end, input)
     if not isinstance(weight, Tensor):
         if _b.abs(weight) < 0.5:
-            r = binary("add", input, binary("mul", diff, weight))
-        else:
-            r = binary("sub", end, binary("mul", diff, 1 - weight))
-    else:
-        low = binary("add", input, binary("mul", weight, diff))
-        high = binary("sub", end, binary("mul", diff, binary("sub", 1, weight)))
-        r = elementwise("where", binary("lt", unary("abs", weight), 0.5), low, high)
-    return write_out(r, out, operands=(input, end, weight))
+            return binary("add", input, binary("mul", diff, weight))
+        return binary("sub", end, binary("mul", diff, 1 - weight))
+    low = binary("add", input, binary("mul", weight, diff))
+    high = binary("sub", end, binary("mul", diff, binary("sub", 1, weight)))
+    return elementwise("where", binary("lt", unary("abs", weight), 0.5), low, high)
 
 
 def eq(input, other, *, out=None):

@@ -410,6 +410,14 @@ def addmv(input: Tensor, mat: Tensor, vec: Tensor, *, beta=1, alpha=1, out=None)
 @_ac.op("addbmm")
 def addbmm(input: Tensor, batch1: Tensor, batch2: Tensor, *, beta=1, alpha=1,
            out=None) -> Tensor:
+    if batch1._dtype in (dt.float16, dt.bfloat16) and batch1.ndim == 3 and batch1.shape[0] and \
+            batch2._dtype is batch1._dtype and input._dtype is batch1._dtype:
+        # ATen's loop: one addmm per batch into the result (beta on the first), each a float32
+        # gemm rounded to half once; the products summed first round differently
+        acc = F.expand(input, batch1.shape[1], batch2.shape[2]) if input.ndim < 2 else input
+        for i in range(batch1.shape[0]):
+            acc = _half_gemm(F.mm, acc, batch1[i], batch2[i], beta if i == 0 else 1, alpha)
+        return write_out(acc, out)
     products = F.bmm(batch1, batch2)
     # summed in the products' dtype: PyTorch's addbmm keeps int32 (sum alone would widen it)
     return write_out(_check_scale(beta, alpha, input, F.sum(products, 0, dtype=products.dtype)), out)

@@ -454,3 +454,51 @@ def test_local_response_norm_of_integers_pools_in_integers(size, alpha, beta, k)
         got = F.local_response_norm(torch.tensor(x.reshape(shape)), size, alpha, beta, k)
         assert got.dtype == torch.float32
         np.testing.assert_allclose(got.numpy(), want.reshape(shape), rtol=1e-6)
+
+
+def _ulps(got, want, dtype):
+    """|got - want| in units of the dtype's spacing at want (float16: 10 bits, bfloat16: 7)."""
+    bits, tiny = (10, 2.0 ** -24) if dtype == "float16" else (7, 2.0 ** -133)
+    spacing = np.maximum(2.0 ** (np.floor(np.log2(np.maximum(np.abs(want), tiny))) - bits), tiny)
+    return np.abs(got - want) / spacing
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_norms_in_half_precision_compute_in_float32_and_round_once(dtype):
+    # ATen's CPU norms load half values into float32 and round each result once: within one
+    # rounding (0.5 ulp, plus float32's own) of the float64 value of the same half inputs.
+    # Composed in half, every step rounded, they were 2-3 ulps off
+    d = getattr(torch, dtype)
+    r = np.random.default_rng(11)
+    h = lambda a: torch.tensor(a, dtype=d)  # noqa: E731
+    x = h(r.standard_normal((6, 4, 5)) * 3 + 1)
+    w, b = h(r.standard_normal(4)), h(r.standard_normal(4))
+    xs, ws, bs = (t.double().numpy() for t in (x, w, b))
+    rm, rv = h(r.standard_normal(4)), h(r.uniform(0.5, 2, 4))
+    rm0, rv0 = rm.double().numpy(), rv.double().numpy()
+    mean, var = xs.mean((0, 2)), xs.var((0, 2))
+    cases = [
+        (F.batch_norm(x, rm, rv, w, b, training=True, momentum=0.3, eps=0.5),
+         bn_np(xs, mean, var, ws, bs, 0.5)),
+        (F.batch_norm(x, rm.clone(), rv.clone(), w, b, training=False, eps=0.5),
+         None),  # (the eval statistics moved above: compared through rm/rv below)
+        (F.layer_norm(x, (5,)), (xs - xs.mean(-1, keepdims=True)) /
+         np.sqrt(xs.var(-1, keepdims=True) + 1e-5)),
+        (F.instance_norm(x, weight=w, bias=b),
+         (xs - xs.mean(-1, keepdims=True)) / np.sqrt(xs.var(-1, keepdims=True) + 1e-5)
+         * ws[:, None] + bs[:, None]),
+    ]
+    g = xs.reshape(6, 2, 10)
+    gn = ((g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-5))
+    cases.append((F.group_norm(x, 2, w, b), gn.reshape(6, 4, 5) * ws[:, None] + bs[:, None]))
+    for got, want in cases:
+        assert got.dtype == d
+        if want is not None:
+            assert _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+    n = xs.size // 4  # the running statistics: updated in float32, stored rounded once
+    for got, want in ((rm, 0.7 * rm0 + 0.3 * mean), (rv, 0.7 * rv0 + 0.3 * var * n / (n - 1))):
+        assert got.dtype == d and _ulps(got.double().numpy(), want, dtype).max() <= 0.6
+    _, m, rstd = torch.native_layer_norm(h([-8.5]), [1], None, None, 1e-5)
+    assert m.item() == -8.5  # rstd: 1 / sqrt(1e-5) = 316.23 rounded once (in half: 316)
+    assert rstd.item() == torch.tensor(316.22776601683796).to(d).item()
+

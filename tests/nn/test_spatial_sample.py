@@ -116,6 +116,21 @@ def test_interpolate_values(shape, kw, out, scales):
                           kw.get("align_corners", False), scales))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_interpolate_half_precision_rounds_once(dtype, mode):
+    # ATen's half kernels weigh and sum both dims in float32 and round once; a rounding after
+    # each separable pass was 2-3 ulps off. Within half an ulp (+ float32's) of float64
+    x = np.random.default_rng(8).standard_normal((2, 3, 4, 5))
+    d = getattr(torch, dtype)
+    xh = torch.tensor(x, dtype=d)
+    got = F.interpolate(xh, size=(5, 7), mode=mode, align_corners=True)
+    want = interp_ref(xh.double().numpy(), (5, 7), mode, True)
+    bits = 10 if dtype == "float16" else 7
+    spacing = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(want), 1e-30))) - bits)
+    assert got.dtype == d and (np.abs(got.double().numpy() - want) / spacing).max() <= 0.6
+
+
 def test_interpolate_trilinear_and_area():
     r = np.random.default_rng(1)
     x = r.standard_normal((1, 2, 3, 4, 2))
@@ -255,6 +270,24 @@ def test_grid_sample_gradcheck(pad):
     # nearest: the grid gets a zero gradient (a tensor, as PyTorch gives), not None
     F.grid_sample(x, gn, mode="nearest", padding_mode=pad, align_corners=True).sum().backward()
     assert gn.grad is not None and not gn.grad.numpy().any()
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest", "bicubic"])
+def test_grid_sample_half_precision_at_pixel_positions_returns_the_pixel(dtype, mode):
+    # W = 513, H = 129, align_corners: x = (g + 1) * 256 and y = (g + 1) * 64, exact in both
+    # dtypes for these g, so every mode returns the pixel. In bfloat16 the corner x0 + 1
+    # rounds to x0 past 256 and 133 + 0.5 rounds to 134 (once weight 0 and the wrong pixel);
+    # offsets pass 2**15 (PyTorch's half kernel gathers with int16 offsets)
+    h, w = 129, 513
+    img = (np.arange(h * w).reshape(1, 1, h, w) % 251).astype(np.float64)  # exact integers
+    xs, ys = np.array([256, 133, 500, 0, 512]), np.array([1, 64, 100, 128, 0])
+    g = np.stack([xs / 256 - 1, ys / 64 - 1], -1)[None, None]
+    d = getattr(torch, dtype)
+    got = F.grid_sample(torch.tensor(img, dtype=d), torch.tensor(g, dtype=d), mode=mode,
+                        align_corners=True)
+    assert got.dtype == d
+    np.testing.assert_array_equal(got.double().numpy()[0, 0, 0], img[0, 0, ys, xs])
 
 
 def test_affine_grid_values_and_gradient():

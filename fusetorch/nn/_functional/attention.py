@@ -12,6 +12,7 @@ from ...ir import dtypes as dt
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
+from ...tracer.opmath import in_float32
 from ...tracer.tensor import Tensor
 from .activation import softmax
 from .dropout import dropout
@@ -83,6 +84,13 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
             raise RuntimeError("Number of heads in key and value must divide the number of "
                                "heads in query")
         key, value = _repeat_heads(key, hq // hk), _repeat_heads(value, hq // hv)
+    # PyTorch's math path keeps float16/bfloat16 query, key and value in float32 "for
+    # accuracy" and casts the result back once
+    return in_float32(_attention, query, key, value, attn_mask, dropout_p, is_causal, scale)
+
+
+def _attention(query: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None,
+               dropout_p: float, is_causal: bool, scale: float | None) -> Tensor:
     # an empty head dim: PyTorch's math path scales q and k by sqrt(1/E) before their (empty)
     # product, so the scores are zeros, not 0 * inf
     factor = (1.0 / math.sqrt(query.size(-1)) if query.size(-1) else 1.0) if scale is None \

@@ -20,6 +20,7 @@ from ...tracer import dispatch as D
 from ...tracer import autocast as _ac
 from ...tracer import functional as F
 from ...tracer.creation import LEGACY
+from ...tracer.opmath import half_dtype, round_to, to_float32
 from ...tracer.tensor import Tensor
 from ...tracer.composite_programs import composite
 from .activation import _owned
@@ -155,18 +156,21 @@ def _conv(input: Tensor, weight: Tensor, bias: Tensor | None, stride, padding, d
         for e in reversed(extra):
             pads += [0, e]
         x = _pad(x, pads)
-    w = weight
+    # float16/bfloat16: float32 products, sums and bias, one rounding (ATen's CPU convolution)
+    h = half_dtype(x)
+    x, w, b = to_float32(x), to_float32(weight), to_float32(bias)
     if nd == 1:  # a height-1 image
         x, w = F.unsqueeze(x, 2), F.unsqueeze(w, 2)
         stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
     if nd == 3:
-        out = _conv3d(x, w, bias, stride, padding, dilation, groups)
+        out = _conv3d(x, w, b, stride, padding, dilation, groups)
     else:
-        out = _conv2d(x, w, bias, stride, padding, dilation, groups)
+        out = _conv2d(x, w, b, stride, padding, dilation, groups)
     if nd == 1:
         out = F.reshape(out, tuple(out.shape[:2]) + tuple(out.shape[3:]))
     if unbatched:
         out = F.reshape(out, tuple(out.shape[1:]))
+    out = round_to(out, h)
     return A.label_recorded(_owned(out, input, weight, bias), "ConvolutionBackward0", input, weight, bias)
 
 
@@ -192,7 +196,8 @@ def _conv2d(x: Tensor, w: Tensor, bias, stride: tuple, padding: tuple, dilation:
 
 def _primitive(x: Tensor) -> bool:
     """Whether a convolution of x runs as the `conv2d` primitives (ir/conv_ops.py), which
-    compute float32 and float64; half precision takes im2col + matmul (float32 products)."""
+    compute float32 and float64 (half precision: in float32, `_conv` rounds once); other
+    dtypes take im2col + matmul."""
     return x._dtype in _PRIMITIVE_DTYPES
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
+from ...tracer.opmath import half_dtype, round_to, to_float32
 from ...tracer.tensor import Tensor
 from .activation import _owned
 from .conv import _ntuple, _primitive, _type_name
@@ -99,7 +100,9 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output
         raise RuntimeError(f"Given input size per channel: "
                            f"({' x '.join(str(s) for s in x.shape[2:])}). Calculated output size "
                            f"per channel: ({' x '.join(map(str, out))}). Output size is too small")
-    w = weight
+    # float16/bfloat16: float32 products, sums and bias, one rounding (ATen's CPU convolution)
+    h = half_dtype(x)
+    x, w, b = to_float32(x), to_float32(weight), to_float32(bias)
     if nd == 1:  # a height-1 image
         x, w = F.unsqueeze(x, 2), F.unsqueeze(w, 2)
         stride, padding, dilation = (1,) + stride, (0,) + padding, (1,) + dilation
@@ -108,12 +111,13 @@ def _conv_transpose(input: Tensor, weight: Tensor, bias, stride, padding, output
         r = _conv_transpose3d(x, w, stride, padding, output_padding, groups, dilation)
     else:
         r = _conv_transpose2d(x, w, stride, padding, output_padding, groups, dilation)
-    if bias is not None:
-        r = r + F.reshape(bias, (bias.shape[0],) + (1,) * (r.ndim - 2))
+    if b is not None:
+        r = r + F.reshape(b, (b.shape[0],) + (1,) * (r.ndim - 2))
     if nd == 1:
         r = F.reshape(r, tuple(r.shape[:2]) + tuple(r.shape[3:]))
     if unbatched:
         r = F.reshape(r, tuple(r.shape[1:]))
+    r = round_to(r, h)
     return A.label_recorded(_owned(r, input, weight, bias), "ConvolutionBackward0", input, weight, bias)
 
 

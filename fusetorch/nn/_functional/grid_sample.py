@@ -22,6 +22,7 @@ import numpy as np
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
+from ...tracer import functional_math as FM
 from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
 
@@ -112,22 +113,30 @@ def _clip(t: Tensor, size: int) -> Tensor:
 
 
 def _reflect(t: Tensor, twice_low: int, twice_high: int) -> Tensor:
-    """PyTorch's reflect_coordinates: fold t into [low, high] by mirroring at both ends."""
+    """PyTorch's (vectorised) reflect_coordinates: fold t into [low, high] by mirroring at
+    both ends, in its steps (whole periods off by trunc, then the nearer of the two images),
+    so half precision rounds as its kernel does; the gradient is its +-1 (+1 at t = low and
+    at the fold's tie)."""
     if twice_low == twice_high:
         return F.mul(t, 0.0)
-    low, span = twice_low / 2, (twice_high - twice_low) / 2
-    t = (t - low).abs()
-    flips = _floor(t / span)
-    extra = t - flips * span  # fmod(t, span), t >= 0
-    even = (flips - _floor(flips / 2) * 2) == 0
-    return F.where(even, extra + low, (span - extra) + low)
+    low, twice_span = twice_low / 2, twice_high - twice_low
+    t = t - low
+    t = F.where(t < 0, -t, t)
+    extra = t - _floor(t / twice_span) * twice_span  # t >= 0: floor is trunc
+    other = twice_span - extra
+    return F.where(extra > other, other, extra) + low
+
+
+def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
+    """Pixel coordinates of grid values in [-1, 1], as PyTorch's vectorised kernel computes
+    them (one scale, the half-pixel shift after it), which every dtype's CPU path takes."""
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return (coord + 1) * (size / 2) - 0.5
 
 
 def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
-    if align_corners:
-        x = (coord + 1) / 2 * (size - 1)
-    else:
-        x = ((coord + 1) * size - 1) / 2
+    x = _unnormalize(coord, size, align_corners)
     if padding_mode == "border":
         x = _clip(x, size)
     elif padding_mode == "reflection":
@@ -136,15 +145,19 @@ def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) ->
     return x
 
 
-def _point(flat: Tensor, coords: list, sizes: list, weight: Tensor) -> Tensor:
+def _point(flat: Tensor, coords: list, sizes: list, weight: Tensor,
+           shifts: tuple | None = None) -> Tensor:
     """The image values at integer coordinates `coords` ([x, y(, z)], each [N, L] floats,
-    `sizes` [W, H(, D)] alike), weight-scaled, 0 outside the image."""
+    `sizes` [W, H(, D)] alike) plus integer `shifts`, weight-scaled, 0 outside the image."""
     inside, idx = None, None
-    for c, size in zip(reversed(coords), reversed(sizes)):  # z, y, x: row-major position
-        ok = F.logical_and(c >= 0, c <= size - 1)
+    shifts = shifts or (0,) * len(coords)
+    for c, size, up in zip(reversed(coords), reversed(sizes), reversed(shifts)):  # z, y, x
+        # in int64: a float16/bfloat16 corner `c + 1` rounds back to c past 2048/256, and
+        # a flat position in float16 (or float32 past 2**24) would round out of range
+        k = c.long() + up if up else c.long()
+        ok = F.logical_and(k >= 0, k <= size - 1)
         inside = ok if inside is None else F.logical_and(inside, ok)
-        # the flat position in int64: float16 (or float32 past 2**24) would round it out of range
-        k = F.clamp(c, 0, size - 1).long()
+        k = F.clamp(k, 0, size - 1)
         idx = k if idx is None else idx * size + k
     n, c, _ = flat.shape
     vals = F.gather(flat, 2, F.expand(F.unsqueeze(idx, 1), n, c, idx.shape[1]))
@@ -276,13 +289,15 @@ def _sample(input: Tensor, grid: Tensor, mode: str, padding_mode: str,
         low = [_floor(v) for v in near]
         out = None
         # corners in PyTorch's order: x fastest, then y, then z (nw, ne, sw, se; top first)
+        # PyTorch's weights: the distance w past the low corner and 1 - w (in half precision
+        # low + 1 - x can round to 0 where 1 - w is 1)
+        frac = [v - lo for v, lo in zip(src, low)]
         for corner in itertools.product((0, 1), repeat=k):
-            at, weight = [], None
+            weight = None
             for i, up in enumerate(reversed(corner)):
-                at.append(low[i] + 1 if up else low[i])
-                f = (src[i] - low[i]) if up else (low[i] + 1 - src[i])
+                f = frac[i] if up else 1 - frac[i]
                 weight = f if weight is None else weight * f
-            v = _point(flat, at, sizes, weight)
+            v = _point(flat, low, sizes, weight, tuple(reversed(corner)))
             out = v if out is None else out + v
     return F.reshape(out, (n, c) + out_spatial)
 
@@ -317,10 +332,7 @@ def _bicubic(flat: Tensor, gx: Tensor, gy: Tensor, w: int, h: int, padding_mode:
     """PyTorch's bicubic grid_sampler_2d: the 4 x 4 taps around the unnormalised (unclipped)
     point, each position mapped by padding_mode and 0 outside the image, interpolated along x
     in each of the 4 rows, then along y, in PyTorch's order."""
-    if align_corners:
-        ix, iy = (gx + 1) / 2 * (w - 1), (gy + 1) / 2 * (h - 1)
-    else:
-        ix, iy = ((gx + 1) * w - 1) / 2, ((gy + 1) * h - 1) / 2
+    ix, iy = _unnormalize(gx, w, align_corners), _unnormalize(gy, h, align_corners)
     x0, y0 = _floor(ix), _floor(iy)
     wx, wy = _cubic_weights(ix - x0), _cubic_weights(iy - y0)
     xs = [_tap(x0 + (i - 1), w, padding_mode, align_corners) for i in range(4)]
@@ -337,9 +349,6 @@ def _bicubic(flat: Tensor, gx: Tensor, gy: Tensor, w: int, h: int, padding_mode:
 
 
 def _round_half_even(t: Tensor) -> Tensor:
-    """nearbyint: the nearest integer, ties to even (as PyTorch's nearest mode rounds)."""
-    r = _floor(t + 0.5)
-    tie = (r - t) == 0.5
-    odd = (r - _floor(r / 2) * 2) == 1
-    return F.where(F.logical_and(tie, odd), r - 1, r)
-
+    """nearbyint: the nearest integer, ties to even (as PyTorch's nearest mode rounds); not
+    floor(t + 0.5), whose sum rounds in half precision (bfloat16 133 + 0.5 is 134)."""
+    return FM.round(t)

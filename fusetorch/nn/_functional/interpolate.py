@@ -21,6 +21,7 @@ from ...runtime.fma import fma
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
+from ...tracer.opmath import half_dtype, round_to, to_float32
 from ...tracer.tensor import Tensor
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -243,6 +244,18 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                                       f"'{D._torch_name(input._dtype)}'")
         raise NotImplementedError(f'"compute_indices_weights_{kernel}" not implemented for '
                                   f"'{D._torch_name(input._dtype)}'")
+    np_t = np.float64 if input._dtype is DT.float64 else np.float32
+    if half_dtype(input) and not mode.startswith("nearest"):
+        # ATen's half kernels weigh and sum in float32, rounding once (not once per pass)
+        return round_to(_interpolate_at(to_float32(input), out, scales, mode, align_corners,
+                                        antialias), half_dtype(input))
+    return _interpolate_at(input, out, scales, mode, align_corners, antialias)
+
+
+def _interpolate_at(input: Tensor, out: tuple, scales: tuple, mode: str, align_corners,
+                    antialias: bool) -> Tensor:
+    """interpolate's resampling once the output sizes and scales are known."""
+    spatial = tuple(input.shape[2:])
     np_t = np.float64 if input._dtype is DT.float64 else np.float32
     x = input
     if antialias:  # PyTorch's separable kernel: the last dim first, unchanged dims skipped

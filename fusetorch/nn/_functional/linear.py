@@ -6,6 +6,7 @@ from ...tracer import autograd as A
 from ...tracer import autocast as _ac
 from ...tracer import dispatch as D
 from ...tracer import functional as F
+from ...tracer.opmath import half_dtype, in_float32
 from ...tracer.tensor import Tensor
 from .activation import _owned
 
@@ -36,6 +37,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         return _ac.call("linear", linear, (input, weight, bias), {})
     if _whole(input, weight, bias):
         out = D.apply("linear", [input, weight] if bias is None else [input, weight, bias], {})
+    elif half_dtype(input) and input._dtype is weight._dtype and (
+            bias is None or bias._dtype is input._dtype):
+        # ATen's half gemm: float32 products and sums, the bias added there, one rounding
+        out = in_float32(linear, input, weight, bias)
     else:
         out = _owned(F.matmul(input, F.t(weight)), input, weight)
         if bias is not None:
@@ -66,11 +71,17 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor,
     if input2.shape[-1] != j:
         raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
                            f"{input2.shape[-1]} but expected {j}")
+    # ATen's _trilinear rounds its half products once (float32 sums), then adds the bias
+    out = in_float32(_bilinear_form, input1, input2, weight)
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _bilinear_form(input1: Tensor, input2: Tensor, weight: Tensor) -> Tensor:
+    o, i, j = weight.shape
     # x1 @ W as one matmul: W rearranged to [i, o * j]
     w = F.reshape(F.permute(weight, 1, 0, 2), (i, o * j))
     t = F.reshape(F.matmul(input1, w), tuple(input1.shape[:-1]) + (o, j))
     terms = t * F.unsqueeze(input2, -2)
-    out = F.sum(terms, -1, dtype=terms.dtype)  # int32 stays int32, as in PyTorch
-    if bias is not None:
-        out = out + bias
-    return out
+    return F.sum(terms, -1, dtype=terms.dtype)  # int32 stays int32, as in PyTorch

@@ -13,6 +13,7 @@ from ...ir.shapes import broadcast_shapes
 from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
+from ...tracer.opmath import in_float32
 from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
 from ...tracer.composite_programs import composite
@@ -108,9 +109,13 @@ def _smooth_l1(x: Tensor, y: Tensor, beta: float) -> Tensor:
 
 
 def _huber(x: Tensor, y: Tensor, delta: float) -> Tensor:
-    d = x - y
-    a = F.abs(d)
-    return F.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    """0.5 z z or delta (z - 0.5 delta) of z = |x - y|: float16/bfloat16 in float32, rounded
+    once, as ATen's huber kernel (a half z squared was 2 ulps off)."""
+    def pointwise(x, y):
+        d = x - y
+        a = F.abs(d)
+        return F.where(a < delta, d * d * 0.5, (a - 0.5 * delta) * delta)
+    return in_float32(pointwise, x, y)
 
 
 # name -> (pointwise loss of (input, target, its parameter), PyTorch's grad_fn name or None)

@@ -16,6 +16,7 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer import autocast as _ac
 from ...tracer.composite_programs import composite
+from ...tracer.opmath import half_dtype, round_to, to_float32
 from ...tracer.tensor import Tensor
 
 __all__ = ["batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm",
@@ -82,20 +83,26 @@ def batch_norm_parts(input: Tensor, running_mean: Tensor | None, running_var: Te
             raise RuntimeError("running_mean must be defined in evaluation mode")
         if running_var is None:
             raise RuntimeError("running_var must be defined in evaluation mode")
+    # float16/bfloat16 in float32 (the running statistics' update too), each result rounded
+    # once, as ATen's CPU kernels
+    h = half_dtype(input)
+    x, w, b = (to_float32(t) for t in (input, weight, bias))
     if not training:
-        return _batch_norm_eval(input, running_mean, running_var, weight, bias, eps), None, None
-    out, mean, var = _batch_norm_train(input, weight, bias, eps)
+        out = _batch_norm_eval(x, to_float32(running_mean), to_float32(running_var), w, b, eps)
+        return round_to(out, h, "NativeBatchNormBackward0", input, weight, bias), None, None
+    out, mean, var = _batch_norm_train(x, w, b, eps)
     # an empty batch has no statistics: PyTorch leaves the running ones as they are
     if (running_mean is not None or running_var is not None) and input.numel():
         n = input.numel() // c
         with A.no_grad():
             if running_mean is not None:
-                new = mean.reshape((c,)) * momentum + running_mean * (1 - momentum)
+                new = mean.reshape((c,)) * momentum + to_float32(running_mean) * (1 - momentum)
                 running_mean.copy_(new)
             if running_var is not None:
                 unbiased = var.reshape((c,)) * (n / (n - 1))
-                running_var.copy_(unbiased * momentum + running_var * (1 - momentum))
-    return out, mean.reshape((c,)), F.rsqrt(var + eps).reshape((c,))
+                running_var.copy_(unbiased * momentum + to_float32(running_var) * (1 - momentum))
+    return (round_to(out, h, "NativeBatchNormBackward0", input, weight, bias),
+            round_to(mean.reshape((c,)), h), round_to(F.rsqrt(var + eps).reshape((c,)), h))
 
 
 def _affine(out: Tensor, input: Tensor, weight: Tensor | None, bias: Tensor | None) -> Tensor:
@@ -180,10 +187,11 @@ def layer_norm_parts(input: Tensor, normalized_shape: Sequence[int], weight: Ten
     if not stats:
         return out, None, None
     dims = tuple(range(input.ndim - k, input.ndim))
-    mean = input.mean(dims, keepdim=True)
-    centered = input - mean
+    x = to_float32(input)  # ATen's statistics of half inputs: float32, rounded once
+    mean = x.mean(dims, keepdim=True)
+    centered = x - mean
     rstd = F.rsqrt((centered * centered).mean(dims, keepdim=True) + eps)
-    return out, mean, rstd
+    return out, round_to(mean, half_dtype(input)), round_to(rstd, half_dtype(input))
 
 
 @composite
@@ -213,7 +221,8 @@ def group_norm_parts(input: Tensor, num_groups: int, weight: Tensor | None, bias
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
                                f"channels in input, but got {name} of shape {list(t.shape)} and "
                                f"input of shape {list(input.shape)}")
-    x = input.reshape((n, num_groups, c // num_groups * math.prod(input.shape[2:])))
+    h = half_dtype(input)  # float16/bfloat16 in float32, each result rounded once (ATen's)
+    x = to_float32(input).reshape((n, num_groups, c // num_groups * math.prod(input.shape[2:])))
     mean = x.mean(2, keepdim=True)
     centered = x - mean
     var = (centered * centered).mean(2, keepdim=True)
@@ -221,11 +230,12 @@ def group_norm_parts(input: Tensor, num_groups: int, weight: Tensor | None, bias
     out = (centered * rstd).reshape(tuple(input.shape))
     shape = (1, c) + (1,) * (input.ndim - 2)
     if weight is not None:
-        out = out * weight.reshape(shape)
+        out = out * to_float32(weight).reshape(shape)
     if bias is not None:
-        out = out + bias.reshape(shape)
+        out = out + to_float32(bias).reshape(shape)
+    out = round_to(out, h) if h else out
     return (A.label_recorded(out, "NativeGroupNormBackward0", input, weight, bias),
-            mean.reshape((n, num_groups)), rstd.reshape((n, num_groups)))
+            round_to(mean.reshape((n, num_groups)), h), round_to(rstd.reshape((n, num_groups)), h))
 
 
 
@@ -251,9 +261,11 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
         _check_channels(name, t, c)
     shape = (1, c) + (1,) * (input.ndim - 2)
     dims = tuple(range(2, input.ndim))
+    # float16/bfloat16 in float32 (the running statistics too), rounded once: ATen's batch_norm
+    x, rm, rv = to_float32(input), to_float32(running_mean), to_float32(running_var)
     if use_input_stats:
-        mean = input.mean(dims, keepdim=True)
-        centered = input - mean
+        mean = x.mean(dims, keepdim=True)
+        centered = x - mean
         var = (centered * centered).mean(dims, keepdim=True)
         out = centered * F.rsqrt(var + eps)
         if running_mean is not None or running_var is not None:
@@ -261,20 +273,20 @@ def instance_norm(input: Tensor, running_mean: Tensor | None = None,
             with A.no_grad():
                 if running_mean is not None:
                     batch = mean.reshape((n, c)).mean(0)
-                    running_mean.copy_(batch * momentum + running_mean * (1 - momentum))
+                    running_mean.copy_(batch * momentum + rm * (1 - momentum))
                 if running_var is not None:
                     batch = var.reshape((n, c)).mean(0) * (k / (k - 1))
-                    running_var.copy_(batch * momentum + running_var * (1 - momentum))
+                    running_var.copy_(batch * momentum + rv * (1 - momentum))
     else:
         if running_mean is None or running_var is None:
             raise RuntimeError("Expected running_mean and running_var to be defined when "
                                "use_input_stats is false")
-        out = (input - running_mean.reshape(shape)) * F.rsqrt(running_var.reshape(shape) + eps)
+        out = (x - rm.reshape(shape)) * F.rsqrt(rv.reshape(shape) + eps)
     if weight is not None:
-        out = out * weight.reshape(shape)
+        out = out * to_float32(weight).reshape(shape)
     if bias is not None:
-        out = out + bias.reshape(shape)
-    return out
+        out = out + to_float32(bias).reshape(shape)
+    return round_to(out, half_dtype(input))
 
 
 def _finfo_eps(d) -> float:

@@ -15,6 +15,7 @@ from ...ir import dtypes as dt
 from ...tracer import autograd as A
 from ...tracer import dispatch as D
 from ...tracer import functional as F
+from ...tracer.opmath import to_float32
 from ...tracer.tensor import Tensor, _data_read
 
 __all__ = ["embedding", "embedding_bag", "one_hot"]
@@ -218,6 +219,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         with A.no_grad():
             const = F.clone(rows)
         rows = const + (rows - const) * D.cast(scale, rows._dtype)
+    if mode != "max":  # ATen's half bags (fbgemm) scale and sum in float32, rounded once
+        rows, per_sample_weights = to_float32(rows), to_float32(per_sample_weights)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.unsqueeze(1)
     keep = None if valid is None else D.cast(valid, rows._dtype).unsqueeze(1)
@@ -238,8 +241,8 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
         out = F.scatter_add(zeros((n_bags, dim), dtype=rows._dtype, device=weight.device), 0,
                             index, src)
         if mode == "mean":
-            ones = weight.new_ones((length,)) if keep is None else keep.reshape(-1)
-            count = F.scatter_add(weight.new_zeros((n_bags,)), 0, bag, ones)
+            ones = rows.new_ones((length,)) if keep is None else keep.reshape(-1)
+            count = F.scatter_add(rows.new_zeros((n_bags,)), 0, bag, ones)
             out = out / F.clamp(count, min=1.0).unsqueeze(1)
     if out._dtype is not weight._dtype:
         out = D.cast(out, weight._dtype)
