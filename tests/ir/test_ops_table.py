@@ -217,6 +217,8 @@ EXAMPLES.update({
 # primitives for their VJPs (ir/norm_ops.py)
 EXAMPLES.update({
     "softmax": ([_f(2, 3, 4)], {"dim": 1}), "log_softmax": ([_f(3, 4)], {"dim": 0}),
+    "softmax_grad": ([_f(2, 3, 4), _f(2, 3, 4)], {"dim": 2}),
+    "log_softmax_grad": ([_f(3, 4), _f(3, 4)], {"dim": 0}),
     "layer_norm": ([_f(2, 3, 4), _f(3, 4), _f(3, 4)],
                    {"count": 2, "eps": 1e-5, "weight": True, "bias": True}),
 })
