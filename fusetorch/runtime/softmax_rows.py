@@ -78,7 +78,10 @@ def _kernels(x):
     """(forward, backward, ffi) for x's dtype where the kernel computes x (small, non-empty,
     C-contiguous, aligned float32/float64), else None."""
     if not (0 < x.size < POLICY.min_elements and x.__class__ is np.ndarray
-            and x.dtype in _FLOATS and x.flags.c_contiguous and x.flags.aligned):
+            and x.dtype in _FLOATS):
+        return None
+    flags = x.flags  # (a new flags object per look)
+    if not (flags.c_contiguous and flags.aligned):
         return None
     dtype = x.dtype
     return eager_kernels.cached_kernel(("softmax_rows", dtype), lambda: _build(dtype))
