@@ -168,3 +168,25 @@ def test_switched_off_the_reference_runs():
     impl = torch.randn(1)._be.impl["log_softmax"]
     np.testing.assert_array_equal(impl(a, 1), impl.__wrapped__(a, 1))
     assert not _used_kernel()
+
+
+@pytest.mark.parametrize("name", ["softmax_grad", "log_softmax_grad"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,dim", [((3, 5), 1), ((4, 3, 2), 0), ((70, 80), 1)])
+def test_the_vjp_references_equal_their_compositions_bit_for_bit(name, dtype, shape, dim):
+    # (numpy's reference is the composition's operations in its order: what the interpreted
+    # backward computed before the VJPs were primitives; compiled graphs run the composition)
+    from fusetorch.ir import dtypes as dt
+    from fusetorch.ir.graph import Graph, make_node
+    from fusetorch.ir.passes import decompose
+    from fusetorch.runtime.interpret import run_graph
+    rng = np.random.default_rng(6)
+    g = rng.standard_normal(shape).astype(dtype)
+    y = torch.randn(1)._be.impl[name[:-len("_grad")]].__wrapped__(
+        rng.standard_normal(shape).astype(dtype), dim)
+    d = dt.float32 if dtype == np.float32 else dt.float64
+    ins = [make_node("input", [], {"shape": shape, "dtype": d}) for _ in range(2)]
+    node = make_node(name, ins, {"dim": dim})
+    impl = torch.randn(1)._be.impl
+    (want,) = run_graph(decompose(Graph(ins, [node])), [g, y], impl, np)
+    assert impl[name].__wrapped__(g, y, dim).tobytes() == np.asarray(want).tobytes()
