@@ -193,3 +193,41 @@ def test_double_backward_through_the_vjp_primitive(reduction, weighted):
     (q * torch.tensor(v)).sum().backward()
     want = _reference(v, t.numpy(), None if w is None else w.numpy(), reduction, -100)
     np.testing.assert_allclose(gt.grad.numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("xs, ts", [((1, 57), (1,)), ((57,), ())])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_counted_target_as_the_composition_bit_for_bit(xs, ts, reduction, weighted, dtype):
+    # a loop's row takes nll_loss's and nll_loss_grad's one-target path (numpy scalars): the
+    # composition's values exactly, with a negative zero, a NaN and a zero weight among them
+    from fusetorch.ir import dtypes as dt
+    from fusetorch.ir.graph import Graph, make_node
+    from fusetorch.ir.passes import decompose
+    from fusetorch.runtime.interpret import run_graph
+    d = dt.float32 if dtype == np.float32 else dt.float64
+    red = {"none": 0, "mean": 1, "sum": 2}[reduction]
+    be = torch.randn(1)._be
+    rng = np.random.default_rng(12)
+    for target, xv, wv, gv in ((3, 0.0, 0.7, 0.3), (5, -1.25, 0.0, -0.0), (0, np.nan, 1.5, 2.0),
+                               (56, 3.5, -0.0, 1.0)):
+        x = rng.standard_normal(xs).astype(dtype)
+        x.reshape(-1)[target] = xv
+        t = np.full(ts, target, np.int64)
+        w = (rng.random(57) + 0.5).astype(dtype)
+        w[target] = wv
+        g = np.full(ts if reduction == "none" else (), gv, dtype)
+        attrs = {"cdim": 0 if len(xs) == 1 else 1, "ignore_index": -100, "reduction": red,
+                 "weight": weighted}
+        for op, arrays, extra in (("nll_loss", [x, t], {}),
+                                  ("nll_loss_grad", [g, t], {"shape": xs})):
+            arrays = arrays + ([w] if weighted else [])
+            ins = [make_node("input", [], {"shape": a.shape,
+                                           "dtype": dt.int64 if a.dtype == np.int64 else d})
+                   for a in arrays]
+            node = make_node(op, ins, {**attrs, **extra})
+            got = np.asarray(be.impl[op](*arrays, **node.attrs))
+            (want,) = run_graph(decompose(Graph(ins, [node])), arrays, be.impl, np)
+            assert got.dtype == dtype and got.shape == node.shape
+            assert got.tobytes() == np.asarray(want).tobytes(), (op, target)
