@@ -247,7 +247,8 @@ def scatter_add_last(out: np.ndarray, index: np.ndarray, src: np.ndarray) -> boo
 
 def cached_kernel(key: tuple, build):
     """The hand-written kernel cached under `key` (max pooling's, the row accumulation's, an
-    LSTM layer's: runtime/recurrent.py; a convolution's: runtime/conv.py), built by `build()`
+    LSTM layer's: runtime/recurrent.py; a convolution's: runtime/conv.py; softmax rows':
+    runtime/softmax_rows.py), built by `build()`
     the first time; None while a trace runs (it builds nothing), without a compiler, or while
     it builds. With `POLICY.background_builds` the build runs in a daemon thread and the caller's
     reference computes meanwhile (a convolution's generic kernels are ~1 s of gcc, which the first
