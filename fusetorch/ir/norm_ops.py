@@ -16,9 +16,9 @@ numbers a row). As primitives their VJPs are PyTorch's:
 (the gradients of x change their summation order against the compositions'; w's and b's do
 not). softmax's and log_softmax's VJPs are primitives too, `softmax_grad(g, y)` and
 `log_softmax_grad(g, y)` (PyTorch's _softmax_backward_data), so that an eager backward runs
-each as one call (small arrays: one C call each way, runtime/softmax_rows.py). Eager runs
-each in numpy, in place where the composition's temporaries were; compiled graphs run their
-compositions instead (`OpDef.composition`, applied by `passes.decompose` after
+each as one call (and small arrays' forward as one C call: runtime/softmax_rows.py). Eager
+runs each in numpy, in place where the composition's temporaries were; compiled graphs run
+their compositions instead (`OpDef.composition`, applied by `passes.decompose` after
 differentiation; ONNX export too), so their kernels fuse as before: the composition is the
 very primitives the eager implementation computes, in the same order. float16/bfloat16
 compute in float32, rounded once (PyTorch's CPU kernels), and stay one node (no kernels).

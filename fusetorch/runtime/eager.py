@@ -572,10 +572,9 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         t["max_pool2d"] = _max_pool(t["max_pool2d"], 0)
         t["max_pool2d_index"] = _max_pool(t["max_pool2d_index"], 1)
         t["max_pool2d_grad"] = _max_pool_grad(t["max_pool2d_index"])
-        # softmaxes of small arrays and their VJPs: one C call each (runtime/softmax_rows.py)
-        for name, log_of in (("softmax", False), ("log_softmax", True)):
-            t[name] = softmax_rows.forward(t[name], log_of)
-            t[name + "_grad"] = softmax_rows.backward(t[name + "_grad"], log_of)
+        # softmaxes of small arrays: one C call each (runtime/softmax_rows.py)
+        t["softmax"] = softmax_rows.forward(t["softmax"], False)
+        t["log_softmax"] = softmax_rows.forward(t["log_softmax"], True)
     t["lstm"] = _lstm(t["linear"], t["lstm_scan"])  # (the CPU's scan: its C kernel)
     return t
 

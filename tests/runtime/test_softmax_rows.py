@@ -1,8 +1,9 @@
-"""softmax and log_softmax of small arrays, and their VJP primitives, by one C call each
-(runtime/softmax_rows.py): values against numpy float64, gradients (first and second) against
-float64 central differences, the kernel taken where it applies (every dim of a C-contiguous
-array) and the numpy reference elsewhere (strided, empty, large, half precision), with the
-reference's NaN and infinity behaviour."""
+"""softmax and log_softmax of small arrays by one C call (runtime/softmax_rows.py), and their
+VJP primitives (ir/norm_ops.py): values against numpy float64, gradients (first and second,
+forward AD) against float64 central differences, the kernel taken where it applies (every dim
+of a small C-contiguous array) and the numpy reference elsewhere (strided, empty, large, half
+precision), with the reference's NaN and infinity behaviour; the VJPs' references equal
+their compositions bit for bit."""
 import numpy as np
 import pytest
 
@@ -74,7 +75,7 @@ def test_kernel_values_against_float64(name, dtype, tol, shape, dim):
 
 @pytest.mark.parametrize("name", ["softmax", "log_softmax"])
 @pytest.mark.parametrize("shape,dim", [((1, 7), 1), ((4, 3), 0), ((2, 3, 4), -1), ((), 0)])
-def test_gradients_by_the_kernel_against_central_differences(name, shape, dim):
+def test_gradients_against_central_differences(name, shape, dim):
     rng = np.random.default_rng(1)
     x, g = rng.standard_normal(shape), rng.standard_normal(shape)
     fn = getattr(F, name)
@@ -137,17 +138,14 @@ def test_rows_with_nan_and_infinities_as_the_reference(name):
     assert _used_kernel()
     np.testing.assert_array_equal(np.isnan(got), np.isnan(impl.__wrapped__(a, 1)))
     np.testing.assert_allclose(got, impl.__wrapped__(a, 1), rtol=1e-6)
-    grad = torch.randn(1)._be.impl[name + "_grad"]
-    g = np.ones_like(a)
-    y = impl.__wrapped__(a, 1)
-    np.testing.assert_allclose(grad(g, y, 1), grad.__wrapped__(g, y, 1), rtol=1e-6)
 
 
 def test_the_reference_computes_what_the_kernel_does_not():
     impl = torch.randn(1)._be.impl
     rng = np.random.default_rng(3)
     strided = rng.standard_normal((5, 8)).astype(np.float32)[:, ::2]
-    cases = [strided, np.zeros((0, 3), np.float32), rng.standard_normal((64, 64)),
+    big = rng.standard_normal((1, softmax_rows.MAX_ELEMENTS + 1))
+    cases = [strided, np.zeros((0, 3), np.float32), big,
              rng.standard_normal((2, 3)).astype(np.float16)]
     for a in cases:
         for name in ("softmax", "log_softmax"):
@@ -155,11 +153,6 @@ def test_the_reference_computes_what_the_kernel_does_not():
             got = impl[name](a, 1)
             assert not _used_kernel()
             np.testing.assert_array_equal(got, impl[name].__wrapped__(a, 1))
-    # a strided or broadcast cotangent is copied for the kernel: the same values
-    y = impl["softmax"](rng.standard_normal((3, 4)).astype(np.float32), 1)
-    g = np.broadcast_to(np.float32(0.5), (3, 4))
-    np.testing.assert_allclose(impl["softmax_grad"](g, y, 1),
-                               impl["softmax_grad"].__wrapped__(g, y, 1), rtol=1e-6, atol=1e-7)
 
 
 def test_switched_off_the_reference_runs():
@@ -182,11 +175,11 @@ def test_the_vjp_references_equal_their_compositions_bit_for_bit(name, dtype, sh
     from fusetorch.runtime.interpret import run_graph
     rng = np.random.default_rng(6)
     g = rng.standard_normal(shape).astype(dtype)
-    y = torch.randn(1)._be.impl[name[:-len("_grad")]].__wrapped__(
+    y = torch.randn(1)._be.impl[name[:-len("_grad")]](
         rng.standard_normal(shape).astype(dtype), dim)
     d = dt.float32 if dtype == np.float32 else dt.float64
     ins = [make_node("input", [], {"shape": shape, "dtype": d}) for _ in range(2)]
     node = make_node(name, ins, {"dim": dim})
     impl = torch.randn(1)._be.impl
     (want,) = run_graph(decompose(Graph(ins, [node])), [g, y], impl, np)
-    assert impl[name].__wrapped__(g, y, dim).tobytes() == np.asarray(want).tobytes()
+    assert impl[name](g, y, dim).tobytes() == np.asarray(want).tobytes()
