@@ -312,7 +312,7 @@ def hand_written(out: Path) -> None:
     """The eager template kernels' sources as their builders render them (nothing is built:
     `template_functions` is replaced by one that writes the source and reports no compiler)."""
     from fusetorch.codegen import environment
-    from fusetorch.runtime import conv, eager_kernels, recurrent
+    from fusetorch.runtime import conv, eager_kernels, recurrent, softmax_rows
     (out / "hand").mkdir(parents=True, exist_ok=True)
     real, label = eager_kernels.template_functions, [""]
 
@@ -345,6 +345,8 @@ def hand_written(out: Path) -> None:
                 recurrent._build(np.dtype(dtype), hid)
             label[0] = f"conv2d_{d}_any"
             conv._build(np.dtype(dtype))
+            label[0] = f"softmax_rows_{d}"
+            softmax_rows._build(np.dtype(dtype))
             for i, geometry in enumerate((
                     (2, 3, 8, 8, 4, 3, 3, 1, 1, 0, 0, 1, 1, 1, 6, 6),
                     (4, 16, 14, 14, 32, 3, 3, 2, 2, 1, 1, 1, 1, 1, 7, 7),

@@ -5,8 +5,10 @@
         already checked to be in range or ignore_index, w [C] the class weights:
         loss = where(t != ignore, -w[t] * x[n, t, ...], 0); none: loss; sum: sum(loss);
         mean: sum(loss) / sum(where(t != ignore, w[t], 0)) (nan when no target counts)
-    VJP (x only; t and w are saved): gx = scatter_add(zeros, t, where(keep, -w[t] g', 0)),
-        g' = g (none, sum) or g / the summed weights (mean)
+    VJP (x only; t and w are saved): nll_loss_grad(g, t[, w]; ..., shape), itself a
+        primitive (one eager call; its composition, what compiled graphs run, is
+        gx = scatter_add(zeros, t, where(keep, -w[t] g', 0)), g' = g (none, sum) or g / the
+        summed weights (mean)); its own VJP is nll_loss of the cotangent (gx is linear in g)
 
 Composed of primitives it was a `check`'s neighbours (cast, ne, two wheres, gather, squeeze,
 neg, sums, a division), each a dispatch and a record: 80-170 us for a row where PyTorch takes
@@ -48,7 +50,10 @@ def _nll_eager(xp):
         # where every target counts (a loop's), the masks select everything: the same values
         # without the two wheres
         if numpy and t.size <= FEW_IN_PYTHON:  # (`in`: ~0.2 us, two numpy passes ~1.3)
-            masked = ignore_index in t.ravel().tolist()
+            targets = t.ravel().tolist()
+            masked = ignore_index in targets
+            if not masked and t.size == 1 and x.ndim <= 2:
+                return _one_target(xp, x, t, w, targets[0], reduction, weight)
             keep = (t != ignore_index) if masked else None
         else:
             keep = t != ignore_index
@@ -81,6 +86,26 @@ def _nll_eager(xp):
         with xp.errstate(invalid="ignore", divide="ignore"):  # (no target counts: nan)
             return total / den
     return nll_loss
+
+
+def _one_target(xp, x, t, w, target: int, reduction: int, weight: bool):
+    """nll_loss of one row (x [C] or [1, C]) at a counted target: the general path's
+    operations on the one picked element (numpy scalars, the same float arithmetic, so the
+    same bits), without its index grid and reductions (~4 us of an RNN step's ~13)."""
+    picked = x[target] if x.ndim == 1 else x[0, target]
+    if weight:
+        wt = w[0][target]
+        loss = -(picked * wt)
+    else:
+        loss = -picked
+    if reduction == _NONE:
+        return xp.full(t.shape, loss, dtype=x.dtype)
+    zero = x.dtype.type(0)
+    total = zero + loss
+    if reduction == _SUM:
+        return total
+    # (numpy's sum of one weight is 0 + it, -0.0 made 0.0)
+    return total / (zero + wt if weight else x.dtype.type(1))
 
 
 # counts of ones up to this are exact in float32 whatever the summation order
@@ -160,12 +185,10 @@ def _composition(n, make):
                                keepdim=False))
 
 
-def _vjp_nll(b, n, g):
-    x, t = arg(n, 0), b.value(arg(n, 1))
-    w = b.value(arg(n, 2)) if n.attrs["weight"] else None
-
-    def make(name, ins, attrs, meta):
-        return b.op(name, *ins, **attrs)
+def _grad_composition(n, make):
+    """nll_loss_grad as primitives: the scatter of -w[t] g' into zeros of x's shape."""
+    g, t = arg(n, 0), arg(n, 1)
+    w = arg(n, 2) if n.attrs["weight"] else None
     op, const, keep, ts, wt, idx = _parts(make, n, t, w)
     zero = const(0.0)
     if n.attrs["reduction"] == _MEAN:
@@ -176,8 +199,84 @@ def _vjp_nll(b, n, g):
     # by 0 into a NaN, and ignored positions get PyTorch's 0; a 0-d g broadcasts to the targets)
     src = op("where", keep, op("neg", op("mul", wt, g) if wt is not None else g), zero)
     src = op("reshape", src, shape=tuple(idx.shape))
-    gx = op("scatter_add", b.zeros(x.shape, n.dtype), idx, src, dim=n.attrs["cdim"])
+    zeros = make("full", [], {"shape": tuple(n.attrs["shape"]), "dtype": n.dtype, "value": 0},
+                 n.meta)
+    return op("scatter_add", zeros, idx, src, dim=n.attrs["cdim"])
+
+
+def _grad_eager(xp):
+    """nll_loss_grad in numpy: the composition's values in its order (one write per target
+    position, so the scatter into zeros is an indexed add that never repeats)."""
+    numpy = xp.__name__ == "numpy"
+    every = xp.logical_and.reduce if numpy else None
+    total_of = xp.add.reduce if numpy else xp.sum
+
+    def nll_loss_grad(g, t, *w, cdim, ignore_index, reduction, weight, shape):
+        if numpy and t.size <= FEW_IN_PYTHON:
+            targets = t.ravel().tolist()
+            masked = ignore_index in targets
+            if not masked and t.size == 1 and len(shape) <= 2:
+                return _one_target_grad(xp, g, w, targets[0], reduction, weight, shape)
+            keep = (t != ignore_index) if masked else None
+        else:
+            keep = t != ignore_index
+            masked = every is None or not every(keep, axis=None)
+        ts = xp.where(keep, t, 0) if masked else t
+        zero = g.dtype.type(0)
+        wt = w[0][ts] if weight else None
+        if reduction == _MEAN:
+            if weight:
+                den = total_of(xp.where(keep, wt, zero) if masked else wt, axis=None,
+                               dtype=g.dtype)
+            elif masked or t.size > _EXACT_COUNT:
+                den = total_of(keep, axis=None, dtype=g.dtype)
+            else:  # every target counts: the sum of its ones is their number
+                den = g.dtype.type(t.size)
+            g = g / den
+        src = -(wt * g) if weight else -g
+        if masked:
+            src = xp.where(keep, src, zero)
+        gx = xp.zeros(shape, g.dtype)
+        gx[_along(xp, ts, cdim)] += src  # (0 + v: scatter_add's sums, -0.0 made 0.0 alike)
+        return gx
+    return nll_loss_grad
+
+
+def _one_target_grad(xp, g, w, target: int, reduction: int, weight: bool, shape: tuple):
+    """nll_loss_grad of one row at a counted target (`_one_target`'s VJP): zeros, and at the
+    target 0 + the general path's value (scatter_add's sum, so -0.0 becomes 0.0 alike)."""
+    zero = g.dtype.type(0)
+    g = g.reshape(())
+    if weight:
+        wt = w[0][target]
+        if reduction == _MEAN:
+            g = g / (zero + wt)
+        src = -(wt * g)
+    else:
+        src = -(g / g.dtype.type(1)) if reduction == _MEAN else -g
+    gx = xp.zeros(shape, g.dtype)
+    gx[(target,) if len(shape) == 1 else (0, target)] = zero + src
+    return gx
+
+
+def _vjp_nll(b, n, g):
+    t = b.value(arg(n, 1))
+    w = (b.value(arg(n, 2)),) if n.attrs["weight"] else ()
+    gx = b.op("nll_loss_grad", g, t, *w, shape=tuple(arg(n, 0).shape), **n.attrs)
     return (gx,) + (None,) * (len(n.inputs) - 1)
+
+
+def _vjp_nll_grad(b, n, h):
+    # gx is linear in g: its transpose, h -> sum over targets of -w[t] h[n, t] (/ the summed
+    # weights), is nll_loss of h with the same targets, weights and reduction
+    t = b.value(arg(n, 1))
+    w = (b.value(arg(n, 2)),) if n.attrs["weight"] else ()
+    attrs = {k: v for k, v in n.attrs.items() if k != "shape"}
+    return (b.op("nll_loss", h, t, *w, **attrs),) + (None,) * (len(n.inputs) - 1)
+
+
+def _grad_shape(shapes, a):
+    return tuple(a["shape"])
 
 
 _def("nll_loss", "extern", None, _nll_shape, _nll_dtype,
@@ -185,3 +284,10 @@ _def("nll_loss", "extern", None, _nll_shape, _nll_dtype,
      saves=(1, slice(2, 3)), grad_name="NllLossBackward0", composition=_composition,
      doc="-w[t] * x at the target class, 0 at ignore_index, reduced (none, mean over the "
          "counted weights, sum); its VJP reads the targets and weights")
+_def("nll_loss_grad", "extern", None, _grad_shape, _nll_dtype,
+     attrs=("cdim", "ignore_index", "reduction", "weight", "shape"), eager=_grad_eager,
+     vjp=_vjp_nll_grad, saves=(1, slice(2, 3)), grad_name="NllLossBackwardBackward0",
+     composition=_grad_composition,
+     doc="nll_loss's VJP of cotangent g, targets t (and weights w) into x's `shape`: "
+         "-w[t] g' at the targets, 0 elsewhere and at ignore_index (g' = g / the summed "
+         "weights for mean)")

@@ -14,11 +14,14 @@ numbers a row). As primitives their VJPs are PyTorch's:
         dw = sum(g * xhat), db = sum(g) over the leading dims
 
 (the gradients of x change their summation order against the compositions'; w's and b's do
-not). Eager runs each in numpy, in place where the composition's temporaries were; compiled
-graphs run their compositions instead (`OpDef.composition`, applied by `passes.decompose`
-after differentiation; ONNX export too), so their kernels fuse as before: the composition is
-the very primitives the eager implementation computes, in the same order. float16/bfloat16 compute in float32, rounded once
-(PyTorch's CPU kernels), and stay one node (no kernels).
+not). softmax's and log_softmax's VJPs are primitives too, `softmax_grad(g, y)` and
+`log_softmax_grad(g, y)` (PyTorch's _softmax_backward_data), so that an eager backward runs
+each as one call (and small arrays' forward as one C call: runtime/softmax_rows.py). Eager
+runs each in numpy, in place where the composition's temporaries were; compiled graphs run
+their compositions instead (`OpDef.composition`, applied by `passes.decompose` after
+differentiation; ONNX export too), so their kernels fuse as before: the composition is the
+very primitives the eager implementation computes, in the same order. float16/bfloat16
+compute in float32, rounded once (PyTorch's CPU kernels), and stay one node (no kernels).
 """
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ def _float_dtype(dtypes, _a):
         raise TypeError(f"softmax and layer_norm primitives take floating inputs, got {d}")
     for other in dtypes[1:]:
         if other is not d:
-            raise TypeError(f"layer_norm's inputs must share a dtype, got {list(dtypes)}")
+            raise TypeError(f"these primitives' inputs must share a dtype, got {list(dtypes)}")
     return d
 
 
@@ -92,15 +95,67 @@ def _log_softmax_eager(xp):
 
 
 def _vjp_softmax(b, n, g):
-    y, dims = b.value(n), (n.attrs["dim"],)
-    s = b.op("sum", b.op("mul", g, y), dims=dims, keepdim=True)
-    return (b.op("mul", y, b.op("sub", g, s)),)
+    return (b.op("softmax_grad", g, b.value(n), dim=n.attrs["dim"]),)
 
 
 def _vjp_log_softmax(b, n, g):
-    y, dims = b.value(n), (n.attrs["dim"],)
-    s = b.op("sum", g, dims=dims, keepdim=True)
-    return (b.op("sub", g, b.op("mul", b.op("exp", y), s)),)
+    return (b.op("log_softmax_grad", g, b.value(n), dim=n.attrs["dim"]),)
+
+
+# The VJPs are primitives of their own, so that eager backward runs each as one call (a C
+# kernel for small rows: runtime/softmax_rows.py), and compiled graphs their compositions:
+# the very nodes the VJP rules built before, so compiled kernels are unchanged.
+
+def _softmax_grad_eager(xp):
+    _, total = _row_reductions(xp)
+
+    def softmax_grad(g, y, dim):
+        w, low = _widened(xp, y)
+        gw = g if low is None else g.astype(w.dtype)
+        return _back(xp, w * (gw - total(gw * w, axis=dim, keepdims=True)), low)
+    return softmax_grad
+
+
+def _log_softmax_grad_eager(xp):
+    _, total = _row_reductions(xp)
+
+    def log_softmax_grad(g, y, dim):
+        w, low = _widened(xp, y)
+        gw = g if low is None else g.astype(w.dtype)
+        return _back(xp, gw - xp.exp(w) * total(gw, axis=dim, keepdims=True), low)
+    return log_softmax_grad
+
+
+def _softmax_grad_parts(n, op, const):
+    g, y, dims = arg(n, 0), arg(n, 1), (n.attrs["dim"],)
+    s = op("sum", op("mul", g, y), dims=dims, keepdim=True)
+    return op("mul", y, op("sub", g, s))
+
+
+def _log_softmax_grad_parts(n, op, const):
+    g, y, dims = arg(n, 0), arg(n, 1), (n.attrs["dim"],)
+    s = op("sum", g, dims=dims, keepdim=True)
+    return op("sub", g, op("mul", op("exp", y), s))
+
+
+def _vjp_softmax_grad(b, n, h):
+    # dx = y * (g - s), s = sum(g * y): d/dg = y * (h - sum(h * y)) (softmax_grad of h);
+    # d/dy = h * (g - s) - g * sum(h * y)
+    g, y, dim = b.value(arg(n, 0)), b.value(arg(n, 1)), n.attrs["dim"]
+    hy = b.op("sum", b.op("mul", h, y), dims=(dim,), keepdim=True)
+    s = b.op("sum", b.op("mul", g, y), dims=(dim,), keepdim=True)
+    return (b.op("softmax_grad", h, y, dim=dim),
+            b.op("sub", b.op("mul", h, b.op("sub", g, s)), b.op("mul", g, hy)))
+
+
+def _vjp_log_softmax_grad(b, n, h):
+    # dx = g - exp(y) * sum(g): d/dg = h - sum(h * exp(y)); d/dy = -(h * exp(y) * sum(g))
+    g, y, dim = b.value(arg(n, 0)), b.value(arg(n, 1)), n.attrs["dim"]
+    e = b.op("exp", y)
+    he = b.op("mul", h, e)
+    s = b.op("sum", g, dims=(dim,), keepdim=True)
+    return (b.op("sub", h, b.op("sum", he, dims=(dim,), keepdim=True)),
+            b.op("neg", b.op("mul", he, s)))
 
 
 def _composed(rule):
@@ -143,6 +198,15 @@ _def("log_softmax", "extern", 1, _same_shape, _float_dtype, attrs=("dim",),
      eager=_log_softmax_eager, vjp=_vjp_log_softmax, saves=("out",),
      grad_name="LogSoftmaxBackward0", composition=_composed(_log_softmax_parts),
      doc="x - max - log(sum(exp(x - max))) along dim; its VJP reads only the output")
+_def("softmax_grad", "extern", 2, _same_shape, _float_dtype, attrs=("dim",),
+     eager=_softmax_grad_eager, vjp=_vjp_softmax_grad, saves=(0, 1),
+     grad_name="SoftmaxBackwardDataBackward0", composition=_composed(_softmax_grad_parts),
+     doc="softmax's VJP of cotangent g and output y: y * (g - sum(g * y)) along dim")
+_def("log_softmax_grad", "extern", 2, _same_shape, _float_dtype, attrs=("dim",),
+     eager=_log_softmax_grad_eager, vjp=_vjp_log_softmax_grad, saves=(0, 1),
+     grad_name="LogSoftmaxBackwardDataBackward0",
+     composition=_composed(_log_softmax_grad_parts),
+     doc="log_softmax's VJP of cotangent g and output y: g - exp(y) * sum(g) along dim")
 
 
 # ---------------------------------------------------------------- layer_norm

@@ -19,7 +19,7 @@ from ..ir import dtypes as dt
 from ..ir import pool_ops
 from ..ir.loss_ops import FEW_IN_PYTHON
 from ..ir.ops import OPS
-from . import conv, eager_kernels, recurrent
+from . import conv, eager_kernels, recurrent, softmax_rows
 from .device import NP_DTYPES
 from .fma import fma
 
@@ -591,6 +591,9 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
         t["max_pool2d"] = _max_pool(t["max_pool2d"], 0)
         t["max_pool2d_index"] = _max_pool(t["max_pool2d_index"], 1)
         t["max_pool2d_grad"] = _max_pool_grad(t["max_pool2d_index"])
+        # softmaxes of small arrays: one C call each (runtime/softmax_rows.py)
+        t["softmax"] = softmax_rows.forward(t["softmax"], False)
+        t["log_softmax"] = softmax_rows.forward(t["log_softmax"], True)
     t["lstm"] = _lstm(t["linear"], t["lstm_scan"])  # (the CPU's scan: its C kernel)
     return t
 

@@ -251,10 +251,15 @@ _SAVES_FOR = {name for name, d in OPS.items() if d.saves_for is not None}
 _NEEDED: dict = {}
 
 
-def _saves_needed(op: str, ins: Sequence) -> tuple:
-    """(the output?, input positions) that the cotangents of the inputs needing grad read."""
-    wants = tuple([isinstance(x, Tensor) and x._requires_grad for x in ins])
-    key = (op, wants)
+def _saves_needed(op: str, ins: Sequence, spec: tuple) -> tuple:
+    """(the output?, input positions) that the cotangents of the inputs needing grad read;
+    `spec`, the op's whole `saves`, where every input needs grad."""
+    wants = []
+    for x in ins:  # (a loop: a comprehension is a call of its own, per recorded Linear)
+        wants.append(isinstance(x, Tensor) and x._requires_grad)
+    if all(wants):
+        return spec
+    key = (op, tuple(wants))
     hit = _NEEDED.get(key)
     if hit is None:
         spec = ()
@@ -285,8 +290,11 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
         na = a._node if isinstance(a, Tensor) and a._base is None else None
         nodes = (na if na is not None else _node_of(a, scalar_dtype),)
     else:
-        nodes = tuple([x._node if isinstance(x, Tensor) and x._node is not None
-                       and x._base is None else _node_of(x, scalar_dtype) for x in ins])
+        nodes = []
+        for x in ins:
+            nx = x._node if isinstance(x, Tensor) and x._base is None else None
+            nodes.append(nx if nx is not None else _node_of(x, scalar_dtype))
+        nodes = tuple(nodes)
     node = Node(op, nodes, attrs, result._data.shape, dtype)
     try:
         spec = _SAVES[op][n]
@@ -294,9 +302,8 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
         spec = _saves(op, n)
     if spec is not None:
         save_out, positions = spec
-        if positions and op in _SAVES_FOR and not all(
-                [isinstance(x, Tensor) and x._requires_grad for x in ins]):
-            save_out, positions = _saves_needed(op, ins)
+        if positions and op in _SAVES_FOR:
+            save_out, positions = _saves_needed(op, ins, spec)
         if save_out or positions:
             saved = {}
             if save_out:

@@ -219,12 +219,17 @@ EXAMPLES.update({
 # primitives for their VJPs (ir/norm_ops.py)
 EXAMPLES.update({
     "softmax": ([_f(2, 3, 4)], {"dim": 1}), "log_softmax": ([_f(3, 4)], {"dim": 0}),
+    "softmax_grad": ([_f(2, 3, 4), _f(2, 3, 4)], {"dim": 2}),
+    "log_softmax_grad": ([_f(3, 4), _f(3, 4)], {"dim": 0}),
     "layer_norm": ([_f(2, 3, 4), _f(3, 4), _f(3, 4)],
                    {"count": 2, "eps": 1e-5, "weight": True, "bias": True}),
 })
 # nll_loss (ir/loss_ops.py): spatial targets, weights, an ignored class, mean over the weights
 EXAMPLES["nll_loss"] = ([_f(2, 5, 3), _i(2, 3), _f(5) ** 2 + 0.5],
                         {"cdim": 1, "ignore_index": 1, "reduction": 1, "weight": True})
+EXAMPLES["nll_loss_grad"] = ([np.array(0.5), _i(2, 3), _f(5) ** 2 + 0.5],
+                             {"cdim": 1, "ignore_index": 1, "reduction": 1, "weight": True,
+                              "shape": (2, 5, 3)})
 # linear (ir/linear_ops.py): a stack of rows, with a bias
 EXAMPLES["linear"] = ([_f(2, 3, 4), _f(5, 4), _f(5)], {})
 # average pooling over one divisor (ir/pool_ops.py): padded, strided, divisor_override's

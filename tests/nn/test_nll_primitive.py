@@ -122,3 +122,112 @@ def test_few_integer_targets_are_checked_as_pytorch_checks_them():
         np.testing.assert_allclose(got.item(), want, rtol=1e-6)
     with pytest.raises(IndexError, match="^Target 3 is out of bounds.$"):
         F.nll_loss(torch.randn(3, 3), torch.tensor([3, 0, 1]), ignore_index=0)
+
+
+@pytest.mark.parametrize("xs, ts", CASES)
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_vjp_primitive_equals_its_composition_bit_for_bit(xs, ts, reduction, weighted,
+                                                              dtype):
+    # nll_loss_grad runs as one eager call; compiled graphs run its composition (the VJP
+    # graph it replaced): the same sums in the same order, an ignored target hit
+    from fusetorch.ir import dtypes as dt
+    from fusetorch.ir.graph import Graph, make_node
+    from fusetorch.ir.passes import decompose
+    from fusetorch.runtime.interpret import run_graph
+    c = xs[1] if len(xs) > 1 else xs[0]
+    t = RNG.integers(0, c, ts)
+    if t.size:
+        t.reshape(-1)[0] = 1
+    g = RNG.standard_normal(ts if reduction == "none" else ()).astype(dtype)
+    w = (RNG.random(c) + 0.5).astype(dtype)
+    d = dt.float32 if dtype == np.float32 else dt.float64
+    ins = [make_node("input", [], {"shape": g.shape, "dtype": d}),
+           make_node("input", [], {"shape": t.shape, "dtype": dt.int64})]
+    arrays = [g, t]
+    if weighted:
+        ins.append(make_node("input", [], {"shape": w.shape, "dtype": d}))
+        arrays.append(w)
+    red = {"none": 0, "mean": 1, "sum": 2}[reduction]
+    node = make_node("nll_loss_grad", ins, {"cdim": 0 if len(xs) == 1 else 1,
+                                            "ignore_index": 1, "reduction": red,
+                                            "weight": weighted, "shape": xs})
+    be = torch.randn(1)._be
+    got = be.impl["nll_loss_grad"](*arrays, **node.attrs)
+    (want,) = run_graph(decompose(Graph(ins, [node])), arrays, be.impl, np)
+    assert got.dtype == dtype and got.shape == xs
+    assert got.tobytes() == np.asarray(want).tobytes()
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_double_backward_through_the_vjp_primitive(reduction, weighted):
+    # d<grad_x nll_loss(log_softmax(x)), v>/dx: through log_softmax_grad and nll_loss_grad
+    # (whose transpose is nll_loss itself); PyTorch 2.13's grad_fn name, by hand
+    rng = np.random.default_rng(11)
+    x, v = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    t = torch.tensor([1, 0, 4, 1])
+    w = torch.tensor(rng.random(5) + 0.5) if weighted else None
+    g = rng.standard_normal(4) if reduction == "none" else np.array(1.0)
+
+    def grad_x(a, create=False):
+        xt = torch.tensor(a, requires_grad=True)
+        loss = F.nll_loss(xt.log_softmax(1), t, weight=w, reduction=reduction, ignore_index=1)
+        (q,) = torch.autograd.grad(loss, xt, torch.tensor(g), create_graph=create)
+        return xt, q
+    xt, q = grad_x(x, True)
+    assert q.grad_fn.name() == "LogSoftmaxBackwardDataBackward0"
+    (q * torch.tensor(v)).sum().backward()
+    fd = np.zeros_like(x)
+    for i in np.ndindex(*x.shape):
+        e = np.zeros_like(x)
+        e[i] = 1e-6
+        fd[i] = ((grad_x(x + e)[1].numpy() - grad_x(x - e)[1].numpy()) * v).sum() / 2e-6
+    np.testing.assert_allclose(xt.grad.numpy(), fd, atol=1e-6)
+    xt = torch.tensor(x, requires_grad=True)
+    gt = torch.tensor(g, requires_grad=True)  # (its gradient: nll_loss of v, the transpose)
+    (q,) = torch.autograd.grad(F.nll_loss(xt, t, weight=w, reduction=reduction), xt, gt,
+                               create_graph=True)
+    assert q.grad_fn.name() == "NllLossBackwardBackward0"
+    (q * torch.tensor(v)).sum().backward()
+    want = _reference(v, t.numpy(), None if w is None else w.numpy(), reduction, -100)
+    np.testing.assert_allclose(gt.grad.numpy(), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("xs, ts", [((1, 57), (1,)), ((57,), ())])
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_one_counted_target_as_the_composition_bit_for_bit(xs, ts, reduction, weighted, dtype):
+    # a loop's row takes nll_loss's and nll_loss_grad's one-target path (numpy scalars): the
+    # composition's values exactly, with a negative zero, a NaN and a zero weight among them
+    from fusetorch.ir import dtypes as dt
+    from fusetorch.ir.graph import Graph, make_node
+    from fusetorch.ir.passes import decompose
+    from fusetorch.runtime.interpret import run_graph
+    d = dt.float32 if dtype == np.float32 else dt.float64
+    red = {"none": 0, "mean": 1, "sum": 2}[reduction]
+    be = torch.randn(1)._be
+    rng = np.random.default_rng(12)
+    for target, xv, wv, gv in ((3, 0.0, 0.7, 0.3), (5, -1.25, 0.0, -0.0), (0, np.nan, 1.5, 2.0),
+                               (56, 3.5, -0.0, 1.0)):
+        x = rng.standard_normal(xs).astype(dtype)
+        x.reshape(-1)[target] = xv
+        t = np.full(ts, target, np.int64)
+        w = (rng.random(57) + 0.5).astype(dtype)
+        w[target] = wv
+        g = np.full(ts if reduction == "none" else (), gv, dtype)
+        attrs = {"cdim": 0 if len(xs) == 1 else 1, "ignore_index": -100, "reduction": red,
+                 "weight": weighted}
+        for op, arrays, extra in (("nll_loss", [x, t], {}),
+                                  ("nll_loss_grad", [g, t], {"shape": xs})):
+            arrays = arrays + ([w] if weighted else [])
+            ins = [make_node("input", [], {"shape": a.shape,
+                                           "dtype": dt.int64 if a.dtype == np.int64 else d})
+                   for a in arrays]
+            node = make_node(op, ins, {**attrs, **extra})
+            got = np.asarray(be.impl[op](*arrays, **node.attrs))
+            (want,) = run_graph(decompose(Graph(ins, [node])), arrays, be.impl, np)
+            assert got.dtype == dtype and got.shape == node.shape
+            assert got.tobytes() == np.asarray(want).tobytes(), (op, target)

@@ -26,13 +26,16 @@ def _noise(shape: tuple, input: Tensor, p: float) -> Tensor:
     its dropout noise; the product with it is the only op that carries a gradient."""
     if p == 1.0:
         return C.zeros(shape, dtype=input.dtype, device=input.device)
-    draws = C.rand(shape, dtype=input.dtype, device=input.device)
-    if D.RECORDER is None and D.PROFILE is None and input.dtype in _NATIVE:
+    d, be = input._dtype, input._be
+    if D.RECORDER is None and D.PROFILE is None and d in _NATIVE:
         # eager: the noise carries no gradient, so it is made on the array in one expression
         # (a dropout of small tensors in a loop was five ops, 22 us). The same values as the
-        # ops below: a comparison, then a division correctly rounded in the input's type
-        a = draws._data
-        return Tensor._make((a >= p).astype(a.dtype) / (1.0 - p), input.dtype, draws._be)
+        # ops below: rand's draw (its primitive, without the checks of rand's arguments), a
+        # comparison, then a division correctly rounded in the input's type
+        a = D.source("random", {"shape": shape, "dtype": d, "dist": "uniform", "low": 0.0,
+                                "high": 1.0}, be)._data
+        return Tensor._make((a >= p).astype(a.dtype) / (1.0 - p), d, be)
+    draws = C.rand(shape, dtype=input.dtype, device=input.device)
     keep = draws >= p  # (a trace records these ops: its mask is drawn every call)
     return F.div(keep.to(input.dtype), 1.0 - p)
 
@@ -43,9 +46,9 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     the input itself (the same object) when not training or p == 0."""
     D.check_tensor(input, "dropout", "input", 1)
     _check_p(p)
-    if not training or p == 0.0 or input.numel() == 0:
+    if not training or p == 0.0 or input._data.size == 0:
         return input
-    out = input * _noise(tuple(input.shape), input, p)
+    out = input * _noise(input._data.shape, input, p)
     return _maybe_inplace(input, out, inplace)
 
 

@@ -19,12 +19,13 @@ def _whole(input: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
     bias, half precision, mismatched shapes, which raise PyTorch's errors) are the composed
     form, the same primitives the composition has."""
     d, be = input._dtype, input._be
+    # (the arrays' shapes: a Size per `.shape` look was ~1 us of a loop's Linear of a row)
+    xs, ws = input._data.shape, weight._data.shape
     if d is not _dt.float32 and d is not _dt.float64 or weight._dtype is not d or \
-            weight._be is not be or input.ndim < 2 or weight.ndim != 2 or \
-            input.shape[-1] != weight.shape[1]:
+            weight._be is not be or len(xs) < 2 or len(ws) != 2 or xs[-1] != ws[1]:
         return False
     return bias is None or bias._dtype is d and bias._be is be and \
-        tuple(bias.shape) == (weight.shape[0],)
+        bias._data.shape == (ws[0],)
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
@@ -45,7 +46,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
         out = _owned(F.matmul(input, F.t(weight)), input, weight)
         if bias is not None:
             out = out + bias
-    if input.ndim == 2 and weight.ndim == 2:
+    if input._data.ndim == 2 and weight._data.ndim == 2:
         # PyTorch's grad_fn: addmm(bias, input, weight.t()) or mm(input, weight.t())
         if bias is None:
             return A.label_recorded(out, "MmBackward0", input, weight)

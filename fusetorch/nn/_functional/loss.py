@@ -501,7 +501,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     D.check_tensor(target, "cross_entropy", "target", 2)
     reduction = _reduction(size_average, reduce, reduction)
     red = _get_enum(reduction)
-    if tuple(input.shape) == tuple(target.shape):
+    if input._data.shape == target._data.shape:  # (the arrays': no Size per look)
         # same shapes: class probabilities (PyTorch's rule)
         if not target._dtype.is_floating_point:
             raise RuntimeError(f"Expected floating point type for target with class "
@@ -512,7 +512,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if label_smoothing > 0.0:
         return _cross_entropy_smoothed(input, target, weight, reduction, ignore_index,
                                        label_smoothing)
-    cdim = 0 if input.ndim == 1 else 1
+    cdim = 0 if input._data.ndim == 1 else 1
     return _nll(_log_softmax(input, cdim), target, weight, reduction, ignore_index)
 
 
