@@ -21,9 +21,6 @@ OP_VARS = {"op", "name", "op_name", "opname"}
 ALLOWED = Counter({
     # the pass's subject is the permute it rewrites and builds, as sink_permutes' is
     ("ir/passes.py", 'n.op != "permute"'): 1,
-    # PyTorch API names: Tensor.add_/sub_ take `alpha`, and the four write through the ufunc
-    ("tracer/methods.py", 'name in ("add", "sub", "mul", "div")'): 1,
-    ("tracer/methods.py", 'name in ("add", "sub")'): 1,
     # CopySlices' next_functions for `v[i] = w`: the value, not the index tensors
     ("tracer/views.py", 'written.op == "index_put"'): 1,
 })
