@@ -142,7 +142,7 @@ def test_put_back_writes_exactly_the_viewed_region():
     from fusetorch.ir import dtypes as dt
     from fusetorch.ir.graph import Graph, make_node
     from fusetorch.runtime.eager import make_table
-    from fusetorch.runtime.interpret import run_graph
+    from fusetorch.runtime.runner import run_graph
 
     rules = sorted(n for n, d in OPS.items() if d.put_back is not None)
     assert rules == ["check", "detach", "index", "permute", "reshape"]

@@ -16,7 +16,7 @@ def _input(shape, dtype=dt.float64):
 
 def _runner(graph, arrays, updates=None):
     plan = kernel_plan.make(graph, layouts_of(graph.inputs, arrays), updates=updates)
-    return Runner(graph, plan, build.build(plan.kernels, "cpu"), cpu_backend()), plan
+    return Runner(graph, cpu_backend().impl, np, plan, build.build(plan.kernels, "cpu")), plan
 
 
 @pytest.fixture(autouse=True)
