@@ -241,7 +241,7 @@ class Program:
                 with eager_kernels.no_builds():
                     outs = interpreter.run(arrays, consume=consume)
         else:
-            outs = runner.run(arrays, consume, program=self, prof=prof)
+            outs = runner.run(arrays, consume, None, self, prof)
         return _unaliased(outs, kept, self.user_outputs, self.updates)
 
     def _take_over(self, arrays: list) -> Runner | None:

@@ -274,13 +274,33 @@ class Runner:
         env[:self.n_inputs] = arrays
         if consume:
             arrays.clear()
-        if self.plan is None:
+        if self._lean and hook is None and prof is None:  # interpreted, no setting applies:
+            # the lean loop, inline (a call is a tenth of a small composite's run), each
+            # step's function and input slots unpacked by arity
+            xp = self.xp
+            ndarray, asarray = xp.ndarray, xp.asarray
             k = 1 if consume else 0
-            if self._lean and hook is None and prof is None:
-                self._run_lean(env, self._plans[k] or self._plan(k))
-            else:
-                self._run_general(env, self._plans[k + 2] or self._plan(k + 2), hook, prof,
-                                  program, False, None)
+            for fn, n, i0, i1, ins, attrs, out, dtype, frees in \
+                    (self._plans[k] or self._plan(k)):
+                if n == 1:
+                    a = fn(env[i0], **attrs) if attrs else fn(env[i0])
+                elif n == 2:
+                    a = fn(env[i0], env[i1], **attrs) if attrs else fn(env[i0], env[i1])
+                else:
+                    a = fn(*[env[i] for i in ins], **attrs) if attrs else \
+                        fn(*[env[i] for i in ins])
+                if a.__class__ is not ndarray:
+                    a = asarray(a)
+                if a.dtype is not dtype and a.dtype != dtype:
+                    a = a.astype(dtype)
+                env[out] = a
+                if frees:
+                    for i in frees:
+                        env[i] = None
+        elif self.plan is None:
+            k = 3 if consume else 2
+            self._run_general(env, self._plans[k] or self._plan(k), hook, prof, program, False,
+                              None)
         else:
             steps = self._steps if prof is None else self.schedule  # (the profiler: all)
             in_drops = self._input_drops if consume else None
@@ -296,28 +316,6 @@ class Runner:
         if self._copied:
             return [_own(env[i]) if i in self._copied else env[i] for i in self.outputs]
         return [env[i] for i in self.outputs]
-
-    def _run_lean(self, env: list, steps: list) -> None:
-        """Interpreted steps without any setting: inline calls by arity (a call is a tenth of
-        a small composite's run)."""
-        xp = self.xp
-        ndarray, asarray = xp.ndarray, xp.asarray
-        for fn, n, i0, i1, ins, attrs, out, dtype, frees in steps:
-            if n == 1:
-                a = fn(env[i0], **attrs) if attrs else fn(env[i0])
-            elif n == 2:
-                a = fn(env[i0], env[i1], **attrs) if attrs else fn(env[i0], env[i1])
-            else:
-                a = fn(*[env[i] for i in ins], **attrs) if attrs else \
-                    fn(*[env[i] for i in ins])
-            if a.__class__ is not ndarray:
-                a = asarray(a)
-            if a.dtype is not dtype and a.dtype != dtype:
-                a = a.astype(dtype)
-            env[out] = a
-            if frees:
-                for i in frees:
-                    env[i] = None
 
     def _run_general(self, env: list, steps: list, hook, prof, program, reuse_buffers: bool,
                      in_drops: dict | None) -> None:
