@@ -20,7 +20,7 @@ class EagerCompilePolicy:
                  "min_elements",
                  "eager_programs", "composite_keys", "backward_layouts", "max_pool_rows",
                  "max_pool_plane", "backward_compile_at", "composite_capture_at",
-                 "eager_kernel_at", "hand_kernel_at", "fused_step_at")
+                 "eager_kernel_at", "hand_kernel_at", "fused_step_at", "specialize_fmas")
 
     def __init__(self, environ=os.environ):
         on = environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
@@ -53,6 +53,10 @@ class EagerCompilePolicy:
         self.eager_kernel_at = 2
         self.hand_kernel_at = 1
         self.fused_step_at = 2
+        # from this many multiply-adds a compiled program's convolution gets kernels built for
+        # its geometry (runtime/conv.py; one gcc run, ~0.6 s of CPU in the program's build:
+        # small layers are not worth it)
+        self.specialize_fmas = 1 << 22
 
     def __repr__(self) -> str:
         return "EagerCompilePolicy(" + ", ".join(

@@ -78,3 +78,59 @@ def test_inplace_functions_keep_pytorchs_argument_errors():
     y = torch.arange(6.0)
     with pytest.raises(RuntimeError, match="unsupported operation"):  # partial overlap
         y[1:].fmod_(y[:-1])
+
+
+OPERATOR_METHODS = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+                    "__truediv__", "__rtruediv__", "__pow__", "__rpow__", "__floordiv__",
+                    "__rfloordiv__", "__mod__", "__rmod__", "__lshift__", "__rlshift__",
+                    "__rshift__", "__rrshift__", "__matmul__", "__rmatmul__", "__eq__", "__ne__",
+                    "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__rand__", "__or__",
+                    "__ror__", "__xor__", "__rxor__", "__neg__", "__pos__", "__abs__",
+                    "__invert__", "add_", "sub_", "mul_", "div_", "pow_")
+
+
+def test_operators_inplace_arithmetic_and_casts_are_real_defs():
+    # help(), tracebacks and go-to-definition land on a def named as the method, with a
+    # docstring; the in-place ones and the casts with PyTorch's signatures
+    import inspect
+    for name in OPERATOR_METHODS:
+        fn = getattr(torch.Tensor, name)
+        assert fn.__name__ == name and fn.__module__ == "fusetorch.tracer.operators", name
+        assert fn.__doc__ and "def " + name + "(" in inspect.getsource(fn), name
+    for name in ("float", "double", "half", "bfloat16", "long", "int", "short", "char", "byte",
+                 "bool"):
+        fn = getattr(torch.Tensor, name)
+        assert fn.__name__ == name and fn.__module__ == "fusetorch.tracer.casts"
+        assert str(inspect.signature(fn)).startswith("(self: 'Tensor', memory_format=")
+        assert fn.__doc__.startswith(f"{name}(memory_format=torch.preserve_format) -> Tensor")
+    for name in ("new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "cpu", "cuda"):
+        fn = getattr(torch.Tensor, name)
+        assert fn.__name__ == name and fn.__doc__.startswith(name + "(")
+    sig = {n: str(inspect.signature(getattr(torch.Tensor, n)))
+           for n in ("add_", "sub_", "mul_", "div_", "pow_")}
+    assert sig["add_"] == sig["sub_"] == "(self: 'Tensor', other, *, alpha=1) -> 'Tensor'"
+    assert sig["mul_"] == "(self: 'Tensor', other) -> 'Tensor'"
+    assert sig["div_"] == "(self: 'Tensor', other, *, rounding_mode=None) -> 'Tensor'"
+    assert sig["pow_"] == "(self: 'Tensor', exponent) -> 'Tensor'"
+    assert torch.Tensor.__iadd__ is torch.Tensor.add_
+
+
+def test_inplace_arithmetic_keeps_pytorchs_keywords_and_checks():
+    # (values by hand: 1 + 2 * 3, 2 ** 3; PyTorch's keywords and its alpha check)
+    x = torch.ones(3)
+    assert x.add_(torch.full((3,), 3.0), alpha=2).tolist() == [7.0] * 3
+    assert x.sub_(2, alpha=3).tolist() == [1.0] * 3
+    assert torch.full((2,), 2.0).pow_(exponent=3).tolist() == [8.0, 8.0]
+    assert torch.full((2,), 7.0).div_(other=2, rounding_mode="floor").tolist() == [3.0, 3.0]
+    assert torch.ones(2).float(torch.preserve_format).dtype is torch.float32
+    ints = torch.ones(3, dtype=torch.int64)
+    with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):
+        ints.add_(ints, alpha=0.5)
+    with pytest.raises(TypeError):
+        x.mul_(2, out=x)  # (no out= on an in-place method)
+    y = torch.arange(6.0)
+    with pytest.raises(RuntimeError, match="unsupported operation"):
+        y[1:].add_(y[:-1], alpha=2.0)  # partial overlap, also on the alpha path
+    w = torch.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        w.mul_(2)

@@ -20,6 +20,7 @@ from ..ir.identity import IDENTITY
 from ..ir.ops import OPS
 from .fuse import Group, _is_scalar_const
 from .strategy import contiguous, schedule
+from .template_nests import POOL_TEMPLATE
 
 
 # A kernel's name is the digest of all its data (ir/identity.py `digest`): every field of
@@ -64,7 +65,8 @@ class LoopKernel:
     reduce_op: str = "sum"
     acc_init: str = "0"
     comments: list = field(default_factory=list, metadata=_DISPLAY)
-    # a movement op with a template of its own (fold2d.c.j2): its name and its attributes
+    # an op with a template of its own (fold2d.c.j2, max_pool2d_group.c.j2): the template's
+    # name and the op's attributes
     template: str | None = None
     attrs: dict = field(default_factory=dict)
     # a flat pointwise kernel run over a batch of operand sets (PyTorch's multi-tensor apply:
@@ -229,9 +231,9 @@ def _lower(group: Group, layouts: dict, names: dict, in_place: dict,
 
 
 def _lower_template(n: Node, layouts: dict, names: dict) -> LoopKernel:
-    """An op computed by its own template (fold2d, max_pool2d_grad): its inputs read through
-    their strides, one C-contiguous output. The template gets the op's attributes as
-    constants."""
+    """An op computed by its own template (fold2d; max_pool2d_grad, whose template is max
+    pooling's scan, `OpDef.window_scan`): its inputs read through their strides, one
+    C-contiguous output. The template gets the op's attributes as constants."""
     src = (n.meta or {}).get("source")
     params = [Param(f"in{k}", x.dtype.c_type, x, layouts[id(x)].strides, False)
               for k, x in enumerate(n.inputs)]
@@ -240,7 +242,8 @@ def _lower_template(n: Node, layouts: dict, names: dict) -> LoopKernel:
     kernel = LoopKernel(name="", kind=n.op, shape=n.shape, params=params, loads=[], body=[],
                         stores=[], numel=max([math.prod(n.shape)] +
                                               [math.prod(x.shape) for x in n.inputs]),
-                        template=n.op, attrs=attrs)
+                        template=POOL_TEMPLATE if OPS[n.op].window_scan else n.op,
+                        attrs=attrs)
     kernel.comments = [f"{p.name}: {names.get(id(p.node), p.node.op)} {p.node.type_str()}, "
                        f"strides {p.strides}" for p in params[:-1]]
     kernel.comments.append(f"out0: {names.get(id(n), '')} = {n.op} {n.type_str()}"
@@ -267,7 +270,7 @@ def _lower_max_pool(group: Group, layouts: dict, names: dict) -> LoopKernel:
     kernel = LoopKernel(name="", kind="max_pool2d", shape=n.shape, params=params, loads=[],
                         body=[], stores=[],
                         numel=math.prod(n.shape) * attrs["kernel"][0] * attrs["kernel"][1],
-                        template=parts[0] + "_group", attrs=attrs)
+                        template=POOL_TEMPLATE, attrs=attrs)
     src = (n.meta or {}).get("source")
     kernel.comments = [f"in0: {names.get(id(x), x.op)} {x.type_str()}, strides {strides}"]
     kernel.comments += [f"{p.name}: {names.get(id(m), '')} = {m.op} {m.type_str()}"

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 
 from .printer import Block, Loop
 
+# the template of every compiled max pooling kernel (`OpDef.window_scan`): a values-and-indices
+# group and the gradient both print max_pool2d.c.j2's scan with a `Pool`
+POOL_TEMPLATE = "max_pool2d_group"
 THREAD = "({it})blockIdx.x * blockDim.x + threadIdx.x"  # a thread's first element in a grid
 
 
@@ -95,12 +98,13 @@ class Pool:
 
 def pool_of(k, parallel: bool) -> Pool:
     """The Pool of a compiled program's max pooling kernel (codegen/lower.py: the values and
-    indices group, `max_pool2d_group`, or the gradient, `max_pool2d_grad`)."""
+    indices group, whose attributes hold its output's geometry, or the gradient, whose
+    cotangent in1 has that geometry)."""
     x, a = k.params[0], k.attrs
     geo = dict(shape=tuple(x.node.shape), strides=tuple(x.strides), kernel=a["kernel"],
                stride=a["stride"], padding=a["padding"], dilation=a["dilation"],
                parallel=parallel)
-    if k.template != "max_pool2d_grad":
+    if "out_hw" in a:
         return Pool(out_hw=a["out_hw"], extra=a["extra"], values=a["values"],
                     indices=a["indices"], **geo)
     g = k.params[1]
@@ -185,15 +189,13 @@ def _max_pool_group(k, s) -> tuple:
     return max_pool_c(s.geometry)
 
 
-C_NESTS = {"fold2d": fold2d_c, "max_pool2d_group": _max_pool_group,
-           "max_pool2d_grad": _max_pool_group}
+C_NESTS = {"fold2d": fold2d_c, POOL_TEMPLATE: _max_pool_group}
 CUDA_NESTS = {"fold2d": fold2d_cuda}
 
 
 def geometry(k, parallel: bool):
     """A template kernel's own constants its strategy holds (`CStrategy.geometry`), or None."""
-    return pool_of(k, parallel) if k.template in ("max_pool2d_group", "max_pool2d_grad") \
-        else None
+    return pool_of(k, parallel) if k.template == POOL_TEMPLATE else None
 
 
 def c_nest(k, s) -> tuple:

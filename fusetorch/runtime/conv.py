@@ -9,18 +9,18 @@ compile trace (which builds nothing: runtime/eager_kernels.py), the reference ru
 values agree to rounding (the kernels sum in another order).
 
 A Program knows its shapes (compile's, and the backward programs eager mode builds): its extern
-steps ask an implementation's `specialize` (runtime/runner.py), and from SPECIALIZE_FMAS
-multiply-adds a convolution's step gets the same template built with its geometry as constants
+steps ask an implementation's `specialize` (runtime/runner.py), and from
+`POLICY.specialize_fmas` multiply-adds a convolution's step gets the same template built with
+its geometry as constants
 (bounds the compiler unrolls, divisions it folds, tiles over the layer's own channels instead of
 a whole vector, `_window_block`): the same sums in the same order, so the same bits as the
 eager kernels, faster (LeNet's five kernels, float32, one thread: 2.54 -> 1.96 ms; first layer
 forward 0.38 -> 0.29, its weight gradient 0.56 -> 0.36, the second's input gradient 0.72 ->
-0.52). One build per layer serves its forward and both gradients."""
+0.52). One build per layer serves its forward and both gradients, kept by
+`eager_kernels.cached_kernel` beside the generic ones, under the same policy."""
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
-from threading import Lock
 
 import numpy as np
 
@@ -30,12 +30,7 @@ from ..ir.ops import _window_out
 from . import eager_kernels
 
 _NAMES = ("forward", "grad_weight", "grad_input")
-# From this many multiply-adds a compiled program's convolution gets kernels built for its
-# geometry (one gcc run, ~0.6 s of CPU in the background build: small layers are not worth it)
-SPECIALIZE_FMAS = 1 << 22
-_SPECIALIZED: OrderedDict = OrderedDict()  # (dtype, geometry) -> kernels, or False
-_SPECIALIZED_MAX = 64
-_specialized_lock = Lock()
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _geometry(x_shape: tuple, w_shape: tuple, out_hw: tuple, a: dict) -> list:
@@ -121,28 +116,18 @@ def _specialize(make, shape0: tuple, shape1: tuple, out_hw: tuple, attrs: dict, 
                 w_shape: tuple | None = None, x_shape: tuple | None = None):
     """`make`'s implementation for operands of shapes (shape0, shape1) only, on kernels built
     for their geometry (the generic ones for any other shapes), or None: below
-    SPECIALIZE_FMAS, for other dtypes, without eager kernels (the compiled step then runs what
-    eager runs) or a compiler. Builds now (a program's build calls it)."""
+    `POLICY.specialize_fmas`, for other dtypes, or where `cached_kernel` gives none (the
+    switch off: the compiled step then runs what eager runs; no compiler). A program's build
+    calls it once and keeps what it gets, so it waits for the kernels (`wait`)."""
     dtype = np.dtype(dtype)
     x_shape, w_shape = x_shape or shape0, w_shape or shape1
-    if not POLICY.eager_kernels or dtype not in (np.float32, np.float64) or \
-            len(x_shape) != 4 or len(w_shape) != 4:
+    if dtype not in _FLOATS or len(x_shape) != 4 or len(w_shape) != 4 or \
+            math.prod(x_shape[:1] + w_shape + tuple(out_hw)) < POLICY.specialize_fmas:
         return None
     geometry = tuple(_geometry(x_shape, w_shape, out_hw, attrs))
-    if math.prod(x_shape[:1] + w_shape + tuple(out_hw)) < SPECIALIZE_FMAS:
-        return None
-    key = (dtype, geometry)
-    with _specialized_lock:
-        k = _SPECIALIZED.get(key)
-    if k is None:
-        k = _build(dtype, geometry) or False
-        with _specialized_lock:
-            _SPECIALIZED[key] = k
-            while len(_SPECIALIZED) > _SPECIALIZED_MAX:
-                _SPECIALIZED.popitem(last=False)
-    if not k:
-        return None
-    return make(((tuple(shape0), tuple(shape1), dtype), k))
+    k = eager_kernels.cached_kernel(("conv2d", dtype, geometry),
+                                    lambda: _build(dtype, geometry), wait=True)
+    return None if k is None else make(((tuple(shape0), tuple(shape1), dtype), k))
 
 
 def _call(k, which: str, arrays: tuple, geometry: list, bias=None) -> None:

@@ -245,7 +245,7 @@ def scatter_add_last(out: np.ndarray, index: np.ndarray, src: np.ndarray) -> boo
     return True
 
 
-def cached_kernel(key: tuple, build):
+def cached_kernel(key: tuple, build, wait: bool = False):
     """The hand-written kernel cached under `key` (max pooling's, the row accumulation's, an
     LSTM layer's: runtime/recurrent.py; a convolution's: runtime/conv.py; softmax rows':
     runtime/softmax_rows.py), built by `build()`
@@ -256,7 +256,13 @@ def cached_kernel(key: tuple, build):
     interpret; values agree between the two to rounding (the kernels sum in another order).
     FUSETORCH_COMPILE_BACKGROUND=0 builds while the caller waits (the tests: results never
     depend on which ran). When to build is `POLICY`'s: off with `POLICY.eager_kernels`,
-    else from the `POLICY.hand_kernel_at`-th sight of `key`; each choice is `note`d."""
+    else from the `POLICY.hand_kernel_at`-th sight of `key`; each choice is `note`d.
+
+    `wait`: the caller is a program's build (a convolution built for its geometry,
+    `conv._specialize`), which asks once and keeps what it gets: it builds under
+    `no_builds()` too (which holds back the eager table's calls, not builds) and waits for the
+    build, its own or one another thread started for the same key (the forward and backward
+    programs of one layer share it), in a thread of its own, so that no lookup waits on gcc."""
     if not POLICY.eager_kernels:
         _note_off(key)
         return None
@@ -272,7 +278,7 @@ def cached_kernel(key: tuple, build):
     with _lock:
         fn = _PROGRAMS.get(key, _UNSEEN)
         if fn is _UNSEEN or fn.__class__ is int:  # (int: sightings before hand_kernel_at)
-            if _tracing.state.TRACING:
+            if _tracing.state.TRACING and not wait:
                 return None
             n, at = (1 if fn is _UNSEEN else fn + 1), POLICY.hand_kernel_at
             if n < at:  # the caller's reference computes it
@@ -281,7 +287,7 @@ def cached_kernel(key: tuple, build):
                     _evict()
                 note("eager_kernel", key, "first_hand_sight", n, at)
                 return None
-            if POLICY.background_builds:
+            if POLICY.background_builds or wait:
                 _PROGRAMS[key] = _BUILDING
                 _FAILURES.pop(key, None)  # (of an earlier build whose mark was evicted)
                 _evict()
@@ -290,21 +296,36 @@ def cached_kernel(key: tuple, build):
                 _BUILDS[key] = thread
                 thread.start()
                 note("eager_kernel", key, "building")
-                return None
-            fn = _PROGRAMS[key] = build()
-            _evict()
-            note("eager_kernel", key, *(("kernel",) if fn else ("no_compiler", _unavailable())))
-        elif fn is _BUILDING:
-            failure = _FAILURES.pop(key, None)
-            if failure is None:
-                return None
-            _PROGRAMS[key] = False  # (said once, here in the caller's thread)
-            _warn_failed(key, failure)
-            note("eager_kernel", key, "build_failed", f"{type(failure).__name__}: {failure}")
-            return None
-        else:
+                if not wait:
+                    return None
+            else:
+                fn = _PROGRAMS[key] = build()
+                _evict()
+                note("eager_kernel", key, *(("kernel",) if fn else ("no_compiler", _unavailable())))
+                return fn or None
+        elif fn is not _BUILDING:
             _PROGRAMS.move_to_end(key)
-    return fn or None
+            return fn or None
+        elif not wait:
+            return _built(key)
+        thread = _BUILDS.get(key)
+    if thread is not None:
+        thread.join()
+    with _lock:
+        fn = _PROGRAMS.get(key)
+        return _built(key) if fn is _BUILDING else fn or None
+
+
+def _built(key: tuple):
+    """None for a kernel still building; its failure, once finished, said once here in the
+    caller's thread (under `_lock`)."""
+    failure = _FAILURES.pop(key, None)
+    if failure is None:
+        return None
+    _PROGRAMS[key] = False
+    _warn_failed(key, failure)
+    note("eager_kernel", key, "build_failed", f"{type(failure).__name__}: {failure}")
+    return None
 
 
 def _note_off(key: tuple) -> None:

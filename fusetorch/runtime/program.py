@@ -20,8 +20,8 @@ Tiers: a `tiered` program (compile's, the compiled eager backward's and composit
 optimised, partitioned, planned, rendered and built in a background thread on the CPU
 (`POLICY.background_builds`, from `FUSETORCH_COMPILE_BACKGROUND`; "0" builds synchronously, as the tests
 do; a caller that must judge the partition, `accept`, gets it made in its own thread). Until
-the build is done its runs interpret the graph as it came (an `Interpreter` over the eager table:
-what eager mode computes), with the eager table's kernels building nothing; the finished
+the build is done its runs interpret the graph as it came (a `Runner` without kernels, over the
+eager table: what eager mode computes), with the eager table's kernels building nothing; the finished
 `Runner` is handed over by one attribute store, read once per run. A failed background build
 is reported once, in the caller's thread, and the program stays interpreted. `wait` (or
 `wait_for_builds`, every pending program) is the explicit handover point. The build thread is
@@ -45,7 +45,6 @@ from . import build as _build
 from . import eager_kernels, kernel_plan
 from . import layouts as _layouts
 from .cbuild import CompilerUnavailable
-from .interpret import Interpreter
 from .runner import Runner
 
 
@@ -86,7 +85,7 @@ class Program:
         self._runner: Runner | None = None
         self._building = threading.Lock()  # one thread plans and builds; the others wait
         self._interpreted = False  # kernels could not be built at the first run: interpret
-        self._interpreter: Interpreter | None = None  # runs until then, or instead
+        self._interpreter: Runner | None = None  # kernels of none: runs until then, or instead
         # `tiered`: built in the background where the policy says so, interpreted meanwhile
         self.tiered = tiered
         self._pending: threading.Thread | None = None  # the background build, while it runs
@@ -136,7 +135,7 @@ class Program:
                                 updates=self.updates,
                                 partition=self.plan, impl=be.impl, xp=be.xp)
         built = _build.build(plan.kernels, be.device.type)
-        runner = Runner(self.graph, plan, built, be)
+        runner = Runner(self.graph, be.impl, be.xp, plan, built)
         self.kernel_plan, self.kernels, self.source = plan, plan.kernels, built.source
         self._runner = runner
 
@@ -235,14 +234,14 @@ class Program:
             interpreter = self._interpreter
             if interpreter is None or interpreter.graph is not self.graph:
                 be = self.backend  # (a failed build may leave the optimised graph)
-                interpreter = self._interpreter = Interpreter(self.graph, be.impl, be.xp)
+                interpreter = self._interpreter = Runner(self.graph, be.impl, be.xp)
             if self._pending is None:
                 outs = interpreter.run(arrays, consume=consume)
             else:  # (while the build runs: the eager table's kernels build nothing either)
                 with eager_kernels.no_builds():
                     outs = interpreter.run(arrays, consume=consume)
         else:
-            outs = runner.run(arrays, self, prof, consume)
+            outs = runner.run(arrays, consume, None, self, prof)
         return _unaliased(outs, kept, self.user_outputs, self.updates)
 
     def _take_over(self, arrays: list) -> Runner | None:

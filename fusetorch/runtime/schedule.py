@@ -1,9 +1,9 @@
 """The one schedule form of fusetorch's executors: a graph's values numbered by the slots of one
 list, its steps in order, and after each step the slots it read last (its drop points).
 
-Three settings run it. A built program's `Runner` (runtime/runner.py) has steps that are fused
-kernels or extern ops; the `Interpreter` (runtime/interpret.py) is that with no kernels, every
-node an extern step of the eager table on arrays; autograd's recorded backward
+Two settings run it. On arrays, the `Runner` (runtime/runner.py): a built program's, whose steps
+are fused kernels or extern ops, or one with no kernels, every node an extern step of the eager
+table (the interpreter); on Tensors, autograd's recorded backward
 (`tracer.autograd._run_recorded`, for create_graph and traces) walks a graph's `Schedule` with
 Tensors, each node through dispatch (`Schedule.run_with`). Each is made once per graph (or per
 program) and run many times; a run copies a list and indexes it, nothing else.

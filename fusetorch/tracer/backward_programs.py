@@ -19,9 +19,9 @@ import weakref
 
 from .._policy import POLICY, note
 from ..ir.graph import Graph
-from ..runtime.interpret import Interpreter
 from ..runtime.schedule import Schedule
 from ..runtime import build as _build
+from ..runtime.runner import Runner  # (first: it loads runtime.device before eager_kernels)
 from ..runtime.program import kernel_safe, obtain, why_interpreted
 
 
@@ -67,8 +67,8 @@ class BackwardRunner:
         """The graph interpreted (anomaly mode's checks run it so, node by node)."""
         interpreter = self.interpreter
         if interpreter is None or interpreter.xp is not be.xp:
-            interpreter = self.interpreter = Interpreter(self.graph, be.impl, be.xp,
-                                                         self.schedule())
+            interpreter = self.interpreter = Runner(self.graph, be.impl, be.xp,
+                                                    schedule=self.schedule())
         return interpreter.run(arrays, consume=consume, hook=hook)
 
     def schedule(self) -> Schedule:

@@ -48,7 +48,7 @@ from .._policy import POLICY, note
 from ..ir.identity import BARE, Unkeyable, value_key
 from ..ir.ops import OPS
 from ..runtime import build as _build
-from ..runtime.interpret import Interpreter
+from ..runtime.runner import Runner
 from ..runtime.program import kernel_safe, obtain, why_interpreted
 from . import autocast as _ac
 from . import autograd as A
@@ -378,7 +378,7 @@ class _Template:
             else:
                 note("composite", self.label, "unaligned")
         if self.interpreter is None:
-            self.interpreter = Interpreter(self.graph, be.impl, be.xp)
+            self.interpreter = Runner(self.graph, be.impl, be.xp)  # (interpreted)
             if self.interpret and self.program is None:  # (decided at the capture)
                 note("composite", self.label, *self.interpret)
         return self.interpreter.run(arrays)

@@ -23,7 +23,7 @@ from ..ir.grad import backward_graph
 from ..ir.graph import Graph, Node
 from ..ir.identity import Unkeyable, graph_key
 from ..runtime.device import NP_DTYPES
-from ..runtime.interpret import Interpreter
+from ..runtime.runner import Runner
 from . import autograd as A
 from .tensor import Tensor, _alias
 
@@ -171,11 +171,11 @@ def _no_jvp(node, e: Exception) -> NotImplementedError:
 
 
 def _runners(cache: dict, reads, second, be) -> tuple:
-    """The plan's two graphs as callables on arrays: `Interpreter`s made once per array
-    module."""
+    """The plan's two graphs as callables on arrays: interpreting `Runner`s made once per
+    array module."""
     hit = cache.get(id(be.xp))
     if hit is None:
-        hit = tuple(Interpreter(g, be.impl, be.xp).run if g is not None else None
+        hit = tuple(Runner(g, be.impl, be.xp).run if g is not None else None
                     for g in (reads, second))
         cache[id(be.xp)] = hit
     return hit

@@ -1,15 +1,15 @@
 """Tensor methods and operators, bound to the functions in `functional.py`.
 
-`x.exp()` is `functional.exp(x)`; `x.add_(y)` computes `add(x, y)` and writes it into x's buffer
-(`_inplace`), which is how every in-place method works: functional value, then an in-place copy
-that bumps the version counter and lets recordings see the new value.
+`x.exp()` is `functional.exp(x)`; `x.clamp_(0, 1)` computes `clamp(x, 0, 1)` and writes it into
+x's buffer (`_inplace`), which is how every in-place method works: functional value, then an
+in-place copy that bumps the version counter and lets recordings see the new value. The
+operators and `add_`/`sub_`/`mul_`/`div_`/`pow_` are operators.py's, the casts by name casts.py's.
 """
 from __future__ import annotations
 
 import types
 
 import ml_dtypes
-import numpy as np
 
 from ..ir import dtypes as dt
 from ..ir.shapes import broadcast_shapes
@@ -26,50 +26,6 @@ from .out_args import inplace as _inplace
 from .softmax import log_softmax, softmax  # composed there, public as nn.functional's
 from .tensor import Tensor, _alias
 from .numpy_names import numpy_names
-
-
-def _inplace_binary(name: str):
-    """`x.op_(y)`: for same-dtype float operands the ufunc writes straight into x's buffer."""
-    direct = name in ("add", "sub", "mul", "div")
-
-    def method(self: Tensor, other, **kw) -> Tensor:
-        if isinstance(other, Tensor) and (other._data.base is not None or
-                                          other._data is self._data.base):
-            D.check_no_partial_overlap(self, (other,))  # (only an operand that may share)
-        if kw.keys() == {"alpha"} and name in ("add", "sub") and isinstance(other, Tensor):
-            other, kw = D.binary("mul", other, kw["alpha"]), {}  # p.add_(g, alpha=-lr)
-        st = D._LOCAL.state  # this thread's recorder, grad mode and profiler
-        if direct and not kw and st.RECORDER is None and self._dtype.category == 2 \
-                and not (st.GRAD_ENABLED and (D.needs_grad(self) or isinstance(
-                    other, Tensor) and D.needs_grad(other))) \
-                and D.writeable(self._data):
-            od = None
-            if isinstance(other, Tensor) and other._dtype is self._dtype \
-                    and other._be is self._be:
-                od = other._data
-                if od.shape != self._data.shape and \
-                        broadcast_shapes(self._data.shape, od.shape) != self._data.shape:
-                    od = None
-            elif other.__class__ in (int, float):
-                od = other
-            if od is not None:
-                prof = st.PROFILE
-                if prof is not None:  # timed as one event, `aten::add_`
-                    return prof.call(_write_direct, (self, name, od), f"aten::{name}_",
-                                          (self, other))
-                self._be.impl[name](self._data, od, out=self._data)
-                self._bump_version()
-                return self
-        return _inplace(self, getattr(F, name)(self, other, **kw))
-    method.__name__ = name + "_"
-    return method
-
-
-def _write_direct(self: Tensor, name: str, od) -> Tensor:
-    """The direct in-place write of `_inplace_binary`, as a function the profiler can time."""
-    self._be.impl[name](self._data, od, out=self._data)
-    self._bump_version()
-    return self
 
 
 def _method(fn):
@@ -99,8 +55,9 @@ for _name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum", "clamp", 
               "addcdiv", "lerp"):
     setattr(Tensor, _name, _method(getattr(F, _name)))
 
-for _name in ("add", "sub", "mul", "div", "pow"):
-    setattr(Tensor, _name + "_", _inplace_binary(_name))
+# x.add_(y), x += y, x @ w, ...: one def each (operators.py); x.float(), x.long(): casts.py
+from . import casts as _casts  # noqa: E402,F401
+from . import operators as _operators  # noqa: E402,F401
 # the math of functional_math.py: x.remainder(y), x.isnan(), x.logsumexp(1), x.fmod_(y), ...
 for _name in M.PUBLIC:
     setattr(Tensor, _name, _method(getattr(M, _name)))
@@ -423,33 +380,76 @@ def _type(self, dtype=None, non_blocking=False, **_):
 
 Tensor.to = _to
 Tensor.type = _type
-Tensor.cpu = lambda self: _to(self, "cpu")
-Tensor.cuda = lambda self, device=None, non_blocking=False: _to(
-    self, _dev.device("cuda", device if isinstance(device, int) else 0)
-    if not isinstance(device, (str, _dev.device)) else device)
-for _name, _d in (("float", dt.float32), ("double", dt.float64), ("half", dt.float16),
-                  ("bfloat16", dt.bfloat16), ("long", dt.int64), ("int", dt.int32), ("short", dt.int16),
-                  ("char", dt.int8), ("byte", dt.uint8), ("bool", dt.bool_)):
-    setattr(Tensor, _name, (lambda d: lambda self, memory_format=None: D.cast(self, d)
-                            if memory_format is None or memory_format is _mf.preserve_format
-                            else _to(self, d, memory_format=memory_format))(_d))
 
 
-def _new_factory(fn):
-    def method(self, *args, dtype=None, device=None, requires_grad=False, **kw):
-        dtype = dt.to_dtype(dtype, fn.__name__)
-        return fn(*args, dtype=dtype or self._dtype, device=device or self._be.device,
-                  requires_grad=requires_grad, **kw)
-    return method
+def cpu(self: Tensor) -> Tensor:
+    """cpu(memory_format=torch.preserve_format) -> Tensor
+
+    This tensor in CPU memory: the tensor itself where it is there already."""
+    return _to(self, "cpu")
 
 
-Tensor.new_zeros = _new_factory(C.zeros)
-Tensor.new_ones = _new_factory(C.ones)
-Tensor.new_empty = _new_factory(C.empty)
-Tensor.new_full = _new_factory(C.full)
-Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False: C.tensor(
-    data, dtype=dt.to_dtype(dtype, "new_tensor") or self._dtype,
-    device=device or self._be.device, requires_grad=requires_grad)
+def cuda(self: Tensor, device=None, non_blocking: bool = False) -> Tensor:
+    """cuda(device=None, non_blocking=False, memory_format=torch.preserve_format) -> Tensor
+
+    This tensor in CUDA memory, on `device` (an index, a name or a device; the current one
+    where None): the tensor itself where it is there already."""
+    if not isinstance(device, (str, _dev.device)):
+        device = _dev.device("cuda", device if isinstance(device, int) else 0)
+    return _to(self, device)
+
+
+Tensor.cpu = cpu
+Tensor.cuda = cuda
+
+
+def new_zeros(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False,
+              **kw) -> Tensor:
+    """new_zeros(size, *, dtype=None, device=None, requires_grad=False) -> Tensor
+
+    `torch.zeros(size)` of this tensor's dtype and device unless given."""
+    return C.zeros(*size, dtype=dt.to_dtype(dtype, "zeros") or self._dtype,
+                   device=device or self._be.device, requires_grad=requires_grad, **kw)
+
+
+def new_ones(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False,
+             **kw) -> Tensor:
+    """new_ones(size, *, dtype=None, device=None, requires_grad=False) -> Tensor
+
+    `torch.ones(size)` of this tensor's dtype and device unless given."""
+    return C.ones(*size, dtype=dt.to_dtype(dtype, "ones") or self._dtype,
+                  device=device or self._be.device, requires_grad=requires_grad, **kw)
+
+
+def new_empty(self: Tensor, *size, dtype=None, device=None, requires_grad: bool = False,
+              **kw) -> Tensor:
+    """new_empty(size, *, dtype=None, device=None, requires_grad=False) -> Tensor
+
+    `torch.empty(size)` of this tensor's dtype and device unless given (zero-filled here)."""
+    return C.empty(*size, dtype=dt.to_dtype(dtype, "empty") or self._dtype,
+                   device=device or self._be.device, requires_grad=requires_grad, **kw)
+
+
+def new_full(self: Tensor, size, fill_value, *, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    """new_full(size, fill_value, *, dtype=None, device=None, requires_grad=False) -> Tensor
+
+    `torch.full(size, fill_value)` of this tensor's dtype and device unless given."""
+    return C.full(size, fill_value, dtype=dt.to_dtype(dtype, "full") or self._dtype,
+                  device=device or self._be.device, requires_grad=requires_grad)
+
+
+def new_tensor(self: Tensor, data, *, dtype=None, device=None,
+               requires_grad: bool = False) -> Tensor:
+    """new_tensor(data, *, dtype=None, device=None, requires_grad=False) -> Tensor
+
+    `torch.tensor(data)` (a copy) of this tensor's dtype and device unless given."""
+    return C.tensor(data, dtype=dt.to_dtype(dtype, "new_tensor") or self._dtype,
+                    device=device or self._be.device, requires_grad=requires_grad)
+
+
+Tensor.new_zeros, Tensor.new_ones, Tensor.new_empty = new_zeros, new_ones, new_empty
+Tensor.new_full, Tensor.new_tensor = new_full, new_tensor
 
 _LIMIT_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
                 "float64": "double"}
@@ -487,110 +487,6 @@ Tensor.uniform_ = _uniform_
 Tensor.normal_ = _normal_
 
 
-# ------------------------------------------------------------ operators
-
-def _binary_or_not_implemented(name: str, a, b, other):
-    """D.binary(name, a, b); an operand it cannot take (None, a str, a list) makes the operator
-    NotImplemented, as PyTorch's wrapper of its operators does, so Python answers: `x == None`
-    is False, `x + None` Python's "unsupported operand" TypeError."""
-    try:
-        return D.binary(name, a, b)
-    except TypeError:
-        if isinstance(other, Tensor):
-            raise
-        return NotImplemented
-
-
-def _rev(name, unbound=None):
-    """`other <op> self`. `unbound(self)` is what PyTorch's Python-level definition does when
-    called unbound on a non-tensor (`Tensor.__rdiv__(2, t)` calls `2.reciprocal()`)."""
-    def op(self, other):
-        if unbound is not None and not isinstance(self, Tensor):
-            return unbound(self)
-        return _binary_or_not_implemented(name, other, self, other)
-    return op
-
-
-def _no_reciprocal(self):
-    raise AttributeError(f"'{type(self).__name__}' object has no attribute 'reciprocal'")
-
-
-def _fwd(name):
-    def op(self, other):
-        return _binary_or_not_implemented(name, self, other, other)
-    return op
-
-
-def _bound(name: str, dunder: str):
-    """An operator PyTorch defines in C: called unbound on a non-tensor it is a TypeError
-    (`Tensor.__radd__(2, t)`), not a number."""
-    def op(self, other):
-        if self.__class__ is not Tensor and not isinstance(self, Tensor):
-            raise TypeError(f"descriptor '{dunder}' for 'Tensor' objects doesn't apply to a "
-                            f"'{type(self).__name__}' object")
-        return _binary_or_not_implemented(name, self, other, other)
-    op.__name__ = dunder
-    return op
-
-
-def _matmul_r(self, other):
-    if isinstance(other, np.ndarray):
-        other = C.tensor(other)
-    return F.matmul(other, self) if isinstance(other, Tensor) else NotImplemented
-
-
-Tensor.__add__ = _bound("add", "__add__")
-Tensor.__radd__ = _bound("add", "__radd__")
-Tensor.__sub__ = _bound("sub", "__sub__")
-Tensor.__rsub__ = _rev("sub", unbound=lambda self: NotImplemented)  # (a TypeError caught)
-Tensor.__mul__ = _bound("mul", "__mul__")
-Tensor.__rmul__ = _bound("mul", "__rmul__")
-Tensor.__truediv__ = _bound("div", "__truediv__")
-Tensor.__rtruediv__ = _rev("div", unbound=_no_reciprocal)
-# Python 2's names, which PyTorch's Tensor still has (op_db tests `__rdiv__`)
-Tensor.__div__, Tensor.__rdiv__ = Tensor.__truediv__, Tensor.__rtruediv__
-Tensor.__pow__ = _fwd("pow")
-Tensor.__rpow__ = _rev("pow")
-Tensor.__floordiv__ = _fwd("floor_divide")
-Tensor.__rfloordiv__ = _rev("floor_divide")
-Tensor.__mod__ = _fwd("remainder")
-Tensor.__rmod__ = _rev("remainder")
-Tensor.__lshift__ = _fwd("bitwise_left_shift")
-Tensor.__rlshift__ = _rev("bitwise_left_shift")
-Tensor.__rshift__ = _fwd("bitwise_right_shift")
-Tensor.__rrshift__ = _rev("bitwise_right_shift")
-# PyTorch turns the TypeError of `x @ None` or `x @ [..]` into NotImplemented, so Python's own
-# "unsupported operand" error is raised; numpy arrays take part as tensors
-Tensor.__matmul__ = lambda self, other: F.matmul(self, C.tensor(other)) \
-    if isinstance(other, np.ndarray) else \
-    F.matmul(self, other) if isinstance(other, Tensor) else NotImplemented
-Tensor.__rmatmul__ = _matmul_r
-for _op, _names in (("eq", ("__eq__",)), ("ne", ("__ne__",)), ("lt", ("__lt__",)),
-                    ("le", ("__le__",)), ("gt", ("__gt__",)), ("ge", ("__ge__",)),
-                    ("bitwise_and", ("__and__", "__rand__")),
-                    ("bitwise_or", ("__or__", "__ror__")),
-                    ("bitwise_xor", ("__xor__", "__rxor__"))):
-    for _d in _names:
-        setattr(Tensor, _d, _bound(_op, _d))
-Tensor.__neg__ = lambda self: D.unary("neg", self)
-Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = lambda self: D.unary("abs", self)
-
-
-def _invert(self):
-    if self._dtype.is_floating_point:
-        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
-                        "tensors")
-    return M.bitwise_not(self)
-
-
-Tensor.__invert__ = _invert
-Tensor.__iadd__ = _inplace_binary("add")
-Tensor.__isub__ = _inplace_binary("sub")
-Tensor.__imul__ = _inplace_binary("mul")
-Tensor.__itruediv__ = _inplace_binary("div")
-Tensor.__ipow__ = _inplace_binary("pow")
-Tensor.__idiv__ = Tensor.__itruediv__  # PyTorch keeps Python 2's name
 Tensor.__getitem__ = indexing.getitem
 Tensor.__setitem__ = indexing.setitem
 # shapes, products and scatters of functional_shape.py: x.tril(), x.roll(1, 0), x.scatter_(...)

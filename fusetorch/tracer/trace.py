@@ -295,7 +295,7 @@ def capture(fn: Callable, *args: Tensor) -> tuple[Graph, object]:
 
 def run(graph: Graph, *inputs: Tensor) -> list[Tensor]:
     """Run `graph` on new input tensors with the eager implementations."""
-    from ..runtime.interpret import run_graph
+    from ..runtime.runner import run_graph
     if len(inputs) != len(graph.inputs):
         raise TypeError(f"graph takes {len(graph.inputs)} inputs, got {len(inputs)}")
     be = inputs[0]._be if inputs else None

@@ -132,7 +132,7 @@ def test_an_op_without_a_jvp_raises_naming_it():
 
 
 def test_tangents_through_replayed_composites():
-    # from their third call with one key composites replay what they captured (an Interpreter at
+    # from their third call with one key composites replay what they captured (an interpreting Runner at
     # this size): the records replayed carry tangents as the plain call's did
     rng = np.random.default_rng(3)
     x, t, w = (torch.tensor(rng.standard_normal(s)) for s in ((8, 16), (8, 16), (16, 16)))

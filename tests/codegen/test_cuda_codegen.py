@@ -29,7 +29,8 @@ from fusetorch.ir.grad import backward_graph
 from fusetorch.ir.graph import Graph
 from fusetorch.ir.ops import OPS
 from fusetorch.runtime.device import NP_DTYPES, cpu_backend
-from fusetorch.runtime.interpret import eval_node, run_graph
+from fusetorch.runtime.interpret import eval_node
+from fusetorch.runtime.runner import run_graph
 from fusetorch.runtime import kernel_plan
 from fusetorch.runtime.layouts import layouts_of
 from fusetorch.tracer.trace import trace

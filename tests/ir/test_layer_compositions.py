@@ -11,7 +11,7 @@ from fusetorch.ir import dtypes as dts
 from fusetorch.ir.graph import Graph, make_node
 from fusetorch.ir.passes import CPU, DEFAULT, decompose, optimize
 from fusetorch.runtime.eager import make_table
-from fusetorch.runtime.interpret import run_graph
+from fusetorch.runtime.runner import run_graph
 
 DT = {np.float32: dts.float32, np.float64: dts.float64, np.int64: dts.int64}
 

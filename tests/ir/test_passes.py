@@ -20,7 +20,7 @@ from fusetorch.ir.passes import (DEFAULT, count_ops, cse, dce, drop_copies, fold
                                  optimize, rewrite_indexing, scalar_value, simplify,
                                  sink_reshapes, transpose_matmul)
 from fusetorch.runtime.eager import GENERATOR, make_table
-from fusetorch.runtime.interpret import run_graph
+from fusetorch.runtime.runner import run_graph
 from fusetorch.tracer.autograd import leaf_node
 
 f16, f32, f64 = dt.float16, dt.float32, dt.float64

@@ -154,7 +154,7 @@ def test_kernels_built_for_a_geometry_give_the_generic_kernels_bits(monkeypatch,
     it was built for run the generic kernels."""
     if conv._kernels(np.dtype(np.float32), np.zeros(1)) is None:
         pytest.skip("no C compiler: the reference runs")
-    monkeypatch.setattr(conv, "SPECIALIZE_FMAS", 0)
+    monkeypatch.setattr(POLICY, "specialize_fmas", 0)
     xs, ws, stride, padding, dilation, groups = geometry
     a = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
     generic = (conv.forward(_conv(np)), conv.grad_weight(_conv_grad_weight(np)),
@@ -182,9 +182,9 @@ def test_kernels_built_for_a_geometry_give_the_generic_kernels_bits(monkeypatch,
         np.testing.assert_array_equal(special[2](g2, w, size=xs[2:], **a),
                                       generic[2](g2, w, size=xs[2:], **a))
     # below the threshold, without eager kernels and for float16: nothing to specialize
-    monkeypatch.setattr(conv, "SPECIALIZE_FMAS", 1 << 62)
+    monkeypatch.setattr(POLICY, "specialize_fmas", 1 << 62)
     assert generic[0].specialize((xs, ws), a, np.float32) is None
-    monkeypatch.setattr(conv, "SPECIALIZE_FMAS", 0)
+    monkeypatch.setattr(POLICY, "specialize_fmas", 0)
     assert generic[0].specialize((xs, ws), a, np.float16) is None
     monkeypatch.setattr(POLICY, "eager_kernels", False)
     assert generic[0].specialize((xs, ws), a, np.float32) is None
@@ -196,7 +196,7 @@ def test_a_compiled_step_runs_the_specialized_kernels(monkeypatch):
     (through the ReLU's mask and the square's gradient), is the same array."""
     if conv._kernels(np.dtype(np.float32), np.zeros(1)) is None:
         pytest.skip("no C compiler: the reference runs")
-    monkeypatch.setattr(conv, "SPECIALIZE_FMAS", 0)
+    monkeypatch.setattr(POLICY, "specialize_fmas", 0)
     calls = []
     monkeypatch.setattr(conv, "_specialize", lambda *a, _f=conv._specialize, **k:
                         calls.append(a[1:4]) or _f(*a, **k))

@@ -256,7 +256,7 @@ def _values_and_grad(xin, values, index, x, g, table, composed: str):
     from fusetorch.ir.grad import backward_graph
     from fusetorch.ir.graph import Graph
     from fusetorch.ir.passes import decompose
-    from fusetorch.runtime.interpret import run_graph
+    from fusetorch.runtime.runner import run_graph
     fwd = Graph([xin], [values, index])
     if composed == "forward":
         fwd = decompose(fwd)

@@ -110,7 +110,7 @@ def test_max_pool3d_primitives_equal_their_compositions(k, s, p, d, ceil):
     from fusetorch.ir.graph import Graph, make_node
     from fusetorch.ir.passes import decompose
     from fusetorch.runtime.eager import make_table
-    from fusetorch.runtime.interpret import run_graph
+    from fusetorch.runtime.runner import run_graph
     x = X.copy()
     x[0, 0, 0, 0, :2] = np.nan
     x[1, 1, 1, :2, :2] = 0.25

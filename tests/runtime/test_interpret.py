@@ -7,7 +7,7 @@ import fusetorch as torch
 from fusetorch.ir import dtypes as dt
 from fusetorch.ir.graph import Graph, make_node
 from fusetorch.runtime.eager import make_table
-from fusetorch.runtime.interpret import run_graph
+from fusetorch.runtime.runner import run_graph
 
 IMPL = make_table(np)
 SPEC = (("slice", 0, 2, 1),)
@@ -79,11 +79,11 @@ def test_values_are_dropped_after_their_last_reader():
 
 
 def test_one_interpreter_runs_a_graph_many_times_as_numpy_computes_it():
-    from fusetorch.runtime.interpret import Interpreter
+    from fusetorch.runtime.runner import Runner
     x = make_node("input", [], {"shape": (3,), "dtype": dt.float64})
     two = make_node("constant", [], {"shape": (), "dtype": dt.float64, "value": 2.0})
     y = make_node("exp", [make_node("mul", [x, two])])
-    run = Interpreter(Graph([x], [y]), IMPL, np).run
+    run = Runner(Graph([x], [y]), IMPL, np).run
     for k in range(3):
         a = np.arange(3.0) + k
         np.testing.assert_array_equal(run([a])[0], np.exp(a * 2.0))
@@ -91,7 +91,7 @@ def test_one_interpreter_runs_a_graph_many_times_as_numpy_computes_it():
 
 def test_consume_empties_the_callers_list_and_lets_each_input_go_after_its_last_reader():
     import weakref
-    from fusetorch.runtime.interpret import Interpreter
+    from fusetorch.runtime.runner import Runner
     x = make_node("input", [], {"shape": (1 << 13,), "dtype": dt.float64})
     h = make_node("neg", [x])
     out = make_node("exp", [h])
@@ -108,17 +108,17 @@ def test_consume_empties_the_callers_list_and_lets_each_input_go_after_its_last_
     ref = weakref.ref(a)
     arrays = [a]
     del a
-    (got,) = Interpreter(Graph([x], [out]), IMPL, np).run(arrays, consume=True, hook=Spy())
+    (got,) = Runner(Graph([x], [out]), IMPL, np).run(arrays, consume=True, hook=Spy())
     assert arrays == [] and seen == [True, False]  # gone once neg (its one reader) ran
     assert ref() is None
 
 
 def test_a_data_dependent_size_that_changes_raises():
-    from fusetorch.runtime.interpret import Interpreter
+    from fusetorch.runtime.runner import Runner
     x = make_node("input", [], {"shape": (4,), "dtype": dt.float32})
     nz = make_node("nonzero", [x], {}, shape=(2, 1))  # the size the trace observed
     graph = Graph([x], [nz])
-    interp = Interpreter(graph, IMPL, np)
+    interp = Runner(graph, IMPL, np)
     a = np.array([1, 0, 2, 0], np.float32)
     want = interp.run([a])[0]
     np.testing.assert_array_equal(want, np.stack(np.nonzero(a), axis=1))

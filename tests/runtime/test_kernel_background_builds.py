@@ -113,3 +113,52 @@ def test_a_conv_net_step_gives_the_same_values_while_its_kernel_builds(backgroun
     later = torch.nn.functional.conv2d(tx, tw).numpy()
     np.testing.assert_allclose(first, want, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(later, want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_program_build_waits_for_its_kernel_even_under_no_builds(background):
+    """`wait=True` (a program's build asks once and keeps what it gets: a convolution built for
+    its geometry) builds where a trace's eager calls build nothing, and returns the kernel."""
+    key = ("test_kernel", "wait")
+    background.append(key)
+    kernel = object()
+    with ek.no_builds():
+        assert ek.cached_kernel(key, lambda: kernel, wait=True) is kernel
+    assert ek.cached_kernel(key, lambda: object()) is kernel  # (kept: built once)
+
+
+def test_a_waiting_build_joins_the_build_another_caller_started(background):
+    """The forward and backward programs of one layer ask for the same key: the second waits for
+    the first one's build instead of going without."""
+    key = ("test_kernel", "joined")
+    background.append(key)
+    gate, calls = threading.Event(), []
+    kernel = object()
+    build = _gated_build(gate, calls, kernel)
+    assert ek.cached_kernel(key, build) is None  # (started in the background)
+    got = []
+    waiter = threading.Thread(target=lambda: got.append(ek.cached_kernel(key, build, wait=True)))
+    waiter.start()
+    gate.set()
+    waiter.join(60)
+    assert got == [kernel] and calls == [1]
+
+
+def test_a_failed_waited_build_is_said_once_and_gives_none(background):
+    key = ("test_kernel", "wait_failed")
+    background.append(key)
+    gate, calls = threading.Event(), []
+    gate.set()
+    build = _gated_build(gate, calls, OSError(28, "No space left on device"))
+    with pytest.warns(RuntimeWarning, match="No space left on device"):
+        assert ek.cached_kernel(key, build, wait=True) is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ek.cached_kernel(key, build, wait=True) is None  # not again, nor built again
+    assert calls == [1]
+
+
+def test_waiting_builds_honour_the_switch(monkeypatch):
+    monkeypatch.setattr(POLICY, "eager_kernels", False)
+    calls = []
+    assert ek.cached_kernel(("test_kernel", "off"), lambda: calls.append(1), wait=True) is None
+    assert calls == []

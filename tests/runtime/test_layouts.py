@@ -10,7 +10,7 @@ from fusetorch.ir import dtypes as dt
 from fusetorch.ir.graph import Graph, Node, make_node
 from fusetorch.runtime import layouts as L
 from fusetorch.runtime.device import cpu_backend
-from fusetorch.runtime.interpret import run_graph
+from fusetorch.runtime.runner import run_graph
 
 
 def _input(shape, dtype=dt.float32):

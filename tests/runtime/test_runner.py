@@ -16,7 +16,7 @@ def _input(shape, dtype=dt.float64):
 
 def _runner(graph, arrays, updates=None):
     plan = kernel_plan.make(graph, layouts_of(graph.inputs, arrays), updates=updates)
-    return Runner(graph, plan, build.build(plan.kernels, "cpu"), cpu_backend()), plan
+    return Runner(graph, cpu_backend().impl, np, plan, build.build(plan.kernels, "cpu")), plan
 
 
 @pytest.fixture(autouse=True)
@@ -213,3 +213,35 @@ def test_handed_over_inputs_go_after_their_last_reader(consume):
     assert (arrays == []) is consume
     assert steps.inputs_held[0] == ("extern", True, True)  # the matmul reads both
     assert steps.inputs_held[-1][1:] == (not consume, not consume)
+
+
+def test_one_runner_runs_a_graph_with_kernels_or_interpreted_to_the_same_values():
+    # the settings differ (kernels, buffer reuse), the schedule form and the values do not:
+    # both against numpy
+    graph = _mlp()
+    x, w = np.random.rand(8, 6), np.random.rand(6, 4)
+    compiled, _ = _runner(graph, [x, w])
+    interpreted = Runner(graph, cpu_backend().impl, np)
+    assert compiled.kernels >= 1 and interpreted.kernels == 0
+    want = [np.tanh(x @ w), (np.tanh(x @ w) ** 2).sum(1)]
+    for runner in (compiled, interpreted, compiled, interpreted):
+        for got, ref in zip(runner.run([x, w]), want):
+            np.testing.assert_allclose(got, ref, rtol=1e-13)
+
+
+def test_a_constant_output_is_handed_out_as_a_copy_with_kernels_too():
+    # (what the interpreter always did: the receiver may write into a gradient it gets, and
+    # the constant, made once, must not change for the next run)
+    a = _input((3,))
+    c = make_node("constant", [], {"shape": (3,), "dtype": dt.float64, "value": (2.5,) * 3})
+    graph = Graph([a], [make_node("exp", [a]), c,
+                        make_node("reshape", [c], {"shape": (3, 1)})])
+    x = np.zeros(3)
+    for runner in (_runner(graph, [x])[0], Runner(graph, cpu_backend().impl, np)):
+        first = runner.run([x])
+        first[1][...] = 7.0
+        first[2][...] = 8.0
+        again = runner.run([x])
+        np.testing.assert_array_equal(again[0], np.ones(3))
+        np.testing.assert_array_equal(again[1], np.full(3, 2.5))
+        np.testing.assert_array_equal(again[2], np.full((3, 1), 2.5))

@@ -9,7 +9,7 @@ import fusetorch as torch
 from fusetorch.ir import dtypes as dt
 from fusetorch.ir.graph import Graph, make_node
 from fusetorch.runtime.eager import make_table
-from fusetorch.runtime.interpret import Interpreter
+from fusetorch.runtime.runner import Runner
 from fusetorch.runtime.schedule import Schedule, drop_points
 
 IMPL = make_table(np)
@@ -40,7 +40,7 @@ def test_a_schedule_drops_inputs_only_when_handed_over():
 def test_run_with_any_values_matches_the_interpreter():
     graph = _graph()
     x, y = np.array([0.5, -1.0, 2.0]), np.array([1.5, 0.25, -0.5])
-    want = Interpreter(graph, IMPL, np).run([x, y])
+    want = Runner(graph, IMPL, np).run([x, y])
     seen = []
 
     def call(node, args):  # the tensor-mode setting: anything that computes a node

@@ -153,7 +153,7 @@ def test_no_compiler_warns_once_and_keeps_the_interpreter(tmp_path):
 
 def test_a_small_repeated_backward_runs_interpreted_with_the_same_gradients_each_use():
     # a policy-gradient loss over an episode: many nodes on arrays below the kernels' size, so
-    # the backward runs interpreted (one Interpreter, slots made once, the lean loop);
+    # the backward runs interpreted (one interpreting Runner, slots made once, the lean loop);
     # gradients equal use after use, bit for bit, and against float64
     # finite differences of the same loss
     torch.manual_seed(0)
@@ -202,11 +202,11 @@ def test_a_small_repeated_backward_runs_interpreted_with_the_same_gradients_each
 def test_an_interpreter_hands_out_a_copy_of_a_constant_output():
     from fusetorch.ir.graph import Graph, make_node
     from fusetorch.ir import dtypes as dt
-    from fusetorch.runtime.interpret import Interpreter
+    from fusetorch.runtime.runner import Runner
     x = make_node("input", [], {"shape": (2,), "dtype": dt.float32})
     c = make_node("constant", [], {"shape": (), "dtype": dt.float32, "value": 2.5})
     y = make_node("mul", [x, x], {})
-    s = Interpreter(Graph([x], [y, c]), torch.randn(1)._be.impl, np)
+    s = Runner(Graph([x], [y, c]), torch.randn(1)._be.impl, np)
     first = s.run([np.ones(2, np.float32)])
     first[1][...] = 7  # written into by its receiver
     again = s.run([np.ones(2, np.float32)])
@@ -223,7 +223,7 @@ def test_a_backward_with_a_large_value_keeps_the_in_place_reuse():
         x.grad = None
         (x[1, 2] * 2 + x[3, 4] * 3 + x[5, 6]).backward()
     runner = next(hit[2] for hit in A._CACHE.values())
-    assert runner.uses == 3 and runner.interpreter._general
+    assert runner.uses == 3 and not runner.interpreter._lean
     want = np.zeros((128, 128), np.float32)
     want[1, 2], want[3, 4], want[5, 6] = 2, 3, 1
     np.testing.assert_array_equal(x.grad.numpy(), want)

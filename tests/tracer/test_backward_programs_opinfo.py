@@ -25,7 +25,7 @@ import opinfo
 import opinfo_nn
 from fusetorch.tracer import backward_programs
 from fusetorch.runtime import program as program_mod
-from fusetorch.runtime.interpret import run_graph
+from fusetorch.runtime.runner import run_graph
 from opinfo import F64_ATOL, F64_RTOL, ModuleInfo, rebuild, tensors_in
 
 pytestmark = [pytest.mark.filterwarnings("ignore::UserWarning")]

@@ -80,7 +80,7 @@ def _chain():
 def test_handed_over_inputs_go_after_their_last_reader(consume):
     import weakref
     from fusetorch.runtime.eager import make_table
-    from fusetorch.runtime.interpret import run_graph
+    from fusetorch.runtime.runner import run_graph
     arrays = [np.ones(4, np.float32), np.full(4, 2, np.float32)]
     spy = _Spy([weakref.ref(x) for x in arrays])
     out, b = run_graph(_chain(), arrays, make_table(np), np, hook=spy, consume=consume)
