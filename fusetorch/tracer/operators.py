@@ -91,7 +91,8 @@ def __rtruediv__(self: Tensor, other) -> Tensor:
     """`other / self`: `self.reciprocal() * other`."""
     if not isinstance(self, Tensor):  # (PyTorch's Python code calls self.reciprocal())
         raise AttributeError(f"'{type(self).__name__}' object has no attribute 'reciprocal'")
-    return _binary_or_not_implemented("div", other, self, other)
+    # (two roundings, as PyTorch's: 3.0 / x differs from torch.div(3.0, x) in the last bit)
+    return _binary_or_not_implemented("mul", F.reciprocal(self), other, other)
 
 
 def __pow__(self: Tensor, other) -> Tensor:

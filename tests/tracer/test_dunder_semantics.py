@@ -19,3 +19,19 @@ def test_reversed_is_a_flip_along_dim_0_not_an_iterator():
 def test_abs_of_bool_is_refused_as_pytorch_does(call):
     with pytest.raises(NotImplementedError, match="\"abs_cpu\" not implemented for 'Bool'"):
         call(torch.tensor([True, False]))
+
+
+def test_a_number_divided_by_a_tensor_is_its_reciprocal_times_the_number():
+    """PyTorch's `__rtruediv__` is `self.reciprocal() * other`: two roundings, where
+    torch.div(3.0, x) rounds once (they differ in the last bit of about a third of float32
+    results), and the result's grad_fn is MulBackward0."""
+    a = np.arange(1, 20001, dtype=np.float32) / np.float32(7)
+    x = torch.tensor(a, requires_grad=True)
+    y = 3.0 / x
+    np.testing.assert_array_equal(y.detach().numpy(), (np.float32(1) / a) * np.float32(3))
+    assert type(y.grad_fn).__name__ == "MulBackward0"
+    assert not np.array_equal(torch.div(3.0, x).detach().numpy(), y.detach().numpy())
+    np.testing.assert_array_equal((7 / torch.tensor([3, -4])).numpy(),
+                                  (np.float32(1) / np.float32([3, -4])) * np.float32(7))
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), -3.0 / a.astype(np.float64) ** 2, rtol=1e-5)
