@@ -543,6 +543,7 @@ _PROTOCOL = {"__array__", "__array_priority__", "__bool__", "__class__", "__comp
              "__format__", "__getattr__", "__getattribute__", "__getstate__", "__hash__",
              "__index__",
              "__init__", "__init_subclass__", "__int__", "__iter__", "__len__", "__module__",
+             "__contains__", "__reversed__",
              "__new__", "__reduce__", "__reduce_ex__", "__repr__", "__setattr__", "__sizeof__",
              "__slots__", "__str__", "__subclasshook__", "__weakref__", "__eq__", "__ne__",
              "__lt__", "__le__", "__gt__", "__ge__"} - {"__eq__", "__ne__", "__lt__", "__le__",
