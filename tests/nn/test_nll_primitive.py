@@ -135,7 +135,7 @@ def test_the_vjp_primitive_equals_its_composition_bit_for_bit(xs, ts, reduction,
     from fusetorch.ir import dtypes as dt
     from fusetorch.ir.graph import Graph, make_node
     from fusetorch.ir.passes import decompose
-    from fusetorch.runtime.interpret import run_graph
+    from fusetorch.runtime.runner import run_graph
     c = xs[1] if len(xs) > 1 else xs[0]
     t = RNG.integers(0, c, ts)
     if t.size:
@@ -205,7 +205,7 @@ def test_one_counted_target_as_the_composition_bit_for_bit(xs, ts, reduction, we
     from fusetorch.ir import dtypes as dt
     from fusetorch.ir.graph import Graph, make_node
     from fusetorch.ir.passes import decompose
-    from fusetorch.runtime.interpret import run_graph
+    from fusetorch.runtime.runner import run_graph
     d = dt.float32 if dtype == np.float32 else dt.float64
     red = {"none": 0, "mean": 1, "sum": 2}[reduction]
     be = torch.randn(1)._be

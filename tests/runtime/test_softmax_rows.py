@@ -172,7 +172,7 @@ def test_the_vjp_references_equal_their_compositions_bit_for_bit(name, dtype, sh
     from fusetorch.ir import dtypes as dt
     from fusetorch.ir.graph import Graph, make_node
     from fusetorch.ir.passes import decompose
-    from fusetorch.runtime.interpret import run_graph
+    from fusetorch.runtime.runner import run_graph
     rng = np.random.default_rng(6)
     g = rng.standard_normal(shape).astype(dtype)
     y = torch.randn(1)._be.impl[name[:-len("_grad")]](
