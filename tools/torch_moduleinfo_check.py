@@ -491,7 +491,8 @@ def main() -> None:
     ap.add_argument("--max-samples", type=int, default=None)
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--dtypes", default="float32,float64",
-                    help="forward dtypes (gradients are compared in float64 only)")
+                    help="forward dtypes, float16 too (gradients are compared in float64 "
+                         "only; bfloat16 samples are not converted yet: numpy has no bfloat16)")
     args = ap.parse_args()
     DTYPES[:] = [getattr(torch, d) for d in args.dtypes.split(",") if d]
     signal.signal(signal.SIGALRM, _alarm)
