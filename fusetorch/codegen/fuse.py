@@ -112,8 +112,15 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
     open_groups: dict[tuple, list] = {}  # iteration space -> groups made over it
     steps: list = []
     together: dict = {}  # (op's kernel_outputs, input, attrs) -> the group writing them
+    outs = {id(o) for o in graph.outputs}
     for n in graph.nodes:
-        if n.op == "input" or _is_scalar_const(n):
+        if n.op == "input":
+            continue
+        if _is_scalar_const(n):
+            # a kernel reads it as a literal, an extern step has it made once; an output is
+            # handed out by a step of its own (`torch.ones(()) * 2` folds to one)
+            if id(n) in outs:
+                steps.append(Extern(n))
             continue
         if cpu and OPS[n.op].kernel_outputs and _pool_fits(n):
             # max pooling's values and indices of one input: one kernel writes both
@@ -164,7 +171,6 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
                 continue
         steps.append(Extern(n))
     steps = _sink_into_consumers(steps, group_of, users)
-    outs = {id(o) for o in graph.outputs}
     for g in (s for s in steps if isinstance(s, Group)):
         members = {id(m) for m in g.nodes}
         seen = set()

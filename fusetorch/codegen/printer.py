@@ -38,9 +38,12 @@ class Loop:
 @dataclass(frozen=True)
 class Block:
     """A braced statement of a nest that is not a loop: `<head> { body }`, `head` the name of
-    the template's part that opens it (an `if` on an alignment, on the first thread)."""
+    the template's part that opens it (an `if` on an alignment, on the first thread), or ""
+    for a bare block opened by `#pragma` with the spelling of `pragma` (an OpenMP parallel
+    region whose threads each allocate their own scratch in it)."""
     head: str
     body: tuple
+    pragma: str = ""
 
 
 def nested(loops: list, inner: tuple) -> tuple:
@@ -65,7 +68,9 @@ def _print(items: tuple, text: Callable, pragmas: dict, pad: str, out: list) -> 
             continue
         head = getattr(it, "head", None)
         if head is not None:  # a Block: its opening part, then the braced body
-            out.append(f"{text(head, pad)} {{")
+            if it.pragma:
+                out.append(f"\n{pad}#pragma {pragmas[it.pragma]}")
+            out.append(f"{text(head, pad)} {{" if head else f"\n{pad}{{")
         else:
             stop = it.stop
             if it.clip:  # the smaller of stop and clip, named before the loop

@@ -28,6 +28,12 @@ PRAGMAS = {
     "parallel_simd": "omp parallel for simd schedule(static)",
     "parallel_dynamic": "omp parallel for schedule(dynamic)",
     "parallel_parts": "omp parallel for num_threads(parts) if(parts > 1) schedule(static)",
+    # (the convolution kernels' parallel region over samples, its loop, and the register
+    # tiles' loops, which GCC unrolls so that their accumulators stay in registers)
+    "parallel_region": "omp parallel num_threads(NT) if(NT > 1)",
+    "for_dynamic": "omp for schedule(dynamic)",
+    "unroll_4": "GCC unroll 4",
+    "unroll_16": "GCC unroll 16",
     "fold_simd": "omp simd {fold}",
     "fold_parallel": "omp parallel for {fold} schedule(static)",
     "fold_parallel_simd": "omp parallel for simd {fold} schedule(static)",

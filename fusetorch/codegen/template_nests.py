@@ -11,8 +11,8 @@ prints the nest with the one printer, `nest(...)`.
   `max_pool_c(pool)`.
 - the LSTM layer's kernels (templates/c/lstm_scan.c.j2, runtime/recurrent.py): `lstm_c()`, a
   nest per C function (the hidden size is the template's constant H, the rest arguments).
-
-The convolution kernels (templates/c/conv2d.c.j2) still write their own loops.
+- the convolution kernels (templates/c/conv2d.c.j2, runtime/conv.py): `conv2d_c()`, a nest
+  per C function (the geometry is the template's: constants or arguments).
 """
 from __future__ import annotations
 
@@ -182,6 +182,93 @@ def lstm_c() -> dict:
             "s", "0", ("backward_time",), start="t_len - 1", cmp=">=", step="--",
             also="b0 < b1")), pragma="parallel_parts", ctype="int"),
             Loop("b", "batch", ("carry",))),
+    }
+
+
+def _unrolled(var: str, stop: str, body: tuple, times: int) -> Loop:
+    """A loop over a tile's vectors or broadcasts, unrolled: its accumulators in registers."""
+    return Loop(var, stop, body, pragma=f"unroll_{times}", ctype="int")
+
+
+def conv2d_c() -> dict:
+    """The loops of the convolution kernels (templates/c/conv2d.c.j2), per C function: the
+    register tile, the windows' offsets, the batch and its chunks (OpenMP's dynamic loop
+    inside a region whose threads each hold their scratch), and per sample its groups, their
+    tiles and what is stored or added back. Tile loops unroll (`_unrolled`)."""
+    def by_sample(part, body): return Loop("n", "N", (part, "sample_image", *body),  # noqa: E704
+                                           pragma="for_dynamic")
+    def by_chunk(part, body): return Loop("ch", "NC", (Loop(  # noqa: E704
+        "n", "(ch + 1) * N / NC", (part, "sample_image", *body), start="ch * N / NC"),),
+        pragma="for_dynamic")
+    def region(part, loop, free): return Block("", (part, loop, free),  # noqa: E704
+                                               pragma="parallel_region")
+    def gw_out(part): return Loop("grp", "G", (Loop("o", "og", (Loop(  # noqa: E704
+        "k", "K", (part,)),)),))
+    def ro(body): return _unrolled("o", "FT_RO", body, 16)  # noqa: E704
+    def qb(body): return _unrolled("b", "QB", body, 4)  # noqa: E704
+    def kb(body): return _unrolled("b", "KB", body, 4)  # noqa: E704
+    rows_tile = Loop("q0", "Q", ("fr_acc", ro((qb(("fr_zero",)),)), Loop("k", "K", (
+        "fr_xk", qb(("fr_xv",)), ro(("fr_s", qb(("fr_fma",)))))), ro((qb(("fr_store",)),))),
+        step=" += QB * VL")
+    rows_out = Loop("o", "og", ("fr_bias", Loop("oy", "OH", ("fr_rows", Loop(
+        "ox", "OW", ("fr_add",))))))
+    rows_weight = Loop("k0", "K", ("gwr_acc", ro((kb(("gwr_zero",)),)), "gwr_xk_decl",
+                                   kb(("gwr_xk",)),
+                                   Loop("q", "qp", ("gwr_xv_decl", kb(("gwr_xv",)), ro((
+                                       "gwr_gv", kb(("gwr_fma",))))), step=" += VL"),
+                                   Loop("o", "og", (Loop("b", "KB", ("gwr_sum_init", Loop(
+                                       "v", "VL", ("gwr_sum",)), "gwr_sum_store"),
+                                       ctype="int"),), ctype="int")),
+                       step=" += KB")
+    tiles = Loop("p0", "P", (Loop("o0", "og", ("f_tile", Loop("o", "no", ("f_bias", Loop(
+        "j", "np", ("f_store",))))), step=" += FT_STEP(og, o0)"),), step=" += FT_PB(P - p0)")
+    gw_tiles = Loop("k0", "K", (Loop("o0", "og", ("gw_tile",), step=" += FT_STEP(og, o0)"),),
+                    step=" += FT_PB(K - k0)")
+    gi_tiles = Loop("k0", "K", (Loop("p0", "Q", ("gi_tile",), step=" += FT_STEP(Q, p0)"),),
+                    step=" += FT_PB(K - k0)")
+    added = Loop("k", "K", ("gi_base", Block("gi_if_wide", (Loop(
+        "q", "Q", ("gi_wide_add",), pragma="simd"), "continue")), Loop("oy", "OH", (
+            "gi_row", Block("gi_if_sw1", (Loop("ox", "OW", ("gi_add",), pragma="simd"),)),
+            Block("else", (Loop("ox", "OW", ("gi_add_strided",)),))))))
+    return {
+        "tile": ("tile_acc", _unrolled("v", "nv", (_unrolled("j", "pb", ("tile_zero",), 16),),
+                                       4),
+                 Loop("r", "R", ("tile_av_decl", _unrolled("v", "nv", ("tile_av",), 4),
+                                 "tile_xr", _unrolled("j", "pb", ("tile_s", _unrolled(
+                                     "v", "nv", ("tile_fma",), 4)), 16))),
+                 _unrolled("v", "nv", (_unrolled("j", "pb", ("tile_store",), 16),), 4)),
+        "offsets": ("geometry", Loop("k", "kt", ("koff",)), Loop("p", "pt", ("poff",))),
+        "sum_chunks": (Loop("ch", "nc", (Loop("i", "size", ("chunk_add",)),), start="1"),),
+        "image": ("geometry", "image_head", Loop("c", "C", (Loop("i", "H", ("image_row",)),)),
+                  "image_return"),
+        "forward_rows": ("geometry", "fr_decl", Block("if_ok", (
+            "fr_offsets", Loop("g", "G", (Loop("k", "K", (Loop("o", "og", ("fr_pack",)),)),)),
+            region("fr_buffers", by_sample("fr_no_memory", (Loop("g", "G", (
+                "fr_group", rows_tile, "fr_dropped", rows_out)),)), "fr_free"))), "end"),
+        "grad_weight_rows": ("geometry", "gwr_decl", Block("if_ok", (
+            "gwr_offsets",
+            region("gwr_buffers", by_chunk("gwr_no_memory", (Loop("grp", "G", (
+                Loop("o", "og", (Loop("oy", "OH", ("gwr_copy",)),)), "gwr_group",
+                rows_weight)),)), "gwr_free"),
+            "sum_chunks_call", gw_out("gwr_out"))), "gwr_end"),
+        "forward": ("f_head", Block("if_ok", (
+            "f_offsets", "f_pack_comment",
+            Loop("g", "G", (Loop("k", "K", (Loop("o", "ogp", ("f_pack",)),)),)),
+            region("f_buffers", by_sample("f_no_memory", (Loop("g", "G", (
+                "f_group", tiles)),)), "f_free"))), "f_end"),
+        "grad_weight": ("gw_head", Block("if_ok", (
+            "gw_offsets",
+            region("gw_buffers", by_chunk("gw_no_memory", (Loop("grp", "G", (
+                "gw_gt_head", Loop("o", "og", (Loop("p", "P", ("gw_gt",)),)), "gw_group",
+                gw_tiles)),)), "gw_free"),
+            "sum_chunks_call", gw_out("gw_out"))), "gw_end"),
+        "grad_input": ("gi_head", Block("if_ok", (
+            Loop("o", "og", ("gi_offo",)), Loop("o", "O", ("gi_wk",)),
+            region("gi_buffers", Loop("n", "N", (
+                "gi_no_memory", Loop("o", "O", (Loop("oy", "OH", ("gi_copy",)),)), "gi_dst",
+                Loop("grp", "G", (gi_tiles, "gi_added_comment", added)),
+                Block("gi_if_xs", (Loop("c", "C", (Loop("i", "H", ("gi_unpad",)),)),))),
+                pragma="for_dynamic"), "gi_free"))), "gi_end"),
     }
 
 

@@ -187,6 +187,8 @@ def _build(dtype: np.dtype, geometry: tuple | None = None):
         og, k = geometry[4] // geometry[13], geometry[1] // geometry[13] * geometry[5] * geometry[6]
         # (32 vector registers with AVX-512VL, 16 without: the accumulators, the operands)
         ctx["kb"] = [_window_block(og, k, 30), _window_block(og, k, 12)]
+    from ..codegen import render, template_nests
+    ctx.update(loops=template_nests.conv2d_c(), pragmas=render.PRAGMAS)
     built = eager_kernels.template_functions("conv2d.c.j2", ctx, cdef,
                                              tuple(f"{name}_{f}" for f in _NAMES))
     return False if built is None else built

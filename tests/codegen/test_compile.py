@@ -589,3 +589,19 @@ def test_float_row_sums_add_float_blocks_in_double(shape):
     np.testing.assert_allclose(cf(x).numpy(), (a * a).sum(1) - a.sum(1), rtol=1e-5,
                                atol=1e-6 * shape[1])
     assert "float part = 0;" in cf.source()
+
+
+def test_a_scalar_constant_output_beside_a_kernel_is_handed_out():
+    # `torch.ones(()) * 2` folds to a 0-d constant that no kernel computes; the partition gave
+    # it no step of its own, and the compiled call raised KeyError. Also read by the kernel
+    # (as a literal), and handed out as a copy: a write into it does not reach the next call
+    x = torch.randn(1000)
+    cf = torch.compile(lambda t: (t.sin(), t * (torch.ones(()) * 2), torch.ones(()) * 2))
+    a = x.numpy().astype(np.float64)
+    for _ in range(3):
+        s, twice, c = cf(x)
+        np.testing.assert_allclose(s.numpy(), np.sin(a), rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(twice.numpy(), a * 2)
+        assert c.shape == () and c.dtype == torch.float32 and c.item() == 2.0
+        c.fill_(7.0)
+    assert len(cf.kernels()) == 1

@@ -7,6 +7,7 @@ and that the renderers print the strategy they are given rather than choosing th
 byte-for-byte check of the generated sources over a large corpus is
 `tools/kernel_sources.py` (run it before and after a change and `diff -r`)."""
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -150,6 +151,45 @@ def test_the_lstm_kernels_recurrence_runs_over_time_on_each_threads_rows():
     backward = [it for it in nests["backward"] if isinstance(it, Loop)]
     assert [lp.var for lp in backward] == ["part", "b"]  # the recurrence, then the carry out
     assert _loops(nests["forward_step"]) == [("b", "b0", "b1", ""), ("j", "0", "H", "simd")]
+
+
+def test_a_bare_block_with_a_pragma_opens_a_braced_region():
+    from fusetorch.codegen.printer import nest
+    region = Block("", ("scratch", Loop("n", "N", ("work",), pragma="for")), pragma="region")
+    got = nest((region,), lambda part, pad: f"\n{pad}{part}();",
+               {"region": "omp parallel", "for": "omp for"})
+    assert got == ("\n    #pragma omp parallel\n    {\n        scratch();"
+                   "\n        #pragma omp for\n        for (long n = 0; n < N; n++) {"
+                   "\n            work();\n        }\n    }")
+
+
+def _conv_source(monkeypatch, geometry=None) -> tuple:
+    """(the conv2d template's text, its source as runtime/conv.py renders it, its nests)."""
+    import numpy as np
+    from fusetorch.codegen import TEMPLATES, environment
+    from fusetorch.runtime import conv, eager_kernels
+    seen = {}
+
+    def record(template, ctx, cdef, names):
+        seen.update(ctx, source=environment("c").get_template(template).render(**ctx))
+        return None
+    monkeypatch.setattr(eager_kernels, "template_functions", record)
+    conv._build(np.dtype(np.float32), geometry)
+    return (Path(TEMPLATES) / "c" / "conv2d.c.j2").read_text(), seen["source"], seen["loops"]
+
+
+@pytest.mark.parametrize("geometry", [None, (2, 3, 8, 8, 4, 3, 3, 1, 1, 0, 0, 1, 1, 1, 6, 6)])
+def test_the_convolution_kernels_print_every_loop_from_their_nests(monkeypatch, geometry):
+    template, src, nests = _conv_source(monkeypatch, geometry)
+    assert "for (" not in template  # (the template prints what lies between the loops)
+    loops = [lp for nest in nests.values() for lp in _loops(nest)]
+    assert src.count("for (") == len(loops)
+    # the register tile's loops unroll, all but the one over the product's terms
+    assert {p for v, _, _, p in _loops(nests["tile"]) if v != "r"} == {"unroll_4", "unroll_16"}
+    # each kernel's samples (or chunks of them) shared by a region's threads
+    for name in ("forward", "grad_weight", "grad_input", "forward_rows", "grad_weight_rows"):
+        assert [lp[0] for lp in _loops(nests[name]) if lp[3] == "for_dynamic"] in (["n"], ["ch"])
+    assert src.count("#pragma omp parallel num_threads(NT) if(NT > 1)\n        {") == 5
 
 
 def test_the_name_differs_per_backend_and_each_renderer_takes_only_its_own():

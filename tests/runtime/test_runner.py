@@ -245,3 +245,20 @@ def test_a_constant_output_is_handed_out_as_a_copy_with_kernels_too():
         np.testing.assert_array_equal(again[0], np.ones(3))
         np.testing.assert_array_equal(again[1], np.full(3, 2.5))
         np.testing.assert_array_equal(again[2], np.full((3, 1), 2.5))
+
+
+def test_a_scalar_constant_output_has_a_step_with_kernels():
+    # (a 0-d constant with a Python value is a kernel's literal and no step of its own; as an
+    # output it was missing from the runner's slots: KeyError)
+    a = _input((3,))
+    c = make_node("constant", [], {"shape": (), "dtype": dt.float64, "value": 2.0})
+    graph = Graph([a], [make_node("sin", [a]), make_node("mul", [a, c]), c])
+    x = np.array([0.0, -1.5, 3.0])
+    runner, plan = _runner(graph, [x])
+    assert runner.kernels == 1
+    for _ in range(2):
+        s, twice, got = runner.run([x])
+        np.testing.assert_allclose(s, np.sin(x), rtol=1e-15)
+        np.testing.assert_array_equal(twice, x * 2)
+        assert got.shape == () and got == 2.0
+        got[...] = 7.0
