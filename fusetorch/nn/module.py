@@ -263,22 +263,21 @@ class Module:
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
-        mod_path, _, name = target.rpartition(".")
-        mod = self.get_submodule(mod_path)
-        if not hasattr(mod, name):
-            raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
-        if name not in mod._parameters:
-            raise AttributeError(f"`{name}` is not an nn.Parameter")
-        return mod._parameters[name]
+        return self._get_member(target, "_parameters", "an nn.Parameter")
 
     def get_buffer(self, target: str) -> Tensor:
+        return self._get_member(target, "_buffers", "a buffer")
+
+    def _get_member(self, target: str, table: str, what: str):
+        """`target` ('sub.name') from the submodule's `table`, with PyTorch's two errors."""
         mod_path, _, name = target.rpartition(".")
         mod = self.get_submodule(mod_path)
         if not hasattr(mod, name):
             raise AttributeError(f"{mod._get_name()} has no attribute `{name}`")
-        if name not in mod._buffers:
-            raise AttributeError(f"`{name}` is not a buffer")
-        return mod._buffers[name]
+        members = getattr(mod, table)
+        if name not in members:
+            raise AttributeError(f"`{name}` is not {what}")
+        return members[name]
 
     def set_submodule(self, target: str, module: "Module", strict: bool = False) -> None:
         """Replace (or, unless `strict`, add) the submodule at dotted path `target`."""
