@@ -132,7 +132,16 @@ def div(input, other, *, rounding_mode=None, out=None) -> Tensor:
 
 
 def pow(input, exponent, *, out=None) -> Tensor:
+    refuse_negative_int_power(input, exponent)
     return write_out(binary("pow", input, exponent), out, operands=(input, exponent))
+
+
+def refuse_negative_int_power(input, exponent) -> None:
+    """PyTorch refuses a negative Python int exponent of an integer tensor before converting
+    it; converted as every integer scalar is, an unsigned tensor would take -2 as 254."""
+    if exponent.__class__ is int and exponent < 0 and isinstance(input, Tensor) and \
+            input._dtype.category == 1:
+        raise RuntimeError("Integers to negative integer powers are not allowed.")
 
 
 def maximum(input: Tensor, other: Tensor, *, out=None) -> Tensor:

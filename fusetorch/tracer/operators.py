@@ -138,6 +138,7 @@ def __rtruediv__(self: Tensor, other) -> Tensor:
 
 def __pow__(self: Tensor, other) -> Tensor:
     """`self ** other`: `torch.pow(self, other)`."""
+    F.refuse_negative_int_power(self, other)
     return _binary_or_not_implemented("pow", self, other, other)
 
 

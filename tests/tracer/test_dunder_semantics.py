@@ -35,3 +35,20 @@ def test_a_number_divided_by_a_tensor_is_its_reciprocal_times_the_number():
                                   (np.float32(1) / np.float32([3, -4])) * np.float32(7))
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), -3.0 / a.astype(np.float64) ** 2, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int8, torch.int32, torch.int64])
+@pytest.mark.parametrize("call", [lambda a: a ** -2, lambda a: torch.pow(a, -2),
+                                  lambda a: a.pow(-2), lambda a: a.clone().pow_(-1)])
+def test_an_integer_tensor_to_a_negative_int_power_is_refused(dtype, call):
+    """PyTorch refuses before converting the exponent: uint8 took -2 as 254 (3 ** 254 wrapped)."""
+    with pytest.raises(RuntimeError, match="Integers to negative integer powers are not allowed"):
+        call(torch.tensor([2, 3], dtype=dtype))
+
+
+def test_integer_powers_that_pytorch_allows():
+    np.testing.assert_array_equal((torch.tensor([2, 3], dtype=torch.uint8) ** 2).numpy(), [4, 9])
+    assert (torch.tensor([2.0]) ** -2).tolist() == [0.25]
+    # a tensor exponent: PyTorch's integer power, 2 ** -1 == 0, (-1) ** -1 == -1
+    np.testing.assert_array_equal((torch.tensor([2, -1]) ** torch.tensor([-1, -1])).numpy(),
+                                  [0, -1])
