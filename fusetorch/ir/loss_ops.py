@@ -47,17 +47,9 @@ def _nll_eager(xp):
     total_of = xp.add.reduce if numpy else xp.sum
 
     def nll_loss(x, t, *w, cdim, ignore_index, reduction, weight):
-        # where every target counts (a loop's), the masks select everything: the same values
-        # without the two wheres
-        if numpy and t.size <= FEW_IN_PYTHON:  # (`in`: ~0.2 us, two numpy passes ~1.3)
-            targets = t.ravel().tolist()
-            masked = ignore_index in targets
-            if not masked and t.size == 1 and x.ndim <= 2:
-                return _one_target(xp, x, t, w, targets[0], reduction, weight)
-            keep = (t != ignore_index) if masked else None
-        else:
-            keep = t != ignore_index
-            masked = every is None or not every(keep, axis=None)
+        targets, masked, keep = _kept(numpy, every, t, ignore_index)
+        if targets is not None and not masked and t.size == 1 and x.ndim <= 2:
+            return _one_target(xp, x, t, w, targets[0], reduction, weight)
         ts = xp.where(keep, t, 0) if masked else t
         picked = x[_along(xp, ts, cdim)]
         zero = x.dtype.type(0)
@@ -75,17 +67,35 @@ def _nll_eager(xp):
             total_of(loss, axis=None, dtype=x.dtype)
         if reduction == _SUM:
             return total
-        if weight:
-            den = total_of(xp.where(keep, wt, zero) if masked else wt, axis=None, dtype=x.dtype)
-        elif masked or t.size > _EXACT_COUNT:
-            den = total_of(keep, axis=None, dtype=x.dtype)
-        else:  # every target counts: the sum of its ones is their number
-            den = x.dtype.type(t.size)
+        den = _mean_divisor(xp, total_of, t, keep, masked, wt if weight else None, x.dtype)
         if xp.__name__ != "numpy" or den:
             return total / den
         with xp.errstate(invalid="ignore", divide="ignore"):  # (no target counts: nan)
             return total / den
     return nll_loss
+
+
+def _kept(numpy: bool, every, t, ignore_index: int) -> tuple:
+    """(t's targets as Python ints where few are scanned in Python, else None; whether any is
+    ignore_index; the mask of counted targets, None where every one counts). Where every target
+    counts (a loop's), the masks select everything: the same values without the two wheres."""
+    if numpy and t.size <= FEW_IN_PYTHON:  # (`in`: ~0.2 us, two numpy passes ~1.3)
+        targets = t.ravel().tolist()
+        masked = ignore_index in targets
+        return targets, masked, (t != ignore_index) if masked else None
+    keep = t != ignore_index
+    return None, every is None or not every(keep, axis=None), keep
+
+
+def _mean_divisor(xp, total_of, t, keep, masked: bool, wt, dtype):
+    """The mean reduction's divisor: the counted targets' weights (`wt`) summed, or their
+    number."""
+    if wt is not None:
+        return total_of(xp.where(keep, wt, dtype.type(0)) if masked else wt, axis=None,
+                        dtype=dtype)
+    if masked or t.size > _EXACT_COUNT:
+        return total_of(keep, axis=None, dtype=dtype)
+    return dtype.type(t.size)  # every target counts: the sum of its ones is their number
 
 
 def _one_target(xp, x, t, w, target: int, reduction: int, weight: bool):
@@ -212,27 +222,14 @@ def _grad_eager(xp):
     total_of = xp.add.reduce if numpy else xp.sum
 
     def nll_loss_grad(g, t, *w, cdim, ignore_index, reduction, weight, shape):
-        if numpy and t.size <= FEW_IN_PYTHON:
-            targets = t.ravel().tolist()
-            masked = ignore_index in targets
-            if not masked and t.size == 1 and len(shape) <= 2:
-                return _one_target_grad(xp, g, w, targets[0], reduction, weight, shape)
-            keep = (t != ignore_index) if masked else None
-        else:
-            keep = t != ignore_index
-            masked = every is None or not every(keep, axis=None)
+        targets, masked, keep = _kept(numpy, every, t, ignore_index)
+        if targets is not None and not masked and t.size == 1 and len(shape) <= 2:
+            return _one_target_grad(xp, g, w, targets[0], reduction, weight, shape)
         ts = xp.where(keep, t, 0) if masked else t
         zero = g.dtype.type(0)
         wt = w[0][ts] if weight else None
         if reduction == _MEAN:
-            if weight:
-                den = total_of(xp.where(keep, wt, zero) if masked else wt, axis=None,
-                               dtype=g.dtype)
-            elif masked or t.size > _EXACT_COUNT:
-                den = total_of(keep, axis=None, dtype=g.dtype)
-            else:  # every target counts: the sum of its ones is their number
-                den = g.dtype.type(t.size)
-            g = g / den
+            g = g / _mean_divisor(xp, total_of, t, keep, masked, wt, g.dtype)
         src = -(wt * g) if weight else -g
         if masked:
             src = xp.where(keep, src, zero)

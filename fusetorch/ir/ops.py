@@ -593,14 +593,23 @@ def _diagonal_parts(n, make):
     return node
 
 
-def _put_diagonal(build, x, u, a):
-    """x with its diagonal replaced by u: the steps' own put_backs, last step first."""
-    steps, inner = diagonal_steps(x.shape, a), [x]
+def put_back_through(build, base, steps: list, value):
+    """`base` with the region that the view `steps` ((op, attrs), base first) select replaced by
+    `value`: the steps' own put_backs, last step first, each onto its step's input."""
+    inner = [base]
     for op, attrs in steps[:-1]:
         inner.append(build(op, [inner[-1]], attrs))
-    for (op, attrs), base in zip(reversed(steps), reversed(inner)):
-        u = OPS[op].put_back(build, base, u, attrs)
-    return u
+    for (op, attrs), x in zip(reversed(steps), reversed(inner)):
+        put = OPS[op].put_back
+        if put is None:
+            raise AssertionError(op)
+        value = put(build, x, value, attrs)
+    return value
+
+
+def _put_diagonal(build, x, u, a):
+    """x with its diagonal replaced by u."""
+    return put_back_through(build, x, diagonal_steps(x.shape, a), u)
 
 
 def _vjp_diagonal(b, n, g):

@@ -273,7 +273,7 @@ def _with_scalar_at_float32(fn, compute: dt.DType, a, b, data: tuple):
             not isinstance(a, Tensor) or a._dtype is not compute:
         return fn(*data)
     wide = fn(data[0].astype(_F32_NP), np.float32(b._data if isinstance(b, Tensor) else b))
-    return _as_array(wide, NP_DTYPES[compute], _device.cpu_backend())
+    return wide.astype(NP_DTYPES[compute])  # (a numpy scalar for 0-d: the caller wraps it)
 
 
 _SELECT = {n for n, d in OPS.items() if d.mask}  # where(cond, x, y)

@@ -23,7 +23,7 @@ storage root (`data_chain`).
 from __future__ import annotations
 
 from ..ir.graph import Node, make_node
-from ..ir.ops import OPS
+from ..ir.ops import OPS, put_back_through
 from .tensor import Tensor
 
 # steps whose region a write can be put back through: the ops that declare `put_back`, and
@@ -123,17 +123,9 @@ def replay(node: Node, steps: list, build) -> Node:
 
 
 def put_back(base: Node, steps: list, value: Node, build) -> Node:
-    """The base's new value: `base` with the region that `steps` select replaced by `value`."""
-    inner = [base]
-    for op, attrs in steps[:-1]:
-        inner.append(build(op, [inner[-1]], attrs))
-    u = value
-    for (op, attrs), x in zip(reversed(steps), reversed(inner)):
-        put = OPS[op].put_back  # the view's inverse, declared on the op (ir/ops.py)
-        if put is None:
-            raise AssertionError(op)
-        u = put(build, x, u, attrs)
-    return u
+    """The base's new value: `base` with the region that `steps` select replaced by `value`
+    (each step's inverse is declared on its op: ir/ops.py)."""
+    return put_back_through(build, base, steps, value)
 
 
 def invertible(steps) -> bool:
