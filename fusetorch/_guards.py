@@ -21,10 +21,13 @@ never runs is guarded as well; rebinding it costs one retrace) and adds nothing 
 itself (a `sys.settrace` hook that saw exactly the code that ran made LeNet's traced step
 15-25% slower). Attributes of objects (`self.scale`, `model.training`, `holder.model`) are
 guarded by what the trace actually read (see `_reads.py`); the classes of user objects found
-here are the ones whose instances' reads it records (`Bindings.classes`). Not guarded: items
-of containers held in globals or cells (`W[0] = ...`; guarding them would retrace every call of
-a function that appends to a global list, `calls.append(1)`), and globals of code reached only
-through attributes of objects (a function stored as `self.helper`).
+here are the ones whose instances' reads it records (`Bindings.classes`). A list or dict a
+global or cell holds is guarded by its items too (up to `_MAX_ITEMS`; `k[0] = 5.0`,
+`cfg["scale"] = 3` between calls retrace, as torch.compile's guards on what it read do): a
+call that changes such a container itself (`calls.append(1)`) is no replay but an effect
+(compile.py's `changed_container`), so the items guarded are the ones no call changes. Not
+guarded: globals of code reached only through attributes of objects (a function stored as
+`self.helper`).
 """
 from __future__ import annotations
 
@@ -56,11 +59,16 @@ _loaded_globals: "weakref.WeakKeyDictionary[types.CodeType, frozenset]" = \
 
 
 class Bindings:
-    __slots__ = ("_globals", "_cells", "classes")
+    __slots__ = ("_globals", "_cells", "_items", "classes")
 
     def __init__(self, globals_: list, cells: list, classes: list = ()):
         self._globals = globals_  # (namespace dict or class/module __dict__, name, value)
         self._cells = cells  # (cell, value, name)
+        # (container, its items as `items_of` takes them, name): lists and dicts held
+        self._items = [(value, items, f"global '{name}'") for _ns, name, value in globals_
+                       if (items := items_of(value)) is not None]
+        self._items += [(value, items, f"closure variable '{name}'") for _c, value, name in cells
+                        if (items := items_of(value)) is not None]
         # the user classes (not Modules) whose methods a call may run: their instances'
         # attribute reads are what the trace records (`_reads.recording`)
         self.classes = list(classes)
@@ -92,6 +100,9 @@ class Bindings:
                 return False
             if now is not value and not _same(now, value):
                 return False
+        for value, items, _name in self._items:
+            if not same_items(value, items):
+                return False
         return True
 
     def failure(self) -> str | None:
@@ -108,6 +119,9 @@ class Bindings:
                 return f"closure variable '{name}' was deleted"
             if not _same(now, value):
                 return f"closure variable '{name}' {changed(value, now)}"
+        for value, items, where in self._items:
+            if not same_items(value, items):
+                return f"{where} changed its items"
         return None
 
     def __len__(self) -> int:

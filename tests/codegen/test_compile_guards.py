@@ -457,3 +457,29 @@ def test_set_logs_takes_pytorchs_keywords():
     assert _logging.recompiles.level == logging.NOTSET
     with pytest.raises(TypeError, match="unexpected keyword argument 'no_such_log'"):
         _logging.set_logs(no_such_log=True)
+
+
+_SETTINGS = {"scale": 2.0}
+
+
+def test_items_of_a_global_dict_and_a_closed_over_list_are_guarded():
+    """`cfg["scale"] = 3` or `k[0] = 5.0` between calls: the next call sees the new value, as
+    eager does (torch.compile guards the items it read); the reason names the container."""
+    def make():
+        shift = [1.0]
+        return (lambda t: t * _SETTINGS["scale"] + shift[0]), shift
+    fn, shift = make()
+    f = torch.compile(fn)
+    x = torch.tensor([1.0, -2.0])
+    assert f(x).tolist() == f(x).tolist() == [3.0, -3.0]
+    shift[0] = 5.0
+    assert f(x).tolist() == [7.0, 1.0]
+    assert f.last_retrace_reason == "closure variable 'shift' changed its items"
+    _SETTINGS["scale"] = -1.0
+    try:
+        assert f(x).tolist() == [4.0, 7.0]
+        assert f.last_retrace_reason == "global '_SETTINGS' changed its items"
+    finally:
+        _SETTINGS["scale"] = 2.0
+    # the variant traced for these items again serves, without a trace
+    assert f(x).tolist() == [7.0, 1.0] and f.retrace_count == 2
