@@ -203,10 +203,10 @@ class CompiledFunction:
         if self._traces > 1:
             self._retraced(reason() if callable(reason) else reason)
         tensors = _unique(_tensors(args) + _module_tensors(self._fn))
-        if kwargs or not tensors or len({id(t._be) for t in tensors}) != 1:
+        if kwargs or len({id(t._be) for t in tensors}) > 1:
             # one program runs on one device (C kernels on the CPU, CUDA kernels on a GPU)
             self._note(args, "eager_call", "keyword arguments" if kwargs else
-                       "no tensor arguments" if not tensors else "tensors on several devices")
+                       "tensors on several devices")
             self._remember(key, _EAGER)
             return self._fn(*args, **kwargs)
         known = list(self._stateful.values())
@@ -269,6 +269,13 @@ class CompiledFunction:
             self._remember(key, _EAGER)
             return out
         tensors = tensors + rec.input_tensors[len(tensors):]
+        if not tensors or len({id(t._be) for t in tensors}) > 1:
+            # a step that reads only globals (`train_step()`) compiles over the tensors it read;
+            # one that reads none, or reads tensors on several devices, runs eagerly
+            self._note(args, "eager_call", "tensors on several devices" if tensors else
+                       "it reads no tensor")
+            self._remember(key, _EAGER)
+            return out
         if not kernel_safe([t._data for t in tensors]):
             self._note(args, "unaligned")
             return out  # (ran eagerly while tracing; a later call with safe layouts compiles)

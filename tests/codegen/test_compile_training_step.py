@@ -300,3 +300,32 @@ def _saved_and_loaded(module):
     torch.save(module, buf)
     buf.seek(0)
     return torch.load(buf, weights_only=False)
+
+
+def test_a_step_that_reads_only_globals_compiles_over_them():
+    """`train_step()` with no arguments (model, optimizer and batch are globals, as scripts
+    write it) is traced over the tensors it reads, not run eagerly; its losses and parameters
+    follow the eager step's. A function that reads no tensor at all runs eagerly."""
+    from fusetorch import _policy, compiler
+    (m1, o1), (m2, o2) = _pair(_two_layer, lambda m: torch.optim.SGD(m.parameters(), lr=0.05))
+    x, y = torch.randn(8, 20), torch.randn(8, 3)
+
+    def step_of(model, opt):
+        def train_step():
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+        return train_step
+
+    _policy.clear_decisions()
+    eager, compiled = step_of(m1, o1), torch.compile(step_of(m2, o2))
+    for _ in range(4):
+        np.testing.assert_allclose(compiled().item(), eager().item(), rtol=1e-5)
+        _assert_same(m1, m2)
+    said = compiler.explain("compile")
+    assert "train_step" in said and "(): compiled:" in said, said
+    make = torch.compile(lambda: torch.ones(3) * 2)
+    assert make().tolist() == make().tolist() == [2.0, 2.0, 2.0]
+    assert "it reads no tensor" in compiler.explain("compile")
