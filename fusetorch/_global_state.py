@@ -469,12 +469,7 @@ nan = float("nan")
 newaxis = None
 
 
-class AcceleratorError(RuntimeError):
-    """An error an accelerator reports."""
-
-
-class OutOfMemoryError(RuntimeError):
-    """An allocation an accelerator could not make (`torch.cuda.OutOfMemoryError`)."""
+from .cuda import AcceleratorError, OutOfMemoryError  # noqa: E402  (torch.* has them too)
 
 
 # symbolic-shape helpers: fusetorch's sizes are plain Python numbers, so these are the numbers'

@@ -604,3 +604,107 @@ def test_int64_comparisons_in_cuda_kernels_render(cuda0, monkeypatch, tmp_path):
     got = f(x.cuda(), i.cuda())  # the first call's values come from the trace
     np.testing.assert_array_equal(got.cpu().numpy(), fn(x, i).numpy())
     assert "const long long* __restrict__ in" in f.source()
+
+
+# ---------------------------------------------------------------- torch.cuda's other names
+
+def test_cuda_names_scripts_reach_without_a_device():
+    """What PyTorch's CPU build answers (checked by hand against torch 2.13): constructors and
+    device queries raise RuntimeError, the "all devices" forms are empty, contexts with no
+    device do nothing, CUDA graphs say they are out of scope."""
+    if HAVE_GPU:
+        pytest.skip("a GPU is present")
+    with pytest.raises(RuntimeError, match="dummy base class Event"):
+        torch.cuda.Event(enable_timing=True)
+    with pytest.raises(RuntimeError, match="requires CUDA support"):
+        torch.cuda.Stream()
+    for f in (torch.cuda.current_stream, torch.cuda.default_stream, torch.cuda.get_rng_state,
+              torch.cuda.mem_get_info, torch.cuda.init, lambda: torch.cuda.set_device(0),
+              lambda: torch.cuda.get_device_properties(0)):
+        with pytest.raises(RuntimeError):
+            f()
+    assert torch.cuda.get_rng_state_all() == [] and torch.cuda.set_rng_state_all([]) is None
+    assert dict(torch.cuda.memory_stats()) == {} and torch.cuda.memory_cached() == 0
+    assert issubclass(torch.cuda.OutOfMemoryError, RuntimeError)
+    assert torch.cuda.OutOfMemoryError is torch.OutOfMemoryError
+    with torch.cuda.device(0), torch.cuda.stream(None), torch.cuda.device_of(torch.ones(1)):
+        with torch.cuda.nvtx.range("step {}", 1):
+            pass
+    assert torch.cuda.is_current_stream_capturing() is False
+    with pytest.raises(torch._out_of_scope.OutOfScopeError, match="torch.cuda.CUDAGraph: CUDA "):
+        torch.cuda.CUDAGraph()
+    assert not hasattr(torch.cuda, "make_graphed_callables")
+    with pytest.raises(AttributeError, match="has no attribute 'no_such_name'"):
+        torch.cuda.no_such_name
+
+
+class _FakeCupy:
+    """The part of cupy's API that torch.cuda's streams and events call, recording calls."""
+
+    def __init__(self):
+        log, fake = [], self
+        self.log = log
+
+        class Stream:
+            null = None
+
+            def __init__(self, non_blocking=False, priority=None):
+                self.ptr, self.done = 0x10 + len(log), True
+
+            def __enter__(self):
+                fake.current.append(self)
+                return self
+
+            def __exit__(self, *exc):
+                fake.current.pop()
+
+            def wait_event(self, e):
+                log.append(("wait", self.ptr, e))
+
+            def synchronize(self):
+                log.append(("sync", self.ptr))
+
+        class Event:
+            def __init__(self, block=False, disable_timing=False, interprocess=False):
+                self.timing, self.done = not disable_timing, True
+
+            def record(self, s):
+                log.append(("record", s.ptr))
+
+        class Device:
+            def __init__(self, i=0):
+                self.id = i
+
+            def __enter__(self):
+                return self
+
+            def __exit__(self, *exc):
+                pass
+
+        Stream.null = Stream()
+        self.current = [Stream.null]
+        self.cuda = type("cuda", (), {
+            "Stream": Stream, "Event": Event, "Device": Device,
+            "get_current_stream": staticmethod(lambda: fake.current[-1]),
+            "get_elapsed_time": staticmethod(lambda a, b: 2.5)})
+
+
+def test_streams_and_events_go_through_cupys(monkeypatch):
+    """`with torch.cuda.stream(s):` makes cupy's current stream `s` (where fusetorch's CUDA
+    work is queued); events record on the stream given or the current one."""
+    cp = _FakeCupy()
+    monkeypatch.setattr(D, "_cupy", lambda: cp)
+    s = torch.cuda.Stream()
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
+    with torch.cuda.stream(s):
+        assert torch.cuda.current_stream() == s
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        end.record()
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
+    assert cp.log[-2:] == [("record", s.cuda_stream)] * 2
+    assert end.elapsed_time(start) == 2.5 and start.query()
+    other = torch.cuda.Stream()
+    other.wait_stream(s)
+    assert cp.log[-2][0] == "record" and cp.log[-2][1] == s.cuda_stream
+    assert cp.log[-1][:2] == ("wait", other.cuda_stream)
