@@ -10,6 +10,8 @@ from ..tracer.gradcheck import GradcheckError, gradcheck, gradgradcheck
 from ..tracer.tensor import Tensor, _alias
 from . import anomaly_mode, forward_ad, grad_mode, graph  # noqa: F401
 from .anomaly_mode import detect_anomaly, set_detect_anomaly
+from .grad_mode import set_multithreading_enabled
+from ..overrides import handle_torch_function, has_torch_function, is_tensor_like  # noqa: F401
 from . import function, functional  # noqa: F401  (torch.autograd.function/functional after
 #                                                   `import torch`)
 
@@ -26,6 +28,22 @@ def Variable(tensor: Tensor, requires_grad: bool = False, volatile: bool = False
     return t
 
 
+def is_multithreading_enabled() -> bool:
+    """PyTorch's default: True (fusetorch's backward runs on the calling thread either way)."""
+    return True
+
+
+def is_view_replay_enabled() -> bool:
+    """PyTorch's default, False: fusetorch has no view-replay mode to turn on."""
+    return False
+
+
+def kineto_available() -> bool:
+    """Whether PyTorch's Kineto tracer is present: never here (fusetorch.profiler is its own)."""
+    return False
+
+
 __all__ = ["Function", "FunctionCtx", "GradcheckError", "Variable", "backward",
            "backward_graph_text", "detect_anomaly", "set_detect_anomaly", "enable_grad",
-           "forward_graph", "grad", "gradcheck", "gradgradcheck", "inference_mode", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+           "forward_graph", "grad", "gradcheck", "gradgradcheck", "inference_mode",
+           "is_grad_enabled", "no_grad", "set_grad_enabled", "set_multithreading_enabled"]
