@@ -4,9 +4,9 @@ subclass of `render_base.Renderer` (which holds dedup, parameter lists, C types,
 The loops come from the kernel's `strategy.CStrategy`: its nest (`Loop` records: order,
 bounds, blocks, chunks, accumulator rows, parallel and simd loops), printed by the one
 printer, codegen/printer.py; a loop kernel's template holds only what lies between the
-loops (declarations, the element's loads and statements, folds, stores) and this module only
-spells the pragmas and the array offsets. What each statement computes comes from the op
-table's C expressions (via `lower`).
+loops (declarations, the element's loads and statements, folds, stores), the arrays' offsets
+are the strategy's `Index` records, and this module only spells the pragmas. What each
+statement computes comes from the op table's C expressions (via `lower`).
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import functools
 
 from ..ir.ops import OPS
 from .lower import LoopKernel
-from .render_base import Renderer, offset, reduction
+from .render_base import Renderer, reduction
 from .strategy import CStrategy
 
 
@@ -71,19 +71,11 @@ class CRenderer(Renderer):
     def render_kernel(self, k: LoopKernel) -> str:
         self.check(k)
         s = k.strategy
-        loop_vars = [f"i{d}" for d in range(len(s.loops))]
-        offsets = {p.name: offset(st, loop_vars) for p, st in zip(k.params, s.strides)}
         loads = [(p, x) for p, x in zip((p for p in k.params if not p.output), k.loads)]
-        ctx = dict(k=k, sched=s, loads=loads, offsets=offsets, signature=self.signature(k),
-                   fold=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
-        if s.variant == "reduce_outer":  # the row's offset, the output row's start
-            out = next(st for p, st in zip(k.params, s.strides) if p is k.reduce_out)
-            ctx["acc_offset"] = offset(s.acc_strides, loop_vars)
-            ctx["out_offset"] = offset(out, loop_vars[:s.prefix]) if s.prefix else "0"
-        elif s.variant == "reduce":
-            outer = loop_vars[:len(s.outer_loops)]
-            ctx["out_offset"] = offsets[k.reduce_out.name] if outer else "0"
-        return self.template(s.variant).render(**ctx)
+        return self.template(s.variant).render(
+            k=k, sched=s, loads=loads, offsets={p.name: x for p, x in zip(k.params, s.offsets)},
+            acc_offset=s.acc_offset, out_offset=s.out_offset, signature=self.signature(k),
+            fold=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
 
     def module_context(self, sources: list) -> dict:
         return {"simd": simd_declarations()}
