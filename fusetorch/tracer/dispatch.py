@@ -621,7 +621,7 @@ def any_needs_grad(tensors) -> bool:
 
 
 def _view_grad(t: Tensor) -> bool:
-    return t._base._requires_grad and t._view[2] != "alias" and _views.refresh(t)
+    return t._base._requires_grad and t._view_kind != "alias" and _views.refresh(t)
 
 
 def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = False,
@@ -824,8 +824,9 @@ def _keep_original(t: Tensor, node) -> None:
         saved = getattr(n, "saved", None)
         if isinstance(saved, dict):
             for k, e in saved.items():
-                if e[1] is not None and e[1][0] == e[2] and GRAD_SAVED(e) is t:
-                    saved[k] = (t._be.xp.array(e[0], copy=True), None, 0, None)
+                data, vc, version, _ = e  # (autograd._saved_entry)
+                if vc is not None and vc[0] == version and GRAD_SAVED(e) is t:
+                    saved[k] = (t._be.xp.array(data, copy=True), None, 0, None)
         queue.extend(n.inputs)
 
 
@@ -844,9 +845,8 @@ def check_inplace(t: Tensor, value=None) -> bool:
         return False
     grad = t._requires_grad or (isinstance(value, Tensor) and needs_grad(value))
     if t._base is not None:
-        v = _views.info(t)
-        if v is not None and v[2] != "alias":
-            grad = grad or v[0]._requires_grad  # a view requires grad if its base does
+        if _views.is_diff_view(t):
+            grad = grad or t._view_base._requires_grad  # a view requires grad if its base does
             _views.check_write(t, grad)
             _views.refresh(t)
     if t._requires_grad and (t._node is None or t._node.op == "input"):

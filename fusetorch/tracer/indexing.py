@@ -279,7 +279,8 @@ def _basic_view(t: Tensor, key) -> Tensor | None:
     r = Tensor._make(out, t._dtype, t._be)
     if t._base is None:  # views.derive, inlined for the common case
         r._base = t  # a view: one version counter
-        r._view = (t, (("key", key),), "diff" if D.GRAD_ENABLED else "no_grad")
+        r._view_base, r._view_steps = t, (("key", key),)
+        r._view_kind = "diff" if D.GRAD_ENABLED else "no_grad"
         vc = t._vc
         r._vver = vc[0] if vc is not None else 0
     else:
@@ -294,7 +295,7 @@ def setitem(t: Tensor, key, value) -> None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     if D.GRAD_ENABLED and _views.is_multi(t) and _makes_view(items, t.shape) and (
-            D.needs_grad(t) or _views.info(t)[0]._requires_grad or
+            D.needs_grad(t) or _views.info(t).base._requires_grad or
             isinstance(value, Tensor) and D.needs_grad(value)):
         # PyTorch writes through t[key], a view of t named by its last step
         raise _views.view_error(t, indirect=False, name=_last_view_step(items, t.shape))
