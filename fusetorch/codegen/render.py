@@ -19,7 +19,7 @@ from .render_base import Renderer, reduction
 from .strategy import CStrategy
 
 
-# CStrategy.pragmas spelled out; {fold}: the reduction's clause on its accumulator (a
+# CStrategy.pragmas spelled out; {clause}: the reduction's clause on its accumulator (a
 # max/min with its NaN flag), {combine}: its OpenMP operator
 PRAGMAS = {
     "": "",
@@ -34,9 +34,9 @@ PRAGMAS = {
     "for_dynamic": "omp for schedule(dynamic)",
     "unroll_4": "GCC unroll 4",
     "unroll_16": "GCC unroll 16",
-    "fold_simd": "omp simd {fold}",
-    "fold_parallel": "omp parallel for {fold} schedule(static)",
-    "fold_parallel_simd": "omp parallel for simd {fold} schedule(static)",
+    "fold_simd": "omp simd {clause}",
+    "fold_parallel": "omp parallel for {clause} schedule(static)",
+    "fold_parallel_simd": "omp parallel for simd {clause} schedule(static)",
     "part_sum": "omp simd reduction(+:part)",
     "part_fold": "omp simd reduction({combine}:part) reduction(|:part_nan)",
 }
@@ -44,13 +44,13 @@ PRAGMAS = {
 
 def pragmas(k: LoopKernel) -> dict:
     """The text after `#pragma` for each pragma key (CStrategy.pragmas, Loop.pragma) in `k`."""
-    fold = reduction(k)
+    r = reduction(k)
     clause, combine = "", ""
-    if fold is not None:
-        combine = fold.combine
-        clause = (f"reduction({combine}:acc) reduction(|:nan)" if fold.nan and not fold.index
+    if r is not None:
+        combine = r.combine
+        clause = (f"reduction({combine}:acc) reduction(|:nan)" if r.nan and not r.index
                   else "reduction(+:acc)")
-    return {key: text.format(fold=clause, combine=combine) for key, text in PRAGMAS.items()}
+    return {key: text.format(clause=clause, combine=combine) for key, text in PRAGMAS.items()}
 
 
 class CRenderer(Renderer):
@@ -75,7 +75,7 @@ class CRenderer(Renderer):
         return self.template(s.variant).render(
             k=k, sched=s, loads=loads, offsets={p.name: x for p, x in zip(k.params, s.offsets)},
             acc_offset=s.acc_offset, out_offset=s.out_offset, signature=self.signature(k),
-            fold=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
+            reduction=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
 
     def module_context(self, sources: list) -> dict:
         return {"simd": simd_declarations()}

@@ -100,9 +100,9 @@ class CudaRenderer(Renderer):
         if s.variant == "pointwise":
             ctx.update(self._pointwise(k, loads, stores, offsets))
             return self.template("pointwise").render(**ctx)
-        fold = reduction(k)
+        r = reduction(k)
         ctx.update(
-            fold=fold, op=STEPS[fold.combine], minmax=fold.nan,
+            reduction=r, op=STEPS[r.combine], minmax=r.nan,
             outer_index=s.outer_index.lines(), inner_index=s.inner_index.lines(),
             full_index=s.full_index.lines(),
             element=self._element(loads, stores, offsets, reduce=True),
