@@ -34,6 +34,7 @@ from . import memory_formats as mf
 from .tensor import Tensor
 from .trace import recording_phase
 from .views import refresh as refresh_view
+from ..ir.roles import Role
 
 FREED = object()  # a node's `saved` after backward without retain_graph
 # set by autograd_modes while saved-tensor hooks or anomaly mode are on: called with each
@@ -778,7 +779,7 @@ def _forward_backend(f: Node):
         if id(n) in seen:
             continue
         seen.add(id(n))
-        if n.opdef.crosses_device:
+        if Role.CROSSES_DEVICE in n.opdef.roles:
             return backend(n.attrs["device"])
         leaf = _leaf_of(n)
         if leaf is not None:
@@ -846,7 +847,8 @@ def _run_recorded(bw, runner, grads, fwd_values, values, be, create_graph: bool,
 
 
 def _dispatch_node(node: Node, args: list, be) -> Tensor:
-    if node.opdef.user_backward:  # the user's backward, recorded: args are (cotangent, ctx)
+    if Role.USER_BACKWARD in node.opdef.roles:  # the user's backward, recorded: args are
+        # (cotangent, ctx)
         a = node.attrs
         return args[1].input_grad_recorded(args[0], a["positions"][a["index"]])
     d = OPS[node.op]

@@ -14,6 +14,7 @@ from . import autograd as A
 from . import dispatch as D
 from . import views as _views
 from .tensor import Tensor
+from ..ir.roles import Role
 
 
 def _as_index_tensor(item, like: Tensor) -> Tensor:
@@ -339,7 +340,7 @@ def _setitem_mask(t: Tensor, mask: Tensor, value) -> bool:
     if len(rest):
         mask = D.apply("reshape", [mask], {"shape": tuple(mask.shape) + (1,) * len(rest)})
     new = D.elementwise("where", mask, v, t)
-    if new._node is not None and new._node.opdef.mask:
+    if new._node is not None and Role.MASK in new._node.opdef.roles:
         A.label(new, "IndexPutBackward0", t, v)  # PyTorch's name for `t[mask] = v`
     D.copy_into(t, new, from_self=True)
     return True
