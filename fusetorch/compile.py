@@ -48,7 +48,7 @@ from ._tensor_names import tensor_names
 from .ir.graph import Graph, toposort
 from .nn.module import Module
 from .ir.identity import value_key
-from .ir.partition import recompute
+from .ir.recompute import recompute
 from .runtime.device import dtype_from_numpy
 from .runtime import build as _kernel_build
 from .runtime import inspection

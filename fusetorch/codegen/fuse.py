@@ -18,6 +18,7 @@ from ..ir import dtypes as dt
 from ..ir import pool_ops
 from ..ir.graph import Graph, Node
 from ..ir.ops import OPS
+from ..ir.roles import Role
 
 # dtypes a kernel computes in; integer math stays in numpy (its C semantics differ in corners)
 KERNEL_DTYPES = {dt.float32, dt.float64, dt.bool_}
@@ -74,7 +75,7 @@ def fusible(n: Node) -> bool:
 
 
 # index reductions (argmax/argmin), reductions of memory over leading dims and ops with a
-# template of their own (`OpDef.own_kernel`: fold2d, col2im, a convolution's input gradient, is
+# template of their own (`Role.OWN_KERNEL`: fold2d, col2im, a convolution's input gradient, is
 # kh*kw strided adds in numpy, one pass here) are kernels on the CPU only (`cpu`): the CUDA
 # renderer renders them too, but on a GPU cupy runs them until the kernels are measured there
 
@@ -150,9 +151,9 @@ def partition(graph: Graph, cpu: bool = False) -> Plan:
             g.nodes.append(n)
             group_of[id(n)] = g
             continue
-        if cpu and OPS[n.op].own_kernel and not OPS[n.op].kernel_outputs and \
+        if cpu and Role.OWN_KERNEL in OPS[n.op].roles and not OPS[n.op].kernel_outputs and \
                 n.dtype in (dt.float32, dt.float64) and \
-                (not OPS[n.op].window_scan or _pool_fits(n)):
+                (Role.WINDOW_SCAN not in OPS[n.op].roles or _pool_fits(n)):
             g = Group(shape=n.shape, nodes=[n], start=pos[id(n)], template=n)
             group_of[id(n)] = g
             steps.append(g)
@@ -196,7 +197,7 @@ def _attrs_key(n: Node) -> tuple:
 
 
 def _pool_fits(n: Node) -> bool:
-    """Whether max_pool2d.c.j2 computes this max pooling node (`OpDef.window_scan`): a float
+    """Whether max_pool2d.c.j2 computes this max pooling node (`Role.WINDOW_SCAN`): a float
     input, its window rows (on the stack) and a padded plane (allocated per plane and thread)
     within bounds."""
     x = n.inputs[0]

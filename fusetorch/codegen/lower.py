@@ -21,6 +21,7 @@ from ..ir.ops import OPS
 from .fuse import Group, _is_scalar_const
 from .strategy import contiguous, schedule
 from .template_nests import POOL_TEMPLATE
+from ..ir.roles import Role
 
 
 # A kernel's name is the digest of all its data (ir/identity.py `digest`): every field of
@@ -184,7 +185,8 @@ def _lower(group: Group, layouts: dict, names: dict, in_place: dict,
         src = (n.meta or {}).get("source")
         name = f"{names[id(n)]} = " if id(n) in names else ""
         expr = _expr(n, operands)
-        if n.dtype is dt.bool_ and not OPS[n.op].zero_one and OPS[n.op].promote != "compare":
+        roles = OPS[n.op].roles
+        if n.dtype is dt.bool_ and Role.ZERO_ONE not in roles and OPS[n.op].promote != "compare":
             expr = f"({expr} != 0)"  # an int temporary does not fold 2 to 1 as a _Bool would
         body.append(Stmt(v, temp_type(n.dtype), expr,
                          f"{name}{n.op}{' from ' + src if src else ''}"))
@@ -232,7 +234,7 @@ def _lower(group: Group, layouts: dict, names: dict, in_place: dict,
 
 def _lower_template(n: Node, layouts: dict, names: dict) -> LoopKernel:
     """An op computed by its own template (fold2d; max_pool2d_grad, whose template is max
-    pooling's scan, `OpDef.window_scan`): its inputs read through their strides, one
+    pooling's scan, `Role.WINDOW_SCAN`): its inputs read through their strides, one
     C-contiguous output. The template gets the op's attributes as constants."""
     src = (n.meta or {}).get("source")
     params = [Param(f"in{k}", x.dtype.c_type, x, layouts[id(x)].strides, False)
@@ -242,7 +244,7 @@ def _lower_template(n: Node, layouts: dict, names: dict) -> LoopKernel:
     kernel = LoopKernel(name="", kind=n.op, shape=n.shape, params=params, loads=[], body=[],
                         stores=[], numel=max([math.prod(n.shape)] +
                                               [math.prod(x.shape) for x in n.inputs]),
-                        template=POOL_TEMPLATE if OPS[n.op].window_scan else n.op,
+                        template=POOL_TEMPLATE if Role.WINDOW_SCAN in OPS[n.op].roles else n.op,
                         attrs=attrs)
     kernel.comments = [f"{p.name}: {names.get(id(p.node), p.node.op)} {p.node.type_str()}, "
                        f"strides {p.strides}" for p in params[:-1]]

@@ -1,10 +1,11 @@
-"""Loop nests as data (`Loop`, `Block`: what codegen/strategy.py and codegen/template_nests.py
-build) and their one printer, for every backend's kernel templates: any nest, at any depth,
-with its indentation. A template calls it as
-`nest(sched.nest, text, pragmas)`, `text(name, pad)` being its own macro that prints the part
-`name` (a declaration, the element's statements, a fold, a store: what is not a loop) at
-indentation `pad`, each line led by a newline, as the templates write lines. Python rather
-than a recursive Jinja macro: a macro call per loop doubled the time to render a kernel.
+"""Loop nests and index arithmetic as data (`Loop`, `Block`, `Index`, `Split`: what
+codegen/strategy.py and codegen/template_nests.py build) and their one printer, for every
+backend's kernel templates: any nest, at any depth, with its indentation; any offset, any
+decomposition of a thread's linear index, so no renderer forms index text itself. A template
+calls it as `nest(sched.nest, text, pragmas)`, `text(name, pad)` being its own macro that
+prints the part `name` (a declaration, the element's statements, a fold, a store: what is not
+a loop) at indentation `pad`, each line led by a newline, as the templates write lines. Python
+rather than a recursive Jinja macro: a macro call per loop doubled the time to render a kernel.
 """
 from __future__ import annotations
 
@@ -44,6 +45,47 @@ class Block:
     head: str
     body: tuple
     pragma: str = ""
+
+
+@dataclass(frozen=True)
+class Index:
+    """An element offset: the sum of each loop variable times its stride, `terms` the
+    (variable, stride) pairs of the nonzero strides. Printed as C spells it, `i0 * 6 + i1`
+    (a unit stride bare; no terms: `0`)."""
+    terms: tuple = ()
+
+    def __str__(self) -> str:
+        return " + ".join(v if s == 1 else f"{v} * {s}" for v, s in self.terms) or "0"
+
+
+def index(strides: tuple, names: tuple) -> Index:
+    """The offset of an array with `strides` (one per loop) at the loop variables `names`
+    (a stride past the last name is not indexed: a reduction's output by its kept loops)."""
+    return Index(tuple((v, s) for v, s in zip(names, strides) if s))
+
+
+@dataclass(frozen=True)
+class Split:
+    """A linear index `source` split, row-major over `extents`, into one `ctype` index per
+    loop (`names`): a CUDA thread's element or row as loop indices. A unit extent's index is
+    0; the split divides a running remainder `ft_r`."""
+    source: str
+    names: tuple
+    extents: tuple
+    ctype: str
+
+    def lines(self) -> list:
+        """The statements declaring each of `names`, innermost first."""
+        names, it = self.names, self.ctype
+        if not names:
+            return []
+        out = [f"{it} ft_r = {self.source};"] if len(names) > 1 else []
+        for d in range(len(names) - 1, 0, -1):
+            n = self.extents[d]
+            out.append(f"const {it} {names[d]} = 0;" if n == 1 else
+                       f"const {it} {names[d]} = ft_r % {n}; ft_r /= {n};")
+        out.append(f"const {it} {names[0]} = {'ft_r' if len(names) > 1 else self.source};")
+        return out
 
 
 def nested(loops: list, inner: tuple) -> tuple:

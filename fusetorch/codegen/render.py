@@ -4,9 +4,9 @@ subclass of `render_base.Renderer` (which holds dedup, parameter lists, C types,
 The loops come from the kernel's `strategy.CStrategy`: its nest (`Loop` records: order,
 bounds, blocks, chunks, accumulator rows, parallel and simd loops), printed by the one
 printer, codegen/printer.py; a loop kernel's template holds only what lies between the
-loops (declarations, the element's loads and statements, folds, stores) and this module only
-spells the pragmas and the array offsets. What each statement computes comes from the op
-table's C expressions (via `lower`).
+loops (declarations, the element's loads and statements, folds, stores), the arrays' offsets
+are the strategy's `Index` records, and this module only spells the pragmas. What each
+statement computes comes from the op table's C expressions (via `lower`).
 """
 from __future__ import annotations
 
@@ -15,11 +15,11 @@ import functools
 
 from ..ir.ops import OPS
 from .lower import LoopKernel
-from .render_base import Renderer, offset, reduction
+from .render_base import Renderer, reduction
 from .strategy import CStrategy
 
 
-# CStrategy.pragmas spelled out; {fold}: the reduction's clause on its accumulator (a
+# CStrategy.pragmas spelled out; {clause}: the reduction's clause on its accumulator (a
 # max/min with its NaN flag), {combine}: its OpenMP operator
 PRAGMAS = {
     "": "",
@@ -34,9 +34,9 @@ PRAGMAS = {
     "for_dynamic": "omp for schedule(dynamic)",
     "unroll_4": "GCC unroll 4",
     "unroll_16": "GCC unroll 16",
-    "fold_simd": "omp simd {fold}",
-    "fold_parallel": "omp parallel for {fold} schedule(static)",
-    "fold_parallel_simd": "omp parallel for simd {fold} schedule(static)",
+    "fold_simd": "omp simd {clause}",
+    "fold_parallel": "omp parallel for {clause} schedule(static)",
+    "fold_parallel_simd": "omp parallel for simd {clause} schedule(static)",
     "part_sum": "omp simd reduction(+:part)",
     "part_fold": "omp simd reduction({combine}:part) reduction(|:part_nan)",
 }
@@ -44,13 +44,13 @@ PRAGMAS = {
 
 def pragmas(k: LoopKernel) -> dict:
     """The text after `#pragma` for each pragma key (CStrategy.pragmas, Loop.pragma) in `k`."""
-    fold = reduction(k)
+    r = reduction(k)
     clause, combine = "", ""
-    if fold is not None:
-        combine = fold.combine
-        clause = (f"reduction({combine}:acc) reduction(|:nan)" if fold.nan and not fold.index
+    if r is not None:
+        combine = r.combine
+        clause = (f"reduction({combine}:acc) reduction(|:nan)" if r.nan and not r.index
                   else "reduction(+:acc)")
-    return {key: text.format(fold=clause, combine=combine) for key, text in PRAGMAS.items()}
+    return {key: text.format(clause=clause, combine=combine) for key, text in PRAGMAS.items()}
 
 
 class CRenderer(Renderer):
@@ -71,19 +71,11 @@ class CRenderer(Renderer):
     def render_kernel(self, k: LoopKernel) -> str:
         self.check(k)
         s = k.strategy
-        loop_vars = [f"i{d}" for d in range(len(s.loops))]
-        offsets = {p.name: offset(st, loop_vars) for p, st in zip(k.params, s.strides)}
         loads = [(p, x) for p, x in zip((p for p in k.params if not p.output), k.loads)]
-        ctx = dict(k=k, sched=s, loads=loads, offsets=offsets, signature=self.signature(k),
-                   fold=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
-        if s.variant == "reduce_outer":  # the row's offset, the output row's start
-            out = next(st for p, st in zip(k.params, s.strides) if p is k.reduce_out)
-            ctx["acc_offset"] = offset(s.acc_strides, loop_vars)
-            ctx["out_offset"] = offset(out, loop_vars[:s.prefix]) if s.prefix else "0"
-        elif s.variant == "reduce":
-            outer = loop_vars[:len(s.outer_loops)]
-            ctx["out_offset"] = offsets[k.reduce_out.name] if outer else "0"
-        return self.template(s.variant).render(**ctx)
+        return self.template(s.variant).render(
+            k=k, sched=s, loads=loads, offsets={p.name: x for p, x in zip(k.params, s.offsets)},
+            acc_offset=s.acc_offset, out_offset=s.out_offset, signature=self.signature(k),
+            reduction=reduction(k), set_pointers=self.set_pointers(k), pragmas=pragmas(k))
 
     def module_context(self, sources: list) -> dict:
         return {"simd": simd_declarations()}

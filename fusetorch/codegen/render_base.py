@@ -69,12 +69,6 @@ def reduction(k: LoopKernel) -> ReduceText | None:
     return ReduceText(r.index, r.propagates_nan, combine, better, not_below, k.acc_init)
 
 
-def offset(strides: tuple, loop_vars: list) -> str:
-    """The element offset of an array with `strides` (one per loop) at the loop indices."""
-    terms = [f"{v} * {s}" if s != 1 else v for v, s in zip(loop_vars, strides) if s]
-    return " + ".join(terms) if terms else "0"
-
-
 class Renderer:
     name = ""  # for messages: "C", "CUDA"
     STRATEGY: type = object  # the loop structure this renderer prints (codegen/strategy.py)

@@ -34,8 +34,9 @@ CUDA skeletons. Every kind of kernel the C renderer takes is rendered here too:
 Which skeleton, the loop order, threads per block, vector width and index type are the
 kernel's `strategy.CudaStrategy` (`strategy.cuda_strategy`), and so are the skeleton's loops
 and blocks (`CudaStrategy.nest`, printed by codegen/printer.py, as the C nests are):
-this module spells what lies between them (index decompositions, loads, stores, the vector
-lanes) and the templates place it. A kernel
+and so are each array's offset and the splits of a thread's linear index into loop indices
+(`printer.Index`, `Split`): this module spells what lies between the loops (loads, stores,
+the vector lanes) and the templates place it. A kernel
 this renderer does not understand (an unknown C type, reduction or template, or one scheduled
 for another backend) is refused (`render_base.Refused`, a NotImplementedError naming it);
 cudabuild turns that into the build error `compile` falls back from.
@@ -45,7 +46,7 @@ from __future__ import annotations
 import math
 
 from .lower import LoopKernel
-from .render_base import Refused, Renderer, offset, reduction
+from .render_base import Refused, Renderer, reduction
 from .strategy import THREADS as BLOCK, VECTOR, CudaStrategy
 
 STEPS = {"+": "FtSum", "max": "FtMax", "min": "FtMin"}  # module.cu.j2's combiners
@@ -83,7 +84,7 @@ class CudaRenderer(Renderer):
         s = k.strategy
         it = s.index_type
         inputs = [p for p in k.params if not p.output]
-        strides = {p.name: st for p, st in zip(k.params, s.strides)}
+        offsets = {p.name: x for p, x in zip(k.params, s.offsets)}
         loads = list(zip(inputs, k.loads))
         stores = list(k.stores)
         vt, at = self.value_type, self.array_type
@@ -96,19 +97,16 @@ class CudaRenderer(Renderer):
             fn_assign.append(f"*ft_v = ({k.acc_ctype}){k.reduce_var};")
         ctx = dict(k=k, sched=s, it=it, kind=s.variant, fn_params=", ".join(fn_params),
                    fn_assign=fn_assign, kernel_params=self.signature(k), block=BLOCK)
-        names = [f"i{d}" for d in range(len(s.loops))]
         if s.variant == "pointwise":
-            ctx.update(self._pointwise(k, loads, stores, strides, names, it))
+            ctx.update(self._pointwise(k, loads, stores, offsets))
             return self.template("pointwise").render(**ctx)
-        n_outer = len(s.outer_loops)
-        fold = reduction(k)
+        r = reduction(k)
         ctx.update(
-            fold=fold, op=STEPS[fold.combine], minmax=fold.nan,
-            outer_index=_decompose(names[:n_outer], s.outer_loops, "ft_row", it),
-            inner_index=_decompose(names[n_outer:], s.inner_loops, "ft_j", it),
-            full_index=_decompose(names, s.loops, "ft_i", it),
-            element=self._element(loads, stores, strides, names, reduce=True),
-            out_offset=offset(strides[k.reduce_out.name], names[:n_outer]) if n_outer else "0")
+            reduction=r, op=STEPS[r.combine], minmax=r.nan,
+            outer_index=s.outer_index.lines(), inner_index=s.inner_index.lines(),
+            full_index=s.full_index.lines(),
+            element=self._element(loads, stores, offsets, reduce=True),
+            out_offset=offsets[k.reduce_out.name])
         return self.template("reduce").render(**ctx)
 
     def _template_kernel(self, k: LoopKernel) -> str:
@@ -116,12 +114,12 @@ class CudaRenderer(Renderer):
             k=k, sched=k.strategy, it=k.strategy.index_type, kernel_params=self.signature(k),
             block=BLOCK, t=self.array_type(k.params[1].ctype))
 
-    def _element(self, loads, stores, strides, names, reduce: bool) -> list:
-        """Load, call `<name>_at`, store: one element at the loop indices `names`."""
+    def _element(self, loads, stores, offsets, reduce: bool) -> list:
+        """Load, call `<name>_at`, store: one element at the loop indices (`offsets`: each
+        array's, the strategy's)."""
         lines = []
         for p, s in loads:
-            lines.append(f"const {self.value_type(s.ctype)} {s.var} = "
-                         f"{p.name}[{offset(strides[p.name], names)}];")
+            lines.append(f"const {self.value_type(s.ctype)} {s.var} = {p.name}[{offsets[p.name]}];")
         args = [s.var for _, s in loads]
         for j, (p, _) in enumerate(stores):
             lines.append(f"{self.array_type(p.ctype)} ft_o{j};")
@@ -130,14 +128,14 @@ class CudaRenderer(Renderer):
             args.append("&ft_v")
         lines.append(f"AT({', '.join(args)});")
         for j, (p, _) in enumerate(stores):
-            lines.append(f"{p.name}[{offset(strides[p.name], names)}] = ft_o{j};")
+            lines.append(f"{p.name}[{offsets[p.name]}] = ft_o{j};")
         return lines
 
-    def _pointwise(self, k, loads, stores, strides, names, it) -> dict:
+    def _pointwise(self, k, loads, stores, offsets) -> dict:
         s = k.strategy
         if not s.flat:
-            return dict(flat=False, index=_decompose(names, s.loops, "ft_i", it),
-                        element=self._element(loads, stores, strides, names, reduce=False),
+            return dict(flat=False, index=s.full_index.lines(),
+                        element=self._element(loads, stores, offsets, reduce=False),
                         vector=None)
         # flat: operand `i`, or element 0 of a scalar
         lines = [f"const {self.value_type(s.ctype)} {s.var} = "
@@ -165,20 +163,6 @@ def variant(k: LoopKernel) -> str:
 
 def uses_shared_memory(k: LoopKernel) -> bool:
     return variant(k) in ("full", "rows_block")
-
-
-def _decompose(names: list, shape: tuple, source: str, it: str) -> list:
-    """Statements splitting the linear index `source` (row-major over `shape`) into `names`."""
-    if not names:
-        return []
-    out = [f"{it} ft_r = {source};"] if len(names) > 1 else []
-    for d in range(len(names) - 1, 0, -1):
-        if shape[d] == 1:
-            out.append(f"const {it} {names[d]} = 0;")
-        else:
-            out.append(f"const {it} {names[d]} = ft_r % {shape[d]}; ft_r /= {shape[d]};")
-    out.append(f"const {it} {names[0]} = {'ft_r' if len(names) > 1 else source};")
-    return out
 
 
 def _scalar(p) -> bool:

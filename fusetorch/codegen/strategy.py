@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from ..ir import dtypes as dt
 from ..ir.identity import digest
 from ..ir.ops import OPS
-from .printer import Block, Loop, nested
+from .printer import Block, Index, Loop, Split, index, nested
 from . import template_nests
 
 
@@ -60,6 +60,11 @@ def _collapse(shape: tuple, strides: list, reduced: tuple) -> tuple:
             del shape[d + 1], reduced[d + 1]
         d -= 1
     return tuple(shape), [tuple(st) for st in strides], tuple(reduced)
+
+
+def loop_names(n: int) -> tuple:
+    """The loop variables of a loop kernel's `n` loops, outermost first."""
+    return tuple(f"i{d}" for d in range(n))
 
 
 def _flat(k) -> bool:
@@ -161,6 +166,12 @@ class CStrategy:
     # a template kernel's own constants, which its nest and template read (template_nests:
     # max pooling's Pool)
     geometry: object = None
+    # each parameter's offset at the loop indices (`strides` over `loop_names`); the
+    # outer-axis layout's accumulator row element and the output row's start (`c_strategy`
+    # derives them from the loops and strides)
+    offsets: tuple = ()
+    acc_offset: Index = Index()
+    out_offset: Index = Index()
 
     @property
     def outer_loops(self) -> tuple:
@@ -213,7 +224,12 @@ def _outer_axis(k) -> tuple:
 def c_strategy(k) -> CStrategy:
     """The C loop nest of kernel `k` (see CStrategy)."""
     s = _c_choices(k)
-    return dataclasses.replace(s, nest=c_nest(k, s))
+    names = loop_names(len(s.loops))
+    out = next((st for p, st in zip(k.params, s.strides) if p is k.reduce_out), ())
+    return dataclasses.replace(
+        s, nest=c_nest(k, s), offsets=tuple(index(st, names) for st in s.strides),
+        acc_offset=index(s.acc_strides, names),
+        out_offset=index(out, names[:s.prefix] if s.outer_axis else names))
 
 
 def _c_choices(k) -> CStrategy:
@@ -411,6 +427,14 @@ class CudaStrategy:
     reduce_inner: int = 0
     vector: int = 0
     nest: tuple = ()  # the skeleton's loops and blocks (`cuda_nest`): what the template prints
+    # each parameter's offset at the loop indices (`strides` over `loop_names`), and the
+    # thread's linear indices split into them: the element's (`ft_i`, every loop), a
+    # reduction's row (`ft_row`, the kept loops) and element in the row (`ft_j`)
+    # (`cuda_strategy` derives them from the loops and strides)
+    offsets: tuple = ()
+    full_index: Split | None = None
+    outer_index: Split | None = None
+    inner_index: Split | None = None
 
     @property
     def outer_loops(self) -> tuple:
@@ -454,7 +478,13 @@ def _vector_width(k, flat: bool) -> int:
 def cuda_strategy(k) -> CudaStrategy:
     """The CUDA skeleton of kernel `k` (see CudaStrategy)."""
     s = _cuda_choices(k)
-    return dataclasses.replace(s, nest=cuda_nest(k, s))
+    names, n_outer = loop_names(len(s.loops)), len(s.outer_loops)
+    it = s.index_type
+    return dataclasses.replace(
+        s, nest=cuda_nest(k, s), offsets=tuple(index(st, names) for st in s.strides),
+        full_index=Split("ft_i", names, s.loops, it),
+        outer_index=Split("ft_row", names[:n_outer], s.outer_loops, it),
+        inner_index=Split("ft_j", names[n_outer:], s.inner_loops, it))
 
 
 def cuda_nest(k, s: CudaStrategy) -> tuple:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from .printer import Block, Loop
 
-# the template of every compiled max pooling kernel (`OpDef.window_scan`): a values-and-indices
+# the template of every compiled max pooling kernel (`Role.WINDOW_SCAN`): a values-and-indices
 # group and the gradient both print max_pool2d.c.j2's scan with a `Pool`
 POOL_TEMPLATE = "max_pool2d_group"
 THREAD = "({it})blockIdx.x * blockDim.x + threadIdx.x"  # a thread's first element in a grid

@@ -7,7 +7,8 @@ Each `elementwise(...)` call declares, together:
   eager       `eager(xp)` -> the eager implementation for array module `xp` (numpy or cupy),
               a ufunc where possible so eager adds no Python frame
   vjp, saves  the gradient rule and the forward values it reads
-  fold        constant folding on exact Python values (`folding.py`), if the op folds exactly
+  fold_constant  constant folding on exact Python values (`folding.py`), if the op folds
+              exactly
   zero_one    with bool operands of 0 or 1 the C expression gives 0 or 1 (lowering does not
               have to normalise the result of a bool-typed node)
   c_literals  (node) -> {key: value}: attribute values the C expression reads as literals
@@ -26,6 +27,9 @@ Each `elementwise(...)` call declares, together:
   clone       a fresh buffer holding the input's values (`copy`: drop_copies asks this)
   simplify    (node, make_node) -> an equal node or None: the op's exact algebraic
               identities (x * 1 -> x), a rule from `rewrites.py`, applied by passes.simplify
+
+zero_one, mask, unary_api, distinct and clone (and eager_kernel, native_half, ...) are roles:
+flags of the declaration that the entry holds as `OpDef.roles` (ir/roles.py `Role`).
 
 Adding an elementwise primitive is one such call (plus its line in tests/opinfo.py). This
 module has no numpy: eager implementations receive the array module.
@@ -69,7 +73,7 @@ def _refuse_neg(compute, _dtypes):
 
 
 elementwise("neg", 1, "same", "(-{0})", lambda xp: xp.negative, vjp=_vjp_neg,
-            fold=fo.arith(lambda a: -a), unary_api=True, refuse=_refuse_neg,
+            fold_constant=fo.arith(lambda a: -a), unary_api=True, refuse=_refuse_neg,
             simplify=rw.involution)
 
 
@@ -121,7 +125,7 @@ def _vjp_sqrt(b, n, g):
 
 
 elementwise("sqrt", 1, "float", "sqrt{f}({0})", lambda xp: xp.sqrt, vjp=_vjp_sqrt,
-            saves=("out",), fold=fo.arith(fo.sqrt, ints=False), unary_api=True)
+            saves=("out",), fold_constant=fo.arith(fo.sqrt, ints=False), unary_api=True)
 
 
 def _vjp_sin(b, n, g):
@@ -363,7 +367,7 @@ def _refuse_bool(kernel: str):
 
 
 elementwise("abs", 1, "same", "fabs{f}({0})", lambda xp: xp.abs, vjp=_vjp_abs, saves=(0,),
-            fold=fo.arith(abs), unary_api=True, refuse=_refuse_bool("abs_cpu"))
+            fold_constant=fo.arith(abs), unary_api=True, refuse=_refuse_bool("abs_cpu"))
 
 
 def _sign(xp):
@@ -376,7 +380,7 @@ def _sign(xp):
     return sign
 
 
-elementwise("sign", 1, "same", "FT_SIGN({0})", _sign, vjp=vjp_zero, fold=fo.arith(fo.sign),
+elementwise("sign", 1, "same", "FT_SIGN({0})", _sign, vjp=vjp_zero, fold_constant=fo.arith(fo.sign),
             unary_api=True, native_half=True)
 
 
@@ -388,11 +392,11 @@ def _vjp_relu(b, n, g):
 
 elementwise("relu", 1, "same", "FT_RELU({0})",
             lambda xp: lambda x: xp.maximum(x, 0).astype(x.dtype, copy=False),
-            vjp=_vjp_relu, saves=("out",), fold=fo.arith(fo.relu), unary_api=True,
+            vjp=_vjp_relu, saves=("out",), fold_constant=fo.arith(fo.relu), unary_api=True,
             native_half=True)
 
 elementwise("logical_not", 1, "same", "(!{0})", lambda xp: xp.logical_not, vjp=vjp_zero,
-            dtype=_bool_dtype, fold=lambda n, v, src: not v[0], zero_one=True, unary_api=True)
+            dtype=_bool_dtype, fold_constant=lambda n, v, src: not v[0], zero_one=True, unary_api=True)
 
 
 # ---------------------------------------------------------------- copies and casts
@@ -422,7 +426,7 @@ def _cast(xp):
 
 
 elementwise("cast", 1, None, "(({t}){0})", _cast,
-            vjp=_vjp_cast, dtype=_attr_dtype, attrs=("dtype",), fold=fo.cast, zero_one=True,
+            vjp=_vjp_cast, dtype=_attr_dtype, attrs=("dtype",), fold_constant=fo.cast, zero_one=True,
             grad_name="ToCopyBackward0", simplify=rw.same_dtype, native_half=True, may_view=True,
             doc="convert to attrs['dtype'] ('{t}' is the C type of the result)")
 
@@ -470,7 +474,7 @@ def _vjp_add(b, n, g):
 
 
 elementwise("add", 2, "same", "({0} + {1})", lambda xp: xp.add, vjp=_vjp_add,
-            fold=fo.arith(lambda a, b: a + b), simplify=rw.negative_zero_either)
+            fold_constant=fo.arith(lambda a, b: a + b), simplify=rw.negative_zero_either)
 
 
 def _vjp_sub(b, n, g):
@@ -488,7 +492,7 @@ def _refuse_sub(compute, dtypes):
 
 
 elementwise("sub", 2, "same", "({0} - {1})", lambda xp: xp.subtract, vjp=_vjp_sub,
-            fold=fo.arith(lambda a, b: a - b), refuse=_refuse_sub,
+            fold_constant=fo.arith(lambda a, b: a - b), refuse=_refuse_sub,
             simplify=rw.positive_zero_right)
 
 
@@ -499,7 +503,7 @@ def _vjp_mul(b, n, g):
 
 
 elementwise("mul", 2, "same", "({0} * {1})", lambda xp: xp.multiply, vjp=_vjp_mul, saves=(0, 1),
-            saves_for=((1,), (0,)), fold=fo.arith(lambda a, b: a * b), simplify=rw.unit_either,
+            saves_for=((1,), (0,)), fold_constant=fo.arith(lambda a, b: a * b), simplify=rw.unit_either,
             half_scalar_at_float32=True)
 
 
@@ -512,7 +516,7 @@ def _vjp_div(b, n, g):
 
 
 elementwise("div", 2, "float", "({0} / {1})", lambda xp: xp.true_divide, vjp=_vjp_div,
-            saves=(0, 1), saves_for=((1,), (0, 1)), fold=fo.arith(fo.fdiv, ints=False),
+            saves=(0, 1), saves_for=((1,), (0, 1)), fold_constant=fo.arith(fo.fdiv, ints=False),
             simplify=rw.unit_right_float, half_scalar_at_float32=True)
 
 
@@ -588,7 +592,7 @@ def _pow_grad_name(n) -> str:
 
 
 elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 1, "out"),
-            fold=fo.int_pow, simd="f", grad_name=_pow_grad_name, simplify=rw.small_power,
+            fold_constant=fo.int_pow, simd="f", grad_name=_pow_grad_name, simplify=rw.small_power,
             eager_kernel=True, saved_names=("self", "exponent"), saved_scalars=(0, 1))
 
 
@@ -607,9 +611,9 @@ def _vjp_extreme(cmp):
 
 
 elementwise("maximum", 2, "same", "FT_MAX({0}, {1})", lambda xp: xp.maximum,
-            vjp=_vjp_extreme("gt"), saves=(0, 1), fold=fo.extreme(max), zero_one=True)
+            vjp=_vjp_extreme("gt"), saves=(0, 1), fold_constant=fo.extreme(max), zero_one=True)
 elementwise("minimum", 2, "same", "FT_MIN({0}, {1})", lambda xp: xp.minimum,
-            vjp=_vjp_extreme("lt"), saves=(0, 1), fold=fo.extreme(min), zero_one=True)
+            vjp=_vjp_extreme("lt"), saves=(0, 1), fold_constant=fo.extreme(min), zero_one=True)
 
 
 # ---------------------------------------------------------------- comparisons and bitwise ops
@@ -621,19 +625,19 @@ for _name, _c, _ufunc, _py in [
         ("ge", ">=", "greater_equal", lambda a, b: a >= b)]:
     elementwise(_name, 2, "compare", f"({{0}} {_c} {{1}})",
                 (lambda u: lambda xp: getattr(xp, u))(_ufunc), vjp=vjp_zero,
-                fold=fo.compare(_py))
+                fold_constant=fo.compare(_py))
 
 for _name, _c, _py in [("bitwise_and", "&", lambda a, b: a & b),
                        ("bitwise_or", "|", lambda a, b: a | b),
                        ("bitwise_xor", "^", lambda a, b: a ^ b)]:
     elementwise(_name, 2, "integral", f"({{0}} {_c} {{1}})",
                 (lambda u: lambda xp: getattr(xp, u))(_name), vjp=vjp_zero,
-                fold=fo.bitwise(_py), zero_one=True)
+                fold_constant=fo.bitwise(_py), zero_one=True)
 
 # integers only: the tracer takes bool to logical_not (C's ~ of a bool is not its negation)
 # (and kernels compute floats and bools: never fused, as the shifts)
 elementwise("bitwise_not", 1, "integral", "(~{0})", lambda xp: xp.invert, vjp=vjp_zero,
-            fold=fo.bitwise(lambda a: ~a), fusible=False)
+            fold_constant=fo.bitwise(lambda a: ~a), fusible=False)
 
 
 # ---------------------------------------------------------------- selection
@@ -646,7 +650,7 @@ def _vjp_where(b, n, g):
 
 
 elementwise("where", 3, "same", "({0} ? {1} : {2})", lambda xp: xp.where, vjp=_vjp_where,
-            saves=(0,), dtype=_where_dtype, fold=lambda n, v, src: v[1] if v[0] else v[2],
+            saves=(0,), dtype=_where_dtype, fold_constant=lambda n, v, src: v[1] if v[0] else v[2],
             zero_one=True, mask=True, native_half=True, cheaper=rw.mask_before_pool_grad,
             saved_names=("condition", "self", "other"),
             doc="cond ? a : b; the tracer promotes a and b only")

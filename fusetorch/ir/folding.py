@@ -1,5 +1,5 @@
 """Exact scalar values and constant-folding rules, shared by the op table (each elementwise
-primitive declares its `fold` rule) and `passes.fold_constants`.
+primitive declares its rule, `OpDef.fold_constant`) and `passes.fold_constants`.
 
 A rule is `fold(node, values, src_dtype) -> Python value or _NO`: the exact result of the op on
 Python values of the inputs (bool, int or float in their dtype's meaning), which the caller

@@ -20,6 +20,7 @@ from typing import Callable, Optional
 
 from . import dtypes as dt
 from . import rewrites as rw
+from .roles import ROLES, Role  # noqa: F401 (Role: asked through the op table's module too)
 from .shapes import (broadcast_many, expand_shape, infer_reshape, matmul_shape, norm_dim,
                      numel, reduce_shape)
 
@@ -32,22 +33,25 @@ class OpDef:
     shape: Optional[Callable]  # (in_shapes, attrs) -> out shape; None: data-dependent
     dtype: Callable  # (in_dtypes, attrs) -> out dtype
     promote: Optional[str] = None
-    c_expr: Optional[str] = None  # '{0}', '{1}': operands; '{f}': 'f' for float32, '' for double
+    doc: str = ""
+    attrs: tuple = field(default_factory=tuple)  # names of the attributes the op carries
+    roles: frozenset = frozenset()  # the Role facts about it
+    eager: Optional[Callable] = None  # (array module) -> the eager implementation
+    # (compute dtype, input dtypes) -> PyTorch's error or None (a message, raised as
+    # RuntimeError, or an exception to raise as it is)
+    refuse: Optional[Callable] = None
+    reduction: Optional["Reduction"] = None  # how a reduce primitive folds values
+    value_op: str = ""  # an index reduction: the reduction whose value it locates (max)
+    fusible: bool = True  # False: not computed inside fused kernels (copy: a fresh buffer)
+    compilable: bool = True  # False: a graph holding it is not compiled (opaque, impure,
+    #                          data-dependent shape, or between devices)
+    # --- autograd
     vjp: Optional[Callable] = None  # (builder, node, cotangent) -> one cotangent per input
     saves: tuple = ()  # forward values the VJP reads: input positions (ints or slices), 'out'
     # per input position, the part of `saves` that input's cotangent reads, so that eager
     # autograd saves only what the inputs needing grad will read (x @ w with w frozen keeps no
     # x), as PyTorch's generated autograd does; None: every input's cotangent reads `saves`
     saves_for: Optional[tuple] = None
-    doc: str = ""
-    attrs: tuple = field(default_factory=tuple)  # names of the attributes the op carries
-    # declared by the elementwise primitives (ir/elementwise.py explains each)
-    eager: Optional[Callable] = None  # (array module) -> the eager implementation
-    fold: Optional[Callable] = None  # (node, exact input values, input dtype) -> value or NO
-    zero_one: bool = False  # bool operands of 0 or 1 give 0 or 1 through c_expr
-    simd: str = ""  # libm precisions ('f', 'd') with vector variants kernels may call
-    c_helper: str = ""  # C source c_expr needs, emitted once per kernel module
-    c_literals: Optional[Callable] = None  # (node) -> {key: value} c_expr reads as C literals
     # PyTorch's grad_fn name, where not <Op>Backward0; or (node) -> name, where it depends on
     # the node (SumBackward0 for a full sum, SumBackward1 along dims)
     grad_name: Optional[str | Callable] = None
@@ -57,62 +61,30 @@ class OpDef:
     # input positions PyTorch takes as a Scalar: a number given there is saved as that number
     # (PowBackward0's `_saved_exponent`), elsewhere as a 0-d tensor (MulBackward0's other)
     saved_scalars: tuple = ()
-    unary_api: bool = False  # torch.<name>(input), Tensor.<name>(), Tensor.<name>_()
-    fusible: bool = True  # False: not computed inside fused kernels (copy: a fresh buffer)
-    reduction: Optional["Reduction"] = None  # how a reduce primitive folds values
-    distinct: bool = False  # each node is a value of its own: CSE never merges two
-    mask: bool = False  # input 0 is a bool mask, left out of promotion (where)
-    refuse: Optional[Callable] = None  # (compute dtype, input dtypes) -> PyTorch's error or None
-    # (a message, raised as RuntimeError, or an exception to raise as it is)
-    # (a message, raised as RuntimeError, or the exception itself)
-    # rewrite rules (ir/rewrites.py): (node, make_node) -> an equal node, or None
-    simplify: Optional[Callable] = None  # an exact algebraic identity (passes.simplify)
-    cheaper: Optional[Callable] = None  # a cheaper equivalent (passes.rewrite_indexing)
-    # roles passes, fusion, the runtime and the tracer ask about instead of naming the op
-    filled: bool = False  # a source whose every element is attrs['value'] (constant, full)
-    value_view: bool = False  # output elements are input elements in order (reshape, expand)
-    clone: bool = False  # a fresh buffer holding the input's values (copy)
-    product: bool = False  # a library product written to a new buffer, never an alias (matmul)
-    value_op: str = ""  # an index reduction: the reduction whose value it locates (max)
-    passthrough: bool = False  # the output is the input array itself (check, detach)
-    crosses_device: bool = False  # the output lives on attrs['device'] (to_device)
-    user_backward: bool = False  # runs the user's Python backward of a custom Function
-    user_forward: bool = False  # a custom Function's forward: its tangent is the user's jvp
-    compilable: bool = True  # False: a graph holding it is not compiled (opaque, impure,
-    #                          data-dependent shape, or between devices)
-    data_shape: bool = False  # the output's shape depends on the input's values (nonzero)
-    own_kernel: bool = False  # computed by a C template of its own, not fused (fold2d)
+    # gradient accumulation (ir/grad.py): (builder, old, new) -> old + new as one node, where
+    # new is a node of this op, or None to add them
+    accumulate: Optional[Callable] = None
+    # a view's inverse, for writes through views (tracer/views.py): (build, base, value,
+    # attrs) -> base with the region this view selects replaced by value
+    put_back: Optional[Callable] = None
+    # --- kernels
+    c_expr: Optional[str] = None  # '{0}', '{1}': operands; '{f}': 'f' for float32, '' for double
+    simd: str = ""  # libm precisions ('f', 'd') with vector variants kernels may call
+    c_helper: str = ""  # C source c_expr needs, emitted once per kernel module
+    c_literals: Optional[Callable] = None  # (node) -> {key: value} c_expr reads as C literals
     # ops whose results one kernel of that template writes together, in its output order,
     # where their nodes read the same input with the same attributes (max pooling's values
     # and indices)
     kernel_outputs: tuple = ()
-    window_scan: bool = False  # its template is max pooling's scan, within that one's bounds
-    # eager memory and precision (runtime/interpret.py, runtime/device.py)
-    may_view: bool = False  # the result may be a view of (or be) input 0's array
-    reuses_input0: bool = False  # may write its result into input 0's buffer when it is dead
-    native_half: bool = False  # float16/bfloat16 eager runs as is, not through float32: exact
-    #                            ops (casts, copies, rounding, where, relu, sign)
-    # beside a float16/bfloat16 tensor, a scalar second operand (a number, a 0-d tensor of
-    # another dtype) is read at float32 as given, not rounded first: PyTorch's CPU mul and div
-    half_scalar_at_float32: bool = False
-    # numpy computes it far slower than a kernel of its c_expr (a series, a select per
-    # element): on the CPU, eager float arrays of one shape and dtype, POLICY.min_elements
-    # elements or more, run as a one-op kernel (runtime/eager_kernels.elementwise)
-    eager_kernel: bool = False
-    # a view's inverse, for writes through views (tracer/views.py): (build, base, value,
-    # attrs) -> base with the region this view selects replaced by value
-    put_back: Optional[Callable] = None
-    # gradient accumulation (ir/grad.py): (builder, old, new) -> old + new as one node, where
-    # new is a node of this op, or None to add them
-    accumulate: Optional[Callable] = None
+    # --- rewrites (ir/rewrites.py, ir/folding.py): (node, make_node) -> an equal node, or None
+    # constant folding (ir/folding.py): (node, exact input values, input dtype) -> value or NO
+    fold_constant: Optional[Callable] = None
+    simplify: Optional[Callable] = None  # an exact algebraic identity (passes.simplify)
+    cheaper: Optional[Callable] = None  # a cheaper equivalent (passes.rewrite_indexing)
     # (node, make) -> the node's value built of other primitives (fusible ones): a primitive
     # that exists for its VJP (softmax keeps only its output) is differentiated as itself and
     # then computed as this in compiled graphs (passes.decompose) and ONNX export
     composition: Optional[Callable] = None
-    # compiled graphs keep it one node on every backend (each has a kernel for it: conv2d's
-    # and lstm_scan's C templates, the array module's products elsewhere); its composition
-    # serves ONNX export where no single operator computes the node
-    kept_whole: bool = False
 
 
 @dataclass(frozen=True)
@@ -134,7 +106,10 @@ OPS: dict[str, OpDef] = {}
 
 
 def _def(name: str, kind: str, nin, shape, dtype, **kw) -> None:
-    OPS[name] = OpDef(name, kind, nin, shape, dtype, **kw)
+    """Declare primitive `name`: its rules and properties as keywords, its roles as flags
+    (`clone=True`: Role.CLONE), gathered into `OpDef.roles`."""
+    roles = frozenset(r for r in ROLES if kw.pop(r, False)) | kw.pop("roles", frozenset())
+    OPS[name] = OpDef(name, kind, nin, shape, dtype, roles=roles, **kw)
 
 
 # ---------------------------------------------------------------- shape and dtype rules

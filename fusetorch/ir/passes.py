@@ -27,6 +27,7 @@ from .graph import Graph, Node, make_node
 from .identity import Unkeyable, node_key
 from .ops import OPS, few_rows
 from .rewrites import is_value as _is_value, norm_perm as _norm_perm, scalar_value
+from .roles import Role
 
 Pass = Callable[[Graph], Graph]
 
@@ -79,7 +80,7 @@ def _cse_key(n: Node):
     Never merged: ops declared `distinct` (inputs are distinct by definition, random draws are
     distinct draws, custom Functions are opaque and may be impure, copy promises a buffer of
     its own)."""
-    if OPS[n.op].distinct:
+    if Role.DISTINCT in OPS[n.op].roles:
         return None
     try:
         return node_key(n, tuple([id(i) for i in n.inputs]))
@@ -148,7 +149,7 @@ def transpose_matmul(g: Graph) -> Graph:
     users = _use_counts(g)
 
     def rule(n: Node) -> Node:
-        if n.op != "permute" or not n.inputs[0].opdef.product or \
+        if n.op != "permute" or Role.PRODUCT not in n.inputs[0].opdef.roles or \
                 users.get(id(n.inputs[0])) != 1:
             return n
         perm, k = _norm_perm(n.attrs["perm"]), len(n.shape)
@@ -216,11 +217,12 @@ def drop_copies(g: Graph) -> Graph:
     users = _use_counts(g)
 
     def rule(n: Node) -> Node:
-        if not n.opdef.clone:
+        if Role.CLONE not in n.opdef.roles:
             return n
         x = n.inputs[0]
         d = x.opdef
-        fresh = d.product or d.kind in ("elementwise", "reduce") and not d.clone
+        fresh = Role.PRODUCT in d.roles or d.kind in ("elementwise", "reduce") and \
+            Role.CLONE not in d.roles
         return x if fresh and users.get(id(x)) == 1 and x.dtype is n.dtype else n
 
     return _rewrite(g, rule)
@@ -288,7 +290,7 @@ def _as_dtype(r, d: dt.DType):
 
 
 def _fold_node(n: Node) -> Node:
-    fold = OPS[n.op].fold  # the op's own rule (ir/elementwise.py), if it has one
+    fold = OPS[n.op].fold_constant  # the op's own rule (ir/elementwise.py), if it has one
     if fold is None or not n.inputs:
         return n
     values = []
@@ -366,13 +368,16 @@ def _expand(out: Node, leaves, rule) -> Node:
     return done.get(id(out), out)
 
 
+_KEPT_ON_CPU = frozenset({Role.OWN_KERNEL, Role.KEPT_WHOLE})
+
+
 def decompose_but_own_kernels(g: Graph) -> Graph:
     """`decompose` where C templates exist: nodes whose op has a template of its own stay."""
-    return decompose(g, keep=lambda n: n.opdef.own_kernel or n.opdef.kept_whole)
+    return decompose(g, keep=lambda n: bool(n.opdef.roles & _KEPT_ON_CPU))
 
 
 def _kept_whole(n: Node) -> bool:
-    return n.opdef.kept_whole
+    return Role.KEPT_WHOLE in n.opdef.roles
 
 
 # ---------------------------------------------------------------- the pipeline

@@ -16,6 +16,7 @@ import math
 
 from . import dtypes as dt
 from .folding import NO, int_range, round_float
+from .roles import Role
 
 
 def scalar_value(n):
@@ -25,9 +26,9 @@ def scalar_value(n):
 
     >>> scalar_value(const(0.1, float32))    # 0.10000000149011612
     """
-    while n.opdef.value_view and math.prod(n.inputs[0].shape) == 1:
+    while Role.VALUE_VIEW in n.opdef.roles and math.prod(n.inputs[0].shape) == 1:
         n = n.inputs[0]  # a single value reshaped or broadcast is still that value
-    if not n.opdef.filled:
+    if Role.FILLED not in n.opdef.roles:
         return NO
     v = n.attrs.get("value")
     d = n.dtype

@@ -14,7 +14,7 @@ from ..linalg.norms import vector_norm
 from ..tracer import dispatch as D
 from ..tracer import functional as F
 from ..tracer import functional_math as M
-from ..tracer import functional_scan as S
+from ..tracer import functional_scan as scans
 from ..tracer import softmax as _softmax
 from ..tracer.tensor import Tensor
 
@@ -129,7 +129,7 @@ def median(input: Tensor, dim: int = -1, *, keepdim: bool = False, dtype=None,
     x = _input(input, "median", dtype)
     if not x._dtype.is_floating_point:
         raise ValueError("masked median expects a floating point input")
-    r = S.nanmedian(_fill(x, _mask(x, mask, "median"), math.nan), dim, keepdim)
+    r = scans.nanmedian(_fill(x, _mask(x, mask, "median"), math.nan), dim, keepdim)
     return r.values
 
 
@@ -178,12 +178,12 @@ def logsumexp(input: Tensor, dim=None, *, keepdim: bool = False, dtype=None,
 
 def cumsum(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
     x = _input(input, "cumsum", dtype)
-    return S.cumsum(_fill(x, _mask(x, mask, "cumsum"), 0), dim, dtype=x.dtype)  # int32 stays
+    return scans.cumsum(_fill(x, _mask(x, mask, "cumsum"), 0), dim, dtype=x.dtype)  # int32 stays
 
 
 def cumprod(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:
     x = _input(input, "cumprod", dtype)
-    return S.cumprod(_fill(x, _mask(x, mask, "cumprod"), 1), dim, dtype=x.dtype)  # int32 stays
+    return scans.cumprod(_fill(x, _mask(x, mask, "cumprod"), 1), dim, dtype=x.dtype)  # int32 stays
 
 
 def softmax(input: Tensor, dim: int, *, dtype=None, mask=None) -> Tensor:

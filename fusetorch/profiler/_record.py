@@ -19,6 +19,7 @@ import threading
 import time
 
 from ..tracer.grad_fn import grad_fn_name
+from ..ir.roles import Role
 
 _now = time.perf_counter_ns
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -235,7 +236,7 @@ class _GradFnSpans:
                 self.hook.close(self.span)
             self.tag = tag
             self.span = self.hook.open(GRAD_FN_SPAN + self._name(tag), "cpu_op")
-        if self.ops and node.op != "constant" and not node.opdef.user_backward:
+        if self.ops and node.op != "constant" and Role.USER_BACKWARD not in node.opdef.roles:
             self.ev = self.hook.open("aten::" + node.op, "cpu_op", node.inputs)
 
     def end(self, node, value=None) -> None:

@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 
 from ..ir import dtypes as dt
+from ..ir.roles import Role
 
 # numpy has no bfloat16: ml_dtypes' extension type (JAX's) is numpy's for array purposes
 NP_DTYPES = {
@@ -143,7 +144,8 @@ def in_float32(table: dict) -> dict:
     out = dict(table)
     for name, fn in table.items():
         d = OPS.get(name)
-        if d is not None and (d.product or d.kind == "elementwise" and not d.native_half
+        if d is not None and (Role.PRODUCT in d.roles or d.kind == "elementwise"
+                              and Role.NATIVE_HALF not in d.roles
                               and not isinstance(fn, np.ufunc)):
             out[name] = _widen(fn)
     return out

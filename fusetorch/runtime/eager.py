@@ -22,6 +22,7 @@ from ..ir.ops import OPS
 from . import conv, eager_kernels, recurrent, softmax_rows
 from .device import NP_DTYPES
 from .fma import fma
+from ..ir.roles import Role
 
 # PyTorch computes log(0) = -inf and 0/0 = nan silently; so does fusetorch. Filtering by module
 # keeps numpy's warnings for the user's own numpy code and costs nothing per call (np.errstate
@@ -577,7 +578,7 @@ def make_table(xp, generator: "_Generator | None" = None) -> dict:
     t["avg_pool2d"] = _avg_pool2d(xp, t["unfold2d"], t["sum"], t["div"])
     if xp is np:
         for name, d in OPS.items():  # (erf: 90 ns an element in numpy, 4 as a kernel)
-            if d.eager_kernel:
+            if Role.EAGER_KERNEL in d.roles:
                 t[name] = eager_kernels.elementwise(name, t[name])
         t["copy"] = _copy(t["copy"])
         # an LSTM layer's steps: a C kernel each (runtime/recurrent.py)

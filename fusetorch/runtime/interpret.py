@@ -10,6 +10,7 @@ import numpy as np
 
 from .device import NP_DTYPES
 from .schedule import Schedule
+from ..ir.roles import Role
 
 
 def _own(a):
@@ -27,7 +28,7 @@ def _where_inputs_live(node, args: list, impl: dict, xp):
     device its inputs are on. Values made by source nodes (constants, zeros) are made with the
     graph's default table, so an input on another device is copied to the node's device."""
     from .device import backend, cpu_backend
-    if node.opdef.crosses_device:  # its result lives on the target: asarray it there
+    if Role.CROSSES_DEVICE in node.opdef.roles:  # its result lives on the target: asarray it there
         be = backend(node.attrs["device"])
         return args, be.impl, be.xp
     if not args:
@@ -75,7 +76,7 @@ def _last_uses(schedule: Schedule) -> tuple[dict, dict]:
         last[i] = end
     views: dict = {}
     for node, ins, out in reversed(schedule.steps):  # a view's own views are folded in first
-        if node.opdef.may_view and ins:
+        if Role.MAY_VIEW in node.opdef.roles and ins:
             seen = max(last.get(out, -1), views.get(out, -1))
             if seen > views.get(ins[0], -1):
                 views[ins[0]] = seen

@@ -24,6 +24,7 @@ from ..codegen.lower import Layout
 from ..ir.ops import OPS
 from .device import NP_DTYPES
 from .interpret import eval_node
+from ..ir.roles import Role
 
 __all__ = ["Layout", "LayoutUnknown", "layout_of", "layouts_of", "contiguous", "is_contiguous",
            "byte_strides", "layout_kind", "may_alias", "stand_in", "derive", "observe"]
@@ -78,9 +79,9 @@ def layout_kind(node) -> str:
     """How an extern step's output layout is known before the program runs: "view" (a
     movement op: what numpy makes of its input's layout, found on stand-ins), "same" (`check`,
     `detach`: the input itself), or "dense" (everything else: C-contiguous)."""
-    if node.opdef.passthrough:
+    if Role.PASSTHROUGH in node.opdef.roles:
         return "same"
-    if OPS[node.op].kind == "movement" or node.opdef.crosses_device:
+    if OPS[node.op].kind == "movement" or Role.CROSSES_DEVICE in node.opdef.roles:
         return "view"
     return "dense"
 

@@ -35,6 +35,7 @@ from .device import C_ARRAY_TYPES, NP_DTYPES
 from .interpret import _dead, _last_uses, _own, _shape_changed, _where_inputs_live, eval_node
 from .layouts import byte_strides, layout_kind, may_alias
 from .schedule import Schedule, drop_points
+from ..ir.roles import Role
 
 _now = time.perf_counter_ns
 KEEP_BYTES = 1 << 20  # intermediate kernel outputs up to this size keep their buffer
@@ -79,7 +80,7 @@ class Runner:
         # output. A list's pop and append are atomic and cost half a lock's acquire and release
         self._reuse = [True]
         self._pointers: dict = {}
-        self._crosses = any(node.opdef.crosses_device for node in graph.nodes)
+        self._crosses = any(Role.CROSSES_DEVICE in node.opdef.roles for node in graph.nodes)
         self._input_drops: dict = {}
         self._plans = [None, None, None, None]
         self._count = self._lean = False
@@ -96,7 +97,7 @@ class Runner:
         # into what it gets (a gradient zeroed in place)
         if made_once:
             for node in graph.nodes:
-                if node.opdef.may_view and node.inputs and id(node) in slot and \
+                if Role.MAY_VIEW in node.opdef.roles and node.inputs and id(node) in slot and \
                         slot.get(id(node.inputs[0])) in made_once:
                     made_once.add(slot[id(node)])
         self._copied = frozenset(i for i in self.outputs if i in made_once)
@@ -125,7 +126,7 @@ class Runner:
             # node may take its buffer, if at the run it is its own array held by no other
             # value (`_dead`); only for large values, where the copy saved pays for counting
             # the holders of every array in the general loop
-            reuse = bool(node.opdef.reuses_input0 and ins and
+            reuse = bool(Role.REUSES_INPUT0 in node.opdef.roles and ins and
                          math.prod(node.shape) > REUSE_MIN and
                          last_use.get(ins[0]) == pos and view_use.get(ins[0], -1) < pos)
             reuses = reuses or reuse
@@ -455,11 +456,11 @@ def _reusable(graph, steps) -> set:
         n = st.node
         for i in n.inputs:
             last[id(i)] = pos
-        if n.opdef.reuses_input0 or (n.inputs and not may_alias(n)) or \
+        if Role.REUSES_INPUT0 in n.opdef.roles or (n.inputs and not may_alias(n)) or \
                 (not n.inputs and n.op != "constant"):  # (constants are made once, kept)
             fresh.add(id(n))
     for st in reversed(steps):  # what may share an input's memory is read as that input
-        if isinstance(st, fuse.Extern) and not st.node.opdef.reuses_input0 and \
+        if isinstance(st, fuse.Extern) and Role.REUSES_INPUT0 not in st.node.opdef.roles and \
                 may_alias(st.node):
             for i in st.node.inputs:
                 if id(st.node) in never:
@@ -467,7 +468,8 @@ def _reusable(graph, steps) -> set:
                 last[id(i)] = max(last.get(id(i), -1), last.get(id(st.node), -1))
     out = set()
     for pos, st in enumerate(steps):
-        if isinstance(st, fuse.Extern) and st.node.opdef.reuses_input0 and st.node.inputs:
+        if isinstance(st, fuse.Extern) and Role.REUSES_INPUT0 in st.node.opdef.roles and \
+                st.node.inputs:
             x = st.node.inputs[0]
             if id(x) in fresh and id(x) not in never and last.get(id(x)) == pos and \
                     sum(i is x for i in st.node.inputs) == 1:

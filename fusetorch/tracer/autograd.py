@@ -22,9 +22,9 @@ import warnings
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
-from ..ir.grad import backward_graph
+from ..ir.grad import BackwardGraph, backward_graph
 from ..ir.graph import Graph, Node, toposort
 from ..ir.identity import Unkeyable, graph_key
 from ..ir.ops import OPS
@@ -34,6 +34,7 @@ from . import memory_formats as mf
 from .tensor import Tensor
 from .trace import recording_phase
 from .views import refresh as refresh_view
+from ..ir.roles import Role
 
 FREED = object()  # a node's `saved` after backward without retain_graph
 # set by autograd_modes while saved-tensor hooks or anomaly mode are on: called with each
@@ -161,6 +162,11 @@ def is_grad_enabled() -> bool:
 # ---------------------------------------------------------------- recording
 
 def _saved_entry(t: Tensor):
+    """The saved entry of `t`: a tuple `(data, vc, version, tensor)`: its array, its storage's
+    version counter (None: never checked), that counter's value now, and the tensor (a weak
+    reference to a node's own output, None for a Function's context). A plain tuple, read by
+    unpacking into those names, not a NamedTuple: every recorded op makes one per saved value,
+    and a NamedTuple's constructor costs 0.3-0.4 us, some 5% of a recorded op."""
     t._saved = True  # (an in-place write to t then looks for the nodes that saved it)
     root = t._base if t._base is not None else t  # (t._root(), inlined: runs per saved value)
     vc = root._vc
@@ -187,9 +193,9 @@ _weak = weakref.ref
 
 
 def saved_tensor(entry):
-    """The tensor of a saved entry (its 4th field): None for a custom Function's context, or
-    for an output that has been freed since (`_saved_output`)."""
-    t = entry[3]
+    """The tensor of a saved entry (`_saved_entry`): None for a custom Function's context,
+    or for an output that has been freed since (`_saved_output`)."""
+    t = entry[3]  # (data, vc, version, tensor)
     return t() if t.__class__ is _weak else t
 
 
@@ -342,7 +348,16 @@ def label_recorded(result: Tensor, name: str, *inputs) -> Tensor:
 
 # ---------------------------------------------------------------- backward
 
-_CACHE: OrderedDict = OrderedDict()
+class Planned(NamedTuple):
+    """A cached backward of one forward structure: the backward graph (without the forward
+    nodes it was derived from), the saved values it reads as (forward position, part), and
+    the runner that runs it (interpreted, then compiled)."""
+    backward: BackwardGraph  # its `values` emptied
+    values: list
+    runner: BackwardRunner
+
+
+_CACHE: OrderedDict = OrderedDict()  # structure key -> Planned
 _CACHE_SIZE = 256
 
 
@@ -417,7 +432,7 @@ def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | Non
         # (kept without `values`, the forward nodes it was derived from: the cache would
         # otherwise hold up to _CACHE_SIZE dead forward graphs and their saved arrays)
         kept = dataclasses.replace(bw, values=[])
-        hit = (kept, [(pos[f], part) for f, part in bw.values], BackwardRunner(bw.graph))
+        hit = Planned(kept, [(pos[f], part) for f, part in bw.values], BackwardRunner(bw.graph))
         if key is not None:
             _CACHE[key] = hit
             if len(_CACHE) > _CACHE_SIZE:
@@ -430,7 +445,7 @@ def _plan(roots: list, wrt: list, also: list, stop: list = (), order: list | Non
             _CACHE.move_to_end(key)
         except KeyError:  # another thread evicted it meanwhile
             pass
-    return hit[0], [(order[p], part) for p, part in hit[1]], order, hit[2]
+    return hit.backward, [(order[p], part) for p, part in hit.values], order, hit.runner
 
 
 def _bind_values(order: list, fwd_nodes: list) -> list:
@@ -678,7 +693,7 @@ def _run_backward(root_nodes: list, grads: Sequence, wrt_nodes: list, also: list
         outs = _run_recorded(bw, runner, grads, fwd_values, values, be, create_graph,
                              order)
     else:
-        arrays = [g._data for g in grads] + [v[0] for v in values]
+        arrays = [g._data for g in grads] + [data for data, _, _, _ in values]
         # a gradient may be (a view of) a cotangent or a saved value, or the same buffer as
         # another gradient: those are copied, so .grad never aliases anything else
         taken = _roots(arrays)
@@ -764,7 +779,7 @@ def _forward_backend(f: Node):
         if id(n) in seen:
             continue
         seen.add(id(n))
-        if n.opdef.crosses_device:
+        if Role.CROSSES_DEVICE in n.opdef.roles:
             return backend(n.attrs["device"])
         leaf = _leaf_of(n)
         if leaf is not None:
@@ -784,17 +799,19 @@ def _run_recorded(bw, runner, grads, fwd_values, values, be, create_graph: bool,
         hook = Checker(bw, order)
     ins = bw.graph.inputs
     env = list(grads)
-    for node, (f, part), v in zip(ins[bw.n_cotangents:], fwd_values, values):
+    for node, (f, part), (data, _, _, tensor) in zip(ins[bw.n_cotangents:], fwd_values,
+                                                     values):
         if part == "context":
-            env.append(v[0])
+            env.append(data)
             continue
         leaf = _leaf_of(f)
         if leaf is not None:
             env.append(leaf)
-        elif v[3] is not None and v[3]._data is v[0] and (v[3]._node is f or f.op == "input"):
-            env.append(v[3])  # the forward tensor itself: a trace knows it
+        elif tensor is not None and tensor._data is data and (tensor._node is f or
+                                                              f.op == "input"):
+            env.append(tensor)  # the forward tensor itself: a trace knows it
         else:
-            t = Tensor._make(v[0], f.dtype, be)
+            t = Tensor._make(data, f.dtype, be)
             if f.op != "input":
                 t._node, t._requires_grad = f, True
             env.append(t)
@@ -830,7 +847,8 @@ def _run_recorded(bw, runner, grads, fwd_values, values, be, create_graph: bool,
 
 
 def _dispatch_node(node: Node, args: list, be) -> Tensor:
-    if node.opdef.user_backward:  # the user's backward, recorded: args are (cotangent, ctx)
+    if Role.USER_BACKWARD in node.opdef.roles:  # the user's backward, recorded: args are
+        # (cotangent, ctx)
         a = node.attrs
         return args[1].input_grad_recorded(args[0], a["positions"][a["index"]])
     d = OPS[node.op]

@@ -245,10 +245,11 @@ class Checker:
         hit = self.outputs.get(id(node))
         if hit is not None and CHECK_NAN and value is not None and _nan(value):
             from .grad_fn import grad_fn_name
-            fwd = self.order[hit[0]]
+            pos, index = hit
+            fwd = self.order[pos]
             _warn_forward(fwd)
             raise RuntimeError(f"Function '{grad_fn_name(fwd)}' returned nan values in its "
-                               f"{hit[1]}th output.")
+                               f"{index}th output.")
 
     def failed(self) -> None:
         """An error inside a node: PyTorch's warning naming the forward call."""

@@ -23,6 +23,7 @@ from ..runtime.schedule import Schedule
 from ..runtime import build as _build
 from ..runtime.runner import Runner  # (first: it loads runtime.device before eager_kernels)
 from ..runtime.program import kernel_safe, obtain, why_interpreted
+from ..ir.roles import Role
 
 
 class BackwardRunner:
@@ -35,7 +36,7 @@ class BackwardRunner:
     def __init__(self, graph: Graph):
         self.graph = graph
         # (asked after every run: gradients then go where their forward values live)
-        self.crosses_device = any(n.opdef.crosses_device for n in graph.nodes)
+        self.crosses_device = any(Role.CROSSES_DEVICE in n.opdef.roles for n in graph.nodes)
         self.interpreter = None  # made at the first interpreted run, per array module
         self._schedule = None  # the graph's Schedule: its interpreters' and tensor-mode runs'
         self.uses = 0

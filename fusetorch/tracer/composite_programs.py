@@ -323,10 +323,10 @@ class _Template:
         for s in value_slots:
             t = by_slot[s]
             if t._base is not None:
-                info = getattr(t, "_view", None)
-                if info is not None and info[0] is not t._base:
+                info = _views.info(t)
+                if info is not None and info.base is not t._base:
                     raise _NotReplayable("it returns a view of an alias made inside (detach)")
-                views.append((s, slot[id(t._base)], None if info is None else info[1:]))
+                views.append((s, slot[id(t._base)], info))
         self.views = tuple(views)
         self.shared = frozenset(value_slots.index(b) for _, b, _ in views if b >= self.n_args)
         self.slot_dtypes = [t._dtype for t in by_slot]
@@ -349,8 +349,8 @@ class _Template:
         for s, b, info in self.views:
             t, base = env[s], env[b]
             t._base = base
-            if info is not None:
-                t._view = (base,) + info
+            if info is not None:  # the captured view's steps and kind, from the new base
+                _views.mark(t, base, info.steps, info.kind)
             t._vver = _views.version(t)
         for s, a in self.placeholders:
             env[s] = make(a, dtypes[s], be)

@@ -24,6 +24,7 @@ from ..runtime.device import NP_DTYPES
 from .._per_thread import per_thread
 from . import views as _views
 from .tensor import Tensor
+from ..ir.roles import Role
 
 # The active recording (a tracer.trace.Recorder), or None; grad mode; and autograd's recording
 # function (tracer.autograd.record, registered by that module). RECORDER, GRAD_ENABLED and
@@ -65,7 +66,7 @@ def _identity_promotion(promotes: tuple, nin: int, dtypes: tuple) -> set:
     of `dtypes` (or one with a Python number): their compute dtype is the operands', no cast,
     and their `refuse` rule (PyTorch's refusals, all of bool operands) accepts it."""
     return {n for n, d in OPS.items() if d.kind == "elementwise" and d.nin == nin
-            and not d.mask and d.promote in promotes
+            and Role.MASK not in d.roles and d.promote in promotes
             and (d.refuse is None or all(d.refuse(f, [f] * nin) is None for f in dtypes))}
 
 
@@ -123,7 +124,7 @@ def promote_args(name: str, args) -> tuple:
     """(compute dtype, output dtype) of an elementwise op over tensors and scalars."""
     opdef = OPS[name]
     promote = opdef.promote
-    part = args[1:] if opdef.mask else args
+    part = args[1:] if Role.MASK in opdef.roles else args
     dims, zero, scal = [], [], []
     for a in part:
         if isinstance(a, Tensor):
@@ -240,7 +241,7 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
         ins, tensors, data, be, compute, out_dtype, shape = _promote(name, _args(a, b, more))
     try:
         if (compute is _F16 or compute is _BF16) and b is not _UNARY and be.xp is np and \
-                OPS[name].half_scalar_at_float32:
+                Role.HALF_SCALAR_AT_FLOAT32 in OPS[name].roles:
             out = _with_scalar_at_float32(be.impl[name], compute, a, b, data)
         else:
             out = be.impl[name](*data)
@@ -261,7 +262,7 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
     return result
 
 
-# (OpDef.half_scalar_at_float32) numpy rounds a scalar to the tensor's dtype first, as PyTorch
+# (Role.HALF_SCALAR_AT_FLOAT32) numpy rounds a scalar to the tensor's dtype first, as PyTorch
 # does for a first operand (`torch.mul(0.1, x)`) and for add and sub; PyTorch's mul and div
 # read a second one at float32: one in three of `x * 0.1` differed in the last bit.
 _F16, _F32_NP = dt.float16, np.dtype(np.float32)
@@ -276,7 +277,7 @@ def _with_scalar_at_float32(fn, compute: dt.DType, a, b, data: tuple):
     return wide.astype(NP_DTYPES[compute])  # (a numpy scalar for 0-d: the caller wraps it)
 
 
-_SELECT = {n for n, d in OPS.items() if d.mask}  # where(cond, x, y)
+_SELECT = {n for n, d in OPS.items() if Role.MASK in d.roles}  # where(cond, x, y)
 _BOOL = dt.bool_
 _NO_SELECT = (None, None, None, None)
 
@@ -338,7 +339,7 @@ def _promote(name: str, args: tuple) -> tuple:
         tensors = [a for a in args if isinstance(a, Tensor)]
     compute, out_dtype = promote_args(name, args)
     shape = broadcast_many([t._data.shape for t in tensors])
-    mask = OPS[name].mask
+    mask = Role.MASK in OPS[name].roles
     ins = []
     for i, a in enumerate(args):
         want = dt.bool_ if (mask and i == 0) else compute
@@ -602,7 +603,7 @@ def _rules(name: str, tensors, arrays, attrs: dict) -> tuple:
     dtype = opdef.dtype([t._dtype for t in tensors], attrs)
     may_view = opdef.kind == "movement" and len(tensors) == 1  # (else: only an input itself)
     return (None if shape is None else tuple(shape), dtype, NP_DTYPES[dtype], may_view,
-            opdef.crosses_device)
+            Role.CROSSES_DEVICE in opdef.roles)
 
 
 def needs_grad(t: Tensor) -> bool:
@@ -621,7 +622,7 @@ def any_needs_grad(tensors) -> bool:
 
 
 def _view_grad(t: Tensor) -> bool:
-    return t._base._requires_grad and t._view[2] != "alias" and _views.refresh(t)
+    return t._base._requires_grad and t._view_kind != "alias" and _views.refresh(t)
 
 
 def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = False,
@@ -824,8 +825,9 @@ def _keep_original(t: Tensor, node) -> None:
         saved = getattr(n, "saved", None)
         if isinstance(saved, dict):
             for k, e in saved.items():
-                if e[1] is not None and e[1][0] == e[2] and GRAD_SAVED(e) is t:
-                    saved[k] = (t._be.xp.array(e[0], copy=True), None, 0, None)
+                data, vc, version, _ = e  # (autograd._saved_entry)
+                if vc is not None and vc[0] == version and GRAD_SAVED(e) is t:
+                    saved[k] = (t._be.xp.array(data, copy=True), None, 0, None)
         queue.extend(n.inputs)
 
 
@@ -844,9 +846,8 @@ def check_inplace(t: Tensor, value=None) -> bool:
         return False
     grad = t._requires_grad or (isinstance(value, Tensor) and needs_grad(value))
     if t._base is not None:
-        v = _views.info(t)
-        if v is not None and v[2] != "alias":
-            grad = grad or v[0]._requires_grad  # a view requires grad if its base does
+        if _views.is_diff_view(t):
+            grad = grad or t._view_base._requires_grad  # a view requires grad if its base does
             _views.check_write(t, grad)
             _views.refresh(t)
     if t._requires_grad and (t._node is None or t._node.op == "input"):

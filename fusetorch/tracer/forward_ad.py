@@ -26,6 +26,7 @@ from ..runtime.device import NP_DTYPES
 from ..runtime.runner import Runner
 from . import autograd as A
 from .tensor import Tensor, _alias
+from ..ir.roles import Role
 
 LEVEL: int | None = None  # the one dual level (PyTorch allows no nesting)
 _TANGENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # Node -> tangent Tensor
@@ -98,7 +99,8 @@ def tangent_of(tensor: Tensor):
 
 def propagate(node) -> None:
     """Store the tangent of recorded `node`, from its inputs' tangents (called at record)."""
-    if node.opdef.user_forward:  # (record_outputs calls `propagate_custom` once ctx is bound)
+    if Role.USER_FORWARD in node.opdef.roles:
+        # (record_outputs calls `propagate_custom` once ctx is bound)
         return
     tangents = [_TANGENTS.get(i) for i in node.inputs]
     if all(t is None for t in tangents):
@@ -211,7 +213,7 @@ def _plan(order: list, wrt: list, node):
         first = backward_graph([order[-1]], [order[k] for k in wrt])
     except RuntimeError as e:
         raise _no_jvp(node, e) from None
-    if any(n.opdef.user_backward for n in first.graph.nodes):  # a custom Function's
+    if any(Role.USER_BACKWARD in n.opdef.roles for n in first.graph.nodes):  # a custom Function's
         raise NotImplementedError("You must implement the jvp function for custom "
                                   "autograd.Function to use it with forward mode AD.")
     try:

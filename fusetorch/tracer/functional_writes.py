@@ -249,7 +249,7 @@ def _narrow_copy(x: Tensor, dim: int, start, length) -> Tensor:
 
 
 def _view_ops() -> dict:
-    from . import functional_shape as S
+    from . import functional_shape as shape_fn
     from .strided import as_strided
     return {
         "view_copy": lambda x, size: F.reshape(x, F._shape_arg((size,), "view_copy", "size")),
@@ -260,8 +260,8 @@ def _view_ops() -> dict:
         "squeeze_copy": F.squeeze,
         "unsqueeze_copy": F.unsqueeze,
         "t_copy": F.t,
-        "diagonal_copy": S.diagonal,
-        "select_copy": S.select,
+        "diagonal_copy": shape_fn.diagonal,
+        "select_copy": shape_fn.select,
         "slice_copy": lambda x, dim=0, start=None, end=None, step=1: x[
             (slice(None),) * norm_dim(dim, x.ndim) + (slice(start, end, step),)],
         "split_copy": F.split,
@@ -270,7 +270,7 @@ def _view_ops() -> dict:
         "detach_copy": lambda x: x.detach(),
         "alias_copy": lambda x: x,
         "as_strided_copy": as_strided,
-        "unfold_copy": S.unfold,
+        "unfold_copy": shape_fn.unfold,
     }
 
 
@@ -361,7 +361,8 @@ def resize_(self: Tensor, *sizes) -> Tensor:
         k = min(n, old.size)
         new[:k] = old.reshape(-1)[:k]
         self._data = new.reshape(size)
-        self._base = self._view = None  # memory of its own: no longer a view
+        # memory of its own: no longer a view
+        self._base = self._view_base = self._view_steps = self._view_kind = None
     self._bump_version()
     return self
 

@@ -14,6 +14,7 @@ import textwrap
 from pathlib import Path
 
 from ..ir.ops import OPS
+from ..ir.roles import Role
 
 TARGET = Path(__file__).resolve().parent / "unary_api.py"
 
@@ -98,7 +99,7 @@ def {name}_(self: Tensor) -> Tensor:
 
 def names() -> tuple:
     """The ops to generate, in op-table order."""
-    return tuple(n for n, d in OPS.items() if d.unary_api)
+    return tuple(n for n, d in OPS.items() if Role.UNARY_API in d.roles)
 
 
 def _summary(name: str) -> str:

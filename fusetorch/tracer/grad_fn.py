@@ -43,12 +43,12 @@ class BackwardFunction:
 
     def __getattr__(self, name: str):
         # (only for names the slots lack: `_saved_self`, `_raw_saved_result`, ...)
-        from . import saved_tensors as S
+        from . import saved_tensors
         try:
             if name.startswith("_raw_saved_"):
-                return S.SavedTensor(self._node, name[len("_raw_saved_"):])
+                return saved_tensors.SavedTensor(self._node, name[len("_raw_saved_"):])
             if name.startswith("_saved_"):
-                return S.unpack(self._node, name[len("_saved_"):])
+                return saved_tensors.unpack(self._node, name[len("_saved_"):])
         except AttributeError:
             pass
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")

@@ -14,6 +14,7 @@ from . import autograd as A
 from . import dispatch as D
 from . import views as _views
 from .tensor import Tensor
+from ..ir.roles import Role
 
 
 def _as_index_tensor(item, like: Tensor) -> Tensor:
@@ -279,7 +280,8 @@ def _basic_view(t: Tensor, key) -> Tensor | None:
     r = Tensor._make(out, t._dtype, t._be)
     if t._base is None:  # views.derive, inlined for the common case
         r._base = t  # a view: one version counter
-        r._view = (t, (("key", key),), "diff" if D.GRAD_ENABLED else "no_grad")
+        r._view_base, r._view_steps = t, (("key", key),)
+        r._view_kind = "diff" if D.GRAD_ENABLED else "no_grad"
         vc = t._vc
         r._vver = vc[0] if vc is not None else 0
     else:
@@ -294,7 +296,7 @@ def setitem(t: Tensor, key, value) -> None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     if D.GRAD_ENABLED and _views.is_multi(t) and _makes_view(items, t.shape) and (
-            D.needs_grad(t) or _views.info(t)[0]._requires_grad or
+            D.needs_grad(t) or _views.info(t).base._requires_grad or
             isinstance(value, Tensor) and D.needs_grad(value)):
         # PyTorch writes through t[key], a view of t named by its last step
         raise _views.view_error(t, indirect=False, name=_last_view_step(items, t.shape))
@@ -338,7 +340,7 @@ def _setitem_mask(t: Tensor, mask: Tensor, value) -> bool:
     if len(rest):
         mask = D.apply("reshape", [mask], {"shape": tuple(mask.shape) + (1,) * len(rest)})
     new = D.elementwise("where", mask, v, t)
-    if new._node is not None and new._node.opdef.mask:
+    if new._node is not None and Role.MASK in new._node.opdef.roles:
         A.label(new, "IndexPutBackward0", t, v)  # PyTorch's name for `t[mask] = v`
     D.copy_into(t, new, from_self=True)
     return True

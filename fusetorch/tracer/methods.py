@@ -152,10 +152,12 @@ def become_view(self: Tensor, value: Tensor, grad_name: str) -> Tensor:
         self._node = value._node
     self._data = value._data
     self._bump_version()
-    if self._base is not None and getattr(value, "_view", None) is not None:
+    v = _views.info(value)
+    if self._base is not None and v is not None:
         # a view stays a view of its storage root, its steps now ending with this one, and
         # current: a later refresh must not replay the old steps over its new shape
-        self._view, self._vver = value._view, _views.version(self)
+        _views.mark(self, v.base, v.steps, v.kind)
+        self._vver = _views.version(self)
     if D.RECORDER is not None:
         D.RECORDER.alias(self, value)
         D.RECORDER.shape_change(self)

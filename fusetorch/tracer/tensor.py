@@ -60,11 +60,12 @@ class Tensor:
     """A multi-dimensional array. `Tensor(2, 3)` and `Tensor([1, 2])` are PyTorch's legacy
     constructors (float32); prefer `fusetorch.tensor(data)`."""
 
-    # `_view`, `_vver`: set on views only (see views.py)
+    # `_view_base`, `_view_steps`, `_view_kind`, `_vver`: set on views only (views.View)
     # (_saved is set, to True, only when a recorded node saves the tensor: autograd's
     # _saved_entry; read with getattr's default)
     __slots__ = ("_data", "_dtype", "_be", "_requires_grad", "_grad", "_node", "_vc", "_base",
-                 "_view", "_vver", "_saved", "__weakref__", "__dict__")
+                 "_view_base", "_view_steps", "_view_kind", "_vver", "_saved", "__weakref__",
+                 "__dict__")
     # numpy must defer to Tensor's reflected operators: `ndarray + Tensor` gives a Tensor
     __array_priority__ = 1000
 

@@ -26,6 +26,7 @@ from ..runtime import eager_kernels
 from . import dispatch as D
 from . import views as _views
 from .tensor import Tensor
+from ..ir.roles import Role
 
 _PKG_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -225,7 +226,7 @@ class Recorder:
 
     def record(self, op: str, ins: Sequence, attrs: dict, result: Tensor,
                scalar_dtype=None) -> Node:
-        if OPS[op].data_shape and (self.strict or
+        if Role.DATA_SHAPE in OPS[op].roles and (self.strict or
                                    (self.parent is not None and self.parent.strict)):
             # its shape is the count of the values it found: a compiled program, specialised
             # on shapes, cannot hold it (x[mask] reads the mask)

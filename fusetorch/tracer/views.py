@@ -1,11 +1,11 @@
 """Views, and in-place writes through them, as PyTorch's autograd sees them.
 
-Every view remembers how it was made from its base (`_view`): the base tensor, the movement
-steps from the base (`('index', attrs)`, `('reshape', attrs)`, `('permute', attrs)`, ..., or
-`('key', key)` for a plain `x[key]` made on the fast path, normalised when needed), and how it was
-created ('diff', 'no_grad', ('multi', k) for an output of split/chunk/unbind, 'alias' for
-`detach()` and other aliases outside autograd). `_vver` is the storage's version when the view's
-autograd node was made.
+Every view remembers how it was made from its base (`View`): the base tensor, the
+movement steps from the base (`('index', attrs)`, `('reshape', attrs)`, `('permute', attrs)`,
+..., or `('key', key)` for a plain `x[key]` made on the fast path, normalised when needed), and
+how it was created ('diff', 'no_grad', ('multi', k) for an output of split/chunk/unbind,
+'alias' for `detach()` and other aliases outside autograd). `_vver` is the storage's version
+when the view's autograd node was made.
 
 An in-place write through a differentiable view (PyTorch's "rebase"): the base's new value is its
 old value with the view's region replaced by the written value, a chain of functional writes
@@ -21,6 +21,8 @@ Recordings (`trace.Recorder`) follow writes through views the same way, with the
 storage root (`data_chain`).
 """
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from ..ir.graph import Node, make_node
 from ..ir.ops import OPS, put_back_through
@@ -39,17 +41,32 @@ _NO_GRAD_MSG = (" Given that this use case is ambiguous and error-prone, it is f
                 "(if you want the inplace to be tracked).")
 
 
+class View(NamedTuple):
+    """How a view was made (`info`): from `base` by `steps` (None: unknown, as_strided),
+    `kind` 'diff', 'no_grad', 'alias' or ('multi', k). A tensor holds the three as slots of
+    its own (`_view_base`, `_view_steps`, `_view_kind`), not as one record: every view op
+    makes a view, and a record's constructor cost eager indexing 3-5%."""
+    base: Tensor
+    steps: tuple | None
+    kind: object
+
+
+def mark(t: Tensor, base: Tensor, steps: tuple | None, kind) -> None:
+    """Record that view `t` was made from `base` by `steps`, as `kind` (see View)."""
+    t._view_base, t._view_steps, t._view_kind = base, steps, kind
+
+
 def version(t: Tensor) -> int:
     r = t._base if t._base is not None else t
     vc = r._vc
     return vc[0] if vc is not None else 0
 
 
-def info(t: Tensor):
-    """(base, steps, kind) of a view, or None for a tensor that is not one."""
-    if t._base is None:
+def info(t: Tensor) -> View | None:
+    """How view `t` was made, or None for a tensor that is not one."""
+    if t._base is None or getattr(t, "_view_kind", None) is None:
         return None
-    return getattr(t, "_view", None)
+    return View(t._view_base, t._view_steps, t._view_kind)
 
 
 def derive(result: Tensor, parent: Tensor, step, grad_mode: bool) -> None:
@@ -57,15 +74,15 @@ def derive(result: Tensor, parent: Tensor, step, grad_mode: bool) -> None:
     its memory."""
     kind = "diff" if grad_mode else "no_grad"
     root = parent._base
-    if root is not None and parent._view[2] != "alias":
-        base, steps, pkind = parent._view
+    if root is not None and parent._view_kind != "alias":
+        base, steps, pkind = parent._view_base, parent._view_steps, parent._view_kind
         steps = steps + (step,) if steps is not None and step is not None else None
         if pkind != "diff" and grad_mode:
             kind = pkind if pkind == "no_grad" else ("multi", 0)  # a view of a split's output
     else:
         base, steps = parent, (None if step is None else (step,))
         root = root if root is not None else parent
-    result._view = (base, steps, kind)
+    result._view_base, result._view_steps, result._view_kind = base, steps, kind  # (mark)
     vc = root._vc
     result._vver = vc[0] if vc is not None else 0
 
@@ -73,7 +90,7 @@ def derive(result: Tensor, parent: Tensor, step, grad_mode: bool) -> None:
 def alias(result: Tensor, parent: Tensor) -> None:
     """`result` is `parent`'s memory outside autograd (`detach()`, `Variable`, a Function's
     output that is its input)."""
-    result._view = (parent, (), "alias")
+    mark(result, parent, (), "alias")
     result._vver = version(parent)
 
 
@@ -81,8 +98,8 @@ def mark_multi(outputs) -> None:
     """The outputs of split/chunk/unbind: PyTorch refuses in-place writes through them."""
     for k, o in enumerate(outputs):
         v = info(o)
-        if v is not None and (v[2] == "diff" or isinstance(v[2], tuple)):
-            o._view = (v[0], v[1], ("multi", k))
+        if v is not None and (v.kind == "diff" or isinstance(v.kind, tuple)):
+            o._view_kind = ("multi", k)
 
 
 # ---------------------------------------------------------------- steps and nodes
@@ -139,7 +156,7 @@ def data_chain(t: Tensor):
     v = info(t)
     if v is None:
         return None
-    base, steps, kind = v
+    base, steps, kind = v.base, v.steps, v.kind
     if steps is None:
         return None
     if kind == "alias":
@@ -171,7 +188,7 @@ def _label(node: Node, name: str, inputs: tuple) -> None:
 
 def is_multi(t: Tensor) -> bool:
     v = info(t)
-    return v is not None and isinstance(v[2], tuple)
+    return v is not None and isinstance(v.kind, tuple)
 
 
 def view_error(t: Tensor, indirect: bool, name: str | None = None):
@@ -179,7 +196,7 @@ def view_error(t: Tensor, indirect: bool, name: str | None = None):
     function returning several views, or made in no_grad mode; None for other views. `name`:
     the function that made the view written (`t[0] = v` writes through a Select of t)."""
     v = info(t)
-    if v is None or v[2] in ("diff", "alias"):
+    if v is None or v.kind in ("diff", "alias"):
         return None
     what = ("its base or another view of its base has been" if indirect else "is being")
     node = t._node
@@ -190,11 +207,11 @@ def view_error(t: Tensor, indirect: bool, name: str | None = None):
 
         from .grad_fn import grad_fn_name
         name = re.sub(r"Backward\d*$", "", grad_fn_name(node))
-        k = v[2][1] if isinstance(v[2], tuple) else 0
+        k = v.kind[1] if isinstance(v.kind, tuple) else 0
         msg = f"Output {k} of {name} is a view and {what} modified inplace."
     else:
         msg = f"A view was created in no_grad mode and {what} modified inplace with grad mode enabled."
-    return RuntimeError(msg + (_MULTI_MSG if isinstance(v[2], tuple) else _NO_GRAD_MSG))
+    return RuntimeError(msg + (_MULTI_MSG if isinstance(v.kind, tuple) else _NO_GRAD_MSG))
 
 
 def refresh(t: Tensor) -> bool:
@@ -202,10 +219,10 @@ def refresh(t: Tensor) -> bool:
     its base or another view): its steps replayed on the base's current node. Returns whether
     the view requires grad now, in PyTorch's sense: a view made in no_grad mode of a base that
     requires grad does too (with no grad_fn). Called for views only, in grad mode."""
-    v = info(t)
-    if v is None or v[2] == "alias":
+    kind = getattr(t, "_view_kind", None) if t._base is not None else None  # (info)
+    if kind is None or kind == "alias":
         return t._requires_grad
-    base, steps, kind = v
+    base, steps = t._view_base, t._view_steps
     now = version(t)
     if getattr(t, "_vver", now) == now:
         return t._requires_grad or (kind == "no_grad" and base._requires_grad)
@@ -230,16 +247,16 @@ def check_write(t: Tensor, grad: bool) -> None:
     """PyTorch's checks before an in-place write through view `t` in grad mode (`grad`: the
     write involves a tensor that requires grad)."""
     v = info(t)
-    if v is None or v[2] == "alias" or not grad:
+    if v is None or v.kind == "alias" or not grad:
         return
     err = view_error(t, indirect=False)
     if err is not None:
         raise err
-    base = v[0]
+    base = v.base
     if base._requires_grad and (base._node is None or base._node.op == "input"):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    if not invertible(v[1]):
+    if not invertible(v.steps):
         raise NotImplementedError(
             "an in-place operation on this view of a tensor that requires grad is not supported "
             "yet (an as_strided view or one made by a step that cannot be written back): write "
@@ -247,15 +264,15 @@ def check_write(t: Tensor, grad: bool) -> None:
 
 
 def is_diff_view(t: Tensor) -> bool:
-    v = info(t)
-    return v is not None and v[2] != "alias"
+    kind = getattr(t, "_view_kind", None) if t._base is not None else None  # (info)
+    return kind is not None and kind != "alias"
 
 
 def rebase(t: Tensor, written: Node, old_view: Node | None, from_self: bool) -> None:
     """Autograd after `t` (a differentiable view) was overwritten with the value of node
     `written` (`from_self`: an op applied to t, node `old_view`): the base's node becomes
     CopySlices, the view's its steps on it."""
-    base, steps, _ = t._view
+    base, steps = t._view_base, t._view_steps
     b = _base_node(base)
     steps = resolve(tuple(base._data.shape), steps)
     new = put_back(b, steps, written, _build_autograd)

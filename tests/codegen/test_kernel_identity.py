@@ -11,6 +11,7 @@ import numpy as np
 import fusetorch as torch
 from fusetorch.codegen import lower, render
 from fusetorch.codegen.lower import LoopKernel, Param, Stmt
+from fusetorch.codegen.printer import Index
 from fusetorch.codegen.strategy import CStrategy, schedule
 from fusetorch.codegen.template_nests import Pool
 from fusetorch.ir import dtypes as dt
@@ -36,7 +37,8 @@ def _kernel() -> LoopKernel:
         loops=(4, 8), strides=((8, 1), (1,), (8, 1)), parallel=True, simd=True, flat=True,
         reduced=(False, True), reduce_inner=1, outer_axis=True, prefix=1, acc_strides=(0, 1),
         row=8, blocked=True, block=128, chunk=3, row_block=2, inner_blocked=True,
-        inner_blocks=True, geometry=Pool(
+        inner_blocks=True, offsets=(Index((("i0", 8), ("i1", 1))), Index((("i0", 1),))),
+        acc_offset=Index((("i1", 1),)), out_offset=Index((("i0", 1),)), geometry=Pool(
             shape=(1, 2, 4, 8), strides=(64, 32, 8, 1), out_hw=(2, 4), kernel=(2, 2),
             stride=(2, 2), padding=(0, 0), dilation=(1, 1), extra=(0, 0), parallel=True,
             values=False, indices=False, grad_strides=(8, 8, 4, 1)))
@@ -89,13 +91,14 @@ def _variants(obj, path=""):
                     if isinstance(v, list):
                         new = v[:k] + [new] + v[k + 1:]
                     yield sub, counts and c, dataclasses.replace(obj, **{f.name: new})
-            elif isinstance(item, tuple):  # stores: (Param, var)
+            elif isinstance(item, tuple):  # stores: (Param, var); a strategy's offsets
                 for j, part in enumerate(item):
                     if dataclasses.is_dataclass(part):
                         for sub, c, new in _variants(part, f"{here}[{k}][{j}]"):
                             t = item[:j] + (new,) + item[j + 1:]
                             yield sub, counts and c, dataclasses.replace(
-                                obj, **{f.name: v[:k] + [t] + v[k + 1:]})
+                                obj, **{f.name: v[:k] + [t] + v[k + 1:]
+                                        if isinstance(v, list) else t})
 
 
 def test_every_field_but_the_display_only_ones_changes_the_name():

@@ -7,11 +7,15 @@ and that the renderers print the strategy they are given rather than choosing th
 byte-for-byte check of the generated sources over a large corpus is
 `tools/kernel_sources.py` (run it before and after a change and `diff -r`)."""
 import dataclasses
+import re
 from pathlib import Path
+
+import numpy as np
 
 import pytest
 
 from fusetorch.codegen import render, render_cuda
+from fusetorch.codegen.printer import Index, Split, index
 from fusetorch.codegen.strategy import (Block, CStrategy, CudaStrategy, Loop, c_nest, cuda_nest,
                                         schedule)
 from fusetorch.codegen.template_nests import Pool
@@ -78,12 +82,52 @@ def test_strategies_are_plain_data():
     def plain(v):
         if isinstance(v, tuple):
             return all(plain(x) for x in v)
-        if isinstance(v, (Loop, Block, Pool)):  # a record of the nest, a template's geometry
+        if isinstance(v, (Loop, Block, Pool, Index, Split)):  # a record of the nest, a
+            # template's geometry, an offset, a split of a linear index
             return all(plain(getattr(v, f.name)) for f in dataclasses.fields(v))
         return v is None or isinstance(v, (bool, int, str))
     for k in (_column_sum(), _column_sum(cpu=False)):
         for f in dataclasses.fields(k.strategy):
             assert plain(getattr(k.strategy, f.name)), f.name
+
+
+def _run_c(lines: list, env: dict) -> dict:
+    """C integer statements (declarations, `%`, `/=` on non-negative values) run in Python."""
+    for line in lines:
+        for stmt in filter(None, (x.strip() for x in line.split(";"))):
+            stmt = re.sub(r"^(const )?(int|long long|long) ", "", stmt).replace("/=", "//=")
+            exec(stmt, {}, env)
+    return env
+
+
+@pytest.mark.parametrize("extents", [(7,), (3, 1, 5), (2, 3, 4, 5), (1, 6)])
+def test_a_split_gives_each_loop_its_row_major_index(extents):
+    names = tuple(f"i{d}" for d in range(len(extents)))
+    split = Split("ft_i", names, extents, "int")
+    for linear in range(int(np.prod(extents))):
+        env = _run_c(split.lines(), {"ft_i": linear})
+        assert tuple(env[n] for n in names) == np.unravel_index(linear, extents)
+
+
+def test_an_index_prints_the_offset_of_its_strides():
+    strides, names = (20, 0, 1, 5), ("i0", "i1", "i2", "i3")
+    offset = index(strides, names)
+    assert str(offset) == "i0 * 20 + i2 + i3 * 5" and str(index((0, 0), names)) == "0"
+    for at in [(0, 0, 0, 0), (1, 2, 3, 4), (2, 0, 4, 1)]:
+        env = dict(zip(names, at))
+        assert eval(str(offset), {}, env) == int(np.dot(at, strides))
+
+
+def test_the_renderers_print_the_strategys_offsets():
+    """The C renderer takes each array's offset from the strategy: a changed Index is what
+    the kernel reads at, whatever the strides say."""
+    k = _column_sum()
+    s = k.strategy
+    moved = tuple(Index(x.terms + (("i0", 7),)) if p.name.startswith("in") else x
+                  for p, x in zip(k.params, s.offsets))
+    src = render.render_kernel(dataclasses.replace(k, strategy=dataclasses.replace(
+        s, offsets=moved)))
+    assert "in0[i0 * 300 + i1 + i0 * 7]" in src and "in0[i0 * 300 + i1]" not in src
 
 
 def _loops(items) -> list:

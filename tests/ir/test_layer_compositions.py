@@ -1,6 +1,6 @@
 """The compositions (OpDef.composition) of conv2d, conv2d_grad_input, lstm_scan (what ONNX
 export emits where no single operator computes the node; compiled graphs keep these whole on
-every backend, OpDef.kept_whole) and window_max (what compiled graphs run), and their eager
+every backend, Role.KEPT_WHOLE) and window_max (what compiled graphs run), and their eager
 kernels, against float64 references written here."""
 from __future__ import annotations
 

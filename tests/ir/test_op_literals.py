@@ -11,6 +11,7 @@ import re
 from collections import Counter
 
 from fusetorch.ir.ops import OPS
+from fusetorch.ir.roles import ROLES, Role
 
 ROOT = pathlib.Path(__file__).resolve().parents[2] / "fusetorch"
 # the op table itself, and the ONNX exporter (its per-op translation table is keyed by name)
@@ -102,23 +103,24 @@ def test_templates_do_not_test_op_names():
 
 def test_roles_are_consistent_with_the_ops_they_mark():
     for name, d in OPS.items():
-        if d.filled:  # every element is attrs['value']
+        assert d.roles <= ROLES, name  # (a declaration's flags are Role's names)
+        if Role.FILLED in d.roles:  # every element is attrs['value']
             assert d.kind == "source" and "value" in d.attrs, name
-        if d.value_view or d.put_back is not None or d.passthrough:
-            assert d.may_view, name  # the result may share the input's memory
-        if d.value_view:
+        if Role.VALUE_VIEW in d.roles or d.put_back is not None or Role.PASSTHROUGH in d.roles:
+            assert Role.MAY_VIEW in d.roles, name  # the result may share the input's memory
+        if Role.VALUE_VIEW in d.roles:
             assert d.kind == "movement" and d.nin == 1, name
         if d.reduction is not None and d.reduction.index:
             kept = OPS[d.value_op]  # the reduction whose value the index locates
             assert kept.reduction.combine == d.reduction.combine and not kept.reduction.index
         else:
             assert d.value_op == "", name
-        if d.data_shape:
+        if Role.DATA_SHAPE in d.roles:
             assert d.shape is None and not d.compilable, name
-        if d.user_backward or d.crosses_device:
+        if Role.USER_BACKWARD in d.roles or Role.CROSSES_DEVICE in d.roles:
             assert not d.compilable, name
-        if d.clone:
-            assert d.kind == "elementwise" and d.distinct and not d.fusible, name
+        if Role.CLONE in d.roles:
+            assert d.kind == "elementwise" and Role.DISTINCT in d.roles and not d.fusible, name
         if d.simplify is not None or d.cheaper is not None:
             assert callable(d.simplify or d.cheaper), name
 

@@ -3,6 +3,7 @@ import numpy as np
 
 from fusetorch._policy import POLICY
 from fusetorch.runtime.eager import make_table
+from fusetorch.ir.roles import Role
 
 T = make_table(np)
 
@@ -329,7 +330,7 @@ def test_a_layout_refused_once_is_not_planned_again(kernels, monkeypatch):
 
 from fusetorch.ir.ops import OPS  # noqa: E402
 
-SLOW = sorted(name for name, d in OPS.items() if d.eager_kernel)
+SLOW = sorted(name for name, d in OPS.items() if Role.EAGER_KERNEL in d.roles)
 
 
 def _operands(name: str, dtype, rng) -> list:

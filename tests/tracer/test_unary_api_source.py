@@ -11,9 +11,10 @@ import pytest
 import fusetorch as torch
 from fusetorch.ir.ops import OPS
 from fusetorch.tracer import generate_unary, unary_api
+from fusetorch.ir.roles import Role
 
 REGENERATE = "stale: run `python -m fusetorch._api.generate`"
-NAMES = [n for n, d in OPS.items() if d.unary_api]
+NAMES = [n for n, d in OPS.items() if Role.UNARY_API in d.roles]
 
 
 def test_checked_in_module_is_what_the_generator_writes():

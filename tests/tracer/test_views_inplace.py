@@ -562,3 +562,18 @@ def test_compiled_unfold_equals_eager():
     a = x.numpy()
     want = a.reshape(2, 3, 2, 4, 2, 4).transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 4, 16).sum(-1)
     np.testing.assert_allclose(f(x).numpy(), want * a.mean(), rtol=1e-12)
+
+
+def test_a_view_names_how_it_was_made():
+    """views.info: the base, the steps from it and the kind, by name (a view of a view points
+    at the storage root with both steps; a split's outputs are ('multi', k); detach an alias;
+    a view made under no_grad 'no_grad'; a tensor of its own memory none)."""
+    from fusetorch.tracer import views
+    x = torch.tensor(X, requires_grad=True).clone()
+    v = views.info(x[1][1:3])
+    assert v.base is x and v.kind == "diff" and [op for op, _ in v.steps] == ["index", "index"]
+    assert views.info(x.detach()).kind == "alias"
+    assert [views.info(p).kind for p in x.split(2)] == [("multi", 0), ("multi", 1)]
+    with torch.no_grad():
+        assert views.info(x.t()).kind == "no_grad"
+    assert views.info(x) is None and views.info(x.t().contiguous()) is None

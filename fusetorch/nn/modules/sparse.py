@@ -5,7 +5,7 @@ from __future__ import annotations
 from ...tracer.autograd import no_grad
 from ...tracer.creation import empty
 from ...tracer.tensor import Tensor
-from .._functional import sparse as S
+from .._functional import sparse as sparse_fn
 from ..module import Module
 from ..parameter import Parameter
 
@@ -30,7 +30,7 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        self.padding_idx = S._norm_padding_idx(padding_idx, num_embeddings)
+        self.padding_idx = sparse_fn._norm_padding_idx(padding_idx, num_embeddings)
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
@@ -56,8 +56,8 @@ class Embedding(Module):
                 self.weight[self.padding_idx].fill_(0)
 
     def forward(self, input: Tensor) -> Tensor:
-        return S.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                           self.scale_grad_by_freq, self.sparse)
+        return sparse_fn.embedding(input, self.weight, self.padding_idx, self.max_norm,
+                                   self.norm_type, self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"
@@ -102,7 +102,7 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        self.padding_idx = S._norm_padding_idx(padding_idx, num_embeddings)
+        self.padding_idx = sparse_fn._norm_padding_idx(padding_idx, num_embeddings)
         if _weight is None:
             self.weight = Parameter(empty((num_embeddings, embedding_dim), device=device,
                                           dtype=dtype))
@@ -128,9 +128,10 @@ class EmbeddingBag(Module):
 
     def forward(self, input: Tensor, offsets: Tensor | None = None,
                 per_sample_weights: Tensor | None = None) -> Tensor:
-        return S.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
-                               self.scale_grad_by_freq, self.mode, self.sparse,
-                               per_sample_weights, self.include_last_offset, self.padding_idx)
+        return sparse_fn.embedding_bag(input, self.weight, offsets, self.max_norm,
+                                       self.norm_type, self.scale_grad_by_freq, self.mode,
+                                       self.sparse, per_sample_weights,
+                                       self.include_last_offset, self.padding_idx)
 
     def extra_repr(self) -> str:
         s = f"{self.num_embeddings}, {self.embedding_dim}"

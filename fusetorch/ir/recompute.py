@@ -1,5 +1,6 @@
-"""The joint forward/backward partition: which forward values the backward reads from memory,
-and which it recomputes.
+"""The joint forward/backward split: which forward values the backward reads from memory,
+and which it recomputes. (A "partition" elsewhere is codegen/fuse.py's grouping of a graph's
+nodes into kernels.)
 
 `ir.grad.backward_graph` asks for every forward value a VJP rule reads. Saving each one costs
 a write in the forward and a read in the backward, plus memory held between the two. A value
