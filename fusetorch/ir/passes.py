@@ -18,15 +18,14 @@ only `x + (-0.0)` and `x - 0.0` are.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable, Sequence
 
 from . import dtypes as dt
-from .folding import NO as _NO, int_range as _int_range, round_float as _round_float, wrap as _wrap
+from .folding import NO as _NO, round_float as _round_float, wrap as _wrap
 from .graph import Graph, Node, make_node
 from .identity import Unkeyable, node_key
 from .ops import OPS, few_rows
-from .rewrites import is_value as _is_value, norm_perm as _norm_perm, scalar_value
+from .rewrites import norm_perm as _norm_perm, scalar_value
 from .roles import Role
 
 Pass = Callable[[Graph], Graph]
