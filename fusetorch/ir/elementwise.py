@@ -858,7 +858,20 @@ FT_FN float ft_remainderf(float a, float b)
     return r;
 }
 """
-elementwise("remainder", 2, "same", "ft_remainder{f}({0}, {1})", _int_checked("remainder"),
+def _remainder(xp):
+    # ATen's float remainder is fmod moved onto the divisor's sign where nonzero: a zero keeps
+    # the dividend's sign (remainder(-2., 1.) is -0.0), where numpy's takes the divisor's
+    checked = _int_checked("remainder")(xp)
+
+    def run(a, b):
+        if _integral(a) and _integral(b):
+            return checked(a, b)
+        r = xp.fmod(a, b)
+        return xp.where((r != 0) & ((b < 0) != (r < 0)), r + b, r)
+    return run
+
+
+elementwise("remainder", 2, "same", "ft_remainder{f}({0}, {1})", _remainder,
             vjp=_vjp_divmod("floor"), saves=(0, 1), c_helper=_REMAINDER_C,
             refuse=_refuse_bool("remainder_cpu"), eager_kernel=True)
 elementwise("fmod", 2, "same", "fmod{f}({0}, {1})", _int_checked("fmod"),
