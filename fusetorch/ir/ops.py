@@ -62,9 +62,9 @@ class OpDef:
     reduction: Optional["Reduction"] = None  # how a reduce primitive folds values
     distinct: bool = False  # each node is a value of its own: CSE never merges two
     mask: bool = False  # input 0 is a bool mask, left out of promotion (where)
-    refuse: Optional[Callable] = None  # (compute dtype, input dtypes) -> PyTorch's error or None
-    # (a message, raised as RuntimeError, or an exception to raise as it is)
+    # (compute dtype, input dtypes, positions given as Python numbers) -> PyTorch's error or None
     # (a message, raised as RuntimeError, or the exception itself)
+    refuse: Optional[Callable] = None
     # rewrite rules (ir/rewrites.py): (node, make_node) -> an equal node, or None
     simplify: Optional[Callable] = None  # an exact algebraic identity (passes.simplify)
     cheaper: Optional[Callable] = None  # a cheaper equivalent (passes.rewrite_indexing)

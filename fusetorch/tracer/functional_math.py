@@ -137,6 +137,9 @@ def round(input: Tensor, *, decimals: int = 0, out=None) -> Tensor:
 
 
 def frac(input: Tensor, *, out=None) -> Tensor:
+    if not input._dtype.is_floating_point:  # (ATen's frac has float kernels only)
+        raise NotImplementedError(f'"frac_cpu" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
     return write_out(binary("sub", input, D.unary("trunc", input)), out)
 
 
@@ -273,7 +276,7 @@ def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
     _f().tensors_only("heaviside", input, values)
     if input._dtype is not values._dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different "
-                           "dtypes")
+                           "dtypes.")
     step = D.cast(binary("gt", input, 0), input._dtype)
     return write_out(D.elementwise("where", binary("eq", input, 0), values, step), out)
 
@@ -353,6 +356,8 @@ def mvlgamma(input: Tensor, p: int, *, out=None) -> Tensor:
     not check that x > (p-1)/2."""
     p = _c()._int(p, "mvlgamma", "p", 2)
     D.check_tensor(input, "mvlgamma", "input", 1)
+    if input._dtype is dt.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     F = _f()

@@ -227,6 +227,9 @@ def ldexp(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 def logaddexp2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """log2(2 ** input + 2 ** other) around the larger, so it never overflows."""
     _both_tensors("logaddexp2", input, other)
+    if not (input._dtype.is_floating_point or other._dtype.is_floating_point):
+        raise NotImplementedError('"logaddexp2_cpu" not implemented for '
+                                  f"'{D._torch_name(D.promote_args('add', [input, other])[0])}'")
     a, b = _promoted("logaddexp2", "logaddexp", input, other)
     m = binary("maximum", a, b)
     d = unary("abs", binary("sub", a, b))
