@@ -193,7 +193,7 @@ def _method_def(method: str, module: str, fn_name: str) -> str:
     call = ", ".join(filter(None, ["self", _call(params)]))
     body = [f"check_no_partial_overlap(self, {_operands(params)})"] if params else []
     if _cast_first(fn_name, params):
-        body.append(f"cast_first(self, {_operands(params)})")
+        body.append(f"cast_first(self, (self, {_operands(params)[1:-1].rstrip(',')}))")
     tail = f', aliased="{method}")' if method in ALIASED else ")"
     ret = f"return inplace(self, _{module}.{fn_name}({call}){tail}"
     if len(ret) > 95:  # (the line as `    return ...`, under 100 columns)

@@ -227,8 +227,8 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
                     broadcast_shapes(ad.shape, bd.shape)  # PyTorch's error
         elif b.__class__ in _SCALARS and d.category == 2 and d is not _BF16 and \
                 name in _SAME_FLOAT2:
-            b = float(b)  # (the general path's scalar: the same graph)
-            ins, tensors, data = (a, b), (a,), (a._data, b)
+            f = float(b)  # (the general path's scalar: the same graph)
+            ins, tensors, data = (a, f), (a,), (a._data, f)
     elif len(more) == 1 and name in _SELECT and isinstance(a, Tensor) and a._dtype is _BOOL:
         ins, tensors, data, d = _select_operands(a, b, more[0])
     if data is not None:
@@ -259,7 +259,23 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
         rec.record(name, ins, {}, result, compute)
     if st.GRAD_ENABLED and any_needs_grad(tensors):
         GRAD_RECORD(name, ins, {}, result, compute)
+        if compute.category == 2 and (a.__class__ in _WHOLE or b.__class__ in _WHOLE):
+            _note_numbers(result._node, (a, b))
     return result
+
+
+_WHOLE = (int, bool)
+
+
+def _note_numbers(node, args: tuple) -> None:
+    """A Python int or bool taken into a float op is a float constant in the graph; its node
+    notes the Python type, which PyTorch's saved value keeps (`(x * 2).grad_fn._saved_other`
+    is an int64 2, PowBackward0's `_saved_exponent` the int 2)."""
+    if node is None:
+        return
+    for x, n in zip(args, node.inputs):
+        if x.__class__ in _WHOLE and n.op == "constant" and n.meta is None:
+            n.meta = {"number": x.__class__}
 
 
 # (OpDef.half_scalar_at_float32) numpy rounds a scalar to the tensor's dtype first, as PyTorch

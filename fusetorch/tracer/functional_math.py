@@ -10,7 +10,7 @@ from . import dispatch as D
 from .composite_programs import composite
 from .dispatch import binary
 from .functional import tensor_first, tensors_only, write_out
-from .out_args import with_out
+from .out_args import cast_first, with_out
 from .tensor import Tensor
 from .numpy_names import numpy_names
 
@@ -72,29 +72,37 @@ def logaddexp(input, other, *, out=None) -> Tensor:
     return write_out(binary("logaddexp", input, other), out, operands=(input, other))
 
 
+def integer_op(name: str, input, other, out) -> Tensor:
+    """A binary op of integer kernels only; into `out=` the operands' result type is checked
+    castable before the kernel is looked for, as in place (`out_args.cast_first`)."""
+    if out is not None:
+        cast_first(out, (input, other))
+    return write_out(binary(name, input, other), out, operands=(input, other))
+
+
 def bitwise_left_shift(input, other, *, out=None) -> Tensor:
     """input << other (integers)."""
-    return write_out(binary("bitwise_left_shift", input, other), out, operands=(input, other))
+    return integer_op("bitwise_left_shift", input, other, out)
 
 
 def bitwise_right_shift(input, other, *, out=None) -> Tensor:
     """input >> other (integers)."""
-    return write_out(binary("bitwise_right_shift", input, other), out, operands=(input, other))
+    return integer_op("bitwise_right_shift", input, other, out)
 
 
 def bitwise_and(input, other, *, out=None) -> Tensor:
     """input & other (integers and bools)."""
-    return write_out(binary("bitwise_and", input, other), out, operands=(input, other))
+    return integer_op("bitwise_and", input, other, out)
 
 
 def bitwise_or(input, other, *, out=None) -> Tensor:
     """input | other (integers and bools)."""
-    return write_out(binary("bitwise_or", input, other), out, operands=(input, other))
+    return integer_op("bitwise_or", input, other, out)
 
 
 def bitwise_xor(input, other, *, out=None) -> Tensor:
     """input ^ other (integers and bools)."""
-    return write_out(binary("bitwise_xor", input, other), out, operands=(input, other))
+    return integer_op("bitwise_xor", input, other, out)
 
 
 def div_rounded(input, other, rounding_mode: str | None) -> Tensor:

@@ -14,6 +14,7 @@ from . import dispatch as D
 from .composite_programs import composite
 from .dispatch import binary, cast, elementwise, unary
 from .functional import _grad_name, clamp, write_out
+from .functional_math import integer_op
 from .tensor import Tensor
 from .numpy_names import numpy_names
 
@@ -162,12 +163,12 @@ def frexp(input: Tensor, *, out=None):
 
 def gcd(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     _both_tensors("gcd", input, other)
-    return write_out(binary("gcd", input, other), out)
+    return integer_op("gcd", input, other, out)
 
 
 def lcm(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     _both_tensors("lcm", input, other)
-    return write_out(binary("lcm", input, other), out)
+    return integer_op("lcm", input, other, out)
 
 
 # ---------------------------------------------------------------- powers, angles, sinc

@@ -361,7 +361,7 @@ def bitwise_and_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_and`.
     """
     check_no_partial_overlap(self, (other,))
-    cast_first(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_and(self, other))
 
 
@@ -371,7 +371,7 @@ def bitwise_or_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_or`.
     """
     check_no_partial_overlap(self, (other,))
-    cast_first(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_or(self, other))
 
 
@@ -381,7 +381,7 @@ def bitwise_xor_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_xor`.
     """
     check_no_partial_overlap(self, (other,))
-    cast_first(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_xor(self, other))
 
 
@@ -391,7 +391,7 @@ def bitwise_left_shift_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_left_shift`.
     """
     check_no_partial_overlap(self, (other,))
-    cast_first(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_left_shift(self, other))
 
 
@@ -401,7 +401,7 @@ def bitwise_right_shift_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_right_shift`.
     """
     check_no_partial_overlap(self, (other,))
-    cast_first(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_right_shift(self, other))
 
 
@@ -705,7 +705,7 @@ def gcd_(self: Tensor, other: Tensor) -> Tensor:
     In-place version of `Tensor.gcd`.
     """
     check_no_partial_overlap(self, (other,))
-    cast_first(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_more.gcd(self, other))
 
 
@@ -715,7 +715,7 @@ def lcm_(self: Tensor, other: Tensor) -> Tensor:
     In-place version of `Tensor.lcm`.
     """
     check_no_partial_overlap(self, (other,))
-    cast_first(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_more.lcm(self, other))
 
 

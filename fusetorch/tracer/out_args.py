@@ -81,17 +81,17 @@ def write_out(result: Tensor, out: Tensor | None, *, name: str | None = None,
     return D.copy_into(out, result)
 
 
-def cast_first(self: Tensor, operands: tuple) -> None:
-    """PyTorch's in-place binary kernels check that the operands' result type can be written
-    into the tensor before they look for a kernel of that type: `b &= 1.5` is the cast error,
-    not bitwise_and's missing float kernel."""
+def cast_first(target: Tensor, operands: tuple) -> None:
+    """PyTorch's binary kernels writing in place or into `out=` check that the operands' result
+    type can be written into the target before they look for a kernel of that type: `b &= 1.5`
+    is the cast error, not bitwise_and's missing float kernel."""
     dims, zero, scal = [], [], []
-    for a in (self,) + tuple(operands):
+    for a in operands:
         if isinstance(a, Tensor):
             (dims if a._data.ndim else zero).append(a._dtype)
         elif isinstance(a, (bool, int, float)):
             scal.append(dt.scalar_dtype(a))
-    D.check_cast_dtype(dt.result_type(dims, zero, scal), self._dtype)
+    D.check_cast_dtype(dt.result_type(dims, zero, scal), target._dtype)
 
 
 def inplace(self: Tensor, value: Tensor, aliased: str | None = None) -> Tensor:

@@ -292,3 +292,37 @@ def test_fill_of_an_expanded_view_needing_grad_refuses():
     x = torch.zeros(1, 4, requires_grad=True)
     with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
         x.expand(3, 4).fill_(1)
+
+
+@pytest.mark.parametrize("make, want", [
+    (lambda x: x * 2, (torch.int64, 2)), (lambda x: 2 * x, (torch.int64, 2)),
+    (lambda x: x / 2, (torch.int64, 2)), (lambda x: x * True, (torch.bool, True)),
+    (lambda x: x * 2.5, (torch.float64, 2.5)), (lambda x: x.double().mul(3), (torch.int64, 3)),
+    (lambda x: x[0] * 2, (torch.int64, 2))])
+def test_a_python_number_is_saved_with_its_python_type(make, want):
+    """PyTorch's wrapped number: `(x * 2).grad_fn._saved_other` is an int64 2, a float64 2.5."""
+    y = make(torch.ones(3, requires_grad=True))
+    saved = y.grad_fn._saved_other
+    assert saved.dtype == want[0] and saved.ndim == 0 and saved.item() == want[1]
+    y.sum().backward()  # the value taken is the float: the gradient is unchanged
+
+
+def test_a_python_int_exponent_is_saved_as_an_int():
+    x = torch.tensor([1.5, -2.0], requires_grad=True)
+    for e, kind in ((2, int), (2.0, float)):
+        y = x.pow(e)
+        assert y.grad_fn._saved_exponent == e and type(y.grad_fn._saved_exponent) is kind
+        (g,) = torch.autograd.grad(y.sum(), x)
+        np.testing.assert_allclose(g.numpy(), 2 * x.detach().numpy())
+
+
+def test_out_cast_is_checked_before_the_kernel():
+    b, i, f = torch.tensor([True, False]), torch.tensor([4, 6]), torch.tensor([1.5, 2.0])
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                           "output type Bool"):
+        torch.bitwise_and(b, 1.5, out=b.clone())
+    with pytest.raises(RuntimeError, match="output type Long"):
+        torch.gcd(i, f, out=i.clone())
+    out = torch.zeros(2)  # int operands into a float out: castable, and written
+    torch.bitwise_or(i, torch.tensor([1, 1]), out=out)
+    assert out.tolist() == [5.0, 7.0]
