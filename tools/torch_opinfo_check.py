@@ -528,10 +528,16 @@ def canonical_svd(flat, v_index, v_rows, torch, ft):
         v_full[..., :k, :] *= np.swapaxes(sign, -1, -2)
     else:
         v_full[..., :k] *= sign
+    # full_matrices: the vectors past k are "arbitrary bases of the corresponding subspaces"
+    # (linalg.svd's docs; MKL and OpenBLAS pick different ones): compared as their projector
+    u_rest = u_full[..., k:]
+    v_rest = np.swapaxes(v_full[..., k:, :], -1, -2) if v_rows else v_full[..., k:]
+    extra = [u_rest @ np.swapaxes(u_rest, -1, -2), v_rest @ np.swapaxes(v_rest, -1, -2)]
+    u_full, v_full = u_full[..., :k], v_full[..., :k, :] if v_rows else v_full[..., :k]
     dt = arrs[0].dtype
     out[0] = torch.from_numpy(u_full.astype(dt))
     out[v_index] = torch.from_numpy(v_full.astype(arrs[v_index].dtype))
-    return out
+    return out + [torch.from_numpy(e.astype(dt)) for e in extra]
 
 
 def normalise(op, out, torch, ft):
