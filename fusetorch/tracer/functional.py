@@ -236,8 +236,12 @@ def _clamp_tensors(input: Tensor, min, max) -> Tensor:
     as PyTorch's clamp backward sends it, whole, to x inside [lo, hi] (ties included), to lo
     below and to hi above (maximum/minimum alone would split ties in half). Where lo > hi the
     value is hi and so is the gradient's target (PyTorch gives lo a share too)."""
-    lo = None if min is None else _tensor(min, input)
-    hi = None if max is None else _tensor(max, input)
+    # the three operands in their common dtype first (a 0-d int64 bound of a uint8 tensor is
+    # -8., not 248, beside a float bound), as ATen's clamp computes
+    compute = D.promote_args("clamp", [b for b in (input, min, max) if b is not None])[0]
+    lo = None if min is None else cast(_tensor(min, input), compute)
+    hi = None if max is None else cast(_tensor(max, input), compute)
+    input = cast(input, compute)
     value, inside = input, None
     if lo is not None:
         value = binary("maximum", value, lo)

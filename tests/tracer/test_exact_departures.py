@@ -326,3 +326,19 @@ def test_out_cast_is_checked_before_the_kernel():
     out = torch.zeros(2)  # int operands into a float out: castable, and written
     torch.bitwise_or(i, torch.tensor([1, 1]), out=out)
     assert out.tolist() == [5.0, 7.0]
+
+
+def test_clamp_by_tensors_computes_in_the_three_operands_dtype():
+    """clamp(uint8, 0-d int64 -8, float32 max) compares in float32: the bound is -8., where a
+    pairwise maximum would have wrapped it to 248 first (PyTorch: [-1.5, 3, 100, 255])."""
+    xs = np.array([[0, 5, 200, 255]], np.uint8).repeat(3, 0)
+    hi = np.array([[-1.5, 3.0, 100.0, 300.0]], np.float32)
+    x = torch.tensor(xs)
+    got = torch.clamp(x, torch.tensor(-8), torch.tensor(hi))
+    assert got.dtype == torch.float32
+    assert got.tolist() == np.minimum(np.maximum(xs.astype(np.float64), -8.0), hi).tolist()
+    got = torch.clamp(x.t(), torch.tensor([-8, 1, 2]), torch.tensor(hi).t())  # non-contiguous
+    assert got.tolist() == np.minimum(np.maximum(xs.T.astype(np.float64), [-8, 1, 2]),
+                                      hi.T).tolist()
+    assert torch.clamp(x, torch.tensor(-8)).tolist() == [[248, 248, 248, 255]] * 3  # uint8 wraps
+    assert torch.clamp(x[:0], torch.tensor(-8), torch.tensor(hi[:, :1])).shape == (0, 4)
