@@ -259,11 +259,14 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     if equal_nan:
         same = binary("bitwise_or", same, binary("bitwise_and", isnan(input), isnan(other)))
     if not input._dtype.is_floating_point:
-        if input._dtype is dt.bool_:  # PyTorch compares bools as the numbers 0 and 1
-            input, other = input.long(), other.long()
+        # ATen: zero tolerances are equality; else integers (bools as 0 and 1) are compared in
+        # the default float dtype, so int8's -128 - 127 is -255., not a wrapped 1
+        if rtol == 0 and atol == 0:
+            return same
+        input, other = D.cast(input, dt.default_float()), D.cast(other, dt.default_float())
         diff = D.unary("abs", binary("sub", input, other))
         return binary("bitwise_or", same, binary("le", diff, binary(
-            "add", atol, binary("mul", rtol, D.unary("abs", other)))))
+            "add", atol, D.unary("abs", binary("mul", rtol, other)))))
     finite = binary("bitwise_and", isfinite(input), isfinite(other))
     close = binary("le", D.unary("abs", binary("sub", input, other)),
                    binary("add", atol, binary("mul", rtol, D.unary("abs", other))))

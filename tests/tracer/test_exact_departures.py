@@ -342,3 +342,22 @@ def test_clamp_by_tensors_computes_in_the_three_operands_dtype():
                                       hi.T).tolist()
     assert torch.clamp(x, torch.tensor(-8)).tolist() == [[248, 248, 248, 255]] * 3  # uint8 wraps
     assert torch.clamp(x[:0], torch.tensor(-8), torch.tensor(hi[:, :1])).shape == (0, 4)
+
+
+def test_integer_isclose_does_not_wrap():
+    """|a - b| of integers is taken in float (PyTorch: int8 -128 and 127 differ by 255, not by
+    int8's wrapped 1); zero tolerances are equality (2**62 and 2**62 + 1 differ, though float32
+    holds both as one number)."""
+    a = np.array([-128, 127, 100, -100, 0, 5, -5], np.int8)
+    b = np.array([127, -128, -100, 100, 0, 5, -6], np.int8)
+    exact = np.abs(a.astype(np.int64) - b.astype(np.int64))
+    for rtol, atol in ((1e-5, 1e-8), (0.5, 1.0)):
+        want = exact <= atol + rtol * np.abs(b.astype(np.float64))
+        assert torch.isclose(torch.tensor(a), torch.tensor(b), rtol, atol).tolist() == want.tolist()
+        assert torch.isclose(torch.tensor(a)[::2], torch.tensor(b)[::2], rtol, atol).tolist() == \
+            want[::2].tolist()
+    u, v = torch.tensor([200], dtype=torch.uint8), torch.tensor([10], dtype=torch.uint8)
+    assert torch.isclose(v, u, rtol=0, atol=66).tolist() == [False]  # uint8's 10 - 200 is 66
+    big = torch.tensor(2 ** 62)
+    assert torch.isclose(big, big + 1, rtol=0, atol=0).item() is False
+    assert torch.isclose(torch.tensor([True]), torch.tensor([False]), atol=1).tolist() == [True]
