@@ -110,12 +110,13 @@ DEPARTURES["signal.windows.kaiser"] = (
 # (op_db's polygamma_n_0 variant samples n = 1..5 too, so its departures are polygamma's: int8
 # and int16 samples reach the negative integers, which gh-106692 keeps int32/int64 ones off)
 for _n in ("polygamma.polygamma_n_0", "polygamma.polygamma_n_1", "polygamma.polygamma_n_2",
-           "polygamma.polygamma_n_3", "polygamma.polygamma_n_4"):
+           "polygamma.polygamma_n_3", "polygamma.polygamma_n_4",
+           "special.polygamma.special_polygamma_n_0"):
     DEPARTURES[_n] = ("PyTorch's zeta(n + 1, +inf) is NaN (the limit is 0) and its trigamma is finite "
                       "at negative integers and NaN at -inf; fusetorch/ir/gamma.py", _polygamma_edges,
                       ("value", "grad"))
 for _n in ("digamma", "mvlgamma.mvlgamma_p_1", "mvlgamma.mvlgamma_p_3",
-           "mvlgamma.mvlgamma_p_5", "special.polygamma.special_polygamma_n_0"):
+           "mvlgamma.mvlgamma_p_5"):
     DEPARTURES.setdefault(_n, ("the gradient is trigamma: see polygamma", _digamma_grad_edges, ("grad",)))
 
 

@@ -361,3 +361,31 @@ def test_integer_isclose_does_not_wrap():
     big = torch.tensor(2 ** 62)
     assert torch.isclose(big, big + 1, rtol=0, atol=0).item() is False
     assert torch.isclose(torch.tensor([True]), torch.tensor([False]), atol=1).tolist() == [True]
+
+
+# ATen's CPU kernels run the polynomial recurrences with each step contracted into one fma:
+# float32 values as PyTorch 2.13 gives them (observed by hand; the plain loop's L_182(9) is
+# -0.07067502, the float64 value -0.0706595873), float64 ones against scipy's evaluation.
+LAGUERRE_F32 = {(9, 182): -0.07065664231777191, (9, 196): 0.7274858951568604,
+                (10, 117): -0.2689724266529083, (10, 128): 0.17214533686637878}
+
+
+def test_laguerre_recurrence_rounds_as_aten_s_fused_steps():
+    pts = list(LAGUERRE_F32)
+    x = torch.tensor([float(a) for a, _ in pts])
+    n = torch.tensor([float(b) for _, b in pts])
+    assert torch.special.laguerre_polynomial_l(x, n).tolist() == list(LAGUERRE_F32.values())
+    xi = torch.tensor([a for a, _ in pts], dtype=torch.uint8)  # integer inputs compute in float32
+    ni = torch.tensor([b for _, b in pts], dtype=torch.uint8)
+    assert torch.special.laguerre_polynomial_l(xi, ni).tolist() == list(LAGUERRE_F32.values())
+    from scipy.special import eval_laguerre, eval_legendre
+    xs = np.linspace(-3.0, 0.0, 31)  # (x <= 0: every term of L_n positive, well conditioned)
+    ns = np.arange(31.0) * 7
+    got = torch.special.laguerre_polynomial_l(torch.tensor(xs), torch.tensor(ns)).numpy()
+    np.testing.assert_allclose(got, eval_laguerre(ns, xs), rtol=1e-9, atol=1e-12)
+    xs = np.linspace(-0.99, 0.99, 31)
+    column = torch.tensor(np.stack([xs, xs], 1))[:, 0]  # non-contiguous
+    got = torch.special.legendre_polynomial_p(column, torch.tensor(ns))
+    np.testing.assert_allclose(got.numpy(), eval_legendre(ns, xs), rtol=1e-9, atol=1e-12)
+    assert torch.special.legendre_polynomial_p(torch.tensor([0.9]), torch.tensor([182.0])) \
+        .item() == 0.08837347477674484
