@@ -107,13 +107,16 @@ DEPARTURES["signal.windows.kaiser"] = (
     "finite up to 91.9: inf / inf = NaN there; fusetorch's i0 gives the value",
     lambda sample, t_out: np.isnan(t_out.detach().numpy()) if str(t_out.dtype) == "torch.float32" and
     sample.kwargs.get("beta", 12.0) > 88.7 else None, ("value",))
-for _n in ("polygamma.polygamma_n_1", "polygamma.polygamma_n_2", "polygamma.polygamma_n_3",
-           "polygamma.polygamma_n_4"):
+# (op_db's polygamma_n_0 variant samples n = 1..5 too, so its departures are polygamma's: int8
+# and int16 samples reach the negative integers, which gh-106692 keeps int32/int64 ones off)
+for _n in ("polygamma.polygamma_n_0", "polygamma.polygamma_n_1", "polygamma.polygamma_n_2",
+           "polygamma.polygamma_n_3", "polygamma.polygamma_n_4",
+           "special.polygamma.special_polygamma_n_0"):
     DEPARTURES[_n] = ("PyTorch's zeta(n + 1, +inf) is NaN (the limit is 0) and its trigamma is finite "
                       "at negative integers and NaN at -inf; fusetorch/ir/gamma.py", _polygamma_edges,
                       ("value", "grad"))
-for _n in ("polygamma.polygamma_n_0", "digamma", "mvlgamma.mvlgamma_p_1", "mvlgamma.mvlgamma_p_3",
-           "mvlgamma.mvlgamma_p_5", "special.polygamma.special_polygamma_n_0"):
+for _n in ("digamma", "mvlgamma.mvlgamma_p_1", "mvlgamma.mvlgamma_p_3",
+           "mvlgamma.mvlgamma_p_5"):
     DEPARTURES.setdefault(_n, ("the gradient is trigamma: see polygamma", _digamma_grad_edges, ("grad",)))
 
 
@@ -528,10 +531,16 @@ def canonical_svd(flat, v_index, v_rows, torch, ft):
         v_full[..., :k, :] *= np.swapaxes(sign, -1, -2)
     else:
         v_full[..., :k] *= sign
+    # full_matrices: the vectors past k are "arbitrary bases of the corresponding subspaces"
+    # (linalg.svd's docs; MKL and OpenBLAS pick different ones): compared as their projector
+    u_rest = u_full[..., k:]
+    v_rest = np.swapaxes(v_full[..., k:, :], -1, -2) if v_rows else v_full[..., k:]
+    extra = [u_rest @ np.swapaxes(u_rest, -1, -2), v_rest @ np.swapaxes(v_rest, -1, -2)]
+    u_full, v_full = u_full[..., :k], v_full[..., :k, :] if v_rows else v_full[..., :k]
     dt = arrs[0].dtype
     out[0] = torch.from_numpy(u_full.astype(dt))
     out[v_index] = torch.from_numpy(v_full.astype(arrs[v_index].dtype))
-    return out
+    return out + [torch.from_numpy(e.astype(dt)) for e in extra]
 
 
 def normalise(op, out, torch, ft):

@@ -47,6 +47,10 @@ RENAMED = {
     "cumprod_": ("functional_scan", "cumprod_value"),
 }
 
+# in-place methods PyTorch lets write an expanded tensor (elements sharing memory), warning
+# that it is deprecated: they write one value where a mask or an index says
+ALIASED = ("masked_fill_", "index_fill_")
+
 _METHODS_HEADER = '''\
 """Tensor.<name>_ of the tracer's functions: `x.clamp_(0, 1)` writes `clamp(x, 0, 1)` into x.
 
@@ -60,7 +64,7 @@ from __future__ import annotations
 {imports}
 from .dispatch import check_no_partial_overlap
 from .numpy_names import numpy_names
-from .out_args import inplace
+from .out_args import cast_first, inplace
 from .tensor import Tensor
 
 '''
@@ -175,14 +179,25 @@ def _def(name: str, first: str, params: list, doc: str, body: list,
     return "\n\n" + "\n".join(lines) + "\n"
 
 
+def _cast_first(fn_name: str, params: list) -> bool:
+    """Whether the method checks the cast into the tensor before computing: a binary op of
+    integer kernels only (bitwise, gcd), whose missing float kernel would raise first."""
+    from ..ir.ops import OPS
+    op = OPS.get(fn_name)
+    return bool(params) and op is not None and op.promote == "integral" and op.nin == 2
+
+
 def _method_def(method: str, module: str, fn_name: str) -> str:
     fn = _function(module, fn_name)
     params = _params(fn)
     call = ", ".join(filter(None, ["self", _call(params)]))
     body = [f"check_no_partial_overlap(self, {_operands(params)})"] if params else []
-    ret = f"return inplace(self, _{module}.{fn_name}({call}))"
+    if _cast_first(fn_name, params):
+        body.append(f"cast_first(self, (self, {_operands(params)[1:-1].rstrip(',')}))")
+    tail = f', aliased="{method}")' if method in ALIASED else ")"
+    ret = f"return inplace(self, _{module}.{fn_name}({call}){tail}"
     if len(ret) > 95:  # (the line as `    return ...`, under 100 columns)
-        ret = f"return inplace(self, _{module}.{fn_name}(\n        {call}))"
+        ret = f"return inplace(self, _{module}.{fn_name}(\n        {call}){tail}"
     body.append(ret)
     doc = f"In-place version of `Tensor.{method[:-1]}`."
     # (a function taking NumPy's axis=/keepdims= gives its in-place method them too)

@@ -65,7 +65,7 @@ def _vjp_neg(b, n, g):
     return (b.op("neg", g),)
 
 
-def _refuse_neg(compute, _dtypes):
+def _refuse_neg(compute, _dtypes, _numbers=()):
     if compute is dt.bool_:
         return ("Negation, the `-` operator, on a bool tensor is not supported. If you are "
                 "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
@@ -359,7 +359,7 @@ def _vjp_abs(b, n, g):
 
 def _refuse_bool(kernel: str):
     """PyTorch has no bool kernel for these: NotImplementedError naming its CPU kernel."""
-    def refuse(compute, _dtypes):
+    def refuse(compute, _dtypes, _numbers=()):
         if compute is dt.bool_:
             return NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
         return None
@@ -393,7 +393,8 @@ def _vjp_relu(b, n, g):
 elementwise("relu", 1, "same", "FT_RELU({0})",
             lambda xp: lambda x: xp.maximum(x, 0).astype(x.dtype, copy=False),
             vjp=_vjp_relu, saves=("out",), fold_constant=fo.arith(fo.relu), unary_api=True,
-            native_half=True)
+            native_half=True, refuse=lambda compute, _dtypes, _numbers=(): (
+                "Boolean inputs not supported for relu" if compute is dt.bool_ else None))
 
 elementwise("logical_not", 1, "same", "(!{0})", lambda xp: xp.logical_not, vjp=vjp_zero,
             dtype=_bool_dtype, fold_constant=lambda n, v, src: not v[0], zero_one=True, unary_api=True)
@@ -481,7 +482,7 @@ def _vjp_sub(b, n, g):
     return (b.sum_to(g, arg(n, 0).shape), b.sum_to(b.op("neg", g), arg(n, 1).shape))
 
 
-def _refuse_sub(compute, dtypes):
+def _refuse_sub(compute, dtypes, _numbers=()):
     if compute is dt.bool_:
         return ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
                 "`^` or `logical_xor()` operator instead.")
@@ -591,8 +592,17 @@ def _pow_grad_name(n) -> str:
         "PowBackward2" if base.op == "constant" else "PowBackward1")
 
 
+def _refuse_bool_pow(compute, _dtypes, numbers=()):
+    # ATen has pow(bool tensor, Scalar) (b ** True is bool) but no bool kernel for a tensor
+    # exponent, a scalar base included (True ** b becomes a tensor there)
+    if compute is dt.bool_ and 1 not in numbers:
+        return NotImplementedError('"pow" not implemented for \'Bool\'')
+    return None
+
+
 elementwise("pow", 2, "same", "pow{f}({0}, {1})", _pow, vjp=_vjp_pow, saves=(0, 1, "out"),
-            fold_constant=fo.int_pow, simd="f", grad_name=_pow_grad_name, simplify=rw.small_power,
+            refuse=_refuse_bool_pow, fold_constant=fo.int_pow, simd="f", grad_name=_pow_grad_name,
+            simplify=rw.small_power,
             eager_kernel=True, saved_names=("self", "exponent"), saved_scalars=(0, 1))
 
 
@@ -778,18 +788,20 @@ def _vjp_hypot(b, n, g):  # d/da = a / out, d/db = b / out
             b.sum_to(b.op("mul", g, b.op("div", b.value(c), out)), c.shape))
 
 
-def _refuse_integral_hypot(_compute, dtypes):
-    """PyTorch's hypot has float kernels only: two integer (or bool) operands are an error, not
-    a float result."""
-    if any(d.is_floating_point for d in dtypes):
-        return None
-    common = dt.result_type(list(dtypes), [], [])
-    return NotImplementedError(f'"hypot_cpu" not implemented for '
-                               f'\'{dt.SCALAR_TYPE_NAMES[common.name]}\'')
+def _refuse_integral(kernel: str):
+    """PyTorch's hypot and logaddexp have float kernels only: integer (or bool) operands are an
+    error, not a float result."""
+    def refuse(_compute, dtypes, _numbers=()):
+        if any(d.is_floating_point for d in dtypes):
+            return None
+        common = dt.result_type(list(dtypes), [], [])
+        return NotImplementedError(f'"{kernel}" not implemented for '
+                                   f'\'{dt.SCALAR_TYPE_NAMES[common.name]}\'')
+    return refuse
 
 
 elementwise("hypot", 2, "float", "hypot{f}({0}, {1})", lambda xp: xp.hypot, vjp=_vjp_hypot,
-            saves=(0, 1, "out"), refuse=_refuse_integral_hypot, simd="fd", eager_kernel=True)
+            saves=(0, 1, "out"), refuse=_refuse_integral("hypot_cpu"), simd="fd", eager_kernel=True)
 
 
 def _vjp_logaddexp(b, n, g):
@@ -818,7 +830,8 @@ FT_FN float ft_logaddexpf(float a, float b)
 }
 """
 elementwise("logaddexp", 2, "float", "ft_logaddexp{f}({0}, {1})", lambda xp: xp.logaddexp,
-            vjp=_vjp_logaddexp, saves=(0, 1), c_helper=_LOGADDEXP_C, eager_kernel=True)
+            vjp=_vjp_logaddexp, saves=(0, 1), c_helper=_LOGADDEXP_C, eager_kernel=True,
+            refuse=_refuse_integral("logaddexp_cpu"))
 
 
 # Integer division family. PyTorch raises "ZeroDivisionError" (a RuntimeError) for an integer
@@ -862,7 +875,20 @@ FT_FN float ft_remainderf(float a, float b)
     return r;
 }
 """
-elementwise("remainder", 2, "same", "ft_remainder{f}({0}, {1})", _int_checked("remainder"),
+def _remainder(xp):
+    # ATen's float remainder is fmod moved onto the divisor's sign where nonzero: a zero keeps
+    # the dividend's sign (remainder(-2., 1.) is -0.0), where numpy's takes the divisor's
+    checked = _int_checked("remainder")(xp)
+
+    def run(a, b):
+        if _integral(a) and _integral(b):
+            return checked(a, b)
+        r = xp.fmod(a, b)
+        return xp.where((r != 0) & ((b < 0) != (r < 0)), r + b, r)
+    return run
+
+
+elementwise("remainder", 2, "same", "ft_remainder{f}({0}, {1})", _remainder,
             vjp=_vjp_divmod("floor"), saves=(0, 1), c_helper=_REMAINDER_C,
             refuse=_refuse_bool("remainder_cpu"), eager_kernel=True)
 elementwise("fmod", 2, "same", "fmod{f}({0}, {1})", _int_checked("fmod"),

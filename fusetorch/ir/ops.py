@@ -37,8 +37,8 @@ class OpDef:
     attrs: tuple = field(default_factory=tuple)  # names of the attributes the op carries
     roles: frozenset = frozenset()  # the Role facts about it
     eager: Optional[Callable] = None  # (array module) -> the eager implementation
-    # (compute dtype, input dtypes) -> PyTorch's error or None (a message, raised as
-    # RuntimeError, or an exception to raise as it is)
+    # (compute dtype, input dtypes, positions given as Python numbers) -> PyTorch's error or
+    # None (a message, raised as RuntimeError, or the exception itself)
     refuse: Optional[Callable] = None
     reduction: Optional["Reduction"] = None  # how a reduce primitive folds values
     value_op: str = ""  # an index reduction: the reduction whose value it locates (max)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 
 from .elementwise import elementwise
+from .fma import fma
 from .ops import vjp_zero
 
 # ---------------------------------------------------------------- C helpers
@@ -294,8 +295,17 @@ def _numerator_reach(xp, n, x):
     return n.astype("float64")
 
 
-def _chebyshev_step(m, q, p, two_x):
-    return two_x * q - p
+def _fused(xp, a, q, b):
+    """a * q - b as ATen's CPU kernels compute each step, contracted by the compiler into
+    fma(a, q, -b), rounded once (the plain loop's float32 L_182(9) differs from PyTorch's from
+    the fifth digit on): in float32 the product is exact in float64."""
+    if q.dtype.itemsize == 4:
+        return (a.astype("float64") * q - b).astype(q.dtype)
+    return fma(xp, a, q, -b)
+
+
+def _chebyshev_step(xp):
+    return lambda m, q, p, two_x: _fused(xp, two_x, q, p)
 
 
 def _chebyshev_far(kind: str):
@@ -339,7 +349,7 @@ def _common(xp, x, n):
 
 def _chebyshev_t(xp, x, n):
     nx, two_x, ax, odd, inner = _common(xp, x, n)
-    r = _recurrence(xp, x, n, x, two_x, _chebyshev_step, skip=((n > 6) & inner) | (ax == 1),
+    r = _recurrence(xp, x, n, x, two_x, _chebyshev_step(xp), skip=((n > 6) & inner) | (ax == 1),
                     finish=_chebyshev_far("t"))
     r = xp.where((n > 6) & inner, xp.cos(nx * xp.arccos(xp.where(inner, x, 0))), r)
     return xp.where(ax == 1, xp.where((x > 0) | ~odd, 1, -1), r)
@@ -347,7 +357,8 @@ def _chebyshev_t(xp, x, n):
 
 def _chebyshev_u(xp, x, n):
     nx, two_x, ax, odd, inner = _common(xp, x, n)
-    r = _recurrence(xp, x, n, two_x, two_x, _chebyshev_step, skip=((n > 8) & inner) | (ax == 1),
+    r = _recurrence(xp, x, n, two_x, two_x, _chebyshev_step(xp),
+                    skip=((n > 8) & inner) | (ax == 1),
                     finish=_chebyshev_far("u"))
     t = xp.arccos(xp.where(inner, x, 0))
     s = xp.sin(t)
@@ -361,7 +372,7 @@ def _chebyshev_vw(v: bool):
     def value(xp, x, n):
         nx, two_x, ax, odd, inner = _common(xp, x, n)
         first = two_x - 1 if v else two_x + 1
-        r = _recurrence(xp, x, n, first, two_x, _chebyshev_step,
+        r = _recurrence(xp, x, n, first, two_x, _chebyshev_step(xp),
                         skip=((n > 8) & inner) | (ax == 1),
                         finish=_chebyshev_far("v" if v else "w"))
         t = xp.arccos(xp.where(inner, x, 0))
@@ -381,17 +392,19 @@ def _chebyshev_vw(v: bool):
 
 
 def _hermite_h(xp, x, n):
-    return _recurrence(xp, x, n, x + x, x + x, lambda m, q, p, c: c * q - (2 * (m - 1)) * p)
+    return _recurrence(xp, x, n, x + x, x + x,
+                       lambda m, q, p, c: _fused(xp, c, q, (2 * (m - 1)) * p))
 
 
 def _hermite_he(xp, x, n):
-    return _recurrence(xp, x, n, x, x, lambda m, q, p, c: c * q - (m - 1) * p)
+    return _recurrence(xp, x, n, x, x, lambda m, q, p, c: _fused(xp, c, q, (m - 1) * p))
 
 
 def _laguerre_l(xp, x, n):
     first = 1 - x
     r = _recurrence(xp, x, n, first, first,
-                    lambda m, q, p, c: ((2 * (m - 1) + c) * q - (m - 1) * p) / m,
+                    lambda m, q, p, c: _fused(xp, 2 * (m - 1) + c, q, (m - 1) * p) /
+                    q.dtype.type(m),
                     skip=xp.abs(x) == 0, finish=_scipy_eval("eval_laguerre", _laguerre_term,
                                                         _numerator_reach))
     return xp.where(xp.abs(x) == 0, 1, r)
@@ -399,7 +412,9 @@ def _laguerre_l(xp, x, n):
 
 def _legendre_p(xp, x, n):
     _, _, ax, odd, _ = _common(xp, x, n)
-    r = _recurrence(xp, x, n, x, x, lambda m, q, p, c: ((2 * m - 1) * c * q - (m - 1) * p) / m,
+    r = _recurrence(xp, x, n, x, x,
+                    lambda m, q, p, c: _fused(xp, (2 * m - 1) * c, q, (m - 1) * p) /
+                    q.dtype.type(m),
                     skip=ax == 1, finish=_scipy_eval("eval_legendre", _legendre_term,
                                                         _numerator_reach))
     return xp.where(ax == 1, xp.where((x > 0) | (n == 0) | ~odd, 1, -1), r)

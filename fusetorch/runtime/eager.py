@@ -21,7 +21,7 @@ from ..ir.loss_ops import FEW_IN_PYTHON
 from ..ir.ops import OPS
 from . import conv, eager_kernels, recurrent, softmax_rows
 from .device import NP_DTYPES
-from .fma import fma
+from ..ir.fma import fma
 from ..ir.roles import Role
 
 # PyTorch computes log(0) = -inf and 0/0 = nan silently; so does fusetorch. Filtering by module

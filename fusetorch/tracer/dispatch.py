@@ -138,7 +138,8 @@ def promote_args(name: str, args) -> tuple:
         raise NotImplementedError(f'"{name}_cpu" not implemented for '
                                   f'\'{_torch_name(compute)}\'')
     if opdef.refuse is not None:  # PyTorch's refusals (bool subtraction, negation)
-        error = opdef.refuse(compute, dims + zero + scal)
+        error = opdef.refuse(compute, dims + zero + scal,
+                             tuple(i for i, a in enumerate(part) if not isinstance(a, Tensor)))
         if error is not None:
             raise error if isinstance(error, Exception) else RuntimeError(error)
     return compute, (dt.bool_ if name in _BOOL_OUT else compute)
@@ -227,8 +228,8 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
                     broadcast_shapes(ad.shape, bd.shape)  # PyTorch's error
         elif b.__class__ in _SCALARS and d.category == 2 and d is not _BF16 and \
                 name in _SAME_FLOAT2:
-            b = float(b)  # (the general path's scalar: the same graph)
-            ins, tensors, data = (a, b), (a,), (a._data, b)
+            f = float(b)  # (the general path's scalar: the same graph)
+            ins, tensors, data = (a, f), (a,), (a._data, f)
     elif len(more) == 1 and name in _SELECT and isinstance(a, Tensor) and a._dtype is _BOOL:
         ins, tensors, data, d = _select_operands(a, b, more[0])
     if data is not None:
@@ -259,7 +260,23 @@ def elementwise(name: str, a, b=_UNARY, *more) -> Tensor:
         rec.record(name, ins, {}, result, compute)
     if st.GRAD_ENABLED and any_needs_grad(tensors):
         GRAD_RECORD(name, ins, {}, result, compute)
+        if compute.category == 2 and (a.__class__ in _WHOLE or b.__class__ in _WHOLE):
+            _note_numbers(result._node, (a, b))
     return result
+
+
+_WHOLE = (int, bool)
+
+
+def _note_numbers(node, args: tuple) -> None:
+    """A Python int or bool taken into a float op is a float constant in the graph; its node
+    notes the Python type, which PyTorch's saved value keeps (`(x * 2).grad_fn._saved_other`
+    is an int64 2, PowBackward0's `_saved_exponent` the int 2)."""
+    if node is None:
+        return
+    for x, n in zip(args, node.inputs):
+        if x.__class__ in _WHOLE and n.op == "constant" and n.meta is None:
+            n.meta = {"number": x.__class__}
 
 
 # (Role.HALF_SCALAR_AT_FLOAT32) numpy rounds a scalar to the tensor's dtype first, as PyTorch
@@ -674,8 +691,10 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
             expand_shape(v._data.shape, tuple(region))
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(v._data.shape)} cannot "
                            f"be broadcast to indexing result of shape {list(region)}")
-    if not writeable(t._data):
-        raise RuntimeError(_OVERLAP)
+    target = t._data
+    if not writeable(target):
+        region = target if idx else t._be.impl["index"](target, spec=spec)
+        target = write_view(t, region, "index_put_" if idx else None)
     a, b = t._data, v._data
     if b is not a and (b.base if b.base is not None else b) is (
             a.base if a.base is not None else a):
@@ -685,8 +704,7 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
     grad = check_inplace(t, v)
     view = grad and _views.is_diff_view(t)
     before = t._node
-    t._be.impl["index_put"](t._data, v._data, *[i._data for i in idx], spec=spec,
-                            inplace=True)
+    t._be.impl["index_put"](target, v._data, *[i._data for i in idx], spec=spec, inplace=True)
     t._bump_version()
     if t._base is not None:
         t._vver = _views.version(t)  # its node (refreshed by check_inplace) is the old value
@@ -711,6 +729,38 @@ def index_put_(t: Tensor, v: Tensor, idx: list, spec: tuple) -> None:
 def writeable(a) -> bool:
     """numpy marks broadcast and strided-window views read-only; cupy has no such flag."""
     return getattr(a.flags, "writeable", True)
+
+
+def zero_stride_overlap(a) -> bool:
+    """PyTorch's assert_no_internal_overlap: a zero stride over more than one element (other
+    overlaps are too hard to tell, and written)."""
+    return any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
+
+
+_ALIASED_WRITE = ("Use of {} on expanded tensors is deprecated. Please clone() the tensor before "
+                  "performing this operation. This also applies to advanced indexing e.g. "
+                  "tensor[{}] = {}")
+
+
+def write_view(t: Tensor, region, aliased: str | None):
+    """A writable alias of `t`'s read-only array: numpy marks every view of a broadcast array
+    read-only, `x.expand(3, 4)[0]` too, which holds each element once. A `region` with a zero
+    stride over several elements is PyTorch's overlap error unless the op writes values that
+    agree at aliases (`aliased`: fill_'s ""; masked_fill_, index_fill_ and index_put_ warn as
+    PyTorch does); a strided window numpy will not make writable stays refused."""
+    if zero_stride_overlap(region):
+        if aliased is None:
+            raise RuntimeError(_OVERLAP)
+        if aliased:
+            from .user_warning import warn_at_user
+            warn_at_user(_ALIASED_WRITE.format(aliased, *(("indices", "tensor") if aliased ==
+                                                          "index_put_" else ("mask", "scalar"))))
+    w = t._data.view()
+    try:
+        w.flags.writeable = True
+    except ValueError:
+        raise RuntimeError(_OVERLAP) from None
+    return w
 
 
 _OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
@@ -772,18 +822,23 @@ def _address(a) -> int:
         else a.data.ptr  # (cupy)
 
 
-def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:
+def copy_into(t: Tensor, value: Tensor, from_self: bool = False,
+              aliased: str | None = None) -> Tensor:
     """Write `value` (already of `t`'s shape after broadcasting) into `t`'s buffer: the eager
     half of every in-place op. Recordings then see `t` as `value`. `from_self`: value is an op
-    applied to t (`t.add_(w)`), not a value copied in (`t.copy_(w)`): it names grad_fns."""
+    applied to t (`t.add_(w)`), not a value copied in (`t.copy_(w)`): it names grad_fns.
+    `aliased`: the op may write a tensor whose elements share memory (`write_view`)."""
     st = _LOCAL.state  # this thread's recorder, grad mode and profiler
     prof = st.PROFILE
     if prof is not None and prof.enter():
-        return prof.op(copy_into, (t, value, from_self), "copy_", (t, value))
+        return prof.op(copy_into, (t, value, from_self, aliased), "copy_", (t, value))
     if t._be is not value._be:
         _check_devices([t, value])
-    if not writeable(t._data):
-        raise RuntimeError(_OVERLAP)
+    target = t._data
+    if not writeable(target):
+        target = write_view(t, target, aliased)
+        if zero_stride_overlap(target):
+            return _write_aliases(t, value, target)
     grad = check_inplace(t, value)
     if grad and value._node is not None and getattr(t, "_saved", False):
         _keep_original(t, value._node)
@@ -793,7 +848,7 @@ def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:
     view = grad and _views.is_diff_view(t)
     if view:
         before, written = t._node, _views.node_of(value)  # before the write: value may alias t
-    t._be.xp.copyto(t._data, value._data, casting="unsafe")
+    t._be.xp.copyto(target, value._data, casting="unsafe")
     t._bump_version()
     if rec is not None:
         rec.alias(t, value)
@@ -804,6 +859,26 @@ def copy_into(t: Tensor, value: Tensor, from_self: bool = False) -> Tensor:
         if value._node is not None:
             _views.keep_retained(t._node, value._node)
         t._node, t._requires_grad = value._node, True
+    return t
+
+
+def _write_aliases(t: Tensor, value: Tensor, target) -> Tensor:
+    """fill_ / masked_fill_ into a tensor whose elements share memory (`x.expand(3, 4)`):
+    PyTorch's kernel writes only the elements it changes, so a location takes the new value
+    of any alias that changes it (written last-to-first they would undo one another). Eager
+    only: autograd's CopySlices through an expand and a recording through it are not
+    followed."""
+    if check_inplace(t, value):
+        raise RuntimeError(_OVERLAP)
+    rec = _LOCAL.state.RECORDER
+    if rec is not None:
+        rec.view_write()
+    xp, old, new = t._be.xp, t._data, value._data.astype(t._data.dtype, copy=False)
+    same = old == new
+    if old.dtype.kind not in "biu":  # (NaN over NaN changes nothing either)
+        same |= xp.isnan(old) & xp.isnan(new)
+    xp.copyto(target, new, where=~same)
+    t._bump_version()
     return t
 
 
@@ -833,9 +908,13 @@ def _keep_original(t: Tensor, node) -> None:
 
 def check_cast(value: Tensor, target: Tensor) -> None:
     """In-place ops and `out=` may narrow a type only within its category (no float -> int)."""
-    if not dt.can_cast(value._dtype, target._dtype):
-        raise RuntimeError(f"result type {_torch_name(value._dtype)} can't be cast to the "
-                           f"desired output type {_torch_name(target._dtype)}")
+    check_cast_dtype(value._dtype, target._dtype)
+
+
+def check_cast_dtype(result: dt.DType, target: dt.DType) -> None:
+    if not dt.can_cast(result, target):
+        raise RuntimeError(f"result type {_torch_name(result)} can't be cast to the "
+                           f"desired output type {_torch_name(target)}")
 
 
 def check_inplace(t: Tensor, value=None) -> bool:

@@ -93,6 +93,10 @@ def _times_alpha(input, other, alpha):
     if isinstance(alpha, float) and not result.is_floating_point:
         raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
                            "point number.")
+    if result is dt.bool_:  # ATen's alpha is a bool there: any nonzero one is True
+        alpha = bool(alpha)
+        if not isinstance(other, Tensor):
+            return other and alpha
     return binary("mul", other, alpha) if isinstance(other, Tensor) else other * alpha
 
 
@@ -189,10 +193,11 @@ _BOUNDS = (int, float, type(None))  # Python numbers, which keep a float tensor'
 
 
 def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
-    if isinstance(min, Tensor) or isinstance(max, Tensor):
-        return write_out(_clamp_tensors(input, min, max), out, operands=(input, min, max))
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _refuse_bool_clamp(input, min, max)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return write_out(_clamp_tensors(input, min, max), out, operands=(input, min, max))
     if isinstance(input, Tensor) and input._dtype.category == 2 and min.__class__ in _BOUNDS \
             and max.__class__ in _BOUNDS:  # (a float tensor's dtype is the compute dtype)
         attrs = {"min": None if min is None else float(min),
@@ -208,13 +213,35 @@ def clamp(input: Tensor, min=None, max=None, *, out=None) -> Tensor:
 clip = clamp
 
 
+def _refuse_bool_clamp(input, min, max) -> None:
+    """ATen's clamp kernels have no bool case: a bool result refuses Scalar bounds (a Python
+    number beside a 0-d tensor takes the Scalar overload) and two tensor bounds; one tensor
+    bound is maximum or minimum, which bool has."""
+    if not isinstance(input, Tensor) or input._dtype is not dt.bool_:
+        return
+    bounds = [b for b in (min, max) if b is not None]
+    if D.promote_args("clamp", [input] + bounds)[0] is not dt.bool_:
+        return
+    tensors = _b.sum(isinstance(b, Tensor) for b in bounds)
+    if tensors == len(bounds) == 1:
+        return
+    kernel = "clamp_cpu" if tensors == 2 else (
+        "clamp_scalar_cpu" if len(bounds) == 2 else "clamp_min_scalar_cpu" if min is not None
+        else "clamp_max_scalar_cpu")
+    raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
+
+
 def _clamp_tensors(input: Tensor, min, max) -> Tensor:
     """Tensor bounds: values are min(max(x, lo), hi) (NaN from any operand); the gradient goes
     as PyTorch's clamp backward sends it, whole, to x inside [lo, hi] (ties included), to lo
     below and to hi above (maximum/minimum alone would split ties in half). Where lo > hi the
     value is hi and so is the gradient's target (PyTorch gives lo a share too)."""
-    lo = None if min is None else _tensor(min, input)
-    hi = None if max is None else _tensor(max, input)
+    # the three operands in their common dtype first (a 0-d int64 bound of a uint8 tensor is
+    # -8., not 248, beside a float bound), as ATen's clamp computes
+    compute = D.promote_args("clamp", [b for b in (input, min, max) if b is not None])[0]
+    lo = None if min is None else cast(_tensor(min, input), compute)
+    hi = None if max is None else cast(_tensor(max, input), compute)
+    input = cast(input, compute)
     value, inside = input, None
     if lo is not None:
         value = binary("maximum", value, lo)
@@ -286,6 +313,8 @@ def _common_dtype(fn: str, input, tensor1: Tensor, tensor2: Tensor) -> tuple:
     to bfloat16 after `value *`), float32 for a float16/bfloat16 result (its opmath: one
     rounding at the end, by `back`)."""
     compute = D.promote_args("add", [input, tensor1, tensor2])[0]
+    if compute is dt.bool_:  # (addcdiv's integer refusal comes first)
+        raise NotImplementedError(f'"{fn}_cpu_out" not implemented for \'Bool\'')
     work = dt.float32 if compute in (dt.float16, dt.bfloat16) else compute
     ops = tuple(cast(t, work) if isinstance(t, Tensor) and t._dtype is not work else t
                 for t in (tensor1, tensor2))
@@ -317,14 +346,14 @@ def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
     compute `end - (end - input) * (1 - weight)` instead, which is exact at weight 1."""
     D.check_tensor(input, "lerp", "input", 1)
     D.check_tensor(end, "lerp", "end", 2)
+    for name, other in (("end", end), ("weight", weight)):  # (ATen's meta checks: first)
+        if isinstance(other, Tensor) and other._dtype is not input._dtype:
+            raise RuntimeError(f"expected dtype {dt.CPP_TYPE_NAMES[input._dtype.name]} for "
+                               f"`{name}` but got dtype {dt.CPP_TYPE_NAMES[other._dtype.name]}")
     if not input._dtype.is_floating_point:
         kind = "tensor" if isinstance(weight, Tensor) else "scalar"
         raise NotImplementedError(f'"lerp_kernel_{kind}" not implemented for '
                                   f"'{D._torch_name(input._dtype)}'")
-    for name, other in (("end", end), ("weight", weight)):
-        if isinstance(other, Tensor) and other._dtype is not input._dtype:
-            raise RuntimeError(f"expected dtype {D._torch_name(input._dtype).lower()} for "
-                               f"`{name}` but got dtype {D._torch_name(other._dtype).lower()}")
     from .opmath import in_float32  # (float16/bfloat16 in float32, rounded once: ATen's)
     return write_out(in_float32(_lerp, input, end, weight), out, operands=(input, end, weight))
 

@@ -10,7 +10,7 @@ from . import dispatch as D
 from .composite_programs import composite
 from .dispatch import binary
 from .functional import tensor_first, tensors_only, write_out
-from .out_args import with_out
+from .out_args import cast_first, with_out
 from .tensor import Tensor
 from .numpy_names import numpy_names
 
@@ -72,29 +72,37 @@ def logaddexp(input, other, *, out=None) -> Tensor:
     return write_out(binary("logaddexp", input, other), out, operands=(input, other))
 
 
+def integer_op(name: str, input, other, out) -> Tensor:
+    """A binary op of integer kernels only; into `out=` the operands' result type is checked
+    castable before the kernel is looked for, as in place (`out_args.cast_first`)."""
+    if out is not None:
+        cast_first(out, (input, other))
+    return write_out(binary(name, input, other), out, operands=(input, other))
+
+
 def bitwise_left_shift(input, other, *, out=None) -> Tensor:
     """input << other (integers)."""
-    return write_out(binary("bitwise_left_shift", input, other), out, operands=(input, other))
+    return integer_op("bitwise_left_shift", input, other, out)
 
 
 def bitwise_right_shift(input, other, *, out=None) -> Tensor:
     """input >> other (integers)."""
-    return write_out(binary("bitwise_right_shift", input, other), out, operands=(input, other))
+    return integer_op("bitwise_right_shift", input, other, out)
 
 
 def bitwise_and(input, other, *, out=None) -> Tensor:
     """input & other (integers and bools)."""
-    return write_out(binary("bitwise_and", input, other), out, operands=(input, other))
+    return integer_op("bitwise_and", input, other, out)
 
 
 def bitwise_or(input, other, *, out=None) -> Tensor:
     """input | other (integers and bools)."""
-    return write_out(binary("bitwise_or", input, other), out, operands=(input, other))
+    return integer_op("bitwise_or", input, other, out)
 
 
 def bitwise_xor(input, other, *, out=None) -> Tensor:
     """input ^ other (integers and bools)."""
-    return write_out(binary("bitwise_xor", input, other), out, operands=(input, other))
+    return integer_op("bitwise_xor", input, other, out)
 
 
 def div_rounded(input, other, rounding_mode: str | None) -> Tensor:
@@ -137,6 +145,9 @@ def round(input: Tensor, *, decimals: int = 0, out=None) -> Tensor:
 
 
 def frac(input: Tensor, *, out=None) -> Tensor:
+    if not input._dtype.is_floating_point:  # (ATen's frac has float kernels only)
+        raise NotImplementedError(f'"frac_cpu" not implemented for '
+                                  f"'{D._torch_name(input._dtype)}'")
     return write_out(binary("sub", input, D.unary("trunc", input)), out)
 
 
@@ -248,11 +259,14 @@ def isclose(input: Tensor, other: Tensor, rtol: float = 1e-05, atol: float = 1e-
     if equal_nan:
         same = binary("bitwise_or", same, binary("bitwise_and", isnan(input), isnan(other)))
     if not input._dtype.is_floating_point:
-        if input._dtype is dt.bool_:  # PyTorch compares bools as the numbers 0 and 1
-            input, other = input.long(), other.long()
+        # ATen: zero tolerances are equality; else integers (bools as 0 and 1) are compared in
+        # the default float dtype, so int8's -128 - 127 is -255., not a wrapped 1
+        if rtol == 0 and atol == 0:
+            return same
+        input, other = D.cast(input, dt.default_float()), D.cast(other, dt.default_float())
         diff = D.unary("abs", binary("sub", input, other))
         return binary("bitwise_or", same, binary("le", diff, binary(
-            "add", atol, binary("mul", rtol, D.unary("abs", other)))))
+            "add", atol, D.unary("abs", binary("mul", rtol, other)))))
     finite = binary("bitwise_and", isfinite(input), isfinite(other))
     close = binary("le", D.unary("abs", binary("sub", input, other)),
                    binary("add", atol, binary("mul", rtol, D.unary("abs", other))))
@@ -273,7 +287,7 @@ def heaviside(input: Tensor, values: Tensor, *, out=None) -> Tensor:
     _f().tensors_only("heaviside", input, values)
     if input._dtype is not values._dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different "
-                           "dtypes")
+                           "dtypes.")
     step = D.cast(binary("gt", input, 0), input._dtype)
     return write_out(D.elementwise("where", binary("eq", input, 0), values, step), out)
 
@@ -353,6 +367,8 @@ def mvlgamma(input: Tensor, p: int, *, out=None) -> Tensor:
     not check that x > (p-1)/2."""
     p = _c()._int(p, "mvlgamma", "p", 2)
     D.check_tensor(input, "mvlgamma", "input", 1)
+    if input._dtype is dt.bool_:
+        raise RuntimeError("The input tensor may not be a boolean tensor.")
     if p < 1:
         raise RuntimeError("p has to be greater than or equal to 1")
     F = _f()

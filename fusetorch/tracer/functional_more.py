@@ -14,6 +14,7 @@ from . import dispatch as D
 from .composite_programs import composite
 from .dispatch import binary, cast, elementwise, unary
 from .functional import _grad_name, clamp, write_out
+from .functional_math import integer_op
 from .tensor import Tensor
 from .numpy_names import numpy_names
 
@@ -162,12 +163,12 @@ def frexp(input: Tensor, *, out=None):
 
 def gcd(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     _both_tensors("gcd", input, other)
-    return write_out(binary("gcd", input, other), out)
+    return integer_op("gcd", input, other, out)
 
 
 def lcm(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     _both_tensors("lcm", input, other)
-    return write_out(binary("lcm", input, other), out)
+    return integer_op("lcm", input, other, out)
 
 
 # ---------------------------------------------------------------- powers, angles, sinc
@@ -227,6 +228,9 @@ def ldexp(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 def logaddexp2(input: Tensor, other: Tensor, *, out=None) -> Tensor:
     """log2(2 ** input + 2 ** other) around the larger, so it never overflows."""
     _both_tensors("logaddexp2", input, other)
+    if not (input._dtype.is_floating_point or other._dtype.is_floating_point):
+        raise NotImplementedError('"logaddexp2_cpu" not implemented for '
+                                  f"'{D._torch_name(D.promote_args('add', [input, other])[0])}'")
     a, b = _promoted("logaddexp2", "logaddexp", input, other)
     m = binary("maximum", a, b)
     d = unary("abs", binary("sub", a, b))

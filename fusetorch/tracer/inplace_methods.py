@@ -15,7 +15,7 @@ from . import functional_shape as _functional_shape
 from . import functional_writes as _functional_writes
 from .dispatch import check_no_partial_overlap
 from .numpy_names import numpy_names
-from .out_args import inplace
+from .out_args import cast_first, inplace
 from .tensor import Tensor
 
 __all__ = (
@@ -138,7 +138,7 @@ def masked_fill_(self: Tensor, mask: Tensor, value) -> Tensor:
     In-place version of `Tensor.masked_fill`.
     """
     check_no_partial_overlap(self, (mask, value))
-    return inplace(self, _functional.masked_fill(self, mask, value))
+    return inplace(self, _functional.masked_fill(self, mask, value), aliased="masked_fill_")
 
 
 @numpy_names
@@ -361,6 +361,7 @@ def bitwise_and_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_and`.
     """
     check_no_partial_overlap(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_and(self, other))
 
 
@@ -370,6 +371,7 @@ def bitwise_or_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_or`.
     """
     check_no_partial_overlap(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_or(self, other))
 
 
@@ -379,6 +381,7 @@ def bitwise_xor_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_xor`.
     """
     check_no_partial_overlap(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_xor(self, other))
 
 
@@ -388,6 +391,7 @@ def bitwise_left_shift_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_left_shift`.
     """
     check_no_partial_overlap(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_left_shift(self, other))
 
 
@@ -397,6 +401,7 @@ def bitwise_right_shift_(self: Tensor, other) -> Tensor:
     In-place version of `Tensor.bitwise_right_shift`.
     """
     check_no_partial_overlap(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_math.bitwise_right_shift(self, other))
 
 
@@ -573,7 +578,8 @@ def index_fill_(self: Tensor, dim: int, index: Tensor, value) -> Tensor:
     In-place version of `Tensor.index_fill`.
     """
     check_no_partial_overlap(self, (dim, index, value))
-    return inplace(self, _functional_shape.index_fill(self, dim, index, value))
+    return inplace(self, _functional_shape.index_fill(
+        self, dim, index, value), aliased="index_fill_")
 
 
 @numpy_names
@@ -699,6 +705,7 @@ def gcd_(self: Tensor, other: Tensor) -> Tensor:
     In-place version of `Tensor.gcd`.
     """
     check_no_partial_overlap(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_more.gcd(self, other))
 
 
@@ -708,6 +715,7 @@ def lcm_(self: Tensor, other: Tensor) -> Tensor:
     In-place version of `Tensor.lcm`.
     """
     check_no_partial_overlap(self, (other,))
+    cast_first(self, (self, other))
     return inplace(self, _functional_more.lcm(self, other))
 
 

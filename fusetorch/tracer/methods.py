@@ -253,6 +253,9 @@ def _zero_(self):
 
 
 def _fill_(self, value):
+    # PyTorch's fill_ of a number skips the overlap check (an expanded tensor is written), its
+    # fill_ of a 0-d tensor does not
+    aliased = None if isinstance(value, Tensor) else ""
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor "
@@ -269,7 +272,7 @@ def _fill_(self, value):
                                       D._scalar_as(value, self._dtype)))
     v = D.source("full", {"shape": tuple(self.shape), "dtype": self._dtype,
                           "value": D._scalar_as(value, self._dtype)}, self._be)
-    return D.copy_into(self, v)
+    return D.copy_into(self, v, aliased=aliased)
 
 
 def _copy_(self, src, non_blocking=False):

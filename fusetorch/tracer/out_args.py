@@ -81,15 +81,29 @@ def write_out(result: Tensor, out: Tensor | None, *, name: str | None = None,
     return D.copy_into(out, result)
 
 
-def inplace(self: Tensor, value: Tensor) -> Tensor:
+def cast_first(target: Tensor, operands: tuple) -> None:
+    """PyTorch's binary kernels writing in place or into `out=` check that the operands' result
+    type can be written into the target before they look for a kernel of that type: `b &= 1.5`
+    is the cast error, not bitwise_and's missing float kernel."""
+    dims, zero, scal = [], [], []
+    for a in operands:
+        if isinstance(a, Tensor):
+            (dims if a._data.ndim else zero).append(a._dtype)
+        elif isinstance(a, (bool, int, float)):
+            scal.append(dt.scalar_dtype(a))
+    D.check_cast_dtype(dt.result_type(dims, zero, scal), target._dtype)
+
+
+def inplace(self: Tensor, value: Tensor, aliased: str | None = None) -> Tensor:
     """`value` written into `self`, as every in-place method writes (`x.exp_()` is
     `inplace(x, exp(x))`): PyTorch's shape and cast checks, then a copy that bumps the version
-    counter and lets recordings see the new value."""
+    counter and lets recordings see the new value. `aliased`: the op's name where PyTorch
+    writes a tensor whose elements share memory (with a warning: masked_fill_)."""
     if value._data.shape != self._data.shape:
         raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                            f"broadcast shape {list(value._data.shape)}")
     D.check_cast(value, self)
-    return D.copy_into(self, value, from_self=True)
+    return D.copy_into(self, value, from_self=True, aliased=aliased)
 
 
 def write_outs(results: tuple, out, name: str, inputs=(), exact: bool = False) -> tuple:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..ir import dtypes as dt
 from ..runtime.device import NP_DTYPES
-from ..runtime.fma import fma
+from ..ir.fma import fma
 
 
 def scalar(v):

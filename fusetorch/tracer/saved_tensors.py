@@ -53,12 +53,14 @@ def unpack(node: Node, name: str) -> Any:
         src = node.inputs[where]
         if src.op == "constant":  # a Python number given as the argument
             value = src.attrs["value"]
+            number = (src.meta or {}).get("number")  # (the IR holds an int as a float there)
+            if number is not None:
+                value = number(value)
             if where in OPS[node.op].saved_scalars:
                 return value
             from ..ir import dtypes as dt
             from .creation import tensor
-            # PyTorch's wrapped number: float64 for a float (the IR keeps an integer given to a
-            # float op as a float, so `x * 2` shows 2. where PyTorch shows an int64 2)
+            # PyTorch's wrapped number: int64, bool or float64 by the Python type
             kind = dt.bool_ if isinstance(value, bool) else \
                 dt.int64 if isinstance(value, int) else dt.float64
             return tensor(value, dtype=kind)

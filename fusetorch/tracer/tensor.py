@@ -340,7 +340,9 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._vc[0] if self._vc is not None else 0
+        # the root's counter: a view made before its storage's first write has none of its own
+        vc = self._vc if self._base is None else self._base._vc
+        return vc[0] if vc is not None else 0
 
     def _root(self) -> "Tensor":
         """The tensor owning this one's storage (itself unless it is a view): views share

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ...ir import dtypes as DT
-from ...runtime.fma import fma
+from ...ir.fma import fma
 from ...tracer import creation as C
 from ...tracer import dispatch as D
 from ...tracer import functional as F
