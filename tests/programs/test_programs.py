@@ -124,6 +124,12 @@ RUNS = [
     "mamba_minimal",             # johnma2006/mamba-minimal (selective scan; x.split(split_size=))
     "frozen_bn_finetune",        # torchvision FrozenBatchNorm2d, state-dict migrations and hooks
     "llama2c",                   # karpathy/llama2.c model.py (RoPE, GQA, flash/manual attention)
+    "two_layer_net",             # tutorial: Learning PyTorch with examples (two-layer net, all steps)
+    "convmixer",                 # locuslab/convmixer (padding="same", np.interp lr, clip_grad_norm_)
+    "cifar_vgg",                 # kuangliu/pytorch-cifar models/vgg.py + main.py's loop
+    "cifar_preact_resnet",       # kuangliu/pytorch-cifar models/preact_resnet.py
+    "saved_tensor_hooks",        # tutorial: hooks for autograd saved tensors (to disk, save_on_cpu)
+    "double_backward",           # tutorial: double backward with custom functions (saved outputs)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
