@@ -130,6 +130,12 @@ RUNS = [
     "cifar_preact_resnet",       # kuangliu/pytorch-cifar models/preact_resnet.py
     "saved_tensor_hooks",        # tutorial: hooks for autograd saved tensors (to disk, save_on_cpu)
     "double_backward",           # tutorial: double backward with custom functions (saved outputs)
+    "func_whirlwind",            # torch.func whirlwind tour (grad of grad, vjp/jvp, stack_module_state)
+    "vae_distributions",         # VAE on distributions (Independent Normal/Bernoulli, kl, IWAE)
+    "sac",                       # Spinning Up SAC (squashed Gaussian, double Q, Polyak .data.mul_)
+    "deep_sets",                 # manzilzaheer/DeepSets (permutation-equivariant max/mean layers)
+    "wavenet",                   # small WaveNets (mu-law, causal F.pad conv, gated residual stack)
+    "nerf",                      # yenchenlin/nerf-pytorch (embedder, raw2outputs, sample_pdf)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
