@@ -136,6 +136,12 @@ RUNS = [
     "deep_sets",                 # manzilzaheer/DeepSets (permutation-equivariant max/mean layers)
     "wavenet",                   # small WaveNets (mu-law, causal F.pad conv, gated residual stack)
     "nerf",                      # yenchenlin/nerf-pytorch (embedder, raw2outputs, sample_pdf)
+    "chatbot",                   # tutorial: chatbot (Luong attention, maskNLLLoss, greedy search)
+    "snli",                      # pytorch/examples legacy snli (Bottle mixin over nn.Linear, bi-LSTM)
+    "text_cnn",                  # Shawn1993 cnn-text-classification (Conv2d over embeddings, max_pool1d)
+    "pix2pix",                   # junyanz pix2pix (recursive UnetSkipConnectionBlock, PatchGAN, GANLoss)
+    "speech_commands",           # tutorial: speech command classification (M5, pad_sequence collate)
+    "mnist_hogwild",             # pytorch/examples mnist_hogwild (spawn, share_memory, mp.Process)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
@@ -155,7 +161,16 @@ class StoppedAsRecorded(Exception):
     """The program stopped where STOPS says it does."""
 
 
+# programs whose classes spawned child processes unpickle: imported by their own names, with
+# HERE on sys.path, which spawn hands to its children (as it re-imports a script's __main__)
+SPAWNS = {"mnist_hogwild"}
+
+
 def _load(name: str):
+    if name in SPAWNS:
+        if str(HERE) not in sys.path:
+            sys.path.append(str(HERE))
+        return importlib.import_module(name)
     spec = importlib.util.spec_from_file_location(f"fusetorch_program_{name}", HERE / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     # registered as an import would, so that its classes can be found by name (torch.save of
