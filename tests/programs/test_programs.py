@@ -142,6 +142,10 @@ RUNS = [
     "pix2pix",                   # junyanz pix2pix (recursive UnetSkipConnectionBlock, PatchGAN, GANLoss)
     "speech_commands",           # tutorial: speech command classification (M5, pad_sequence collate)
     "mnist_hogwild",             # pytorch/examples mnist_hogwild (spawn, share_memory, mp.Process)
+    "build_model_tutorial",      # tutorial: Build the neural network (printed layers and params)
+    "modules_notes",             # notes: Modules (buffers, ParameterList/Dict, hooks, apply, to)
+    "reproducibility",           # notes: Reproducibility (seed_worker, workers=2, fork_rng, rng state)
+    "grad_clip_checkpoint",      # accumulation, clip_grad_*/get_total_norm, checkpoint(_sequential)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
