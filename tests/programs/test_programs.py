@@ -146,6 +146,9 @@ RUNS = [
     "modules_notes",             # notes: Modules (buffers, ParameterList/Dict, hooks, apply, to)
     "reproducibility",           # notes: Reproducibility (seed_worker, workers=2, fork_rng, rng state)
     "grad_clip_checkpoint",      # accumulation, clip_grad_*/get_total_norm, checkpoint(_sequential)
+    "cifar_efficientnet",        # kuangliu/pytorch-cifar efficientnet (swish, drop_connect, SE)
+    "cifar_shufflenetv2",        # kuangliu/pytorch-cifar shufflenetv2 (channel shuffle, split)
+    "cifar_dla",                 # kuangliu/pytorch-cifar dla (recursive Tree, Root of torch.cat)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
