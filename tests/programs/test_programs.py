@@ -149,6 +149,8 @@ RUNS = [
     "cifar_efficientnet",        # kuangliu/pytorch-cifar efficientnet (swish, drop_connect, SE)
     "cifar_shufflenetv2",        # kuangliu/pytorch-cifar shufflenetv2 (channel shuffle, split)
     "cifar_dla",                 # kuangliu/pytorch-cifar dla (recursive Tree, Root of torch.cat)
+    "pytorch_gan_cgan",          # eriklindernoren PyTorch-GAN cgan + infogan (FloatTensor, Variable)
+    "moco",                      # facebookresearch/moco builder (queue, momentum encoder, all_gather)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
