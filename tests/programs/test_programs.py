@@ -151,6 +151,7 @@ RUNS = [
     "cifar_dla",                 # kuangliu/pytorch-cifar dla (recursive Tree, Root of torch.cat)
     "pytorch_gan_cgan",          # eriklindernoren PyTorch-GAN cgan + infogan (FloatTensor, Variable)
     "moco",                      # facebookresearch/moco builder (queue, momentum encoder, all_gather)
+    "custom_optim_sched",        # SAM, Lookahead, GradualWarmupScheduler, lr-finder ExponentialLR
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
