@@ -18,6 +18,7 @@ from ..runtime.eager import GENERATOR
 from . import dispatch as D
 from . import range_values as _range
 from .tensor import Size, Tensor
+from .user_warning import warn_once
 
 
 _DEFAULT_DEVICE: "_dev.device | None" = None  # set_default_device; None is the CPU
@@ -290,8 +291,11 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     d = dtype_from_numpy(ndarray.dtype)
     _check_numpy_strides(ndarray)
     if not ndarray.flags.writeable:
-        warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
-                      "non-writable tensors.", UserWarning, stacklevel=2)
+        warn_once("The given NumPy array is not writable, and PyTorch does not support "
+                  "non-writable tensors. This means writing to this tensor will result in "
+                  "undefined behavior. You may want to copy the array to protect its data or "
+                  "make it writable before converting it to a tensor. This type of warning "
+                  "will be suppressed for the rest of this program.")
     return _const(ndarray, d, _dev.cpu_backend())
 
 

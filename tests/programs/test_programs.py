@@ -152,6 +152,7 @@ RUNS = [
     "pytorch_gan_cgan",          # eriklindernoren PyTorch-GAN cgan + infogan (FloatTensor, Variable)
     "moco",                      # facebookresearch/moco builder (queue, momentum encoder, all_gather)
     "custom_optim_sched",        # SAM, Lookahead, GradualWarmupScheduler, lr-finder ExponentialLR
+    "glow",                      # rosinality/glow-pytorch (ActNorm init, InvConv2dLU, reverse)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
