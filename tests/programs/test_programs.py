@@ -153,6 +153,8 @@ RUNS = [
     "moco",                      # facebookresearch/moco builder (queue, momentum encoder, all_gather)
     "custom_optim_sched",        # SAM, Lookahead, GradualWarmupScheduler, lr-finder ExponentialLR
     "glow",                      # rosinality/glow-pytorch (ActNorm init, InvConv2dLU, reverse)
+    "siren",                     # vsitzmann/siren (sine layers, gradient/divergence/laplace)
+    "hnn",                       # greydanus/hamiltonian-nn (autograd.grad field @ M.t(), create_graph)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
