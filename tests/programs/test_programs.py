@@ -155,6 +155,8 @@ RUNS = [
     "glow",                      # rosinality/glow-pytorch (ActNorm init, InvConv2dLU, reverse)
     "siren",                     # vsitzmann/siren (sine layers, gradient/divergence/laplace)
     "hnn",                       # greydanus/hamiltonian-nn (autograd.grad field @ M.t(), create_graph)
+    "pixelcnn",                  # jzbontar/pixelcnn-pytorch (MaskedConv2d mask buffer, sampling)
+    "stylegan2",                 # rosinality/stylegan2-pytorch (modulated grouped convs, R1, path reg)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
