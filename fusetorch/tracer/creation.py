@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence as _Sequence
 
 import numpy as np
 
@@ -145,6 +146,8 @@ def _to_host(data, exact: bool = False):
     `exact` keeps Python floats in float64 (a dtype was asked for: no rounding through float32)."""
     if isinstance(data, Tensor):
         return data._host()
+    if isinstance(data, _Sequence) and not isinstance(data, (list, tuple, str, bytes)):
+        data = list(data)  # a range, a deque: any sequence is one to PyTorch (PySequence_Check)
     if isinstance(data, (list, tuple)):
         _check_depth(data)
         if any(isinstance(x, Tensor) for x in data):

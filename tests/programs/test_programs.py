@@ -157,6 +157,8 @@ RUNS = [
     "hnn",                       # greydanus/hamiltonian-nn (autograd.grad field @ M.t(), create_graph)
     "pixelcnn",                  # jzbontar/pixelcnn-pytorch (MaskedConv2d mask buffer, sampling)
     "stylegan2",                 # rosinality/stylegan2-pytorch (modulated grouped convs, R1, path reg)
+    "show_attend_tell",          # sgrvinod image captioning (LSTMCell over shrinking batches, packed)
+    "ssd_multibox",              # sgrvinod SSD (MultiBoxLoss hard negatives, uint8 NMS, reduce=False)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
