@@ -159,6 +159,7 @@ RUNS = [
     "stylegan2",                 # rosinality/stylegan2-pytorch (modulated grouped convs, R1, path reg)
     "show_attend_tell",          # sgrvinod image captioning (LSTMCell over shrinking batches, packed)
     "ssd_multibox",              # sgrvinod SSD (MultiBoxLoss hard negatives, uint8 NMS, reduce=False)
+    "detr_criterion",            # facebookresearch/detr (Hungarian matcher, GIoU, SetCriterion)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
