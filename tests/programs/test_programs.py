@@ -160,6 +160,7 @@ RUNS = [
     "show_attend_tell",          # sgrvinod image captioning (LSTMCell over shrinking batches, packed)
     "ssd_multibox",              # sgrvinod SSD (MultiBoxLoss hard negatives, uint8 NMS, reduce=False)
     "detr_criterion",            # facebookresearch/detr (Hungarian matcher, GIoU, SetCriterion)
+    "decoding",                  # top-k/top-p filtering gist, pointer-generator scatter_add, beams
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
