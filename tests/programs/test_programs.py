@@ -161,6 +161,7 @@ RUNS = [
     "ssd_multibox",              # sgrvinod SSD (MultiBoxLoss hard negatives, uint8 NMS, reduce=False)
     "detr_criterion",            # facebookresearch/detr (Hungarian matcher, GIoU, SetCriterion)
     "decoding",                  # top-k/top-p filtering gist, pointer-generator scatter_add, beams
+    "python_custom_ops",         # tutorial: Python custom operators (custom_op, opcheck, mutates_args)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
