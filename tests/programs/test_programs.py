@@ -162,6 +162,7 @@ RUNS = [
     "detr_criterion",            # facebookresearch/detr (Hungarian matcher, GIoU, SetCriterion)
     "decoding",                  # top-k/top-p filtering gist, pointer-generator scatter_add, beams
     "python_custom_ops",         # tutorial: Python custom operators (custom_op, opcheck, mutates_args)
+    "sdpa_benchmark",            # tutorials: SDPA (sdpa_kernel backends), PyTorch Benchmark (Timer, Compare)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
