@@ -479,6 +479,103 @@ def test_custom_op_implementations_see_tensors_without_autograd():
     np.testing.assert_allclose(acc.numpy(), xv)
 
 
+def test_opcheck_tests_what_a_custom_op_claims():
+    # the custom Python operators tutorial's last step: torch.library.opcheck per sample
+    @torch.library.custom_op("optest::numpy_mul", mutates_args=())
+    def numpy_mul(x: torch.Tensor, y: float) -> torch.Tensor:
+        return torch.from_numpy(x.numpy(force=True) * y)
+
+    @numpy_mul.register_fake
+    def _(x, y):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.y = inputs[1]
+
+    numpy_mul.register_autograd(lambda ctx, g: (g * ctx.y, None), setup_context=setup_context)
+    assert repr(numpy_mul) == "<CustomOpDef(optest::numpy_mul)>"
+    names = ["test_schema", "test_autograd_registration", "test_faketensor",
+             "test_aot_dispatch_dynamic"]
+    for args in ((torch.randn(3), 3.0), (torch.randn(2, 2, requires_grad=True), 0.5)):
+        assert torch.library.opcheck(numpy_mul, args) == {n: "SUCCESS" for n in names}
+    assert torch.library.opcheck(numpy_mul, (torch.ones(1), 2.0), test_utils="test_schema") \
+        == {"test_schema": "SUCCESS"}
+    with pytest.raises(ValueError, match="Unknown test util"):
+        torch.library.opcheck(numpy_mul, (torch.ones(1), 2.0), test_utils=("test_nothing",))
+
+    @torch.library.custom_op("optest::nofake", mutates_args=())
+    def nofake(x: torch.Tensor) -> torch.Tensor:
+        return x.sin()
+
+    r = torch.library.opcheck(nofake, (torch.ones(2),), raise_exception=False)
+    assert r["test_schema"] == r["test_autograd_registration"] == "SUCCESS"
+    for n in ("test_faketensor", "test_aot_dispatch_dynamic"):
+        assert isinstance(r[n], RuntimeError) and str(r[n]).startswith(
+            "There was no fake impl registered for <CustomOpDef(optest::nofake)>.")
+    with pytest.raises(torch.library.OpCheckError,
+                       match=r"^opcheck\(op, \.\.\.\): test_faketensor failed with There was no "):
+        torch.library.opcheck(nofake, (torch.ones(2),))
+
+    @torch.library.custom_op("optest::sneaky", mutates_args=())
+    def sneaky(x: torch.Tensor) -> torch.Tensor:
+        x.add_(1)
+        return x
+
+    @sneaky.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    x = torch.zeros(2)
+    r = torch.library.opcheck(sneaky, (x,), raise_exception=False)
+    assert str(r["test_schema"]) == "Argument x is not defined as mutable but was mutated"
+    assert x.tolist() == [0.0, 0.0]  # (opcheck runs on copies)
+
+    @torch.library.custom_op("optest::alias", mutates_args=())
+    def alias(x: torch.Tensor) -> torch.Tensor:
+        return x.view(-1)
+
+    r = torch.library.opcheck(alias, (torch.zeros(2, 2),), test_utils="test_schema",
+                              raise_exception=False)
+    assert "may not alias any inputs" in str(r["test_schema"])
+
+    @torch.library.custom_op("optest::badfake", mutates_args=())
+    def badfake(x: torch.Tensor) -> torch.Tensor:
+        return x.sum(0)
+
+    @badfake.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    r = torch.library.opcheck(badfake, (torch.ones(2, 3),), raise_exception=False)
+    assert str(r["test_faketensor"]).endswith("Shapes torch.Size([3]) and torch.Size([2, 3]) "
+                                              "are not equal!")
+
+    @torch.library.custom_op("optest::noformula", mutates_args=())
+    def noformula(x: torch.Tensor) -> torch.Tensor:
+        return torch.from_numpy(np.sin(x.numpy()))
+
+    @noformula.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    leaf = torch.ones(2, requires_grad=True)
+    y = noformula(leaf)
+    assert y.requires_grad
+    with pytest.raises(RuntimeError, match="^Trying to backward through optest.noformula.default "
+                                           "but no autograd formula was registered. Please use "
+                                           "register_autograd to add one.$"):
+        y.sum().backward()
+    assert not noformula(torch.ones(2)).requires_grad
+
+    @torch.library.custom_op("optest::sin_out", mutates_args={"out"})
+    def sin_out(x: torch.Tensor, out: torch.Tensor) -> None:
+        np.sin(x.numpy(), out=out.numpy())
+
+    # an operator returning nothing needs no fake; its declared mutation is allowed
+    assert set(torch.library.opcheck(sin_out, (torch.ones(2), torch.empty(2))).values()) == \
+        {"SUCCESS"}
+
+
 def test_from_file_cond_and_while_loop(tmp_path):
     path = tmp_path / "values.bin"
     np.arange(4, dtype=np.float32).tofile(path)

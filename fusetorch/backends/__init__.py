@@ -3,11 +3,7 @@
 switches are kept (a script may read them back) and change nothing."""
 from types import SimpleNamespace
 
-from . import cudnn, mps  # noqa: F401
-
-cuda = SimpleNamespace(matmul=SimpleNamespace(allow_tf32=False,
-                                              allow_fp16_reduced_precision_reduction=True),
-                       is_built=lambda: True)
+from . import cuda, cudnn, mps  # noqa: F401
 # oneDNN: fusetorch's CPU kernels do not use it, so is_available() is False and the switches
 # (`torch.backends.mkldnn.enabled = False` in old scripts) are kept as set
 mkldnn = SimpleNamespace(is_available=lambda: False, enabled=True, deterministic=False)

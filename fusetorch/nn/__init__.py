@@ -1,5 +1,5 @@
 """`fusetorch.nn`: modules, parameters, layers, losses, `functional` and `init`."""
-from . import common_types, functional, grad, init, parallel, utils  # noqa: F401
+from . import attention, common_types, functional, grad, init, parallel, utils  # noqa: F401
 from .containers import Container, ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .module import Module, RemovableHandle
 from .modules import *  # noqa: F401,F403

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence as _Sequence
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from ..runtime.eager import GENERATOR
 from . import dispatch as D
 from . import range_values as _range
 from .tensor import Size, Tensor
+from .user_warning import warn_once
 
 
 _DEFAULT_DEVICE: "_dev.device | None" = None  # set_default_device; None is the CPU
@@ -144,6 +146,8 @@ def _to_host(data, exact: bool = False):
     `exact` keeps Python floats in float64 (a dtype was asked for: no rounding through float32)."""
     if isinstance(data, Tensor):
         return data._host()
+    if isinstance(data, _Sequence) and not isinstance(data, (list, tuple, str, bytes)):
+        data = list(data)  # a range, a deque: any sequence is one to PyTorch (PySequence_Check)
     if isinstance(data, (list, tuple)):
         _check_depth(data)
         if any(isinstance(x, Tensor) for x in data):
@@ -290,8 +294,11 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     d = dtype_from_numpy(ndarray.dtype)
     _check_numpy_strides(ndarray)
     if not ndarray.flags.writeable:
-        warnings.warn("The given NumPy array is not writable, and PyTorch does not support "
-                      "non-writable tensors.", UserWarning, stacklevel=2)
+        warn_once("The given NumPy array is not writable, and PyTorch does not support "
+                  "non-writable tensors. This means writing to this tensor will result in "
+                  "undefined behavior. You may want to copy the array to protect its data or "
+                  "make it writable before converting it to a tensor. This type of warning "
+                  "will be suppressed for the rest of this program.")
     return _const(ndarray, d, _dev.cpu_backend())
 
 

@@ -243,7 +243,10 @@ def record_outputs(fn: type, ctx: FunctionCtx, args: tuple, outs: list, diff: tu
     `custom` node over the tensors in `args`, whose backward is `fn.backward(ctx, ...)`.
     Several are packed into one 1-d output (in their promoted dtype) and returned as views of
     it, recorded, so their cotangents arrive at the node as one; `ctx._slots` says how to cut
-    them apart again."""
+    them apart again. A saved tensor that forward returned is saved as the recorded output, as
+    PyTorch unpacks it, so a backward that reads it differentiates through this node again
+    (the double-backward tutorial's trick of returning intermediates as outputs)."""
+    returned = list(outs)
     outs = list(outs)
     if len(diff) == 1:
         node_out = outs[diff[0]]
@@ -283,6 +286,10 @@ def record_outputs(fn: type, ctx: FunctionCtx, args: tuple, outs: list, diff: tu
                 ctx._received = ctx._received or set()
                 view = _Seen.apply(view, ctx, i)
             outs[i] = label(view, fn.__name__ + "Backward", *tensors)
+    swap = {id(returned[i]): outs[i] for i in diff if outs[i] is not returned[i]}
+    if swap and type(ctx._saved) is tuple:
+        ctx._saved = tuple(_saved_entry(swap[id(e[3])]) if id(e[3]) in swap else e
+                           for e in ctx._saved)
     return outs
 
 

@@ -10,7 +10,6 @@ them from the start of the storage.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
@@ -19,6 +18,7 @@ from ..runtime import device as _dev
 from ..runtime.device import NP_DTYPES
 from . import dispatch as D
 from .tensor import Tensor
+from .user_warning import warn_once
 
 
 def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
@@ -54,8 +54,12 @@ def frombuffer(buffer, *, dtype, count: int = -1, offset: int = 0,
     arr = np.frombuffer(view.cast("B") if view.ndim != 1 or view.format != "B" else view,
                         dtype=NP_DTYPES[d], count=actual, offset=offset)
     if not arr.flags.writeable:
-        warnings.warn("The given buffer is not writable, and PyTorch does not support "
-                      "non-writable tensors.", UserWarning, stacklevel=2)
+        warn_once("The given buffer is not writable, and PyTorch does not support "
+                  "non-writable tensors. This means you can write to the underlying "
+                  "(supposedly non-writable) buffer using the tensor. You may want to copy the "
+                  "buffer to protect its data or make it writable before converting it to a "
+                  "tensor. This type of warning will be suppressed for the rest of this "
+                  "program.")
     return _finish(_const(arr, d, _dev.cpu_backend()), requires_grad)
 
 

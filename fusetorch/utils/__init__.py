@@ -4,3 +4,4 @@ from . import viz  # noqa: F401  (pictures of graphs; Graphviz itself is optiona
 from . import dlpack  # noqa: F401  (torch.utils.dlpack)
 from . import checkpoint  # noqa: F401,E402  (torch.utils.checkpoint)
 from . import hooks  # noqa: F401,E402  (torch.utils.hooks)
+from . import benchmark  # noqa: F401,E402  (torch.utils.benchmark)

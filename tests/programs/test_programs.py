@@ -124,6 +124,45 @@ RUNS = [
     "mamba_minimal",             # johnma2006/mamba-minimal (selective scan; x.split(split_size=))
     "frozen_bn_finetune",        # torchvision FrozenBatchNorm2d, state-dict migrations and hooks
     "llama2c",                   # karpathy/llama2.c model.py (RoPE, GQA, flash/manual attention)
+    "two_layer_net",             # tutorial: Learning PyTorch with examples (two-layer net, all steps)
+    "convmixer",                 # locuslab/convmixer (padding="same", np.interp lr, clip_grad_norm_)
+    "cifar_vgg",                 # kuangliu/pytorch-cifar models/vgg.py + main.py's loop
+    "cifar_preact_resnet",       # kuangliu/pytorch-cifar models/preact_resnet.py
+    "saved_tensor_hooks",        # tutorial: hooks for autograd saved tensors (to disk, save_on_cpu)
+    "double_backward",           # tutorial: double backward with custom functions (saved outputs)
+    "func_whirlwind",            # torch.func whirlwind tour (grad of grad, vjp/jvp, stack_module_state)
+    "vae_distributions",         # VAE on distributions (Independent Normal/Bernoulli, kl, IWAE)
+    "sac",                       # Spinning Up SAC (squashed Gaussian, double Q, Polyak .data.mul_)
+    "deep_sets",                 # manzilzaheer/DeepSets (permutation-equivariant max/mean layers)
+    "wavenet",                   # small WaveNets (mu-law, causal F.pad conv, gated residual stack)
+    "nerf",                      # yenchenlin/nerf-pytorch (embedder, raw2outputs, sample_pdf)
+    "chatbot",                   # tutorial: chatbot (Luong attention, maskNLLLoss, greedy search)
+    "snli",                      # pytorch/examples legacy snli (Bottle mixin over nn.Linear, bi-LSTM)
+    "text_cnn",                  # Shawn1993 cnn-text-classification (Conv2d over embeddings, max_pool1d)
+    "pix2pix",                   # junyanz pix2pix (recursive UnetSkipConnectionBlock, PatchGAN, GANLoss)
+    "speech_commands",           # tutorial: speech command classification (M5, pad_sequence collate)
+    "mnist_hogwild",             # pytorch/examples mnist_hogwild (spawn, share_memory, mp.Process)
+    "build_model_tutorial",      # tutorial: Build the neural network (printed layers and params)
+    "modules_notes",             # notes: Modules (buffers, ParameterList/Dict, hooks, apply, to)
+    "reproducibility",           # notes: Reproducibility (seed_worker, workers=2, fork_rng, rng state)
+    "grad_clip_checkpoint",      # accumulation, clip_grad_*/get_total_norm, checkpoint(_sequential)
+    "cifar_efficientnet",        # kuangliu/pytorch-cifar efficientnet (swish, drop_connect, SE)
+    "cifar_shufflenetv2",        # kuangliu/pytorch-cifar shufflenetv2 (channel shuffle, split)
+    "cifar_dla",                 # kuangliu/pytorch-cifar dla (recursive Tree, Root of torch.cat)
+    "pytorch_gan_cgan",          # eriklindernoren PyTorch-GAN cgan + infogan (FloatTensor, Variable)
+    "moco",                      # facebookresearch/moco builder (queue, momentum encoder, all_gather)
+    "custom_optim_sched",        # SAM, Lookahead, GradualWarmupScheduler, lr-finder ExponentialLR
+    "glow",                      # rosinality/glow-pytorch (ActNorm init, InvConv2dLU, reverse)
+    "siren",                     # vsitzmann/siren (sine layers, gradient/divergence/laplace)
+    "hnn",                       # greydanus/hamiltonian-nn (autograd.grad field @ M.t(), create_graph)
+    "pixelcnn",                  # jzbontar/pixelcnn-pytorch (MaskedConv2d mask buffer, sampling)
+    "stylegan2",                 # rosinality/stylegan2-pytorch (modulated grouped convs, R1, path reg)
+    "show_attend_tell",          # sgrvinod image captioning (LSTMCell over shrinking batches, packed)
+    "ssd_multibox",              # sgrvinod SSD (MultiBoxLoss hard negatives, uint8 NMS, reduce=False)
+    "detr_criterion",            # facebookresearch/detr (Hungarian matcher, GIoU, SetCriterion)
+    "decoding",                  # top-k/top-p filtering gist, pointer-generator scatter_add, beams
+    "python_custom_ops",         # tutorial: Python custom operators (custom_op, opcheck, mutates_args)
+    "sdpa_benchmark",            # tutorials: SDPA (sdpa_kernel backends), PyTorch Benchmark (Timer, Compare)
 ]
 # program -> the optional package it needs (its test skips without it)
 NEEDS = {"makemore": "tensorboard"}
@@ -143,7 +182,16 @@ class StoppedAsRecorded(Exception):
     """The program stopped where STOPS says it does."""
 
 
+# programs whose classes spawned child processes unpickle: imported by their own names, with
+# HERE on sys.path, which spawn hands to its children (as it re-imports a script's __main__)
+SPAWNS = {"mnist_hogwild"}
+
+
 def _load(name: str):
+    if name in SPAWNS:
+        if str(HERE) not in sys.path:
+            sys.path.append(str(HERE))
+        return importlib.import_module(name)
     spec = importlib.util.spec_from_file_location(f"fusetorch_program_{name}", HERE / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     # registered as an import would, so that its classes can be found by name (torch.save of

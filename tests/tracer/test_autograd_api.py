@@ -1164,6 +1164,53 @@ def test_function_with_setup_context():
         torch.autograd.Function.setup_context(None, (), None)
 
 
+
+def test_saved_outputs_of_a_function_differentiate_through_it_again():
+    # the double-backward tutorial: intermediates returned as outputs and saved are unpacked
+    # as the recorded outputs, so the second derivative reaches x through them
+    class Sinh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            expx, expnegx = torch.exp(x), torch.exp(-x)
+            ctx.save_for_backward(expx, expnegx)
+            return (expx - expnegx) / 2, expx, expnegx
+
+        @staticmethod
+        def backward(ctx, g, g_exp, g_negexp):
+            expx, expnegx = ctx.saved_tensors
+            return g * (expx + expnegx) / 2 + g_exp * expx - g_negexp * expnegx
+
+    class MyCube(torch.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x ** 3, 3 * x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output[1])
+
+        @staticmethod
+        def backward(ctx, g, g_dx):
+            x, dx = ctx.saved_tensors
+            return g * dx + g_dx * 6 * x
+
+    xv = np.array([[0.3, -1.2], [2.0, 0.0]])
+    x = leaf(xv, torch.float64)
+    g, = torch.autograd.grad(Sinh.apply(x)[0].sum(), x, create_graph=True)
+    close(g, np.cosh(xv), rtol=1e-12)
+    gg, = torch.autograd.grad(g.sum(), x)
+    close(gg, np.sinh(xv), rtol=1e-12, atol=1e-15)
+    g, = torch.autograd.grad(MyCube.apply(x)[0].sum(), x, create_graph=True)
+    gg, = torch.autograd.grad(g.sum(), x)
+    close(gg, 6 * xv, rtol=1e-12)
+    # the saved output is the returned tensor's value: writing it in place is seen
+    y, ex, _ = Sinh.apply(x)
+    with torch.no_grad():
+        ex.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()
+
+
 # ---------------------------------------------------------------- Variable
 
 def test_variable_returns_a_tensor_leaf():

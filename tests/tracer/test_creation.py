@@ -135,6 +135,24 @@ def test_tensor_ragged_errors(data, err, msg):
         torch.tensor(data)
 
 
+def test_any_sequence_is_data_as_pytorch_takes_it():
+    # PySequence_Check: a range or a deque is a sequence (sgrvinod's SSD loss builds
+    # torch.LongTensor(range(n_objects))); a set or a generator is not
+    import collections
+    t = torch.tensor(range(3))
+    assert t.dtype == torch.int64 and t.tolist() == [0, 1, 2]
+    assert torch.LongTensor(range(2, 5)).tolist() == [2, 3, 4]
+    assert torch.FloatTensor(range(2)).dtype == torch.float32
+    assert torch.tensor(range(0)).shape == (0,) and torch.tensor(range(0)).dtype == torch.float32
+    assert torch.tensor([range(2), [3, 4]]).tolist() == [[0, 1], [3, 4]]
+    d = torch.tensor(collections.deque([1.5, 2]))
+    assert d.dtype == torch.float32 and d.tolist() == [1.5, 2.0]
+    assert torch.tensor(range(3), dtype=torch.float64).tolist() == [0.0, 1.0, 2.0]
+    for bad, name in (({1, 2}, "set"), ((x for x in range(2)), "generator")):
+        with pytest.raises(RuntimeError, match=f"^Could not infer dtype of {name}$"):
+            torch.tensor(bad)
+
+
 def test_tensor_bad_data_types():
     with pytest.raises(TypeError, match="invalid data type 'str'"):
         torch.tensor("a")

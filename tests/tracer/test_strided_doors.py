@@ -1,10 +1,13 @@
 """The doors that take strides from outside (from_numpy, as_tensor, tensor, frombuffer,
 as_strided) refuse strides kernels cannot index (not a multiple of the item size, negative) and
 memory outside the storage, with PyTorch 2.13's errors; what they accept shares memory."""
+import warnings
+
 import numpy as np
 import pytest
 
 import fusetorch as torch
+from fusetorch.tracer import user_warning
 
 STRUCT = np.zeros(3, dtype=[("a", "u1"), ("b", "<f4")])  # field 'b': byte stride 5
 NOT_MULTIPLE = "given numpy array strides not a multiple of the element byte size"
@@ -23,7 +26,8 @@ def test_numpy_doors_refuse_odd_strides(door, array, message):
         door(array)
 
 
-def test_from_numpy_keeps_regular_strides_and_shares_memory():
+def test_from_numpy_keeps_regular_strides_and_shares_memory(monkeypatch):
+    monkeypatch.setattr(user_warning, "_WARNED_ONCE", set())
     a = np.arange(12.0).reshape(3, 4)[:, ::2]
     t = torch.from_numpy(a)
     assert t.stride() == (4, 2)
@@ -37,6 +41,30 @@ def test_from_numpy_keeps_regular_strides_and_shares_memory():
 def test_nested_arrays_are_copied_whatever_their_strides():
     t = torch.tensor([STRUCT["b"] + 1])
     assert t.tolist() == [[1.0, 1.0, 1.0]]
+
+
+def test_read_only_memory_warns_once_per_process_at_the_users_line(monkeypatch):
+    # TORCH_WARN_ONCE: PyTorch's text, then silence whatever the filters say
+    monkeypatch.setattr(user_warning, "_WARNED_ONCE", set())
+    a = np.ones(3)
+    a.flags.writeable = False
+    for door, text in ((torch.as_tensor, "The given NumPy array is not writable, and PyTorch "
+                        "does not support non-writable tensors. This means writing to this "
+                        "tensor will result in undefined behavior."),
+                       (lambda b: torch.frombuffer(b, dtype=torch.float32), "The given buffer "
+                        "is not writable, and PyTorch does not support non-writable tensors. "
+                        "This means you can write to the underlying (supposedly non-writable) "
+                        "buffer using the tensor.")):
+        arg = a if door is torch.as_tensor else bytes(8)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            door(arg)
+            door(arg)
+            torch.from_numpy(a)
+        assert len(seen) == 1 and str(seen[0].message).startswith(text)
+        assert str(seen[0].message).endswith("This type of warning will be suppressed for the "
+                                             "rest of this program.")
+        assert seen[0].filename == __file__
 
 
 # ---------------------------------------------------------------- frombuffer

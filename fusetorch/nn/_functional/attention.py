@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ...backends import cuda as _cuda
 from ...ir import dtypes as dt
 from ...tracer import creation as C
 from ...tracer import dispatch as D
@@ -52,6 +53,15 @@ def _repeat_heads(t: Tensor, reps: int) -> Tensor:
 
 
 @_ac.op("scaled_dot_product_attention")
+def _a_backend_is_enabled(query: Tensor) -> bool:
+    """PyTorch's backend choice has something to choose (sdpa_kernel, enable_*_sdp): on the
+    CPU only the math and flash kernels exist; fusetorch computes the math path either way."""
+    flags = _cuda._SDP
+    if query.device.type == "cpu":
+        return flags["math"] or flags["flash"]
+    return any(flags.values())
+
+
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
@@ -78,6 +88,10 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                            "when is_causal=True")
     if not 0.0 <= dropout_p <= 1.0:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {dropout_p}")
+    if not _a_backend_is_enabled(query):
+        raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
+                           "is likely due to turning off both the math kernel and the fused "
+                           "kernels.")
     if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
         hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
         if hq % hk or hq % hv:
