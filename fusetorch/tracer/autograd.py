@@ -35,7 +35,7 @@ from .tensor import Tensor
 from .trace import recording_phase
 from .views import refresh as refresh_view
 
-_DISPATCH = D._LOCAL  # (bound once: a per-thread module's attributes are looked up unspecialized)
+_DISPATCH = D._LOCAL  # (bound once: a per-thread module's attributes read slowly)
 
 FREED = object()  # a node's `saved` after backward without retain_graph
 # set by autograd_modes while saved-tensor hooks or anomaly mode are on: called with each

@@ -28,6 +28,7 @@ binary, unary, elementwise, apply, cast = D.binary, D.unary, D.elementwise, D.ap
 # ~0.03 us each, several per op of a loop)
 check_tensor, needs_grad, any_needs_grad, _DISPATCH = (D.check_tensor, D.needs_grad,
                                                        D.any_needs_grad, D._LOCAL)
+_AUTOCAST = _ac._LOCAL
 
 
 def _grad_name(name):
@@ -38,7 +39,7 @@ def _grad_name(name):
         @functools.wraps(fn)
         def wrapper(input, *args, **kw):
             r = fn(input, *args, **kw)
-            if D.GRAD_ENABLED:
+            if _DISPATCH.state.GRAD_ENABLED:
                 if input.__class__ is Tensor:  # (the common case, without a generator)
                     ins = (input,)
                     wanted = input._requires_grad
@@ -454,7 +455,7 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
 @with_out("prod")
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     check_tensor(input, "prod", "input", 1)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("prod", prod, (input, dim, keepdim), {"dtype": dtype})
     x = cast(input, _sum_dtype(input, dt.to_dtype(dtype, "prod")))
     dims = norm_dims(None if dim is None else norm_dim(dim, x.ndim), x.ndim)
@@ -648,7 +649,7 @@ def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correc
     check_tensor(input, "std", "input", 1)
     x = _opmath(input) if input._dtype.is_floating_point else input
     v = var(x, dim, unbiased, keepdim, correction=correction, _warn_as=_warn_as)
-    if not (D.GRAD_ENABLED and input._requires_grad):
+    if not (_DISPATCH.state.GRAD_ENABLED and input._requires_grad):
         r = sqrt(v)
     else:
         # PyTorch's std passes a 0 gradient where std == 0 (sqrt's would be inf * 0 = nan):
@@ -722,7 +723,7 @@ def _check_pair(fn: str, input, other, name: str = "other") -> None:
 
 
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("matmul", matmul, (input, other), {"out": out})
     if getattr(input, "is_sparse", False) is True or getattr(other, "is_sparse", False) is True:
         return write_out(D.SPARSE_MM(input, other), out)
@@ -754,7 +755,7 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("mm", mm, (input, mat2), {"out": out})
     if getattr(input, "is_sparse", False) is True or getattr(mat2, "is_sparse", False) is True:
         return write_out(D.SPARSE_MM(input, mat2), out)
@@ -767,7 +768,7 @@ def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("bmm", bmm, (input, mat2), {})
     _check_pair("bmm", input, mat2, "mat2")
     if input.ndim != 3 or mat2.ndim != 3:
@@ -782,14 +783,14 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 @_grad_name("MvBackward0")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("mv", mv, (input, vec), {})
     return matmul(input, vec)
 
 
 @_grad_name("DotBackward0")
 def dot(input: Tensor, other: Tensor) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("dot", dot, (input, other), {})
     _check_pair("dot", input, other, "tensor")
     if input.ndim != 1 or other.ndim != 1:
@@ -803,6 +804,12 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 def _shape_arg(shape, fn: str = "view", arg: str = "size") -> tuple:
     """Sizes or dims given as `f(2, 3)` or `f((2, 3))`: ints (or integer scalars with
     `__index__`) only, PyTorch's TypeError for floats, strings and None."""
+    if shape.__class__ is tuple:  # (the common case, `view(1, -1)`: plain ints, one call)
+        for s in shape:
+            if s.__class__ is not int:
+                break
+        else:
+            return shape
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return _ints(shape, fn, arg)

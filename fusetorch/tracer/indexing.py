@@ -282,12 +282,12 @@ def _basic_view(t: Tensor, key) -> Tensor | None:
     r = Tensor._make(out, t._dtype, t._be)
     if t._base is None:  # views.derive, inlined for the common case
         r._base = t  # a view: one version counter
-        r._view = (t, (("key", key),), "diff" if D.GRAD_ENABLED else "no_grad")
+        r._view = (t, (("key", key),), "diff" if _DISPATCH.state.GRAD_ENABLED else "no_grad")
         vc = t._vc
         r._vver = vc[0] if vc is not None else 0
     else:
         r._base = t._base
-        _views.derive(r, t, ("key", key), D.GRAD_ENABLED)
+        _views.derive(r, t, ("key", key), _DISPATCH.state.GRAD_ENABLED)
     return r
 
 
