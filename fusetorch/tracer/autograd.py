@@ -329,7 +329,9 @@ def label(result: Tensor, name: str, *inputs) -> Tensor:
     with the composite's inputs as its `next_functions`."""
     n = result._node
     if n is not None and n.op != "input":
-        ins = tuple([x._node if isinstance(x, Tensor) else None for x in inputs])
+        ins = ()
+        for x in inputs:  # (a loop: in Python 3.11 a comprehension is a call of its own)
+            ins += (x._node if isinstance(x, Tensor) else None,)
         n.meta = {"grad_fn": name, "inputs": ins}
     return result
 
