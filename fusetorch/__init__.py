@@ -173,3 +173,9 @@ USE_GLOBAL_DEPS, USE_RTLD_GLOBAL_WITH_LIBTORCH = True, False
 windows = signal.windows  # (torch.windows: PyTorch's namespace holds torch.signal.windows)
 bit = ir.dtypes.OUT_OF_SCOPE["uint1"]
 legacy_contiguous_format = contiguous_format  # (PyTorch's prints as torch.contiguous_format)
+# What import made lives as long as the process: kept out of the cyclic collector's full passes,
+# which otherwise traverse it all (~50k objects, ~40 ms) each time a loop's allocations trigger
+# one (a recorded op allocates several objects: in actor_critic one main() in five paid it)
+import gc as _gc  # noqa: E402
+_gc.freeze()
+del _gc

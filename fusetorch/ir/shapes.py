@@ -45,6 +45,8 @@ def numel(shape: Shape) -> int:
 
 def norm_dim(dim: int, ndim: int) -> int:
     """Wrap a possibly negative dim; IndexError like PyTorch's (0-d tensors accept -1 and 0)."""
+    if dim.__class__ is int and 0 <= dim < ndim:  # (most calls: a loop's cat(.., 1), max(v, 1))
+        return dim
     lo, hi = (-1, 0) if ndim == 0 else (-ndim, ndim - 1)
     if not isinstance(dim, int):
         raise TypeError(f"dim must be an int, got {type(dim).__name__}")

@@ -15,6 +15,8 @@ dtype: the values agree to rounding, not bit for bit.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import eager_kernels
@@ -33,8 +35,9 @@ def forward(reference, log_of: bool):
         if k is None:
             return reference(x, dim)
         fn, ffi = k
-        outer, n, inner = _lanes(x.shape, dim)
-        y = np.empty(x.shape, x.dtype)
+        shape = x.shape
+        outer, n, inner = _lanes(shape, dim)
+        y = np.empty(shape, x.dtype)
         ptr = _PTR[x.dtype]
         fn(ffi.from_buffer(ptr, x), ffi.from_buffer(ptr, y), outer, n, inner, log_of)
         return y
@@ -43,6 +46,7 @@ def forward(reference, log_of: bool):
     return run
 
 
+@functools.lru_cache(maxsize=256)  # (a loop's rows repeat their shape)
 def _lanes(shape: tuple, dim: int) -> tuple:
     """(outer, n, inner): the C-contiguous `shape` as [outer, n, inner] around `dim`."""
     outer = inner = 1
@@ -61,8 +65,8 @@ def _kernel(x):
     flags = x.flags  # (a new flags object per look)
     if not (flags.c_contiguous and flags.aligned):
         return None
-    dtype = x.dtype
-    return eager_kernels.cached_kernel(("softmax_rows", dtype), lambda: _build(dtype))
+    key, build = _KINDS[x.dtype]
+    return eager_kernels.cached_kernel(key, build)
 
 
 def _build(dtype: np.dtype):
@@ -75,3 +79,7 @@ def _build(dtype: np.dtype):
         return False
     (fn,), ffi = built
     return fn, ffi
+
+
+# per dtype: its cache key and builder (made once, not per call)
+_KINDS = {d: (("softmax_rows", d), functools.partial(_build, d)) for d in _PTR}

@@ -36,6 +36,8 @@ from .trace import recording_phase
 from .views import refresh as refresh_view
 from ..ir.roles import Role
 
+_DISPATCH = D._LOCAL  # (bound once: a per-thread module's attributes read slowly)
+
 FREED = object()  # a node's `saved` after backward without retain_graph
 # set by autograd_modes while saved-tensor hooks or anomaly mode are on: called with each
 # recorded node (None otherwise, so recording pays one test); ANOMALY: backward checks NaNs
@@ -59,14 +61,14 @@ class _GradMode:
     _value = True
 
     def __enter__(self):
-        st = D._LOCAL.state  # (the calling thread's grad mode)
+        st = _DISPATCH.state  # (the calling thread's grad mode)
         self._prev, st.GRAD_ENABLED = st.GRAD_ENABLED, self._value
         if DUAL_LEVEL and not self._value:
             _untracked_tangents()
         return self
 
     def __exit__(self, *exc):
-        D._LOCAL.state.GRAD_ENABLED = self._prev
+        _DISPATCH.state.GRAD_ENABLED = self._prev
         return False
 
     def __call__(self, fn):
@@ -220,8 +222,8 @@ def _node_of(x, dtype) -> Node:
             return x._node
         if x._requires_grad:
             return leaf_node(x)
-        return Node("input", (), {"shape": tuple(x._data.shape), "dtype": x._dtype},
-                    tuple(x._data.shape), x._dtype)
+        shape, d = tuple(x._data.shape), x._dtype  # (a target or an index: every call)
+        return Node("input", (), {"shape": shape, "dtype": d}, shape, d)
     return Node("constant", (), {"shape": (), "dtype": dtype, "value": x}, (), dtype)
 
 
@@ -315,7 +317,7 @@ def record(op: str, ins: Sequence, attrs: dict, result: Tensor, scalar_dtype=Non
             if save_out:
                 # (a trace maps tensors to its nodes weakly: while one records, the output
                 # stays alive for the backward it may trace, which reads the tensor itself)
-                saved[id(node)] = _saved_output(result) if D._LOCAL.state.RECORDER is None \
+                saved[id(node)] = _saved_output(result) if _DISPATCH.state.RECORDER is None \
                     else _saved_entry(result)
             for i in positions:
                 x = ins[i]
@@ -333,7 +335,9 @@ def label(result: Tensor, name: str, *inputs) -> Tensor:
     with the composite's inputs as its `next_functions`."""
     n = result._node
     if n is not None and n.op != "input":
-        ins = tuple([x._node if isinstance(x, Tensor) else None for x in inputs])
+        ins = ()
+        for x in inputs:  # (a loop: in Python 3.11 a comprehension is a call of its own)
+            ins += (x._node if isinstance(x, Tensor) else None,)
         n.meta = {"grad_fn": name, "inputs": ins}
     return result
 
@@ -341,7 +345,7 @@ def label(result: Tensor, name: str, *inputs) -> Tensor:
 def label_recorded(result: Tensor, name: str, *inputs) -> Tensor:
     """`label` where the result has a gradient history (grad mode on and the fresh result
     requiring grad, so one of the inputs does): what a composite's last line calls."""
-    if result._requires_grad and D._LOCAL.state.GRAD_ENABLED:
+    if result._requires_grad and _DISPATCH.state.GRAD_ENABLED:
         label(result, name, *inputs)
     return result
 
@@ -960,7 +964,7 @@ def _in_layout_of(t: Tensor, g: Tensor) -> Tensor:
 
 
 def _accumulate_leaf(t: Tensor, g: Tensor, create_graph: bool) -> None:
-    st = D._LOCAL.state  # this thread's profiler, recorder and grad mode
+    st = _DISPATCH.state  # this thread's profiler, recorder and grad mode
     if st.PROFILE is not None and st.PROFILE.enter():
         return st.PROFILE.call(_accumulate_leaf, (t, g, create_graph), _ACCUMULATE, (g,),
                                reentrant=True)

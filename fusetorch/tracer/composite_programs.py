@@ -57,6 +57,9 @@ from . import views as _views
 from .tensor import Tensor
 from .trace import Recorder
 
+# (bound once: per-thread modules' attributes are looked up unspecialized)
+_DISPATCH, _AUTOCAST = D._LOCAL, _ac._LOCAL
+
 _PLAIN = "plain"  # a key's state instead of a template (before one: its calls so far, an int)
 
 _lock = threading.RLock()
@@ -79,8 +82,8 @@ def composite(fn=None, *, small: bool = True):
         if not small and args and args[0].__class__ is Tensor and \
                 args[0]._data.size < POLICY.min_elements:
             return fn(*args, **kwargs)
-        st = D._LOCAL.state  # this thread's recorder and profiler
-        if st.RECORDER is not None or st.PROFILE is not None or _ac._LOCAL.state.ACTIVE or \
+        st = _DISPATCH.state  # this thread's recorder and profiler
+        if st.RECORDER is not None or st.PROFILE is not None or _AUTOCAST.state.ACTIVE or \
                 not POLICY.eager_kernels:
             # (a trace records the primitives itself; the profiler times each of them; under
             # autocast the casts depend on a state the key does not hold)
@@ -138,7 +141,7 @@ def _key(name: str, args: tuple, kwargs: dict) -> tuple:
     TypeError.)"""
     if D.GRAD_RECORD is not A.record:
         return _NO_KEY
-    parts, be, tensors = [name, D._LOCAL.state.GRAD_ENABLED], None, []
+    parts, be, tensors = [name, _DISPATCH.state.GRAD_ENABLED], None, []
     for a in args:
         if isinstance(a, Tensor):
             d = a._data

@@ -21,6 +21,8 @@ from . import range_values as _range
 from .tensor import Size, Tensor
 from .user_warning import warn_once
 
+_DISPATCH = D._LOCAL  # (bound once: a per-thread module's attributes read slowly)
+
 
 _DEFAULT_DEVICE: "_dev.device | None" = None  # set_default_device; None is the CPU
 
@@ -136,7 +138,7 @@ def _const(array: np.ndarray, d: dt.DType, be) -> Tensor:
     """Wrap host data the user handed in (a `constant` in a recording)."""
     arr = array if be.xp is np else be.xp.asarray(array)
     attrs = {"shape": tuple(arr.shape), "dtype": d, "value": array}
-    if D.RECORDER is None:
+    if _DISPATCH.state.RECORDER is None:
         return Tensor._make(arr, d, be)
     return D.source("constant", attrs, be)
 

@@ -548,12 +548,14 @@ def apply(name: str, tensors, attrs: dict, checked: bool = False) -> Tensor:
             key = (name, a0.shape, t0._dtype, a1.shape, t1._dtype, *attrs.items())
         else:
             arrays, key = [], [name]
-            for t in tensors:
+            add = key.append
+            for t in tensors:  # (cat's inputs: no tuple per input)
                 if t._be is not be:
                     _check_devices(tensors)
                 a = t._data
                 arrays.append(a)
-                key += (a.shape, t._dtype)
+                add(a.shape)
+                add(t._dtype)
             key = (*key, *attrs.items())
         # the shape and dtype rules are pure: a loop's calls repeat their arguments
         try:
@@ -648,6 +650,14 @@ def check_values(t: Tensor, message: str, *, lo=None, hi=None, closed: bool = Fa
     [lo, hi) ([lo, hi] if closed) other than `allow`, and a recorded graph (so a compiled
     replay) checks every call. Use the result in place of `t` so the check stays in the
     graph; `{value}` in `message` is the first bad value."""
+    st = _LOCAL.state
+    if st.RECORDER is None and st.PROFILE is None and not (st.GRAD_ENABLED and
+                                                           any_needs_grad((t,))):
+        # no graph will hold the node: the primitive's eager check alone, and its value, t
+        # (a loop's nll_loss: ~1.5 us of dispatch for a check of one target)
+        t._be.impl["check"](t._data, lo=lo, hi=hi, closed=closed, allow=allow, error=error,
+                            message=message)
+        return t
     # (`checked`: the primitive returns its input, whose shape and dtype are valid for it)
     return apply("check", [t], {"lo": lo, "hi": hi, "closed": closed, "allow": allow,
                                 "error": error, "message": message}, checked=True)

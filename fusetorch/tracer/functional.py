@@ -24,6 +24,11 @@ from .tensor import Tensor
 from .numpy_names import numpy_names
 
 binary, unary, elementwise, apply, cast = D.binary, D.unary, D.elementwise, D.apply, D.cast
+# (dispatch's names bound here once: a per-thread module's attributes are looked up unspecialized,
+# ~0.03 us each, several per op of a loop)
+check_tensor, needs_grad, any_needs_grad, _DISPATCH = (D.check_tensor, D.needs_grad,
+                                                       D.any_needs_grad, D._LOCAL)
+_AUTOCAST = _ac._LOCAL
 
 
 def _grad_name(name):
@@ -34,7 +39,7 @@ def _grad_name(name):
         @functools.wraps(fn)
         def wrapper(input, *args, **kw):
             r = fn(input, *args, **kw)
-            if D.GRAD_ENABLED:
+            if _DISPATCH.state.GRAD_ENABLED:
                 if input.__class__ is Tensor:  # (the common case, without a generator)
                     ins = (input,)
                     wanted = input._requires_grad
@@ -159,7 +164,7 @@ def minimum(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 
 def where(condition: Tensor, input=None, other=None) -> Tensor:
-    D.check_tensor(condition, "where", "condition", 1)
+    check_tensor(condition, "where", "condition", 1)
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
     if condition._dtype is dt.uint8:  # (old masks: deprecated, still taken as nonzero)
@@ -344,8 +349,8 @@ def addcdiv(input: Tensor, tensor1: Tensor, tensor2: Tensor, *, value=1, out=Non
 def lerp(input: Tensor, end: Tensor, weight, *, out=None) -> Tensor:
     """`input + weight * (end - input)`. Like PyTorch's kernel, weights of magnitude >= 0.5
     compute `end - (end - input) * (1 - weight)` instead, which is exact at weight 1."""
-    D.check_tensor(input, "lerp", "input", 1)
-    D.check_tensor(end, "lerp", "end", 2)
+    check_tensor(input, "lerp", "input", 1)
+    check_tensor(end, "lerp", "end", 2)
     for name, other in (("end", end), ("weight", weight)):  # (ATen's meta checks: first)
         if isinstance(other, Tensor) and other._dtype is not input._dtype:
             raise RuntimeError(f"expected dtype {dt.CPP_TYPE_NAMES[input._dtype.name]} for "
@@ -416,14 +421,14 @@ def logical_or(input, other):
 
 
 def equal(input: Tensor, other: Tensor) -> bool:
-    D.check_tensor(input, "equal", "input", 1)
-    D.check_tensor(other, "equal", "other", 2)
+    check_tensor(input, "equal", "input", 1)
+    check_tensor(other, "equal", "other", 2)
     return input.shape == other.shape and bool(eq(input, other).all())
 
 
 def allclose(input: Tensor, other: Tensor, rtol=1e-5, atol=1e-8, equal_nan=False) -> bool:
-    D.check_tensor(input, "allclose", "input", 1)
-    D.check_tensor(other, "allclose", "other", 2)
+    check_tensor(input, "allclose", "input", 1)
+    check_tensor(other, "allclose", "other", 2)
     import numpy as np
     from .tensor import _data_read
     _data_read("allclose()")  # a Python bool from the values: a trace cannot hold it
@@ -454,7 +459,7 @@ def _dims(dim, ndim: int) -> tuple:
 
 @numpy_names
 def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
-    D.check_tensor(input, "sum", "input", 1)
+    check_tensor(input, "sum", "input", 1)
     x = cast(input, _sum_dtype(input, dt.to_dtype(dtype, "sum")))
     r = apply("sum", [x], {"dims": _dims(dim, x.ndim), "keepdim": keepdim})
     return write_out(r, out)
@@ -463,7 +468,7 @@ def sum(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None)
 @numpy_names
 @_grad_name(lambda x, dim=None, *a, **k: "MeanBackward0" if dim is None else "MeanBackward1")
 def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None) -> Tensor:
-    D.check_tensor(input, "mean", "input", 1)
+    check_tensor(input, "mean", "input", 1)
     x = input if dtype is None else cast(input, dt.to_dtype(dtype, "mean"))
     if not x._dtype.is_floating_point:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
@@ -478,8 +483,8 @@ def mean(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None, out=None
 @_grad_name(lambda x, dim=None, *a, **k: "ProdBackward0" if dim is None else "ProdBackward1")
 @with_out("prod")
 def prod(input: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
-    D.check_tensor(input, "prod", "input", 1)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    check_tensor(input, "prod", "input", 1)
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("prod", prod, (input, dim, keepdim), {"dtype": dtype})
     x = cast(input, _sum_dtype(input, dt.to_dtype(dtype, "prod")))
     dims = norm_dims(None if dim is None else norm_dim(dim, x.ndim), x.ndim)
@@ -504,7 +509,7 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
     # the values are gathered at the returned indices, so that the gradient goes to that index
     # (PyTorch's max(dim)); a plain max reduction would share it among ties
     shape = None if keepdim and in_shape else in_shape[:d] + in_shape[d + 1:]
-    st = D._LOCAL.state
+    st = _DISPATCH.state
     traced = st.RECORDER is not None or st.PROFILE is not None  # every step seen
     if traced:
         idx = apply(arg, [x], {"dims": (d,), "keepdim": True})
@@ -515,23 +520,29 @@ def _extreme(name: str, arg: str, pairwise, result_type, input: Tensor, dim, kee
         # for a 1x59 row; with a gradient, two of four dispatches)
         be = x._be
         i = be.impl[arg](x._data, dims=(d,), keepdim=True)
-        if not (st.GRAD_ENABLED and D.needs_grad(x)):
+        if not (st.GRAD_ENABLED and any_needs_grad((x,))):
             v = be.impl["gather"](x._data, i, dim=d)
             if shape is not None:
                 v, i = v.reshape(shape), i.reshape(shape)
-            return result_type(Tensor._make(v, x._dtype, be), Tensor._make(i, dt.int64, be))
+            return _pair(result_type, (Tensor._make(v, x._dtype, be),
+                                       Tensor._make(i, dt.int64, be)))
         idx = Tensor._make(i, dt.int64, be)
     values = apply("gather", [x, idx], {"dim": d})
     if shape is not None:  # (`checked`: the kept dim dropped, a valid shape for the rule)
         values = apply("reshape", [values], {"shape": shape}, checked=True)
         idx = apply("reshape", [idx], {"shape": shape}, checked=True) if traced else \
             Tensor._make(idx._data.reshape(shape), dt.int64, idx._be)
-    return result_type(A.label(values, f"{name.capitalize()}Backward0", input), idx)
+    return _pair(result_type, (A.label(values, _BACKWARD0[name], input), idx))
+
+
+# (a named tuple's own __new__ is a Python function: ~0.3 us of a loop's max(v, 1))
+_pair = tuple.__new__
+_BACKWARD0 = {"max": "MaxBackward0", "min": "MinBackward0"}
 
 
 @numpy_names
 def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
-    D.check_tensor(input, "max", "input", 1)
+    check_tensor(input, "max", "input", 1)
     if other is not None:  # torch.max(input, other=...)
         return maximum(input, other, out=out)
     if out is not None and isinstance(dim, int):
@@ -542,7 +553,7 @@ def max(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None)
 
 @numpy_names
 def min(input: Tensor, dim=None, keepdim: bool = False, *, other=None, out=None):
-    D.check_tensor(input, "min", "input", 1)
+    check_tensor(input, "min", "input", 1)
     if other is not None:
         return minimum(input, other, out=out)
     if out is not None and isinstance(dim, int):
@@ -588,7 +599,7 @@ def _same_dtype_out(input: Tensor, out: Tensor | None) -> None:
 @numpy_names
 @_grad_name("AmaxBackward0")
 def amax(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
-    D.check_tensor(input, "amax", "input", 1)
+    check_tensor(input, "amax", "input", 1)
     _same_dtype_out(input, out)
     return write_out(_amax_amin("max", input, dim, keepdim), out, name="amax")
 
@@ -596,7 +607,7 @@ def amax(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
 @numpy_names
 @_grad_name("AminBackward0")
 def amin(input: Tensor, dim=(), keepdim: bool = False, *, out=None) -> Tensor:
-    D.check_tensor(input, "amin", "input", 1)
+    check_tensor(input, "amin", "input", 1)
     _same_dtype_out(input, out)
     return write_out(_amax_amin("min", input, dim, keepdim), out, name="amin")
 
@@ -618,14 +629,14 @@ def _arg(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
 @numpy_names
 @with_out("argmax")
 def argmax(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    D.check_tensor(input, "argmax", "input", 1)
+    check_tensor(input, "argmax", "input", 1)
     return _arg("argmax", input, dim, keepdim)
 
 
 @numpy_names
 @with_out("argmin")
 def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    D.check_tensor(input, "argmin", "input", 1)
+    check_tensor(input, "argmin", "input", 1)
     return _arg("argmin", input, dim, keepdim)
 
 
@@ -635,7 +646,7 @@ def argmin(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
 def var(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
         _warn_as: str = "var"):
     """Variance; `unbiased` (legacy) or `correction` (default 1) as in PyTorch."""
-    D.check_tensor(input, "var", "input", 1)
+    check_tensor(input, "var", "input", 1)
     if isinstance(dim, bool):
         dim, unbiased = None, dim
     if correction is None:
@@ -664,10 +675,10 @@ def _opmath(x: Tensor) -> Tensor:
 @with_out("std")
 def std(input: Tensor, dim=None, unbiased=None, keepdim: bool = False, *, correction=None,
         _warn_as: str = "std"):
-    D.check_tensor(input, "std", "input", 1)
+    check_tensor(input, "std", "input", 1)
     x = _opmath(input) if input._dtype.is_floating_point else input
     v = var(x, dim, unbiased, keepdim, correction=correction, _warn_as=_warn_as)
-    if not (D.GRAD_ENABLED and input._requires_grad):
+    if not (_DISPATCH.state.GRAD_ENABLED and input._requires_grad):
         r = sqrt(v)
     else:
         # PyTorch's std passes a 0 gradient where std == 0 (sqrt's would be inf * 0 = nan):
@@ -699,14 +710,14 @@ def _all_any(name: str, input: Tensor, dim, keepdim: bool) -> Tensor:
 @numpy_names
 @with_out("all")
 def all(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    D.check_tensor(input, "all", "input", 1)
+    check_tensor(input, "all", "input", 1)
     return _all_any("all", input, dim, keepdim)
 
 
 @numpy_names
 @with_out("any")
 def any(input: Tensor, dim=None, keepdim: bool = False) -> Tensor:
-    D.check_tensor(input, "any", "input", 1)
+    check_tensor(input, "any", "input", 1)
     return _all_any("any", input, dim, keepdim)
 
 
@@ -736,12 +747,12 @@ def _check_batched_matmul(sa: tuple, sb: tuple) -> None:
 
 
 def _check_pair(fn: str, input, other, name: str = "other") -> None:
-    D.check_tensor(input, fn, "input", 1)
-    D.check_tensor(other, fn, name, 2)
+    check_tensor(input, fn, "input", 1)
+    check_tensor(other, fn, name, 2)
 
 
 def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("matmul", matmul, (input, other), {"out": out})
     if getattr(input, "is_sparse", False) is True or getattr(other, "is_sparse", False) is True:
         return write_out(D.SPARSE_MM(input, other), out)
@@ -773,7 +784,7 @@ def matmul(input: Tensor, other: Tensor, *, out=None) -> Tensor:
 
 
 def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("mm", mm, (input, mat2), {"out": out})
     if getattr(input, "is_sparse", False) is True or getattr(mat2, "is_sparse", False) is True:
         return write_out(D.SPARSE_MM(input, mat2), out)
@@ -786,7 +797,7 @@ def mm(input: Tensor, mat2: Tensor, *, out=None) -> Tensor:
 
 
 def bmm(input: Tensor, mat2: Tensor) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("bmm", bmm, (input, mat2), {})
     _check_pair("bmm", input, mat2, "mat2")
     if input.ndim != 3 or mat2.ndim != 3:
@@ -801,14 +812,14 @@ def bmm(input: Tensor, mat2: Tensor) -> Tensor:
 
 @_grad_name("MvBackward0")
 def mv(input: Tensor, vec: Tensor) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("mv", mv, (input, vec), {})
     return matmul(input, vec)
 
 
 @_grad_name("DotBackward0")
 def dot(input: Tensor, other: Tensor) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("dot", dot, (input, other), {})
     _check_pair("dot", input, other, "tensor")
     if input.ndim != 1 or other.ndim != 1:
@@ -822,6 +833,12 @@ def dot(input: Tensor, other: Tensor) -> Tensor:
 def _shape_arg(shape, fn: str = "view", arg: str = "size") -> tuple:
     """Sizes or dims given as `f(2, 3)` or `f((2, 3))`: ints (or integer scalars with
     `__index__`) only, PyTorch's TypeError for floats, strings and None."""
+    if shape.__class__ is tuple:  # (the common case, `view(1, -1)`: plain ints, one call)
+        for s in shape:
+            if s.__class__ is not int:
+                break
+        else:
+            return shape
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
     return _ints(shape, fn, arg)
@@ -849,7 +866,7 @@ _reshaped = functools.lru_cache(maxsize=1024)(infer_reshape)
 
 
 def reshape(input: Tensor, shape) -> Tensor:
-    D.check_tensor(input, "reshape", "input", 1)
+    check_tensor(input, "reshape", "input", 1)
     shape = _ints(shape if isinstance(shape, (tuple, list)) else (shape,), "reshape", "shape")
     if shape == input._data.shape:
         return apply("reshape", [input], {"shape": shape}, checked=True)
@@ -894,7 +911,7 @@ def _can_view(data, shape) -> bool:
 
 
 def permute(input: Tensor, *dims) -> Tensor:
-    D.check_tensor(input, "permute", "input", 1)
+    check_tensor(input, "permute", "input", 1)
     dims = _shape_arg(dims, "permute", "dims")
     if len(dims) == input.ndim:  # else the shape rule reports the length mismatch
         dims = tuple(norm_dim(d, input.ndim) for d in dims)
@@ -903,7 +920,7 @@ def permute(input: Tensor, *dims) -> Tensor:
 
 @_grad_name("TransposeBackward0")
 def transpose(input: Tensor, dim0: int, dim1: int) -> Tensor:
-    D.check_tensor(input, "transpose", "input", 1)
+    check_tensor(input, "transpose", "input", 1)
     n = input.ndim
     d0, d1 = norm_dim(dim0, n), norm_dim(dim1, n)
     perm = list(range(n))
@@ -924,7 +941,7 @@ def swapdims(input: Tensor, dim0: int, dim1: int) -> Tensor:
 
 @_grad_name("TBackward0")
 def t(input: Tensor) -> Tensor:
-    D.check_tensor(input, "t", "input", 1)
+    check_tensor(input, "t", "input", 1)
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is "
                            f"{input.ndim}D")
@@ -936,7 +953,7 @@ def t(input: Tensor) -> Tensor:
 @numpy_names
 @_grad_name(lambda x, dim=None: "SqueezeBackward0" if dim is None else "SqueezeBackward1")
 def squeeze(input: Tensor, dim=None) -> Tensor:
-    D.check_tensor(input, "squeeze", "input", 1)
+    check_tensor(input, "squeeze", "input", 1)
     shape = input.shape
     if dim is None:
         new = tuple(s for s in shape if s != 1)
@@ -949,7 +966,7 @@ def squeeze(input: Tensor, dim=None) -> Tensor:
 @numpy_names
 @_grad_name("UnsqueezeBackward0")
 def unsqueeze(input: Tensor, dim: int) -> Tensor:
-    D.check_tensor(input, "unsqueeze", "input", 1)
+    check_tensor(input, "unsqueeze", "input", 1)
     d = norm_dim(dim, input.ndim + 1)
     shape = input.shape
     return apply("reshape", [input], {"shape": tuple(shape[:d]) + (1,) + tuple(shape[d:])},
@@ -957,7 +974,7 @@ def unsqueeze(input: Tensor, dim: int) -> Tensor:
 
 
 def flatten(input: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
-    D.check_tensor(input, "flatten", "input", 1)
+    check_tensor(input, "flatten", "input", 1)
     if input.ndim == 0:
         return apply("reshape", [input], {"shape": (1,)})
     s, e = norm_dim(start_dim, input.ndim), norm_dim(end_dim, input.ndim)
@@ -1019,7 +1036,7 @@ def unary_copy(input: Tensor) -> Tensor:
 def clone(input: Tensor, *, memory_format=None) -> Tensor:
     """A copy laid out as `memory_format` asks; by default (preserve_format) channels_last
     stays channels_last (memory_formats.target_order)."""
-    D.check_tensor(input, "clone", "input", 1)
+    check_tensor(input, "clone", "input", 1)
     if memory_format is None and input._data.flags.c_contiguous:
         return apply("copy", [input], {})
     if memory_format in (_mf.preserve_format, _mf.contiguous_format) and \
@@ -1078,7 +1095,7 @@ def stack(tensors, dim: int = 0, *, out=None) -> Tensor:
 @numpy_names
 @_grad_name("SliceBackward0")
 def narrow(input: Tensor, dim: int, start: int, length: int) -> Tensor:
-    D.check_tensor(input, "narrow", "input", 1)
+    check_tensor(input, "narrow", "input", 1)
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = norm_dim(dim, input.ndim)
@@ -1134,7 +1151,7 @@ def split(tensor: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
 @numpy_names
 @_grad_name("SplitBackward0")
 def chunk(input: Tensor, chunks: int, dim: int = 0) -> tuple:
-    D.check_tensor(input, "chunk", "input", 1)
+    check_tensor(input, "chunk", "input", 1)
     if input.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
@@ -1165,7 +1182,7 @@ def unbind(input: Tensor, dim: int = 0) -> tuple:
 
 
 def _check_index(name: str, index: Tensor) -> None:
-    D.check_tensor(index, name, "index", 2)
+    check_tensor(index, name, "index", 2)
     if index._dtype is not dt.int64 and index._dtype is not dt.int32 and index.numel():
         raise RuntimeError(f"{name}(): Expected dtype int32/int64 for index")
 
@@ -1203,11 +1220,11 @@ def _one_d(t: Tensor) -> Tensor:
 def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
            out=None) -> Tensor:
     if out is not None:
-        D.check_tensor(input, "gather", "input", 1)
+        check_tensor(input, "gather", "input", 1)
         if isinstance(out, Tensor):
             exact_dtype(out, input._dtype)
         return write_out(gather(input, dim, index), out, name="gather", inputs=(input, index))
-    D.check_tensor(input, "gather", "input", 1)
+    check_tensor(input, "gather", "input", 1)
     _check_index("gather", index)
     if index.numel() == 0:  # PyTorch checks neither the index's dims nor its dtype then
         norm_dim(dim, input.ndim)
@@ -1228,8 +1245,8 @@ def gather(input: Tensor, dim: int, index: Tensor, *, sparse_grad: bool = False,
 
 @numpy_names
 def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
-    D.check_tensor(input, "scatter_add", "input", 1)
-    D.check_tensor(src, "scatter_add", "src", 4)
+    check_tensor(input, "scatter_add", "input", 1)
+    check_tensor(src, "scatter_add", "src", 4)
     d = check_scatter(input, dim, index, src)
     if input.ndim <= 1 and index.ndim <= 1 and src.ndim <= 1 and \
             _b.min(input.ndim, index.ndim, src.ndim) == 0:  # 0-d: a row of one element
@@ -1242,14 +1259,14 @@ def scatter_add(input: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
 @_grad_name("IndexSelectBackward0")
 def index_select(input: Tensor, dim: int, index: Tensor, *, out=None) -> Tensor:
     if out is not None:
-        D.check_tensor(input, "index_select", "input", 1)
+        check_tensor(input, "index_select", "input", 1)
         if isinstance(out, Tensor):
             exact_dtype(out, input._dtype, "index_select(): self and result must have the "
                                            "same scalar type")
         return write_out(index_select(input, dim, index), out, name="index_select",
                          inputs=(input, index), overlap_first=True)
-    D.check_tensor(input, "index_select", "input", 1)
-    D.check_tensor(index, "index_select", "index", 2)
+    check_tensor(input, "index_select", "input", 1)
+    check_tensor(index, "index_select", "index", 2)
     d = norm_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
@@ -1275,8 +1292,8 @@ _C_TYPES = {dt.float32: "float", dt.float64: "double", dt.float16: "c10::Half",
 
 @_grad_name("MaskedFillBackward0")
 def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
-    D.check_tensor(input, "masked_fill", "input", 1)
-    D.check_tensor(mask, "masked_fill", "mask", 2)
+    check_tensor(input, "masked_fill", "input", 1)
+    check_tensor(mask, "masked_fill", "mask", 2)
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
@@ -1299,7 +1316,7 @@ def masked_fill(input: Tensor, mask: Tensor, value) -> Tensor:
 
 
 def nonzero(input: Tensor, *, as_tuple: bool = False):
-    D.check_tensor(input, "nonzero", "input", 1)
+    check_tensor(input, "nonzero", "input", 1)
     if as_tuple and input.ndim == 0:  # PyTorch: a 0-d input counts as 1-d here
         input = reshape(input, (1,))
     r = apply("nonzero", [input], {})
@@ -1308,7 +1325,7 @@ def nonzero(input: Tensor, *, as_tuple: bool = False):
 
 @_grad_name("FlipBackward0")
 def flip(input: Tensor, *args, dims=None) -> Tensor:
-    D.check_tensor(input, "flip", "input", 1)
+    check_tensor(input, "flip", "input", 1)
     dims = norm_dims(_shape_arg(args, "flip", "dims") if dims is None
                      else _shape_arg((dims,), "flip", "dims"), input.ndim)
     spec = tuple(("slice", 0, s, 1) for s in input.shape)

@@ -19,6 +19,8 @@ from .tensor import Tensor
 from . import autocast as _ac
 from .numpy_names import numpy_names
 
+_AUTOCAST = _ac._LOCAL  # (bound once: a per-thread module's attributes read slowly)
+
 
 def _arange(n: int, like: Tensor) -> Tensor:
     from .creation import arange
@@ -317,7 +319,7 @@ ger = outer
 
 
 def inner(input: Tensor, other: Tensor, *, out=None) -> Tensor:
-    if _ac.ACTIVE:  # torch.autocast: one op of its own, not the tensordot it is built of
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: one op of its own, not its tensordot
         return _ac.call("inner", inner, (input, other), {"out": out})
     if input.ndim == 0 or other.ndim == 0:
         return write_out(D.binary("mul", input, other), out)
@@ -509,7 +511,7 @@ def einsum(equation: str, *operands) -> Tensor:
     ops = list(operands[0]) if len(operands) == 1 and isinstance(operands[0], (list, tuple)) \
         else list(operands)
     subs, out = _parse_einsum(equation, ops)
-    if _ac.ACTIVE:  # torch.autocast: PyTorch's einsum is bmm (autocast) when it contracts
+    if _AUTOCAST.state.ACTIVE:  # autocast: PyTorch's einsum is bmm (autocast) when it contracts
         summed = any(c not in out and _b.sum(c in s for s in subs) > 1 for c in set("".join(subs)))
         return _ac.call("einsum" if summed else "einsum_elementwise", einsum, (equation, *ops), {})
     pairs = [_diag_labels(t, s) for t, s in zip(ops, subs)]

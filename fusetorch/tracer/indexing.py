@@ -16,6 +16,9 @@ from . import views as _views
 from .tensor import Tensor
 from ..ir.roles import Role
 
+# (dispatch's names bound once: a per-thread module's attributes are looked up unspecialized)
+apply, any_needs_grad, needs_grad, _DISPATCH = D.apply, D.any_needs_grad, D.needs_grad, D._LOCAL
+
 
 def _as_index_tensor(item, like: Tensor) -> Tensor:
     if not isinstance(item, Tensor):
@@ -173,8 +176,8 @@ def _plain_spec(t: Tensor, key):
 
 
 def getitem(t: Tensor, key) -> Tensor:
-    st = D._LOCAL.state  # (this thread's recorder and grad mode, read once)
-    if st.RECORDER is None and not (st.GRAD_ENABLED and D.any_needs_grad((t,))):
+    st = _DISPATCH.state  # (this thread's recorder and grad mode, read once)
+    if st.RECORDER is None and not (st.GRAD_ENABLED and any_needs_grad((t,))):
         r = _basic_view(t, key)
         if r is not None:
             return r
@@ -183,16 +186,16 @@ def getitem(t: Tensor, key) -> Tensor:
     # op's shape rule asks
     spec = _plain_spec(t, key)  # (None for bools: their class is not int)
     if spec is not None:
-        return D.apply("index", [t], {"spec": spec}, checked=True)
+        return apply("index", [t], {"spec": spec}, checked=True)
     if isinstance(key, (bool, np.bool_)) or (isinstance(key, Tensor) and key.ndim == 0
                                              and key._dtype is dt.bool_):
         # a lone 0-d mask: a new leading dim of size 1 (True) or 0 (False), as in PyTorch
-        r = D.apply("index", [t], {"spec": (("none",),)})
-        return r if bool(key) else D.apply("index", [r], {"spec": (("slice", 0, 0, 1),)})
+        r = apply("index", [t], {"spec": (("none",),)})
+        return r if bool(key) else apply("index", [r], {"spec": (("slice", 0, 0, 1),)})
     items = _normalise(t, key)
     advanced = [it for it in items if it[0] in ("tensor", "mask")]
     if not advanced:
-        return D.apply("index", [t], {"spec": tuple(items)})
+        return apply("index", [t], {"spec": tuple(items)})
     # step 1: the basic part, with the advanced dims kept whole
     basic, adv = [], []  # adv: (dim in step 1's result, item)
     src = pos = 0
@@ -209,7 +212,7 @@ def getitem(t: Tensor, key) -> Tensor:
             basic.append(it)
             src += tag != "none"
             pos += tag != "int"
-    x = t if _is_trivial(basic, t.shape) else D.apply("index", [t], {"spec": tuple(basic)})
+    x = t if _is_trivial(basic, t.shape) else apply("index", [t], {"spec": tuple(basic)})
     # step 2: the advanced indices on the dims they now sit at
     items2, at = [], 0
     for p, it in adv:
@@ -219,7 +222,7 @@ def getitem(t: Tensor, key) -> Tensor:
         items2.append(it)
         at += it[1].ndim if it[0] == "mask" else 1
     spec2, idx = _expand_masks(items2)
-    return D.apply("index", [x] + idx, {"spec": tuple(spec2)})
+    return apply("index", [x] + idx, {"spec": tuple(spec2)})
 
 
 def _makes_view(items: list, shape: tuple) -> bool:
@@ -281,12 +284,12 @@ def _basic_view(t: Tensor, key) -> Tensor | None:
     if t._base is None:  # views.derive, inlined for the common case
         r._base = t  # a view: one version counter
         r._view_base, r._view_steps = t, (("key", key),)
-        r._view_kind = "diff" if D.GRAD_ENABLED else "no_grad"
+        r._view_kind = "diff" if _DISPATCH.state.GRAD_ENABLED else "no_grad"
         vc = t._vc
         r._vver = vc[0] if vc is not None else 0
     else:
         r._base = t._base
-        _views.derive(r, t, ("key", key), D.GRAD_ENABLED)
+        _views.derive(r, t, ("key", key), _DISPATCH.state.GRAD_ENABLED)
     return r
 
 
@@ -296,8 +299,8 @@ def setitem(t: Tensor, key, value) -> None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     if D.GRAD_ENABLED and _views.is_multi(t) and _makes_view(items, t.shape) and (
-            D.needs_grad(t) or _views.info(t).base._requires_grad or
-            isinstance(value, Tensor) and D.needs_grad(value)):
+            needs_grad(t) or _views.info(t).base._requires_grad or
+            isinstance(value, Tensor) and needs_grad(value)):
         # PyTorch writes through t[key], a view of t named by its last step
         raise _views.view_error(t, indirect=False, name=_last_view_step(items, t.shape))
     if len(items) == 1 and items[0][0] == "mask" and _setitem_mask(t, items[0][1], value):
@@ -315,7 +318,7 @@ def setitem(t: Tensor, key, value) -> None:
         shape = tuple(v.shape)
         while shape and shape[0] == 1:
             shape = shape[1:]
-        v = D.apply("reshape", [v], {"shape": shape})
+        v = apply("reshape", [v], {"shape": shape})
     D.index_put_(t, v, idx, tuple(spec))
 
 
@@ -338,7 +341,7 @@ def _setitem_mask(t: Tensor, mask: Tensor, value) -> bool:
     else:
         return False
     if len(rest):
-        mask = D.apply("reshape", [mask], {"shape": tuple(mask.shape) + (1,) * len(rest)})
+        mask = apply("reshape", [mask], {"shape": tuple(mask.shape) + (1,) * len(rest)})
     new = D.elementwise("where", mask, v, t)
     if new._node is not None and Role.MASK in new._node.opdef.roles:
         A.label(new, "IndexPutBackward0", t, v)  # PyTorch's name for `t[mask] = v`

@@ -16,6 +16,9 @@ from . import functional as F
 from .composite_programs import composite
 from .tensor import Tensor
 
+# (bound once: per-thread modules' attributes are looked up unspecialized)
+apply, check_tensor, _AUTOCAST = D.apply, D.check_tensor, _ac._LOCAL
+
 
 def _owned(result: Tensor, *inputs) -> Tensor:
     """A layer's output owns its storage in PyTorch; here it can be a reshape of a temporary
@@ -53,11 +56,11 @@ def _prepare(input: Tensor, dim, dtype, name: str, stacklevel: int):
 def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
             dtype: dt.DType | None = None) -> Tensor:
     """exp(x) / sum(exp(x)) along dim, computed as exp(x - max) for stability."""
-    D.check_tensor(input, "softmax", "input", 1)
-    if _ac._LOCAL.state.ACTIVE:  # torch.autocast: tracer/autocast.py
+    check_tensor(input, "softmax", "input", 1)
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("softmax", softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "softmax", _stacklevel)
-    r = D.apply("softmax", [x], {"dim": d})  # (one primitive: ir/norm_ops.py says why)
+    r = apply("softmax", [x], {"dim": d})  # (one primitive: ir/norm_ops.py says why)
     if x is orig:  # (its op names it SoftmaxBackward0, its input the (cast) input: PyTorch's)
         return r
     # a 0-d input, computed as one element
@@ -68,11 +71,11 @@ def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
 def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
                 dtype: dt.DType | None = None) -> Tensor:
     """x - logsumexp(x) along dim, with the max subtracted first so exp never overflows."""
-    D.check_tensor(input, "log_softmax", "input", 1)
-    if _ac._LOCAL.state.ACTIVE:  # torch.autocast: tracer/autocast.py
+    check_tensor(input, "log_softmax", "input", 1)
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("log_softmax", log_softmax, (input, dim, _stacklevel + 2, dtype), {})
     orig, x, d = _prepare(input, dim, dtype, "log_softmax", _stacklevel)
-    r = D.apply("log_softmax", [x], {"dim": d})
+    r = apply("log_softmax", [x], {"dim": d})
     if x is orig:  # (its op names it LogSoftmaxBackward0, its input the (cast) input: PyTorch's)
         return r
     # a 0-d input, computed as one element

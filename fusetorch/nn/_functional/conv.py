@@ -27,6 +27,8 @@ from .activation import _owned
 from .int_args import int_arg, int_list, type_name
 from .padding import pad as _pad
 
+_AUTOCAST = _ac._LOCAL  # (bound once: a per-thread module's attributes read slowly)
+
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc"]
 
 
@@ -237,7 +239,7 @@ def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
            dilation=1, groups: int = 1) -> Tensor:
     """1-d cross-correlation of input [N, C, L] (or [C, L]) with weight [O, C/groups, k]."""
     _check_args("conv1d", input, weight, bias)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("conv1d", conv1d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
@@ -249,7 +251,7 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     """2-d cross-correlation of input [N, C, H, W] (or [C, H, W]) with weight
     [O, C/groups, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
     _check_args("conv2d", input, weight, bias)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("conv2d", conv2d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
@@ -261,7 +263,7 @@ def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride=1, 
     """3-d cross-correlation of input [N, C, D, H, W] (or [C, D, H, W]) with weight
     [O, C/groups, kd, kh, kw]; padding is ints, 'valid' or 'same' (stride 1)."""
     _check_args("conv3d", input, weight, bias)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("conv3d", conv3d, (input, weight, bias, stride, padding, dilation,
                                              groups), {})
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3)

@@ -10,6 +10,9 @@ from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 from .activation import _maybe_inplace
 
+# (bound once: a per-thread module's attributes are looked up unspecialized)
+check_tensor, source, _DISPATCH = D.check_tensor, D.source, D._LOCAL
+
 __all__ = ["dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
            "feature_alpha_dropout"]
 
@@ -27,13 +30,14 @@ def _noise(shape: tuple, input: Tensor, p: float) -> Tensor:
     if p == 1.0:
         return C.zeros(shape, dtype=input.dtype, device=input.device)
     d, be = input._dtype, input._be
-    if D.RECORDER is None and D.PROFILE is None and d in _NATIVE:
+    st = _DISPATCH.state
+    if st.RECORDER is None and st.PROFILE is None and d in _NATIVE:
         # eager: the noise carries no gradient, so it is made on the array in one expression
         # (a dropout of small tensors in a loop was five ops, 22 us). The same values as the
         # ops below: rand's draw (its primitive, without the checks of rand's arguments), a
         # comparison, then a division correctly rounded in the input's type
-        a = D.source("random", {"shape": shape, "dtype": d, "dist": "uniform", "low": 0.0,
-                                "high": 1.0}, be)._data
+        a = source("random", {"shape": shape, "dtype": d, "dist": "uniform", "low": 0.0,
+                              "high": 1.0}, be)._data
         return Tensor._make((a >= p).astype(a.dtype) / (1.0 - p), d, be)
     draws = C.rand(shape, dtype=input.dtype, device=input.device)
     keep = draws >= p  # (a trace records these ops: its mask is drawn every call)
@@ -44,7 +48,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
     """Zero each element with probability p and scale the rest by 1 / (1 - p) while training;
     the input itself (the same object) when not training or p == 0."""
-    D.check_tensor(input, "dropout", "input", 1)
+    check_tensor(input, "dropout", "input", 1)
     _check_p(p)
     if not training or p == 0.0 or input._data.size == 0:
         return input

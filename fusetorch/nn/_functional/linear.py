@@ -10,6 +10,9 @@ from ...tracer.opmath import half_dtype, in_float32
 from ...tracer.tensor import Tensor
 from .activation import _owned
 
+# (bound once: per-thread modules' attributes are looked up unspecialized)
+apply, check_tensor, _AUTOCAST = D.apply, D.check_tensor, _ac._LOCAL
+
 __all__ = ["linear", "bilinear"]
 
 
@@ -30,14 +33,14 @@ def _whole(input: Tensor, weight: Tensor, bias: Tensor | None) -> bool:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight.T + bias, for input [..., in] and weight [out, in]."""
-    D.check_tensor(input, "linear", "input", 1)
-    D.check_tensor(weight, "linear", "weight", 2)
+    check_tensor(input, "linear", "input", 1)
+    check_tensor(weight, "linear", "weight", 2)
     if bias is not None:
-        D.check_tensor(bias, "linear", "bias", 3)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+        check_tensor(bias, "linear", "bias", 3)
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("linear", linear, (input, weight, bias), {})
     if _whole(input, weight, bias):
-        out = D.apply("linear", [input, weight] if bias is None else [input, weight, bias], {})
+        out = apply("linear", [input, weight] if bias is None else [input, weight, bias], {})
     elif half_dtype(input) and input._dtype is weight._dtype and (
             bias is None or bias._dtype is input._dtype):
         # ATen's half gemm: float32 products and sums, the bias added there, one rounding

@@ -18,6 +18,9 @@ from ...tracer.tensor import Tensor
 from ...tracer import autocast as _ac
 from ...tracer.composite_programs import composite
 
+# (bound once: a per-thread module's attributes are looked up unspecialized)
+apply, cast, check_tensor, check_values = D.apply, D.cast, D.check_tensor, D.check_values
+
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
            "huber_loss", "kl_div", "l1_loss", "mse_loss", "nll_loss", "smooth_l1_loss",
            "gaussian_nll_loss", "poisson_nll_loss"]
@@ -264,9 +267,9 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                            f"{D._torch_name(input._dtype)}")
     # data-dependent argument checks, as PyTorch's kernel makes: they have to read the values
     # (in the graph: a compiled replay checks every call)
-    x = D.check_values(input, "all elements of input should be between 0 and 1", lo=0, hi=1,
+    x = check_values(input, "all elements of input should be between 0 and 1", lo=0, hi=1,
                        closed=True)
-    y = D.check_values(target, "all elements of target should be between 0 and 1", lo=0, hi=1,
+    y = check_values(target, "all elements of target should be between 0 and 1", lo=0, hi=1,
                        closed=True)
     log_x = _clamped_log(x, x > 0)
     log_1mx = _clamped_log(-x, x < 1, F.log1p, 0.0)  # log1p(-x), as PyTorch
@@ -376,15 +379,15 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     n_classes = input._data.shape[cdim]
     # Target values decide which rows are read and whether PyTorch raises IndexError: a
     # check in the graph, so that a compiled replay makes it too
-    target = D.check_values(target, "Target {value} is out of bounds.", lo=0, hi=n_classes,
+    target = check_values(target, "Target {value} is out of bounds.", lo=0, hi=n_classes,
                             allow=ignore_index, error="IndexError")
     # masking is unconditional (not decided from the values read above) so that a recorded
     # graph computes the same thing for any targets
-    t = D.cast(target, dt.int64)
+    t = cast(target, dt.int64)
     name = "NllLossBackward0" if not spatial or nd != 4 else "NllLoss2DBackward0"
     if input._dtype in (dt.float32, dt.float64) and (weight is None or not weight._requires_grad):
         # one primitive (ir/loss_ops.py); a weight that requires grad keeps the composed form
-        out = D.apply("nll_loss", [input, t] + ([] if weight is None else [weight]),
+        out = apply("nll_loss", [input, t] + ([] if weight is None else [weight]),
                       {"cdim": cdim, "ignore_index": int(ignore_index), "reduction": red,
                        "weight": weight is not None})
         if weight is None and name == "NllLossBackward0":
@@ -393,7 +396,7 @@ def _nll(input: Tensor, target: Tensor, weight: Tensor | None, reduction: str,
     keep = t != ignore_index
     t = F.where(keep, t, 0)
     # (the gather primitive, not torch.gather, which would check the index again)
-    picked = D.apply("gather", [input, t.unsqueeze(cdim)], {"dim": cdim}).squeeze(cdim)
+    picked = apply("gather", [input, t.unsqueeze(cdim)], {"dim": cdim}).squeeze(cdim)
     w = None
     if weight is not None:
         w_t = F.index_select(weight, 0, t.reshape(-1)).reshape(tuple(t.shape))
@@ -416,8 +419,8 @@ def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
              reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Negative log likelihood of log-probabilities `input` [N, C, d1...] (or [C]) at class
     indices `target` [N, d1...] (or [])."""
-    D.check_tensor(input, "nll_loss", "input", 1)
-    D.check_tensor(target, "nll_loss", "target", 2)
+    check_tensor(input, "nll_loss", "input", 1)
+    check_tensor(target, "nll_loss", "target", 2)
     reduction = _reduction(size_average, reduce, reduction)
     return _nll(input, target, weight, reduction, ignore_index)
 
@@ -472,7 +475,7 @@ def _cross_entropy_smoothed(input: Tensor, target: Tensor, weight: Tensor | None
         smooth = -logp.sum(cdim)
     if input.ndim == 1 and target.ndim == 1:
         target = target.reshape(())
-    t = D.cast(target, dt.int64)
+    t = cast(target, dt.int64)
     keep = t != ignore_index
     smooth = F.where(keep, smooth, 0.0)
     red = _get_enum(reduction)
@@ -497,8 +500,8 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     """Cross entropy of logits `input` [N, C, d1...] (or [C]) against class indices
     [N, d1...] or class probabilities of input's shape: `nll_loss(log_softmax(input, 1))` with
     PyTorch's weight, ignore_index and label_smoothing semantics."""
-    D.check_tensor(input, "cross_entropy", "input", 1)
-    D.check_tensor(target, "cross_entropy", "target", 2)
+    check_tensor(input, "cross_entropy", "input", 1)
+    check_tensor(target, "cross_entropy", "target", 2)
     reduction = _reduction(size_average, reduce, reduction)
     red = _get_enum(reduction)
     if input._data.shape == target._data.shape:  # (the arrays': no Size per look)
@@ -531,7 +534,7 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: 
         from ...tracer.creation import ones_like
         var = ones_like(input) * float(var)
     else:
-        var = D.check_values(var, "var has negative entry/entries", lo=0, error="ValueError")
+        var = check_values(var, "var has negative entry/entries", lo=0, error="ValueError")
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)

@@ -19,6 +19,8 @@ from ...tracer.composite_programs import composite
 from ...tracer.opmath import half_dtype, round_to, to_float32
 from ...tracer.tensor import Tensor
 
+_AUTOCAST = _ac._LOCAL  # (bound once: a per-thread module's attributes read slowly)
+
 __all__ = ["batch_norm", "group_norm", "layer_norm", "instance_norm", "rms_norm",
            "local_response_norm"]
 
@@ -154,7 +156,7 @@ def layer_norm_parts(input: Tensor, normalized_shape: Sequence[int], weight: Ten
         D.check_tensor(weight, "layer_norm", "weight", 3)
     if bias is not None:
         D.check_tensor(bias, "layer_norm", "bias", 4)
-    if _ac.ACTIVE:  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE:  # torch.autocast: tracer/autocast.py
         return _ac.call("layer_norm", layer_norm_parts, (input, normalized_shape, weight, bias,
                                                          eps, stats), {})
     if isinstance(normalized_shape, int):

@@ -16,6 +16,8 @@ from ...tracer import dispatch as D
 from ...tracer import functional as F
 from ...tracer.tensor import Tensor
 
+_AUTOCAST = _ac._LOCAL  # (bound once: a per-thread module's attributes read slowly)
+
 __all__ = ["pad"]
 
 _MODES = ("constant", "reflect", "replicate", "circular")
@@ -33,7 +35,7 @@ def pad(input: Tensor, pad, mode: str = "constant", value: float | None = None) 
         return _constant(input, pad, 0.0 if value is None else value)
     if value is not None and value != 0:
         raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
-    if _ac.ACTIVE and mode != "circular":  # torch.autocast: tracer/autocast.py
+    if _AUTOCAST.state.ACTIVE and mode != "circular":  # torch.autocast: tracer/autocast.py
         name = "reflection_pad" if mode == "reflect" else "replication_pad"
         return _ac.call(name, _indexed, (input, pad, mode), {})
     return _indexed(input, pad, mode)

@@ -37,6 +37,8 @@ from ..module import Module
 from ..parameter import Parameter
 from ..utils.rnn import PackedSequence, _host_sizes, _with_sizes
 
+_AUTOCAST = _ac._LOCAL  # (bound once: a per-thread module's attributes read slowly)
+
 __all__ = ["GRU", "GRUCell", "LSTM", "LSTMCell", "RNN", "RNNBase", "RNNCell", "RNNCellBase"]
 
 
@@ -90,7 +92,7 @@ def _run_layer(mode: str, x: Tensor, h: Tensor, c: Tensor | None, weights: list,
     With `batch_sizes` (a packed batch), x is the packed data [sum(lengths), I] and step t
     holds the first batch_sizes[t] sequences; the outputs are packed the same way and h_T, c_T
     are each sequence's state after its own last step."""
-    if mode == "LSTM" and _ac.ACTIVE and _ac.listed("lstm_layer", x):
+    if mode == "LSTM" and _AUTOCAST.state.ACTIVE and _ac.listed("lstm_layer", x):
         # torch.autocast: PyTorch's CPU LSTM layer is one lower-precision op
         return _ac.call("lstm_layer", _run_layer, (mode, x, h, c, weights, has_bias, proj,
                                                    reverse, batch_sizes), {})
