@@ -107,14 +107,19 @@ DEPARTURES["signal.windows.kaiser"] = (
     "finite up to 91.9: inf / inf = NaN there; fusetorch's i0 gives the value",
     lambda sample, t_out: np.isnan(t_out.detach().numpy()) if str(t_out.dtype) == "torch.float32" and
     sample.kwargs.get("beta", 12.0) > 88.7 else None, ("value",))
-# (op_db's polygamma_n_0 variant samples n = 1..5 too, so its departures are polygamma's: int8
-# and int16 samples reach the negative integers, which gh-106692 keeps int32/int64 ones off)
-for _n in ("polygamma.polygamma_n_0", "polygamma.polygamma_n_1", "polygamma.polygamma_n_2",
-           "polygamma.polygamma_n_3", "polygamma.polygamma_n_4",
-           "special.polygamma.special_polygamma_n_0"):
+for _n in ("polygamma.polygamma_n_1", "polygamma.polygamma_n_2", "polygamma.polygamma_n_3",
+           "polygamma.polygamma_n_4"):
     DEPARTURES[_n] = ("PyTorch's zeta(n + 1, +inf) is NaN (the limit is 0) and its trigamma is finite "
                       "at negative integers and NaN at -inf; fusetorch/ir/gamma.py", _polygamma_edges,
                       ("value", "grad"))
+# op_db's n_0 variants sample n = 1..5 beside n = 0: polygamma's departures, and digamma's
+# gradient ones at n = 0 (which mask its values there too: NaN on both sides at those points);
+# int8/int16 samples reach the negative integers, which gh-106692 keeps int32/int64 ones off
+for _n in ("polygamma.polygamma_n_0", "special.polygamma.special_polygamma_n_0"):
+    DEPARTURES[_n] = (DEPARTURES["polygamma.polygamma_n_1"][0] + "; n = 0: digamma's gradient",
+                      lambda sample, t_out: _digamma_grad_edges(sample, t_out) if sample.kwargs.get(
+                          "n", sample.args[0] if sample.args else 0) == 0 else
+                      _polygamma_edges(sample, t_out), ("value", "grad"))
 for _n in ("digamma", "mvlgamma.mvlgamma_p_1", "mvlgamma.mvlgamma_p_3",
            "mvlgamma.mvlgamma_p_5"):
     DEPARTURES.setdefault(_n, ("the gradient is trigamma: see polygamma", _digamma_grad_edges, ("grad",)))
