@@ -1,10 +1,11 @@
 """Graph -> Graph passes run before code generation: DCE, CSE, simplification, constant folding.
 
-    g = optimize(graph)              # the default passes to a fixpoint, verified after each
+    g = optimize(graph)              # the default passes to a fixpoint
     g = cse(simplify(graph))         # or one pass at a time
     count_ops(g)                     # {'input': 2, 'mul': 1, ...}
 
-Every pass returns a new `Graph` and never touches the nodes of the one it is given: recorded
+Every pass returns a new `Graph` (the one it is given where it changed nothing: `optimize` skips
+what follows from a change) and never touches the nodes of the one it is given: recorded
 nodes are shared with autograd (their `saved` values, their identity as cache keys). A node whose
 inputs did not change is reused as it is; one whose inputs changed is rebuilt with `make_node`,
 keeping its `meta` (the user's source line). Graph inputs keep their identity and order, outputs
@@ -18,6 +19,7 @@ only `x + (-0.0)` and `x - 0.0` are.
 """
 from __future__ import annotations
 
+import os
 from typing import Callable, Sequence
 
 from . import dtypes as dt
@@ -53,11 +55,16 @@ def _rewrite(g: Graph, rule: Callable[[Node], Node]) -> Graph:
     it to `rule`, which returns the node to use in its place (itself, an earlier node, or a new
     one). Input nodes are never rewritten."""
     env: dict[int, Node] = {}
+    changed = False
     for n in g.nodes:
         if n.op == "input":
             env[id(n)] = n
             continue
-        env[id(n)] = rule(_with_inputs(n, tuple(env[id(i)] for i in n.inputs)))
+        m = env[id(n)] = rule(_with_inputs(n, tuple(env[id(i)] for i in n.inputs)))
+        if m is not n:
+            changed = True
+    if not changed:  # (the graph itself: `optimize` then knows this pass changed nothing)
+        return g
     return Graph(g.inputs, [env[id(o)] for o in g.outputs])
 
 
@@ -68,7 +75,9 @@ def dce(g: Graph) -> Graph:
 
     >>> dce(Graph([x, unused], [exp_x])).nodes   # [x, unused, exp_x]
     """
-    return Graph(g.inputs, g.outputs)
+    out = Graph(g.inputs, g.outputs)
+    same = len(out.nodes) == len(g.nodes) and all(a is b for a, b in zip(out.nodes, g.nodes))
+    return g if same else out  # (g itself: `optimize` then knows nothing changed)
 
 
 # ---------------------------------------------------------------- common subexpressions
@@ -387,6 +396,14 @@ DEFAULT: tuple = (decompose, fold_constants, simplify, rewrite_indexing, transpo
 CPU: tuple = (decompose_but_own_kernels,) + DEFAULT[1:]
 
 
+# Verify every pass's output (`Graph.verify`: SSA order, each node's shape and dtype by its rule)
+# while optimising: a developer's tripwire, on in the test suite (tests/conftest.py sets
+# FUSETORCH_VERIFY_PASSES=1). Off by default: a recorded backward of a thousand nodes is verified
+# ~70 times in its build (a fifth of its passes' time), and graphs are toposorted and their nodes
+# made by `make_node` from the op table's rules, so it checks what construction already holds.
+VERIFY = os.environ.get("FUSETORCH_VERIFY_PASSES", "0") == "1"
+
+
 def _check_contract(before: Graph, after: Graph, p: Pass) -> None:
     name = getattr(p, "__name__", repr(p))
     if len(after.inputs) != len(before.inputs) or any(
@@ -397,20 +414,29 @@ def _check_contract(before: Graph, after: Graph, p: Pass) -> None:
 
 
 def optimize(g: Graph, passes: Sequence[Pass] = DEFAULT, max_rounds: int = 16) -> Graph:
-    """Run `passes` in order, round after round, until a round leaves the graph's structural
-    hash unchanged (at most `max_rounds`). The graph is verified after every pass, and each pass
-    must keep the inputs (identity, order) and the number of outputs.
+    """Run `passes` in order, round after round, until a round changes nothing or leaves the
+    graph's structural hash unchanged (at most `max_rounds`). Each pass must keep the inputs
+    (identity, order) and the number of outputs; with `VERIFY` the graph is verified after every
+    pass that changed it.
 
     >>> optimize(Graph([x], [mul(neg(neg(x)), add(const(0.5), const(0.5)))])).outputs == [x]
     """
-    h = g.structural_hash()
-    checked: dict = {}  # nodes whose shape and dtype rules held (see Graph.verify)
+    h = None
+    checked: dict | None = {} if VERIFY else None  # nodes whose rules held (Graph.verify)
     for _ in range(max_rounds):
+        changed = False
         for p in passes:
             out = p(g)
+            if out is g:  # (the pass changed nothing)
+                continue
+            changed = True
             _check_contract(g, out, p)
-            out.verify(checked)
+            if checked is not None:
+                out.verify(checked)
             g = out
+        if not changed:
+            break
+        # (a round may rebuild nodes into the structure it began with: the hash ends that)
         h2 = g.structural_hash()
         if h2 == h:
             break
