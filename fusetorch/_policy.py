@@ -20,7 +20,8 @@ class EagerCompilePolicy:
                  "min_elements",
                  "eager_programs", "composite_keys", "backward_layouts", "max_pool_rows",
                  "max_pool_plane", "backward_compile_at", "composite_capture_at",
-                 "eager_kernel_at", "hand_kernel_at", "fused_step_at", "specialize_fmas")
+                 "eager_kernel_at", "hand_kernel_at", "fused_step_at", "specialize_fmas",
+                 "backward_payback")
 
     def __init__(self, environ=os.environ):
         on = environ.get("FUSETORCH_EAGER_COMPILE", "1") != "0"
@@ -49,6 +50,16 @@ class EagerCompilePolicy:
         # runs in a thread); an optimizer's param group runs fused from its `fused_step_at`-th
         # step (the earlier ones make its state). 1: from the first
         self.backward_compile_at = 2
+        # a backward graph's build waits, past `backward_compile_at`, until the time its uses
+        # spent interpreted reaches `backward_payback` times its estimated build time (0.2 ms
+        # of CPU per node; the background build holds the GIL while it runs): measured on a
+        # 2-core EPYC at the sizes of tests/programs, a compiled backward runs 0.7-1.8x the
+        # interpreter's time (externs, matmuls and scans, are most of the work), at a nanoGPT's
+        # real size 0.87x. Then its first runs alternate with the interpreter's, and a program
+        # slower than the interpreter on its layout is dropped. 0: build at
+        # `backward_compile_at` and keep it (FUSETORCH_BACKWARD_PAYBACK=0: the tests' rule, no
+        # decision of theirs depends on timing)
+        self.backward_payback = _number(environ.get("FUSETORCH_BACKWARD_PAYBACK"), 4.0)
         self.composite_capture_at = 2
         self.eager_kernel_at = 2
         self.hand_kernel_at = 1
@@ -61,6 +72,15 @@ class EagerCompilePolicy:
     def __repr__(self) -> str:
         return "EagerCompilePolicy(" + ", ".join(
             f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
+
+
+def _number(text: str | None, default: float) -> float:
+    """An environment variable's number; `default` where it is unset or not a number >= 0."""
+    try:
+        value = float(text)
+    except (TypeError, ValueError):
+        return default
+    return value if value >= 0 else default  # (nan >= 0 is False)
 
 
 POLICY = EagerCompilePolicy()
@@ -80,6 +100,10 @@ REASONS = {
     "fused": "compiled: one fused kernel call per dtype",
     # why not (yet)
     "first_use": "interpreted: use {0} (compiled from use {1}: POLICY.backward_compile_at)",
+    "payback": "interpreted: until its interpreted time reaches {0} x its build's estimate "
+               "(~{1:.0f} ms: POLICY.backward_payback)",
+    "slower": "interpreted: its program ran slower on this layout ({0:.0f} us) than the "
+              "interpreter ({1:.0f} us)",
     "first_sight": "numpy: sight {0} of this layout (built at sight {1}: "
                    "POLICY.eager_kernel_at)",
     "first_hand_sight": "reference: sight {0} of this kernel's key (built at sight {1}: "

@@ -7,6 +7,7 @@ from hypothesis import settings
 # Compiled programs build while the call that traced waits, so no result depends on whether a
 # background build had finished (tests/codegen/test_compile_tiers.py runs both tiers on purpose)
 os.environ.setdefault("FUSETORCH_COMPILE_BACKGROUND", "0")
+os.environ.setdefault("FUSETORCH_BACKWARD_PAYBACK", "0")  # (by use count, not time: _policy.py)
 os.environ.setdefault("FUSETORCH_VERIFY_PASSES", "1")  # (every pass's output checked: ir/passes.py)
 
 import fusetorch  # noqa: E402

@@ -228,3 +228,89 @@ def test_a_backward_with_a_large_value_keeps_the_in_place_reuse():
     want[1, 2], want[3, 4], want[5, 6] = 2, 3, 1
     np.testing.assert_array_equal(x.grad.numpy(), want)
     A._CACHE.clear()
+
+
+# ---------------------------------------------------------------- the payback rule
+# (a fake clock: each interpreted run "takes" 1 s and each compiled one `compiled_s`, so no
+# decision here depends on the machine's timing)
+
+def _payback_steps(compiled_backward, monkeypatch, compiled_s: float, steps: int):
+    from fusetorch.tracer import backward_programs as BP
+    compiled_backward(True)
+    monkeypatch.setattr(POLICY, "backward_payback", 3.0)
+    clock = [0.0]
+    monkeypatch.setattr(BP, "perf_counter", lambda: clock[0])
+    real_interpreted = BP.BackwardRunner.interpreted
+
+    def interpreted(self, *a, **k):
+        clock[0] += 1.0
+        return real_interpreted(self, *a, **k)
+    monkeypatch.setattr(BP.BackwardRunner, "interpreted", interpreted)
+    from fusetorch.runtime.program import Program
+    real_run = Program.run
+
+    def run(self, *a, **k):
+        if self.prepared:
+            clock[0] += compiled_s
+        return real_run(self, *a, **k)
+    monkeypatch.setattr(Program, "run", run)
+    w = torch.randn(64, 128, dtype=torch.float64, requires_grad=True)
+    grads = []
+    for _ in range(steps):
+        w.grad = None
+        (w.tanh() * w).sum().backward()
+        grads.append(w.grad.numpy().copy())
+    (runner,) = [hit[2] for hit in A._CACHE.values()]
+    a = w.detach().numpy()
+    want = np.tanh(a) + a * (1 - np.tanh(a) ** 2)
+    for g in grads:  # (interpreted or compiled, every use's gradient is right)
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-12)
+    return runner, BP
+
+
+def test_a_backward_builds_once_its_interpreted_time_pays_for_the_build(compiled_backward,
+                                                                     monkeypatch):
+    from fusetorch.tracer import backward_programs as BP
+    monkeypatch.setattr(BP, "_BUILD_SECONDS_PER_NODE", 1.0)  # (a build "costs" 1 s a node)
+    runner, _ = _payback_steps(compiled_backward, monkeypatch, 0.5, 2)
+    nodes = len(runner.graph.nodes)
+    assert not runner.programs and runner.spent == 1.0  # (use 1 is before backward_compile_at)
+    assert "POLICY.backward_payback" in torch.compiler.explain()
+    A._CACHE.clear()
+    # uses 2 .. 3n+1 spend 3 x the estimate interpreted (1 s each): use 3n+2 builds, and its
+    # run is the program's first (a warm-up, before the trial's alternation)
+    runner, _ = _payback_steps(compiled_backward, monkeypatch, 0.5, 3 * nodes + 2)
+    assert runner.spent == 3 * nodes and len(runner.programs) == 1
+    assert list(runner.trials.values()) == [[1, float("inf"), float("inf")]]
+    A._CACHE.clear()
+    runner, _ = _payback_steps(compiled_backward, monkeypatch, 0.5, 3 * nodes + 1)
+    assert runner.spent == 3 * nodes and not runner.programs
+
+
+def test_a_program_faster_than_the_interpreter_keeps_its_layout(compiled_backward, monkeypatch):
+    from fusetorch.tracer import backward_programs as BP
+    monkeypatch.setattr(BP, "_BUILD_SECONDS_PER_NODE", 1e-3)
+    runner, _ = _payback_steps(compiled_backward, monkeypatch, 0.5, 12)
+    (program,) = runner.programs.values()
+    assert program is not None and program.prepared and not runner.trials
+    assert runner.why == "program"
+
+
+def test_a_program_slower_than_the_interpreter_is_dropped(compiled_backward, monkeypatch):
+    from fusetorch.tracer import backward_programs as BP
+    monkeypatch.setattr(BP, "_BUILD_SECONDS_PER_NODE", 1e-3)
+    runner, _ = _payback_steps(compiled_backward, monkeypatch, 2.0, 12)
+    assert list(runner.programs.values()) == [None] and not runner.trials
+    assert runner.why == "slower"
+    line = [ln for ln in torch.compiler.explain().splitlines() if runner.label[0] in ln][-1]
+    assert line.endswith("ran slower on this layout (2000000 us) than the interpreter "
+                         "(1000000 us)"), line
+
+
+def test_the_payback_setting_reads_the_environment():
+    from fusetorch._policy import EagerCompilePolicy
+    assert EagerCompilePolicy({}).backward_payback == 4.0
+    assert EagerCompilePolicy({"FUSETORCH_BACKWARD_PAYBACK": "0"}).backward_payback == 0.0
+    assert EagerCompilePolicy({"FUSETORCH_BACKWARD_PAYBACK": "2.5"}).backward_payback == 2.5
+    for bad in ("x", "-1", "nan", ""):
+        assert EagerCompilePolicy({"FUSETORCH_BACKWARD_PAYBACK": bad}).backward_payback == 4.0
